@@ -1,0 +1,30 @@
+"""collflow: synchronous large-scale training on a TensorFlow-1.x-style dataflow graph.
+
+Every MPI rank holds the same graph and runs it with its own executor on NumPy (CPU) or
+CuPy (GPU) kernels; gradients are combined by all-reduce.  See README.md and DESIGN.md.
+"""
+__version__ = "0.1.0"
+
+from .dtypes import *  # noqa: F401,F403
+from .dtypes import DType, as_dtype  # noqa: F401
+from .errors import *  # noqa: F401,F403
+from . import errors  # noqa: F401
+from .graph.graph import (Graph, Operation, Tensor, GraphKeys, get_default_graph,  # noqa: F401
+                          reset_default_graph, name_scope, device, control_dependencies,
+                          convert_to_tensor, add_to_collection, get_collection)
+from .graph.shape import TensorShape  # noqa: F401
+from .graph.ops.constant_op import *  # noqa: F401,F403
+from .graph.ops.state_ops import *  # noqa: F401,F403
+from .graph.ops.math_ops import *  # noqa: F401,F403
+from .graph.ops.array_ops import *  # noqa: F401,F403
+from .graph.ops.random_ops import *  # noqa: F401,F403
+from .graph.ops.data_flow_ops import *  # noqa: F401,F403
+from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
+from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
+from .graph.gradients import gradients  # noqa: F401
+from .graph.variables import *  # noqa: F401,F403
+from .graph.variables import Variable  # noqa: F401
+from . import kernels as _kernels  # noqa: F401  (registers kernels)
+from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
+from .runtime.executor import CancellationToken  # noqa: F401
+from . import nn, train  # noqa: F401,E402

@@ -1,0 +1,104 @@
+"""DTypes and their NumPy mapping.
+
+A DType wraps one NumPy dtype and carries the few predicates the graph layer needs
+(is_floating for gradients, is_integer for indices).  `as_dtype` accepts a DType, a
+NumPy dtype, a NumPy scalar type or a name such as "float32".
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
+    "int64", "uint8", "bool_", "string", "resource",
+]
+
+
+class DType:
+    """A tensor element type (a thin, hashable wrapper over a NumPy dtype)."""
+
+    __slots__ = ("name", "np", "_hash")
+
+    def __init__(self, name: str, np_dtype: Any):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._hash = hash(name)
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        return self.np.type
+
+    @property
+    def is_floating(self) -> bool:
+        return self.np.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.np.kind in "iu"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.np.kind == "b"
+
+    @property
+    def itemsize(self) -> int:
+        return self.np.itemsize
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self.name == other.name
+        try:
+            return self.name == as_dtype(other).name  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"cf.{self.name}"
+
+
+float16 = DType("float16", np.float16)
+float32 = DType("float32", np.float32)
+float64 = DType("float64", np.float64)
+int8 = DType("int8", np.int8)
+int16 = DType("int16", np.int16)
+int32 = DType("int32", np.int32)
+int64 = DType("int64", np.int64)
+uint8 = DType("uint8", np.uint8)
+bool_ = DType("bool", np.bool_)
+string = DType("string", np.object_)
+# handle to a resource (variable, queue) in the Session's container; never a user array
+resource = DType("resource", np.object_)
+
+_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, string)}
+_BY_NAME["resource"] = resource
+_BY_NP = {d.np: d for d in _BY_NAME.values() if d.name not in ("resource",)}
+_BY_NP[np.dtype(np.object_)] = string
+
+
+def as_dtype(value: Any) -> DType:
+    """Converts a DType, NumPy dtype/type or name to a collflow DType."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str) and value in _BY_NAME:
+        return _BY_NAME[value]
+    if value is bool:
+        return bool_
+    if value is float:
+        return float32
+    if value is int:
+        return int32
+    try:
+        npd = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"cannot convert {value!r} to a collflow dtype") from None
+    if npd.kind in "US":
+        return string
+    d = _BY_NP.get(npd)
+    if d is None:
+        raise TypeError(f"unsupported dtype {npd}; supported: {sorted(_BY_NAME)}")
+    return d

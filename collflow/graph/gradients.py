@@ -1,0 +1,138 @@
+"""Symbolic reverse-mode differentiation: `gradients(ys, xs, grad_ys)`.
+
+The backward pass is built from the same ops as the forward pass (so it runs through the
+same kernels and devices and can itself be differentiated).  Ops are visited in reverse
+creation order, which is a reverse topological order of a graph without loops; each op's
+gradient function receives the summed gradients of its outputs.  Gradients of gathers stay
+IndexedSlices until something needs them dense.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Set, Union
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError, UnimplementedError
+from . import graph as _g
+from .indexed_slices import IndexedSlices
+
+__all__ = ["gradients", "aggregate_gradients"]
+
+GradLike = Union[_g.Tensor, IndexedSlices, None]
+
+
+def _as_list(x: Any) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _as_source(x: Any) -> _g.Tensor:
+    h = getattr(x, "handle", None)
+    if isinstance(h, _g.Tensor):  # a Variable: differentiate w.r.t. all its reads
+        return h
+    if isinstance(x, _g.Tensor):
+        return x
+    raise TypeError(f"gradients: xs must be Tensors or Variables, got {type(x).__name__}")
+
+
+def _differentiable_dtype(t: _g.Tensor) -> bool:
+    return t.dtype.is_floating or t.dtype == _dt.resource
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
+              stop_gradients: Any = None) -> List[GradLike]:
+    """d(sum ys)/d(xs): one entry per x (None where x does not affect ys).
+
+    ys: Tensor or list; xs: Tensors or Variables; grad_ys: initial gradients (default ones).
+    stop_gradients: tensors treated as constants.
+    """
+    ys_l = [_g.convert_to_tensor(y) if not isinstance(y, _g.Tensor) else y for y in _as_list(ys)]
+    xs_l = [_as_source(x) for x in _as_list(xs)]
+    gys = _as_list(grad_ys) if grad_ys is not None else [None] * len(ys_l)
+    if len(gys) != len(ys_l):
+        raise InvalidArgumentError(f"gradients: {len(ys_l)} ys but {len(gys)} grad_ys")
+    if not ys_l:
+        return [None] * len(xs_l)
+    g = ys_l[0].graph
+    for t in ys_l + xs_l:
+        if t.graph is not g:
+            raise InvalidArgumentError(f"gradients: {t.name} is in another graph than {ys_l[0].name}")
+    stops: Set[_g.Operation] = {(_as_source(s)).op for s in _as_list(stop_gradients)} if stop_gradients is not None else set()
+
+    # ops on some path from an x to a y
+    back: Set[_g.Operation] = set()
+    stack = [y.op for y in ys_l]
+    while stack:
+        op = stack.pop()
+        if op in back:
+            continue
+        back.add(op)
+        for t in op.inputs:
+            stack.append(t.op)
+    between: Set[_g.Operation] = set()
+    frontier: List[_g.Operation] = []
+    for x in xs_l:
+        frontier.extend(c for c in x._consumers if c in back)
+    while frontier:
+        op = frontier.pop()
+        if op in between or op in stops:
+            continue
+        between.add(op)
+        for t in op.outputs:
+            frontier.extend(c for c in t._consumers if c in back)
+
+    grads: Dict[_g.Tensor, List[GradLike]] = {}
+    from .ops import array_ops
+    with g.as_default(), g.name_scope(name), g.control_dependencies(None):
+        for y, gy in zip(ys_l, gys):
+            if gy is None:
+                if not y.dtype.is_floating:
+                    raise InvalidArgumentError(f"gradients: y {y.name} has non-float dtype {y.dtype.name}")
+                gy = array_ops.ones_like(y, name=f"grad_ys")
+            elif not isinstance(gy, (_g.Tensor, IndexedSlices)):
+                gy = _g.convert_to_tensor(gy, dtype=y.dtype)
+            grads.setdefault(y, []).append(gy)
+
+        for op in sorted(between, key=lambda o: o._id, reverse=True):
+            out_grads = [aggregate_gradients(grads.get(t)) for t in op.outputs]
+            if all(gr is None for gr in out_grads):
+                continue
+            od = op.op_def
+            if od.differentiable is False:
+                continue
+            if od.grad_fn is None:
+                raise UnimplementedError(f"no gradient defined for op type {op.type} (op {op.name!r})", op)
+            if len(out_grads) > 1:
+                out_grads = [gr if gr is not None or not t.dtype.is_floating else array_ops.zeros_like(t)
+                             for gr, t in zip(out_grads, op.outputs)]
+            with g.name_scope(op.name.replace("/", "_") + "_grad"):
+                in_grads = list(od.grad_fn(op, *out_grads))
+            if len(in_grads) != len(op.inputs):
+                raise UnimplementedError(
+                    f"gradient of {op.type} returned {len(in_grads)} gradients for {len(op.inputs)} inputs", op)
+            for t, gi in zip(op.inputs, in_grads):
+                if gi is None or not _differentiable_dtype(t):
+                    continue
+                if t.op in between or t in xs_l or t.op in back:
+                    grads.setdefault(t, []).append(gi)
+
+        out: List[GradLike] = []
+        for x in xs_l:
+            out.append(aggregate_gradients(grads.get(x)))
+        return out
+
+
+def aggregate_gradients(gs: Optional[List[GradLike]]) -> GradLike:
+    """Sums gradient contributions: IndexedSlices concatenate; mixed ones densify and add."""
+    if not gs:
+        return None
+    gs = [x for x in gs if x is not None]
+    if not gs:
+        return None
+    if len(gs) == 1:
+        return gs[0]
+    from .ops import array_ops, math_ops
+    if all(isinstance(x, IndexedSlices) for x in gs):
+        return IndexedSlices(array_ops.concat([x.values for x in gs], 0),
+                             array_ops.concat([x.indices for x in gs], 0),
+                             gs[0].dense_shape, gs[0]._static_shape)
+    dense = [_g.convert_to_tensor(x) for x in gs]
+    return math_ops.add_n(dense)

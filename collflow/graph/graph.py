@@ -1,0 +1,560 @@
+"""Graph, Operation and Tensor: the symbolic layer.
+
+Building a graph only records Operations; nothing computes until Session.run.  Every op
+gets a unique name under the current name scope, the current device scope, and control
+inputs from the current control_dependencies scopes.  The default graph is per thread
+(a stack, as in TensorFlow 1.x), with one global graph at its bottom.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sys
+import threading
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError, NotFoundError
+from .registry import OpDef, get_op_def
+from .shape import TensorShape, as_shape
+
+__all__ = [
+    "Graph", "Operation", "Tensor", "get_default_graph", "reset_default_graph", "name_scope",
+    "device", "control_dependencies", "convert_to_tensor", "register_tensor_conversion",
+    "add_to_collection", "get_collection", "GraphKeys", "canonical_device",
+]
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
+
+
+class GraphKeys:
+    """Standard collection names (TensorFlow's)."""
+    GLOBAL_VARIABLES = "variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    LOCAL_VARIABLES = "local_variables"
+    UPDATE_OPS = "update_ops"
+    SUMMARIES = "summaries"
+    LOSSES = "losses"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    QUEUE_RUNNERS = "queue_runners"
+    GLOBAL_STEP = "global_step"
+    INIT_OP = "init_op"
+
+
+def canonical_device(spec: Optional[str]) -> Optional[str]:
+    """Normalizes '/gpu:0', '/device:GPU:0', 'gpu', 'cpu' ... to '/cpu:0' or '/gpu:N'."""
+    if spec is None or spec == "":
+        return None
+    s = spec.strip().lower()
+    # keep a job/replica/task prefix out of the way: collflow places within one process
+    m = re.search(r"(?:/device:|/|^)(cpu|gpu|test)(?::(\d+))?$", s)
+    if not m:
+        raise InvalidArgumentError(f"cannot parse device specification {spec!r}; use '/cpu:0' or '/gpu:N'")
+    return f"/{m.group(1)}:{int(m.group(2) or 0)}"
+
+
+class Tensor:
+    """A symbolic value: output `value_index` of `op`, with dtype and static shape."""
+
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
+    # make NumPy defer to our operators (ndarray + Tensor -> Tensor.__radd__)
+    __array_priority__ = 100
+
+    def __init__(self, op: "Operation", value_index: int, dtype: _dt.DType, shape: TensorShape):
+        self.op = op
+        self.value_index = value_index
+        self.dtype = dtype
+        self._shape = shape
+        self._consumers: List["Operation"] = []
+
+    @property
+    def name(self) -> str:
+        return f"{self.op.name}:{self.value_index}"
+
+    @property
+    def graph(self) -> "Graph":
+        return self.op.graph
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    @property
+    def device(self) -> Optional[str]:
+        return self.op.device
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape: Any) -> None:
+        """Refines the static shape (must be compatible with what is known)."""
+        try:
+            self._shape = self._shape.merge_with(as_shape(shape))
+        except ValueError:
+            raise InvalidArgumentError(
+                f"set_shape: {shape} is incompatible with the known shape {self._shape} of {self.name}",
+                self.op) from None
+
+    def consumers(self) -> List["Operation"]:
+        return list(self._consumers)
+
+    def eval(self, feed_dict: Optional[dict] = None, session: Any = None) -> Any:
+        from ..runtime.session import get_default_session
+        sess = session or get_default_session()
+        if sess is None:
+            raise ValueError("Tensor.eval() needs a session: pass session= or use `with sess.as_default():`")
+        return sess.run(self, feed_dict)
+
+    def __repr__(self) -> str:
+        return f"<cf.Tensor {self.name!r} shape={self._shape} dtype={self.dtype.name}>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:  # identity, as TF1 (use cf.equal for elementwise)
+        return self is other
+
+    def __bool__(self) -> bool:
+        raise TypeError("a symbolic cf.Tensor has no truth value; use cf.cond/cf.where or run it")
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        dims = self._shape.dims
+        if dims is None or not dims or dims[0] is None:
+            raise TypeError(f"cannot iterate over {self!r}: its first dimension is not known")
+        from . import ops as _ops  # noqa: F401
+        return iter(_OPERATORS["unstack"](self, dims[0]))
+
+    def __len__(self) -> int:
+        dims = self._shape.dims
+        if dims is None or not dims or dims[0] is None:
+            raise TypeError(f"len() of {self!r}: first dimension unknown")
+        return dims[0]
+
+    # Python operators: filled in by graph/ops/math_ops.py via _OPERATORS
+    def __add__(self, o): return _OPERATORS["add"](self, o)
+    def __radd__(self, o): return _OPERATORS["add"](o, self)
+    def __sub__(self, o): return _OPERATORS["subtract"](self, o)
+    def __rsub__(self, o): return _OPERATORS["subtract"](o, self)
+    def __mul__(self, o): return _OPERATORS["multiply"](self, o)
+    def __rmul__(self, o): return _OPERATORS["multiply"](o, self)
+    def __truediv__(self, o): return _OPERATORS["divide"](self, o)
+    def __rtruediv__(self, o): return _OPERATORS["divide"](o, self)
+    def __floordiv__(self, o): return _OPERATORS["floordiv"](self, o)
+    def __rfloordiv__(self, o): return _OPERATORS["floordiv"](o, self)
+    def __mod__(self, o): return _OPERATORS["mod"](self, o)
+    def __pow__(self, o): return _OPERATORS["pow"](self, o)
+    def __rpow__(self, o): return _OPERATORS["pow"](o, self)
+    def __matmul__(self, o): return _OPERATORS["matmul"](self, o)
+    def __rmatmul__(self, o): return _OPERATORS["matmul"](o, self)
+    def __neg__(self): return _OPERATORS["negative"](self)
+    def __abs__(self): return _OPERATORS["abs"](self)
+    def __lt__(self, o): return _OPERATORS["less"](self, o)
+    def __le__(self, o): return _OPERATORS["less_equal"](self, o)
+    def __gt__(self, o): return _OPERATORS["greater"](self, o)
+    def __ge__(self, o): return _OPERATORS["greater_equal"](self, o)
+    def __and__(self, o): return _OPERATORS["logical_and"](self, o)
+    def __or__(self, o): return _OPERATORS["logical_or"](self, o)
+    def __invert__(self): return _OPERATORS["logical_not"](self)
+    def __getitem__(self, key): return _OPERATORS["getitem"](self, key)
+
+
+# name -> function; math_ops/array_ops register themselves here on import
+_OPERATORS: Dict[str, Callable] = {}
+
+
+class Operation:
+    """A node of the graph: a type, input tensors, attributes and output tensors."""
+
+    __slots__ = ("graph", "name", "type", "op_def", "inputs", "control_inputs", "outputs", "attrs",
+                 "device", "_traceback", "_id", "__weakref__")
+
+    def __init__(self, graph: "Graph", op_def: OpDef, name: str, inputs: List[Tensor],
+                 attrs: Dict[str, Any], device: Optional[str], control_inputs: List["Operation"]):
+        self.graph = graph
+        self.op_def = op_def
+        self.type = op_def.name
+        self.name = name
+        self.inputs = inputs
+        self.attrs = attrs
+        self.device = device
+        self.control_inputs = control_inputs
+        self.outputs: List[Tensor] = []
+        self._traceback = _user_frame()
+        self._id = 0
+
+    def get_attr(self, name: str) -> Any:
+        return self.attrs[name]
+
+    @property
+    def stateful(self) -> bool:
+        return self.op_def.stateful
+
+    def creation_site(self) -> str:
+        """'file.py:LINE in function' of the user code that created this op."""
+        fn, line, func = self._traceback
+        return f"{fn}:{line} in {func}"
+
+    def _add_control_input(self, op: "Operation") -> None:
+        if op not in self.control_inputs:
+            self.control_inputs.append(op)
+
+    def run(self, feed_dict: Optional[dict] = None, session: Any = None) -> None:
+        from ..runtime.session import get_default_session
+        sess = session or get_default_session()
+        if sess is None:
+            raise ValueError("Operation.run() needs a session: pass session= or use `with sess.as_default():`")
+        sess.run(self, feed_dict)
+
+    def __repr__(self) -> str:
+        return f"<cf.Operation {self.name!r} type={self.type}>"
+
+
+def _user_frame() -> Tuple[str, int, str]:
+    """The innermost stack frame outside the collflow package (where the user built the op)."""
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR):
+            return (fn, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return ("<collflow>", 0, "?")
+
+
+class Graph:
+    """A dataflow graph: Operations connected by Tensors, plus collections and scopes."""
+
+    def __init__(self) -> None:
+        self._ops: List[Operation] = []
+        self._ops_by_name: Dict[str, Operation] = {}
+        self._names_in_use: Dict[str, int] = {}
+        self._collections: Dict[str, list] = {}
+        self._finalized = False
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self.seed: Optional[int] = None
+        self._version = 0
+        # per-graph caches used by op constructors (e.g. shared constants); never semantic
+        self._aux: Dict[Any, Any] = {}
+
+    # -- thread-local scope stacks ---------------------------------------------------
+    def _stack(self, key: str) -> list:
+        st = getattr(self._local, key, None)
+        if st is None:
+            st = []
+            setattr(self._local, key, st)
+        return st
+
+    # -- default graph -------------------------------------------------------------
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator["Graph"]:
+        """Makes this the default graph in the `with` block (per thread)."""
+        st = _default_stack()
+        st.append(self)
+        try:
+            yield self
+        finally:
+            st.pop()
+
+    # -- names ------------------------------------------------------------------------
+    def _current_scope(self) -> str:
+        st = self._stack("name_scope")
+        return st[-1] if st else ""
+
+    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
+        scope = self._current_scope()
+        full = f"{scope}/{name}" if scope else name
+        key = full.lower()
+        n = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = n + 1
+        if n > 0:
+            base = full
+            while True:
+                cand = f"{base}_{n}"
+                if cand.lower() not in self._names_in_use:
+                    break
+                n += 1
+            if mark_as_used:
+                self._names_in_use[cand.lower()] = 1
+            return cand
+        return full
+
+    @contextlib.contextmanager
+    def name_scope(self, name: Optional[str]) -> Iterator[str]:
+        """Opens a name scope; a name ending in '/' re-enters an existing scope exactly."""
+        st = self._stack("name_scope")
+        if name is None or name == "":
+            st.append("")
+            try:
+                yield ""
+            finally:
+                st.pop()
+            return
+        if name.endswith("/"):
+            scope = name[:-1]
+        else:
+            if not _VALID_NAME.match(name):
+                raise InvalidArgumentError(f"invalid name scope {name!r}")
+            scope = self.unique_name(name)
+        st.append(scope)
+        try:
+            yield scope + "/"
+        finally:
+            st.pop()
+
+    # -- device and control-dependency scopes ------------------------------------
+    @contextlib.contextmanager
+    def device(self, spec: Optional[str]) -> Iterator[None]:
+        st = self._stack("device")
+        st.append(canonical_device(spec))
+        try:
+            yield
+        finally:
+            st.pop()
+
+    def _current_device(self) -> Optional[str]:
+        st = self._stack("device")
+        return st[-1] if st else None
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs: Optional[Iterable[Any]]) -> Iterator[None]:
+        """Ops created in the block run after `control_inputs` (None clears outer scopes)."""
+        st = self._stack("control")
+        if control_inputs is None:
+            saved = list(st)
+            st.clear()
+            try:
+                yield
+            finally:
+                st[:] = saved
+            return
+        ops = []
+        for c in control_inputs:
+            el = self.as_graph_element(c, allow_tensor=True, allow_operation=True)
+            ops.append(el.op if isinstance(el, Tensor) else el)
+        st.append(ops)
+        try:
+            yield
+        finally:
+            st.pop()
+
+    def _current_control_inputs(self) -> List[Operation]:
+        out: List[Operation] = []
+        for ops in self._stack("control"):
+            for o in ops:
+                if o not in out:
+                    out.append(o)
+        return out
+
+    # -- op creation ------------------------------------------------------------------
+    def create_op(self, op_type: str, inputs: Sequence[Any], attrs: Optional[Dict[str, Any]] = None,
+                  name: Optional[str] = None, device: Optional[str] = None) -> Operation:
+        """Adds an op of registered type `op_type`; infers its outputs' dtypes and shapes."""
+        if self._finalized:
+            raise RuntimeError(
+                f"Graph is finalized and cannot be modified (tried to add a {op_type} op). "
+                "Build everything before Session.run / Graph.finalize().")
+        op_def = get_op_def(op_type)
+        tensors = [convert_to_tensor(x, graph=self) for x in inputs]
+        for t in tensors:
+            if t.graph is not self:
+                raise InvalidArgumentError(
+                    f"{op_type} op: input {t.name} belongs to another graph than the one being built")
+        with self._lock:
+            uname = self.unique_name(name or op_type)
+            dev = canonical_device(device) if device is not None else self._current_device()
+            op = Operation(self, op_def, uname, tensors, dict(attrs or {}), dev, self._current_control_inputs())
+            try:
+                specs = op_def.shape_fn(op)
+            except (ValueError, TypeError, IndexError) as e:
+                # back out the name so the failed op leaves no trace
+                raise InvalidArgumentError(f"{op_type} op {uname!r}: {e}", op) from None
+            op.outputs = [Tensor(op, i, _dt.as_dtype(dt), as_shape(sh)) for i, (dt, sh) in enumerate(specs)]
+            for t in tensors:
+                t._consumers.append(op)
+            op._id = len(self._ops)
+            self._ops.append(op)
+            self._ops_by_name[uname] = op
+            self._version += 1
+        return op
+
+    # -- lookup -------------------------------------------------------------------------
+    def get_operations(self) -> List[Operation]:
+        return list(self._ops)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        try:
+            return self._ops_by_name[name]
+        except KeyError:
+            raise NotFoundError(f"no operation named {name!r} in the graph") from None
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        if ":" not in name:
+            raise InvalidArgumentError(f"tensor names look like 'op_name:0', got {name!r}")
+        op_name, idx = name.rsplit(":", 1)
+        op = self.get_operation_by_name(op_name)
+        try:
+            return op.outputs[int(idx)]
+        except (IndexError, ValueError):
+            raise NotFoundError(f"operation {op_name!r} has no output {idx}") from None
+
+    def as_graph_element(self, obj: Any, allow_tensor: bool = True, allow_operation: bool = True) -> Any:
+        """Resolves a Tensor, Operation, Variable or name to an element of this graph."""
+        conv = getattr(obj, "_as_graph_element", None)
+        if conv is not None:
+            obj = conv()
+        if isinstance(obj, str):
+            if ":" in obj and allow_tensor:
+                return self.get_tensor_by_name(obj)
+            if allow_operation:
+                return self.get_operation_by_name(obj)
+            raise InvalidArgumentError(f"{obj!r} names an operation; a tensor name ends in ':0'")
+        if isinstance(obj, Tensor) and allow_tensor:
+            if obj.graph is not self:
+                raise InvalidArgumentError(f"tensor {obj.name} is not an element of this graph")
+            return obj
+        if isinstance(obj, Operation) and allow_operation:
+            if obj.graph is not self:
+                raise InvalidArgumentError(f"operation {obj.name} is not an element of this graph")
+            return obj
+        raise TypeError(f"cannot interpret {obj!r} as an element of the graph")
+
+    # -- collections ------------------------------------------------------------------
+    def add_to_collection(self, name: str, value: Any) -> None:
+        self._collections.setdefault(name, []).append(value)
+
+    def get_collection(self, name: str, scope: Optional[str] = None) -> list:
+        items = list(self._collections.get(name, []))
+        if scope is None:
+            return items
+        pat = re.compile(scope)
+        return [x for x in items if pat.match(getattr(x, "name", ""))]
+
+    def get_collection_ref(self, name: str) -> list:
+        return self._collections.setdefault(name, [])
+
+    def get_all_collection_keys(self) -> List[str]:
+        return list(self._collections)
+
+    # -- lifecycle ------------------------------------------------------------------
+    def finalize(self) -> None:
+        """Makes the graph read-only: adding an op afterwards raises."""
+        self._finalized = True
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def fingerprint(self) -> str:
+        """A SHA-256 over op names, types, inputs, shapes, dtypes and attributes."""
+        h = hashlib.sha256()
+        for op in self._ops:
+            h.update(op.name.encode())
+            h.update(op.type.encode())
+            for t in op.inputs:
+                h.update(t.name.encode())
+            for c in op.control_inputs:
+                h.update(("^" + c.name).encode())
+            for k in sorted(op.attrs):
+                h.update(k.encode())
+                h.update(_attr_repr(op.attrs[k]).encode())
+            for t in op.outputs:
+                h.update(f"{t.dtype.name}{t.shape}".encode())
+        return h.hexdigest()
+
+    def __repr__(self) -> str:
+        return f"<cf.Graph with {len(self._ops)} ops>"
+
+
+def _attr_repr(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return f"nd{v.dtype}{v.shape}:" + hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()
+    if isinstance(v, _dt.DType):
+        return v.name
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_attr_repr(x) for x in v) + "]"
+    return repr(v)
+
+
+# -- the default-graph stack ------------------------------------------------------
+_global_graph = Graph()
+_tls = threading.local()
+
+
+def _default_stack() -> List[Graph]:
+    st = getattr(_tls, "stack", None)
+    if st is None:
+        st = []
+        _tls.stack = st
+    return st
+
+
+def get_default_graph() -> Graph:
+    """The innermost graph made default with `as_default()`, else the global graph."""
+    st = _default_stack()
+    return st[-1] if st else _global_graph
+
+
+def reset_default_graph() -> None:
+    """Replaces the global default graph with a new, empty one."""
+    global _global_graph
+    if _default_stack():
+        raise RuntimeError("reset_default_graph() inside a `with graph.as_default()` block")
+    _global_graph = Graph()
+
+
+def name_scope(name: Optional[str]) -> Any:
+    return get_default_graph().name_scope(name)
+
+
+def device(spec: Optional[str]) -> Any:
+    return get_default_graph().device(spec)
+
+
+def control_dependencies(control_inputs: Optional[Iterable[Any]]) -> Any:
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def add_to_collection(name: str, value: Any) -> None:
+    get_default_graph().add_to_collection(name, value)
+
+
+def get_collection(name: str, scope: Optional[str] = None) -> list:
+    return get_default_graph().get_collection(name, scope)
+
+
+# -- conversion to Tensor ------------------------------------------------------------
+_CONVERTERS: List[Tuple[type, Callable]] = []
+
+
+def register_tensor_conversion(cls: type, fn: Callable) -> None:
+    """fn(value, dtype) -> Tensor for values of class `cls` (Variables, IndexedSlices)."""
+    _CONVERTERS.append((cls, fn))
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,
+                      graph: Optional[Graph] = None) -> Tensor:
+    """A Tensor as is, a Variable's value, or a constant made from a NumPy/Python value."""
+    if isinstance(value, Tensor):
+        if dtype is not None and _dt.as_dtype(dtype) != value.dtype:
+            raise InvalidArgumentError(
+                f"tensor {value.name} has dtype {value.dtype.name}, but {_dt.as_dtype(dtype).name} was requested")
+        return value
+    for cls, fn in _CONVERTERS:
+        if isinstance(value, cls):
+            return fn(value, dtype)
+    if isinstance(value, Operation):
+        raise TypeError(f"an Operation ({value.name}) cannot be used as a tensor; use one of its outputs")
+    from .ops.constant_op import constant
+    g = graph or get_default_graph()
+    with g.as_default():
+        return constant(value, dtype=dtype, name=name or "Const")

@@ -1,0 +1,394 @@
+"""Math ops: elementwise unary/binary with NumPy broadcasting, add_n, matmul, reductions.
+
+Each op type is registered with a shape function here; its gradient rule lives in
+graph/math_grad.py and its kernel in kernels/math_kernels.py.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Union
+
+from ... import dtypes as _dt
+from .. import graph as _g
+from ..registry import register_op, not_differentiable
+from ..shape import TensorShape, broadcast_static
+from .op_util import single, same_shape_fn, axis_list
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "negative", "pow",
+    "exp", "log", "log1p", "sqrt", "rsqrt", "square", "abs", "sign", "maximum", "minimum",
+    "reciprocal", "sin", "cos",
+    "add_n", "matmul", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+    "argmax", "argmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_not", "cast", "sum_to_shape_of", "squared_difference",
+    "clip_by_value",
+]
+
+# -- shape functions -------------------------------------------------------------------
+
+
+def _binary_spec(op: _g.Operation) -> list:
+    a, b = op.inputs
+    if a.dtype != b.dtype:
+        raise ValueError(f"inputs have different dtypes: {a.dtype.name} and {b.dtype.name}")
+    return [(a.dtype, broadcast_static(a.shape, b.shape))]
+
+
+def _compare_spec(op: _g.Operation) -> list:
+    a, b = op.inputs
+    if a.dtype != b.dtype:
+        raise ValueError(f"inputs have different dtypes: {a.dtype.name} and {b.dtype.name}")
+    return [(_dt.bool_, broadcast_static(a.shape, b.shape))]
+
+
+def _float_unary_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        raise ValueError(f"{op.type} needs a floating-point input, got {x.dtype.name}")
+    return [(x.dtype, x.shape)]
+
+
+BINARY_OPS = ("Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
+              "SquaredDifference")
+COMPARE_OPS = ("Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
+FLOAT_UNARY_OPS = ("Exp", "Log", "Log1p", "Sqrt", "Rsqrt", "Reciprocal", "Sin", "Cos")
+UNARY_OPS = ("Neg", "Square", "Abs", "Sign")
+
+for _n in BINARY_OPS:
+    register_op(_n, _binary_spec)
+for _n in COMPARE_OPS:
+    register_op(_n, _compare_spec)
+for _n in FLOAT_UNARY_OPS:
+    register_op(_n, _float_unary_spec)
+for _n in UNARY_OPS:
+    register_op(_n, same_shape_fn)
+
+
+def _logical_spec(op: _g.Operation) -> list:
+    for t in op.inputs:
+        if t.dtype != _dt.bool_:
+            raise ValueError(f"{op.type} needs bool inputs, got {t.dtype.name}")
+    shp = op.inputs[0].shape
+    for t in op.inputs[1:]:
+        shp = broadcast_static(shp, t.shape)
+    return [(_dt.bool_, shp)]
+
+
+register_op("LogicalAnd", _logical_spec)
+register_op("LogicalOr", _logical_spec)
+register_op("LogicalNot", _logical_spec)
+
+
+def _add_n_spec(op: _g.Operation) -> list:
+    x0 = op.inputs[0]
+    shp = x0.shape
+    for t in op.inputs[1:]:
+        if t.dtype != x0.dtype:
+            raise ValueError(f"add_n inputs have different dtypes: {x0.dtype.name} and {t.dtype.name}")
+        shp = shp.merge_with(t.shape)
+    return [(x0.dtype, shp)]
+
+
+register_op("AddN", _add_n_spec)
+
+
+def _matmul_spec(op: _g.Operation) -> list:
+    a, b = op.inputs
+    if a.dtype != b.dtype:
+        raise ValueError(f"matmul inputs have different dtypes: {a.dtype.name} and {b.dtype.name}")
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    if a.shape.rank is None or b.shape.rank is None:
+        return [(a.dtype, TensorShape(None))]
+    if a.shape.rank < 2 or b.shape.rank < 2:
+        raise ValueError(f"matmul needs inputs of rank >= 2, got shapes {a.shape} and {b.shape}")
+    ad, bd = list(a.shape.dims), list(b.shape.dims)
+    m, ka = (ad[-1], ad[-2]) if ta else (ad[-2], ad[-1])
+    kb, n = (bd[-1], bd[-2]) if tb else (bd[-2], bd[-1])
+    if ka is not None and kb is not None and ka != kb:
+        raise ValueError(f"matmul inner dimensions differ: {a.shape}{' (transposed)' if ta else ''} "
+                         f"x {b.shape}{' (transposed)' if tb else ''}")
+    batch = broadcast_static(TensorShape(ad[:-2]), TensorShape(bd[:-2]))
+    return [(a.dtype, TensorShape(list(batch.dims) + [m, n]))]  # type: ignore[arg-type]
+
+
+register_op("MatMul", _matmul_spec)
+
+
+def _reduce_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    rank = x.shape.rank
+    axes = axis_list(op.attrs["axis"], rank)
+    keep = op.attrs["keepdims"]
+    dt = x.dtype
+    if op.type in ("ArgMax", "ArgMin"):
+        dt = op.attrs["output_type"]
+    if rank is None:
+        return [(dt, TensorShape(None))]
+    if axes is None:
+        axes = tuple(range(rank))
+    dims = list(x.shape.dims)
+    out = [1 if i in axes else d for i, d in enumerate(dims)] if keep else [d for i, d in enumerate(dims) if i not in axes]
+    return [(dt, TensorShape(out))]
+
+
+for _n in ("Sum", "Mean", "Max", "Min", "Prod", "ArgMax", "ArgMin"):
+    register_op(_n, _reduce_spec)
+
+
+def _cast_spec(op: _g.Operation) -> list:
+    return [(op.attrs["DstT"], op.inputs[0].shape)]
+
+
+register_op("Cast", _cast_spec)
+
+
+def _sum_to_spec(op: _g.Operation) -> list:
+    return [(op.inputs[0].dtype, op.inputs[1].shape)]
+
+
+# gradient helper: reduce input 0 (a broadcast result) to the shape of input 1
+register_op("SumToShapeOf", _sum_to_spec)
+
+
+def _clip_spec(op: _g.Operation) -> list:
+    return [(op.inputs[0].dtype, op.inputs[0].shape)]
+
+
+register_op("ClipByValue", _clip_spec)
+
+not_differentiable(*COMPARE_OPS, "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax", "ArgMin", "Sign",
+                   "FloorDiv", "FloorMod")
+
+# -- constructors ----------------------------------------------------------------------
+
+
+def _binary(op_type: str, x: Any, y: Any, name: Optional[str]) -> _g.Tensor:
+    """Converts Python/NumPy operands to the dtype of the Tensor operand, then builds the op."""
+    if isinstance(x, _g.Tensor) or hasattr(x, "handle"):
+        x = _g.convert_to_tensor(x)
+        if not isinstance(y, _g.Tensor) and not hasattr(y, "handle"):
+            y = _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
+    elif isinstance(y, _g.Tensor) or hasattr(y, "handle"):
+        y = _g.convert_to_tensor(y)
+        x = _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph)
+    return single(op_type, [x, y], name=name or op_type)
+
+
+def add(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    """x + y with broadcasting."""
+    return _binary("Add", x, y, name)
+
+
+def subtract(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    """x - y with broadcasting."""
+    return _binary("Sub", x, y, name)
+
+
+def multiply(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    """x * y with broadcasting."""
+    return _binary("Mul", x, y, name)
+
+
+def divide(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    """x / y (true division) with broadcasting."""
+    return _binary("RealDiv", x, y, name)
+
+
+truediv = divide
+
+
+def floordiv(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("FloorDiv", x, y, name)
+
+
+def mod(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("FloorMod", x, y, name)
+
+
+def pow(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A001 - TF name
+    """x ** y elementwise."""
+    return _binary("Pow", x, y, name)
+
+
+def maximum(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("Maximum", x, y, name)
+
+
+def minimum(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("Minimum", x, y, name)
+
+
+def squared_difference(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    """(x - y)**2 elementwise."""
+    return _binary("SquaredDifference", x, y, name)
+
+
+def equal(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("Equal", x, y, name)
+
+
+def not_equal(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("NotEqual", x, y, name)
+
+
+def less(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("Less", x, y, name)
+
+
+def less_equal(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("LessEqual", x, y, name)
+
+
+def greater(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("Greater", x, y, name)
+
+
+def greater_equal(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _binary("GreaterEqual", x, y, name)
+
+
+def logical_and(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return single("LogicalAnd", [x, y], name=name or "LogicalAnd")
+
+
+def logical_or(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    return single("LogicalOr", [x, y], name=name or "LogicalOr")
+
+
+def logical_not(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return single("LogicalNot", [x], name=name or "LogicalNot")
+
+
+def _unary(op_type: str, x: Any, name: Optional[str]) -> _g.Tensor:
+    return single(op_type, [x], name=name or op_type)
+
+
+def negative(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Neg", x, name)
+
+
+def exp(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Exp", x, name)
+
+
+def log(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Log", x, name)
+
+
+def log1p(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Log1p", x, name)
+
+
+def sqrt(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Sqrt", x, name)
+
+
+def rsqrt(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """1 / sqrt(x)."""
+    return _unary("Rsqrt", x, name)
+
+
+def reciprocal(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Reciprocal", x, name)
+
+
+def sin(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Sin", x, name)
+
+
+def cos(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Cos", x, name)
+
+
+def square(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Square", x, name)
+
+
+def abs(x: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A001 - TF name
+    return _unary("Abs", x, name)
+
+
+def sign(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    return _unary("Sign", x, name)
+
+
+def add_n(inputs: Sequence[Any], name: Optional[str] = None) -> _g.Tensor:
+    """Sum of a list of tensors of the same shape and dtype."""
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n needs at least one input")
+    if len(inputs) == 1:
+        return _g.convert_to_tensor(inputs[0])
+    return single("AddN", inputs, name=name or "AddN")
+
+
+def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
+           name: Optional[str] = None) -> _g.Tensor:
+    """Matrix product of the last two dims (batched over leading dims, broadcasting)."""
+    return single("MatMul", [a, b], {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)},
+                  name=name or "MatMul")
+
+
+def _reduce(op_type: str, x: Any, axis: Any, keepdims: bool, name: Optional[str]) -> _g.Tensor:
+    if axis is not None and not isinstance(axis, int):
+        axis = tuple(int(a) for a in axis)
+    return single(op_type, [x], {"axis": axis, "keepdims": bool(keepdims)}, name=name or op_type)
+
+
+def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
+    return _reduce("Sum", x, axis, keepdims, name)
+
+
+def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
+    return _reduce("Mean", x, axis, keepdims, name)
+
+
+def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
+    return _reduce("Max", x, axis, keepdims, name)
+
+
+def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
+    return _reduce("Min", x, axis, keepdims, name)
+
+
+def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
+    return _reduce("Prod", x, axis, keepdims, name)
+
+
+def argmax(x: Any, axis: int = 0, output_type: Any = _dt.int64, name: Optional[str] = None) -> _g.Tensor:
+    return single("ArgMax", [x], {"axis": int(axis), "keepdims": False, "output_type": _dt.as_dtype(output_type)},
+                  name=name or "ArgMax")
+
+
+def argmin(x: Any, axis: int = 0, output_type: Any = _dt.int64, name: Optional[str] = None) -> _g.Tensor:
+    return single("ArgMin", [x], {"axis": int(axis), "keepdims": False, "output_type": _dt.as_dtype(output_type)},
+                  name=name or "ArgMin")
+
+
+def cast(x: Any, dtype: Any, name: Optional[str] = None) -> _g.Tensor:
+    """Converts to `dtype` (a no-op node is still added when dtypes match)."""
+    return single("Cast", [x], {"DstT": _dt.as_dtype(dtype)}, name=name or "Cast")
+
+
+def clip_by_value(x: Any, clip_value_min: Any, clip_value_max: Any, name: Optional[str] = None) -> _g.Tensor:
+    x = _g.convert_to_tensor(x)
+    lo = _g.convert_to_tensor(clip_value_min, dtype=x.dtype, graph=x.graph)
+    hi = _g.convert_to_tensor(clip_value_max, dtype=x.dtype, graph=x.graph)
+    return single("ClipByValue", [x, lo, hi], name=name or "clip_by_value")
+
+
+def sum_to_shape_of(grad: Any, x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """Reduces a broadcast gradient back to the shape of `x` (identity when shapes match)."""
+    grad = _g.convert_to_tensor(grad)
+    x = _g.convert_to_tensor(x)
+    if grad.shape.is_fully_defined() and grad.shape == x.shape:
+        return grad
+    return single("SumToShapeOf", [grad, x], name=name or "SumToShapeOf")
+
+
+# -- Python operators on Tensor ---------------------------------------------------------
+_g._OPERATORS.update({
+    "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "floordiv": floordiv,
+    "mod": mod, "pow": pow, "matmul": matmul, "negative": negative, "abs": abs, "less": less,
+    "less_equal": less_equal, "greater": greater, "greater_equal": greater_equal,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not,
+})

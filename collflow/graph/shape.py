@@ -1,0 +1,161 @@
+"""Partially known static shapes.
+
+A TensorShape is either of unknown rank (`dims is None`) or a tuple whose entries are
+ints or None (unknown size).  Shape functions of ops use these helpers to infer what they
+can at graph-construction time; the executor checks the rest at run time.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
+
+__all__ = ["TensorShape", "as_shape", "unknown_shape", "broadcast_static"]
+
+Dim = Optional[int]
+
+
+class TensorShape:
+    """A static shape: unknown rank, or a tuple of dims each an int or None."""
+
+    __slots__ = ("dims",)
+
+    def __init__(self, dims: Union[None, Iterable[Any]]):
+        if dims is None:
+            self.dims: Optional[Tuple[Dim, ...]] = None
+        else:
+            out = []
+            for d in dims:
+                if d is None or (hasattr(d, "__index__") is False and d == -1):
+                    out.append(None)
+                else:
+                    d = int(d)
+                    out.append(None if d < 0 else d)
+            self.dims = tuple(out)
+
+    # -- queries ----------------------------------------------------------------
+    @property
+    def rank(self) -> Optional[int]:
+        return None if self.dims is None else len(self.dims)
+
+    @property
+    def ndims(self) -> Optional[int]:
+        return self.rank
+
+    def is_fully_defined(self) -> bool:
+        return self.dims is not None and all(d is not None for d in self.dims)
+
+    def as_list(self) -> list:
+        if self.dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape")
+        return list(self.dims)
+
+    def as_tuple(self) -> Optional[Tuple[Dim, ...]]:
+        return self.dims
+
+    def num_elements(self) -> Optional[int]:
+        if not self.is_fully_defined():
+            return None
+        n = 1
+        for d in self.dims:  # type: ignore[union-attr]
+            n *= d  # type: ignore[operator]
+        return n
+
+    def is_compatible_with(self, other: Any) -> bool:
+        other = as_shape(other)
+        if self.dims is None or other.dims is None:
+            return True
+        if len(self.dims) != len(other.dims):
+            return False
+        return all(a is None or b is None or a == b for a, b in zip(self.dims, other.dims))
+
+    def merge_with(self, other: Any) -> "TensorShape":
+        other = as_shape(other)
+        if self.dims is None:
+            return other
+        if other.dims is None:
+            return self
+        if not self.is_compatible_with(other):
+            raise ValueError(f"shapes {self} and {other} are not compatible")
+        return TensorShape(a if a is not None else b for a, b in zip(self.dims, other.dims))
+
+    def matches_value(self, shape: Sequence[int]) -> bool:
+        """True when a concrete array shape is compatible with this static shape."""
+        if self.dims is None:
+            return True
+        if len(self.dims) != len(shape):
+            return False
+        for a, b in zip(self.dims, shape):
+            if a is not None and a != b:
+                return False
+        return True
+
+    # -- sequence protocol ------------------------------------------------------
+    def __len__(self) -> int:
+        if self.dims is None:
+            raise ValueError("len() of a TensorShape of unknown rank")
+        return len(self.dims)
+
+    def __iter__(self) -> Iterator[Dim]:
+        if self.dims is None:
+            raise ValueError("cannot iterate a TensorShape of unknown rank")
+        return iter(self.dims)
+
+    def __getitem__(self, i: Any) -> Any:
+        if self.dims is None:
+            return None if isinstance(i, int) else TensorShape(None)
+        if isinstance(i, slice):
+            return TensorShape(self.dims[i])
+        return self.dims[i]
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return self.dims == as_shape(other).dims
+        except (TypeError, ValueError):
+            return False
+
+    def __hash__(self) -> int:
+        return hash(self.dims)
+
+    def __repr__(self) -> str:
+        if self.dims is None:
+            return "<unknown>"
+        return "(" + ", ".join("?" if d is None else str(d) for d in self.dims) + ("," if len(self.dims) == 1 else "") + ")"
+
+
+def as_shape(value: Any) -> TensorShape:
+    """Converts None, a TensorShape, or a sequence of ints/None to a TensorShape."""
+    if isinstance(value, TensorShape):
+        return value
+    if value is None:
+        return TensorShape(None)
+    if isinstance(value, int):
+        return TensorShape((value,))
+    return TensorShape(value)
+
+
+def unknown_shape(rank: Optional[int] = None) -> TensorShape:
+    return TensorShape(None if rank is None else [None] * rank)
+
+
+def broadcast_static(a: TensorShape, b: TensorShape) -> TensorShape:
+    """NumPy broadcasting on static shapes; raises ValueError when surely incompatible."""
+    if a.dims is None or b.dims is None:
+        return TensorShape(None)
+    da, db = list(a.dims), list(b.dims)
+    n = max(len(da), len(db))
+    da = [1] * (n - len(da)) + da
+    db = [1] * (n - len(db)) + db
+    out: list = []
+    for x, y in zip(da, db):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None:
+            out.append(y)
+        elif y is None:
+            out.append(x)
+        elif x == y:
+            out.append(x)
+        else:
+            raise ValueError(f"shapes {a} and {b} cannot be broadcast together")
+    return TensorShape(out)

@@ -1,0 +1,217 @@
+"""cf.Variable: mutable state that outlives a run, living in the Session's container."""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence, Union
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from . import graph as _g
+from .graph import GraphKeys
+from .ops import state_ops
+from .ops.constant_op import group
+from .ops.op_util import make_op
+from .shape import TensorShape, as_shape
+
+__all__ = ["Variable", "global_variables", "trainable_variables", "local_variables",
+           "global_variables_initializer", "variables_initializer", "local_variables_initializer"]
+
+
+class Variable:
+    """A mutable tensor (TensorFlow 1.x `tf.Variable`).
+
+    `initial_value` is a Tensor, a NumPy/Python value, or a callable returning one.  The
+    variable's storage lives in each Session's resource container; `initializer` sets it.
+    Used in an expression, a Variable reads its current value.
+    """
+
+    __array_priority__ = 100
+
+    def __init__(self, initial_value: Any = None, trainable: bool = True, name: Optional[str] = None,
+                 dtype: Any = None, shape: Any = None, collections: Optional[Sequence[str]] = None,
+                 validate_shape: bool = True):
+        if initial_value is None:
+            raise ValueError("Variable needs an initial_value")
+        g = _g.get_default_graph()
+        if isinstance(initial_value, _g.Tensor):
+            g = initial_value.graph
+        base = name or "Variable"
+        vname = g.unique_name(base, mark_as_used=False)
+        with g.as_default():
+            with g.name_scope(vname + "/"):
+                iv = initial_value() if callable(initial_value) else initial_value
+                init = _g.convert_to_tensor(iv, dtype=dtype, name="initial_value")
+            dt = _dt.as_dtype(dtype) if dtype is not None else init.dtype
+            if init.dtype != dt:
+                raise InvalidArgumentError(
+                    f"Variable {vname!r}: initial value has dtype {init.dtype.name}, not {dt.name}")
+            shp = as_shape(shape) if shape is not None else init.shape
+            if validate_shape and not shp.is_compatible_with(init.shape):
+                raise InvalidArgumentError(
+                    f"Variable {vname!r}: initial value shape {init.shape} is incompatible with {shp}")
+            with g.name_scope(None), g.control_dependencies(None):
+                self._handle_op = g.create_op("VarHandle", [], {"dtype": dt, "shape": shp, "shared_name": vname},
+                                              name=vname)
+            self.handle = self._handle_op.outputs[0]
+            with g.name_scope(vname + "/"), g.control_dependencies(None):
+                self._initializer_op = make_op("AssignVariable", [self.handle, init],
+                                               {"validate_shape": validate_shape}, name="Assign")
+                self._snapshot = make_op("ReadVariable", [self.handle], name="read").outputs[0]
+        self._initial_value = init
+        self._dtype = dt
+        self._shape = shp
+        self._trainable = trainable
+        self._name = vname
+        self._graph = g
+        cols = list(collections) if collections is not None else [GraphKeys.GLOBAL_VARIABLES]
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in cols:
+            cols.append(GraphKeys.TRAINABLE_VARIABLES)
+        for c in cols:
+            g.add_to_collection(c, self)
+
+    # -- properties --------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name + ":0"
+
+    @property
+    def op(self) -> _g.Operation:
+        return self._handle_op
+
+    @property
+    def graph(self) -> _g.Graph:
+        return self._graph
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def initializer(self) -> _g.Operation:
+        return self._initializer_op
+
+    @property
+    def initial_value(self) -> _g.Tensor:
+        return self._initial_value
+
+    @property
+    def device(self) -> Optional[str]:
+        return self._handle_op.device
+
+    # -- reading ------------------------------------------------------------------------
+    def value(self) -> _g.Tensor:
+        """The variable's value as a Tensor.
+
+        Inside a control_dependencies block this is a fresh read that runs after those
+        dependencies (so it sees their writes); otherwise the variable's shared read.
+        """
+        if self._graph._current_control_inputs():
+            return self.read_value()
+        return self._snapshot
+
+    def read_value(self) -> _g.Tensor:
+        """A new read op (honouring the current control dependencies)."""
+        g = self._graph
+        with g.as_default(), g.name_scope(self._name + "/"):
+            return g.create_op("ReadVariable", [self.handle], name="Read").outputs[0]
+
+    def _as_graph_element(self) -> _g.Tensor:
+        return self._snapshot
+
+    def eval(self, session: Any = None) -> Any:
+        return self._snapshot.eval(session=session)
+
+    def load(self, value: Any, session: Any = None) -> None:
+        """Sets the value from NumPy without adding ops on every call."""
+        from ..runtime.session import get_default_session
+        sess = session or get_default_session()
+        if sess is None:
+            raise ValueError("Variable.load() needs a session")
+        sess._load_variable(self, value)
+
+    # -- writing ------------------------------------------------------------------------
+    def assign(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
+        return state_ops.assign(self, value, name=name)
+
+    def assign_add(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
+        return state_ops.assign_add(self, value, name=name)
+
+    def assign_sub(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
+        return state_ops.assign_sub(self, value, name=name)
+
+    def scatter_sub(self, indices: Any, updates: Any) -> _g.Tensor:
+        return state_ops.scatter_sub(self, indices, updates)
+
+    def __repr__(self) -> str:
+        return f"<cf.Variable {self.name!r} shape={self._shape} dtype={self._dtype.name}>"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    # operators: act on the value
+    def __add__(self, o): return self.value() + o
+    def __radd__(self, o): return o + self.value()
+    def __sub__(self, o): return self.value() - o
+    def __rsub__(self, o): return o - self.value()
+    def __mul__(self, o): return self.value() * o
+    def __rmul__(self, o): return o * self.value()
+    def __truediv__(self, o): return self.value() / o
+    def __rtruediv__(self, o): return o / self.value()
+    def __pow__(self, o): return self.value() ** o
+    def __matmul__(self, o): return self.value() @ o
+    def __rmatmul__(self, o): return o @ self.value()
+    def __neg__(self): return -self.value()
+    def __getitem__(self, k): return self.value()[k]
+    def __lt__(self, o): return self.value() < o
+    def __le__(self, o): return self.value() <= o
+    def __gt__(self, o): return self.value() > o
+    def __ge__(self, o): return self.value() >= o
+
+
+_g.register_tensor_conversion(Variable, lambda v, dtype: _check_dtype(v.value(), dtype))
+
+
+def _check_dtype(t: _g.Tensor, dtype: Any) -> _g.Tensor:
+    if dtype is not None and _dt.as_dtype(dtype) != t.dtype:
+        raise InvalidArgumentError(f"variable {t.op.inputs[0].op.name} has dtype {t.dtype.name}, "
+                                   f"but {_dt.as_dtype(dtype).name} was requested")
+    return t
+
+
+def global_variables(scope: Optional[str] = None) -> List[Variable]:
+    return _g.get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+def local_variables(scope: Optional[str] = None) -> List[Variable]:
+    return _g.get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def trainable_variables(scope: Optional[str] = None) -> List[Variable]:
+    return _g.get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def variables_initializer(var_list: Sequence[Variable], name: str = "init") -> _g.Operation:
+    """One op running the initializers of `var_list`."""
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer() -> _g.Operation:
+    """One op that initializes every global variable of the default graph."""
+    return variables_initializer(global_variables(), name="init")
+
+
+def local_variables_initializer() -> _g.Operation:
+    return variables_initializer(local_variables(), name="init_local")

@@ -1,0 +1,157 @@
+"""Kernels of the math ops, written once against `xp` (NumPy or CuPy).
+
+Where the NumPy function already has the op's semantics the factory returns it directly,
+so running the op costs one call.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .registry import register_kernel, KernelContext
+
+
+def _direct(op_type: str, fname: str) -> None:
+    register_kernel(op_type)(lambda op, ctx: getattr(ctx.xp, fname))
+
+
+for _t, _f in (("Add", "add"), ("Sub", "subtract"), ("Mul", "multiply"), ("Maximum", "maximum"),
+               ("Minimum", "minimum"), ("Equal", "equal"), ("NotEqual", "not_equal"), ("Less", "less"),
+               ("LessEqual", "less_equal"), ("Greater", "greater"), ("GreaterEqual", "greater_equal"),
+               ("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or"), ("LogicalNot", "logical_not"),
+               ("Neg", "negative"), ("Exp", "exp"), ("Log", "log"), ("Log1p", "log1p"), ("Sqrt", "sqrt"),
+               ("Square", "square"), ("Abs", "abs"), ("Sign", "sign"), ("Sin", "sin"), ("Cos", "cos"),
+               ("FloorMod", "mod")):
+    _direct(_t, _f)
+
+
+def _keep_dtype(op: Any, ctx: KernelContext, fn: Any) -> Any:
+    """Wraps fn so integer inputs give the op's declared dtype (NumPy would promote)."""
+    dt = op.outputs[0].dtype.np
+    if op.outputs[0].dtype.is_floating:
+        return fn
+
+    def run(*args: Any) -> Any:
+        return fn(*args).astype(dt, copy=False)
+    return run
+
+
+register_kernel("RealDiv")(lambda op, ctx: _keep_dtype(op, ctx, ctx.xp.true_divide))
+register_kernel("FloorDiv")(lambda op, ctx: ctx.xp.floor_divide)
+register_kernel("Pow")(lambda op, ctx: ctx.xp.power)
+
+
+@register_kernel("Rsqrt")
+def _rsqrt(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def rsqrt(x: Any) -> Any:
+        r = xp.sqrt(x)
+        return xp.reciprocal(r, out=r) if getattr(r, "ndim", 0) else 1 / r
+    return rsqrt
+
+
+register_kernel("Reciprocal")(lambda op, ctx: ctx.xp.reciprocal)
+
+
+@register_kernel("SquaredDifference")
+def _sqdiff(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def sqdiff(x: Any, y: Any) -> Any:
+        d = xp.subtract(x, y)
+        return xp.multiply(d, d, out=d) if getattr(d, "ndim", 0) else d * d
+    return sqdiff
+
+
+@register_kernel("AddN")
+def _add_n(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def add_n(x0: Any, x1: Any, *rest: Any) -> Any:
+        out = xp.add(x0, x1)
+        for r in rest:
+            out += r
+        return out
+    return add_n
+
+
+@register_kernel("MatMul")
+def _matmul(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    mm = xp.matmul
+    if not ta and not tb:
+        return mm
+    # transposed views: BLAS reads them with its transpose flag, no copy
+    if ta and tb:
+        return lambda a, b: mm(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2))
+    if ta:
+        return lambda a, b: mm(xp.swapaxes(a, -1, -2), b)
+    return lambda a, b: mm(a, xp.swapaxes(b, -1, -2))
+
+
+def _reduction(op: Any, ctx: KernelContext, fname: str) -> Any:
+    xp = ctx.xp
+    fn = getattr(xp, fname)
+    axis = op.attrs["axis"]
+    keep = op.attrs["keepdims"]
+    dt = op.outputs[0].dtype.np
+    float_out = op.outputs[0].dtype.is_floating
+    if axis is not None and not isinstance(axis, int):
+        axis = tuple(axis)
+
+    if fname == "mean" and not float_out:
+        return lambda x: fn(x, axis=axis, keepdims=keep).astype(dt)
+    if fname in ("sum", "prod") and not float_out:
+        return lambda x: fn(x, axis=axis, keepdims=keep, dtype=dt)
+
+    def reduce(x: Any) -> Any:
+        return fn(x, axis=axis, keepdims=keep)
+    return reduce
+
+
+register_kernel("Sum")(lambda op, ctx: _reduction(op, ctx, "sum"))
+register_kernel("Mean")(lambda op, ctx: _reduction(op, ctx, "mean"))
+register_kernel("Max")(lambda op, ctx: _reduction(op, ctx, "max"))
+register_kernel("Min")(lambda op, ctx: _reduction(op, ctx, "min"))
+register_kernel("Prod")(lambda op, ctx: _reduction(op, ctx, "prod"))
+
+
+def _arg(op: Any, ctx: KernelContext, fname: str) -> Any:
+    fn = getattr(ctx.xp, fname)
+    axis = op.attrs["axis"]
+    dt = op.attrs["output_type"].np
+    return lambda x: fn(x, axis=axis).astype(dt, copy=False)
+
+
+register_kernel("ArgMax")(lambda op, ctx: _arg(op, ctx, "argmax"))
+register_kernel("ArgMin")(lambda op, ctx: _arg(op, ctx, "argmin"))
+
+
+@register_kernel("Cast")
+def _cast(op: Any, ctx: KernelContext) -> Any:
+    dt = op.attrs["DstT"].np
+    xp = ctx.xp
+    return lambda x: xp.asarray(x).astype(dt, copy=False)
+
+
+@register_kernel("ClipByValue")
+def _clip(op: Any, ctx: KernelContext) -> Any:
+    return ctx.xp.clip
+
+
+@register_kernel("SumToShapeOf")
+def _sum_to_shape(op: Any, ctx: KernelContext) -> Any:
+    def sum_to(g: Any, x: Any) -> Any:
+        xs = x.shape
+        gs = g.shape
+        if gs == xs:
+            return g
+        lead = len(gs) - len(xs)
+        if lead:
+            g = g.sum(axis=tuple(range(lead)))
+        ones = tuple(i for i, d in enumerate(xs) if d == 1 and g.shape[i] != 1)
+        if ones:
+            g = g.sum(axis=ones, keepdims=True)
+        return g.reshape(xs)
+    return sum_to

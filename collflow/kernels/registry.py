@@ -1,0 +1,113 @@
+"""Kernels, registered per (op type, device type).
+
+A kernel *factory* is called once per op when a plan is compiled: `factory(op, ctx)`
+returns the callable that the executor invokes on every run with the op's input values
+positionally.  The callable returns the single output, a tuple of outputs, or None for an
+op with no outputs.  Binding attributes at plan time keeps the per-run dispatch to one
+Python call (`np.add` itself, for Add).
+
+A kernel registered with `device=None` is written against `ctx.xp` and serves every
+device whose array module is NumPy-compatible (CPU with NumPy, GPU with CuPy); a kernel
+registered for one device type wins over it.  A missing kernel is an error at plan time;
+nothing falls back to another device silently.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from ..errors import UnimplementedError
+
+__all__ = ["register_kernel", "get_kernel", "KernelContext", "AsyncHandle", "kernel_devices", "has_kernel"]
+
+KernelFactory = Callable[[Any, "KernelContext"], Callable]
+
+# (op_type, device_type or None) -> (factory, is_async)
+_KERNELS: Dict[Tuple[str, Optional[str]], Tuple[KernelFactory, bool]] = {}
+
+
+def register_kernel(op_type: str, device: Optional[str] = None, is_async: bool = False) -> Callable[[KernelFactory], KernelFactory]:
+    """Decorator registering a kernel factory for `op_type` on `device` ('CPU', 'GPU' or None=all).
+
+    An async kernel's callable returns an AsyncHandle; the executor keeps running ready ops
+    and calls `handle.wait()` only right before the first consumer needs the value.
+    """
+    dev = device.upper() if device else None
+
+    def deco(factory: KernelFactory) -> KernelFactory:
+        key = (op_type, dev)
+        if key in _KERNELS:
+            raise ValueError(f"kernel for {op_type} on {dev or 'any device'} registered twice")
+        _KERNELS[key] = (factory, is_async)
+        return factory
+    return deco
+
+
+def get_kernel(op: Any, device_type: str) -> Tuple[KernelFactory, bool]:
+    """The kernel for `op` on `device_type`: device-specific first, then the generic one."""
+    hit = _KERNELS.get((op.type, device_type)) or _KERNELS.get((op.type, None))
+    if hit is None:
+        have = kernel_devices(op.type)
+        raise UnimplementedError(
+            f"no kernel for op type {op.type} on device {device_type}; "
+            f"registered for: {', '.join(have) if have else 'no device'}", op)
+    return hit
+
+
+def has_kernel(op_type: str, device_type: str) -> bool:
+    return (op_type, device_type) in _KERNELS or (op_type, None) in _KERNELS
+
+
+def kernel_devices(op_type: str) -> list:
+    return sorted({d or "any" for (t, d) in _KERNELS if t == op_type})
+
+
+class KernelContext:
+    """What a kernel factory may use: the array module, device, session resources, config."""
+
+    __slots__ = ("xp", "device", "resources", "session", "config")
+
+    def __init__(self, xp: Any, device: Any, resources: Any, session: Any, config: Any):
+        self.xp = xp
+        self.device = device
+        self.resources = resources
+        self.session = session
+        self.config = config
+
+
+class AsyncHandle:
+    """Result of an asynchronous kernel; `wait()` blocks until the outputs are ready.
+
+    Subclasses wrap an MPI request, a CUDA event or a thread's future.  `done()` polls.
+    """
+
+    def wait(self) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def done(self) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class ThreadHandle(AsyncHandle):
+    """Runs `fn()` on a worker thread; wait() returns its result or re-raises its error."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self, fn: Callable[[], Any]):
+        self._future = _pool().submit(fn)
+
+    def wait(self) -> Any:
+        return self._future.result()
+
+    def done(self) -> bool:
+        return self._future.done()
+
+
+_POOL = None
+
+
+def _pool() -> Any:
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="collflow-async")
+    return _POOL

@@ -1,0 +1,29 @@
+"""Kernels for IndexedSlices densification."""
+from __future__ import annotations
+
+from typing import Any
+
+from .registry import register_kernel, KernelContext
+
+
+def scatter_add_rows(xp: Any, out: Any, indices: Any, values: Any) -> None:
+    """out[indices] += values with duplicate indices accumulating."""
+    if xp.__name__ == "numpy":
+        if values.ndim == 1:
+            out += xp.bincount(indices, weights=values, minlength=out.shape[0]).astype(out.dtype)
+        else:
+            xp.add.at(out, indices, values)
+    else:
+        xp.add.at(out, indices, values)
+
+
+@register_kernel("IndexedSlicesToDense")
+def _to_dense(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def to_dense(values: Any, indices: Any, dense_shape: Any) -> Any:
+        shape = tuple(int(d) for d in dense_shape)
+        out = xp.zeros(shape, dtype=values.dtype)
+        scatter_add_rows(xp, out, indices.reshape(-1), values.reshape((-1,) + shape[1:]))
+        return out
+    return to_dense

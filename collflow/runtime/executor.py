@@ -1,0 +1,314 @@
+"""The executor: compiles (fetches, feeds, targets) into a plan once, then runs it.
+
+A plan is the pruned subgraph the fetches need, cut at the fed tensors, ordered
+topologically and turned into one generated Python function of straight-line code:
+
+    _i = 7; v12 = k7(v3, v9)     # call the kernel bound at compile time
+    v3 = None                   # free an intermediate right after its last consumer
+
+so the per-op cost is one Python call plus a store, and peak memory is the live set.
+Asynchronous kernels return an AsyncHandle; the plan issues them as early as the order
+allows, keeps running ready ops, and waits on a handle only right before the first op
+that needs its value.  Between ops the plan checks its cancellation token.  Any error is
+re-raised as a collflow error naming the op, its type, input shapes and creation site.
+"""
+from __future__ import annotations
+
+import heapq
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+from ..errors import (CancelledError, CollflowError, InternalError, InvalidArgumentError,
+                      ResourceExhaustedError, UnimplementedError)
+from ..graph.graph import Operation, Tensor
+from ..kernels.device import get_device
+from ..kernels.registry import KernelContext, get_kernel
+
+__all__ = ["Plan", "CancellationToken", "compile_plan"]
+
+# ops that may run on a device's host side only; the GPU layer consults this too
+_PRIORITY_ASYNC, _PRIORITY_NORMAL, _PRIORITY_WAIT = 0, 1, 2
+
+
+class CancellationToken:
+    """Set `cancel()` from any thread; a run checks it between ops and raises CancelledError."""
+
+    __slots__ = ("c", "reason")
+
+    def __init__(self) -> None:
+        self.c = False
+        self.reason = ""
+
+    def cancel(self, reason: str = "") -> None:
+        self.reason = reason
+        self.c = True
+
+    @property
+    def cancelled(self) -> bool:
+        return self.c
+
+
+class Plan:
+    """A compiled, cached execution of one (fetches, feeds, targets) signature."""
+
+    def __init__(self, ops: List[Operation], feeds: List[Tensor], fetches: List[Optional[Tensor]],
+                 fn: Callable, source: str, kernels: List[Callable], async_ops: Set[Operation]):
+        self.ops = ops
+        self.feeds = feeds
+        self.fetches = fetches
+        self.fn = fn
+        self.source = source
+        self.kernels = kernels
+        self.async_ops = async_ops
+        self.num_runs = 0
+
+    def __call__(self, feed_values: Sequence[Any], token: CancellationToken) -> list:
+        self.num_runs += 1
+        return self.fn(feed_values, token)
+
+
+def _needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], fed: Set[Tensor]) -> Set[Operation]:
+    needed: Set[Operation] = set()
+    stack: List[Operation] = [t.op for t in fetch_tensors if t not in fed] + list(targets)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed and t.op not in needed:
+                stack.append(t.op)
+        for c in op.control_inputs:
+            if c not in needed:
+                stack.append(c)
+    return needed
+
+
+def _schedule(needed: Set[Operation], fed: Set[Tensor], async_ops: Set[Operation]) -> List[Operation]:
+    """Topological order; async ops as early as possible, consumers of their values late."""
+    indeg: Dict[Operation, int] = {}
+    users: Dict[Operation, List[Operation]] = {op: [] for op in needed}
+    for op in needed:
+        deps = {t.op for t in op.inputs if t not in fed and t.op in needed}
+        deps.update(c for c in op.control_inputs if c in needed)
+        indeg[op] = len(deps)
+        for d in deps:
+            users[d].append(op)
+
+    def prio(op: Operation) -> Tuple[int, int]:
+        if op in async_ops:
+            return (_PRIORITY_ASYNC, op._id)
+        if any(t.op in async_ops for t in op.inputs if t not in fed) or any(c in async_ops for c in op.control_inputs):
+            return (_PRIORITY_WAIT, op._id)
+        return (_PRIORITY_NORMAL, op._id)
+
+    heap = [(prio(op), op._id, op) for op, n in indeg.items() if n == 0]
+    heapq.heapify(heap)
+    order: List[Operation] = []
+    while heap:
+        _, _, op = heapq.heappop(heap)
+        order.append(op)
+        for u in users[op]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                heapq.heappush(heap, (prio(u), u._id, u))
+    if len(order) != len(needed):
+        stuck = sorted((op for op in needed if indeg.get(op, 0) > 0), key=lambda o: o._id)
+        raise InvalidArgumentError(
+            "the graph has a cycle among: " + ", ".join(o.name for o in stuck[:10])
+            + " (loops must use cf.while_loop)")
+    return order
+
+
+def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: List[Operation],
+                 feeds: List[Tensor]) -> Plan:
+    """Builds the plan for these fetches (None entries are op fetches), targets and feeds."""
+    fed = set(feeds)
+    real_fetches = [t for t in fetch_tensors if t is not None]
+    needed = _needed_ops(real_fetches, targets, fed)
+    for op in needed:
+        if op.type == "Placeholder":
+            raise InvalidArgumentError(
+                f"You must feed a value for placeholder {op.name!r} "
+                f"(dtype {op.attrs['dtype'].name}, shape {op.attrs['shape']})", op)
+        if op.graph is not session.graph:
+            raise InvalidArgumentError(f"op {op.name} is not in the session's graph", op)
+
+    # bind kernels: one factory call per op, on its device
+    kernels: Dict[Operation, Callable] = {}
+    async_ops: Set[Operation] = set()
+    contexts: Dict[str, KernelContext] = {}
+    for op in sorted(needed, key=lambda o: o._id):
+        dev_name = session._device_for(op)
+        ctx = contexts.get(dev_name)
+        if ctx is None:
+            dev = get_device(dev_name)
+            ctx = KernelContext(dev.xp, dev, session._resources, session, session._config)
+            contexts[dev_name] = ctx
+        factory, is_async = get_kernel(op, ctx.device.device_type)
+        try:
+            kernels[op] = factory(op, ctx)
+        except CollflowError:
+            raise
+        except Exception as e:  # a factory rejecting its attributes
+            raise InvalidArgumentError(f"cannot build the kernel of {op.type} op {op.name!r}: {e}", op) from e
+        if is_async:
+            async_ops.add(op)
+
+    order = _schedule(needed, fed, async_ops)
+    return _codegen(session, order, feeds, fetch_tensors, kernels, async_ops)
+
+
+def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_tensors: List[Optional[Tensor]],
+             kernels: Dict[Operation, Callable], async_ops: Set[Operation]) -> Plan:
+    slot: Dict[Tensor, str] = {}
+    names: Dict[str, Any] = {}
+    lines: List[str] = []
+    emit = lines.append
+    check = bool(session._config.get("check_outputs", False))
+    pos = {op: i for i, op in enumerate(order)}
+    fetch_set = {t for t in fetch_tensors if t is not None}
+
+    for k, t in enumerate(feeds):
+        slot[t] = f"f{k}"
+        emit(f"f{k} = _feeds[{k}]")
+
+    # last use of each tensor (by position); fetched tensors live to the end
+    last_use: Dict[Tensor, int] = {}
+    for i, op in enumerate(order):
+        for t in op.inputs:
+            last_use[t] = i
+    # first position needing an async op's completion (data or control)
+    first_need: Dict[Operation, int] = {}
+    for i, op in enumerate(order):
+        for t in op.inputs:
+            if t.op in async_ops and t not in slot and t.op not in first_need:
+                first_need[t.op] = i
+        for c in op.control_inputs:
+            if c in async_ops and c not in first_need:
+                first_need[c] = i
+    waits_before: Dict[int, List[Operation]] = {}
+    end = len(order)
+    for op in async_ops:
+        waits_before.setdefault(first_need.get(op, end), []).append(op)
+
+    def out_targets(op: Operation) -> str:
+        outs = []
+        for t in op.outputs:
+            if t in slot:  # fed: the fed value wins, the computed one is dropped
+                outs.append("_")
+            elif t in last_use or t in fetch_set:
+                s = f"v{op._id}_{t.value_index}"
+                slot[t] = s
+                outs.append(s)
+            else:
+                outs.append("_")
+        if not outs:
+            return ""
+        if len(outs) == 1:
+            return outs[0]
+        return ", ".join(outs) + ","
+
+    def emit_wait(a: Operation) -> None:
+        tgt = out_targets(a)
+        emit(f"_i = {pos[a]}")
+        emit(f"{tgt + ' = ' if tgt else ''}h{pos[a]}.wait()")
+        emit(f"h{pos[a]} = None")
+
+    for i, op in enumerate(order):
+        for a in waits_before.get(i, ()):
+            emit_wait(a)
+        kname = f"k{i}"
+        names[kname] = kernels[op]
+        args = ", ".join(slot[t] for t in op.inputs)
+        emit(f"_i = {i}")
+        emit("if _tok.c: _cancelled(_i, _tok)")
+        if op in async_ops:
+            emit(f"h{i} = {kname}({args})")
+        else:
+            tgt = out_targets(op)
+            emit(f"{tgt + ' = ' if tgt else ''}{kname}({args})")
+            if check and op.outputs:
+                outs = [slot.get(t, "None") for t in op.outputs]
+                emit(f"_chk({i}, ({', '.join(outs)},))")
+        # free inputs whose last consumer this was (feeds included: the caller keeps its own)
+        for t in dict.fromkeys(op.inputs):
+            if last_use.get(t) == i and t not in fetch_set and t in slot:
+                emit(f"{slot[t]} = None")
+    for a in waits_before.get(end, ()):
+        emit_wait(a)
+
+    ret = []
+    for t in fetch_tensors:
+        ret.append("None" if t is None else slot[t])
+    emit(f"return [{', '.join(ret)}]")
+
+    body = "\n".join("        " + ln for ln in lines)
+    src = (
+        "def _plan(_feeds, _tok):\n"
+        "    _i = -1\n"
+        "    try:\n"
+        f"{body}\n"
+        "    except BaseException as _e:\n"
+        "        _fail(_i, _e, locals())\n"
+    )
+    ops_t = tuple(order)
+
+    def _cancelled(i: int, tok: CancellationToken) -> None:
+        raise CancelledError("run cancelled" + (f": {tok.reason}" if tok.reason else "")
+                             + f" before op {ops_t[i].name!r}", ops_t[i])
+
+    def _fail(i: int, e: BaseException, frame: dict) -> None:
+        _abandon_handles(frame)
+        if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
+            raise e
+        op = ops_t[i]
+        if isinstance(e, CollflowError):
+            if e.op is None:
+                raise type(e)(e.message, op) from e
+            raise e
+        shapes = []
+        for t in op.inputs:
+            v = frame.get(slot.get(t, ""), None)
+            shp = getattr(v, "shape", None)
+            shapes.append(f"{tuple(shp)} {getattr(v, 'dtype', '')}" if shp is not None else type(v).__name__)
+        msg = (f"{op.type} op {op.name!r} failed: {type(e).__name__}: {e}"
+               + (f"\n  input shapes: {', '.join(shapes)}" if shapes else ""))
+        if isinstance(e, MemoryError):
+            raise ResourceExhaustedError(msg, op) from e
+        if isinstance(e, (ValueError, TypeError, IndexError, ArithmeticError)):
+            raise InvalidArgumentError(msg, op) from e
+        raise InternalError(msg, op) from e
+
+    def _chk(i: int, outs: tuple) -> None:
+        op = ops_t[i]
+        for t, v in zip(op.outputs, outs):
+            if v is None or t.dtype.name == "resource":
+                continue
+            dt = getattr(v, "dtype", None)
+            if dt is None or np.dtype(dt) != t.dtype.np:
+                raise InternalError(f"kernel of {op.type} returned dtype {dt} for output {t.name}, "
+                                    f"expected {t.dtype.name}", op)
+            if not t.shape.matches_value(v.shape):
+                raise InternalError(f"kernel of {op.type} returned shape {tuple(v.shape)} for output "
+                                    f"{t.name}, static shape says {t.shape}", op)
+
+    names.update(_cancelled=_cancelled, _fail=_fail, _chk=_chk)
+    code = compile(src, f"<collflow plan {len(order)} ops>", "exec")
+    exec(code, names)
+    return Plan(list(order), list(feeds), list(fetch_tensors), names["_plan"], src,
+                [kernels[o] for o in order], async_ops)
+
+
+def _abandon_handles(frame: dict) -> None:
+    """After a failure, give outstanding async handles a chance to clean up."""
+    for k, v in frame.items():
+        if k.startswith("h") and v is not None and hasattr(v, "wait"):
+            abandon = getattr(v, "abandon", None)
+            try:
+                if abandon is not None:
+                    abandon()
+            except Exception:
+                pass

@@ -1,0 +1,330 @@
+"""Session: owns the resource container and the plan cache, and runs fetches.
+
+`run(fetches, feed_dict)` takes any nesting of lists, tuples, dicts (and namedtuples) of
+Tensors, Operations, Variables or their names, and returns the same structure with NumPy
+arrays (None for an Operation).  Any tensor may be fed.  Plans are compiled once per
+(fetches, feeds) signature and cached.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import CollflowError, InvalidArgumentError
+from ..graph.graph import Graph, Operation, Tensor, get_default_graph
+from ..kernels.device import get_device, available_devices
+from ..kernels.resources import ResourceContainer
+from .executor import CancellationToken, Plan, compile_plan
+
+__all__ = ["Session", "InteractiveSession", "get_default_session"]
+
+_tls = threading.local()
+
+
+def _session_stack() -> list:
+    st = getattr(_tls, "stack", None)
+    if st is None:
+        st = []
+        _tls.stack = st
+    return st
+
+
+def get_default_session() -> Optional["Session"]:
+    st = _session_stack()
+    return st[-1] if st else None
+
+
+class _Fetches:
+    """Flattens a nested fetch structure into graph elements and rebuilds it from values."""
+
+    __slots__ = ("elements", "rebuild")
+
+    def __init__(self, graph: Graph, fetches: Any):
+        self.elements: List[Any] = []
+        self.rebuild = self._flatten(graph, fetches)
+
+    def _flatten(self, graph: Graph, f: Any) -> Callable[[list], Any]:
+        if isinstance(f, (list, tuple)) and not isinstance(f, Tensor):
+            subs = [self._flatten(graph, x) for x in f]
+            if isinstance(f, tuple) and hasattr(f, "_fields"):  # namedtuple
+                cls = type(f)
+                return lambda vals: cls(*[s(vals) for s in subs])
+            cls2 = type(f) if isinstance(f, tuple) else list
+            return lambda vals: cls2(s(vals) for s in subs)
+        if isinstance(f, dict):
+            keys = list(f)
+            subs = [self._flatten(graph, f[k]) for k in keys]
+            cls3 = type(f)
+            return lambda vals: cls3((k, s(vals)) for k, s in zip(keys, subs))
+        el = _fetch_element(graph, f)
+        if isinstance(el, _IndexedSlicesFetch):
+            i0 = len(self.elements)
+            self.elements.extend([el.values, el.indices] + ([el.dense_shape] if el.dense_shape is not None else []))
+            cls = el.cls
+            has_shape = el.dense_shape is not None
+            return lambda vals: cls(vals[i0], vals[i0 + 1], vals[i0 + 2] if has_shape else None)
+        i = len(self.elements)
+        self.elements.append(el)
+        return lambda vals: vals[i]
+
+
+class _IndexedSlicesFetch:
+    __slots__ = ("values", "indices", "dense_shape", "cls")
+
+    def __init__(self, s: Any):
+        self.values, self.indices, self.dense_shape = s.values, s.indices, s.dense_shape
+        from ..graph.indexed_slices import IndexedSlicesValue
+        self.cls = IndexedSlicesValue
+
+
+def _fetch_element(graph: Graph, f: Any) -> Any:
+    if f is None:
+        raise TypeError("fetch argument None is not allowed")
+    from ..graph.indexed_slices import IndexedSlices
+    if isinstance(f, IndexedSlices):
+        return _IndexedSlicesFetch(f)
+    try:
+        return graph.as_graph_element(f)
+    except TypeError:
+        raise TypeError(f"fetch argument {f!r} has invalid type {type(f).__name__}; expected a Tensor, "
+                        "Operation, Variable, name, or a list/tuple/dict of them") from None
+
+
+class Session:
+    """Runs ops of one graph; holds variables and queues (TensorFlow 1.x `tf.Session`).
+
+    config keys: `device` ('auto', '/cpu:0', '/gpu:0'; default 'auto'),
+    `allow_soft_placement` (place ops on an unavailable device on the CPU instead),
+    `check_outputs` (verify every kernel's output dtype/shape against the graph; slow),
+    `operation_timeout_in_ms` (blocking ops such as queue dequeue give up after this).
+    """
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Optional[dict] = None):
+        self.graph = graph if graph is not None else get_default_graph()
+        self._config: Dict[str, Any] = dict(config or {})
+        import os
+        if os.environ.get("COLLFLOW_CHECK_OUTPUTS") == "1":
+            self._config.setdefault("check_outputs", True)
+        self._resources = ResourceContainer()
+        self._plans: Dict[Any, Tuple[Plan, Any]] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+        self._active: set = set()
+        self._default_device = self._pick_default_device(self._config.get("device", "auto"))
+        self._ctx_stack: List[Any] = []
+
+    # -- devices -------------------------------------------------------------------------
+    @staticmethod
+    def _pick_default_device(spec: Optional[str]) -> str:
+        from ..graph.graph import canonical_device
+        if spec in (None, "auto"):
+            for d in available_devices():
+                if d.device_type == "GPU":
+                    return d.name
+            return "/cpu:0"
+        name = canonical_device(spec)
+        get_device(name)  # raises a clear error if absent
+        return name  # type: ignore[return-value]
+
+    def _device_for(self, op: Operation) -> str:
+        dev = op.device
+        if dev is None:
+            return self._default_device
+        try:
+            get_device(dev)
+        except InvalidArgumentError:
+            if self._config.get("allow_soft_placement"):
+                return "/cpu:0"
+            raise InvalidArgumentError(
+                f"op {op.name!r} is pinned to {dev}, which this process does not have "
+                f"(available: {', '.join(d.name for d in available_devices())}); "
+                "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
+        return dev
+
+    # -- running ------------------------------------------------------------------------
+    def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None,
+            run_metadata: Any = None, cancel_token: Optional[CancellationToken] = None) -> Any:
+        """Runs the ops needed for `fetches`, feeding `feed_dict`; returns fetched values.
+
+        `cancel_token` lets another thread cancel this run between ops (CancelledError).
+        """
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        fetch_map = _Fetches(self.graph, fetches)
+        feed_tensors, feed_values = self._resolve_feeds(feed_dict)
+        plan, order = self._get_plan(fetch_map.elements, feed_tensors)
+        if order is not None:
+            feed_values = [feed_values[j] for j in order]
+        tok = cancel_token if cancel_token is not None else CancellationToken()
+        self._active.add(tok)
+        try:
+            vals = plan(feed_values, tok)
+        finally:
+            self._active.discard(tok)
+        out = [_to_host(v) for v in vals]
+        return fetch_map.rebuild(out)
+
+    def _resolve_feeds(self, feed_dict: Optional[dict]) -> Tuple[List[Tensor], List[Any]]:
+        if not feed_dict:
+            return [], []
+        tensors: List[Tensor] = []
+        values: List[Any] = []
+        g = self.graph
+        for k, v in feed_dict.items():
+            try:
+                t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
+            except (TypeError, InvalidArgumentError) as e:
+                raise TypeError(f"cannot interpret feed_dict key {k!r} as a Tensor: {e}") from None
+            tensors.append(t)
+            values.append(_check_feed(t, v))
+        return tensors, values
+
+    def _get_plan(self, elements: List[Any], feed_tensors: List[Tensor]) -> Tuple[Plan, Any]:
+        key = (tuple(elements), frozenset(feed_tensors))
+        hit = self._plans.get(key)
+        if hit is None:
+            with self._lock:
+                hit = self._plans.get(key)
+                if hit is None:
+                    fetch_tensors = [e if isinstance(e, Tensor) else None for e in elements]
+                    targets = [e for e in elements if isinstance(e, Operation)]
+                    plan = compile_plan(self, fetch_tensors, targets, feed_tensors)
+                    hit = (plan, feed_tensors)
+                    self._plans[key] = hit
+        plan, plan_feeds = hit
+        if plan_feeds is feed_tensors or list(plan_feeds) == feed_tensors:
+            return plan, None
+        pos = {t: i for i, t in enumerate(feed_tensors)}
+        return plan, [pos[t] for t in plan_feeds]
+
+    def make_callable(self, fetches: Any, feed_list: Sequence[Any] = ()) -> Callable[..., Any]:
+        """A function running `fetches` with positional feeds, skipping per-call lookups."""
+        fetch_map = _Fetches(self.graph, fetches)
+        feeds = [self.graph.as_graph_element(f, allow_operation=False) for f in feed_list]
+        plan, _ = self._get_plan(fetch_map.elements, feeds)
+
+        def call(*args: Any) -> Any:
+            if len(args) != len(feeds):
+                raise TypeError(f"callable expects {len(feeds)} feeds, got {len(args)}")
+            tok = CancellationToken()
+            vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
+            return fetch_map.rebuild([_to_host(v) for v in vals])
+        return call
+
+    def cancel(self, reason: str = "cancelled by Session.cancel()") -> None:
+        """Cancels every run in flight (between ops)."""
+        for tok in list(self._active):
+            tok.cancel(reason)
+
+    def plan_for(self, fetches: Any, feed_dict: Optional[dict] = None) -> Plan:
+        """The compiled plan `run(fetches, feed_dict)` would use (for inspection and tests)."""
+        fetch_map = _Fetches(self.graph, fetches)
+        feed_tensors, _ = self._resolve_feeds(feed_dict)
+        return self._get_plan(fetch_map.elements, feed_tensors)[0]
+
+    # -- variables -----------------------------------------------------------------------
+    def _load_variable(self, var: Any, value: Any) -> None:
+        st = self._resources.variable(var.handle.op.attrs["shared_name"], var.dtype, var.shape,
+                                      get_device(self._device_for(var.handle.op)).xp)
+        st.assign(np.asarray(value, dtype=var.dtype.np))
+
+    @property
+    def resources(self) -> ResourceContainer:
+        return self._resources
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        """Cancels runs in flight, closes queues (waking blocked threads) and frees state."""
+        if self._closed:
+            return
+        self._closed = True
+        self.cancel("session closed")
+        for q in list(self._resources.queues.values()):
+            try:
+                q.close(cancel_pending=True, reason="session closed")
+            except Exception:
+                pass
+        self._plans.clear()
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator["Session"]:
+        st = _session_stack()
+        st.append(self)
+        try:
+            with self.graph.as_default():
+                yield self
+        finally:
+            st.pop()
+
+    def __enter__(self) -> "Session":
+        cm = self.as_default()
+        cm.__enter__()
+        self._ctx_stack.append(cm)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        cm = self._ctx_stack.pop()
+        cm.__exit__(*exc)
+        self.close()
+
+
+class InteractiveSession(Session):
+    """A Session that installs itself as the default session on construction."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Optional[dict] = None):
+        super().__init__(target, graph, config)
+        _session_stack().append(self)
+
+    def close(self) -> None:
+        st = _session_stack()
+        if self in st:
+            st.remove(self)
+        super().close()
+
+
+def _to_host(v: Any) -> Any:
+    if v is None or isinstance(v, np.ndarray):
+        return v
+    if isinstance(v, np.generic):
+        return np.asarray(v)
+    get = getattr(v, "get", None)
+    if get is not None and type(v).__module__.startswith("cupy"):
+        return get()
+    return v
+
+
+def _check_feed(t: Tensor, value: Any) -> Any:
+    """Converts a fed value to the tensor's dtype, refusing lossy or mis-shaped feeds."""
+    want = t.dtype.np
+    if isinstance(value, np.ndarray):
+        arr = value
+        if arr.dtype != want:
+            if t.dtype.name == "string":
+                arr = arr.astype(object)
+            elif not np.can_cast(arr.dtype, want, "same_kind"):
+                raise InvalidArgumentError(
+                    f"cannot feed a {arr.dtype} value to {_what(t)}, which has dtype {t.dtype.name}", t.op)
+            else:
+                arr = arr.astype(want)
+    elif type(value).__module__.startswith("cupy"):
+        arr = value
+    else:
+        src = np.asarray(value)
+        if src.dtype.kind == "f" and t.dtype.is_integer or src.dtype.kind == "O" and t.dtype.name != "string":
+            raise InvalidArgumentError(
+                f"cannot feed a {src.dtype} value to {_what(t)}, which has dtype {t.dtype.name}", t.op)
+        arr = src.astype(want) if src.dtype != want else src
+    if not t.shape.matches_value(arr.shape):
+        raise InvalidArgumentError(
+            f"cannot feed a value of shape {tuple(arr.shape)} to {_what(t)}, which has shape {t.shape}", t.op)
+    return arr
+
+
+def _what(t: Tensor) -> str:
+    if t.op.type == "Placeholder":
+        return f"placeholder {t.op.name!r}"
+    return f"tensor {t.name!r}"
