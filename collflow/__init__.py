@@ -22,6 +22,7 @@ from .graph.ops.data_flow_ops import *  # noqa: F401,F403
 from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients  # noqa: F401
+from .graph.control_flow import cond, while_loop  # noqa: F401
 from .graph.variables import *  # noqa: F401,F403
 from .graph.variables import Variable  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers kernels)

@@ -15,6 +15,16 @@ from ..errors import InvalidArgumentError, UnimplementedError
 from . import graph as _g
 from .indexed_slices import IndexedSlices
 
+
+def loop_of(op: Any) -> Any:
+    from .control_flow import loop_of as _loop_of
+    return _loop_of(op)
+
+
+def while_loop_gradient(loop: Any, exit_grads: list) -> list:
+    from .control_flow import while_loop_gradient as _wlg
+    return _wlg(loop, exit_grads)
+
 __all__ = ["gradients", "aggregate_gradients"]
 
 GradLike = Union[_g.Tensor, IndexedSlices, None]
@@ -57,7 +67,8 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             raise InvalidArgumentError(f"gradients: {t.name} is in another graph than {ys_l[0].name}")
     stops: Set[_g.Operation] = {(_as_source(s)).op for s in _as_list(stop_gradients)} if stop_gradients is not None else set()
 
-    # ops on some path from an x to a y
+    # ops on some path from an x to a y; a while loop counts as one node (its Exit ops),
+    # whose inputs are the loop's initial values and the outside tensors its body captured
     back: Set[_g.Operation] = set()
     stack = [y.op for y in ys_l]
     while stack:
@@ -65,19 +76,26 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
         if op in back:
             continue
         back.add(op)
-        for t in op.inputs:
+        loop = loop_of(op) if op.type == "Exit" else None
+        for t in (loop.external_inputs if loop is not None else op.inputs):
             stack.append(t.op)
     between: Set[_g.Operation] = set()
     frontier: List[_g.Operation] = []
     for x in xs_l:
-        frontier.extend(c for c in x._consumers if c in back)
+        frontier.extend(c for c in x._consumers if c in back or c.type == "Enter")
     while frontier:
         op = frontier.pop()
         if op in between or op in stops:
             continue
+        loop = loop_of(op) if op.type == "Enter" else None
+        if loop is not None:
+            frontier.extend(x.op for x in loop.exits if x.op in back)
+            continue
+        if op not in back:
+            continue
         between.add(op)
         for t in op.outputs:
-            frontier.extend(c for c in t._consumers if c in back)
+            frontier.extend(c for c in t._consumers if c in back or c.type == "Enter")
 
     grads: Dict[_g.Tensor, List[GradLike]] = {}
     from .ops import array_ops
@@ -91,7 +109,22 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                 gy = _g.convert_to_tensor(gy, dtype=y.dtype)
             grads.setdefault(y, []).append(gy)
 
+        done_loops: Set[Any] = set()
         for op in sorted(between, key=lambda o: o._id, reverse=True):
+            loop = loop_of(op) if op.type == "Exit" else None
+            if loop is not None:
+                if id(loop) in done_loops:
+                    continue
+                done_loops.add(id(loop))
+                exit_grads = [aggregate_gradients(grads.get(t)) for t in loop.exits]
+                if all(gr is None for gr in exit_grads):
+                    continue
+                with g.name_scope(loop.name.replace("/", "_") + "_grad"):
+                    in_grads = while_loop_gradient(loop, exit_grads)
+                for t, gi in zip(loop.external_inputs, in_grads):
+                    if gi is not None and _differentiable_dtype(t):
+                        grads.setdefault(t, []).append(gi)
+                continue
             out_grads = [aggregate_gradients(grads.get(t)) for t in op.outputs]
             if all(gr is None for gr in out_grads):
                 continue

@@ -171,7 +171,7 @@ class Operation:
     """A node of the graph: a type, input tensors, attributes and output tensors."""
 
     __slots__ = ("graph", "name", "type", "op_def", "inputs", "control_inputs", "outputs", "attrs",
-                 "device", "_traceback", "_id", "__weakref__")
+                 "device", "_traceback", "_id", "_ctx", "__weakref__")
 
     def __init__(self, graph: "Graph", op_def: OpDef, name: str, inputs: List[Tensor],
                  attrs: Dict[str, Any], device: Optional[str], control_inputs: List["Operation"]):
@@ -186,6 +186,7 @@ class Operation:
         self.outputs: List[Tensor] = []
         self._traceback = _user_frame()
         self._id = 0
+        self._ctx: Any = None  # the control-flow context (cond branch / while body) it was built in
 
     def get_attr(self, name: str) -> Any:
         return self.attrs[name]
@@ -202,6 +203,14 @@ class Operation:
     def _add_control_input(self, op: "Operation") -> None:
         if op not in self.control_inputs:
             self.control_inputs.append(op)
+
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        """Rewires input `index` (while_loop closes its back edge this way)."""
+        old = self.inputs[index]
+        if self in old._consumers and sum(1 for t in self.inputs if t is old) == 1:
+            old._consumers.remove(self)
+        self.inputs[index] = tensor
+        tensor._consumers.append(self)
 
     def run(self, feed_dict: Optional[dict] = None, session: Any = None) -> None:
         from ..runtime.session import get_default_session
@@ -361,6 +370,10 @@ class Graph:
                 "Build everything before Session.run / Graph.finalize().")
         op_def = get_op_def(op_type)
         tensors = [convert_to_tensor(x, graph=self) for x in inputs]
+        cf_ctx = self._get_control_flow_context()
+        if cf_ctx is not None:
+            # cond branches switch outside values in; while bodies Enter them (once per tensor)
+            tensors = cf_ctx.process_inputs(tensors)
         for t in tensors:
             if t.graph is not self:
                 raise InvalidArgumentError(
@@ -377,11 +390,21 @@ class Graph:
             op.outputs = [Tensor(op, i, _dt.as_dtype(dt), as_shape(sh)) for i, (dt, sh) in enumerate(specs)]
             for t in tensors:
                 t._consumers.append(op)
+            op._ctx = cf_ctx
             op._id = len(self._ops)
             self._ops.append(op)
             self._ops_by_name[uname] = op
             self._version += 1
+        if cf_ctx is not None:
+            cf_ctx.add_op(op)
         return op
+
+    # -- control-flow context (cond / while_loop construction) -----------------------
+    def _get_control_flow_context(self) -> Any:
+        return getattr(self._local, "cf_ctx", None)
+
+    def _set_control_flow_context(self, ctx: Any) -> None:
+        self._local.cf_ctx = ctx
 
     # -- lookup -------------------------------------------------------------------------
     def get_operations(self) -> List[Operation]:
@@ -482,6 +505,10 @@ def _attr_repr(v: Any) -> str:
         return v.name
     if isinstance(v, (list, tuple)):
         return "[" + ",".join(_attr_repr(x) for x in v) + "]"
+    if isinstance(v, Tensor):
+        return "T:" + v.name
+    if hasattr(v, "fingerprint_repr"):
+        return v.fingerprint_repr()
     return repr(v)
 
 

@@ -157,6 +157,10 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         if is_async:
             async_ops.add(op)
 
+    from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
+    if any(op.type in CONTROL_FLOW_TYPES for op in needed):
+        from .dynamic_executor import DynamicPlan
+        return DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops)  # type: ignore[return-value]
     order = _schedule(needed, fed, async_ops)
     return _codegen(session, order, feeds, fetch_tensors, kernels, async_ops)
 
@@ -265,41 +269,49 @@ def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_te
         if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
             raise e
         op = ops_t[i]
-        if isinstance(e, CollflowError):
-            if e.op is None:
-                raise type(e)(e.message, op) from e
-            raise e
-        shapes = []
-        for t in op.inputs:
-            v = frame.get(slot.get(t, ""), None)
-            shp = getattr(v, "shape", None)
-            shapes.append(f"{tuple(shp)} {getattr(v, 'dtype', '')}" if shp is not None else type(v).__name__)
-        msg = (f"{op.type} op {op.name!r} failed: {type(e).__name__}: {e}"
-               + (f"\n  input shapes: {', '.join(shapes)}" if shapes else ""))
-        if isinstance(e, MemoryError):
-            raise ResourceExhaustedError(msg, op) from e
-        if isinstance(e, (ValueError, TypeError, IndexError, ArithmeticError)):
-            raise InvalidArgumentError(msg, op) from e
-        raise InternalError(msg, op) from e
+        raise_op_error(op, e, [frame.get(slot.get(t, ""), None) for t in op.inputs])
 
     def _chk(i: int, outs: tuple) -> None:
-        op = ops_t[i]
-        for t, v in zip(op.outputs, outs):
-            if v is None or t.dtype.name == "resource":
-                continue
-            dt = getattr(v, "dtype", None)
-            if dt is None or np.dtype(dt) != t.dtype.np:
-                raise InternalError(f"kernel of {op.type} returned dtype {dt} for output {t.name}, "
-                                    f"expected {t.dtype.name}", op)
-            if not t.shape.matches_value(v.shape):
-                raise InternalError(f"kernel of {op.type} returned shape {tuple(v.shape)} for output "
-                                    f"{t.name}, static shape says {t.shape}", op)
+        check_outputs(ops_t[i], outs)
 
     names.update(_cancelled=_cancelled, _fail=_fail, _chk=_chk)
     code = compile(src, f"<collflow plan {len(order)} ops>", "exec")
     exec(code, names)
     return Plan(list(order), list(feeds), list(fetch_tensors), names["_plan"], src,
                 [kernels[o] for o in order], async_ops)
+
+
+def raise_op_error(op: Operation, e: BaseException, inputs: Sequence[Any]) -> None:
+    """Re-raises `e` from running `op` as a collflow error naming the op and its inputs."""
+    if isinstance(e, CollflowError):
+        if e.op is None:
+            raise type(e)(e.message, op) from e
+        raise e
+    shapes = []
+    for v in inputs:
+        shp = getattr(v, "shape", None)
+        shapes.append(f"{tuple(shp)} {getattr(v, 'dtype', '')}" if shp is not None else type(v).__name__)
+    msg = (f"{op.type} op {op.name!r} failed: {type(e).__name__}: {e}"
+           + (f"\n  input shapes: {', '.join(shapes)}" if shapes else ""))
+    if isinstance(e, MemoryError):
+        raise ResourceExhaustedError(msg, op) from e
+    if isinstance(e, (ValueError, TypeError, IndexError, ArithmeticError)):
+        raise InvalidArgumentError(msg, op) from e
+    raise InternalError(msg, op) from e
+
+
+def check_outputs(op: Operation, outs: Sequence[Any]) -> None:
+    """Verifies a kernel's outputs against the op's static dtypes and shapes."""
+    for t, v in zip(op.outputs, outs):
+        if v is None or t.dtype.name == "resource":
+            continue
+        dt = getattr(v, "dtype", None)
+        if dt is None or np.dtype(dt) != t.dtype.np:
+            raise InternalError(f"kernel of {op.type} returned dtype {dt} for output {t.name}, "
+                                f"expected {t.dtype.name}", op)
+        if not t.shape.matches_value(v.shape):
+            raise InternalError(f"kernel of {op.type} returned shape {tuple(v.shape)} for output "
+                                f"{t.name}, static shape says {t.shape}", op)
 
 
 def _abandon_handles(frame: dict) -> None:

@@ -74,7 +74,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
             arr = arr.reshape(shp)
         else:
             raise InvalidArgumentError(f"constant of {arr.size} elements cannot have shape {shp}")
-    arr = np.ascontiguousarray(arr)
+    # a private C-ordered copy (ascontiguousarray would turn a 0-d value into shape (1,))
+    arr = np.array(arr, order="C")
     arr.setflags(write=False)  # consumers must never write into a constant
     return single("Const", [], {"value": arr, "dtype": _dt.as_dtype(arr.dtype)}, name=name)
 
