@@ -300,6 +300,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             out = body(*_as_args(nest.pack_sequence_as(loop_vars, body_in[:n])))
             if n == 1 and not isinstance(loop_vars, (list, tuple, dict)) and isinstance(out, (list, tuple)) and len(out) == 1:
                 out = out[0]
+            elif isinstance(loop_vars, (list, tuple)) and len(loop_vars) == 1 and not isinstance(out, (list, tuple, dict)):
+                out = type(loop_vars)([out]) if not hasattr(loop_vars, "_fields") else out  # as TensorFlow allows
             try:
                 nest.assert_same_structure(loop_vars, out)
             except ValueError:

@@ -23,9 +23,15 @@ __all__ = ["assign", "assign_add", "assign_sub", "scatter_add", "scatter_sub", "
 def variable_dtype_shape(handle: _g.Tensor) -> tuple:
     """(dtype, TensorShape) of the variable behind a resource handle."""
     op = handle.op
-    if handle.dtype != _dt.resource or "dtype" not in op.attrs:
+    # a handle may reach a branch or loop body through Switch/Enter/Identity
+    while handle.dtype == _dt.resource and op.type in _HANDLE_PASSTHROUGH and op.inputs:
+        op = op.inputs[0].op
+    if handle.dtype != _dt.resource or op.type != "VarHandle":
         raise InvalidArgumentError(f"{handle.name} is not a variable handle")
     return op.attrs["dtype"], op.attrs["shape"]
+
+
+_HANDLE_PASSTHROUGH = frozenset({"Switch", "Enter", "Identity", "Merge", "Exit", "NextIteration"})
 
 
 def _value_spec(op: _g.Operation) -> list:

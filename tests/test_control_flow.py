@@ -1,0 +1,174 @@
+"""cond and while_loop: values against NumPy, gradients against unrolled graphs, deadness."""
+import numpy as np
+import pytest
+
+import collflow as cf
+
+
+def _run(g, fetches, feed=None):
+    with cf.Session(graph=g) as s:
+        s.run(cf.global_variables_initializer()) if g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES) else None
+        return s.run(fetches, feed)
+
+
+def test_cond_values_and_structures():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (2,), name="x")
+        p = cf.placeholder(cf.bool_, (), name="p")
+        out = cf.cond(p, lambda: {"a": x * 2.0, "b": (x, x + 1.0)}, lambda: {"a": -x, "b": (x * 0.0, x)})
+    with cf.Session(graph=g) as s:
+        xv = np.array([1.0, -2.0], np.float32)
+        r = s.run(out, {x: xv, p: True})
+        np.testing.assert_allclose(r["a"], xv * 2)
+        np.testing.assert_allclose(r["b"][1], xv + 1)
+        r = s.run(out, {x: xv, p: False})
+        np.testing.assert_allclose(r["a"], -xv)
+        np.testing.assert_allclose(r["b"][0], 0 * xv)
+
+
+def test_untaken_branch_does_not_run_stateful_ops():
+    g = cf.Graph()
+    with g.as_default():
+        counter_t = cf.Variable(0, name="count_true")
+        counter_f = cf.Variable(0, name="count_false")
+        p = cf.placeholder(cf.bool_, (), name="p")
+        r = cf.cond(p, lambda: cf.assign_add(counter_t, 1), lambda: cf.assign_add(counter_f, 1))
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        for pv in (True, True, False, True):
+            s.run(r, {p: pv})
+        assert s.run([counter_t, counter_f]) == [3, 1]
+
+
+def test_fetching_a_dead_tensor_is_a_clear_error():
+    g = cf.Graph()
+    with g.as_default():
+        p = cf.placeholder(cf.bool_, (), name="p")
+        x = cf.constant(1.0)
+        from collflow.graph.ops import control_flow_ops as cfo
+        f, t = cfo.switch(x, p)
+    with cf.Session(graph=g) as s:
+        with pytest.raises(cf.errors.InvalidArgumentError, match="branch"):
+            s.run(t, {p: False})
+        assert s.run(t, {p: True}) == 1.0
+
+
+def test_while_loop_values_and_data_dependent_trip_count():
+    g = cf.Graph()
+    with g.as_default():
+        n = cf.placeholder(cf.int32, (), name="n")
+        i, acc = cf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + cf.cast(i, cf.float32)),
+                               [cf.constant(0), cf.constant(0.0)])
+        # Collatz steps: trip count decided by the data
+        x0 = cf.placeholder(cf.int32, (), name="x0")
+        steps = cf.while_loop(lambda x, k: x > 1,
+                              lambda x, k: (cf.where(cf.equal(x % 2, 0), x // 2, 3 * x + 1), k + 1),
+                              [x0, cf.constant(0)])[1]
+    with cf.Session(graph=g) as s:
+        for nv in (0, 1, 7):
+            iv, av = s.run([i, acc], {n: nv})
+            assert iv == nv and av == sum(range(nv))
+        assert s.run(steps, {x0: 27}) == 111
+
+
+def test_maximum_iterations_and_shape_invariants():
+    g = cf.Graph()
+    with g.as_default():
+        i = cf.while_loop(lambda i: i < 100, lambda i: i + 1, [cf.constant(0)], maximum_iterations=5)[0]
+        grow = cf.while_loop(lambda k, v: k < 3, lambda k, v: (k + 1, cf.concat([v, v], 0)),
+                             [cf.constant(0), cf.constant([1.0])],
+                             shape_invariants=[cf.TensorShape(()), cf.TensorShape([None])])[1]
+    with cf.Session(graph=g) as s:
+        assert s.run(i) == 5
+        assert s.run(grow).shape == (8,)
+    with g.as_default():
+        with pytest.raises(cf.errors.InvalidArgumentError, match="shape_invariants"):
+            cf.while_loop(lambda k, v: k < 3, lambda k, v: (k + 1, cf.concat([v, v], 0)),
+                          [cf.constant(0), cf.constant([1.0])])
+
+
+def test_nested_loops_and_cond_inside_loop():
+    g = cf.Graph()
+    with g.as_default():
+        def outer_body(i, total):
+            inner = cf.while_loop(lambda j, s: j < i, lambda j, s: (j + 1, s + 1.0), [cf.constant(0), cf.constant(0.0)])[1]
+            bonus = cf.cond(cf.equal(i % 2, 0), lambda: cf.constant(100.0), lambda: cf.constant(0.0))
+            return i + 1, total + inner + bonus
+        res = cf.while_loop(lambda i, t: i < 4, outer_body, [cf.constant(0), cf.constant(0.0)])[1]
+    # inner sums 0+1+2+3 = 6; bonus for i = 0, 2
+    assert _run(g, res) == 206.0
+
+
+def test_stateful_op_in_loop_body_runs_once_per_iteration():
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(0.0, name="v")
+        one = cf.constant(1.0)
+
+        def body(i):
+            with cf.control_dependencies([cf.assign_add(v, one)]):
+                return i + 1
+        r = cf.while_loop(lambda i: i < 7, body, [cf.constant(0)])[0]
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        assert s.run(r) == 7
+        assert s.run(v) == 7.0
+
+
+def _unrolled_rnn(x, w, steps):
+    h = x
+    for _ in range(steps):
+        h = cf.sin(cf.matmul(h, w)) + h
+    return h
+
+
+def test_while_gradient_matches_hand_unrolled():
+    rng = np.random.default_rng(0)
+    xv, wv = rng.normal(size=(2, 3)), rng.normal(size=(3, 3)) * 0.5
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (2, 3), name="x")
+        w = cf.Variable(wv, name="w")
+        n = cf.placeholder(cf.int32, (), name="n")
+        h = cf.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, cf.sin(cf.matmul(h, w)) + h),
+                          [cf.constant(0), x])[1]
+        loss = cf.reduce_sum(h * h)
+        gx, gw = cf.gradients(loss, [x, w])
+        hu = _unrolled_rnn(x, w, 3)
+        loss_u = cf.reduce_sum(hu * hu)
+        gxu, gwu = cf.gradients(loss_u, [x, w])
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        a = s.run([loss, gx, gw], {x: xv, n: 3})
+        b = s.run([loss_u, gxu, gwu], {x: xv})
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+        # zero iterations: gradient passes straight through
+        l0, gx0, gw0 = s.run([loss, gx, gw], {x: xv, n: 0})
+        np.testing.assert_allclose(gx0, 2 * xv)
+        np.testing.assert_allclose(gw0, 0 * wv)
+
+
+def test_nested_while_gradient_matches_finite_differences():
+    from gradcheck import Case, check_case
+
+    def f(a):
+        def outer(i, v):
+            inner = cf.while_loop(lambda j, u: j < 2, lambda j, u: (j + 1, cf.sin(u) * v), [cf.constant(0), v])[1]
+            return i + 1, inner + 0.5 * v
+        return cf.while_loop(lambda i, v: i < 2, outer, [cf.constant(0), a])[1]
+    check_case(Case("Exit", f, [(3,)], id="nested-while"))
+
+
+def test_cond_gradient_inside_while():
+    from gradcheck import Case, check_case
+
+    def f(a):
+        def body(i, v):
+            return i + 1, cf.cond(cf.equal(i % 2, 0), lambda: v * v, lambda: cf.sin(v))
+        return cf.while_loop(lambda i, v: i < 3, body, [cf.constant(0), a])[1]
+    check_case(Case("Exit", f, [(4,)], low=0.2, high=1.2, id="cond-in-while"))
