@@ -1,0 +1,19 @@
+"""Datasets and input batching.
+
+- `load_digits()`: the UCI 8x8 handwritten digits bundled as digits.npz (1797 examples,
+  10 classes).  Source: E. Alpaydin and C. Kaynak, "Optical Recognition of Handwritten
+  Digits", UCI Machine Learning Repository, 1998, https://doi.org/10.24432/C50P49,
+  licensed under Creative Commons Attribution 4.0 (CC BY 4.0).  collflow ships the 8x8
+  pixel counts (0..16) and labels unchanged, as uint8 arrays `x` (1797, 64) and `y` (1797,).
+- `load_file(path)`: your own data in HDF5 (.h5/.hdf5) or NPZ with arrays x, y and
+  optionally x_test, y_test.
+- `synthetic(n, shape, num_classes, seed)`: a learnable synthetic set for benchmarks.
+- `BatchIterator` / `batches(...)`: shuffled minibatches whose order is reproducible per
+  epoch, whose position (epoch, offset) can be checkpointed, and which read one shard of
+  each epoch per rank (`num_shards`, `shard_index`).
+"""
+from .datasets import Dataset, load_digits, load_file, synthetic, split, DIGITS_PATH  # noqa: F401
+from .batching import BatchIterator, batches, Position  # noqa: F401
+
+__all__ = ["Dataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
+           "BatchIterator", "batches", "Position"]

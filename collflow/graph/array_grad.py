@@ -1,37 +1,100 @@
-"""Gradients of the array ops: one rule per op."""
+"""Gradients of the array ops: one rule per op, built from the same ops.
+
+Rules that need a forward tensor's shape use the `*_like` helpers, which become static
+ops (and let the forward tensor be freed early) whenever that shape is fully known.
+"""
 from __future__ import annotations
 
 from typing import Any
 
-from ..graph import graph as _g
+import numpy as np
+
+from .. import dtypes as _dt
+from . import graph as _g
 from .indexed_slices import IndexedSlices
 from .registry import register_gradient as reg
 from .ops import array_ops as a
 from .ops import math_ops as m
+from .ops.constant_op import constant
+from .ops.op_util import single
 
+# -- creation and selection --------------------------------------------------------------
 reg("Fill")(lambda op, g: [None, m.reduce_sum(g)])
 reg("Select")(lambda op, g: [None,
                              m.sum_to_shape_of(a.where(op.inputs[0], g, a.zeros_like(g)), op.inputs[1]),
                              m.sum_to_shape_of(a.where(op.inputs[0], a.zeros_like(g), g), op.inputs[2])])
+reg("IdentityN")(lambda op, *gs: list(gs))
+
+# -- reshaping ---------------------------------------------------------------------------
 reg("Reshape")(lambda op, g: [a.reshape_like(g, op.inputs[0])])
+reg("ReshapeLike")(lambda op, g: [a.reshape_like(g, op.inputs[0]), None])
+reg("ReshapeRows")(lambda op, g: [a.reshape_like(g, op.inputs[0]), None])
+reg("ExpandDims")(lambda op, g: [a.squeeze(g, [op.attrs["axis"]])])
+reg("Squeeze")(lambda op, g: [a.reshape_like(g, op.inputs[0])])
+reg("ExpandReduced")(lambda op, g: [a.reshape_like(g, op.inputs[0]), None])
+reg("Transpose")(lambda op, g: [a.transpose(g, None if op.attrs["perm"] is None
+                                            else [int(i) for i in np.argsort(op.attrs["perm"])])])
+
+# -- broadcasting and tiling -------------------------------------------------------------
 reg("BroadcastLike")(lambda op, g: [m.sum_to_shape_of(g, op.inputs[0]), None])
 reg("BroadcastTo")(lambda op, g: [m.sum_to_shape_of(g, op.inputs[0])])
-reg("ExpandReduced")(lambda op, g: [a.reshape_like(g, op.inputs[0]), None])
+reg("Tile")(lambda op, g: [a.tile_grad(g, op.inputs[0], op.attrs["multiples"])])
+reg("TileGrad")(lambda op, g: [a.tile(g, op.attrs["multiples"])] + [None] * (len(op.inputs) - 1))
+
+# -- joining and splitting ---------------------------------------------------------------
+reg("ConcatV2")(lambda op, g: a.split_like(g, op.inputs, op.attrs["axis"]))
+reg("SplitLike")(lambda op, *gs: [a.concat(gs, op.attrs["axis"])] + [None] * (len(op.inputs) - 1))
+reg("Split")(lambda op, *gs: [a.concat(gs, op.attrs["axis"])])
+reg("SplitV")(lambda op, *gs: [a.concat(gs, op.attrs["axis"])])
+reg("Pack")(lambda op, g: a.unstack(g, num=len(op.inputs), axis=op.attrs["axis"]))
+reg("Unpack")(lambda op, *gs: [a.stack(gs, axis=op.attrs["axis"])])
+
+# -- slicing and padding -----------------------------------------------------------------
+reg("StridedSlice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], op.attrs["key"])])
+reg("StridedSliceGrad")(lambda op, g: [single("StridedSlice", [g], {"key": op.attrs["key"]})]
+                        + [None] * (len(op.inputs) - 1))
+reg("Slice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], a._slice_key(op.attrs["begin"], op.attrs["size"]))])
+reg("MirrorPad")(lambda op, g: [a.mirror_pad_grad(g, op.attrs["paddings"], op.attrs["mode"])])
+reg("MirrorPadGrad")(lambda op, g: [single("MirrorPad", [g], {"paddings": op.attrs["paddings"],
+                                                              "mode": op.attrs["mode"]})])
 
 
-@reg("ConcatV2")
-def _concat_grad(op: Any, g: Any) -> list:
-    return list(a.split_like(g, op.inputs, op.attrs["axis"]))
+@reg("PadV2")
+def _pad_grad(op: Any, g: Any) -> list:
+    # the centre of g (negative stops: no need to know the padded shape); the constant got the rest
+    key = tuple(slice(p0, -p1 if p1 else None) for p0, p1 in op.attrs["paddings"])
+    gx = single("StridedSlice", [g], {"key": key})
+    return [gx, m.reduce_sum(g) - m.reduce_sum(gx)]
+
+
+# -- gathering and scattering ------------------------------------------------------------
 
 
 @reg("GatherV2")
 def _gather_grad(op: Any, g: Any) -> list:
     params, idx = op.inputs
-    if op.attrs["axis"] != 0:
-        return [a.scatter_like(g, idx, params, op.attrs["axis"]), None]
-    # rows of the gradient, one per index: a sparse gradient of params
-    flat_idx = a.reshape(idx, [-1])
-    inner = list(params.shape.dims[1:]) if params.shape.rank is not None else None
-    vals = a.reshape(g, [-1] + [(-1 if d is None else d) for d in inner]) if inner is not None and inner.count(None) <= 1 \
-        else a.reshape_rows(g, idx)
-    return [IndexedSlices(vals, flat_idx, a.shape(params, out_type="int64"), params.shape), None]
+    if isinstance(g, IndexedSlices):  # a gather of a gather: densify the outer one's gradient
+        g = _g.convert_to_tensor(g)
+    axis = op.attrs["axis"]
+    prank = params.shape.rank
+    if axis < 0 and prank is not None:
+        axis %= prank
+    if axis != 0:
+        return [a.scatter_like(g, idx, params, axis), None]
+    # axis 0: one gradient row per index, a sparse gradient of params
+    flat_idx = idx if idx.shape.rank == 1 else a.reshape(idx, [-1])
+    inner = list(params.shape.dims[1:]) if prank is not None else None
+    if idx.shape.rank == 1:
+        vals = g
+    elif inner is not None and None not in inner:
+        vals = a.reshape(g, [-1] + inner)
+    else:
+        vals = a.reshape_rows(g, idx)
+    if params.shape.is_fully_defined():
+        dense_shape = constant(np.asarray(params.shape.dims, dtype=np.int64), name="dense_shape")
+    else:
+        dense_shape = a.shape(params, out_type=_dt.int64)
+    return [IndexedSlices(vals, flat_idx, dense_shape, params.shape), None]
+
+
+reg("ScatterLike")(lambda op, g: [a.gather(g, op.inputs[1], op.attrs["axis"]), None] + [None] * (len(op.inputs) - 2))

@@ -439,11 +439,14 @@ class Graph:
             raise InvalidArgumentError(f"{obj!r} names an operation; a tensor name ends in ':0'")
         if isinstance(obj, Tensor) and allow_tensor:
             if obj.graph is not self:
-                raise InvalidArgumentError(f"tensor {obj.name} is not an element of this graph")
+                raise InvalidArgumentError(
+                    f"tensor {obj.name} is not an element of this graph: it belongs to another cf.Graph "
+                    "(build it inside `with graph.as_default():` of the session's graph)", obj.op)
             return obj
         if isinstance(obj, Operation) and allow_operation:
             if obj.graph is not self:
-                raise InvalidArgumentError(f"operation {obj.name} is not an element of this graph")
+                raise InvalidArgumentError(
+                    f"operation {obj.name} is not an element of this graph: it belongs to another cf.Graph", obj)
             return obj
         raise TypeError(f"cannot interpret {obj!r} as an element of the graph")
 

@@ -1,1 +1,573 @@
-"""(filled in below)"""
+"""Kernels of the nn ops, written once against `xp` (NumPy or CuPy).
+
+Activations and their gradients work in place on the one fresh array they return.
+conv2d is im2col + one GEMM: the input windows are a strided *view* (as_strided, no
+copy, no Python loop over pixels) that one reshape packs into the column matrix; the
+input gradient is one GEMM followed by col2im, a loop over the kh*kw window offsets
+(each a strided add over all pixels at once).  Pools loop over window offsets likewise.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..graph.ops.nn_ops import conv_output_size
+from .random_kernels import stream_for, static_shape
+from .registry import register_kernel, KernelContext
+
+# -- activations ----------------------------------------------------------------------
+
+
+@register_kernel("Relu")
+def _relu(op: Any, ctx: KernelContext) -> Any:
+    mx = ctx.xp.maximum
+    zero = op.outputs[0].dtype.np.type(0)
+    return lambda x: mx(x, zero)
+
+
+@register_kernel("ReluGrad")
+def _relu_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def relu_grad(g: Any, y: Any) -> Any:
+        # g where the output was positive: one bool temporary, one pass
+        return xp.multiply(g, y > 0)
+    return relu_grad
+
+
+@register_kernel("LeakyRelu")
+def _leaky_relu(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    alpha = op.attrs["alpha"]
+    pick = xp.maximum if alpha <= 1 else xp.minimum
+
+    def leaky_relu(x: Any) -> Any:
+        r = xp.multiply(x, x.dtype.type(alpha))
+        return pick(r, x, out=r)
+    return leaky_relu
+
+
+@register_kernel("LeakyReluGrad")
+def _leaky_relu_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    alpha = op.attrs["alpha"]
+
+    def leaky_relu_grad(g: Any, x: Any) -> Any:
+        return xp.where(x > 0, g, g * g.dtype.type(alpha))
+    return leaky_relu_grad
+
+
+@register_kernel("Sigmoid")
+def _sigmoid(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def sigmoid(x: Any) -> Any:
+        # 0.5 * tanh(x / 2) + 0.5: no overflow for any x, three in-place passes
+        half = x.dtype.type(0.5)
+        r = xp.multiply(x, half)
+        xp.tanh(r, out=r)
+        r *= half
+        r += half
+        return r
+    return sigmoid
+
+
+@register_kernel("SigmoidGrad")
+def _sigmoid_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def sigmoid_grad(y: Any, dy: Any) -> Any:
+        r = xp.subtract(y.dtype.type(1), y)
+        r *= y
+        r *= dy
+        return r
+    return sigmoid_grad
+
+
+register_kernel("Tanh")(lambda op, ctx: ctx.xp.tanh)
+
+
+@register_kernel("TanhGrad")
+def _tanh_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def tanh_grad(y: Any, dy: Any) -> Any:
+        r = xp.multiply(y, y)
+        xp.subtract(y.dtype.type(1), r, out=r)
+        r *= dy
+        return r
+    return tanh_grad
+
+
+# -- softmax and cross entropy ---------------------------------------------------------------
+
+
+@register_kernel("Softmax")
+def _softmax(op: Any, ctx: KernelContext) -> Any:
+    xp, axis = ctx.xp, op.attrs["axis"]
+
+    def softmax(x: Any) -> Any:
+        r = xp.subtract(x, x.max(axis=axis, keepdims=True))
+        xp.exp(r, out=r)
+        r /= r.sum(axis=axis, keepdims=True)
+        return r
+    return softmax
+
+
+@register_kernel("LogSoftmax")
+def _log_softmax(op: Any, ctx: KernelContext) -> Any:
+    xp, axis = ctx.xp, op.attrs["axis"]
+
+    def log_softmax(x: Any) -> Any:
+        r = xp.subtract(x, x.max(axis=axis, keepdims=True))
+        s = xp.exp(r).sum(axis=axis, keepdims=True)
+        r -= xp.log(s, out=s)
+        return r
+    return log_softmax
+
+
+def _check_labels(xp: Any, labels: Any, n_classes: int, op: Any) -> None:
+    if labels.size == 0:
+        return
+    # one reduction: viewed unsigned, a negative label is huge, so max() catches both ends
+    if int(labels.view(_UNSIGNED[labels.dtype.itemsize]).max()) < n_classes:
+        return
+    bad_mask = (labels < 0) | (labels >= n_classes)
+    at = int(xp.argmax(bad_mask.reshape(-1)))
+    bad = int(labels.reshape(-1)[at])
+    pos = [int(i) for i in np.unravel_index(at, labels.shape)]
+    raise InvalidArgumentError(
+        f"label {bad} (at labels{pos}) is out of range: labels must be in [0, {n_classes}) "
+        f"for logits with {n_classes} classes", op)
+
+
+_UNSIGNED = {4: np.uint32, 8: np.uint64}
+# up to this many classes the kernel works on the transposed (classes, batch) copy, so the
+# per-example max and sum reduce along the outer axis (vectorised) instead of short rows
+_FEW_CLASSES = 128
+
+
+@register_kernel("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_xent(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    aranges: Dict[int, Any] = {}
+
+    def arange(n: int) -> Any:
+        r = aranges.get(n)
+        if r is None:
+            r = aranges[n] = xp.arange(n, dtype=xp.intp)
+        return r
+
+    def sparse_xent(logits: Any, labels: Any) -> Tuple[Any, Any]:
+        c = logits.shape[-1]
+        _check_labels(xp, labels, c, op)
+        z = logits.reshape(-1, c)
+        y = labels.reshape(-1)
+        n = z.shape[0]
+        if c <= _FEW_CLASSES:
+            bp = z.T.copy()  # (classes, batch): the one fresh array, becomes the backprop
+            axis = 0
+            flat = y * n + arange(n)
+        else:
+            bp = z.copy()
+            axis = 1
+            flat = arange(n) * c + y
+        bp -= bp.max(axis=axis, keepdims=True)
+        picked = xp.take(bp, flat)  # shifted logit of each label
+        xp.exp(bp, out=bp)
+        s = bp.sum(axis=axis, keepdims=True)
+        bp /= s
+        bp.reshape(-1)[flat] -= 1
+        # loss = log(sum(exp(z - max))) - (z[label] - max)
+        loss = xp.log(s.reshape(-1))
+        loss -= picked
+        if axis == 0:
+            bp = bp.T  # a transposed view: no copy back
+        return loss.reshape(labels.shape), bp.reshape(logits.shape)
+    return sparse_xent
+
+
+@register_kernel("SoftmaxCrossEntropyWithLogits")
+def _xent(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def xent(logits: Any, labels: Any) -> Tuple[Any, Any]:
+        shifted = xp.subtract(logits, logits.max(axis=-1, keepdims=True))
+        bp = xp.exp(shifted)
+        s = bp.sum(axis=-1, keepdims=True)
+        log_s = xp.log(s)
+        # loss = sum(labels * (log_s - shifted)); shifted becomes -log_softmax in place
+        xp.subtract(log_s, shifted, out=shifted)
+        shifted *= labels
+        loss = shifted.sum(axis=-1)
+        # d loss / d logits = softmax * sum(labels) - labels (sum(labels) is 1 for distributions)
+        s /= labels.sum(axis=-1, keepdims=True)
+        bp /= s
+        bp -= labels
+        return loss, bp
+    return xent
+
+
+# -- convolution ---------------------------------------------------------------------------
+
+
+class _Geometry:
+    """Output size and padding of a conv/pool for one input size (cached per shape)."""
+
+    __slots__ = ("oh", "ow", "pt", "pb", "pl", "pr")
+
+    def __init__(self, h: int, w: int, kh: int, kw: int, strides: Tuple[int, int], dil: Tuple[int, int],
+                 padding: str, op: Any):
+        try:
+            self.oh, self.pt, self.pb = conv_output_size(h, kh, strides[0], dil[0], padding)
+            self.ow, self.pl, self.pr = conv_output_size(w, kw, strides[1], dil[1], padding)
+        except ValueError as e:
+            raise InvalidArgumentError(f"{op.type}: input of height {h} and width {w}: {e}", op) from None
+
+    @property
+    def padded(self) -> bool:
+        return bool(self.pt or self.pb or self.pl or self.pr)
+
+
+def _geometry_cache(op: Any, kh: Optional[int] = None, kw: Optional[int] = None) -> Any:
+    cache: Dict[tuple, _Geometry] = {}
+    strides = op.attrs["strides"]
+    dil = op.attrs.get("dilations", (1, 1))
+    padding = op.attrs["padding"]
+
+    def get(h: int, w: int, fkh: int, fkw: int) -> _Geometry:
+        key = (h, w, fkh, fkw)
+        geo = cache.get(key)
+        if geo is None:
+            geo = _Geometry(h, w, fkh, fkw, strides, dil, padding, op)
+            cache[key] = geo
+        return geo
+    return get
+
+
+def _pad(xp: Any, x: Any, geo: _Geometry, fill: float = 0) -> Any:
+    """x with spatial padding (x itself when there is none)."""
+    if not geo.padded:
+        return x
+    n, h, w, c = x.shape
+    out = xp.full((n, h + geo.pt + geo.pb, w + geo.pl + geo.pr, c), fill, dtype=x.dtype)
+    out[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w, :] = x
+    return out
+
+
+def _windows(xp: Any, xpad: Any, geo: _Geometry, kh: int, kw: int, strides: Tuple[int, int],
+             dil: Tuple[int, int]) -> Any:
+    """A read-only strided view (N, OH, OW, KH, KW, C) of every window; no copy."""
+    n, _, _, c = xpad.shape
+    sn, sh, sw, sc = xpad.strides
+    return xp.lib.stride_tricks.as_strided(
+        xpad, shape=(n, geo.oh, geo.ow, kh, kw, c),
+        strides=(sn, sh * strides[0], sw * strides[1], sh * dil[0], sw * dil[1], sc))
+
+
+def _offset(geo: _Geometry, i: int, j: int, strides: Tuple[int, int], dil: Tuple[int, int]) -> Tuple[slice, slice]:
+    """The rows and columns of the padded input that window offset (i, j) touches."""
+    r0, c0 = i * dil[0], j * dil[1]
+    return (slice(r0, r0 + strides[0] * (geo.oh - 1) + 1, strides[0]),
+            slice(c0, c0 + strides[1] * (geo.ow - 1) + 1, strides[1]))
+
+
+def _im2col(xp: Any, x: Any, geo: _Geometry, kh: int, kw: int, strides: Any, dil: Any) -> Any:
+    """The (N*OH*OW, KH*KW*C) column matrix (a view when the windows are already contiguous)."""
+    win = _windows(xp, _pad(xp, x, geo), geo, kh, kw, strides, dil)
+    return win.reshape(x.shape[0] * geo.oh * geo.ow, kh * kw * x.shape[3])
+
+
+def _check_channels(x_c: int, w_c: int, op: Any, x_shape: Any, w_shape: Any) -> None:
+    if x_c != w_c:
+        raise InvalidArgumentError(f"{op.type}: input has {x_c} channels (shape {tuple(x_shape)}) but the filter "
+                                   f"expects {w_c} (shape {tuple(w_shape)})", op)
+
+
+@register_kernel("Conv2D")
+def _conv2d(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    strides, dil = op.attrs["strides"], op.attrs["dilations"]
+    geometry = _geometry_cache(op)
+
+    def conv2d(x: Any, w: Any) -> Any:
+        n, h, wd, c = x.shape
+        kh, kw, ci, co = w.shape
+        _check_channels(c, ci, op, x.shape, w.shape)
+        geo = geometry(h, wd, kh, kw)
+        cols = _im2col(xp, x, geo, kh, kw, strides, dil)
+        out = xp.matmul(cols, w.reshape(kh * kw * ci, co))
+        return out.reshape(n, geo.oh, geo.ow, co)
+    return conv2d
+
+
+def _sizes_tuple(sizes: Any) -> Tuple[int, ...]:
+    return tuple(int(d) for d in (sizes.tolist() if hasattr(sizes, "tolist") else sizes))
+
+
+def _hint_hwc(op: Any) -> Optional[Tuple[int, ...]]:
+    """(H, W, C) of the input when the graph knows them statically (batch may vary)."""
+    hint = op.attrs.get("shape_hint")
+    if hint is None or hint.rank != 4 or any(d is None for d in hint.dims[1:]):
+        return None
+    return tuple(hint.dims[1:])
+
+
+@register_kernel("Conv2DBackpropInput")
+def _conv2d_bp_input(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    strides, dil = op.attrs["strides"], op.attrs["dilations"]
+    geometry = _geometry_cache(op)
+    fixed = static_shape(op.inputs[0])
+    hwc = _hint_hwc(op)
+
+    def conv2d_backprop_input(sizes: Any, w: Any, dy: Any) -> Any:
+        if fixed is not None:
+            n, h, wd, c = fixed
+        elif hwc is not None:
+            n, (h, wd, c) = dy.shape[0], hwc
+        else:
+            n, h, wd, c = _sizes_tuple(sizes)
+        kh, kw, ci, co = w.shape
+        _check_channels(c, ci, op, (n, h, wd, c), w.shape)
+        geo = geometry(h, wd, kh, kw)
+        if dy.shape != (n, geo.oh, geo.ow, co):
+            raise InvalidArgumentError(f"{op.type}: out_backprop has shape {tuple(dy.shape)}, expected "
+                                       f"{(n, geo.oh, geo.ow, co)} for input {(n, h, wd, c)} and filter "
+                                       f"{tuple(w.shape)}", op)
+        dcols = xp.matmul(dy.reshape(-1, co), w.reshape(kh * kw * ci, co).T)
+        dcols = dcols.reshape(n, geo.oh, geo.ow, kh, kw, ci)
+        hp, wp = h + geo.pt + geo.pb, wd + geo.pl + geo.pr
+        if kh == 1 and kw == 1 and strides == (1, 1) and not geo.padded:
+            return dcols.reshape(n, h, wd, c)
+        dx = xp.zeros((n, hp, wp, c), dtype=dy.dtype)
+        # col2im: one strided add per window offset, over every pixel at once
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = _offset(geo, i, j, strides, dil)
+                dx[:, rs, cs, :] += dcols[:, :, :, i, j, :]
+        if geo.padded:
+            dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd, :]
+        return dx
+    return conv2d_backprop_input
+
+
+@register_kernel("Conv2DBackpropFilter")
+def _conv2d_bp_filter(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    strides, dil = op.attrs["strides"], op.attrs["dilations"]
+    geometry = _geometry_cache(op)
+    fixed = static_shape(op.inputs[1])
+    hint = op.attrs.get("shape_hint")
+    hint_full = tuple(hint.dims) if hint is not None and hint.is_fully_defined() else None
+
+    def conv2d_backprop_filter(x: Any, sizes: Any, dy: Any) -> Any:
+        kh, kw, ci, co = fixed or hint_full or _sizes_tuple(sizes)
+        n, h, wd, c = x.shape
+        _check_channels(c, ci, op, x.shape, (kh, kw, ci, co))
+        geo = geometry(h, wd, kh, kw)
+        if dy.shape != (n, geo.oh, geo.ow, co):
+            raise InvalidArgumentError(f"{op.type}: out_backprop has shape {tuple(dy.shape)}, expected "
+                                       f"{(n, geo.oh, geo.ow, co)} for input {tuple(x.shape)} and filter "
+                                       f"{(kh, kw, ci, co)}", op)
+        cols = _im2col(xp, x, geo, kh, kw, strides, dil)
+        dw = xp.matmul(cols.T, dy.reshape(-1, co))
+        return dw.reshape(kh, kw, ci, co)
+    return conv2d_backprop_filter
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+_UNIT = (1, 1)
+
+
+def _pool_setup(op: Any) -> Tuple[int, int, Tuple[int, int], Any]:
+    kh, kw = op.attrs["ksize"]
+    return kh, kw, op.attrs["strides"], _geometry_cache(op)
+
+
+@register_kernel("MaxPool")
+def _max_pool(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    kh, kw, strides, geometry = _pool_setup(op)
+
+    def max_pool(x: Any) -> Any:
+        geo = geometry(x.shape[1], x.shape[2], kh, kw)
+        xpad = _pad(xp, x, geo, -np.inf)
+        out = None
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = _offset(geo, i, j, strides, _UNIT)
+                v = xpad[:, rs, cs, :]
+                if out is None:
+                    out = v.copy()
+                else:
+                    xp.maximum(out, v, out=out)
+        return out
+    return max_pool
+
+
+@register_kernel("MaxPoolGrad")
+def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    kh, kw, strides, geometry = _pool_setup(op)
+
+    def max_pool_grad(x: Any, y: Any, g: Any) -> Any:
+        n, h, w, c = x.shape
+        geo = geometry(h, w, kh, kw)
+        xpad = _pad(xp, x, geo, -np.inf)
+        dx = xp.zeros(xpad.shape, dtype=g.dtype)
+        # each output's gradient goes to the first maximum of its window (row-major), as TF
+        todo = xp.ones(y.shape, dtype=bool)
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = _offset(geo, i, j, strides, _UNIT)
+                hit = xpad[:, rs, cs, :] == y
+                hit &= todo
+                xp.greater(todo, hit, out=todo)  # todo and not hit
+                dx[:, rs, cs, :] += xp.multiply(g, hit)
+        if geo.padded:
+            dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w, :]
+        return dx
+    return max_pool_grad
+
+
+def _avg_counts(xp: Any, geo: _Geometry, h: int, w: int, kh: int, kw: int, strides: Tuple[int, int],
+                dtype: Any) -> Any:
+    """Per output cell, how many real (unpadded) inputs its window covers: (OH, OW, 1)."""
+    def along(size: int, k: int, s: int, out: int, pad: int) -> np.ndarray:
+        start = np.arange(out) * s - pad
+        return np.minimum(start + k, size) - np.maximum(start, 0)
+    ch = along(h, kh, strides[0], geo.oh, geo.pt)
+    cw = along(w, kw, strides[1], geo.ow, geo.pl)
+    return xp.asarray(np.multiply.outer(ch, cw)[:, :, None].astype(dtype))
+
+
+@register_kernel("AvgPool")
+def _avg_pool(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    kh, kw, strides, geometry = _pool_setup(op)
+    counts: Dict[tuple, Any] = {}
+
+    def avg_pool(x: Any) -> Any:
+        n, h, w, c = x.shape
+        geo = geometry(h, w, kh, kw)
+        xpad = _pad(xp, x, geo, 0)
+        out = None
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = _offset(geo, i, j, strides, _UNIT)
+                v = xpad[:, rs, cs, :]
+                if out is None:
+                    out = v.copy()
+                else:
+                    out += v
+        if geo.padded:
+            key = (h, w, x.dtype)
+            cnt = counts.get(key)
+            if cnt is None:
+                cnt = counts[key] = _avg_counts(xp, geo, h, w, kh, kw, strides, x.dtype)
+            out /= cnt
+        else:
+            out /= x.dtype.type(kh * kw)
+        return out
+    return avg_pool
+
+
+@register_kernel("AvgPoolGrad")
+def _avg_pool_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    kh, kw, strides, geometry = _pool_setup(op)
+    fixed = static_shape(op.inputs[0])
+    hwc = _hint_hwc(op)
+    counts: Dict[tuple, Any] = {}
+
+    def avg_pool_grad(sizes: Any, g: Any) -> Any:
+        if fixed is not None:
+            n, h, w, c = fixed
+        elif hwc is not None:
+            n, (h, w, c) = g.shape[0], hwc
+        else:
+            n, h, w, c = _sizes_tuple(sizes)
+        geo = geometry(h, w, kh, kw)
+        if g.shape != (n, geo.oh, geo.ow, c):
+            raise InvalidArgumentError(f"{op.type}: grad has shape {tuple(g.shape)}, expected "
+                                       f"{(n, geo.oh, geo.ow, c)} for input {(n, h, w, c)}", op)
+        if geo.padded:
+            key = (h, w, g.dtype)
+            cnt = counts.get(key)
+            if cnt is None:
+                cnt = counts[key] = _avg_counts(xp, geo, h, w, kh, kw, strides, g.dtype)
+            gs = g / cnt
+        else:
+            gs = g / g.dtype.type(kh * kw)
+        dx = xp.zeros((n, h + geo.pt + geo.pb, w + geo.pl + geo.pr, c), dtype=g.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = _offset(geo, i, j, strides, _UNIT)
+                dx[:, rs, cs, :] += gs
+        if geo.padded:
+            dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w, :]
+        return dx
+    return avg_pool_grad
+
+
+# -- bias, losses, dropout -----------------------------------------------------------------
+
+
+@register_kernel("BiasAdd")
+def _bias_add(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def bias_add(x: Any, b: Any) -> Any:
+        if x.shape[-1] != b.shape[0]:
+            raise InvalidArgumentError(f"bias of shape {tuple(b.shape)} does not match the last dimension of "
+                                       f"value of shape {tuple(x.shape)}", op)
+        return xp.add(x, b)
+    return bias_add
+
+
+@register_kernel("BiasAddGrad")
+def _bias_add_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def bias_add_grad(g: Any) -> Any:
+        return g.reshape(-1, g.shape[-1]).sum(axis=0)
+    return bias_add_grad
+
+
+@register_kernel("L2Loss")
+def _l2_loss(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    dt = op.outputs[0].dtype.np
+
+    def l2_loss(x: Any) -> Any:
+        f = x.reshape(-1)
+        # a BLAS dot: no squared temporary
+        return xp.asarray(xp.dot(f, f) * 0.5, dtype=dt)
+    return l2_loss
+
+
+@register_kernel("DropoutMask")
+def _dropout_mask(op: Any, ctx: KernelContext) -> Any:
+    st = stream_for(op, ctx)
+    xp = ctx.xp
+    dt = op.outputs[0].dtype.np
+    ns = op.attrs["noise_shape"]
+    kp_t = op.inputs[1]
+    kp_const = float(np.asarray(kp_t.op.attrs["value"]).reshape(-1)[0]) if kp_t.op.type == "Const" else None
+
+    def dropout_mask(x: Any, keep_prob: Any) -> Any:
+        kp = kp_const if kp_const is not None else float(keep_prob.reshape(-1)[0])
+        if not 0 < kp <= 1:
+            raise InvalidArgumentError(f"dropout keep_prob must be in (0, 1], got {kp}", op)
+        shp = x.shape if ns is None else tuple(x.shape[i] if d is None else d for i, d in enumerate(ns))
+        # floor(u + keep) is 1 with probability keep, else 0 (as TF); then scale by 1 / keep
+        u = st.uniform(shp, dt)
+        u += dt.type(kp)
+        xp.floor(u, out=u)
+        u *= dt.type(1.0 / kp)
+        return u
+    return dropout_mask

@@ -42,6 +42,17 @@ class VariableState:
                 "run cf.global_variables_initializer() (or the variable's initializer) first", op)
         return v
 
+    def snapshot(self, op: Any = None) -> Any:
+        """A read-only view of the current value: consumers and fetches can never write into
+        the storage, and while the view lives an in-place update copies first."""
+        v = self.value
+        if v is None:
+            self.read(op)
+        if self.xp is np:
+            v = v.view()
+            v.flags.writeable = False
+        return v
+
     def writable(self, op: Any = None) -> Any:
         """The array, safe to update in place (copied first if anyone else holds it)."""
         v = self.value
@@ -60,7 +71,7 @@ class VariableState:
                 f"of shape {self.shape}", op)
         # own a private copy: the value may be a constant or an array the caller keeps
         self.value = xp.array(value, dtype=self.dtype.np, copy=True)
-        return self.value
+        return self.snapshot()
 
 
 class ResourceContainer:

@@ -16,10 +16,7 @@ def _var_handle(op: Any, ctx: KernelContext) -> Any:
 @register_kernel("ReadVariable")
 def _read(op: Any, ctx: KernelContext) -> Any:
     def read(st: Any) -> Any:
-        v = st.value
-        if v is None:
-            st.read(op)
-        return v
+        return st.snapshot(op)
     return read
 
 
@@ -93,7 +90,8 @@ def _scatter(op: Any, ctx: KernelContext, how: str) -> Any:
                 xp.add.at(v, idx, upd) if xp.__name__ == "numpy" else xp.scatter_add(v, idx, upd)
             else:
                 xp.subtract.at(v, idx, upd) if xp.__name__ == "numpy" else xp.scatter_add(v, idx, -upd)
-            return v
+            del v  # drop our reference before taking the snapshot
+            return st.snapshot(op)
     return scatter
 
 

@@ -1,2 +1,7 @@
-"""Neural-network ops (cf.nn.relu, ...), layers and initializers."""
+"""Neural-network ops (cf.nn.relu, cf.nn.conv2d, ...), layers and initializers.
+
+`cf.nn.conv2d` is the raw op (input, filter, strides, padding); the layer that creates
+its own kernel is `cf.layers.conv2d` (also `cf.nn.layers.conv2d`).
+"""
 from ..graph.ops.nn_ops import *  # noqa: F401,F403
+from . import initializers, layers  # noqa: F401,E402

@@ -208,10 +208,16 @@ class Session:
         plan, _ = self._get_plan(fetch_map.elements, feeds)
 
         def call(*args: Any) -> Any:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
             if len(args) != len(feeds):
                 raise TypeError(f"callable expects {len(feeds)} feeds, got {len(args)}")
             tok = CancellationToken()
-            vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
+            self._active.add(tok)
+            try:
+                vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
+            finally:
+                self._active.discard(tok)
             return fetch_map.rebuild([_to_host(v) for v in vals])
         return call
 
@@ -287,7 +293,11 @@ class InteractiveSession(Session):
 
 
 def _to_host(v: Any) -> Any:
-    if v is None or isinstance(v, np.ndarray):
+    if isinstance(v, np.ndarray):
+        # read-only arrays are constants' or variables' storage (or views of it): the user
+        # gets a private, writable copy
+        return v if v.flags.writeable else v.copy()
+    if v is None:
         return v
     if isinstance(v, np.generic):
         return np.asarray(v)

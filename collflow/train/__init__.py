@@ -1,1 +1,7 @@
-"""Optimizers, learning-rate schedules and training utilities."""
+"""Optimizers, learning-rate schedules and training utilities (TensorFlow 1.x `tf.train`)."""
+from ..graph.ops import training_ops as _training_ops  # noqa: F401  (registers the Apply* ops)
+from ..kernels import training_kernels as _training_kernels  # noqa: F401  (and their kernels)
+from .optimizer import Optimizer  # noqa: F401
+from .optimizers import *  # noqa: F401,F403
+from .learning_rate import *  # noqa: F401,F403
+from .global_step import *  # noqa: F401,F403

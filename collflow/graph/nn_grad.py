@@ -1,0 +1,156 @@
+"""Gradients of the nn ops: one rule per op, built from graph ops.
+
+The forward ops hand their gradients to dedicated ops (ReluGrad, SigmoidGrad,
+Conv2DBackpropInput, ...) whose kernels avoid temporaries; those gradient ops that are
+differentiable again have their own rules below (second derivatives, double backprop).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .registry import register_gradient as reg
+from .ops import array_ops as a
+from .ops import math_ops as m
+from .ops import nn_ops as n
+from .ops.op_util import single
+
+# -- activations ----------------------------------------------------------------------
+reg("Relu")(lambda op, g: [single("ReluGrad", [g, op.outputs[0]])])
+# d/dy of relu's gradient is zero almost everywhere
+reg("ReluGrad")(lambda op, gg: [single("ReluGrad", [gg, op.inputs[1]]), None])
+reg("LeakyRelu")(lambda op, g: [single("LeakyReluGrad", [g, op.inputs[0]], {"alpha": op.attrs["alpha"]})])
+reg("LeakyReluGrad")(lambda op, gg: [single("LeakyReluGrad", [gg, op.inputs[1]], {"alpha": op.attrs["alpha"]}), None])
+reg("Sigmoid")(lambda op, g: [single("SigmoidGrad", [op.outputs[0], g])])
+reg("Tanh")(lambda op, g: [single("TanhGrad", [op.outputs[0], g])])
+
+
+@reg("SigmoidGrad")
+def _sigmoid_grad_grad(op: Any, gg: Any) -> list:
+    y, dy = op.inputs  # out = dy * y * (1 - y)
+    return [gg * dy * (1.0 - 2.0 * y), single("SigmoidGrad", [y, gg])]
+
+
+@reg("TanhGrad")
+def _tanh_grad_grad(op: Any, gg: Any) -> list:
+    y, dy = op.inputs  # out = dy * (1 - y*y)
+    return [-2.0 * gg * dy * y, single("TanhGrad", [y, gg])]
+
+
+# -- softmax --------------------------------------------------------------------------
+
+
+@reg("Softmax")
+def _softmax_grad(op: Any, g: Any) -> list:
+    y = op.outputs[0]
+    gy = g * y
+    return [gy - y * m.reduce_sum(gy, op.attrs["axis"], keepdims=True)]
+
+
+@reg("LogSoftmax")
+def _log_softmax_grad(op: Any, g: Any) -> list:
+    y = op.outputs[0]
+    return [g - m.exp(y) * m.reduce_sum(g, op.attrs["axis"], keepdims=True)]
+
+
+def _is_zeros(t: Any) -> bool:
+    """True for the zeros the gradient walk fills in for an output nobody differentiated."""
+    return t is None or t.op.type == "ZerosLike"
+
+
+def _xent_logits_grad(op: Any, g_loss: Any, g_backprop: Any, scale: Any = None) -> Any:
+    logits, backprop = op.inputs[0], op.outputs[1]
+    # the loss gradient broadcast over classes: g[..., None] * (softmax * scale - labels)
+    grad = a.expand_reduced(g_loss, logits, -1) * backprop
+    if not _is_zeros(g_backprop):
+        # double backprop: backprop = softmax(logits) * scale - labels, so its gradient is softmax's
+        p = n.softmax(logits)
+        gp = g_backprop * p
+        term = gp - p * m.reduce_sum(gp, -1, keepdims=True)
+        grad = grad + (term if scale is None else term * scale)
+    return grad
+
+
+@reg("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_xent_grad(op: Any, g_loss: Any, g_backprop: Any) -> list:
+    return [_xent_logits_grad(op, g_loss, g_backprop), None]
+
+
+@reg("SoftmaxCrossEntropyWithLogits")
+def _xent_grad(op: Any, g_loss: Any, g_backprop: Any) -> list:
+    logits, labels = op.inputs
+    # loss = -sum(labels * log_softmax(logits)); backprop = softmax * sum(labels) - labels
+    g_labels = a.expand_reduced(g_loss, logits, -1) * -n.log_softmax(logits)
+    scale = None
+    if not _is_zeros(g_backprop):
+        scale = m.reduce_sum(labels, -1, keepdims=True)
+        g_labels = g_labels + m.reduce_sum(g_backprop * n.softmax(logits), -1, keepdims=True) - g_backprop
+    return [_xent_logits_grad(op, g_loss, g_backprop, scale), g_labels]
+
+
+# -- convolution ----------------------------------------------------------------------
+
+
+def _conv_kw(op: Any) -> dict:
+    return {"strides": op.attrs["strides"], "padding": op.attrs["padding"], "dilations": op.attrs["dilations"]}
+
+
+def _sizes_of(t: Any) -> Any:
+    """A constant shape when static (no run-time dependency), else a Shape op."""
+    if t.shape.is_fully_defined():
+        return list(t.shape.dims)
+    return a.shape(t)
+
+
+@reg("Conv2D")
+def _conv2d_grad(op: Any, g: Any) -> list:
+    x, w = op.inputs
+    kw = _conv_kw(op)
+    return [n.conv2d_backprop_input(_sizes_of(x), w, g, shape_hint=x.shape, **kw),
+            n.conv2d_backprop_filter(x, _sizes_of(w), g, shape_hint=w.shape, **kw)]
+
+
+@reg("Conv2DBackpropInput")
+def _conv2d_bp_input_grad(op: Any, gg: Any) -> list:
+    _, w, dy = op.inputs  # linear in w and in dy
+    kw = _conv_kw(op)
+    return [None,
+            n.conv2d_backprop_filter(gg, _sizes_of(w), dy, shape_hint=w.shape, **kw),
+            n.conv2d(gg, w, **kw)]
+
+
+@reg("Conv2DBackpropFilter")
+def _conv2d_bp_filter_grad(op: Any, gg: Any) -> list:
+    x, _, dy = op.inputs  # linear in x and in dy
+    kw = _conv_kw(op)
+    return [n.conv2d_backprop_input(_sizes_of(x), gg, dy, shape_hint=x.shape, **kw),
+            None,
+            n.conv2d(x, gg, **kw)]
+
+
+# -- pooling --------------------------------------------------------------------------
+
+
+def _pool_attrs(op: Any) -> dict:
+    return {"ksize": op.attrs["ksize"], "strides": op.attrs["strides"], "padding": op.attrs["padding"]}
+
+
+reg("MaxPool")(lambda op, g: [single("MaxPoolGrad", [op.inputs[0], op.outputs[0], g], _pool_attrs(op))])
+
+
+@reg("AvgPool")
+def _avg_pool_grad(op: Any, g: Any) -> list:
+    x = op.inputs[0]
+    attrs = dict(_pool_attrs(op), shape_hint=x.shape)
+    sizes = _sizes_of(x)
+    if isinstance(sizes, list):
+        sizes = n._sizes(sizes)
+    return [single("AvgPoolGrad", [sizes, g], attrs)]
+
+
+# AvgPoolGrad is linear in its gradient input: its own gradient is the average pool
+reg("AvgPoolGrad")(lambda op, gg: [None, single("AvgPool", [gg], _pool_attrs(op))])
+
+# -- bias, losses ------------------------------------------------------------------------
+reg("BiasAdd")(lambda op, g: [g, single("BiasAddGrad", [g])])
+reg("BiasAddGrad")(lambda op, gg: [a.broadcast_like(gg, op.inputs[0])])
+reg("L2Loss")(lambda op, g: [op.inputs[0] * g])

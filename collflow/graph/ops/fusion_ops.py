@@ -1,0 +1,75 @@
+"""Fused collective ops that data-parallel training builds (kernels in collflow/comm/fusion.py).
+
+FusedAllReduce sums a bucket of gradients across ranks in one collective (packed into one
+flat buffer, optionally compressed) and divides by the number of ranks that contributed.
+SparseAllGather concatenates every rank's IndexedSlices rows.  FusedBroadcast copies a
+list of tensors from the root rank to all ranks.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from ... import dtypes as _dt
+from .. import graph as _g
+from ..registry import register_op, register_gradient, not_differentiable
+from ..shape import TensorShape
+from .op_util import make_op
+
+__all__: List[str] = []
+
+COMPRESSIONS = ("none", "fp16", "bf16")
+
+
+def _same_spec(op: _g.Operation) -> list:
+    return [(t.dtype, t.shape) for t in op.inputs]
+
+
+def _fused_spec(op: _g.Operation) -> list:
+    if op.attrs["compression"] not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of {COMPRESSIONS}, got {op.attrs['compression']!r}")
+    for t in op.inputs:
+        if not t.dtype.is_floating:
+            raise ValueError(f"FusedAllReduce needs floating-point tensors, got {t.dtype.name} ({t.name})")
+    return _same_spec(op)
+
+
+register_op("FusedAllReduce", _fused_spec, stateful=True)
+register_op("FusedBroadcast", _same_spec, stateful=True)
+
+
+def _sparse_gather_spec(op: _g.Operation) -> list:
+    v, i = op.inputs
+    inner = [None] + list(v.shape.dims[1:]) if v.shape.rank is not None else None
+    # third output: how many ranks contributed rows (the divisor of an average)
+    return [(v.dtype, TensorShape(inner)), (i.dtype, TensorShape([None])), (v.dtype, TensorShape(()))]
+
+
+register_op("SparseAllGather", _sparse_gather_spec, stateful=True)
+not_differentiable("FusedBroadcast", "SparseAllGather")
+
+
+@register_gradient("FusedAllReduce")
+def _fused_grad(op: _g.Operation, *grads: Any) -> list:
+    # d(sum over ranks)/dx is the sum over ranks of the incoming gradient (mean: the mean)
+    gs = [_g.convert_to_tensor(g) for g in grads]
+    return list(fused_all_reduce(gs, key=op.attrs["key"] + "_grad", average=op.attrs["average"]))
+
+
+def fused_all_reduce(tensors: Sequence[Any], key: str, average: bool = True, compression: str = "none",
+                     name: Optional[str] = None) -> List[_g.Tensor]:
+    """Sums (or averages) `tensors` across ranks as one collective; `key` names it on every rank."""
+    op = make_op("FusedAllReduce", list(tensors), {"key": key, "average": bool(average),
+                                                   "compression": compression}, name=name or "FusedAllReduce")
+    return list(op.outputs)
+
+
+def sparse_all_gather(values: Any, indices: Any, key: str, name: Optional[str] = None) -> tuple:
+    """(values, indices) of every rank concatenated in rank order, and the number of contributors."""
+    op = make_op("SparseAllGather", [values, indices], {"key": key}, name=name or "SparseAllGather")
+    return op.outputs[0], op.outputs[1], op.outputs[2]
+
+
+def fused_broadcast(tensors: Sequence[Any], root: int, key: str, name: Optional[str] = None) -> List[_g.Tensor]:
+    """`tensors` as the root rank has them, on every rank."""
+    op = make_op("FusedBroadcast", list(tensors), {"key": key, "root": int(root)}, name=name or "FusedBroadcast")
+    return list(op.outputs)

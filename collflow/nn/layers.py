@@ -1,0 +1,238 @@
+"""Functional layers (TensorFlow 1.x `tf.layers`): each call creates its variables.
+
+    h = cf.layers.dense(x, 256, activation=cf.nn.relu)           # variables dense/kernel, dense/bias
+    h = cf.layers.conv2d(images, 32, 3, padding="same", name="conv1")
+    h = cf.layers.max_pooling2d(h, 2, 2)
+    h = cf.layers.dropout(cf.layers.flatten(h), rate=0.5, training=is_training)
+
+A layer opens a name scope (its `name`, made unique: dense, dense_1, ...) and creates its
+variables in it, in the GLOBAL_VARIABLES and (if trainable) TRAINABLE_VARIABLES collections;
+a regularizer's loss goes to REGULARIZATION_LOSSES.  Variables are created outside the
+caller's control dependencies, so their initializers run on their own.  Calling a layer
+twice makes two sets of variables (there is no variable reuse).  Images are NHWC
+("channels_last") and kernels [kh, kw, in, out], as in TensorFlow.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from ..graph import graph as _g
+from ..graph.graph import GraphKeys
+from ..graph.ops import array_ops, math_ops, nn_ops
+from ..graph.ops.constant_op import identity
+from ..graph.variables import Variable
+from . import initializers as _init
+
+__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "embedding"]
+
+Activation = Union[None, str, Callable[[_g.Tensor], _g.Tensor]]
+
+
+def _activation(activation: Activation) -> Optional[Callable[[_g.Tensor], _g.Tensor]]:
+    if activation is None or callable(activation):
+        return activation
+    if isinstance(activation, str):
+        if activation == "linear":
+            return None
+        fn = getattr(nn_ops, activation, None) or getattr(math_ops, activation, None)
+        if fn is None:
+            raise ValueError(f"unknown activation {activation!r}; pass a function such as cf.nn.relu")
+        return fn
+    raise TypeError(f"activation must be None, a name or a callable, got {activation!r}")
+
+
+def _pair(v: Any, what: str) -> Tuple[int, int]:
+    if isinstance(v, (int, np.integer)):
+        return int(v), int(v)
+    v = tuple(int(d) for d in v)
+    if len(v) != 2:
+        raise ValueError(f"{what} must be an int or a pair, got {v}")
+    return v
+
+
+def _padding(padding: str) -> str:
+    p = str(padding).upper()
+    if p not in ("SAME", "VALID"):
+        raise ValueError(f"padding must be 'same' or 'valid', got {padding!r}")
+    return p
+
+
+def _channels_last(data_format: str, layer: str) -> None:
+    if data_format not in ("channels_last", "NHWC"):
+        raise InvalidArgumentError(f"{layer}: only data_format='channels_last' (NHWC) is supported, got {data_format!r}")
+
+
+def _input(inputs: Any, layer: str, min_rank: int) -> _g.Tensor:
+    x = _g.convert_to_tensor(inputs)
+    if x.shape.rank is None or x.shape.rank < min_rank:
+        raise InvalidArgumentError(f"{layer} needs an input of rank >= {min_rank} (known statically), "
+                                   f"got shape {x.shape}")
+    if not x.dtype.is_floating:
+        raise InvalidArgumentError(f"{layer} needs a floating-point input, got {x.dtype.name}")
+    return x
+
+
+def _last_dim(x: _g.Tensor, layer: str) -> int:
+    d = x.shape.dims[-1]
+    if d is None:
+        raise InvalidArgumentError(f"{layer}: the last dimension of the input must be known, got shape {x.shape}")
+    return int(d)
+
+
+def _make_var(g: _g.Graph, name: str, shape: Sequence[int], dtype: _dt.DType, initializer: Any,
+              regularizer: Optional[Callable], trainable: bool) -> Variable:
+    init = _init.get(initializer)
+    with g.control_dependencies(None):
+        v = Variable(lambda: init(list(shape), dtype), trainable=trainable, name=name, dtype=dtype)
+    if regularizer is not None:
+        loss = regularizer(v)
+        if loss is not None:
+            g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+    return v
+
+
+def _finish(y: _g.Tensor, bias: Optional[Variable], activation: Activation) -> _g.Tensor:
+    if bias is not None:
+        y = nn_ops.bias_add(y, bias)
+    act = _activation(activation)
+    return act(y) if act is not None else y
+
+
+def dense(inputs: Any, units: int, activation: Activation = None, use_bias: bool = True,
+          kernel_initializer: Any = None, bias_initializer: Any = None, kernel_regularizer: Optional[Callable] = None,
+          bias_regularizer: Optional[Callable] = None, trainable: bool = True,
+          name: Optional[str] = None) -> _g.Tensor:
+    """activation(inputs @ kernel + bias): [..., in] -> [..., units].
+
+    Variables: kernel [in, units] (glorot_uniform by default), bias [units] (zeros).
+    """
+    x = _input(inputs, "dense", 2)
+    if int(units) <= 0:
+        raise ValueError(f"dense: units must be positive, got {units}")
+    units = int(units)
+    in_dim = _last_dim(x, "dense")
+    g = x.graph
+    with g.as_default(), g.name_scope(name or "dense"):
+        kernel = _make_var(g, "kernel", [in_dim, units], x.dtype, kernel_initializer or _init.GlorotUniform(),
+                           kernel_regularizer, trainable)
+        bias = _make_var(g, "bias", [units], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
+                         trainable) if use_bias else None
+        if x.shape.rank == 2:
+            y = math_ops.matmul(x, kernel)
+        else:
+            lead = list(x.shape.dims[:-1])
+            if lead.count(None) <= 1:
+                # fold the leading axes into one: a plain matmul and a plain kernel gradient
+                flat = array_ops.reshape(x, [-1, in_dim])
+                y = array_ops.reshape(math_ops.matmul(flat, kernel), [-1 if d is None else d for d in lead] + [units])
+            else:
+                y = math_ops.matmul(x, kernel)  # batched: the kernel broadcasts over the leading axes
+        return _finish(y, bias, activation)
+
+
+def conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+           data_format: str = "channels_last", dilation_rate: Any = (1, 1), activation: Activation = None,
+           use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = None,
+           kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+           trainable: bool = True, name: Optional[str] = None) -> _g.Tensor:
+    """2-D convolution layer on NHWC inputs: [n, h, w, in] -> [n, h', w', filters].
+
+    Variables: kernel [kh, kw, in, filters] (glorot_uniform by default), bias [filters].
+    padding: "valid" (the default, as TensorFlow) or "same".
+    """
+    x = _input(inputs, "conv2d", 4)
+    if x.shape.rank != 4:
+        raise InvalidArgumentError(f"conv2d needs an NHWC input of rank 4, got shape {x.shape}")
+    _channels_last(data_format, "conv2d")
+    filters = int(filters)
+    if filters <= 0:
+        raise ValueError(f"conv2d: filters must be positive, got {filters}")
+    kh, kw = _pair(kernel_size, "kernel_size")
+    in_ch = _last_dim(x, "conv2d")
+    g = x.graph
+    with g.as_default(), g.name_scope(name or "conv2d"):
+        kernel = _make_var(g, "kernel", [kh, kw, in_ch, filters], x.dtype,
+                           kernel_initializer or _init.GlorotUniform(), kernel_regularizer, trainable)
+        bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
+                         trainable) if use_bias else None
+        y = nn_ops.conv2d(x, kernel, strides=_pair(strides, "strides"), padding=_padding(padding),
+                          dilations=_pair(dilation_rate, "dilation_rate"))
+        return _finish(y, bias, activation)
+
+
+def max_pooling2d(inputs: Any, pool_size: Any, strides: Any = None, padding: str = "valid",
+                  data_format: str = "channels_last", name: Optional[str] = None) -> _g.Tensor:
+    """Max over pool_size windows of an NHWC input (strides default to pool_size)."""
+    _channels_last(data_format, "max_pooling2d")
+    k = _pair(pool_size, "pool_size")
+    s = _pair(strides, "strides") if strides is not None else k
+    return nn_ops.max_pool2d(_input(inputs, "max_pooling2d", 4), k, s, _padding(padding),
+                             name=name or "max_pooling2d")
+
+
+def average_pooling2d(inputs: Any, pool_size: Any, strides: Any = None, padding: str = "valid",
+                      data_format: str = "channels_last", name: Optional[str] = None) -> _g.Tensor:
+    """Mean over pool_size windows of an NHWC input (strides default to pool_size)."""
+    _channels_last(data_format, "average_pooling2d")
+    k = _pair(pool_size, "pool_size")
+    s = _pair(strides, "strides") if strides is not None else k
+    return nn_ops.avg_pool2d(_input(inputs, "average_pooling2d", 4), k, s, _padding(padding),
+                             name=name or "average_pooling2d")
+
+
+def flatten(inputs: Any, name: Optional[str] = None) -> _g.Tensor:
+    """[n, d1, d2, ...] -> [n, d1 * d2 * ...] (the non-batch dimensions must be known)."""
+    x = _g.convert_to_tensor(inputs)
+    if x.shape.rank is None or x.shape.rank < 1:
+        raise InvalidArgumentError(f"flatten needs an input of known rank >= 1, got shape {x.shape}")
+    rest = x.shape.dims[1:]
+    if any(d is None for d in rest):
+        raise InvalidArgumentError(f"flatten needs the non-batch dimensions to be known, got shape {x.shape}")
+    n = int(np.prod(rest)) if rest else 1
+    return array_ops.reshape(x, [-1, n], name=name or "flatten")
+
+
+def dropout(inputs: Any, rate: float = 0.5, noise_shape: Any = None, seed: Optional[int] = None,
+            training: Any = False, name: Optional[str] = None) -> _g.Tensor:
+    """Dropout while training: each element zeroed with probability `rate`, the rest scaled by 1/(1-rate).
+
+    training: a Python bool, or a bool scalar Tensor (a placeholder) chosen at run time;
+    when false the input passes through unchanged.
+    """
+    x = _g.convert_to_tensor(inputs)
+    if isinstance(training, (bool, np.bool_)):
+        if not training:
+            return identity(x, name=name or "dropout")
+        return nn_ops.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed, name=name or "dropout")
+    t = _g.convert_to_tensor(training)
+    if t.dtype != _dt.bool_:
+        raise InvalidArgumentError(f"dropout: training must be a Python bool or a bool Tensor, got {t.dtype.name}")
+    g = x.graph
+    with g.as_default(), g.name_scope(name or "dropout"):
+        dropped = nn_ops.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed)
+        return array_ops.where(t, dropped, x, name="select")
+
+
+def embedding(ids: Any, input_dim: int, output_dim: int, embeddings_initializer: Any = None,
+              embeddings_regularizer: Optional[Callable] = None, trainable: bool = True, dtype: Any = _dt.float32,
+              name: Optional[str] = None) -> _g.Tensor:
+    """Rows of a new [input_dim, output_dim] table at integer `ids`: shape ids.shape + [output_dim].
+
+    The table (variable "embedding/embeddings", uniform in [-0.05, 0.05] by default) gets a
+    sparse (IndexedSlices) gradient, so optimizers update only the looked-up rows.
+    """
+    ids_t = _g.convert_to_tensor(ids)
+    if not ids_t.dtype.is_integer:
+        raise InvalidArgumentError(f"embedding needs integer ids, got {ids_t.dtype.name}")
+    if int(input_dim) <= 0 or int(output_dim) <= 0:
+        raise ValueError(f"embedding: input_dim and output_dim must be positive, got {input_dim}, {output_dim}")
+    g = ids_t.graph
+    with g.as_default(), g.name_scope(name or "embedding"):
+        table = _make_var(g, "embeddings", [int(input_dim), int(output_dim)], _dt.as_dtype(dtype),
+                          embeddings_initializer or _init.RandomUniform(-0.05, 0.05), embeddings_regularizer,
+                          trainable)
+        return nn_ops.embedding_lookup(table, ids_t)

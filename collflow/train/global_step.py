@@ -1,0 +1,51 @@
+"""The global step: an int64 counter variable in the GLOBAL_STEP collection (TensorFlow 1.x)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import dtypes as _dt
+from ..graph import graph as _g
+from ..graph.graph import GraphKeys
+from ..graph.ops.array_ops import zeros
+from ..graph.variables import Variable
+
+__all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step"]
+
+
+def get_global_step(graph: Optional[_g.Graph] = None) -> Optional[Variable]:
+    """The graph's global step variable, or None if it has none."""
+    g = graph or _g.get_default_graph()
+    found = g.get_collection(GraphKeys.GLOBAL_STEP)
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ValueError(f"the graph has {len(found)} variables in the GLOBAL_STEP collection: "
+                         f"{[v.name for v in found]}; expected one")
+    v = found[0]
+    if not v.dtype.is_integer or v.shape.rank not in (None, 0):
+        raise TypeError(f"the global step {v.name} must be an integer scalar, got {v.dtype.name} {v.shape}")
+    return v
+
+
+def create_global_step(graph: Optional[_g.Graph] = None) -> Variable:
+    """Creates the int64 global step (starting at 0); an error if the graph already has one."""
+    g = graph or _g.get_default_graph()
+    if get_global_step(g) is not None:
+        raise ValueError("the graph already has a global step")
+    # outside the caller's scopes: one root-level variable, initialized independently of any op
+    with g.as_default(), g.name_scope(None), g.control_dependencies(None):
+        return Variable(lambda: zeros((), dtype=_dt.int64, name="zeros"), trainable=False, name="global_step",
+                        dtype=_dt.int64,
+                        collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+
+
+def get_or_create_global_step(graph: Optional[_g.Graph] = None) -> Variable:
+    """The graph's global step, created (int64, 0) if it has none."""
+    g = graph or _g.get_default_graph()
+    v = get_global_step(g)
+    return v if v is not None else create_global_step(g)
+
+
+def global_step(sess: object, global_step_tensor: object) -> int:
+    """The current value of the global step as a Python int."""
+    return int(sess.run(global_step_tensor))  # type: ignore[attr-defined]

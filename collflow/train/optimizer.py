@@ -1,0 +1,328 @@
+"""The Optimizer base class (TensorFlow 1.x `tf.train.Optimizer`).
+
+`minimize(loss)` = `compute_gradients(loss)` (symbolic gradients, one per variable) then
+`apply_gradients(grads_and_vars)`, which adds one fused, in-place update op per variable
+(graph/ops/training_ops.py) and groups them into the train op.  Between the two, users may
+transform the gradients (clip, all-reduce, average) as in TensorFlow.
+
+Subclasses implement `_create_slots(var_list)`, `_prepare()`, `_apply_dense(grad, var)`,
+`_apply_sparse(grad, var)` (grad an IndexedSlices) and optionally `_finish(update_ops, name)`.
+Slot variables (a momentum accumulator, Adam's moments) are non-trainable cf.Variables named
+"<var>/<OptimizerName>" (then "_1", "_2", ...), placed on the variable's device and created
+outside any name scope or control dependencies of the caller.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from ..graph import graph as _g
+from ..graph.graph import GraphKeys
+from ..graph.gradients import gradients
+from ..graph.indexed_slices import IndexedSlices
+from ..graph.ops import array_ops, math_ops, state_ops
+from ..graph.ops.constant_op import constant, group, identity
+from ..graph.variables import Variable
+
+__all__ = ["Optimizer"]
+
+# collection of the ops returned by apply_gradients (TensorFlow's GraphKeys.TRAIN_OP)
+TRAIN_OP = "train_op"
+
+GradAndVar = Tuple[Any, Variable]
+
+
+def _is_variable(v: Any) -> bool:
+    return isinstance(v, Variable)
+
+
+def _var_names(vs: Sequence[Any]) -> List[str]:
+    return [getattr(v, "name", repr(v)) for v in vs]
+
+
+class Optimizer:
+    """Base class of the optimizers: gradients, slots and the fused update ops."""
+
+    # how much compute_gradients synchronizes (TensorFlow's constants)
+    GATE_NONE = 0
+    GATE_OP = 1
+    GATE_GRAPH = 2
+
+    def __init__(self, use_locking: bool, name: str):
+        if not name:
+            raise ValueError("an Optimizer needs a name")
+        self._use_locking = use_locking
+        self._name = name
+        # slot name -> {primary variable -> slot variable}
+        self._slots: Dict[str, Dict[Variable, Variable]] = {}
+        # (name, graph) -> non-slot variable (Adam's beta powers)
+        self._non_slot: Dict[Tuple[str, _g.Graph], Variable] = {}
+        # (hyperparameter, dtype name) -> Tensor, for the apply_gradients call being built
+        self._hyper_cache: Dict[Tuple[str, str], _g.Tensor] = {}
+
+    def get_name(self) -> str:
+        return self._name
+
+    # -- gradients --------------------------------------------------------------------------
+
+    def compute_gradients(self, loss: Any, var_list: Optional[Sequence[Variable]] = None,
+                          gate_gradients: int = GATE_OP, aggregation_method: Any = None,
+                          colocate_gradients_with_ops: bool = False, grad_loss: Any = None
+                          ) -> List[GradAndVar]:
+        """[(gradient or None, variable)] of `loss` for var_list (default: trainable variables).
+
+        Gradients of gathered variables are IndexedSlices.
+        """
+        if callable(loss) and not isinstance(loss, _g.Tensor):
+            raise TypeError("compute_gradients needs a loss Tensor (collflow builds graphs; there is no eager mode)")
+        loss = _g.convert_to_tensor(loss)
+        if not loss.dtype.is_floating:
+            raise InvalidArgumentError(f"the loss {loss.name} must be floating point, got {loss.dtype.name}")
+        if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
+            raise ValueError(f"gate_gradients must be GATE_NONE, GATE_OP or GATE_GRAPH, got {gate_gradients!r}")
+        if var_list is None:
+            var_list = loss.graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
+        else:
+            var_list = list(var_list)
+        for v in var_list:
+            if not _is_variable(v):
+                raise TypeError(f"var_list must contain cf.Variables, got {type(v).__name__} ({v!r})")
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        grads = gradients(loss, var_list, grad_ys=grad_loss)
+        if gate_gradients == self.GATE_GRAPH:
+            grads = _gate(grads)
+        return list(zip(grads, var_list))
+
+    # -- applying -----------------------------------------------------------------------------
+
+    def apply_gradients(self, grads_and_vars: Sequence[GradAndVar], global_step: Optional[Variable] = None,
+                        name: Optional[str] = None) -> _g.Operation:
+        """The train op: one in-place update per (grad, var) with a gradient, then global_step += 1.
+
+        Pairs whose gradient is None are skipped; it is an error if every gradient is None.
+        """
+        pairs = _check_pairs(grads_and_vars)
+        var_list = [v for gr, v in pairs if gr is not None]
+        if not var_list:
+            raise ValueError(
+                "No gradients provided for any variable: every gradient is None for variables "
+                f"{_var_names([v for _, v in pairs])}. Check that the loss depends on them through "
+                "differentiable ops.")
+        g = var_list[0].graph
+        with g.as_default():
+            self._create_slots_for(g, var_list)
+            self._hyper_cache = {}
+            with g.name_scope(name or self._name) as scope:
+                self._prepare()
+                for dt in dict.fromkeys(v.dtype for v in var_list):
+                    self._prepare_dtype(dt)
+                update_ops = []
+                for grad, var in pairs:
+                    if grad is None:
+                        continue
+                    with g.name_scope("update_" + var.op.name), g.device(var.device):
+                        if isinstance(grad, IndexedSlices):
+                            update_ops.append(self._apply_sparse(grad, var))
+                        else:
+                            update_ops.append(self._apply_dense(grad, var))
+                if global_step is None:
+                    apply_op = self._finish(update_ops, "update")
+                else:
+                    if not _is_variable(global_step) or not global_step.dtype.is_integer:
+                        raise TypeError(f"global_step must be an integer cf.Variable, got {global_step!r}")
+                    finish = self._finish(update_ops, "update")
+                    with g.control_dependencies([finish]), g.device(global_step.device):
+                        apply_op = state_ops.assign_add(global_step, 1, name="increment_global_step").op
+            self._hyper_cache = {}
+        g.add_to_collection(TRAIN_OP, apply_op)
+        return apply_op
+
+    def minimize(self, loss: Any, global_step: Optional[Variable] = None,
+                 var_list: Optional[Sequence[Variable]] = None, gate_gradients: int = GATE_OP,
+                 aggregation_method: Any = None, colocate_gradients_with_ops: bool = False,
+                 name: Optional[str] = None, grad_loss: Any = None) -> _g.Operation:
+        """compute_gradients + apply_gradients: the op that takes one training step."""
+        gv = self.compute_gradients(loss, var_list=var_list, gate_gradients=gate_gradients,
+                                    aggregation_method=aggregation_method,
+                                    colocate_gradients_with_ops=colocate_gradients_with_ops,
+                                    grad_loss=grad_loss)
+        if all(gr is None for gr, _ in gv):
+            raise ValueError(
+                "No gradients provided for any variable, check your graph for ops that do not support "
+                f"gradients, between variables {_var_names([v for _, v in gv])} and loss {loss!r}.")
+        return self.apply_gradients(gv, global_step=global_step, name=name)
+
+    # -- slots --------------------------------------------------------------------------------
+
+    def get_slot(self, var: Variable, name: str) -> Optional[Variable]:
+        """The slot variable `name` ("momentum", "m", ...) made for `var`, or None."""
+        return self._slots.get(name, {}).get(var)
+
+    def get_slot_names(self) -> List[str]:
+        """Names of the slots this optimizer creates, sorted."""
+        return sorted(self._slots)
+
+    def variables(self) -> List[Variable]:
+        """The optimizer's own variables (slots and e.g. Adam's beta powers) in the default graph."""
+        g = _g.get_default_graph()
+        out = [v for (n, gg), v in self._non_slot.items() if gg is g]
+        for table in self._slots.values():
+            out.extend(v for v in table.values() if v.graph is g)
+        return sorted(out, key=lambda v: v.name)
+
+    def _slot_table(self, slot_name: str) -> Dict[Variable, Variable]:
+        return self._slots.setdefault(slot_name, {})
+
+    def _make_slot(self, var: Variable, slot_name: str, value: float = 0.0) -> Variable:
+        """The slot `slot_name` of var, created filled with `value` if it does not exist yet."""
+        table = self._slot_table(slot_name)
+        s = table.get(var)
+        if s is None:
+            s = _create_slot_var(var, value, self._name)
+            table[var] = s
+        return s
+
+    def _zeros_slot(self, var: Variable, slot_name: str) -> Variable:
+        return self._make_slot(var, slot_name, 0.0)
+
+    def _non_slot_variable(self, name: str, graph: _g.Graph) -> Optional[Variable]:
+        return self._non_slot.get((name, graph))
+
+    def _create_non_slot_variable(self, initial_value: Any, name: str, colocate_with: Variable) -> Variable:
+        """A variable of the optimizer itself, one per graph, on colocate_with's device."""
+        g = colocate_with.graph
+        v = self._non_slot.get((name, g))
+        if v is None:
+            with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.device(colocate_with.device):
+                v = Variable(initial_value, trainable=False, name=name)
+            self._non_slot[(name, g)] = v
+        return v
+
+    def _create_slots_for(self, g: _g.Graph, var_list: List[Variable]) -> None:
+        with g.name_scope(None), g.control_dependencies(None):
+            self._create_slots(var_list)
+
+    # -- hyperparameters ------------------------------------------------------------------------
+
+    def _hyper(self, name: str, dtype: _dt.DType) -> _g.Tensor:
+        """Hyperparameter `self._<name>` (float, Tensor, Variable or callable) as a `dtype` scalar."""
+        key = (name, dtype.name)
+        t = self._hyper_cache.get(key)
+        if t is not None:
+            return t
+        value = getattr(self, "_" + name)
+        if callable(value) and not isinstance(value, (_g.Tensor, Variable)):
+            value = value()
+        if isinstance(value, (_g.Tensor, Variable)):
+            t = _g.convert_to_tensor(value)
+            if t.shape.rank not in (None, 0):
+                raise InvalidArgumentError(f"{self._name}: {name} must be a scalar, got shape {t.shape}")
+            if t.dtype != dtype:
+                t = math_ops.cast(t, dtype, name=f"{name}_{dtype.name}")
+        else:
+            t = constant(value, dtype=dtype, name=name)
+        self._hyper_cache[key] = t
+        return t
+
+    def _prepare_dtype(self, dtype: _dt.DType) -> None:
+        """Creates this dtype's hyperparameter tensors up front, outside per-variable device scopes."""
+        for n in self._hyper_names():
+            self._hyper(n, dtype)
+
+    def _hyper_names(self) -> Tuple[str, ...]:
+        return ("learning_rate",)
+
+    # -- subclass interface -----------------------------------------------------------------------
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        """Creates the slot variables of var_list (called outside scopes and control deps)."""
+
+    def _prepare(self) -> None:
+        """Called once per apply_gradients inside its name scope, before the updates."""
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        raise NotImplementedError
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        raise NotImplementedError
+
+    def _finish(self, update_ops: List[_g.Operation], name: str) -> _g.Operation:
+        """The op that completes the step once every update ran."""
+        return group(*update_ops, name=name)
+
+
+def _check_pairs(grads_and_vars: Sequence[GradAndVar]) -> List[GradAndVar]:
+    """Validates (grad, var) pairs and converts dense gradients to Tensors."""
+    try:
+        pairs = list(grads_and_vars)
+    except TypeError:
+        raise TypeError(f"grads_and_vars must be a sequence of (gradient, variable) pairs, "
+                        f"got {type(grads_and_vars).__name__}") from None
+    if not pairs:
+        raise ValueError("No variables provided.")
+    out: List[GradAndVar] = []
+    seen = set()
+    for p in pairs:
+        if not isinstance(p, (tuple, list)) or len(p) != 2:
+            raise TypeError(f"grads_and_vars must hold (gradient, variable) pairs, got {p!r}")
+        gr, v = p
+        if not _is_variable(v):
+            raise TypeError(f"the second element of each pair must be a cf.Variable, got {type(v).__name__} ({v!r})")
+        if v in seen:
+            raise ValueError(f"variable {v.name} appears more than once in grads_and_vars")
+        seen.add(v)
+        if gr is not None:
+            if not isinstance(gr, IndexedSlices):
+                gr = _g.convert_to_tensor(gr, graph=v.graph) if not isinstance(gr, _g.Tensor) else gr
+            if gr.dtype != v.dtype:
+                raise InvalidArgumentError(
+                    f"gradient {gr.name} of variable {v.name} has dtype {gr.dtype.name}, the variable {v.dtype.name}")
+            if gr.graph is not v.graph:
+                raise InvalidArgumentError(f"gradient {gr.name} and variable {v.name} are in different graphs")
+            if isinstance(gr, _g.Tensor) and not gr.shape.is_compatible_with(v.shape):
+                raise InvalidArgumentError(
+                    f"gradient {gr.name} of shape {gr.shape} does not match variable {v.name} of shape {v.shape}")
+        out.append((gr, v))
+    return out
+
+
+def _create_slot_var(primary: Variable, value: float, op_name: str) -> Variable:
+    """A non-trainable variable shaped like `primary`, filled with `value`, on its device."""
+    g = primary.graph
+    dt = primary.dtype
+    shp = primary.shape
+
+    def init() -> _g.Tensor:
+        if shp.is_fully_defined():
+            # Fill keeps the graph small: no full-size constant in it
+            return array_ops.fill(shp.as_list(), constant(value, dtype=dt), name="Fill")
+        base = array_ops.zeros_like(primary.initial_value)
+        return base if value == 0 else base + constant(value, dtype=dt)
+
+    with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.device(primary.device):
+        return Variable(init, trainable=False, name=f"{primary.op.name}/{op_name}", dtype=dt)
+
+
+def _gate(grads: List[Any]) -> List[Any]:
+    """GATE_GRAPH: every gradient becomes available only once all of them are computed."""
+    deps = []
+    for gr in grads:
+        if isinstance(gr, IndexedSlices):
+            deps.extend([gr.values, gr.indices])
+        elif gr is not None:
+            deps.append(gr)
+    if not deps:
+        return grads
+    g = deps[0].graph
+    out: List[Any] = []
+    with g.as_default(), g.control_dependencies(deps):
+        for gr in grads:
+            if isinstance(gr, IndexedSlices):
+                out.append(IndexedSlices(identity(gr.values), identity(gr.indices), gr.dense_shape, gr._static_shape))
+            elif gr is not None:
+                out.append(identity(gr))
+            else:
+                out.append(None)
+    return out

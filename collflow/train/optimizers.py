@@ -1,0 +1,219 @@
+"""The optimizers of TensorFlow 1.x, each a thin layer over one fused update op.
+
+The update formulas (TensorFlow's) are written out in graph/ops/training_ops.py; every
+optimizer accepts a float, a scalar Tensor or Variable (a learning-rate schedule), or a
+callable returning one, for each hyperparameter.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+from ..graph import graph as _g
+from ..graph.indexed_slices import IndexedSlices
+from ..graph.ops import math_ops, state_ops
+from ..graph.ops import training_ops as T
+from ..graph.ops.constant_op import constant, group
+from ..graph.variables import Variable
+from .optimizer import Optimizer
+
+__all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
+           "RMSPropOptimizer"]
+
+
+def _check_float(name: str, value: Any, low: float = None, strict: bool = False) -> None:
+    """Rejects a clearly invalid Python-number hyperparameter at construction time."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and low is not None:
+        if value < low or (strict and value == low):
+            raise ValueError(f"{name} must be {'>' if strict else '>='} {low}, got {value}")
+
+
+class GradientDescentOptimizer(Optimizer):
+    """var -= learning_rate * grad."""
+
+    def __init__(self, learning_rate: Any, use_locking: bool = False, name: str = "GradientDescent"):
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_gradient_descent(var, self._hyper("learning_rate", var.dtype), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_gradient_descent(var, self._hyper("learning_rate", var.dtype), grad.values,
+                                               grad.indices)
+
+
+class MomentumOptimizer(Optimizer):
+    """accum = momentum * accum + grad; var -= learning_rate * accum (or Nesterov's form).
+
+    Slot: "momentum".
+    """
+
+    def __init__(self, learning_rate: Any, momentum: Any, use_locking: bool = False, name: str = "Momentum",
+                 use_nesterov: bool = False):
+        super().__init__(use_locking, name)
+        _check_float("momentum", momentum, 0.0)
+        self._learning_rate = learning_rate
+        self._momentum = momentum
+        self._use_nesterov = bool(use_nesterov)
+
+    def _hyper_names(self) -> Tuple[str, ...]:
+        return ("learning_rate", "momentum")
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            self._zeros_slot(v, "momentum")
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        dt = var.dtype
+        return T.apply_momentum(var, self.get_slot(var, "momentum"), self._hyper("learning_rate", dt), grad,
+                                self._hyper("momentum", dt), use_nesterov=self._use_nesterov)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        dt = var.dtype
+        return T.sparse_apply_momentum(var, self.get_slot(var, "momentum"), self._hyper("learning_rate", dt),
+                                       grad.values, grad.indices, self._hyper("momentum", dt),
+                                       use_nesterov=self._use_nesterov)
+
+
+class AdamOptimizer(Optimizer):
+    """Adam (Kingma & Ba), TensorFlow's form: epsilon is added to sqrt(v) without bias correction.
+
+    Slots: "m", "v"; the bias corrections use the non-slot variables beta1_power and
+    beta2_power (one pair per graph), multiplied by beta1, beta2 after every step.  Sparse
+    gradients update only the touched rows of var, m and v ("lazy" Adam).
+    """
+
+    def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999, epsilon: Any = 1e-8,
+                 use_locking: bool = False, name: str = "Adam"):
+        super().__init__(use_locking, name)
+        for n, v in (("beta1", beta1), ("beta2", beta2)):
+            _check_float(n, v, 0.0)
+            if isinstance(v, (int, float)) and v >= 1.0:
+                raise ValueError(f"{n} must be in [0, 1), got {v}")
+        self._learning_rate = learning_rate
+        self._beta1 = beta1
+        self._beta2 = beta2
+        self._epsilon = epsilon
+
+    def _hyper_names(self) -> Tuple[str, ...]:
+        return ("learning_rate", "beta1", "beta2", "epsilon")
+
+    def _get_beta_accumulators(self, graph: Any = None) -> Tuple[Variable, Variable]:
+        g = graph or _g.get_default_graph()
+        return self._non_slot_variable("beta1_power", g), self._non_slot_variable("beta2_power", g)
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        first = min(var_list, key=lambda v: v.name)
+        for name, beta in (("beta1_power", self._beta1), ("beta2_power", self._beta2)):
+            # in the first variable's dtype, so a float64 model keeps full precision
+            init = beta if isinstance(beta, (_g.Tensor, Variable)) else \
+                (lambda b=beta: constant(b, dtype=first.dtype, name="initial_value"))
+            self._create_non_slot_variable(init, name, first)
+        for v in var_list:
+            self._zeros_slot(v, "m")
+            self._zeros_slot(v, "v")
+
+    def _powers(self, var: Variable) -> Tuple[_g.Tensor, _g.Tensor]:
+        b1p, b2p = self._get_beta_accumulators(var.graph)
+        out = []
+        for name, p in (("beta1_power", b1p), ("beta2_power", b2p)):
+            key = (name, var.dtype.name)
+            t = self._hyper_cache.get(key)
+            if t is None:
+                t = _g.convert_to_tensor(p)
+                if t.dtype != var.dtype:
+                    t = math_ops.cast(t, var.dtype, name=f"{name}_{var.dtype.name}")
+                self._hyper_cache[key] = t
+            out.append(t)
+        return out[0], out[1]
+
+    def _args(self, var: Variable) -> list:
+        dt = var.dtype
+        b1p, b2p = self._powers(var)
+        return [var, self.get_slot(var, "m"), self.get_slot(var, "v"), b1p, b2p,
+                self._hyper("learning_rate", dt), self._hyper("beta1", dt), self._hyper("beta2", dt),
+                self._hyper("epsilon", dt)]
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_adam(*self._args(var), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_adam(*self._args(var), grad.values, grad.indices)
+
+    def _finish(self, update_ops: List[_g.Operation], name: str) -> _g.Operation:
+        # advance the bias-correction powers only after every update has read them
+        b1p, b2p = self._get_beta_accumulators()
+        g = b1p.graph
+        with g.control_dependencies(update_ops), g.device(b1p.device):
+            up1 = state_ops.assign(b1p, b1p.value() * self._hyper("beta1", b1p.dtype), name="update_beta1_power")
+            up2 = state_ops.assign(b2p, b2p.value() * self._hyper("beta2", b2p.dtype), name="update_beta2_power")
+        return group(*update_ops, up1, up2, name=name)
+
+
+class AdagradOptimizer(Optimizer):
+    """accum += grad^2; var -= learning_rate * grad / sqrt(accum).  Slot: "accumulator"."""
+
+    def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1, use_locking: bool = False,
+                 name: str = "Adagrad"):
+        super().__init__(use_locking, name)
+        if not initial_accumulator_value > 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive, got {initial_accumulator_value}")
+        self._learning_rate = learning_rate
+        self._initial_accumulator_value = float(initial_accumulator_value)
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            self._make_slot(v, "accumulator", self._initial_accumulator_value)
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_adagrad(var, self.get_slot(var, "accumulator"), self._hyper("learning_rate", var.dtype), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_adagrad(var, self.get_slot(var, "accumulator"),
+                                      self._hyper("learning_rate", var.dtype), grad.values, grad.indices)
+
+
+class RMSPropOptimizer(Optimizer):
+    """RMSProp (Hinton), TensorFlow's form; centered=True also tracks the mean gradient.
+
+    Slots: "rms" (starts at ones, as in TensorFlow), "momentum", and "mg" when centered.
+    """
+
+    def __init__(self, learning_rate: Any, decay: Any = 0.9, momentum: Any = 0.0, epsilon: Any = 1e-10,
+                 use_locking: bool = False, centered: bool = False, name: str = "RMSProp"):
+        super().__init__(use_locking, name)
+        _check_float("decay", decay, 0.0)
+        _check_float("momentum", momentum, 0.0)
+        self._learning_rate = learning_rate
+        self._decay = decay
+        self._momentum = momentum
+        self._epsilon = epsilon
+        self._centered = bool(centered)
+
+    def _hyper_names(self) -> Tuple[str, ...]:
+        return ("learning_rate", "decay", "momentum", "epsilon")
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            self._make_slot(v, "rms", 1.0)
+            self._zeros_slot(v, "momentum")
+            if self._centered:
+                self._zeros_slot(v, "mg")
+
+    def _scalars(self, var: Variable) -> list:
+        dt = var.dtype
+        return [self._hyper("learning_rate", dt), self._hyper("decay", dt), self._hyper("momentum", dt),
+                self._hyper("epsilon", dt)]
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        if self._centered:
+            return T.apply_centered_rms_prop(var, self.get_slot(var, "mg"), rms, mom, *self._scalars(var), grad)
+        return T.apply_rms_prop(var, rms, mom, *self._scalars(var), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        if self._centered:
+            return T.sparse_apply_centered_rms_prop(var, self.get_slot(var, "mg"), rms, mom, *self._scalars(var),
+                                                    grad.values, grad.indices)
+        return T.sparse_apply_rms_prop(var, rms, mom, *self._scalars(var), grad.values, grad.indices)

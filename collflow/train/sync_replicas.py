@@ -1,0 +1,142 @@
+"""SyncReplicasOptimizer: synchronous data-parallel training over all-reduce.
+
+Wraps any optimizer.  `apply_gradients` takes each rank's local gradients and, before the
+wrapped optimizer applies them, combines them across ranks:
+
+  dense gradients, in the order the backward pass produces them -> fusion buckets of at most
+  `fusion_threshold_bytes` -> one FusedAllReduce per bucket (optional fp16/bf16 compression on
+  the wire, summed in float32) -> divided by the number of ranks that contributed;
+  IndexedSlices gradients -> SparseAllGather of their rows (never a dense all-reduce of a table),
+  values divided by the same count; or densified first with `sparse_as_dense=True`.
+
+Every bucket's collective is asynchronous, so it starts as soon as its last gradient exists
+and overlaps the rest of the backward pass.  Every rank applies the same update, so replicas
+that start identical (broadcast_global_variables) stay bit-identical.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from ..comm import fusion as _fusion  # noqa: F401  (registers the fused collective kernels)
+from ..errors import InvalidArgumentError
+from ..graph import graph as _g
+from ..graph.indexed_slices import IndexedSlices
+from ..graph.ops import array_ops, math_ops
+from ..graph.ops.fusion_ops import COMPRESSIONS, fused_all_reduce, sparse_all_gather
+from ..graph.variables import Variable
+from .optimizer import Optimizer
+
+__all__ = ["SyncReplicasOptimizer", "DistributedOptimizer"]
+
+DEFAULT_FUSION_BYTES = 64 * 1024 * 1024
+
+
+class SyncReplicasOptimizer(Optimizer):
+    """Synchronous data-parallel training: all-reduce the gradients, then apply them.
+
+    opt: the optimizer to wrap.  comm: communicator (default: the process's, cf.comm.init()).
+    fusion_threshold_bytes: bucket size (0 = one collective per gradient).
+    compression: None/'none', 'fp16' or 'bf16' on the wire.  sparse_as_dense: all-reduce
+    IndexedSlices as dense tensors.  average: divide by the number of contributing ranks.
+    """
+
+    def __init__(self, opt: Optimizer, comm: Any = None, fusion_threshold_bytes: int = DEFAULT_FUSION_BYTES,
+                 compression: Optional[str] = None, sparse_as_dense: bool = False, average: bool = True,
+                 backup_ranks: int = 0, name: str = "SyncReplicas"):
+        super().__init__(False, name)
+        if not isinstance(opt, Optimizer):
+            raise TypeError(f"SyncReplicasOptimizer wraps a cf.train.Optimizer, got {type(opt).__name__}")
+        compression = compression or "none"
+        if compression not in COMPRESSIONS:
+            raise InvalidArgumentError(f"compression must be one of {COMPRESSIONS}, got {compression!r}")
+        if fusion_threshold_bytes < 0:
+            raise InvalidArgumentError(f"fusion_threshold_bytes must be >= 0, got {fusion_threshold_bytes}")
+        if backup_ranks < 0:
+            raise InvalidArgumentError(f"backup_ranks must be >= 0, got {backup_ranks}")
+        self._opt = opt
+        self._comm = comm
+        self._fusion = int(fusion_threshold_bytes)
+        self._compression = compression
+        self._sparse_as_dense = sparse_as_dense
+        self._average = average
+        self.backup_ranks = int(backup_ranks)
+        self.buckets: List[List[str]] = []  # names of the gradients in each bucket (for inspection)
+
+    # -- the wrapped optimizer's interface -----------------------------------------------
+    def compute_gradients(self, *args: Any, **kwargs: Any) -> List[Tuple[Any, Variable]]:
+        """The local (this rank's) gradients, as the wrapped optimizer computes them."""
+        return self._opt.compute_gradients(*args, **kwargs)
+
+    def apply_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]], global_step: Optional[Variable] = None,
+                        name: Optional[str] = None) -> _g.Operation:
+        """All-reduces the gradients across ranks, then applies them with the wrapped optimizer."""
+        reduced = self.reduce_gradients(grads_and_vars)
+        return self._opt.apply_gradients(reduced, global_step=global_step, name=name)
+
+    def get_slot(self, var: Variable, name: str) -> Any:
+        return self._opt.get_slot(var, name)
+
+    def get_slot_names(self) -> List[str]:
+        return self._opt.get_slot_names()
+
+    def variables(self) -> List[Variable]:
+        return self._opt.variables()
+
+    # -- the collective part --------------------------------------------------------------
+    def reduce_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]]) -> List[Tuple[Any, Variable]]:
+        """(gradient averaged over ranks, variable) for each pair; None gradients stay None."""
+        pairs = list(grads_and_vars)
+        live = [(i, gr, v) for i, (gr, v) in enumerate(pairs) if gr is not None]
+        if not live:
+            return pairs
+        g = live[0][2].graph
+        out: List[Any] = [gr for gr, _ in pairs]
+        with g.as_default(), g.name_scope(self._name):
+            dense = []
+            for i, gr, v in live:
+                if isinstance(gr, IndexedSlices) and not self._sparse_as_dense:
+                    out[i] = self._gather_sparse(gr, v)
+                else:
+                    t = _g.convert_to_tensor(gr) if isinstance(gr, IndexedSlices) else gr
+                    dense.append((i, t, v))
+            # the backward pass creates later layers' gradients first: their op ids are lower
+            dense.sort(key=lambda item: item[1].op._id)
+            for b, bucket in enumerate(self._buckets(dense)):
+                tensors = [t for _, t, _ in bucket]
+                key = f"{self._name}/bucket{b}:" + ",".join(v.op.name for _, _, v in bucket)
+                reduced = fused_all_reduce(tensors, key=key, average=self._average, compression=self._compression,
+                                           name=f"allreduce_bucket{b}")
+                self.buckets.append([v.op.name for _, _, v in bucket])
+                for (i, t, v), r in zip(bucket, reduced):
+                    r.set_shape(t.shape)
+                    out[i] = r
+        return [(o, v) for o, (_, v) in zip(out, pairs)]
+
+    def _buckets(self, dense: List[Tuple[int, _g.Tensor, Variable]]) -> List[list]:
+        buckets: List[list] = []
+        cur: list = []
+        size = 0
+        for item in dense:
+            t = item[1]
+            n = t.shape.num_elements()
+            nbytes = (n if n is not None else 1 << 30) * t.dtype.itemsize
+            if cur and (self._fusion == 0 or size + nbytes > self._fusion or t.dtype != cur[0][1].dtype):
+                buckets.append(cur)
+                cur, size = [], 0
+            cur.append(item)
+            size += nbytes
+        if cur:
+            buckets.append(cur)
+        return buckets
+
+    def _gather_sparse(self, gr: IndexedSlices, v: Variable) -> IndexedSlices:
+        key = f"{self._name}/sparse:{v.op.name}"
+        vals, idx, count = sparse_all_gather(gr.values, gr.indices, key=key,
+                                             name="allgather_" + v.op.name.replace("/", "_"))
+        if self._average:
+            # the update sums every rank's rows; the mean divides by the ranks that contributed
+            vals = vals / math_ops.maximum(count, 1.0)
+        return IndexedSlices(vals, idx, gr.dense_shape, gr._static_shape)
+
+
+DistributedOptimizer = SyncReplicasOptimizer

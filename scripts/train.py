@@ -1,0 +1,337 @@
+#!/usr/bin/env python
+"""Trains a collflow classifier (MLP or CNN) and reports its metrics as one JSON line.
+
+    python scripts/train.py --model mlp --dataset digits
+    python scripts/train.py --model cnn --dataset digits --epochs 10
+    python scripts/train.py --model mlp --dataset data.h5 --optimizer momentum --lr 0.05 --steps 500
+
+Datasets: `digits` (bundled UCI 8x8 digits), `synthetic` (a learnable random set), or a path
+to an .h5/.hdf5/.npz file with arrays x, y (and optionally x_test, y_test).
+
+Output: log lines go to stderr, each starting with "[rank R]" (the progress bar too);
+stdout gets exactly one line, the JSON metrics (final_loss, test_accuracy, samples_per_sec,
+steps, ...), also written to --metrics-out when given.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import deque
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+try:
+    import collflow as cf
+except ImportError:  # running from a checkout without `pip install -e .`
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import collflow as cf
+
+from collflow import data as cfdata
+from collflow import models
+
+DEFAULT_EPOCHS = 25
+DEFAULT_BATCH = 64
+DEFAULT_OPTIMIZER = "adam"
+DEFAULT_HIDDEN = (128,)
+EVAL_BATCH = 1024
+
+
+# -- ranks and logging -------------------------------------------------------------------
+
+def _rank_and_size() -> Tuple[int, int]:
+    """This process's rank and the world size, from cf.comm when it provides them, else (0, 1)."""
+    try:
+        import collflow.comm as comm
+    except ImportError:
+        comm = None
+    vals = []
+    for attr in ("rank", "size"):
+        v = getattr(comm, attr, None)
+        try:
+            v = v() if callable(v) else v
+            vals.append(int(v) if v is not None else None)
+        except Exception:
+            vals.append(None)
+    rank, size = vals
+    if rank is None or size is None:
+        return 0, 1
+    return rank, size
+
+
+class Log:
+    """Prefixes every line with the rank; writes to stderr (stdout carries only the JSON)."""
+
+    def __init__(self, rank: int, bar: Any = None):
+        self.prefix = f"[rank {rank}]"
+        self.bar = bar
+
+    def __call__(self, msg: str) -> None:
+        line = f"{self.prefix} {msg}"
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+
+# -- arguments ---------------------------------------------------------------------------
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+def _positive_float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {s!r}") from None
+    if not v > 0 or not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {s}")
+    return v
+
+
+def _int_list(s: str) -> Tuple[int, ...]:
+    try:
+        vals = tuple(int(p) for p in s.replace(" ", "").split(",") if p != "")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers like 128,64, got {s!r}") from None
+    if not vals or any(v <= 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers like 128,64, got {s!r}")
+    return vals
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="train.py", description="Train a collflow MLP or CNN classifier; prints one JSON line of metrics.")
+    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp", help="model family (default mlp)")
+    p.add_argument("--dataset", default="digits",
+                   help="'digits' (bundled UCI 8x8 digits), 'synthetic', or a path to .h5/.hdf5/.npz "
+                        "with x, y [, x_test, y_test] (default digits)")
+    p.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH, help=f"default {DEFAULT_BATCH}")
+    p.add_argument("--lr", type=_positive_float, default=None,
+                   help="learning rate (default per optimizer: " +
+                        ", ".join(f"{k} {v:g}" for k, v in models.DEFAULT_LEARNING_RATES.items()) + ")")
+    p.add_argument("--optimizer", choices=models.OPTIMIZERS, default=DEFAULT_OPTIMIZER,
+                   help=f"default {DEFAULT_OPTIMIZER}")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--epochs", type=_positive_int, default=None, help=f"passes over the data (default {DEFAULT_EPOCHS})")
+    run.add_argument("--steps", type=_positive_int, default=None, help="train for exactly this many steps instead")
+    p.add_argument("--seed", type=int, default=0, help="seed of the weights and the shuffling (default 0)")
+    p.add_argument("--metrics-out", metavar="FILE", default=None, help="also write the JSON metrics here")
+    p.add_argument("--hidden", type=_int_list, default=None,
+                   help="hidden layer sizes of the MLP, comma-separated (default 128)")
+    p.add_argument("--filters", type=_int_list, default=None, help="conv filters per CNN block (default 16,32)")
+    p.add_argument("--test-fraction", type=float, default=0.2,
+                   help="fraction held out for testing when the data has no test split (default 0.2)")
+    p.add_argument("--synthetic-size", type=_positive_int, default=10000, help="examples in --dataset synthetic")
+    p.add_argument("--synthetic-shape", type=_int_list, default=None,
+                   help="example shape for --dataset synthetic (default 784 for mlp, 28,28,1 for cnn)")
+    p.add_argument("--device", default="auto", help="'auto', '/cpu:0' or '/gpu:0' (default auto)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stderr is not a TTY)")
+    return p
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    p = build_parser()
+    a = p.parse_args(argv)
+    if a.hidden is not None and a.model != "mlp":
+        p.error("--hidden applies to --model mlp only (use --filters for the cnn)")
+    if a.filters is not None and a.model != "cnn":
+        p.error("--filters applies to --model cnn only (use --hidden for the mlp)")
+    if not 0.0 <= a.test_fraction < 1.0:
+        p.error(f"--test-fraction must be in [0, 1), got {a.test_fraction}")
+    if a.seed < 0:
+        p.error(f"--seed must be non-negative, got {a.seed}")
+    if a.dataset not in ("digits", "synthetic"):
+        if not os.path.exists(a.dataset):
+            p.error(f"--dataset {a.dataset!r}: no such file; expected 'digits', 'synthetic' or the path of an "
+                    ".h5/.hdf5/.npz file with arrays x and y")
+        if os.path.isdir(a.dataset):
+            p.error(f"--dataset {a.dataset!r} is a directory; expected an .h5/.hdf5/.npz file")
+    if a.epochs is None and a.steps is None:
+        a.epochs = DEFAULT_EPOCHS
+    if a.hidden is None:
+        a.hidden = DEFAULT_HIDDEN
+    if a.filters is None:
+        a.filters = (16, 32)
+    if a.lr is None:
+        a.lr = models.DEFAULT_LEARNING_RATES[a.optimizer]
+    return a
+
+
+# -- data and model ----------------------------------------------------------------------
+
+def load_dataset(a: argparse.Namespace) -> cfdata.Dataset:
+    """The dataset named by --dataset, shaped for the model (vectors for mlp, NHWC for cnn)."""
+    if a.dataset == "digits":
+        # the split is fixed (seed 0) so test accuracy is comparable across --seed values
+        ds = cfdata.load_digits(test_fraction=a.test_fraction, seed=0)
+        return ds.reshape((8, 8, 1)) if a.model == "cnn" else ds
+    if a.dataset == "synthetic":
+        shape = a.synthetic_shape or ((28, 28, 1) if a.model == "cnn" else (784,))
+        ds = cfdata.synthetic(a.synthetic_size, shape, 10, seed=0, test_fraction=a.test_fraction)
+    else:
+        ds = cfdata.load_file(a.dataset, test_fraction=a.test_fraction, seed=0)
+    fs = ds.feature_shape
+    if a.model == "mlp":
+        return ds.flatten()
+    if len(fs) == 2:  # (H, W) grey images: add the channel axis
+        return ds.reshape(fs + (1,))
+    if len(fs) != 3:
+        raise cf.InvalidArgumentError(f"--model cnn needs images: examples of shape (H, W) or (H, W, C), "
+                                      f"but {a.dataset!r} has examples of shape {fs}")
+    return ds
+
+
+def build_model(a: argparse.Namespace, ds: cfdata.Dataset) -> models.Model:
+    opt = models.make_optimizer(a.optimizer, a.lr)
+    if a.model == "mlp":
+        return models.build_mlp(ds.input_dim, a.hidden, ds.num_classes, optimizer=opt, seed=a.seed)
+    return models.build_cnn(ds.feature_shape, ds.num_classes, filters=a.filters, optimizer=opt, seed=a.seed)
+
+
+def evaluate(sess: Any, m: models.Model, x: np.ndarray, y: np.ndarray) -> Tuple[Optional[float], Optional[float]]:
+    """(mean loss, accuracy) over (x, y) in chunks; (None, None) when empty."""
+    n = len(y)
+    if n == 0:
+        return None, None
+    run = sess.make_callable([m.loss, m.accuracy], [m.x, m.y])
+    tot_loss = tot_acc = 0.0
+    for i in range(0, n, EVAL_BATCH):
+        xb, yb = x[i:i + EVAL_BATCH], y[i:i + EVAL_BATCH]
+        l, acc = run(xb, yb)
+        tot_loss += float(l) * len(yb)
+        tot_acc += float(acc) * len(yb)
+    return tot_loss / n, tot_acc / n
+
+
+def _finite(v: Optional[float]) -> Optional[float]:
+    """JSON has no NaN/inf: a diverged value is reported as null."""
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+# -- main ----------------------------------------------------------------------------------
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    t_start = time.perf_counter()
+    a = parse_args(argv)
+    rank, size = _rank_and_size()
+    log = Log(rank)
+    try:
+        ds = load_dataset(a)
+    except cf.CollflowError as e:
+        log(f"error: {e}")
+        return 2
+
+    g = cf.Graph()
+    with g.as_default():
+        m = build_model(a, ds)
+        init = cf.global_variables_initializer()
+    it = cfdata.BatchIterator(ds.x_train, ds.y_train, a.batch_size, shuffle=True, seed=a.seed,
+                              num_epochs=a.epochs, num_shards=size, shard_index=rank)
+    total = a.steps if a.steps is not None else it.total_steps
+    log(f"{a.model} on {ds.name}: {len(ds.y_train)} train / {len(ds.y_test)} test examples of shape "
+        f"{ds.feature_shape}, {ds.num_classes} classes, {m.num_params} parameters; {a.optimizer} lr={a.lr:g}, "
+        f"batch {a.batch_size}, " + (f"{a.epochs} epochs" if a.steps is None else f"{a.steps} steps")
+        + f" ({total} steps)")
+
+    show_bar = not a.no_progress and rank == 0 and sys.stderr.isatty()
+    bar = None
+    if show_bar:
+        from tqdm import tqdm
+        bar = tqdm(total=total, desc=f"[rank {rank}] train", unit="step", file=sys.stderr, dynamic_ncols=True)
+        log.bar = bar
+
+    with cf.Session(graph=g, config={"device": a.device}) as sess:
+        sess.run(init)
+        step_fn = sess.make_callable([m.loss, m.train_op], [m.x, m.y])
+        steps = 0
+        samples = 0
+        initial_loss: Optional[float] = None
+        recent: deque = deque(maxlen=max(1, len(it)))  # the losses of the last epoch's worth of steps
+        epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
+        t_train = time.perf_counter()
+        for xb, yb in it:
+            loss, _ = step_fn(xb, yb)
+            loss = float(loss)
+            steps += 1
+            samples += len(yb)
+            if initial_loss is None:
+                initial_loss = loss
+            recent.append(loss)
+            epoch_loss += loss
+            epoch_n += 1
+            epoch_samples += len(yb)
+            if bar is not None:
+                bar.update(1)
+                if steps % 10 == 0:
+                    el = time.perf_counter() - t_train
+                    bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples / el:,.0f}", refresh=False)
+            if it.epoch != epoch:  # an epoch just ended
+                dt = time.perf_counter() - epoch_t0
+                log(f"epoch {epoch + 1}" + (f"/{a.epochs}" if a.epochs else "")
+                    + f": loss {epoch_loss / epoch_n:.4f}, {epoch_samples / dt:,.0f} samples/s")
+                epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
+            if not math.isfinite(loss):
+                log(f"error: the loss is {loss} at step {steps}; training diverged (try a smaller --lr)")
+                break
+            if a.steps is not None and steps >= a.steps:
+                break
+        train_time = time.perf_counter() - t_train
+        if bar is not None:
+            bar.close()
+            log.bar = None
+        test_loss, test_acc = evaluate(sess, m, ds.x_test, ds.y_test)
+
+    final_loss = float(np.mean(recent)) if recent else None
+    sps = samples / train_time if train_time > 0 else None
+    metrics: Dict[str, Any] = {
+        "model": a.model,
+        "dataset": ds.name if a.dataset in ("digits", "synthetic") else a.dataset,
+        "optimizer": a.optimizer,
+        "lr": a.lr,
+        "batch_size": a.batch_size,
+        "epochs": round(samples / it.shard_size, 3),  # passes over this rank's shard
+        "steps": steps,
+        "seed": a.seed,
+        "num_params": m.num_params,
+        "initial_loss": _finite(initial_loss),
+        "final_loss": _finite(final_loss),
+        "test_loss": _finite(test_loss),
+        "test_accuracy": _finite(test_acc),
+        "samples_per_sec": _finite(sps),
+        "train_time_s": round(train_time, 4),
+        "wall_time_s": round(time.perf_counter() - t_start, 4),
+        "rank": rank,
+        "world_size": size,
+    }
+    if a.model == "mlp":
+        metrics["hidden"] = list(a.hidden)
+    else:
+        metrics["filters"] = list(a.filters)
+    acc_s = "n/a" if test_acc is None else f"{test_acc:.4f}"
+    log(f"done: {steps} steps in {train_time:.2f} s ({(sps or 0):,.0f} samples/s), final loss "
+        f"{final_loss if final_loss is None else round(final_loss, 4)}, test accuracy {acc_s}")
+    line = json.dumps(metrics, sort_keys=False)
+    if rank == 0:
+        if a.metrics_out:
+            d = os.path.dirname(os.path.abspath(a.metrics_out))
+            os.makedirs(d, exist_ok=True)
+            with open(a.metrics_out, "w") as f:
+                f.write(line + "\n")
+        print(line, flush=True)
+    return 0 if final_loss is not None and math.isfinite(final_loss) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Gradient-check cases for the nn ops (and their differentiable gradient ops)."""
+import numpy as np
+
+import collflow as cf
+from collflow.graph.ops import nn_ops as nn
+from collflow.graph.ops.op_util import single
+from gradcheck import Case
+
+
+def _away_from_zero(*shapes):
+    """Inputs whose magnitude is at least 0.1 (kinks of relu-like ops stay out of reach)."""
+    return lambda r: [r.uniform(0.1, 2.0, s) * r.choice([-1.0, 1.0], s) for s in shapes]
+
+
+def _labels(shape, n):
+    return np.random.default_rng(7).integers(0, n, size=shape).astype(np.int32)
+
+
+def _dyn(x, shape):
+    """x with a static shape that hides some dims (exercises the run-time shape paths)."""
+    return cf.placeholder_with_default(x, shape)
+
+
+_C = dict(strides=1, padding="VALID")
+
+CASES = [
+    # activations
+    Case("Relu", cf.nn.relu, [(3, 4)], make_inputs=_away_from_zero((3, 4))),
+    Case("ReluGrad", lambda g, y: single("ReluGrad", [g, y]), [(3, 4), (3, 4)],
+         make_inputs=_away_from_zero((3, 4), (3, 4))),
+    Case("LeakyRelu", lambda x: cf.nn.leaky_relu(x, alpha=0.3), [(3, 4)], make_inputs=_away_from_zero((3, 4))),
+    Case("LeakyRelu", lambda x: cf.nn.leaky_relu(x, alpha=1.5), [(3, 4)], make_inputs=_away_from_zero((3, 4)),
+         id="LeakyRelu-alpha>1"),
+    Case("LeakyReluGrad", lambda g, x: single("LeakyReluGrad", [g, x], {"alpha": 0.2}), [(3, 4), (3, 4)],
+         make_inputs=_away_from_zero((3, 4), (3, 4))),
+    Case("Sigmoid", cf.nn.sigmoid, [(3, 4)], low=-4, high=4),
+    Case("SigmoidGrad", lambda y, dy: single("SigmoidGrad", [y, dy]), [(3, 4), (3, 4)],
+         make_inputs=lambda r: [r.uniform(0.05, 0.95, (3, 4)), r.uniform(-2, 2, (3, 4))]),
+    Case("Tanh", cf.nn.tanh, [(3, 4)]),
+    Case("TanhGrad", lambda y, dy: single("TanhGrad", [y, dy]), [(3, 4), (3, 4)],
+         make_inputs=lambda r: [r.uniform(-0.95, 0.95, (3, 4)), r.uniform(-2, 2, (3, 4))]),
+    # softmax family
+    Case("Softmax", cf.nn.softmax, [(3, 5)]),
+    Case("Softmax", lambda x: cf.nn.softmax(x, axis=0), [(3, 5)], id="Softmax-axis0"),
+    Case("LogSoftmax", cf.nn.log_softmax, [(3, 5)]),
+    Case("LogSoftmax", lambda x: cf.nn.log_softmax(x, axis=1), [(2, 3, 4)], id="LogSoftmax-axis1"),
+    # both outputs (loss and backprop) are weighted: covers double backprop through xent
+    Case("SparseSoftmaxCrossEntropyWithLogits",
+         lambda z: nn.sparse_softmax_cross_entropy_with_logits_pair(labels=_labels((4,), 5), logits=z), [(4, 5)]),
+    Case("SparseSoftmaxCrossEntropyWithLogits",
+         lambda z: cf.nn.sparse_softmax_cross_entropy_with_logits(labels=_labels((2, 3), 4), logits=z),
+         [(2, 3, 4)], id="SparseXent-rank3-loss-only"),
+    Case("SoftmaxCrossEntropyWithLogits",
+         lambda z, y: nn.softmax_cross_entropy_with_logits_pair(labels=y, logits=z), [(4, 5), (4, 5)],
+         make_inputs=lambda r: [r.uniform(-2, 2, (4, 5)), r.uniform(0, 1, (4, 5))]),
+    Case("SoftmaxCrossEntropyWithLogits",
+         lambda z, y: cf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=z), [(3, 4), (3, 4)],
+         id="SoftmaxXent-v2-loss-only"),
+    # convolution: both paddings, strides 1 and 2, dilation, run-time batch size
+    Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=1, padding="VALID"), [(1, 5, 5, 2), (3, 3, 2, 3)]),
+    Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=[1, 2, 2, 1], padding="SAME"),
+         [(2, 5, 4, 2), (3, 2, 2, 3)], id="Conv2D-same-stride2"),
+    Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=1, padding="SAME", dilations=2),
+         [(1, 5, 5, 1), (2, 2, 1, 2)], id="Conv2D-dilated"),
+    Case("Conv2D", lambda x, w: cf.nn.conv2d(_dyn(x, (None, None, None, 2)), _dyn(w, None), strides=2,
+                                             padding="VALID"),
+         [(2, 5, 5, 2), (2, 2, 2, 2)], id="Conv2D-dynamic-shapes"),
+    Case("Conv2DBackpropInput",
+         lambda w, dy: cf.nn.conv2d_backprop_input([1, 5, 5, 2], w, dy, strides=2, padding="SAME"),
+         [(3, 3, 2, 3), (1, 3, 3, 3)]),
+    Case("Conv2DBackpropFilter",
+         lambda x, dy: cf.nn.conv2d_backprop_filter(x, [3, 3, 2, 3], dy, strides=1, padding="VALID"),
+         [(1, 5, 5, 2), (1, 3, 3, 3)]),
+    # pooling
+    Case("MaxPool", lambda x: cf.nn.max_pool(x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"),
+         [(2, 4, 4, 2)]),
+    Case("MaxPool", lambda x: cf.nn.max_pool2d(x, ksize=3, strides=2, padding="SAME"), [(1, 5, 5, 2)],
+         id="MaxPool-same-overlapping"),
+    Case("AvgPool", lambda x: cf.nn.avg_pool(x, ksize=2, strides=2, padding="VALID"), [(2, 4, 4, 2)]),
+    Case("AvgPool", lambda x: cf.nn.avg_pool2d(_dyn(x, (None, 5, 5, 2)), ksize=3, strides=2, padding="SAME"),
+         [(1, 5, 5, 2)], id="AvgPool-same-dynamic-batch"),
+    Case("AvgPoolGrad", lambda g: single("AvgPoolGrad", [nn._sizes([1, 5, 5, 2]), g],
+                                         {"ksize": (3, 3), "strides": (2, 2), "padding": "SAME"}),
+         [(1, 3, 3, 2)]),
+    # bias and losses
+    Case("BiasAdd", cf.nn.bias_add, [(3, 4), (4,)]),
+    Case("BiasAdd", cf.nn.bias_add, [(2, 2, 3, 4), (4,)], id="BiasAdd-4d"),
+    Case("BiasAddGrad", lambda g: single("BiasAddGrad", [g]), [(2, 3, 4)]),
+    Case("L2Loss", cf.nn.l2_loss, [(3, 4)]),
+]

@@ -1,0 +1,136 @@
+"""scripts/train.py end to end: runs it as a subprocess and checks its one JSON line."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "scripts", "train.py")
+REQUIRED = {"final_loss", "test_accuracy", "samples_per_sec", "steps", "model", "dataset", "optimizer",
+            "batch_size", "epochs", "wall_time_s"}
+
+
+def run_train(*args, check=True, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=120, env=e)
+    if check:
+        assert p.returncode == 0, f"train.py failed ({p.returncode}):\n{p.stderr}"
+    return p
+
+
+def the_json(p):
+    lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
+    assert len(lines) == 1, f"expected exactly one stdout line, got {lines!r}"
+    return json.loads(lines[0])
+
+
+def check_log(p):
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert lines, "train.py logged nothing"
+    for ln in lines:
+        assert ln.startswith("[rank 0]"), ln
+
+
+@pytest.fixture(scope="module")
+def train_mod():
+    spec = importlib.util.spec_from_file_location("collflow_train_script", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_short_run_prints_one_json_line_and_writes_metrics(tmp_path):
+    out = tmp_path / "sub" / "m.json"
+    p = run_train("--steps", "5", "--no-progress", "--metrics-out", str(out))
+    m = the_json(p)
+    check_log(p)
+    assert REQUIRED <= set(m)
+    assert m["steps"] == 5 and m["model"] == "mlp" and m["dataset"] == "digits" and m["optimizer"] == "adam"
+    assert m["batch_size"] == 64 and m["samples_per_sec"] > 0 and 0 <= m["test_accuracy"] <= 1
+    assert np.isfinite(m["final_loss"])
+    assert json.loads(out.read_text()) == m
+
+
+@pytest.mark.parametrize("opt", ["sgd", "momentum", "adagrad", "rmsprop"])
+def test_every_optimizer_runs(opt):
+    m = the_json(run_train("--steps", "40", "--optimizer", opt, "--no-progress"))
+    assert m["optimizer"] == opt and m["steps"] == 40
+    assert m["final_loss"] < m["initial_loss"]
+
+
+def test_digits_mlp_reaches_95_percent():
+    t0 = time.perf_counter()
+    p = run_train("--model", "mlp", "--dataset", "digits", "--no-progress",
+                  env={"COLLFLOW_CHECK_OUTPUTS": "0"})
+    took = time.perf_counter() - t0
+    m = the_json(p)
+    assert m["test_accuracy"] >= 0.95, m
+    assert took < 60, f"took {took:.1f} s"
+
+
+def test_cnn_trains_on_digits():
+    m = the_json(run_train("--model", "cnn", "--epochs", "3", "--no-progress", "--seed", "1"))
+    assert m["model"] == "cnn" and m["filters"] == [16, 32]
+    assert m["final_loss"] < m["initial_loss"] * 0.7
+    assert m["test_accuracy"] > 0.5  # chance is 0.1
+
+
+def test_synthetic_and_hidden_layers():
+    m = the_json(run_train("--dataset", "synthetic", "--synthetic-size", "2000", "--synthetic-shape", "32",
+                           "--hidden", "64,32", "--steps", "60", "--no-progress"))
+    assert m["dataset"] == "synthetic" and m["hidden"] == [64, 32]
+    assert m["num_params"] == 32 * 64 + 64 + 64 * 32 + 32 + 32 * 10 + 10
+    assert m["final_loss"] < m["initial_loss"]
+
+
+def test_user_npz_file(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.random((200, 12)).astype(np.float32)
+    y = (x[:, 0] > 0.5).astype(np.int64)
+    path = tmp_path / "mine.npz"
+    np.savez(path, x=x, y=y)
+    m = the_json(run_train("--dataset", str(path), "--steps", "20", "--batch-size", "16", "--no-progress"))
+    assert m["dataset"] == str(path) and m["steps"] == 20
+
+
+def test_bad_dataset_file_contents_give_a_clear_error(tmp_path):
+    path = tmp_path / "bad.npz"
+    np.savez(path, features=np.zeros((3, 2)))
+    p = run_train("--dataset", str(path), "--steps", "1", check=False)
+    assert p.returncode == 2 and p.stdout == ""
+    assert "lacks 'x' and 'y'" in p.stderr and p.stderr.startswith("[rank 0]")
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--batch-size", "0"], "positive integer"),
+    (["--lr", "-1"], "positive number"),
+    (["--optimizer", "lbfgs"], "invalid choice"),
+    (["--model", "rnn"], "invalid choice"),
+    (["--epochs", "2", "--steps", "3"], "not allowed with"),
+    (["--model", "cnn", "--hidden", "32"], "--hidden applies to --model mlp"),
+    (["--hidden", "12,x"], "comma-separated"),
+    (["--dataset", "/no/such/file.h5"], "no such file"),
+])
+def test_bad_arguments_are_argparse_errors(train_mod, capsys, args, msg):
+    with pytest.raises(SystemExit) as ei:
+        train_mod.parse_args(args)
+    assert ei.value.code == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_missing_dataset_path_via_subprocess():
+    p = run_train("--dataset", "nowhere.npz", check=False)
+    assert p.returncode == 2 and "nowhere.npz" in p.stderr and "no such file" in p.stderr
+
+
+def test_defaults(train_mod):
+    a = train_mod.parse_args([])
+    assert (a.model, a.dataset, a.optimizer, a.batch_size, a.hidden) == ("mlp", "digits", "adam", 64, (128,))
+    assert a.epochs == train_mod.DEFAULT_EPOCHS and a.steps is None and a.lr == 1e-3
+    assert train_mod.parse_args(["--optimizer", "sgd"]).lr == 0.1
