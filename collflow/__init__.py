@@ -28,4 +28,4 @@ from .graph.variables import Variable  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
-from . import nn, train  # noqa: F401,E402
+from . import comm, nn, train  # noqa: F401,E402

@@ -20,7 +20,7 @@ from .graph.variables import Variable
 __all__ = ["Model", "build_mlp", "build_cnn", "make_optimizer", "OPTIMIZERS", "DEFAULT_LEARNING_RATES"]
 
 # default learning rates that train the bundled models well with each optimizer
-DEFAULT_LEARNING_RATES = {"sgd": 0.1, "momentum": 0.05, "adam": 1e-3, "adagrad": 0.05, "rmsprop": 1e-3}
+DEFAULT_LEARNING_RATES = {"sgd": 0.1, "momentum": 0.05, "adam": 3e-3, "adagrad": 0.05, "rmsprop": 1e-3}
 OPTIMIZERS = tuple(DEFAULT_LEARNING_RATES)
 
 

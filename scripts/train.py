@@ -34,7 +34,7 @@ except ImportError:  # running from a checkout without `pip install -e .`
 from collflow import data as cfdata
 from collflow import models
 
-DEFAULT_EPOCHS = 25
+DEFAULT_EPOCHS = 30
 DEFAULT_BATCH = 64
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_HIDDEN = (128,)

@@ -26,6 +26,7 @@ class Case:
     atol: float = 1e-6
     eps: float = 1e-6
     id: str = ""
+    as_variables: bool = False               # inputs are cf.Variables (gradients through their reads)
 
     def __str__(self) -> str:
         return self.id or self.op
@@ -45,7 +46,11 @@ def check_case(case: Case, seed: int = 0) -> None:
         values = [rng.uniform(case.low, case.high, size=s) for s in case.shapes]
     g = cf.Graph()
     with g.as_default():
-        xs = [cf.placeholder(cf.float64, v.shape, name=f"x{i}") for i, v in enumerate(values)]
+        if case.as_variables:
+            xs = [cf.Variable(v.copy(), name=f"x{i}") for i, v in enumerate(values)]
+            init = cf.global_variables_initializer()
+        else:
+            xs = [cf.placeholder(cf.float64, v.shape, name=f"x{i}") for i, v in enumerate(values)]
         ys = _scalar(case.fn(*xs))
         assert ys, f"{case}: fn returned no float output"
         found = {op.type for op in g.get_operations()}
@@ -61,16 +66,25 @@ def check_case(case: Case, seed: int = 0) -> None:
         grads = cf.gradients(loss, xs)
         grads_dense = [cf.convert_to_tensor(gr) if gr is not None else None for gr in grads]
     with cf.Session(graph=g, config={"check_outputs": True}) as sess:
-        yvals = sess.run([cf.convert_to_tensor(y) for y in ys], dict(zip(xs, values)))
+        def inputs(vals: list) -> dict:
+            if case.as_variables:
+                for x, v in zip(xs, vals):
+                    x.load(v, sess)
+                return {}
+            return dict(zip(xs, vals))
+
+        if case.as_variables:
+            sess.run(init)
+        yvals = sess.run([cf.convert_to_tensor(y) for y in ys], inputs(values))
         wvals = [rng.uniform(0.5, 1.5, size=np.shape(v)) for v in yvals]
-        feed = dict(zip(xs, values))
+        feed = inputs(values)
         feed.update(zip(weights, wvals))
         analytic = sess.run([gr for gr in grads_dense if gr is not None], feed)
         it = iter(analytic)
         analytic_full = [next(it) if gr is not None else np.zeros_like(v) for gr, v in zip(grads_dense, values)]
 
         def f(vals: list) -> float:
-            fd = dict(zip(xs, vals))
+            fd = inputs(vals)
             fd.update(zip(weights, wvals))
             return float(sess.run(loss, fd))
 

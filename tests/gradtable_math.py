@@ -49,4 +49,9 @@ CASES = [
     Case("Max", lambda a: cf.reduce_max(a, axis=1), [(3, 4)]),
     Case("Min", lambda a: cf.reduce_min(a, axis=0, keepdims=True), [(3, 4)]),
     Case("SumToShapeOf", lambda a, b: cf.sum_to_shape_of(a, b) * b, [(3, 4), (1, 4)]),
+    # variables: gradients flow through every read of the variable to its handle
+    Case("ReadVariable", lambda w, b: cf.matmul(cf.constant(np.ones((2, 3))), w) + b * b, [(3, 4), (4,)],
+         as_variables=True),
+    Case("FusedAllReduce", lambda a, b: [t * t for t in __import__("collflow.graph.ops.fusion_ops", fromlist=["x"])
+                                         .fused_all_reduce([a, b], key="gradcheck")], [(3,), (2, 2)]),
 ]

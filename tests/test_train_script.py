@@ -132,5 +132,5 @@ def test_missing_dataset_path_via_subprocess():
 def test_defaults(train_mod):
     a = train_mod.parse_args([])
     assert (a.model, a.dataset, a.optimizer, a.batch_size, a.hidden) == ("mlp", "digits", "adam", 64, (128,))
-    assert a.epochs == train_mod.DEFAULT_EPOCHS and a.steps is None and a.lr == 1e-3
+    assert a.epochs == train_mod.DEFAULT_EPOCHS and a.steps is None and a.lr == 3e-3
     assert train_mod.parse_args(["--optimizer", "sgd"]).lr == 0.1

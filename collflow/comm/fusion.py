@@ -119,8 +119,9 @@ def _sparse_all_gather(op: Any, ctx: KernelContext) -> Any:
             indices = indices[:0]
         v = np.ascontiguousarray(values)
         i = np.ascontiguousarray(indices.reshape(-1))
-        hv = comm.allgatherv_async(v, name=key + "/values")
-        hi = comm.allgatherv_async(i, name=key + "/indices")
+        # allgatherv's result is (rows, rows per rank)
+        hv = comm.allgatherv_async(v, name=key + "/values").then(lambda r: r[0])
+        hi = comm.allgatherv_async(i, name=key + "/indices").then(lambda r: r[0])
         hc = comm.allreduce_async(np.asarray([flag], dtype=vdt), "sum", name=key + "/count")
         return _Group([hv, hi, hc.then(lambda c: c.reshape(()))])
     return run

@@ -47,7 +47,7 @@ __all__ = ["MPICommunicator", "import_mpi"]
 _TAG_ARRIVE, _TAG_FAIL = 17, 18
 _REC_INTS = 32                      # an arrival record: 32 int64 = 256 bytes
 _REC_NAME_OFF, _REC_NAME_LEN = 13 * 8, 19 * 8
-_FAIL_BYTES = 4096
+_FAIL_BYTES = 1024
 _FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
 _MAX_DIMS = 6
 _PROGRESS_INTERVAL_S = 5e-5

@@ -29,7 +29,7 @@ import contextlib
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 from .. import errors as _errors
 from ..graph import graph as _g

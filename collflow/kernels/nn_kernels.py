@@ -157,7 +157,7 @@ def _sparse_xent(op: Any, ctx: KernelContext) -> Any:
     def arange(n: int) -> Any:
         r = aranges.get(n)
         if r is None:
-            r = aranges[n] = xp.arange(n, dtype=xp.intp)
+            r = aranges[n] = xp.arange(n, dtype=np.intp)
         return r
 
     def sparse_xent(logits: Any, labels: Any) -> Tuple[Any, Any]:
@@ -169,7 +169,7 @@ def _sparse_xent(op: Any, ctx: KernelContext) -> Any:
         if c <= _FEW_CLASSES:
             bp = z.T.copy()  # (classes, batch): the one fresh array, becomes the backprop
             axis = 0
-            flat = y * n + arange(n)
+            flat = y.astype(np.intp) * n + arange(n)
         else:
             bp = z.copy()
             axis = 1

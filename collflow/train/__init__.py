@@ -5,3 +5,5 @@ from .optimizer import Optimizer  # noqa: F401
 from .optimizers import *  # noqa: F401,F403
 from .learning_rate import *  # noqa: F401,F403
 from .global_step import *  # noqa: F401,F403
+from .sync_replicas import *  # noqa: F401,F403
+from .distributed import *  # noqa: F401,F403

@@ -14,7 +14,7 @@ from ..graph.ops.constant_op import group
 from ..graph.ops.fusion_ops import fused_broadcast
 from ..graph.variables import Variable, global_variables
 
-__all__ = ["broadcast_global_variables", "broadcast_variables", "replica_digest", "check_replicas_identical"]
+__all__ = ["broadcast_global_variables", "replica_digest", "check_replicas_identical"]
 
 
 def broadcast_global_variables(root_rank: int = 0, var_list: Optional[Sequence[Variable]] = None,

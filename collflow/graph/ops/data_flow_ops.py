@@ -9,7 +9,7 @@ The kernels and the queue's state live in collflow/kernels/queue_kernels.py.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -93,12 +93,17 @@ def _dequeue_spec(op: _g.Operation, many: bool) -> list:
         lead = [n if op.type == "QueueDequeueMany" else None]
     out = []
     for i, dt in enumerate(a["component_types"]):
-        if shapes is None:
+        if shapes is None or shapes[i].dims is None:
             shp = TensorShape(None)
         else:
             shp = shapes[i] if not many else TensorShape(lead + list(shapes[i].dims))
         out.append((dt, shp))
     return out
+
+
+def _scalar_spec(op: _g.Operation, dtype: Optional[_dt.DType]) -> list:
+    queue_attrs(op.inputs[0])  # validates the handle
+    return [] if dtype is None else [(dtype, TensorShape(()))]
 
 
 def _queue_spec(op: _g.Operation) -> list:
@@ -111,12 +116,9 @@ register_op("QueueEnqueueMany", lambda op: _enqueue_spec(op, True), stateful=Tru
 register_op("QueueDequeue", lambda op: _dequeue_spec(op, False), stateful=True)
 register_op("QueueDequeueMany", lambda op: _dequeue_spec(op, True), stateful=True)
 register_op("QueueDequeueUpTo", lambda op: _dequeue_spec(op, True), stateful=True)
-register_op("QueueClose", lambda op: (queue_attrs(op.inputs[0]), [])[1], stateful=True)
-register_op("QueueSize", lambda op: (queue_attrs(op.inputs[0]), [(_dt.int32, TensorShape(()))])[1],
-            stateful=True)
-register_op("QueueIsClosed", lambda op: (queue_attrs(op.inputs[0]), [(_dt.bool_, TensorShape(()))])[1],
-            stateful=True)
-
+register_op("QueueClose", lambda op: _scalar_spec(op, None), stateful=True)
+register_op("QueueSize", lambda op: _scalar_spec(op, _dt.int32), stateful=True)
+register_op("QueueIsClosed", lambda op: _scalar_spec(op, _dt.bool_), stateful=True)
 not_differentiable("FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany",
                    "QueueDequeueUpTo", "QueueClose", "QueueSize", "QueueIsClosed")
 

@@ -27,7 +27,7 @@ __all__ = [
     "relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
     "sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
     "softmax_cross_entropy_with_logits_v2", "sigmoid_cross_entropy_with_logits",
-    "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv_output_size",
+    "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter",
     "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "bias_add", "xw_plus_b",
     "dropout", "embedding_lookup", "l2_loss", "moments",
 ]

@@ -160,7 +160,9 @@ def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _
                   seed: Optional[int] = None, name: Optional[str] = None) -> _g.Tensor:
     """Samples from a normal distribution N(mean, stddev**2) of the given `shape`.
 
-    mean, stddev: scalars (Python values or 0-D tensors of `dtype`).
+    mean, stddev: scalars (Python values or 0-D tensors of `dtype`).  Random ops have no
+    gradient, not even to mean/stddev: write `mean + stddev * random_normal(shape)` where
+    one is needed (the reparameterisation trick).
     """
     return _random("RandomNormal", shape, mean, stddev, ("mean", "stddev"), dtype, seed, name or "random_normal")
 
