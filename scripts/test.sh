@@ -19,11 +19,11 @@ run() {  # run LABEL CMD...: runs a pytest command, remembers its closing line
   rm -f "$log"
 }
 
-run "serial" timeout 1800 "$PY" -m pytest -q -p no:cacheprovider tests --ignore=tests/mpi "$@"
+run "serial" timeout 1800 "$PY" -m pytest -q --color=no -p no:cacheprovider tests --ignore=tests/mpi "$@"
 if [ -d tests/mpi ]; then
   for n in 2 3; do
     run "mpi n=$n" timeout 900 mpiexec -n "$n" --oversubscribe --bind-to none \
-      "$PY" -m pytest -q -p no:cacheprovider --with-mpi tests/mpi -x
+      "$PY" -m pytest -q --color=no -p no:cacheprovider --with-mpi tests/mpi -x
   done
 fi
 echo

@@ -1,0 +1,610 @@
+"""Checkpoint files on disk: the HDF5 layout, atomic and durable writes, verified reads, the index.
+
+One checkpoint is one HDF5 file (h5py; no pickle anywhere):
+
+    /                      attrs: format="collflow.checkpoint", format_version, collflow_version,
+                                  graph_fingerprint, world_size, global_step (absent: none),
+                                  timestamp (Unix seconds), num_variables, total_bytes
+    /variables/<escaped>   one dataset per variable (contiguous, native dtype and shape);
+                           attrs: name (the variable's name), crc_index
+    /checksums/crc32       uint32 [num_variables]: zlib.crc32 of each variable's raw bytes
+    /rng/<escaped>         one group per random op: its NumPy bit-generator state (numeric
+                           attrs; integers wider than 64 bits as little-endian uint64 words)
+    /pipeline              attrs: the input pipeline's position (ints: epoch, offset, seed, ...)
+
+Names are escaped ('%' -> '%25', '/' -> '%2F') because a variable "w" and its slot "w/Adam"
+cannot both be HDF5 paths; the real name is kept in the `name` attribute.
+
+Writing goes to `<path>.tmp` in the target directory: h5py lays out the file (datasets
+allocated contiguously up front, never filled), then the bulk bytes go straight to their file
+offsets with os.pwrite (which releases the GIL, so a background save does not stall the
+training thread), each piece's CRC-32 computed on a helper thread while the next is written;
+then fsync, close, os.replace onto the final name and fsync of the directory.  A reader never
+sees a partial file under the final name, and a file whose bytes were damaged later fails its
+checksums.  The index (a small JSON file listing the checkpoints of a directory, newest last)
+is replaced the same way.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import __version__ as _collflow_version
+from ..errors import CollflowError, InvalidArgumentError, NotFoundError
+
+__all__ = ["DataLossError", "CheckpointData", "CheckpointReader", "write_checkpoint", "read_checkpoint",
+           "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
+           "FORMAT", "FORMAT_VERSION", "INDEX_FILENAME", "TMP_SUFFIX"]
+
+FORMAT = "collflow.checkpoint"
+FORMAT_VERSION = 1
+INDEX_FORMAT = "collflow.checkpoint_index"
+INDEX_FILENAME = "checkpoint.json"
+TMP_SUFFIX = ".tmp"
+
+# bytes per os.pwrite / preadv call and per CRC piece: large enough to run at disk speed,
+# small enough that the CRC of one piece overlaps the write of the next
+_PIECE = 32 << 20
+# pieces larger than this are checksummed on the helper thread, smaller ones inline
+_INLINE_CRC = 1 << 20
+
+
+class DataLossError(CollflowError):
+    """A checkpoint file is truncated, corrupt or not a collflow checkpoint (TensorFlow's name)."""
+
+
+@dataclass
+class CheckpointData:
+    """Everything one checkpoint holds, as host (NumPy) values.
+
+    variables: variable name -> array.  rng: random op name -> NumPy bit-generator state
+    (the dict of `Generator.bit_generator.state`).  pipeline: the input position (ints).
+    """
+
+    variables: Dict[str, np.ndarray]
+    rng: Dict[str, dict] = field(default_factory=dict)
+    pipeline: Dict[str, int] = field(default_factory=dict)
+    global_step: Optional[int] = None
+    world_size: int = 1
+    graph_fingerprint: str = ""
+    collflow_version: str = _collflow_version
+    timestamp: float = 0.0
+
+
+# -- names -------------------------------------------------------------------------------------
+
+
+def _escape(name: str) -> str:
+    if not name:
+        raise InvalidArgumentError("a checkpoint entry needs a non-empty name")
+    s = name.replace("%", "%25").replace("/", "%2F")
+    # HDF5 reserves "." as a link name
+    return "%2E" if s == "." else s
+
+
+# -- durable file primitives ---------------------------------------------------------------------
+
+
+def fsync_directory(directory: str) -> None:
+    """Makes a rename or unlink in `directory` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str, data: bytes, durable: bool = True) -> None:
+    """Replaces `path` by `data` atomically: write path.tmp, fsync, rename, fsync the directory."""
+    tmp = path + TMP_SUFFIX
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+    if durable:
+        fsync_directory(os.path.dirname(os.path.abspath(path)))
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _pwrite_all(fd: int, buf: memoryview, offset: int) -> None:
+    """Writes all of `buf` at `offset` (os.pwrite may write less than asked)."""
+    done, n = 0, len(buf)
+    while done < n:
+        k = os.pwrite(fd, buf[done:], offset + done)
+        if k <= 0:
+            raise OSError(f"pwrite wrote {k} bytes")
+        done += k
+
+
+def _pread_all(fd: int, buf: memoryview, offset: int) -> int:
+    """Fills `buf` from `offset`; returns the bytes read (less only at the end of the file)."""
+    done, n = 0, len(buf)
+    while done < n:
+        k = os.preadv(fd, [buf[done:]], offset + done)
+        if k <= 0:
+            break
+        done += k
+    return done
+
+
+_CRC_POOL: Optional[ThreadPoolExecutor] = None
+_CRC_POOL_LOCK = threading.Lock()
+
+
+def _crc_pool() -> ThreadPoolExecutor:
+    global _CRC_POOL
+    with _CRC_POOL_LOCK:
+        if _CRC_POOL is None:
+            _CRC_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="collflow-crc")
+        return _CRC_POOL
+
+
+def _byte_view(arr: np.ndarray) -> memoryview:
+    """The raw bytes of a C-contiguous array, without a copy."""
+    return memoryview(arr.reshape(-1).view(np.uint8))
+
+
+def _write_with_crc(fd: int, mv: memoryview, offset: int) -> int:
+    """Writes `mv` at `offset` piece by piece; the CRC of each piece runs beside its write."""
+    n = len(mv)
+    if n <= _INLINE_CRC:
+        _pwrite_all(fd, mv, offset)
+        return zlib.crc32(mv)
+    pool = _crc_pool()
+    crc = 0
+    for start in range(0, n, _PIECE):
+        piece = mv[start:start + _PIECE]
+        fut = pool.submit(zlib.crc32, piece, crc)
+        _pwrite_all(fd, piece, offset + start)
+        crc = fut.result()
+    return crc
+
+
+def _read_with_crc(fd: int, mv: memoryview, offset: int, verify: bool) -> Tuple[int, Optional[int]]:
+    """Reads into `mv` from `offset`; returns (bytes read, CRC of them or None)."""
+    n = len(mv)
+    if n <= _INLINE_CRC or not verify:
+        got = _pread_all(fd, mv, offset)
+        return got, (zlib.crc32(mv[:got]) if verify else None)
+    pool = _crc_pool()
+    crc, fut, got = 0, None, 0
+    for start in range(0, n, _PIECE):
+        piece = mv[start:start + _PIECE]
+        k = _pread_all(fd, piece, offset + start)
+        got += k
+        if fut is not None:
+            crc = fut.result()
+        fut = pool.submit(zlib.crc32, piece[:k], crc)
+        if k < len(piece):
+            break
+    if fut is not None:
+        crc = fut.result()
+    return got, crc
+
+
+# -- RNG state encoding (nested dicts of ints / strings / arrays as HDF5 attrs) --------------------
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int_to_words(v: int) -> np.ndarray:
+    if v < 0:
+        raise InvalidArgumentError(f"cannot store the negative {v.bit_length()}-bit integer {v} of an RNG state")
+    words = []
+    while True:
+        words.append(v & 0xFFFFFFFFFFFFFFFF)
+        v >>= 64
+        if not v:
+            break
+    return np.array(words, dtype=np.uint64)
+
+
+def _words_to_int(a: np.ndarray) -> int:
+    v = 0
+    for i, w in enumerate(np.asarray(a, dtype=np.uint64).reshape(-1).tolist()):
+        v |= int(w) << (64 * i)
+    return v
+
+
+def _encode_state(group: Any, state: dict) -> None:
+    """Writes a bit-generator state dict into `group` (sub-dicts become subgroups)."""
+    big = []
+    for k, v in state.items():
+        key = _escape(str(k))
+        if isinstance(v, dict):
+            _encode_state(group.create_group(key), v)
+        elif isinstance(v, (bool, np.bool_)):
+            group.attrs[key] = np.bool_(v)
+        elif isinstance(v, (int, np.integer)):
+            v = int(v)
+            if _I64_MIN <= v <= _I64_MAX:
+                group.attrs[key] = np.int64(v)
+            else:
+                group.attrs[key] = _int_to_words(v)
+                big.append(key)
+        elif isinstance(v, (float, np.floating)):
+            group.attrs[key] = np.float64(v)
+        elif isinstance(v, str):
+            group.attrs[key] = v
+        elif isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+            group.create_dataset(key, data=v)
+        else:
+            raise InvalidArgumentError(f"cannot store RNG state entry {k!r} of type {type(v).__name__}")
+    if big:
+        group.attrs["__bigint__"] = ",".join(big)
+
+
+def _unescape(s: str) -> str:
+    return s.replace("%2E", ".").replace("%2F", "/").replace("%25", "%")
+
+
+def _decode_state(group: Any) -> dict:
+    import h5py
+    big = set(filter(None, str(group.attrs.get("__bigint__", "")).split(",")))
+    out: Dict[str, Any] = {}
+    for k, v in group.attrs.items():
+        if k == "__bigint__":
+            continue
+        if k in big:
+            out[_unescape(k)] = _words_to_int(v)
+        elif isinstance(v, (bytes, str)):
+            out[_unescape(k)] = v.decode() if isinstance(v, bytes) else v
+        elif isinstance(v, np.bool_):
+            out[_unescape(k)] = bool(v)
+        elif isinstance(v, np.integer):
+            out[_unescape(k)] = int(v)
+        elif isinstance(v, np.floating):
+            out[_unescape(k)] = float(v)
+        else:
+            out[_unescape(k)] = np.asarray(v)
+    for k, item in group.items():
+        if isinstance(item, h5py.Group):
+            out[_unescape(k)] = _decode_state(item)
+        else:
+            out[_unescape(k)] = item[()]
+    return out
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+
+def _contiguous_dcpl() -> Any:
+    import h5py
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.CONTIGUOUS)
+    # allocate now (so the offset is known) and never write a fill value we overwrite anyway
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+    return dcpl
+
+
+def _host_array(name: str, value: Any) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        get = getattr(value, "get", None)
+        value = get() if get is not None and type(value).__module__.startswith("cupy") else np.asarray(value)
+    if value.dtype.kind not in "biuf":
+        raise InvalidArgumentError(
+            f"cannot checkpoint variable {name!r} of dtype {value.dtype}: only bool, integer and "
+            "floating-point variables are supported")
+    return value
+
+
+def _c_contiguous(a: np.ndarray) -> np.ndarray:
+    # not np.ascontiguousarray: it turns a 0-d array into shape (1,)
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
+def write_checkpoint(path: str, data: CheckpointData, durable: bool = True) -> int:
+    """Writes `data` to the HDF5 file `path` atomically; returns the bytes of variable data.
+
+    The file appears under `path` only complete, flushed and (durable=True) fsynced, with its
+    directory entry fsynced too.  An existing file at `path` is replaced atomically.
+    """
+    import h5py
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        raise NotFoundError(f"cannot write checkpoint {path}: directory {directory} does not exist")
+    tmp = path + TMP_SUFFIX
+    names = sorted(data.variables)
+    arrays = [_c_contiguous(_host_array(n, data.variables[n])) for n in names]
+    total = int(sum(a.nbytes for a in arrays))
+    try:
+        layout: List[Tuple[Optional[int], np.ndarray]] = []
+        # page-align the bulk data: aligned writes and reads run at disk speed
+        with h5py.File(tmp, "w", alignment_threshold=1 << 16, alignment_interval=4096) as f:
+            a = f.attrs
+            a["format"] = FORMAT
+            a["format_version"] = np.int64(FORMAT_VERSION)
+            a["collflow_version"] = str(data.collflow_version)
+            a["graph_fingerprint"] = str(data.graph_fingerprint or "")
+            a["world_size"] = np.int64(data.world_size)
+            if data.global_step is not None:
+                a["global_step"] = np.int64(data.global_step)
+            a["timestamp"] = np.float64(data.timestamp or time.time())
+            a["num_variables"] = np.int64(len(names))
+            a["total_bytes"] = np.int64(total)
+            vg = f.create_group("variables")
+            for i, (name, arr) in enumerate(zip(names, arrays)):
+                ds = vg.create_dataset(_escape(name), shape=arr.shape, dtype=arr.dtype, dcpl=_contiguous_dcpl())
+                ds.attrs["name"] = name
+                ds.attrs["crc_index"] = np.int64(i)
+                off = ds.id.get_offset()
+                if off is None and arr.nbytes:
+                    # HDF5 stores some tiny datasets (scalars) without a fixed offset: write those through it
+                    ds[...] = arr
+                layout.append((off, arr))
+            crc_ds = f.create_group("checksums").create_dataset(
+                "crc32", shape=(len(names),), dtype=np.uint32, dcpl=_contiguous_dcpl())
+            crc_off = crc_ds.id.get_offset()
+            rg = f.create_group("rng")
+            for op_name in sorted(data.rng):
+                sg = rg.create_group(_escape(op_name))
+                sg.attrs["__name__"] = op_name
+                _encode_state(sg, data.rng[op_name])
+            pg = f.create_group("pipeline")
+            for k, v in (data.pipeline or {}).items():
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                    raise InvalidArgumentError(
+                        f"the input pipeline position must map names to ints, got {k!r}: {v!r}")
+                pg.attrs[str(k)] = np.int64(v)
+        fd = os.open(tmp, os.O_WRONLY)
+        try:
+            crcs = np.zeros(len(names), dtype="<u4")
+            for i, (off, arr) in enumerate(layout):
+                if off is None:  # empty, or already written through HDF5
+                    crcs[i] = zlib.crc32(_byte_view(arr))
+                    continue
+                crcs[i] = _write_with_crc(fd, _byte_view(arr), off)
+            if len(names):
+                _pwrite_all(fd, memoryview(crcs.view(np.uint8)), crc_off)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+    if durable:
+        fsync_directory(directory)
+    return total
+
+
+# -- reading --------------------------------------------------------------------------------------
+
+
+@dataclass
+class VariableEntry:
+    """Where and what one variable is in a checkpoint file."""
+
+    name: str
+    dtype: np.dtype
+    shape: Tuple[int, ...]
+    offset: Optional[int]
+    crc_index: Optional[int]
+    dataset: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+class CheckpointReader:
+    """Opens a checkpoint, checks its header and layout; reads variables on request.
+
+    Raises NotFoundError when the file does not exist and DataLossError when it is not a
+    readable collflow checkpoint (not HDF5, truncated, unknown format version).
+    """
+
+    def __init__(self, path: str):
+        import h5py
+        self.path = os.path.abspath(path)
+        if not os.path.exists(self.path):
+            raise NotFoundError(f"checkpoint {self.path} does not exist")
+        try:
+            self._file = h5py.File(self.path, "r")
+        except OSError as e:
+            raise DataLossError(f"checkpoint {self.path} is not a readable HDF5 file ({_short(e)})") from None
+        try:
+            self._read_header()
+        except DataLossError:
+            self.close()
+            raise
+        except Exception as e:  # h5py raises KeyError/OSError/ValueError on damaged metadata
+            self.close()
+            raise DataLossError(f"checkpoint {self.path} is damaged: {_short(e)}") from None
+
+    def _read_header(self) -> None:
+        import h5py
+        f = self._file
+        a = f.attrs
+        fmt = a.get("format")
+        fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+        if fmt is not None and fmt != FORMAT:
+            raise DataLossError(f"{self.path} is not a collflow checkpoint (format {fmt!r})")
+        self.format_version = int(a.get("format_version", FORMAT_VERSION))
+        if self.format_version > FORMAT_VERSION:
+            raise DataLossError(f"checkpoint {self.path} has format version {self.format_version}; this "
+                                f"collflow reads up to {FORMAT_VERSION} (upgrade collflow)")
+        self.collflow_version = str(a.get("collflow_version", ""))
+        self.graph_fingerprint = str(a.get("graph_fingerprint", ""))
+        self.world_size = int(a.get("world_size", 1))
+        self.global_step = int(a["global_step"]) if "global_step" in a else None
+        self.timestamp = float(a.get("timestamp", 0.0))
+        self.entries: Dict[str, VariableEntry] = {}
+        vg = f.get("variables")
+        if vg is not None:
+            for key, ds in vg.items():
+                if not isinstance(ds, h5py.Dataset):
+                    continue
+                name = ds.attrs.get("name", _unescape(key))
+                name = name.decode() if isinstance(name, bytes) else str(name)
+                ci = int(ds.attrs["crc_index"]) if "crc_index" in ds.attrs else None
+                self.entries[name] = VariableEntry(name, np.dtype(ds.dtype), tuple(ds.shape),
+                                                   ds.id.get_offset(), ci, ds.name)
+        expected = int(a.get("num_variables", len(self.entries)))
+        if expected != len(self.entries):
+            raise DataLossError(f"checkpoint {self.path} lists {expected} variables but holds {len(self.entries)}")
+        self._crcs = np.asarray(f["checksums/crc32"][...]) if "checksums/crc32" in f else None
+        size = os.path.getsize(self.path)
+        for e in self.entries.values():
+            if e.offset is not None and e.offset + e.nbytes > size:
+                raise DataLossError(f"checkpoint {self.path} is truncated: variable {e.name!r} needs bytes "
+                                    f"up to {e.offset + e.nbytes}, the file has {size}")
+        self.rng: Dict[str, dict] = {}
+        for key, grp in (f.get("rng") or {}).items():
+            nm = grp.attrs.get("__name__", _unescape(key))
+            nm = nm.decode() if isinstance(nm, bytes) else str(nm)
+            st = _decode_state(grp)
+            st.pop("__name__", None)
+            self.rng[nm] = st
+        self.pipeline: Dict[str, int] = {}
+        if "pipeline" in f:
+            self.pipeline = {str(k): int(v) for k, v in f["pipeline"].attrs.items()}
+
+    def variable_specs(self) -> Dict[str, Tuple[np.dtype, Tuple[int, ...]]]:
+        """name -> (NumPy dtype, shape) of every variable in the file."""
+        return {n: (e.dtype, e.shape) for n, e in self.entries.items()}
+
+    def read(self, names: Optional[Iterable[str]] = None, verify: bool = True) -> Dict[str, np.ndarray]:
+        """Reads variables (all by default) into fresh arrays; verify: check their CRC-32."""
+        names = list(self.entries) if names is None else list(names)
+        out: Dict[str, np.ndarray] = {}
+        missing = [n for n in names if n not in self.entries]
+        if missing:
+            raise NotFoundError(f"checkpoint {self.path} has no variable(s) {', '.join(missing)}")
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            for n in names:
+                e = self.entries[n]
+                arr = np.empty(e.shape, dtype=e.dtype)
+                if e.offset is None or arr.nbytes == 0:
+                    # scalars, empty arrays, files not written by collflow (chunked, compressed)
+                    if arr.nbytes:
+                        self._file[e.dataset].read_direct(arr)
+                    if verify:
+                        self._check_crc(e, zlib.crc32(_byte_view(arr)))
+                    out[n] = arr
+                    continue
+                got, crc = _read_with_crc(fd, _byte_view(arr), e.offset, verify)
+                if got != arr.nbytes:
+                    raise DataLossError(f"checkpoint {self.path} is truncated inside variable {n!r}")
+                if verify:
+                    self._check_crc(e, crc)
+                out[n] = arr
+        finally:
+            os.close(fd)
+        return out
+
+    def _check_crc(self, e: VariableEntry, crc: Optional[int]) -> None:
+        if self._crcs is None or e.crc_index is None:
+            return
+        want = int(self._crcs[e.crc_index])
+        if crc is not None and int(crc) != want:
+            raise DataLossError(f"checkpoint {self.path} is corrupt: variable {e.name!r} fails its checksum "
+                                f"(crc32 {int(crc):#010x}, expected {want:#010x})")
+
+    def close(self) -> None:
+        f = getattr(self, "_file", None)
+        if f is not None:
+            try:
+                f.close()
+            except Exception:
+                pass
+            self._file = None
+
+    def __enter__(self) -> "CheckpointReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _short(e: BaseException) -> str:
+    s = str(e).strip().splitlines()
+    return s[0] if s else type(e).__name__
+
+
+def read_checkpoint(path: str, verify: bool = True) -> CheckpointData:
+    """Reads a whole checkpoint (every variable, verified) into a CheckpointData."""
+    with CheckpointReader(path) as r:
+        variables = r.read(verify=verify)
+        return CheckpointData(variables=variables, rng=r.rng, pipeline=r.pipeline, global_step=r.global_step,
+                              world_size=r.world_size, graph_fingerprint=r.graph_fingerprint,
+                              collflow_version=r.collflow_version, timestamp=r.timestamp)
+
+
+# -- the index of a directory ----------------------------------------------------------------------
+
+
+@dataclass
+class IndexEntry:
+    """One checkpoint of a directory: its file name (relative), step, time written, kept forever."""
+
+    path: str
+    step: Optional[int]
+    time: float
+    keep: bool = False
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "step": self.step, "time": self.time, "keep": self.keep}
+
+
+def read_index(directory: str) -> List[IndexEntry]:
+    """The checkpoints listed in `directory`'s index, oldest first ([] when there is none).
+
+    An unreadable index is reported as DataLossError (callers fall back to scanning).
+    """
+    p = os.path.join(directory, INDEX_FILENAME)
+    try:
+        with open(p, "rb") as f:
+            doc = json.loads(f.read().decode())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as e:
+        raise DataLossError(f"checkpoint index {p} is unreadable: {_short(e)}") from None
+    if not isinstance(doc, dict) or doc.get("format") != INDEX_FORMAT:
+        raise DataLossError(f"{p} is not a collflow checkpoint index")
+    out = []
+    for d in doc.get("checkpoints", []):
+        try:
+            out.append(IndexEntry(str(d["path"]), None if d.get("step") is None else int(d["step"]),
+                                  float(d.get("time", 0.0)), bool(d.get("keep", False))))
+        except (KeyError, TypeError, ValueError):
+            raise DataLossError(f"checkpoint index {p} has a malformed entry {d!r}") from None
+    return out
+
+
+def write_index(directory: str, entries: Sequence[IndexEntry], durable: bool = True) -> None:
+    """Replaces `directory`'s index atomically (entries oldest first; the last is the latest)."""
+    doc = {"format": INDEX_FORMAT, "version": 1,
+           "latest": entries[-1].path if entries else None,
+           "checkpoints": [e.to_json() for e in entries]}
+    atomic_write_bytes(os.path.join(directory, INDEX_FILENAME),
+                       (json.dumps(doc, indent=1) + "\n").encode(), durable=durable)
