@@ -253,13 +253,27 @@ def main() -> None:
     # correctness first: one step from the same weights gives the same loss everywhere
     first = {"collflow": float(cf_step()[0]), "numpy": npm.step(x, y)}
     if torch_step is not None:
-        first["torch"] = float(torch_step())
+        first["torch"] = float(torch_step().item())
     spread = max(first.values()) - min(first.values())
     notes.append("first-step losses agree: " + ", ".join(f"{k} {v:.6f}" for k, v in first.items())
                  + f" (spread {spread:.2e})")
 
-    impls: Dict[str, Callable[[], Any]] = {"collflow": cf_step, "numpy (by hand)": lambda: npm.step(x, y),
-                                           "GEMM floor (8 matmuls)": floor.step}
+    impls: Dict[str, Callable[[], Any]] = {"collflow": cf_step}
+    # diagnostic, not the headline: the optimizer kernels' SciPy-BLAS axpy path brings a second
+    # OpenBLAS thread pool into the process, whose threads fight NumPy's on a small machine
+    from collflow.kernels import training_kernels as tk
+    if getattr(tk, "blas_enabled", lambda: False)():
+        def cf_step_noblas() -> Any:
+            tk.set_blas_enabled(False)
+            try:
+                return cf_step()
+            finally:
+                tk.set_blas_enabled(True)
+        impls["collflow, optimizer BLAS path off"] = cf_step_noblas
+        notes.append("row 'collflow, optimizer BLAS path off' is a diagnostic: the same session with "
+                     "collflow.kernels.training_kernels.set_blas_enabled(False) (NumPy-only updates)")
+    impls["numpy (by hand)"] = lambda: npm.step(x, y)
+    impls["GEMM floor (8 matmuls)"] = floor.step
     if torch_step is not None:
         impls["pytorch eager"] = torch_step
     for fn in impls.values():

@@ -4,7 +4,11 @@ the abort hook, and the collective graph ops in Sessions (one rank, and ranks as
 The same collectives under mpiexec are in tests/mpi/test_collectives.py.
 """
 import io
+import os
+import shutil
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -59,7 +63,7 @@ def test_local_communicator_collectives_are_identities_on_fresh_arrays():
     np.testing.assert_array_equal(c.alltoallv(x, [4])[1], [4])
     assert c.allgather(np.float64(2.5)).shape == (1,)
     assert c.barrier() is None
-    assert c.stats["calls"] == 13 and c.stats["allreduce_calls"] == 3
+    assert c.stats["calls"] == 14 and c.stats["allreduce_calls"] == 3
     assert c.stats["bytes_sent"] == 0  # nothing leaves a world of one
     c.reset_stats()
     assert c.stats["calls"] == 0
@@ -479,3 +483,66 @@ def test_async_collective_overlaps_other_kernels_in_the_executor():
     for types, r in world.run(body):
         assert types.index("AllReduce") < types.index("MatMul")  # issued before the compute
         np.testing.assert_allclose(r, np.full(3, 2.0 * 50 * 50 * 50))
+
+
+# -- whole MPI jobs that fail (each starts its own mpiexec) -----------------------------------
+# They must end quickly, non-zero, with the culprit's error shown.  Skipped when this file
+# itself runs under mpiexec with --with-mpi.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MPIEXEC = shutil.which("mpiexec") or shutil.which("mpirun")
+
+
+def _run_job(tmp_path, n, script, env_extra=None, limit=60):
+    pytest.importorskip("mpi4py")
+    if MPIEXEC is None:
+        pytest.skip("no mpiexec on PATH")
+    path = tmp_path / "job.py"
+    path.write_text(textwrap.dedent(script))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["OMP_NUM_THREADS"] = "1"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env.update(env_extra or {})
+    t = time.monotonic()
+    p = subprocess.run([MPIEXEC, "-n", str(n), "--oversubscribe", sys.executable, str(path)],
+                       env=env, capture_output=True, text=True, timeout=limit)
+    return p.returncode, p.stdout + p.stderr, time.monotonic() - t
+
+
+@pytest.mark.mpi_skip
+def test_uncaught_exception_on_one_rank_aborts_every_rank(tmp_path):
+    rc, out, secs = _run_job(tmp_path, 2, """
+        import numpy as np
+        import collflow as cf
+        comm = cf.comm.init()            # installs the abort hook (2 ranks)
+        comm.allreduce(np.ones(3))
+        if comm.rank == 1:
+            raise ValueError("boom from rank 1")
+        comm.allreduce(np.ones(3))       # rank 0 would wait here for the 300 s default timeout
+        print("rank 0 must never get here", flush=True)
+    """)
+    assert rc != 0, out
+    assert "[rank 1] ValueError: boom from rank 1" in out, out
+    assert "[rank 1] Traceback" in out
+    assert "must never get here" not in out
+    assert secs < 45, f"the job took {secs:.1f} s to die"
+
+
+@pytest.mark.mpi_skip
+def test_uncaught_timeout_names_the_missing_rank_and_ends_the_job(tmp_path):
+    rc, out, secs = _run_job(tmp_path, 3, """
+        import time
+        import numpy as np
+        import collflow as cf
+        comm = cf.comm.init()
+        comm.allreduce(np.ones(3), name="warmup")
+        if comm.rank == 2:
+            time.sleep(60)               # skips the next collective and never comes back
+        comm.allreduce(np.ones(3), name="step/grads")
+        print("nobody must get here", flush=True)
+    """, env_extra={"COLLFLOW_COLLECTIVE_TIMEOUT": "1"})
+    assert rc != 0, out
+    assert "DeadlineExceededError" in out and "rank 2 did not arrive" in out and "'step/grads'" in out, out
+    assert "nobody must get here" not in out
+    assert secs < 45, f"the job took {secs:.1f} s to die"

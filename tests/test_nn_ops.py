@@ -317,8 +317,8 @@ def test_bias_add_and_its_gradient():
         xp, bp = cf.placeholder(cf.float64, (None, 3, 4)), cf.placeholder(cf.float64, (4,))
         y = cf.nn.bias_add(xp, bp)
         gx, gb = cf.gradients(cf.reduce_sum(y * 2.0), [xp, bp])
-        xw = cf.nn.xw_plus_b(cf.placeholder_with_default(np.eye(4), (4, 4)), cf.placeholder_with_default(x[0].T, (4, 3)),
-                             cf.placeholder_with_default(b[:3], (3,)))
+        xw = cf.nn.xw_plus_b(cf.placeholder_with_default(np.eye(4), (4, 4)),
+                             cf.placeholder_with_default(x[0].T, (4, 3)), cf.placeholder_with_default(b[:3], (3,)))
         with pytest.raises(cf.InvalidArgumentError, match="does not match the last dimension"):
             cf.nn.bias_add(xp, cf.placeholder(cf.float64, (3,)))
     yv, gxv, gbv, xwv = _run(g, [y, gx, gb, xw], {xp: x, bp: b})

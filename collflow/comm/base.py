@@ -134,8 +134,8 @@ def _as_array(x: Any, what: str) -> np.ndarray:
     if x.dtype.name not in SUPPORTED_DTYPES:
         raise InvalidArgumentError(
             f"{what}: dtype {x.dtype} is not supported by collectives (supported: {', '.join(SUPPORTED_DTYPES)})")
-    # MPI and the reference backend both read raw contiguous memory
-    return np.ascontiguousarray(x)
+    # MPI reads raw contiguous memory (np.ascontiguousarray would turn a 0-d array into 1-d)
+    return x if x.flags.c_contiguous else x.copy(order="C")
 
 
 def _check_reduce(op: str, dtype: np.dtype, what: str) -> str:

@@ -364,5 +364,5 @@ class LocalCommunicator(ThreadCommunicator):
     backend = "local"
 
     def __init__(self, timeout: Optional[float] = None):
-        super().__init__(ThreadWorld(1), 0, _check_timeout(timeout))
+        super().__init__(ThreadWorld(1, timeout), 0, timeout)
         self._world._comms = [self]

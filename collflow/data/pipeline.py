@@ -211,8 +211,10 @@ class QueueRunner:
             with self._lock:
                 self._exceptions.append(e)
             if coord is not None:
-                coord.request_stop(e)
+                coord.request_stop(e)  # the close-on-stop thread then cancels the queue
             else:
+                # nobody else will: close the queue so no consumer waits forever, then fail loudly
+                self._run_quietly(sess, self._cancel_op)
                 raise
         finally:
             with self._lock:

@@ -274,10 +274,19 @@ def _offset(geo: _Geometry, i: int, j: int, strides: Tuple[int, int], dil: Tuple
             slice(c0, c0 + strides[1] * (geo.ow - 1) + 1, strides[1]))
 
 
-def _im2col(xp: Any, x: Any, geo: _Geometry, kh: int, kw: int, strides: Any, dil: Any) -> Any:
-    """The (N*OH*OW, KH*KW*C) column matrix (a view when the windows are already contiguous)."""
-    win = _windows(xp, _pad(xp, x, geo), geo, kh, kw, strides, dil)
-    return win.reshape(x.shape[0] * geo.oh * geo.ow, kh * kw * x.shape[3])
+def _chunks(xp: Any, n: int, per_image: int) -> list:
+    """Batch ranges whose column matrices stay near a cache-sized (CPU) or bounded (GPU) buffer.
+
+    Blocking keeps each im2col/col2im chunk hot in cache between its copy and its GEMM,
+    and bounds the extra memory of a large convolution to one chunk.
+    """
+    target = _CHUNK_BYTES_CPU if xp is np else _CHUNK_BYTES_GPU
+    b = max(1, min(n, target // max(per_image, 1)))
+    return [(i, min(i + b, n)) for i in range(0, n, b)] or [(0, 0)]
+
+
+_CHUNK_BYTES_CPU = 4 << 20
+_CHUNK_BYTES_GPU = 256 << 20
 
 
 def _check_channels(x_c: int, w_c: int, op: Any, x_shape: Any, w_shape: Any) -> None:
@@ -297,8 +306,13 @@ def _conv2d(op: Any, ctx: KernelContext) -> Any:
         kh, kw, ci, co = w.shape
         _check_channels(c, ci, op, x.shape, w.shape)
         geo = geometry(h, wd, kh, kw)
-        cols = _im2col(xp, x, geo, kh, kw, strides, dil)
-        out = xp.matmul(cols, w.reshape(kh * kw * ci, co))
+        win = _windows(xp, _pad(xp, x, geo), geo, kh, kw, strides, dil)
+        w2 = w.reshape(kh * kw * ci, co)
+        m = geo.oh * geo.ow
+        out = xp.empty((n * m, co), dtype=x.dtype)
+        for a, b in _chunks(xp, n, m * kh * kw * c * x.itemsize):
+            # the reshape packs the strided window view into columns (the only copy)
+            xp.matmul(win[a:b].reshape((b - a) * m, kh * kw * c), w2, out=out[a * m:b * m])
         return out.reshape(n, geo.oh, geo.ow, co)
     return conv2d
 
@@ -333,21 +347,22 @@ def _conv2d_bp_input(op: Any, ctx: KernelContext) -> Any:
         kh, kw, ci, co = w.shape
         _check_channels(c, ci, op, (n, h, wd, c), w.shape)
         geo = geometry(h, wd, kh, kw)
-        if dy.shape != (n, geo.oh, geo.ow, co):
+        if tuple(dy.shape) != (n, geo.oh, geo.ow, co):
             raise InvalidArgumentError(f"{op.type}: out_backprop has shape {tuple(dy.shape)}, expected "
                                        f"{(n, geo.oh, geo.ow, co)} for input {(n, h, wd, c)} and filter "
                                        f"{tuple(w.shape)}", op)
-        dcols = xp.matmul(dy.reshape(-1, co), w.reshape(kh * kw * ci, co).T)
-        dcols = dcols.reshape(n, geo.oh, geo.ow, kh, kw, ci)
-        hp, wp = h + geo.pt + geo.pb, wd + geo.pl + geo.pr
+        wt = w.reshape(kh * kw * ci, co).T
         if kh == 1 and kw == 1 and strides == (1, 1) and not geo.padded:
-            return dcols.reshape(n, h, wd, c)
-        dx = xp.zeros((n, hp, wp, c), dtype=dy.dtype)
-        # col2im: one strided add per window offset, over every pixel at once
-        for i in range(kh):
-            for j in range(kw):
-                rs, cs = _offset(geo, i, j, strides, dil)
-                dx[:, rs, cs, :] += dcols[:, :, :, i, j, :]
+            return xp.matmul(dy.reshape(-1, co), wt).reshape(n, h, wd, c)
+        m = geo.oh * geo.ow
+        dx = xp.zeros((n, h + geo.pt + geo.pb, wd + geo.pl + geo.pr, c), dtype=dy.dtype)
+        offsets = [_offset(geo, i, j, strides, dil) for i in range(kh) for j in range(kw)]
+        for a, b in _chunks(xp, n, m * kh * kw * c * dy.itemsize):
+            dcols = xp.matmul(dy[a:b].reshape((b - a) * m, co), wt).reshape(b - a, geo.oh, geo.ow, kh * kw, c)
+            d = dx[a:b]
+            # col2im: one strided add per window offset, over the chunk's pixels at once
+            for k, (rs, cs) in enumerate(offsets):
+                d[:, rs, cs, :] += dcols[:, :, :, k, :]
         if geo.padded:
             dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + wd, :]
         return dx
@@ -368,12 +383,19 @@ def _conv2d_bp_filter(op: Any, ctx: KernelContext) -> Any:
         n, h, wd, c = x.shape
         _check_channels(c, ci, op, x.shape, (kh, kw, ci, co))
         geo = geometry(h, wd, kh, kw)
-        if dy.shape != (n, geo.oh, geo.ow, co):
+        if tuple(dy.shape) != (n, geo.oh, geo.ow, co):
             raise InvalidArgumentError(f"{op.type}: out_backprop has shape {tuple(dy.shape)}, expected "
                                        f"{(n, geo.oh, geo.ow, co)} for input {tuple(x.shape)} and filter "
                                        f"{(kh, kw, ci, co)}", op)
-        cols = _im2col(xp, x, geo, kh, kw, strides, dil)
-        dw = xp.matmul(cols.T, dy.reshape(-1, co))
+        win = _windows(xp, _pad(xp, x, geo), geo, kh, kw, strides, dil)
+        m = geo.oh * geo.ow
+        dw = None
+        for a, b in _chunks(xp, n, m * kh * kw * c * x.itemsize):
+            part = xp.matmul(win[a:b].reshape((b - a) * m, kh * kw * c).T, dy[a:b].reshape((b - a) * m, co))
+            if dw is None:
+                dw = part
+            else:
+                dw += part
         return dw.reshape(kh, kw, ci, co)
     return conv2d_backprop_filter
 

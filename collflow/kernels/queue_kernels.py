@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import CancelledError, DeadlineExceededError, InvalidArgumentError, OutOfRangeError
 from ..graph.ops.data_flow_ops import queue_attrs
-from .registry import register_kernel, KernelContext
+from .registry import current_cancellation_token, register_kernel, KernelContext
 
 __all__ = ["FIFOQueueResource"]
 
@@ -33,26 +33,8 @@ _POLL_S = 0.05
 
 
 def _run_token() -> Any:
-    """The CancellationToken of the run executing on this thread, or None.
-
-    Kernels do not receive the token; the executor calls them from the generated
-    `_plan(_feeds, _tok)` function (or from DynamicPlan.__call__(..., token) for graphs
-    with control flow), so the token is a local of a frame a few levels up.  This is only
-    looked at when an op is about to block, never on the fast path.
-    """
-    f = sys._getframe(1)
-    for _ in range(24):
-        if f is None:
-            return None
-        code = f.f_code
-        if code.co_name == "_plan" and code.co_filename.startswith("<collflow plan"):
-            return f.f_locals.get("_tok")
-        if code.co_name == "__call__" and "token" in code.co_varnames:
-            tok = f.f_locals.get("token")
-            if hasattr(tok, "cancel") and hasattr(tok, "c"):
-                return tok
-        f = f.f_back
-    return None
+    """The CancellationToken of the run executing on this thread, or None."""
+    return current_cancellation_token()
 
 
 class _Waiter:

@@ -13,11 +13,13 @@ nothing falls back to another device silently.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from ..errors import UnimplementedError
 
-__all__ = ["register_kernel", "get_kernel", "KernelContext", "AsyncHandle", "kernel_devices", "has_kernel"]
+__all__ = ["register_kernel", "get_kernel", "KernelContext", "AsyncHandle", "kernel_devices", "has_kernel",
+           "current_cancellation_token", "run_token_scope"]
 
 KernelFactory = Callable[[Any, "KernelContext"], Callable]
 
@@ -111,3 +113,31 @@ def _pool() -> Any:
         from concurrent.futures import ThreadPoolExecutor
         _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="collflow-async")
     return _POOL
+
+
+_run_tls = threading.local()
+
+
+def current_cancellation_token() -> Any:
+    """The CancellationToken of the run executing on this thread (None outside a run).
+
+    Blocking kernels (queues, collectives) poll it so a cancelled run never hangs in them.
+    """
+    return getattr(_run_tls, "token", None)
+
+
+class run_token_scope:
+    """Makes `token` the current run's token on this thread for the `with` block."""
+
+    __slots__ = ("token", "prev")
+
+    def __init__(self, token: Any):
+        self.token = token
+
+    def __enter__(self) -> Any:
+        self.prev = getattr(_run_tls, "token", None)
+        _run_tls.token = self.token
+        return self.token
+
+    def __exit__(self, *exc: Any) -> None:
+        _run_tls.token = self.prev

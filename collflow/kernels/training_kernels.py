@@ -24,43 +24,49 @@ from .registry import register_kernel, KernelContext
 
 try:  # optional: a one-pass, multithreaded axpy for the CPU
     from scipy.linalg import blas as _scipy_blas
-    _AXPY = {np.dtype(np.float32): _scipy_blas.saxpy, np.dtype(np.float64): _scipy_blas.daxpy}
 except ImportError:  # pragma: no cover - depends on the environment
-    _AXPY = {}
+    _scipy_blas = None
 
+# dtype -> (axpy, scal) of SciPy's BLAS; empty when disabled or SciPy is missing
+_BLAS: dict = {}
 # BLAS takes 32-bit sizes
 _BLAS_MAX = 2 ** 31 - 1
 
 
 def set_blas_enabled(enabled: bool) -> None:
-    """Turns the SciPy-BLAS fast path on or off (tests compare both paths)."""
-    global _AXPY
-    if enabled:
-        try:
-            from scipy.linalg import blas
-        except ImportError:
-            raise RuntimeError("the BLAS fast path needs SciPy: pip install scipy") from None
-        _AXPY = {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
-    else:
-        _AXPY = {}
+    """Turns the SciPy-BLAS fast path on or off (tests run both paths)."""
+    global _BLAS
+    if not enabled:
+        _BLAS = {}
+        return
+    if _scipy_blas is None:
+        raise RuntimeError("the BLAS fast path of the optimizers needs SciPy: pip install scipy")
+    _BLAS = {np.dtype(np.float32): (_scipy_blas.saxpy, _scipy_blas.sscal),
+             np.dtype(np.float64): (_scipy_blas.daxpy, _scipy_blas.dscal)}
 
 
 def blas_enabled() -> bool:
-    return bool(_AXPY)
+    return bool(_BLAS)
+
+
+if _scipy_blas is not None:
+    set_blas_enabled(True)
 
 
 # -- in-place building blocks (y is updated; x is never written unless it is scratch) --------
+# Callers pass arrays of one shape; the variable and slot arrays are the kernel's own
+# (writable() made sure), so they may be updated in place.
 
 
 def _axpy(xp: Any, y: Any, a: Any, x: Any, x_is_scratch: bool = False) -> None:
     """y += a * x in place."""
     if xp is np:
-        fn = _AXPY.get(y.dtype)
-        if (fn is not None and x.dtype == y.dtype and 0 < y.size <= _BLAS_MAX and y.shape == x.shape
-                and y.flags.c_contiguous and x.flags.c_contiguous and y.flags.writeable):
-            r = fn(x.reshape(-1), y.reshape(-1), a=a)
-            if not np.shares_memory(r, y):  # f2py made a copy: should not happen for these arrays
-                y[...] = r.reshape(y.shape)
+        fns = _BLAS.get(y.dtype)
+        if (fns is not None and x.dtype == y.dtype and y.flags.c_contiguous and x.flags.c_contiguous
+                and 0 < y.size <= _BLAS_MAX):
+            yf = y.ravel()  # a view: y is contiguous
+            if fns[0](x.ravel(), yf, a=a) is not yf:  # pragma: no cover - f2py copies only odd arrays
+                raise RuntimeError("BLAS axpy did not update in place")
             return
         if a == 1.0:
             np.add(y, x, out=y)
@@ -71,6 +77,13 @@ def _axpy(xp: Any, y: Any, a: Any, x: Any, x_is_scratch: bool = False) -> None:
 
 def _scale(xp: Any, y: Any, a: Any) -> None:
     """y *= a in place."""
+    if xp is np:
+        fns = _BLAS.get(y.dtype)
+        if fns is not None and y.flags.c_contiguous and 0 < y.size <= _BLAS_MAX:
+            yf = y.ravel()
+            if fns[1](a, yf) is not yf:  # pragma: no cover
+                raise RuntimeError("BLAS scal did not update in place")
+            return
     xp.multiply(y, a, out=y)
 
 

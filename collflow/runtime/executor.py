@@ -55,6 +55,8 @@ class Plan:
 
     def __init__(self, ops: List[Operation], feeds: List[Tensor], fetches: List[Optional[Tensor]],
                  fn: Callable, source: str, kernels: List[Callable], async_ops: Set[Operation]):
+        self.placement: Dict[str, str] = {}
+        self.copies: List[str] = []
         self.ops = ops
         self.feeds = feeds
         self.fetches = fetches
@@ -86,40 +88,76 @@ def _needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], f
     return needed
 
 
-def _schedule(needed: Set[Operation], fed: Set[Tensor], async_ops: Set[Operation]) -> List[Operation]:
+def _schedule(nodes: List[Any], ins: Dict[Any, List[Any]], fed: Set[Tensor], async_ops: Set[Any]) -> List[Any]:
     """Topological order; async ops as early as possible, consumers of their values late."""
-    indeg: Dict[Operation, int] = {}
-    users: Dict[Operation, List[Operation]] = {op: [] for op in needed}
-    for op in needed:
-        deps = {t.op for t in op.inputs if t not in fed and t.op in needed}
-        deps.update(c for c in op.control_inputs if c in needed)
+    seq = {n: k for k, n in enumerate(nodes)}
+    nodeset = set(nodes)
+    indeg: Dict[Any, int] = {}
+    users: Dict[Any, List[Any]] = {n: [] for n in nodes}
+    for op in nodes:
+        deps = {t.op for t in ins[op] if t not in fed and t.op in nodeset}
+        deps.update(c for c in op.control_inputs if c in nodeset)
         indeg[op] = len(deps)
         for d in deps:
             users[d].append(op)
 
-    def prio(op: Operation) -> Tuple[int, int]:
+    def prio(op: Any) -> Tuple[int, int]:
         if op in async_ops:
-            return (_PRIORITY_ASYNC, op._id)
-        if any(t.op in async_ops for t in op.inputs if t not in fed) or any(c in async_ops for c in op.control_inputs):
-            return (_PRIORITY_WAIT, op._id)
-        return (_PRIORITY_NORMAL, op._id)
+            return (_PRIORITY_ASYNC, seq[op])
+        if any(t.op in async_ops for t in ins[op] if t not in fed) or any(c in async_ops for c in op.control_inputs):
+            return (_PRIORITY_WAIT, seq[op])
+        return (_PRIORITY_NORMAL, seq[op])
 
-    heap = [(prio(op), op._id, op) for op, n in indeg.items() if n == 0]
+    heap = [(prio(op), op) for op, n in indeg.items() if n == 0]
     heapq.heapify(heap)
-    order: List[Operation] = []
+    order: List[Any] = []
     while heap:
-        _, _, op = heapq.heappop(heap)
+        _, op = heapq.heappop(heap)
         order.append(op)
         for u in users[op]:
             indeg[u] -= 1
             if indeg[u] == 0:
-                heapq.heappush(heap, (prio(u), u._id, u))
-    if len(order) != len(needed):
-        stuck = sorted((op for op in needed if indeg.get(op, 0) > 0), key=lambda o: o._id)
+                heapq.heappush(heap, (prio(u), u))
+    if len(order) != len(nodes):
+        stuck = [op for op in nodes if indeg.get(op, 0) > 0]
         raise InvalidArgumentError(
             "the graph has a cycle among: " + ", ".join(o.name for o in stuck[:10])
             + " (loops must use cf.while_loop)")
     return order
+
+
+class CopyNode:
+    """A plan-level Send/Recv: copies tensor `src` from its device to device `dst`.
+
+    It is not added to the user's graph; the plan schedules it like an op.
+    """
+
+    type = "_DeviceCopy"
+    control_inputs: List[Any] = []
+    attrs: Dict[str, Any] = {}
+
+    def __init__(self, src: Tensor, src_dev: str, dst_dev: str):
+        self.src = src
+        self.src_dev = src_dev
+        self.dst_dev = dst_dev
+        self.name = f"{src.op.name}:{src.value_index}->{dst_dev}"
+        self.graph = src.graph
+        self._id = src.op._id
+        self.outputs = [_CopyTensor(self, src)]
+
+    def creation_site(self) -> str:
+        return self.src.op.creation_site()
+
+    def __repr__(self) -> str:
+        return f"<copy {self.name}>"
+
+
+class _CopyTensor:
+    __slots__ = ("op", "value_index", "dtype", "shape", "name")
+
+    def __init__(self, op: CopyNode, src: Tensor):
+        self.op, self.value_index, self.dtype, self.shape = op, 0, src.dtype, src.shape
+        self.name = op.name
 
 
 def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: List[Operation],
@@ -136,17 +174,30 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         if op.graph is not session.graph:
             raise InvalidArgumentError(f"op {op.name} is not in the session's graph", op)
 
+    from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
+    dynamic = any(op.type in CONTROL_FLOW_TYPES for op in needed)
+    if dynamic:
+        # the frame-aware executor runs on one device per op, without copy nodes
+        placement = {op: session._device_for(op) for op in needed}
+    else:
+        from .placement import place
+        placement = place(needed, session)
+
     # bind kernels: one factory call per op, on its device
-    kernels: Dict[Operation, Callable] = {}
-    async_ops: Set[Operation] = set()
+    kernels: Dict[Any, Callable] = {}
+    async_ops: Set[Any] = set()
     contexts: Dict[str, KernelContext] = {}
-    for op in sorted(needed, key=lambda o: o._id):
-        dev_name = session._device_for(op)
+
+    def context(dev_name: str) -> KernelContext:
         ctx = contexts.get(dev_name)
         if ctx is None:
             dev = get_device(dev_name)
             ctx = KernelContext(dev.xp, dev, session._resources, session, session._config)
             contexts[dev_name] = ctx
+        return ctx
+
+    for op in sorted(needed, key=lambda o: o._id):
+        ctx = context(placement[op])
         factory, is_async = get_kernel(op, ctx.device.device_type)
         try:
             kernels[op] = factory(op, ctx)
@@ -157,16 +208,50 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         if is_async:
             async_ops.add(op)
 
-    from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
-    if any(op.type in CONTROL_FLOW_TYPES for op in needed):
+    if dynamic:
         from .dynamic_executor import DynamicPlan
         return DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops)  # type: ignore[return-value]
-    order = _schedule(needed, fed, async_ops)
-    return _codegen(session, order, feeds, fetch_tensors, kernels, async_ops)
+
+    # edges that cross devices get a copy node (feeds arrive on the host)
+    ins: Dict[Any, List[Any]] = {}
+    copies: Dict[Tuple[Tensor, str], CopyNode] = {}
+    for op in needed:
+        dst = placement[op]
+        row = []
+        for t in op.inputs:
+            src = "/cpu:0" if t in fed else placement[t.op]
+            if src != dst and t.dtype.name != "resource":
+                cn = copies.get((t, dst))
+                if cn is None:
+                    cn = CopyNode(t, src, dst)
+                    copies[(t, dst)] = cn
+                    ins[cn] = [t]
+                    kernels[cn], is_async = _copy_kernel(get_device(src), get_device(dst))
+                    if is_async:
+                        async_ops.add(cn)
+                row.append(cn.outputs[0])
+            else:
+                row.append(t)
+        ins[op] = row
+    nodes = sorted(needed, key=lambda o: o._id)
+    for cn in copies.values():
+        nodes.append(cn)
+    nodes.sort(key=lambda n: (n._id, isinstance(n, CopyNode)))
+    order = _schedule(nodes, ins, fed, async_ops)
+    plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops)
+    plan.placement = {op.name: placement[op] for op in needed}
+    plan.copies = [cn.name for cn in copies.values()]
+    return plan
 
 
-def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_tensors: List[Optional[Tensor]],
-             kernels: Dict[Operation, Callable], async_ops: Set[Operation]) -> Plan:
+def _copy_kernel(src: Any, dst: Any) -> Tuple[Callable, bool]:
+    from ..kernels.device import copy_between
+    fn = copy_between(src, dst)
+    return fn, bool(getattr(fn, "is_async", False))
+
+
+def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
+             fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any]) -> Plan:
     slot: Dict[Tensor, str] = {}
     names: Dict[str, Any] = {}
     lines: List[str] = []
@@ -182,12 +267,12 @@ def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_te
     # last use of each tensor (by position); fetched tensors live to the end
     last_use: Dict[Tensor, int] = {}
     for i, op in enumerate(order):
-        for t in op.inputs:
+        for t in ins[op]:
             last_use[t] = i
     # first position needing an async op's completion (data or control)
     first_need: Dict[Operation, int] = {}
     for i, op in enumerate(order):
-        for t in op.inputs:
+        for t in ins[op]:
             if t.op in async_ops and t not in slot and t.op not in first_need:
                 first_need[t.op] = i
         for c in op.control_inputs:
@@ -204,7 +289,7 @@ def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_te
             if t in slot:  # fed: the fed value wins, the computed one is dropped
                 outs.append("_")
             elif t in last_use or t in fetch_set:
-                s = f"v{op._id}_{t.value_index}"
+                s = f"v{pos[op]}_{t.value_index}"
                 slot[t] = s
                 outs.append(s)
             else:
@@ -226,7 +311,7 @@ def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_te
             emit_wait(a)
         kname = f"k{i}"
         names[kname] = kernels[op]
-        args = ", ".join(slot[t] for t in op.inputs)
+        args = ", ".join(slot[t] for t in ins[op])
         emit(f"_i = {i}")
         emit("if _tok.c: _cancelled(_i, _tok)")
         if op in async_ops:
@@ -238,7 +323,7 @@ def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_te
                 outs = [slot.get(t, "None") for t in op.outputs]
                 emit(f"_chk({i}, ({', '.join(outs)},))")
         # free inputs whose last consumer this was (feeds included: the caller keeps its own)
-        for t in dict.fromkeys(op.inputs):
+        for t in dict.fromkeys(ins[op]):
             if last_use.get(t) == i and t not in fetch_set and t in slot:
                 emit(f"{slot[t]} = None")
     for a in waits_before.get(end, ()):
@@ -269,7 +354,7 @@ def _codegen(session: Any, order: List[Operation], feeds: List[Tensor], fetch_te
         if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
             raise e
         op = ops_t[i]
-        raise_op_error(op, e, [frame.get(slot.get(t, ""), None) for t in op.inputs])
+        raise_op_error(op, e, [frame.get(slot.get(t, ""), None) for t in ins[op]])
 
     def _chk(i: int, outs: tuple) -> None:
         check_outputs(ops_t[i], outs)

@@ -17,6 +17,7 @@ from .. import dtypes as _dt
 from ..errors import CollflowError, InvalidArgumentError
 from ..graph.graph import Graph, Operation, Tensor, get_default_graph
 from ..kernels.device import get_device, available_devices
+from ..kernels.registry import run_token_scope
 from ..kernels.resources import ResourceContainer
 from .executor import CancellationToken, Plan, compile_plan
 
@@ -121,6 +122,9 @@ class Session:
     @staticmethod
     def _pick_default_device(spec: Optional[str]) -> str:
         from ..graph.graph import canonical_device
+        if spec != "/cpu:0":
+            from ..kernels import gpu
+            gpu.setup()  # registers this rank's GPU when CuPy sees one (once per process)
         if spec in (None, "auto"):
             for d in available_devices():
                 if d.device_type == "GPU":
@@ -131,19 +135,8 @@ class Session:
         return name  # type: ignore[return-value]
 
     def _device_for(self, op: Operation) -> str:
-        dev = op.device
-        if dev is None:
-            return self._default_device
-        try:
-            get_device(dev)
-        except InvalidArgumentError:
-            if self._config.get("allow_soft_placement"):
-                return "/cpu:0"
-            raise InvalidArgumentError(
-                f"op {op.name!r} is pinned to {dev}, which this process does not have "
-                f"(available: {', '.join(d.name for d in available_devices())}); "
-                "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
-        return dev
+        from .placement import choose_device
+        return choose_device(op, self)
 
     # -- running ------------------------------------------------------------------------
     def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None,
@@ -162,7 +155,8 @@ class Session:
         tok = cancel_token if cancel_token is not None else CancellationToken()
         self._active.add(tok)
         try:
-            vals = plan(feed_values, tok)
+            with run_token_scope(tok):
+                vals = plan(feed_values, tok)
         finally:
             self._active.discard(tok)
         out = [_to_host(v) for v in vals]
@@ -215,7 +209,8 @@ class Session:
             tok = CancellationToken()
             self._active.add(tok)
             try:
-                vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
+                with run_token_scope(tok):
+                    vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
             finally:
                 self._active.discard(tok)
             return fetch_map.rebuild([_to_host(v) for v in vals])

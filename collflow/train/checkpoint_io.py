@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 import zlib
@@ -42,7 +43,8 @@ from ..errors import CollflowError, InvalidArgumentError, NotFoundError
 
 __all__ = ["DataLossError", "CheckpointData", "CheckpointReader", "write_checkpoint", "read_checkpoint",
            "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
-           "FORMAT", "FORMAT_VERSION", "INDEX_FILENAME", "TMP_SUFFIX"]
+           "FORMAT", "FORMAT_VERSION", "INDEX_FILENAME", "TMP_SUFFIX", "scan_directory", "retention_plan",
+           "process_rank_and_size"]
 
 FORMAT = "collflow.checkpoint"
 FORMAT_VERSION = 1
@@ -88,6 +90,30 @@ def _escape(name: str) -> str:
     s = name.replace("%", "%25").replace("/", "%2F")
     # HDF5 reserves "." as a link name
     return "%2E" if s == "." else s
+
+
+# -- the process's place in the job --------------------------------------------------------------
+
+
+def process_rank_and_size() -> Tuple[int, int]:
+    """(rank, world size) of this process: from collflow.comm when it is set up, else from the
+    launcher's environment (Open MPI, MPICH/PMI, Slurm), else (0, 1)."""
+    try:
+        from .. import comm as _comm
+        vals = []
+        for attr in ("rank", "size"):
+            v = getattr(_comm, attr, None)
+            v = v() if callable(v) else v
+            vals.append(None if v is None else int(v))
+        if vals[0] is not None and vals[1] is not None:
+            return vals[0], vals[1]
+    except Exception:
+        pass
+    for r, s in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
+                 ("PMIX_RANK", "PMIX_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS")):
+        if os.environ.get(r, "").isdigit() and os.environ.get(s, "").isdigit():
+            return int(os.environ[r]), int(os.environ[s])
+    return 0, 1
 
 
 # -- durable file primitives ---------------------------------------------------------------------
@@ -608,3 +634,52 @@ def write_index(directory: str, entries: Sequence[IndexEntry], durable: bool = T
            "checkpoints": [e.to_json() for e in entries]}
     atomic_write_bytes(os.path.join(directory, INDEX_FILENAME),
                        (json.dumps(doc, indent=1) + "\n").encode(), durable=durable)
+
+
+def scan_directory(directory: str, prefix: str) -> List[IndexEntry]:
+    """Checkpoint files named `<prefix>-<step>.h5` in `directory`, by step (then time written).
+
+    Finds checkpoints the index does not list (a crash between the rename of a checkpoint
+    and the update of the index leaves one); `*.tmp` files are never included.
+    """
+    pat = re.compile(r"^" + re.escape(prefix) + r"-(\d+)\.h5$")
+    out = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    for n in names:
+        m = pat.match(n)
+        if m:
+            try:
+                mtime = os.path.getmtime(os.path.join(directory, n))
+            except OSError:
+                continue
+            out.append(IndexEntry(n, int(m.group(1)), mtime))
+    out.sort(key=lambda e: (e.step, e.time))
+    return out
+
+
+def retention_plan(entries: Sequence[IndexEntry], max_to_keep: Optional[int], keep_every_n_hours: Optional[float],
+                   last_preserved: float) -> Tuple[List[IndexEntry], List[IndexEntry], float]:
+    """Which checkpoints (oldest first) to keep and which to delete.
+
+    The newest `max_to_keep` are kept (None or 0: all); an older one is kept for good (its
+    `keep` flag set) when it was written at least `keep_every_n_hours` after the last one kept
+    that way (TensorFlow's keep_checkpoint_every_n_hours).  Returns (kept, to_delete, the new
+    time of the last checkpoint kept for good).
+    """
+    entries = list(entries)
+    if not max_to_keep or max_to_keep <= 0:
+        return entries, [], last_preserved
+    recent = [e for e in entries if not e.keep]
+    delete: List[IndexEntry] = []
+    for e in recent[:max(0, len(recent) - max_to_keep)]:
+        if keep_every_n_hours is not None and keep_every_n_hours > 0 \
+                and e.time - last_preserved >= keep_every_n_hours * 3600.0:
+            e.keep = True
+            last_preserved = e.time
+        else:
+            delete.append(e)
+    gone = {id(e) for e in delete}
+    return [e for e in entries if id(e) not in gone], delete, last_preserved

@@ -8,7 +8,7 @@ too) and kernels in kernels/nn_kernels.py.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -46,7 +46,8 @@ def _pair_spec(op: _g.Operation) -> list:
     """Two float inputs of one dtype and compatible shapes (the *Grad ops)."""
     a, b = op.inputs[0], op.inputs[1]
     if a.dtype != b.dtype or not a.dtype.is_floating:
-        raise ValueError(f"{op.type} needs two floating-point inputs of one dtype, got {a.dtype.name} and {b.dtype.name}")
+        raise ValueError(f"{op.type} needs two floating-point inputs of one dtype, "
+                         f"got {a.dtype.name} and {b.dtype.name}")
     if not a.shape.is_compatible_with(b.shape):
         raise ValueError(f"{op.type} inputs have incompatible shapes {a.shape} and {b.shape}")
     return [(a.dtype, a.shape.merge_with(b.shape))]
@@ -117,7 +118,8 @@ register_op("SoftmaxCrossEntropyWithLogits", _xent_spec)
 # -- convolution and pooling -----------------------------------------------------------
 
 
-def conv_output_size(size: Optional[int], k: int, stride: int, dilation: int, padding: str) -> Tuple[Optional[int], int, int]:
+def conv_output_size(size: Optional[int], k: int, stride: int, dilation: int,
+                     padding: str) -> Tuple[Optional[int], int, int]:
     """(output size, padding before, padding after) along one spatial dim, as TensorFlow.
 
     SAME: ceil(size / stride), padded evenly with the extra one after; VALID: no padding.
@@ -135,7 +137,8 @@ def conv_output_size(size: Optional[int], k: int, stride: int, dilation: int, pa
     return out, total // 2, total - total // 2
 
 
-def _spatial_out(h: Optional[int], w: Optional[int], attrs: dict, kh: Optional[int], kw: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
+def _spatial_out(h: Optional[int], w: Optional[int], attrs: dict, kh: Optional[int],
+                 kw: Optional[int]) -> Tuple[Optional[int], Optional[int]]:
     sh, sw = attrs["strides"]
     dh, dw = attrs.get("dilations", (1, 1))
     oh = conv_output_size(h, kh, sh, dh, attrs["padding"])[0] if kh is not None else None
@@ -324,7 +327,8 @@ def _axis(axis: Optional[int], dim: Optional[int]) -> int:
     return -1 if axis is None else int(axis)
 
 
-def softmax(logits: Any, axis: Optional[int] = None, name: Optional[str] = None, dim: Optional[int] = None) -> _g.Tensor:
+def softmax(logits: Any, axis: Optional[int] = None, name: Optional[str] = None,
+            dim: Optional[int] = None) -> _g.Tensor:
     """exp(logits) / sum(exp(logits), axis), stable for large logits (axis defaults to -1)."""
     return single("Softmax", [logits], {"axis": _axis(axis, dim)}, name=name or "Softmax")
 
@@ -345,7 +349,8 @@ def _named_only(fn: str, sentinel: Any, labels: Any, logits: Any) -> None:
         raise InvalidArgumentError(f"{fn} needs both labels= and logits=")
 
 
-def sparse_softmax_cross_entropy_with_logits_pair(labels: Any, logits: Any, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+def sparse_softmax_cross_entropy_with_logits_pair(labels: Any, logits: Any,
+                                                  name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
     """(loss, backprop) of the fused op; backprop = softmax(logits) - onehot(labels)."""
     op = make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
                  name=name or "SparseSoftmaxCrossEntropyWithLogits")
@@ -365,7 +370,8 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any 
     return sparse_softmax_cross_entropy_with_logits_pair(labels, logits, name)[0]
 
 
-def softmax_cross_entropy_with_logits_pair(labels: Any, logits: Any, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+def softmax_cross_entropy_with_logits_pair(labels: Any, logits: Any,
+                                           name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
     """(loss, backprop) of the fused dense op."""
     logits = _g.convert_to_tensor(logits)
     labels = _g.convert_to_tensor(labels, dtype=logits.dtype) if not isinstance(labels, _g.Tensor) else labels
@@ -374,7 +380,8 @@ def softmax_cross_entropy_with_logits_pair(labels: Any, logits: Any, name: Optio
 
 
 def softmax_cross_entropy_with_logits_v2(_sentinel: Any = None, labels: Any = None, logits: Any = None,
-                                         axis: int = -1, name: Optional[str] = None, dim: Optional[int] = None) -> _g.Tensor:
+                                         axis: int = -1, name: Optional[str] = None,
+                                         dim: Optional[int] = None) -> _g.Tensor:
     """Per-example -sum(labels * log softmax(logits)) over the last axis; gradients reach labels too.
 
     labels: a probability distribution per example, same shape and dtype as logits.
@@ -389,11 +396,14 @@ def softmax_cross_entropy_with_logits_v2(_sentinel: Any = None, labels: Any = No
 
 
 def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None, logits: Any = None,
-                                      dim: int = -1, name: Optional[str] = None, axis: Optional[int] = None) -> _g.Tensor:
+                                      dim: int = -1, name: Optional[str] = None,
+                                      axis: Optional[int] = None) -> _g.Tensor:
     """TensorFlow 1.x's version: as _v2, but no gradient flows into labels."""
     _named_only("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
     logits = _g.convert_to_tensor(logits)
-    labels = stop_gradient(_g.convert_to_tensor(labels, dtype=logits.dtype) if not isinstance(labels, _g.Tensor) else labels)
+    if not isinstance(labels, _g.Tensor):
+        labels = _g.convert_to_tensor(labels, dtype=logits.dtype)
+    labels = stop_gradient(labels)
     return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=_axis(axis, dim), name=name)
 
 

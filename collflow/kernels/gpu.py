@@ -1,0 +1,123 @@
+"""The GPU layer: CuPy devices, streams, and host<->device copies.
+
+`setup()` runs once per process: when CuPy imports and sees at least one GPU it registers
+`/gpu:0` as this process's GPU, chosen by the rank's local rank (the launcher's variables:
+OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, LOCAL_RANK, ...) modulo the
+number of GPUs, and loads the GPU-specific kernels.  Without CuPy or a GPU it does nothing,
+and asking for a GPU is a clear error from the device registry.
+
+Copies between host and device run on their own stream: the copy is recorded with a CUDA
+event and the consumer's stream waits on that event (no host synchronisation) unless the
+consumer is on the host, which must wait for the bytes.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .device import Device, register_device
+
+__all__ = ["setup", "is_available", "local_rank_from_env", "copy_function", "cupy_or_none"]
+
+_state: dict = {"done": False, "cupy": None, "device": None, "copy_stream": None}
+_LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                    "SLURM_LOCALID", "PMI_LOCAL_RANK", "LOCAL_RANK")
+
+
+def local_rank_from_env() -> Optional[int]:
+    """This process's rank among the ranks on its node, as the launcher announced it."""
+    for v in _LOCAL_RANK_VARS:
+        s = os.environ.get(v)
+        if s is not None and s.strip().isdigit():
+            return int(s)
+    return None
+
+
+def cupy_or_none() -> Any:
+    if os.environ.get("COLLFLOW_DISABLE_GPU") == "1":
+        return None
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        return None
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None
+    except Exception:
+        return None
+    return cupy
+
+
+def setup(local_rank: Optional[int] = None) -> Optional[Device]:
+    """Registers this process's GPU as /gpu:0 (once); returns it, or None without a GPU."""
+    if _state["done"]:
+        return _state["device"]
+    _state["done"] = True
+    cp = cupy_or_none()
+    if cp is None:
+        return None
+    n = cp.cuda.runtime.getDeviceCount()
+    lr = local_rank if local_rank is not None else (local_rank_from_env() or 0)
+    phys = lr % n
+    cp.cuda.Device(phys).use()
+    dev = Device("/gpu:0", "GPU", phys, cp)
+    register_device(dev)
+    _state.update(cupy=cp, device=dev, copy_stream=cp.cuda.Stream(non_blocking=True))
+    from . import gpu_kernels  # noqa: F401  (fused CuPy kernels override the generic ones)
+    return dev
+
+
+def is_available() -> bool:
+    return setup() is not None
+
+
+class _CopyHandle:
+    """An in-flight copy on the copy stream; wait() orders the consumer after it."""
+
+    __slots__ = ("value", "event", "to_host")
+
+    def __init__(self, value: Any, event: Any, to_host: bool):
+        self.value, self.event, self.to_host = value, event, to_host
+
+    def wait(self) -> Any:
+        if self.to_host:
+            self.event.synchronize()  # the host needs the bytes now
+        else:
+            _state["cupy"].cuda.get_current_stream().wait_event(self.event)
+        return self.value
+
+    def done(self) -> bool:
+        return self.event.done
+
+
+def copy_function(src: Device, dst: Device) -> Callable[[Any], Any]:
+    """An asynchronous copy kernel from `src` to `dst` (one side a CuPy device)."""
+    cp = _state["cupy"]
+    if cp is None:
+        raise RuntimeError("GPU copies need CuPy and a GPU")
+    stream = _state["copy_stream"]
+    if src.xp is np:  # host -> device
+        def h2d(x: Any) -> _CopyHandle:
+            # page-locked staging lets the copy overlap compute; the array lives until copied
+            with stream:
+                d = cp.asarray(np.ascontiguousarray(x))
+                ev = stream.record()
+            return _CopyHandle(d, ev, False)
+        h2d.is_async = True  # type: ignore[attr-defined]
+        return h2d
+    if dst.xp is np:  # device -> host
+        def d2h(x: Any) -> _CopyHandle:
+            # the copy stream must see the producer's writes first
+            stream.wait_event(cp.cuda.get_current_stream().record())
+            out = cp.cuda.alloc_pinned_memory(x.nbytes)
+            host = np.frombuffer(out, dtype=x.dtype, count=x.size).reshape(x.shape)
+            x.get(stream=stream, out=host)
+            return _CopyHandle(host, stream.record(), True)
+        d2h.is_async = True  # type: ignore[attr-defined]
+        return d2h
+
+    def d2d(x: Any) -> Any:
+        return cp.array(x, copy=True)
+    return d2d

@@ -1,0 +1,90 @@
+"""The placer: gives every op of a plan a device, and finds the edges that cross devices.
+
+Rules, in order: an op consuming a resource handle (a variable's reads and updates, a
+queue's ops) goes where the resource is; an op pinned with cf.device goes there (or to
+the CPU under allow_soft_placement when that device is absent); host-only ops (queues,
+stacks, MPI collectives, which work on host buffers) go to the CPU; anything else goes to
+the session's default device when a kernel exists there, else to the CPU.  The choice for
+each op is recorded in the plan (`plan.placement`) and printed with log_device_placement.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, Iterable, List, Set
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from ..graph.graph import Operation, Tensor
+from ..kernels.device import available_devices, get_device
+from ..kernels.registry import has_kernel
+
+__all__ = ["place", "choose_device", "HOST_ONLY_OPS", "register_host_only"]
+
+HOST_ONLY_OPS: Set[str] = {
+    "FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo",
+    "QueueClose", "QueueSize", "QueueIsClosed", "StackCreate", "StackPush", "StackPop",
+    # MPI moves host buffers; GPU tensors are staged through the host around these
+    "AllReduce", "Allgather", "Broadcast", "AllToAll", "ReduceScatter", "CollectiveReduce",
+    "FusedAllReduce", "SparseAllGather", "FusedBroadcast",
+}
+
+
+def register_host_only(*op_types: str) -> None:
+    """Declares op types that must run on the host (e.g. a new input-pipeline op)."""
+    HOST_ONLY_OPS.update(op_types)
+
+
+def _resource_source(t: Tensor) -> Operation:
+    """The op that created the resource behind handle `t` (through Switch/Enter/Identity)."""
+    op = t.op
+    while op.inputs and op.inputs[0].dtype == _dt.resource and op.type in (
+            "Switch", "Enter", "Identity", "Merge", "Exit", "NextIteration"):
+        op = op.inputs[0].op
+    return op
+
+
+def choose_device(op: Operation, session: Any) -> str:
+    """The device `op` runs on by its own attributes (pin, host-only, kernel availability)."""
+    if op.device is not None:
+        try:
+            get_device(op.device)
+            return op.device
+        except InvalidArgumentError:
+            if session._config.get("allow_soft_placement"):
+                return "/cpu:0"
+            raise InvalidArgumentError(
+                f"op {op.name!r} is pinned to {op.device}, which this process does not have "
+                f"(available: {', '.join(d.name for d in available_devices())}); "
+                "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
+    if op.type in HOST_ONLY_OPS:
+        return "/cpu:0"
+    default = session._default_device
+    return default if has_kernel(op.type, get_device(default).device_type) else "/cpu:0"
+
+
+def place(ops: Iterable[Operation], session: Any) -> Dict[Operation, str]:
+    """Device name for every op in `ops` (a closed set: a plan's needed ops)."""
+    out: Dict[Operation, str] = {}
+
+    def own(op: Operation) -> str:
+        return choose_device(op, session)
+
+    def device_of(op: Operation) -> str:
+        d = out.get(op)
+        if d is not None:
+            return d
+        res = [t for t in op.inputs if t.dtype == _dt.resource]
+        if res and op.type not in ("Switch", "Enter", "Identity", "Merge", "Exit", "NextIteration"):
+            src = _resource_source(res[0])
+            d = device_of(src) if src is not op else own(op)
+        else:
+            d = own(op)
+        out[op] = d
+        return d
+
+    for op in sorted(ops, key=lambda o: o._id):
+        device_of(op)
+    if session._config.get("log_device_placement"):
+        for op in sorted(out, key=lambda o: o._id):
+            print(f"[placement] {op.name} ({op.type}): {out[op]}", file=sys.stderr)
+    return out

@@ -1,0 +1,342 @@
+"""cf.train.CheckpointManager: a directory of checkpoints, with cadence, retention, async saves.
+
+    ckpt = cf.train.CheckpointManager("run/ckpt", max_to_keep=5, checkpoint_every_steps=500,
+                                      async_save=True)
+    restored = ckpt.restore_or_initialize(sess, init_op)     # the latest valid checkpoint, else init
+    ckpt.install_signal_handler()                            # SIGTERM: save at the next step, exit
+    for ...:
+        step = ...                                           # after the step's sess.run
+        ckpt.maybe_save(sess, step, pipeline=it.state_dict)  # every N steps / T seconds
+    ckpt.save(sess, step, pipeline=it.state_dict()); ckpt.close()
+
+Files are `<directory>/<checkpoint_name>-<step>.h5` (see checkpoint_io.py for the format and
+the atomic write) listed in `<directory>/checkpoint.json`, newest last.  Old checkpoints are
+deleted only after the new one and the index are durable.  With `async_save` the arrays are
+copied on the caller's thread into buffers reused from save to save, and a background thread
+writes them while training goes on; the next save, `wait()`, `close()` and interpreter exit
+wait for it, and an error it met is raised there.  Restore takes the newest checkpoint that
+reads back intact; a damaged one is reported (a warning naming the file and why) and the one
+before it used.  Under N ranks only rank 0 writes; every rank restores.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, NotFoundError
+from . import checkpoint_io as cio
+from .global_step import get_global_step
+from .saver import RestoreResult, Saver
+
+__all__ = ["CheckpointManager"]
+
+log = logging.getLogger("collflow.checkpoint")
+
+Pipeline = Union[None, Mapping[str, int], Callable[[], Mapping[str, int]]]
+
+# clocks, replaceable in tests: wall time for what is written down, monotonic time for cadence
+_wall_time = time.time
+_monotonic = time.monotonic
+
+
+class CheckpointManager:
+    """Saves, keeps and restores the checkpoints of one training job in `directory`.
+
+    max_to_keep: newest checkpoints kept (None or 0: all); keep_every_n_hours: also keep one
+    checkpoint per that many hours for good.  checkpoint_every_steps / checkpoint_every_secs:
+    the cadence `should_save` and `maybe_save` follow (either triggers).  async_save: write in
+    a background thread.  var_list / saver: what to save (default: a Saver over the Session's
+    graph's global variables, made at the first save or restore).  rank / world_size: this
+    process's place in the job (default from collflow.comm or the MPI launcher).
+    """
+
+    def __init__(self, directory: str, max_to_keep: Optional[int] = 5, keep_every_n_hours: Optional[float] = None,
+                 checkpoint_name: str = "ckpt", checkpoint_every_steps: Optional[int] = None,
+                 checkpoint_every_secs: Optional[float] = None, async_save: bool = False,
+                 var_list: Any = None, saver: Optional[Saver] = None, save_rng: bool = True,
+                 rank: Optional[int] = None, world_size: Optional[int] = None):
+        if not directory:
+            raise InvalidArgumentError("CheckpointManager needs a directory")
+        if checkpoint_every_steps is not None and int(checkpoint_every_steps) <= 0:
+            raise InvalidArgumentError(f"checkpoint_every_steps must be positive, got {checkpoint_every_steps}")
+        if checkpoint_every_secs is not None and not float(checkpoint_every_secs) > 0:
+            raise InvalidArgumentError(f"checkpoint_every_secs must be positive, got {checkpoint_every_secs}")
+        if max_to_keep is not None and int(max_to_keep) < 0:
+            raise InvalidArgumentError(f"max_to_keep must be >= 0 or None, got {max_to_keep}")
+        if not checkpoint_name or "/" in checkpoint_name or os.sep in checkpoint_name:
+            raise InvalidArgumentError(f"checkpoint_name must be a plain file name prefix, got {checkpoint_name!r}")
+        self.directory = os.path.abspath(directory)
+        self.max_to_keep = max_to_keep
+        self.keep_every_n_hours = keep_every_n_hours
+        self.checkpoint_name = checkpoint_name
+        self.every_steps = None if checkpoint_every_steps is None else int(checkpoint_every_steps)
+        self.every_secs = None if checkpoint_every_secs is None else float(checkpoint_every_secs)
+        self.async_save = bool(async_save)
+        self._var_list = var_list
+        self._saver = saver
+        self._save_rng = save_rng
+        r, s = cio.process_rank_and_size()
+        self.rank = r if rank is None else int(rank)
+        self.world_size = s if world_size is None else int(world_size)
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        self._error: Optional[BaseException] = None
+        self._buffers: Dict[str, np.ndarray] = {}
+        self._last_save_step: Optional[int] = None
+        self._last_save_time = _monotonic()
+        self._last_preserved = _wall_time()
+        self._preemption: Any = None
+        # timings of the last save (seconds): blocking part on the caller's thread, and the write
+        self.last_snapshot_seconds = 0.0
+        self.last_write_seconds = 0.0
+        self.last_save_bytes = 0
+        os.makedirs(self.directory, exist_ok=True)
+        if self.is_chief:
+            self._remove_stale_tmp_files()
+        self._entries = self._load_entries()
+
+    # -- state of the directory -----------------------------------------------------------------
+    @property
+    def is_chief(self) -> bool:
+        return self.rank == 0
+
+    def _remove_stale_tmp_files(self) -> None:
+        """Deletes what writes killed mid-way left behind (never treated as checkpoints)."""
+        for n in os.listdir(self.directory):
+            if n.endswith(cio.TMP_SUFFIX) and (n.startswith(self.checkpoint_name + "-")
+                                                or n == cio.INDEX_FILENAME + cio.TMP_SUFFIX):
+                log.info("removing %s, left by an interrupted checkpoint write", os.path.join(self.directory, n))
+                try:
+                    os.remove(os.path.join(self.directory, n))
+                except OSError:
+                    pass
+
+    def _load_entries(self) -> List[cio.IndexEntry]:
+        """The index's entries plus checkpoint files it misses, oldest first."""
+        try:
+            indexed = cio.read_index(self.directory)
+        except cio.DataLossError as e:
+            log.warning("%s; using the checkpoint files found in the directory", e)
+            indexed = []
+        pref = self.checkpoint_name + "-"
+        entries = [e for e in indexed if os.path.exists(os.path.join(self.directory, e.path))]
+        known = {e.path for e in entries}
+        extra = [e for e in cio.scan_directory(self.directory, self.checkpoint_name) if e.path not in known]
+        if extra:
+            entries = entries + extra
+            entries.sort(key=lambda e: (e.step if e.step is not None else -1, e.time))
+        return [e for e in entries if e.path.startswith(pref) or e.path in known]
+
+    @property
+    def checkpoints(self) -> List[str]:
+        """Paths of the checkpoints in the directory, oldest first."""
+        with self._lock:
+            return [os.path.join(self.directory, e.path) for e in self._entries]
+
+    @property
+    def latest_checkpoint(self) -> Optional[str]:
+        """The newest checkpoint's path (not validated; restore() falls back past a damaged one)."""
+        with self._lock:
+            return os.path.join(self.directory, self._entries[-1].path) if self._entries else None
+
+    def _get_saver(self, sess: Any) -> Saver:
+        if self._saver is None:
+            var_list = self._var_list
+            if var_list is None:
+                from ..graph.graph import GraphKeys
+                var_list = sess.graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+            self._saver = Saver(var_list, max_to_keep=None, save_rng=self._save_rng, rank=self.rank,
+                                world_size=self.world_size)
+        return self._saver
+
+    # -- cadence --------------------------------------------------------------------------------
+    def should_save(self, step: int) -> bool:
+        """Whether `step` is due for a checkpoint: every_steps since the last save, or every_secs."""
+        if self._last_save_step is None:
+            self._last_save_step = 0
+        if self.every_steps is not None and int(step) - self._last_save_step >= self.every_steps:
+            return True
+        if self.every_secs is not None and _monotonic() - self._last_save_time >= self.every_secs:
+            return int(step) != self._last_save_step
+        return False
+
+    def maybe_save(self, sess: Any, step: int, pipeline: Pipeline = None) -> Optional[str]:
+        """Saves when `should_save(step)`; acts on a pending SIGTERM (saves, then exits).
+
+        Call it after each training step.  pipeline: the input position, or a callable
+        returning it (called only when a checkpoint is written).
+        """
+        if self._preemption is not None and self._preemption.requested:
+            self._preemption.save_and_exit(sess, step, pipeline)
+        if self.should_save(step):
+            return self.save(sess, step, pipeline)
+        return None
+
+    # -- saving -----------------------------------------------------------------------------------
+    def save(self, sess: Any, step: Optional[int] = None, pipeline: Pipeline = None,
+             async_save: Optional[bool] = None) -> str:
+        """Writes the checkpoint of `step` (default: the graph's global step); returns its path.
+
+        async_save overrides the manager's setting for this save.  A save first waits for the
+        previous asynchronous one (and raises the error it met, if any).
+        """
+        if step is None:
+            gs = get_global_step(sess.graph)
+            if gs is None:
+                raise InvalidArgumentError("save() needs a step: the graph has no global step")
+            step = int(sess.run(gs))
+        step = int(step)
+        path = os.path.join(self.directory, f"{self.checkpoint_name}-{step}.h5")
+        self._last_save_step = step
+        self._last_save_time = _monotonic()
+        if not self.is_chief:
+            return path
+        self.wait()
+        asyn = self.async_save if async_save is None else bool(async_save)
+        pos = pipeline() if callable(pipeline) else pipeline
+        t0 = time.perf_counter()
+        data = self._get_saver(sess).snapshot(sess, step, pos, buffers=self._buffers if asyn else None)
+        self.last_snapshot_seconds = time.perf_counter() - t0
+        if asyn:
+            t = threading.Thread(target=self._write_in_background, args=(path, data),
+                                 name="collflow-checkpoint-writer", daemon=False)
+            self._thread = t
+            t.start()
+        else:
+            self._write(path, data)
+        return path
+
+    def _write_in_background(self, path: str, data: cio.CheckpointData) -> None:
+        try:
+            self._write(path, data)
+        except BaseException as e:  # reported on the training thread by wait()/save()/close()
+            log.error("asynchronous checkpoint %s failed: %s", path, e)
+            self._error = e
+
+    def _write(self, path: str, data: cio.CheckpointData) -> None:
+        t0 = time.perf_counter()
+        self.last_save_bytes = cio.write_checkpoint(path, data)
+        with self._lock:
+            rel = os.path.basename(path)
+            entries = [e for e in self._entries if e.path != rel]
+            entries.append(cio.IndexEntry(rel, data.global_step, data.timestamp or _wall_time()))
+            kept, delete, self._last_preserved = cio.retention_plan(
+                entries, self.max_to_keep, self.keep_every_n_hours, self._last_preserved)
+            # the new checkpoint is durable: now the index, and only then the deletions
+            cio.write_index(self.directory, kept)
+            self._entries = kept
+        for e in delete:
+            try:
+                os.remove(os.path.join(self.directory, e.path))
+            except FileNotFoundError:
+                pass
+        self.last_write_seconds = time.perf_counter() - t0
+        log.info("saved checkpoint %s (step %s, %.1f MB in %.2f s)", path, data.global_step,
+                 self.last_save_bytes / 1e6, self.last_write_seconds)
+
+    def wait(self) -> None:
+        """Blocks until an asynchronous save in flight is durable; raises the error it met."""
+        t = self._thread
+        if t is not None:
+            t.join()
+            self._thread = None
+        err, self._error = self._error, None
+        if err is not None:
+            raise err
+
+    @property
+    def save_in_flight(self) -> bool:
+        t = self._thread
+        return t is not None and t.is_alive()
+
+    # -- restoring ----------------------------------------------------------------------------------
+    def restore(self, sess: Any, path: Optional[str] = None, strict: bool = True) -> Optional[RestoreResult]:
+        """Restores `path`, or the newest checkpoint that reads back intact; None if there is none.
+
+        A damaged or truncated checkpoint is reported with a warning naming the file and why,
+        and the one before it is tried.  A checkpoint that does not match the graph raises
+        (see Saver.restore; strict=False restores what matches).  If every checkpoint is
+        damaged, DataLossError lists them.
+        """
+        saver = self._get_saver(sess)
+        if path is not None:
+            res = saver.restore(sess, path, strict=strict)
+            self._restored(res)
+            return res
+        with self._lock:
+            self._entries = self._load_entries()
+            candidates = [os.path.join(self.directory, e.path) for e in reversed(self._entries)]
+        if not candidates:
+            return None
+        bad = []
+        for p in candidates:
+            if not os.path.exists(p):
+                continue
+            try:
+                res = saver.restore(sess, p, strict=strict)
+            except cio.DataLossError as e:
+                log.warning("cannot restore checkpoint %s: %s; trying the previous one", p, e)
+                bad.append(f"{p}: {e}")
+                continue
+            if bad:
+                log.warning("restored %s after skipping %d damaged newer checkpoint(s)", p, len(bad))
+            self._restored(res)
+            return res
+        if not bad:
+            return None
+        raise cio.DataLossError(f"no usable checkpoint in {self.directory}:\n  " + "\n  ".join(bad))
+
+    def _restored(self, res: RestoreResult) -> None:
+        if res.global_step is not None:
+            self._last_save_step = int(res.global_step)
+        self._last_save_time = _monotonic()
+        log.info("restored checkpoint %s (step %s)", res.path, res.global_step)
+
+    def restore_or_initialize(self, sess: Any, init_op: Any = None, strict: bool = True) -> Optional[RestoreResult]:
+        """Restores the latest valid checkpoint; without one, runs `init_op` (default: the
+        initializers of the saved variables).  Returns the RestoreResult or None.
+
+        With strict=False, variables the checkpoint lacks are initialized.
+        """
+        res = self.restore(sess, strict=strict)
+        saver = self._get_saver(sess)
+        if res is None:
+            sess.run(init_op if init_op is not None else [v.initializer for v in saver.var_list.values()])
+            return None
+        if res.missing:
+            vs = saver.var_list
+            sess.run([vs[k].initializer for k in res.missing])
+        return res
+
+    # -- signals and lifetime ---------------------------------------------------------------------
+    def install_signal_handler(self, signals: Sequence[int] = (), exit_code: Optional[int] = None) -> Any:
+        """On SIGTERM (or `signals`): save at the next maybe_save() and exit (see PreemptionHandler)."""
+        from .preemption import PreemptionHandler
+        if self._preemption is None:
+            self._preemption = PreemptionHandler(self, signals or None, exit_code)
+            self._preemption.install()
+        return self._preemption
+
+    def close(self) -> None:
+        """Waits for an asynchronous save in flight; removes the signal handler."""
+        try:
+            self.wait()
+        finally:
+            if self._preemption is not None:
+                self._preemption.uninstall()
+                self._preemption = None
+
+    def __enter__(self) -> "CheckpointManager":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"CheckpointManager({self.directory!r}, max_to_keep={self.max_to_keep}, "
+                f"{len(self._entries)} checkpoint(s))")

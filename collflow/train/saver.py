@@ -1,0 +1,488 @@
+"""cf.train.Saver: a Session's training state to an HDF5 checkpoint and back (TensorFlow 1.x names).
+
+What is saved: every variable of `var_list` (default: the graph's global variables, so the
+optimizer's slots, Adam's beta powers and the global step come along) read straight from the
+Session's resource container; the state of every random op's stream (so dropout masks
+continue exactly); the input pipeline's position the caller passes; the global step, the
+world size, the graph's fingerprint and the collflow version.  Variables are identical on
+every rank in all-reduce mode, so under N ranks only rank 0 writes, and any number of ranks
+can restore the file.
+
+Restoring validates the file against the graph first and reports every missing, unexpected
+and mis-shaped or mis-typed entry in one error; `strict=False` restores what matches and
+says what it skipped.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..graph import graph as _g
+from ..graph.graph import GraphKeys
+from ..graph.ops import io_ops as _io_ops  # registers Save/Restore
+from ..graph.ops.constant_op import group
+from ..graph.ops.state_ops import assign
+from ..graph.variables import Variable
+from ..kernels import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
+from ..kernels.device import get_device
+from . import checkpoint_io as cio
+from .global_step import get_global_step
+
+__all__ = ["Saver", "RestoreResult", "latest_checkpoint", "checkpoint_exists"]
+
+log = logging.getLogger("collflow.checkpoint")
+
+_H5_SUFFIXES = (".h5", ".hdf5")
+
+
+@dataclass
+class RestoreResult:
+    """What a restore did.
+
+    restored: variable names set from the file; missing: graph variables the file lacks;
+    unexpected: file entries the graph lacks; mismatched: "name: file <dtype>[shape], graph ..."
+    lines; rng_restored: random ops whose streams were restored; pipeline: the saved input
+    position; world_size: ranks that wrote the file.
+    """
+
+    path: str
+    global_step: Optional[int]
+    pipeline: Dict[str, int]
+    world_size: int
+    restored: List[str] = field(default_factory=list)
+    missing: List[str] = field(default_factory=list)
+    unexpected: List[str] = field(default_factory=list)
+    mismatched: List[str] = field(default_factory=list)
+    rng_restored: List[str] = field(default_factory=list)
+    graph_fingerprint: str = ""
+
+    @property
+    def skipped(self) -> List[str]:
+        """Everything not restored, one line each."""
+        return ([f"{n} (missing from the checkpoint)" for n in self.missing]
+                + [f"{n} (not in the graph)" for n in self.unexpected] + list(self.mismatched))
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _state_name(v: Variable) -> str:
+    """The key of a variable's storage in the Session's container (its VarHandle's shared_name)."""
+    return v.op.attrs.get("shared_name", v.op.name)
+
+
+def _resolve_var_list(var_list: Any) -> Tuple[Dict[str, Variable], Optional[_g.Graph]]:
+    if var_list is None:
+        g = _g.get_default_graph()
+        var_list = g.get_collection(GraphKeys.GLOBAL_VARIABLES)
+        if not var_list:
+            raise ValueError("No variables to save: the default graph has no global variables "
+                             "(build the model before creating the Saver, or pass var_list)")
+    if isinstance(var_list, Mapping):
+        items = [(str(k), v) for k, v in var_list.items()]
+    else:
+        items = [(_state_name(v) if isinstance(v, Variable) else None, v) for v in var_list]
+    out: Dict[str, Variable] = {}
+    graph = None
+    for key, v in items:
+        if not isinstance(v, Variable):
+            raise TypeError(f"a Saver's var_list holds cf.Variables, got {type(v).__name__} ({v!r})")
+        if key in out and out[key] is not v:
+            raise ValueError(f"two variables would be saved under the name {key!r}")
+        if graph is None:
+            graph = v.graph
+        elif v.graph is not graph:
+            raise ValueError(f"the variables of a Saver must belong to one graph; {v.name} does not")
+        out[key] = v  # type: ignore[index]
+    if not out:
+        raise ValueError("No variables to save")
+    return out, graph
+
+
+def _spec(dtype: Any, shape: Any) -> str:
+    """'float32[3, 4]' ('?' for an unknown dimension, '[...]' for an unknown rank)."""
+    dims = getattr(shape, "dims", shape)
+    if dims is None:
+        return f"{np.dtype(dtype).name}[...]"
+    return f"{np.dtype(dtype).name}[{', '.join('?' if d is None else str(d) for d in dims)}]"
+
+
+_COPY_POOL: Optional[ThreadPoolExecutor] = None
+_COPY_LOCK = threading.Lock()
+# arrays above this are copied by several threads (np.copyto releases the GIL)
+_PARALLEL_COPY = 32 << 20
+
+
+def _copy_pool() -> ThreadPoolExecutor:
+    global _COPY_POOL
+    with _COPY_LOCK:
+        if _COPY_POOL is None:
+            _COPY_POOL = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)),
+                                            thread_name_prefix="collflow-snapshot")
+        return _COPY_POOL
+
+
+def _copy_into(dst: np.ndarray, src: Any) -> None:
+    """dst[...] = src (host), split over threads when large."""
+    if not isinstance(src, np.ndarray):  # a CuPy array: one device-to-host copy into dst
+        src.get(out=dst)
+        return
+    if dst.nbytes < _PARALLEL_COPY or dst.ndim == 0:
+        np.copyto(dst, src)
+        return
+    d, s = dst.reshape(-1), src.reshape(-1)
+    pool = _copy_pool()
+    k = pool._max_workers  # type: ignore[attr-defined]
+    step = -(-d.size // k)
+    futs = [pool.submit(np.copyto, d[i:i + step], s[i:i + step]) for i in range(0, d.size, step)]
+    for f in futs:
+        f.result()
+
+
+def _to_host(x: Any) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    return x.get() if type(x).__module__.startswith("cupy") else np.asarray(x)
+
+
+_FP_CACHE: "Dict[int, Tuple[int, str]]" = {}
+
+
+def _fingerprint(g: _g.Graph) -> str:
+    """graph.fingerprint(), cached until the graph changes (hashing a large graph takes ms)."""
+    hit = _FP_CACHE.get(id(g))
+    if hit is not None and hit[0] == g.version:
+        return hit[1]
+    fp = g.fingerprint()
+    _FP_CACHE[id(g)] = (g.version, fp)
+    return fp
+
+
+def _path_with_step(save_path: str, global_step: Optional[int]) -> str:
+    base, ext = os.path.splitext(save_path)
+    if ext.lower() not in _H5_SUFFIXES:
+        base, ext = save_path, ".h5"
+    if global_step is not None:
+        base = f"{base}-{int(global_step)}"
+    return os.path.abspath(base + ext)
+
+
+def _step_value(sess: Any, global_step: Any) -> Optional[int]:
+    if global_step is None:
+        return None
+    if isinstance(global_step, (int, np.integer)):
+        return int(global_step)
+    return int(sess.run(global_step))
+
+
+# -- the Saver ------------------------------------------------------------------------------------
+
+
+class Saver:
+    """Saves and restores variables, random streams and the input position (HDF5, validated).
+
+    var_list: Variables (saved under their names) or a dict {name in the file: Variable};
+    default: the default graph's global variables.  max_to_keep: how many of the files this
+    Saver wrote to keep (None or 0: all); keep_checkpoint_every_n_hours: also keep one every
+    N hours.  rank / world_size: this process's place in the job (default: from collflow.comm
+    or the MPI launcher); only rank 0 writes.  save_rng: also save random ops' streams.
+    """
+
+    def __init__(self, var_list: Any = None, max_to_keep: Optional[int] = 5,
+                 keep_checkpoint_every_n_hours: Optional[float] = None, name: Optional[str] = None,
+                 save_rng: bool = True, rank: Optional[int] = None, world_size: Optional[int] = None):
+        self._vars, self._graph = _resolve_var_list(var_list)
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._last_preserved = time.time()
+        self._name = name or "save"
+        self._save_rng = bool(save_rng)
+        r, s = cio.process_rank_and_size()
+        self.rank = r if rank is None else int(rank)
+        self.world_size = s if world_size is None else int(world_size)
+        if self.world_size < 1 or not 0 <= self.rank < self.world_size:
+            raise InvalidArgumentError(f"need 0 <= rank < world_size, got rank={self.rank}, "
+                                       f"world_size={self.world_size}")
+        self._last: List[cio.IndexEntry] = []  # files this Saver wrote, oldest first
+        self._warned_device_rng = False
+
+    # -- what is saved --------------------------------------------------------------------------
+    @property
+    def var_list(self) -> Dict[str, Variable]:
+        """{name in the file: Variable}."""
+        return dict(self._vars)
+
+    @property
+    def is_chief(self) -> bool:
+        """Whether this process writes checkpoints (rank 0)."""
+        return self.rank == 0
+
+    @property
+    def last_checkpoints(self) -> List[str]:
+        """Paths of the checkpoints this Saver wrote and still keeps, oldest first."""
+        return [e.path for e in self._last]
+
+    def _check_session(self, sess: Any) -> None:
+        if self._graph is not None and sess.graph is not self._graph:
+            raise InvalidArgumentError("the Session runs another graph than the one this Saver's variables belong to")
+
+    def snapshot(self, sess: Any, global_step: Any = None, pipeline: Optional[Mapping[str, int]] = None,
+                 buffers: Optional[Dict[str, np.ndarray]] = None) -> cio.CheckpointData:
+        """The state to save, taken now.
+
+        Without `buffers`, NumPy variables are referenced, not copied: an update that runs
+        later copies the array first (the container's copy-on-write), so the snapshot stays
+        as it was.  With `buffers` (name -> reusable host array, filled in here), every value
+        is copied into them: what an asynchronous save writes while training goes on.
+        """
+        self._check_session(sess)
+        res = sess.resources
+        values: Dict[str, np.ndarray] = {}
+        uninit = []
+        for key, v in self._vars.items():
+            st = res.variables.get(_state_name(v))
+            val = None if st is None else st.value
+            if val is None:
+                uninit.append(v.op.name)
+                continue
+            if buffers is not None:
+                buf = buffers.get(key)
+                if buf is None or buf.shape != tuple(val.shape) or buf.dtype != val.dtype:
+                    buf = np.empty(tuple(val.shape), dtype=val.dtype)
+                    buffers[key] = buf
+                with st.lock:
+                    _copy_into(buf, st.value)
+                values[key] = buf
+            else:
+                values[key] = _to_host(val)
+        if uninit:
+            raise FailedPreconditionError(
+                f"cannot save: {len(uninit)} variable(s) are not initialized: {', '.join(uninit)}; "
+                "run their initializers (or restore them) first")
+        rng: Dict[str, dict] = {}
+        if self._save_rng:
+            for op_name, stream in list(res.rng.items()):
+                if getattr(stream, "xp", np) is not np:
+                    if not self._warned_device_rng:
+                        log.warning("random op %r draws on a GPU stream, whose state cannot be saved; "
+                                    "a resumed run will not repeat its draws exactly", op_name)
+                        self._warned_device_rng = True
+                    continue
+                get = getattr(stream, "get_state", None)
+                rng[op_name] = get() if get is not None else stream.bit_generator.state
+        step = _step_value(sess, global_step)
+        if step is None:
+            gs = get_global_step(sess.graph)
+            if gs is not None:
+                key = next((k for k, v in self._vars.items() if v is gs), None)
+                if key is not None:
+                    step = int(np.asarray(values[key]).reshape(()))
+        return cio.CheckpointData(variables=values, rng=rng, pipeline={k: int(v) for k, v in (pipeline or {}).items()},
+                                  global_step=step, world_size=self.world_size,
+                                  graph_fingerprint=_fingerprint(sess.graph), timestamp=time.time())
+
+    # -- save -----------------------------------------------------------------------------------------
+    def save(self, sess: Any, save_path: str, global_step: Any = None,
+             pipeline: Optional[Mapping[str, int]] = None, write_state: bool = True) -> str:
+        """Writes a checkpoint; returns its path (`<save_path>-<global_step>.h5`).
+
+        global_step: an int, or the global step Variable/Tensor (its value is read); it is
+        appended to the file name as in TensorFlow.  pipeline: the input position (ints).
+        write_state: update the directory's index (checkpoint.json) and prune old files.
+        On ranks other than 0 nothing is written and the path is returned.
+        """
+        step = _step_value(sess, global_step)
+        path = _path_with_step(save_path, step)
+        if not self.is_chief:
+            return path
+        data = self.snapshot(sess, step, pipeline)
+        cio.write_checkpoint(path, data)
+        if write_state:
+            self._record(path, data.global_step, data.timestamp)
+        return path
+
+    def _record(self, path: str, step: Optional[int], when: float) -> None:
+        directory = os.path.dirname(path)
+        rel = os.path.basename(path)
+        self._last = [e for e in self._last if e.path != path] + [cio.IndexEntry(path, step, when)]
+        kept, delete, self._last_preserved = cio.retention_plan(self._last, self._max_to_keep, self._keep_hours,
+                                                                self._last_preserved)
+        self._last = kept
+        try:
+            entries = cio.read_index(directory)
+        except cio.DataLossError as e:
+            log.warning("%s; rewriting it", e)
+            entries = []
+        gone = {os.path.basename(e.path) for e in delete}
+        entries = [e for e in entries if e.path != rel and e.path not in gone]
+        entries.append(cio.IndexEntry(rel, step, when))
+        cio.write_index(directory, entries)
+        for e in delete:
+            try:
+                os.remove(e.path)
+            except FileNotFoundError:
+                pass
+
+    # -- restore ------------------------------------------------------------------------------------
+    def restore(self, sess: Any, save_path: str, strict: bool = True, verify: bool = True) -> RestoreResult:
+        """Restores the variables (and random streams) of this Saver from `save_path`.
+
+        Validates first: with strict=True any missing, unexpected or mis-shaped/mis-typed
+        entry raises one error listing all of them (InvalidArgumentError when any entry is
+        mismatched, else NotFoundError) and nothing is changed; with strict=False what
+        matches is restored and the rest reported (a warning, and the result's `skipped`).
+        A damaged file raises DataLossError; a missing one NotFoundError.
+        """
+        self._check_session(sess)
+        with cio.CheckpointReader(save_path) as r:
+            result = RestoreResult(r.path, r.global_step, dict(r.pipeline), r.world_size,
+                                   graph_fingerprint=r.graph_fingerprint)
+            specs = r.variable_specs()
+            todo = []
+            for key, v in self._vars.items():
+                if key not in specs:
+                    result.missing.append(key)
+                    continue
+                fdt, fshape = specs[key]
+                if fdt != v.dtype.np or not v.shape.matches_value(fshape):
+                    result.mismatched.append(f"{key}: checkpoint {_spec(fdt, fshape)}, graph "
+                                             f"{_spec(v.dtype.np, v.shape)}")
+                    continue
+                todo.append(key)
+            result.unexpected = sorted(k for k in specs if k not in self._vars)
+            rng_todo, rng_unexpected = self._match_rng(sess, r.rng)
+            if strict and (result.missing or result.unexpected or result.mismatched or rng_unexpected):
+                raise self._mismatch_error(r.path, result, rng_unexpected, len(todo))
+            values = r.read(todo, verify=verify)
+        for key in todo:
+            self._assign(sess, self._vars[key], values.pop(key))
+        result.restored = todo
+        result.rng_restored = self._restore_rng(sess, rng_todo)
+        if result.skipped or rng_unexpected:
+            log.warning("restored %d of %d variables from %s; skipped %s", len(todo), len(self._vars), r.path,
+                        "; ".join(result.skipped + [f"random state of {n} (no such op)" for n in rng_unexpected]))
+        if result.world_size != self.world_size:
+            log.info("checkpoint %s was written by %d rank(s), restoring on %d", r.path, result.world_size,
+                     self.world_size)
+        if result.graph_fingerprint and result.graph_fingerprint != _fingerprint(sess.graph):
+            log.info("checkpoint %s was written by a different graph; its entries were matched by name", r.path)
+        return result
+
+    @staticmethod
+    def _mismatch_error(path: str, res: RestoreResult, rng_unexpected: List[str], n_ok: int) -> Exception:
+        lines = []
+        if res.missing:
+            lines.append(f"  missing from the checkpoint ({len(res.missing)}): {', '.join(res.missing)}")
+        if res.unexpected:
+            lines.append(f"  in the checkpoint but not in the graph ({len(res.unexpected)}): "
+                         f"{', '.join(res.unexpected)}")
+        if res.mismatched:
+            lines.append(f"  mismatched dtype or shape ({len(res.mismatched)}):")
+            lines.extend("    " + m for m in res.mismatched)
+        if rng_unexpected:
+            lines.append(f"  random states of ops not in the graph ({len(rng_unexpected)}): {', '.join(rng_unexpected)}")
+        n = len(res.missing) + len(res.unexpected) + len(res.mismatched) + len(rng_unexpected)
+        msg = (f"checkpoint {path} does not match the graph ({n} problem{'s' if n != 1 else ''}):\n"
+               + "\n".join(lines) + f"\nNothing was restored; restore(..., strict=False) restores the {n_ok} "
+               "matching variable(s) and skips the rest.")
+        return InvalidArgumentError(msg) if res.mismatched else NotFoundError(msg)
+
+    def _match_rng(self, sess: Any, saved: Dict[str, dict]) -> Tuple[List[Tuple[str, dict, Any]], List[str]]:
+        if not self._save_rng:
+            return [], []
+        todo, unexpected = [], []
+        for name, state in sorted(saved.items()):
+            try:
+                op = sess.graph.get_operation_by_name(name)
+            except NotFoundError:
+                unexpected.append(name)
+                continue
+            todo.append((name, state, op))
+        return todo, unexpected
+
+    def _restore_rng(self, sess: Any, todo: List[Tuple[str, dict, Any]]) -> List[str]:
+        from ..kernels.random_kernels import RandomStream
+        done = []
+        for name, state, op in todo:
+            xp = get_device(sess._device_for(op)).xp
+            if xp is not np:
+                log.warning("random op %r runs on a GPU stream; its saved NumPy state is not restored", name)
+                continue
+            seed, seed2 = op.attrs.get("seed"), op.attrs.get("seed2")
+            stream = sess.resources.get_or_create("rng", name, lambda: RandomStream(np, seed, seed2))
+            try:
+                if hasattr(stream, "set_state"):
+                    stream.set_state(state)
+                else:
+                    stream.bit_generator.state = state
+            except (TypeError, ValueError, KeyError) as e:
+                raise cio.DataLossError(f"the saved random state of {name!r} is invalid: {e}") from None
+            done.append(name)
+        return done
+
+    @staticmethod
+    def _assign(sess: Any, v: Variable, value: np.ndarray) -> None:
+        xp = get_device(sess._device_for(v.op)).xp
+        st = sess.resources.variable(_state_name(v), v.dtype, v.shape, xp)
+        # the array was just read for us: the variable owns it (no copy, unlike Variable.load)
+        with st.lock:
+            st.value = value if xp is np else xp.asarray(value)
+
+    # -- as graph ops ---------------------------------------------------------------------------------
+    def build_save_op(self, filename: Any, name: Optional[str] = None) -> _g.Operation:
+        """A Save op writing this Saver's variables to `filename` (a string or string tensor) when run.
+
+        Build it inside `cf.control_dependencies([train_op])` to checkpoint after the step in
+        the same run.  The file holds variables only (no random states or input position).
+        """
+        g = self._graph or _g.get_default_graph()
+        keys = list(self._vars)
+        with g.as_default():
+            return _io_ops.save(filename, keys, [self._vars[k].value() for k in keys],
+                                name=name or f"{self._name}/save")
+
+    def build_restore_op(self, filename: Any, name: Optional[str] = None) -> _g.Operation:
+        """An op that, when run, assigns this Saver's variables from the checkpoint `filename`."""
+        g = self._graph or _g.get_default_graph()
+        keys = list(self._vars)
+        vs = [self._vars[k] for k in keys]
+        with g.as_default():
+            scope = name or f"{self._name}/restore"
+            outs = _io_ops.restore(filename, keys, [v.dtype for v in vs], [v.shape for v in vs], name=scope)
+            return group(*[assign(v, t).op for v, t in zip(vs, outs)], name=scope + "_all")
+
+
+# -- finding checkpoints --------------------------------------------------------------------------
+
+
+def latest_checkpoint(checkpoint_dir: str, prefix: Optional[str] = None) -> Optional[str]:
+    """The path of the newest checkpoint in `checkpoint_dir` (by its index), or None.
+
+    Without a readable index, the newest `<prefix>-<step>.h5` file (prefix default "ckpt")
+    is taken.  The file is not validated here; CheckpointManager.restore falls back past a
+    damaged one.
+    """
+    try:
+        entries = cio.read_index(checkpoint_dir)
+    except cio.DataLossError as e:
+        log.warning("%s; looking for checkpoint files instead", e)
+        entries = []
+    for e in reversed(entries):
+        p = os.path.join(checkpoint_dir, e.path)
+        if os.path.exists(p):
+            return os.path.abspath(p)
+    scanned = cio.scan_directory(checkpoint_dir, prefix or "ckpt")
+    return os.path.abspath(os.path.join(checkpoint_dir, scanned[-1].path)) if scanned else None
+
+
+def checkpoint_exists(path: str) -> bool:
+    """Whether `path` names an existing checkpoint file (TensorFlow's checkpoint_exists)."""
+    return os.path.isfile(path) and not path.endswith(cio.TMP_SUFFIX)

@@ -1,0 +1,72 @@
+"""Gradient-check cases for TensorArray ops and dynamic_rnn (collflow/nn/rnn.py)."""
+import collflow as cf
+from collflow.nn import rnn
+from gradcheck import Case
+
+
+def _write_stack(a):
+    # element 1 is never written: it stacks as zeros and gets no gradient
+    ta = rnn.TensorArray(cf.float64, 4)
+    ta = ta.write(0, a[0]).write(2, cf.sin(a[1]) * a[2]).write(3, a[1])
+    return ta.stack()
+
+
+def _unstack_read(a):
+    ta = rnn.TensorArray(cf.float64, 3).unstack(a)
+    # element 2 read twice: its gradient array adds the two contributions
+    return ta.read(2) * ta.read(0) + cf.exp(ta.read(2))
+
+
+def _split_read(a):
+    ta = rnn.TensorArray(cf.float64, 3).split(a)
+    return ta.read(1) * ta.read(2)
+
+
+def _ta_loop(a):
+    # a [4, 3]: running product over rows, written per step, stacked after the loop
+    ta_in = rnn.TensorArray(cf.float64, 4).unstack(a)
+    ta_out = rnn.TensorArray(cf.float64, 4)
+
+    def body(t, acc, flow):
+        acc = acc * ta_in.read(t) + 0.5
+        return t + 1, acc, ta_out.with_flow(flow).write(t, cf.sin(acc)).flow
+    _, acc, flow = cf.while_loop(lambda t, acc, flow: t < 4, body,
+                                 (cf.constant(0), cf.ones_like(a[0]), ta_out.flow))
+    return [ta_out.with_flow(flow).stack(), acc]
+
+
+def _inject(cell, depth, kernel, bias):
+    """Uses graph tensors (the checked inputs) as the cell's weights."""
+    cell.built, cell.input_depth, cell.dtype = True, depth, cf.float64
+    cell._kernel, cell._bias = kernel, bias
+    return cell
+
+
+def _lstm(x, c0, h0, kernel, bias):
+    cell = _inject(rnn.LSTMCell(3), 2, kernel, bias)
+    lengths = cf.constant([4, 2, 0])
+    out, st = rnn.dynamic_rnn(cell, x, sequence_length=lengths, initial_state=rnn.LSTMStateTuple(c0, h0))
+    return [out, st.c, st.h]
+
+
+def _basic_rnn_generic(x, h0, kernel, bias):
+    class Plain(rnn.BasicRNNCell):  # no input projection: dynamic_rnn calls the cell per step
+        def input_projection(self):
+            return None
+    cell = _inject(Plain(3), 2, kernel, bias)
+    out, st = rnn.dynamic_rnn(cell, x, initial_state=h0, time_major=True)
+    return [out, st]
+
+
+CASES = [
+    Case("TensorArrayWriteV3", _write_stack, [(3, 2)], id="ta-write-stack"),
+    Case("TensorArrayStackV3", _write_stack, [(3, 2)], id="ta-stack"),
+    Case("TensorArrayUnstackV3", _unstack_read, [(3, 2, 2)], id="ta-unstack-read"),
+    Case("TensorArrayReadV3", _unstack_read, [(3, 2, 2)], id="ta-read-twice"),
+    Case("TensorArraySplitV3", _split_read, [(6, 2)], id="ta-split"),
+    Case("TensorArrayReadV3", _ta_loop, [(4, 3)], low=0.5, high=1.5, id="ta-in-while"),
+    Case("TensorArraySplitV3", _lstm, [(3, 4, 2), (3, 3), (3, 3), (5, 12), (12,)], low=-1.0, high=1.0,
+         id="dynamic_rnn-lstm-seqlen"),
+    Case("TensorArrayUnstackV3", _basic_rnn_generic, [(4, 2, 2), (2, 3), (5, 3), (3,)], low=-1.0, high=1.0,
+         id="dynamic_rnn-basic-generic"),
+]

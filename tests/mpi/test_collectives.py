@@ -1,0 +1,333 @@
+"""The MPI backend under mpiexec (pytest-mpi): every collective against NumPy, graph ops,
+overlap through the executor, timeouts that name the missing rank, named mismatches.
+
+    mpiexec -n 2 --oversubscribe python -m pytest -q -p no:cacheprovider tests/mpi --with-mpi
+    mpiexec -n 3 --oversubscribe python -m pytest -q -p no:cacheprovider tests/mpi --with-mpi
+
+Every rank generates every rank's input from seeds, so each can compute the expected
+result on its own (with collflow.comm.local.reference and with plain NumPy).
+"""
+import time
+
+import numpy as np
+import pytest
+
+import collflow as cf
+import collflow.comm as cc
+from collflow.comm.local import reference
+from collflow.errors import DeadlineExceededError, InvalidArgumentError
+
+pytestmark = pytest.mark.mpi(min_size=2)
+
+DTYPES = [np.float32, np.float64, np.int32, np.float16]
+_ids = lambda d: np.dtype(d).name  # noqa: E731
+
+
+@pytest.fixture(scope="module")
+def comm():
+    from mpi4py import MPI
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=30)
+    yield c
+    c.close()
+
+
+def _data(rank, shape, dtype, seed=0, low=-3, high=3):
+    rng = np.random.default_rng(7919 * seed + rank)
+    if np.dtype(dtype).kind == "f":
+        return rng.uniform(low, high, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    return rng.integers(low * 10, high * 10, size=shape).astype(dtype)
+
+
+def _close(a, b, dtype):
+    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    if np.dtype(dtype) == np.float16:  # MPI may sum in another order, in half precision
+        np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=2e-2, atol=2e-2)
+    elif np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+# -- every collective against NumPy -----------------------------------------------------------
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
+def test_allreduce(comm, dtype, op):
+    if op == "mean" and np.dtype(dtype).kind != "f":
+        pytest.skip("mean is for floating types")
+    n, r = comm.size, comm.rank
+    lo, hi = (1, 2) if op == "prod" else (-3, 3)
+    xs = [_data(s, (5, 3), dtype, seed=1, low=lo, high=hi) for s in range(n)]
+    got = comm.allreduce(xs[r], op=op, name=f"t/{op}")
+    _close(got, reference("allreduce", xs, op=op)[r], dtype)
+    if op == "sum":
+        _close(got, np.sum(np.stack(xs).astype(np.float64), axis=0).astype(dtype), dtype)
+    assert not np.shares_memory(got, xs[r])
+
+
+def test_allreduce_bool_scalar_empty_and_large(comm):
+    n, r = comm.size, comm.rank
+    bs = [_data(s, (7,), bool, seed=2) for s in range(n)]
+    np.testing.assert_array_equal(comm.allreduce(bs[r], "max"), np.logical_or.reduce(bs))
+    np.testing.assert_array_equal(comm.allreduce(bs[r], "min"), np.logical_and.reduce(bs))
+    s = comm.allreduce(np.float64(r + 1))
+    assert s.shape == () and s == n * (n + 1) / 2
+    assert comm.allreduce(np.zeros((0, 4), np.float32)).shape == (0, 4)
+    big = np.full(1 << 20, r + 1, dtype=np.float32)  # 4 MiB: several rounds inside MPI
+    np.testing.assert_array_equal(comm.allreduce(big, "mean"), np.full(1 << 20, (n + 1) / 2, np.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
+def test_allgather(comm, dtype):
+    n, r = comm.size, comm.rank
+    xs = [_data(s, (2, 3), dtype, seed=3) for s in range(n)]
+    _close(comm.allgather(xs[r]), np.concatenate(xs), dtype)
+    ss = [_data(s, (), dtype, seed=4) for s in range(n)]
+    _close(comm.allgather(ss[r]), np.stack(ss), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
+def test_allgatherv_variable_rows(comm, dtype):
+    n, r = comm.size, comm.rank
+    rows = [(2 * s + 1) % 3 for s in range(n)]  # 1, 0, 2, ...: one rank may send nothing
+    xs = [_data(s, (rows[s], 2, 2), dtype, seed=5) for s in range(n)]
+    vals, counts = comm.allgatherv(xs[r], name="gv")
+    _close(vals, np.concatenate(xs), dtype)
+    np.testing.assert_array_equal(counts, rows)
+    vals2, counts2 = comm.allgatherv(xs[r], counts=rows, name="gv-known")  # one phase when counts are known
+    _close(vals2, np.concatenate(xs), dtype)
+    np.testing.assert_array_equal(counts2, rows)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
+def test_broadcast_from_every_root(comm, dtype):
+    n, r = comm.size, comm.rank
+    xs = [_data(s, (4,), dtype, seed=6) for s in range(n)]
+    for root in range(n):
+        got = comm.broadcast(xs[r], root=root, name=f"b{root}")
+        _close(got, xs[root], dtype)
+        assert not np.shares_memory(got, xs[r])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
+def test_alltoall(comm, dtype):
+    n, r = comm.size, comm.rank
+    xs = [_data(s, (2 * n, 3), dtype, seed=7) for s in range(n)]
+    got = comm.alltoall(xs[r])
+    _close(got, reference("alltoall", xs)[r], dtype)
+    _close(got, np.concatenate([xs[s][2 * r:2 * r + 2] for s in range(n)]), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
+def test_alltoallv_variable_counts(comm, dtype):
+    n, r = comm.size, comm.rank
+    sends = [[(s + 2 * d) % 3 for d in range(n)] for s in range(n)]  # zeros included
+    xs = [_data(s, (sum(sends[s]), 2), dtype, seed=8) for s in range(n)]
+    want_vals, want_counts = reference("alltoallv", xs, counts=sends)[r]
+    vals, counts = comm.alltoallv(xs[r], sends[r], name="a2av")
+    _close(vals, want_vals, dtype)
+    np.testing.assert_array_equal(counts, want_counts)
+    vals, counts = comm.alltoallv(xs[r], sends[r], recv_counts=[sends[s][r] for s in range(n)])
+    _close(vals, want_vals, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32], ids=_ids)
+def test_reduce_scatter_and_reduce(comm, dtype):
+    n, r = comm.size, comm.rank
+    xs = [_data(s, (2 * n, 2), dtype, seed=9) for s in range(n)]
+    _close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], dtype)
+    counts = [s for s in range(n)]
+    counts[0] += 2 * n - sum(counts)
+    _close(comm.reduce_scatter(xs[r], counts=counts, op="max"),
+           reference("reduce_scatter", xs, op="max", counts=[counts] * n)[r], dtype)
+    for root in range(n):
+        got = comm.reduce(xs[r], root=root)
+        if r == root:
+            _close(got, reference("reduce", xs, root=root)[r], dtype)
+        else:
+            assert got is None
+
+
+def test_barrier_and_stats(comm):
+    n, r = comm.size, comm.rank
+    comm.reset_stats()
+    comm.barrier()
+    x = np.ones(100, np.float64)
+    comm.allreduce(x)
+    comm.broadcast(x, root=0)
+    s = comm.stats
+    assert s["barrier_calls"] == 1 and s["allreduce_calls"] == 1 and s["calls"] == 3
+    assert s["allreduce_bytes_sent"] == 800
+    assert s["broadcast_bytes_sent"] == (800 if r == 0 else 0)
+    assert s["bytes_sent"] == 800 + (800 if r == 0 else 0)
+
+
+def test_local_rank(comm):
+    import socket
+    assert 0 <= comm.local_rank < comm.local_size <= comm.size
+    host = np.frombuffer(socket.gethostname().encode().ljust(64, b"\0")[:64], dtype=np.uint8)
+    hosts = comm.allgather(host).reshape(comm.size, 64)
+    locals_ = comm.allgather(np.array([comm.local_rank, comm.local_size]))
+    mine = [s for s in range(comm.size) if np.array_equal(hosts[s], host)]
+    assert len(mine) == comm.local_size
+    assert sorted(int(locals_[2 * s]) for s in mine) == list(range(comm.local_size))
+
+
+# -- asynchronous handles ---------------------------------------------------------------------
+def test_many_handles_in_flight_waited_in_any_order(comm):
+    n, r = comm.size, comm.rank
+    rows = [s + 1 for s in range(n)]
+    hs = []
+    for i in range(6):
+        # two-phase allgathervs interleaved with one-phase collectives: second phases must
+        # start in the same order on every rank whatever finishes first
+        hs.append(("gv", i, comm.allgatherv_async(np.full((rows[r], 2), 10 * i + r, np.int64), name=f"gv{i}")))
+        hs.append(("ar", i, comm.allreduce_async(np.full(1000, i + r, np.float64), name=f"ar{i}")))
+        hs.append(("a2", i, comm.alltoallv_async(np.full(n, 100 * i + r, np.int32), [1] * n, name=f"a2{i}")))
+    assert comm.pending >= 0
+    for kind, i, h in reversed(hs):
+        v = h.wait()
+        if kind == "gv":
+            np.testing.assert_array_equal(v[0], np.concatenate([np.full((rows[s], 2), 10 * i + s) for s in range(n)]))
+        elif kind == "ar":
+            np.testing.assert_array_equal(v, np.full(1000, n * i + n * (n - 1) / 2))
+        else:
+            np.testing.assert_array_equal(v[0], [100 * i + s for s in range(n)])
+        assert h.done()
+    assert comm.pending == 0
+
+
+def test_progress_thread_completes_collectives_in_the_background(comm):
+    big = np.ones(1 << 20, np.float32)
+    h = comm.allreduce_async(big, name="background")
+    end = time.monotonic() + 10
+    while comm.pending and time.monotonic() < end:  # nobody waits or tests: only the progress thread
+        time.sleep(0.01)
+    assert comm.pending == 0
+    np.testing.assert_array_equal(h.wait(), np.full(1 << 20, comm.size, np.float32))
+
+
+# -- graph ops in Sessions --------------------------------------------------------------------
+def test_graph_collectives_and_gradients(comm):
+    n, r = comm.size, comm.rank
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (None, 3), name="x")
+        w = cf.placeholder(cf.float64, (None, 3), name="w")
+        y = cc.all_reduce(x, op="mean", name="avg")
+        z = cc.allgather(x, name="gather")
+        b = cc.broadcast(x, root=n - 1, name="bcast")
+        gy, = cf.gradients(cf.reduce_sum(y * w), x)
+        gz, = cf.gradients(cf.reduce_sum(z * w), x)
+        gb, = cf.gradients(cf.reduce_sum(b * w), x)
+    xs = [_data(s, (2, 3), np.float64, seed=11) for s in range(n)]
+    ws = [_data(s, (2, 3), np.float64, seed=12) for s in range(n)]
+    wz = [_data(s, (2 * n, 3), np.float64, seed=13) for s in range(n)]
+    with cf.Session(graph=g, config={"comm": comm}) as sess:
+        yv, bv, gyv, gbv = sess.run([y, b, gy, gb], {x: xs[r], w: ws[r]})
+        zv, gzv = sess.run([z, gz], {x: xs[r], w: wz[r]})
+    np.testing.assert_allclose(yv, sum(xs) / n)
+    np.testing.assert_allclose(bv, xs[n - 1])
+    np.testing.assert_allclose(gyv, sum(ws) / n)                           # all_reduce(mean) of the gradient
+    np.testing.assert_allclose(gbv, sum(ws) if r == n - 1 else np.zeros((2, 3)))  # summed on the root
+    np.testing.assert_allclose(zv, np.concatenate(xs))
+    np.testing.assert_allclose(gzv, sum(wz)[2 * r:2 * r + 2])             # this rank's rows, summed
+
+
+def test_graph_alltoall_with_splits_and_reduce_scatter(comm):
+    n, r = comm.size, comm.rank
+    splits = [[(s + d) % 2 + 1 for d in range(n)] for s in range(n)]
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 2))
+        sp = cf.placeholder(cf.int32, (n,))
+        a, rs = cc.alltoall(x, splits=sp)
+        e = cc.alltoall(cf.concat([x[:1]] * n, 0))
+        q = cc.reduce_scatter(cf.concat([x[:1]] * n, 0))
+    xs = [_data(s, (sum(splits[s]), 2), np.float32, seed=14) for s in range(n)]
+    with cf.Session(graph=g, config={"comm": comm}) as sess:
+        av, rv, ev, qv = sess.run([a, rs, e, q], {x: xs[r], sp: np.array(splits[r], np.int32)})
+    want, cnt = reference("alltoallv", xs, counts=splits)[r]
+    np.testing.assert_allclose(av, want)
+    np.testing.assert_array_equal(rv, cnt)
+    assert rv.dtype == np.int32
+    np.testing.assert_allclose(ev, np.concatenate([xs[s][:1] for s in range(n)]))
+    np.testing.assert_allclose(qv, sum(xs[s][:1] for s in range(n)), rtol=1e-6)
+
+
+_PROBE = "CollflowTestPendingProbe"
+
+
+def _register_probe():
+    """A test op whose kernel waits (up to 10 s) for the communicator to have nothing in flight."""
+    from collflow.graph.registry import registered_ops, register_op
+    from collflow.kernels.registry import register_kernel
+    if _PROBE in registered_ops():
+        return
+    register_op(_PROBE, lambda op: [(cf.float32, cf.TensorShape(()))], stateful=True)
+
+    @register_kernel(_PROBE)
+    def _probe(op, ctx):
+        c = ctx.config["comm"]
+
+        def run(v):
+            end = time.monotonic() + 10
+            while c.pending and time.monotonic() < end:
+                time.sleep(0.005)
+            return np.asarray(0.0 if c.pending else 1.0, dtype=np.float32)
+        return run
+
+
+def test_executor_overlaps_a_collective_with_other_kernels(comm):
+    """The all-reduce is issued first and completes while another kernel runs (no wait yet)."""
+    _register_probe()
+    from collflow.graph.ops.op_util import single
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None,))
+        v = cf.placeholder(cf.float32, ())
+        y = cc.all_reduce(x, name="grad")
+        done_during = single(_PROBE, [v])
+        out = y * done_during
+    big = np.ones(1 << 20, np.float32)
+    with cf.Session(graph=g, config={"comm": comm}) as sess:
+        res = sess.run(out, {x: big, v: np.float32(0)})
+        order = [op.type for op in sess.plan_for(out, {x: big, v: np.float32(0)}).ops]
+    assert order.index("AllReduce") < order.index(_PROBE)
+    np.testing.assert_array_equal(res, np.full(1 << 20, comm.size, np.float32))  # probe said 1.0
+
+
+# -- failures: named, never hung ---------------------------------------------------------------
+def test_timeout_names_the_rank_that_skipped_the_collective():
+    from mpi4py import MPI
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=0.5)  # its own: a timeout breaks it for good
+    n, r = c.size, c.rank
+    missing = n - 1
+    c.allreduce(np.ones(2), name="warmup")
+    t = time.monotonic()
+    if r != missing:
+        with pytest.raises(DeadlineExceededError, match=f"rank {missing} did not arrive") as e:
+            c.allreduce(np.ones(2), name="step/grads")
+        assert time.monotonic() - t < 10
+        assert "'step/grads'" in str(e.value) and f"rank {missing} is at collective #0" in str(e.value)
+    else:
+        time.sleep(1.5)  # skips step/grads; by now its peers have given up and said so
+        with pytest.raises(DeadlineExceededError, match=f"reported: .*rank {missing} did not arrive"):
+            c.allreduce(np.ones(2), name="after")
+    c.close()
+    MPI.COMM_WORLD.Barrier()
+
+
+def test_mismatched_collectives_are_named_on_every_rank():
+    from mpi4py import MPI
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=10)
+    r = c.rank
+    name = "layer1/grad" if r == 0 else "layer2/grad"  # same shape and dtype: MPI alone would not notice
+    with pytest.raises(InvalidArgumentError, match=r"mismatched collectives.*'layer1/grad'.*'layer2/grad'"):
+        c.allreduce(np.ones(4), name=name)
+        c.barrier(name="after")  # if the first one completed before the records arrived
+        c.barrier(name="after2")
+    c.close()
+    MPI.COMM_WORLD.Barrier()
