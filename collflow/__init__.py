@@ -29,3 +29,10 @@ from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
 from . import comm, nn, train  # noqa: F401,E402
+from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402  (TensorFlow has them at the top level too)
+from .data import pipeline as _pipeline  # noqa: E402
+
+# TensorFlow's tf.train names for the input-pipeline threads (data sits below train in the layering)
+for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runner"):
+    if hasattr(_pipeline, _n):
+        setattr(train, _n, getattr(_pipeline, _n))

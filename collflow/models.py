@@ -78,11 +78,9 @@ def _activation(name: Any) -> Callable[[Tensor], Tensor]:
     if callable(name):
         return name
     from . import nn
-    if name == "relu":
-        return nn.relu
-    if name == "tanh":
-        return math_ops.tanh if hasattr(math_ops, "tanh") else nn.tanh
-    raise ValueError(f"unknown activation {name!r}; use 'relu', 'tanh' or a callable")
+    if name in ("relu", "tanh", "sigmoid", "leaky_relu"):
+        return getattr(nn, name)
+    raise ValueError(f"unknown activation {name!r}; use 'relu', 'tanh', 'sigmoid', 'leaky_relu' or a callable")
 
 
 def _head(name: str, x: Tensor, y: Tensor, logits: Tensor, optimizer: Any, global_step: bool,

@@ -289,6 +289,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 break
         train_time = time.perf_counter() - t_train
         if bar is not None:
+            if samples and train_time > 0:
+                bar.set_postfix(loss=f"{recent[-1]:.4f}", samples_s=f"{samples / train_time:,.0f}", refresh=False)
             bar.close()
             log.bar = None
         test_loss, test_acc = evaluate(sess, m, ds.x_test, ds.y_test)

@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import numpy as np
@@ -19,7 +18,7 @@ import collflow as cf
 import collflow.comm as cc
 from collflow.comm import abort as cabort
 from collflow.comm.base import CompletedHandle, default_timeout
-from collflow.errors import AbortedError, DeadlineExceededError, InvalidArgumentError, UnavailableError
+from collflow.errors import DeadlineExceededError, InvalidArgumentError, UnavailableError
 
 DTYPES = [np.float32, np.float64, np.int32, np.float16]
 
@@ -488,7 +487,7 @@ def test_async_collective_overlaps_other_kernels_in_the_executor():
 # -- whole MPI jobs that fail (each starts its own mpiexec) -----------------------------------
 # They must end quickly, non-zero, with the culprit's error shown.  Skipped when this file
 # itself runs under mpiexec with --with-mpi.
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPIEXEC = shutil.which("mpiexec") or shutil.which("mpirun")
 
 

@@ -6,7 +6,8 @@ from gradcheck import Case, check_case
 import gradtable_math
 
 TABLES = [gradtable_math]
-for _name in ("gradtable_array", "gradtable_nn", "gradtable_train", "gradtable_control", "gradtable_comm"):
+for _name in ("gradtable_array", "gradtable_nn", "gradtable_train", "gradtable_control", "gradtable_comm",
+              "gradtable_rnn", "gradtable_ps"):
     try:
         TABLES.append(__import__(_name))
     except ModuleNotFoundError:

@@ -11,7 +11,7 @@ import sys
 import threading
 import traceback
 from types import TracebackType
-from typing import Any, Callable, Optional, Type
+from typing import Any, Optional, Type
 
 __all__ = ["install_abort_handler", "uninstall_abort_handler", "format_rank_traceback"]
 

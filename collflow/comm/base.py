@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -33,6 +33,7 @@ KINDS = ("allreduce", "allgather", "allgatherv", "broadcast", "alltoall", "allto
 SUPPORTED_DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
                     "float16", "float32", "float64")
 DEFAULT_TIMEOUT_S = 300.0
+_SUPPORTED_NP = frozenset(np.dtype(n) for n in SUPPORTED_DTYPES)
 
 
 def default_timeout() -> float:
@@ -131,7 +132,7 @@ def _as_array(x: Any, what: str) -> np.ndarray:
                 f"{what}: the {type(x).__module__.split('.')[0]} array must be copied to the host first "
                 "(the MPI backend works on host buffers)")
         x = np.asarray(x)
-    if x.dtype.name not in SUPPORTED_DTYPES:
+    if x.dtype not in _SUPPORTED_NP:
         raise InvalidArgumentError(
             f"{what}: dtype {x.dtype} is not supported by collectives (supported: {', '.join(SUPPORTED_DTYPES)})")
     # MPI reads raw contiguous memory (np.ascontiguousarray would turn a 0-d array into 1-d)
@@ -415,11 +416,13 @@ def describe(kind: str, name: Optional[str], dtype: Any = None, shape: Any = Non
 
 
 def sleep_backoff(start: float, now: float) -> None:
-    """Polling waits spin for the first millisecond (latency), then sleep up to 1 ms (CPU)."""
+    """Polling waits yield the CPU for the first millisecond (latency), then sleep up to 1 ms.
+
+    Yielding rather than spinning matters when ranks outnumber cores: the peer this rank
+    waits for may need this very core.
+    """
     waited = now - start
-    if waited < 1e-3:
-        return
-    time.sleep(min(1e-3, waited * 0.1))
+    time.sleep(0 if waited < 1e-3 else min(1e-3, waited * 0.1))
 
 
 def error_copy(err: CollflowError) -> CollflowError:

@@ -17,9 +17,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import AbortedError, CollflowError, DeadlineExceededError, InvalidArgumentError
+from ..errors import CollflowError, DeadlineExceededError, InvalidArgumentError
 from .base import (CollectiveHandle, CompletedHandle, Communicator, Signature, _as_array, _check_counts,
-                   _check_reduce, _check_timeout, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
+                   _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
                    mismatch_error)
 
 __all__ = ["LocalCommunicator", "ThreadWorld", "ThreadCommunicator", "reference"]
@@ -232,8 +232,8 @@ class ThreadCommunicator(Communicator):
             return sum(1 for s in w._slots.values()
                        if s.posts[self._rank] is not None and s.results is None and s.error is None)
 
-    def _post(self, kind: str, x: Optional[np.ndarray], sig: Signature, desc: str, finish: Callable[[List[tuple]], List[Any]],
-              params: tuple = ()) -> CollectiveHandle:
+    def _post(self, kind: str, x: Optional[np.ndarray], sig: Signature,
+              finish: Callable[[List[tuple]], List[Any]], params: tuple = ()) -> CollectiveHandle:
         w = self._world
         if w.size == 1:  # nothing to meet: compute now
             return CompletedHandle(finish([(x, params)])[0])
@@ -270,13 +270,13 @@ class ThreadCommunicator(Communicator):
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)
-        return self._post("allreduce", x, Signature.of("allreduce", name, x, op), "",
+        return self._post("allreduce", x, Signature.of("allreduce", name, x, op),
                           lambda posts: reference("allreduce", [p[0] for p in posts], op=op))
 
     def allgather_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "allgather")
         self._count("allgather", x.nbytes, x.nbytes * (self.size - 1))
-        return self._post("allgather", x, Signature.of("allgather", name, x), "",
+        return self._post("allgather", x, Signature.of("allgather", name, x),
                           lambda posts: reference("allgather", [p[0] for p in posts]))
 
     def allgatherv_async(self, x: Any, counts: Optional[Sequence[int]] = None,
@@ -288,7 +288,7 @@ class ThreadCommunicator(Communicator):
                 raise InvalidArgumentError(
                     f"allgatherv: counts[{self._rank}] = {int(counts[self._rank])}, but this rank has {_rows(x)} rows")
         self._count("allgatherv", x.nbytes, 0)
-        return self._post("allgatherv", x, Signature.of("allgatherv", name, x), "",
+        return self._post("allgatherv", x, Signature.of("allgatherv", name, x),
                           lambda posts: reference("allgatherv", [p[0] for p in posts]))
 
     def broadcast_async(self, x: Any, root: int = 0, name: Optional[str] = None) -> CollectiveHandle:
@@ -296,7 +296,7 @@ class ThreadCommunicator(Communicator):
         root = self._check_root(root, "broadcast")
         me = self._rank == root
         self._count("broadcast", x.nbytes if me else 0, 0 if me else x.nbytes)
-        return self._post("broadcast", x, Signature.of("broadcast", name, x, root=root), "",
+        return self._post("broadcast", x, Signature.of("broadcast", name, x, root=root),
                           lambda posts: reference("broadcast", [p[0] for p in posts], root=root))
 
     def alltoall_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
@@ -305,7 +305,7 @@ class ThreadCommunicator(Communicator):
         _equal_blocks(_rows(x), self.size, "alltoall")
         other = x.nbytes - x.nbytes // self.size
         self._count("alltoall", other, other)
-        return self._post("alltoall", x, Signature.of("alltoall", name, x), "",
+        return self._post("alltoall", x, Signature.of("alltoall", name, x),
                           lambda posts: reference("alltoall", [p[0] for p in posts]))
 
     def alltoallv_async(self, x: Any, send_counts: Sequence[int], recv_counts: Optional[Sequence[int]] = None,
@@ -326,7 +326,7 @@ class ThreadCommunicator(Communicator):
                         f"alltoallv: rank {s} expected recv_counts {want.tolist()}, "
                         f"the senders sent {out[s][1].tolist()}")
             return out
-        return self._post("alltoallv", x, Signature.of("alltoallv", name, x), "", finish, (sc, rc))
+        return self._post("alltoallv", x, Signature.of("alltoallv", name, x), finish, (sc, rc))
 
     def reduce_scatter_async(self, x: Any, counts: Optional[Sequence[int]] = None, op: str = "sum",
                              name: Optional[str] = None) -> CollectiveHandle:
@@ -337,7 +337,7 @@ class ThreadCommunicator(Communicator):
         c = (_equal_blocks(rows, self.size, "reduce_scatter") if counts is None
              else _check_counts(counts, self.size, "reduce_scatter counts", total=rows))
         self._count("reduce_scatter", x.nbytes, 0)
-        return self._post("reduce_scatter", x, Signature.of("reduce_scatter", name, x, op), "",
+        return self._post("reduce_scatter", x, Signature.of("reduce_scatter", name, x, op),
                           lambda posts: reference("reduce_scatter", [p[0] for p in posts], op=op,
                                                   counts=[p[1][0] for p in posts]), (c,))
 
@@ -346,12 +346,12 @@ class ThreadCommunicator(Communicator):
         _check_reduce(op, x.dtype, "reduce")
         root = self._check_root(root, "reduce")
         self._count("reduce", x.nbytes, x.nbytes if self._rank == root else 0)
-        return self._post("reduce", x, Signature.of("reduce", name, x, op, root), "",
+        return self._post("reduce", x, Signature.of("reduce", name, x, op, root),
                           lambda posts: reference("reduce", [p[0] for p in posts], op=op, root=root))
 
     def barrier_async(self, name: Optional[str] = None) -> CollectiveHandle:
         self._count("barrier", 0, 0)
-        return self._post("barrier", None, Signature.of("barrier", name, None), "",
+        return self._post("barrier", None, Signature.of("barrier", name, None),
                           lambda posts: [None] * len(posts))
 
 

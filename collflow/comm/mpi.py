@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import sys
 import threading
 import time
 import weakref
@@ -38,7 +39,7 @@ import numpy as np
 
 from ..errors import (AbortedError, CollflowError, DeadlineExceededError, InternalError, InvalidArgumentError,
                       UnavailableError)
-from .base import (KINDS, REDUCE_OPS, SUPPORTED_DTYPES, CollectiveHandle, Communicator, Signature, _as_array,
+from .base import (KINDS, SUPPORTED_DTYPES, CollectiveHandle, Communicator, Signature, _as_array,
                    _check_counts, _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
                    mismatch_error, sleep_backoff)
 
@@ -101,11 +102,17 @@ def _decode_record(buf: np.ndarray) -> Tuple[int, Signature]:
     return seq, Signature(KINDS[kind], name, SUPPORTED_DTYPES[dt] if dt >= 0 else "", dims, int(buf[10]))
 
 
-def _roundtrip(sig: Signature) -> Signature:
-    """The signature as peers will decode it (long names and shapes are abbreviated)."""
+def _body_signature(body: bytes) -> Signature:
+    """Decodes a record body (a record without its sequence number)."""
     buf = np.zeros(_REC_INTS, dtype=np.int64)
-    _encode_record(buf, 0, sig)
+    buf.view(np.uint8)[8:] = np.frombuffer(body, dtype=np.uint8)
     return _decode_record(buf)[1]
+
+
+def _bodies_conflict(a: bytes, b: bytes) -> bool:
+    # equal bytes is the common case; otherwise decide on the decoded signatures (variable
+    # first dimensions of allgatherv/alltoallv may differ legitimately)
+    return a != b and _body_signature(a).conflicts(_body_signature(b))
 
 
 def _encode_fail(code: int, message: str) -> np.ndarray:
@@ -179,14 +186,16 @@ class _MPIHandle(CollectiveHandle):
             c._waiters += 1
             try:
                 while True:
+                    now = time.monotonic()
                     with c._lock:
                         if not self._done:
-                            c._poll_locked()
-                        if not self._done and time.monotonic() >= deadline:
+                            # control messages (failures, records) at most every millisecond
+                            c._poll_locked(drain=now - c._last_drain > 1e-3)
+                        if not self._done and now >= deadline:
                             c._timed_out(self, t)  # raises
                     if self._done:
                         break
-                    sleep_backoff(start, time.monotonic())
+                    sleep_backoff(start, now)
             finally:
                 c._waiters -= 1
         if self._error is not None:
@@ -258,9 +267,11 @@ class MPICommunicator(Communicator):
         self._broken: Optional[Tuple[int, CollflowError]] = None
         self._zombies: List[tuple] = []  # (request, buffers) of collectives that cannot finish
         self._peer_last = [-1] * self._size
-        self._peer_sig: List[Optional[Signature]] = [None] * self._size
-        self._mine: Dict[int, Signature] = {}
-        self._theirs: Dict[int, Dict[int, Signature]] = {}
+        self._peer_rec: List[Optional[bytes]] = [None] * self._size  # last record body of each peer
+        self._mine: Dict[int, bytes] = {}                     # own record bodies by sequence number
+        self._theirs: Dict[int, Dict[int, bytes]] = {}        # records of peers ahead of this rank
+        self._templates: Dict[Signature, np.ndarray] = {}     # encoded records, reused every step
+        self._last_drain = 0.0
         self._sends: List[Tuple[Any, np.ndarray]] = []
         self._waiters = 0
         self._closed = False
@@ -368,15 +379,21 @@ class MPICommunicator(Communicator):
         raise error_copy(self._broken[1])
 
     def _announce(self, seq: int, sig: Signature) -> None:
-        buf = np.empty(_REC_INTS, dtype=np.int64)
-        _encode_record(buf, seq, sig)
-        mine = _decode_record(buf)[1]
+        tpl = self._templates.get(sig)
+        if tpl is None:
+            tpl = np.zeros(_REC_INTS, dtype=np.int64)
+            _encode_record(tpl, 0, sig)
+            if len(self._templates) < 4096:
+                self._templates[sig] = tpl
+        buf = tpl.copy()
+        buf[0] = seq
+        mine = buf.tobytes()[8:]
         theirs = self._theirs.pop(seq, None)
         if theirs:
-            bad = {p: s for p, s in theirs.items() if mine.conflicts(s)}
+            bad = {p: b for p, b in theirs.items() if _bodies_conflict(mine, b)}
             if bad:
                 bad[self._rank] = mine
-                err = mismatch_error(seq, bad)
+                err = mismatch_error(seq, {p: _body_signature(b) for p, b in bad.items()})
                 self._break(err)
                 raise error_copy(err)
         self._mine[seq] = mine
@@ -390,8 +407,8 @@ class MPICommunicator(Communicator):
                 del self._mine[k]
 
     # -- progress (called with self._lock held) -------------------------------------------------
-    def _poll_locked(self) -> None:
-        if self._size > 1:
+    def _poll_locked(self, drain: bool = True) -> None:
+        if drain and self._size > 1:
             self._drain_ctl()
         if self._broken is not None:
             self._fail_inflight()
@@ -425,12 +442,13 @@ class MPICommunicator(Communicator):
             self._sends = [s for s in self._sends if not s[0].Test()]
 
     def _drain_ctl(self) -> None:
+        self._last_drain = time.monotonic()
         st = self._status
         while self._arr_req.Test(st):
             src = st.Get_source()
-            seq, sig = _decode_record(self._arr_buf)
+            rec = self._arr_buf.tobytes()
             self._arr_req = self._ctl.Irecv(self._arr_buf, source=self._MPI.ANY_SOURCE, tag=_TAG_ARRIVE)
-            self._on_arrival(src, seq, sig)
+            self._on_arrival(src, int.from_bytes(rec[:8], sys.byteorder, signed=True), rec[8:])
         while self._fail_req.Test(st):
             src = st.Get_source()
             code, msg = _decode_fail(self._fail_buf)
@@ -438,16 +456,16 @@ class MPICommunicator(Communicator):
             if self._broken is None:
                 self._broken = (src, _fail_error(code, f"rank {src} reported: {msg}"))
 
-    def _on_arrival(self, src: int, seq: int, sig: Signature) -> None:
+    def _on_arrival(self, src: int, seq: int, body: bytes) -> None:
         self._peer_last[src] = seq
-        self._peer_sig[src] = sig
+        self._peer_rec[src] = body
         mine = self._mine.get(seq)
         if mine is None:
             if seq >= self._seq:  # the peer is ahead: compare when this rank gets there
-                self._theirs.setdefault(seq, {})[src] = sig
+                self._theirs.setdefault(seq, {})[src] = body
             return
-        if mine.conflicts(sig) and self._broken is None:
-            self._break(mismatch_error(seq, {self._rank: mine, src: sig}))
+        if self._broken is None and _bodies_conflict(mine, body):
+            self._break(mismatch_error(seq, {self._rank: _body_signature(mine), src: _body_signature(body)}))
 
     def _break(self, err: CollflowError) -> None:
         """Marks the communicator unusable and tells every peer why."""
@@ -493,9 +511,9 @@ class MPICommunicator(Communicator):
             missing = [p for p in range(self._size) if p != self._rank and self._peer_last[p] < h.seq]
             notes = []
             for p in missing:
-                s = self._peer_sig[p]
-                notes.append(f"rank {p} has started no collective" if s is None else
-                             f"rank {p} is at collective #{self._peer_last[p]} {s.describe()}")
+                b = self._peer_rec[p]
+                notes.append(f"rank {p} has started no collective" if b is None else
+                             f"rank {p} is at collective #{self._peer_last[p]} {_body_signature(b).describe()}")
             detail = f" ({'; '.join(notes)})" if notes else (
                 "; every rank started it, so it is stuck inside MPI (a peer died, or mismatched sizes?)")
             err = _missing_error(what, timeout, missing, detail)
@@ -509,9 +527,12 @@ class MPICommunicator(Communicator):
                 self._wake.wait(0.1)
                 self._wake.clear()
                 continue
-            if self._waiters == 0 and self._lock.acquire(blocking=False):
+            if self._waiters:  # a waiting thread polls itself; stay out of its way
+                time.sleep(1e-3)
+                continue
+            if self._lock.acquire(blocking=False):
                 try:
-                    self._poll_locked()
+                    self._poll_locked(drain=time.monotonic() - self._last_drain > 1e-3)
                 except Exception:  # pragma: no cover - _poll_locked already records errors
                     pass
                 finally:

@@ -130,7 +130,8 @@ class CheckpointManager:
         if extra:
             entries = entries + extra
             entries.sort(key=lambda e: (e.step if e.step is not None else -1, e.time))
-        return [e for e in entries if e.path.startswith(pref) or e.path in known]
+        # another prefix's files (a Saver writing here too) are not this manager's to prune
+        return [e for e in entries if e.path.startswith(pref)]
 
     @property
     def checkpoints(self) -> List[str]:
@@ -201,6 +202,7 @@ class CheckpointManager:
         pos = pipeline() if callable(pipeline) else pipeline
         t0 = time.perf_counter()
         data = self._get_saver(sess).snapshot(sess, step, pos, buffers=self._buffers if asyn else None)
+        data.timestamp = _wall_time()
         self.last_snapshot_seconds = time.perf_counter() - t0
         if asyn:
             t = threading.Thread(target=self._write_in_background, args=(path, data),
@@ -224,7 +226,7 @@ class CheckpointManager:
         with self._lock:
             rel = os.path.basename(path)
             entries = [e for e in self._entries if e.path != rel]
-            entries.append(cio.IndexEntry(rel, data.global_step, data.timestamp or _wall_time()))
+            entries.append(cio.IndexEntry(rel, data.global_step, data.timestamp))
             kept, delete, self._last_preserved = cio.retention_plan(
                 entries, self.max_to_keep, self.keep_every_n_hours, self._last_preserved)
             # the new checkpoint is durable: now the index, and only then the deletions
