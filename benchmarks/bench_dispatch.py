@@ -48,6 +48,9 @@ def main() -> None:
     args = ap.parse_args()
     n = args.ops
     notes: List[str] = []
+    busy = common.load_note()
+    if busy:
+        notes.append("at start: " + busy)
     x_np = np.zeros((1,), np.float32)
 
     g, x0, out = build_chain(n, literal=False)
@@ -109,6 +112,9 @@ def main() -> None:
     sess.close()
     sess2.close()
 
+    busy = common.load_note()
+    if busy:
+        notes.append("at end: " + busy)
     res = {k: common.summarize(v) for k, v in per_repeat.items()}
     us = {k: r["median"] / n * 1e6 for k, r in res.items()}
     base = us["numpy loop (np.add)"]

@@ -9,7 +9,8 @@ cross-entropy: collflow vs PyTorch CPU eager vs a hand-written NumPy step, plus 
   with torch.set_num_threads set to NumPy's BLAS thread count so both use the same cores.
 - NumPy: forward, backward and update written out by hand (the best a NumPy program does).
 - GEMM floor: only the 8 matrix products of the step (3 forward, 3 weight gradients, 2 input
-  gradients; no gradient for x), in NumPy with preallocated outputs.  No step can beat it.
+  gradients; no gradient for x), in NumPy with preallocated outputs: no NumPy-kernel step can
+  beat it.  The same 8 products in torch show how much of any gap is the GEMM library.
 
 Each repeat times `--steps` consecutive steps of each implementation (interleaved, after a
 warm-up) and takes their median; the table shows the median over repeats.  Also reported:
@@ -150,6 +151,28 @@ def build_torch(torch: Any, weights: List[np.ndarray], x: np.ndarray, y: np.ndar
     return step
 
 
+def build_torch_floor(torch: Any, weights: List[np.ndarray], x: np.ndarray) -> Callable[[], None]:
+    """The same 8 matrix products in torch (its GEMM library, not NumPy's), outputs preallocated."""
+    W1, _, W2, _, W3, _ = [torch.from_numpy(w) for w in weights]
+    xt = torch.from_numpy(x)
+    n = x.shape[0]
+    h1, h2, z = torch.empty(n, SIZES[1]), torch.empty(n, SIZES[2]), torch.empty(n, SIZES[3])
+    gW1, gW2, gW3 = torch.empty_like(W1), torch.empty_like(W2), torch.empty_like(W3)
+    d2, d1 = torch.empty_like(h2), torch.empty_like(h1)
+    mm = torch.mm
+
+    def step() -> None:
+        mm(xt, W1, out=h1)
+        mm(h1, W2, out=h2)
+        mm(h2, W3, out=z)
+        mm(h2.T, z, out=gW3)
+        mm(z, W3.T, out=d2)
+        mm(h1.T, d2, out=gW2)
+        mm(d2, W2.T, out=d1)
+        mm(xt.T, d1, out=gW1)
+    return step
+
+
 # -- memory ------------------------------------------------------------------------------
 
 _NO_ALLOC = {"VarHandle", "ReadVariable", "Const", "Placeholder", "PlaceholderWithDefault", "NoOp",
@@ -214,6 +237,47 @@ def traced_peak(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
+# -- where the time goes ---------------------------------------------------------------------
+
+def op_time_breakdown(plan: Any, run: Callable[[], Any], steps: int) -> Dict[str, Dict[str, float]]:
+    """Seconds per step spent in each op type's kernels (plus 'executor' for the rest of the
+    run call), by timing every kernel of the compiled plan for `steps` runs.  Relies on the
+    generated plan calling its kernels through globals k0..kN; {} if that ever changes."""
+    import time
+    glb = getattr(plan.fn, "__globals__", {})
+    names = [f"k{i}" for i in range(len(plan.ops))]
+    if not all(n in glb for n in names):
+        return {}
+    acc: Dict[str, List[float]] = {}
+    orig = {n: glb[n] for n in names}
+
+    def timed(fn: Callable, key: str) -> Callable:
+        pc = time.perf_counter
+        slot = acc.setdefault(key, [0.0, 0])
+
+        def call(*a: Any) -> Any:
+            t0 = pc()
+            try:
+                return fn(*a)
+            finally:
+                slot[0] += pc() - t0
+                slot[1] += 1
+        return call
+    try:
+        for n, op in zip(names, plan.ops):
+            glb[n] = timed(orig[n], op.type)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            run()
+        total = time.perf_counter() - t0
+    finally:
+        glb.update(orig)
+    out = {k: {"s_per_step": v[0] / steps, "calls_per_step": v[1] / steps} for k, v in acc.items()}
+    in_kernels = sum(v[0] for v in acc.values())
+    out["executor + session (rest)"] = {"s_per_step": (total - in_kernels) / steps, "calls_per_step": 1.0}
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]["s_per_step"]))
+
+
 # -- main ---------------------------------------------------------------------------------
 
 def main() -> None:
@@ -230,6 +294,9 @@ def main() -> None:
     y = rng.integers(0, SIZES[-1], args.batch).astype(np.int32)
     threads = common.blas_threads() or 1
     notes: List[str] = []
+    busy = common.load_note()
+    if busy:
+        notes.append("at start: " + busy)
 
     g, m, sess, weights = build_collflow(args.batch, args.seed)
     feed = {m.x: x, m.y: y}
@@ -273,28 +340,38 @@ def main() -> None:
         notes.append("row 'collflow, optimizer BLAS path off' is a diagnostic: the same session with "
                      "collflow.kernels.training_kernels.set_blas_enabled(False) (NumPy-only updates)")
     impls["numpy (by hand)"] = lambda: npm.step(x, y)
-    impls["GEMM floor (8 matmuls)"] = floor.step
+    impls["GEMM floor, numpy (8 mm)"] = floor.step
     if torch_step is not None:
         impls["pytorch eager"] = torch_step
+        impls["GEMM floor, torch (8 mm)"] = build_torch_floor(torch, weights, x)
     for fn in impls.values():
         for _ in range(args.warmup):
             fn()
     per_repeat: Dict[str, List[float]] = {k: [] for k in impls}
-    for _ in range(args.repeats):
-        for name, fn in impls.items():
-            per_repeat[name].append(common.median(common.time_calls(fn, args.steps)))
+    names = list(impls)
+    for r in range(args.repeats):
+        # rotate the order each repeat so no implementation always runs right after the same one
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            per_repeat[name].append(common.median(common.time_calls(impls[name], args.steps)))
 
     # memory of one collflow step vs what the plan's order says it needs
     plan = sess.plan_for(fetches, feed)
     ls = live_set_analysis(plan, args.batch)
     cf_peak = traced_peak(cf_step)
+    breakdown = op_time_breakdown(plan, cf_step, args.steps)
+    breakdown_noblas = {}
+    if "collflow, optimizer BLAS path off" in impls:
+        breakdown_noblas = op_time_breakdown(plan, impls["collflow, optimizer BLAS path off"], args.steps)
     np_peak = traced_peak(lambda: npm.step(x, y))
     param_bytes = sum(w.nbytes for w in weights)
     sess.close()
 
+    busy = common.load_note()
+    if busy:
+        notes.append("at end: " + busy)
     res = {k: common.summarize(v) for k, v in per_repeat.items()}
     t_cf = res["collflow"]["median"]
-    t_floor = res["GEMM floor (8 matmuls)"]["median"]
+    t_floor = res["GEMM floor, numpy (8 mm)"]["median"]
     t_torch = res["pytorch eager"]["median"] if "pytorch eager" in res else None
     rows = []
     for name, r in res.items():
@@ -302,15 +379,17 @@ def main() -> None:
                      floor.flops / r["median"] / 1e9, r["median"] / t_floor,
                      (r["median"] / t_torch) if t_torch else None])
 
-    mb = 1 / 2 ** 20
     mem = {"collflow_step_traced_peak_bytes": cf_peak, "numpy_step_traced_peak_bytes": np_peak,
            "parameter_bytes": param_bytes, **ls}
+    mb = 1 / 2 ** 20
     payload = {
         "config": {"sizes": SIZES, "batch": args.batch, "dtype": "float32", "lr": LR, "repeats": args.repeats,
                    "steps_per_repeat": args.steps, "warmup": args.warmup, "threads": threads},
         "seconds_per_step": res, "first_step_losses": first, "memory": mem,
         "ratio_collflow_over_torch": (t_cf / t_torch) if t_torch else None,
-        "ratio_collflow_over_gemm_floor": t_cf / t_floor, "notes": notes,
+        "ratio_collflow_over_gemm_floor": t_cf / t_floor, "collflow_time_by_op_type": breakdown,
+        "collflow_time_by_op_type_blas_path_off": breakdown_noblas,
+        "notes": notes,
     }
     path = common.save_results("bench_step", payload)
 
@@ -327,6 +406,15 @@ def main() -> None:
     print("  (the largest live set is what freeing each intermediate after its last consumer costs; the sum is "
           "what keeping every value would cost; tracemalloc above the live set is kernel scratch and "
           "copy-on-write copies of variables.)")
+    if breakdown:
+        print()
+        print(f"where a collflow step's time goes ({args.steps} steps, every kernel timed):")
+        tot = sum(w["s_per_step"] for w in breakdown.values())
+        hdr = ["op type", "calls/step", "ms/step", "share"] + (["ms/step, BLAS path off"] if breakdown_noblas else [])
+        print(common.fmt_table(hdr, [[k, v["calls_per_step"], v["s_per_step"] * 1e3, f"{v['s_per_step'] / tot:.0%}"]
+                                     + ([breakdown_noblas.get(k, {}).get("s_per_step", 0.0) * 1e3]
+                                        if breakdown_noblas else [])
+                                     for k, v in breakdown.items()]))
     print(f"results: {path}")
     print()
     print(common.fmt_table(["step", "median ms", "min ms", "max ms", "GFLOP/s", "x floor", "x torch"], rows))

@@ -54,6 +54,24 @@ def blas_threads() -> Optional[int]:
     return os.cpu_count()
 
 
+def load_average() -> Optional[List[float]]:
+    """The 1/5/15-minute load averages (other work on the machine skews timings)."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
+def load_note() -> Optional[str]:
+    """A warning line when other processes keep the CPUs busy, else None."""
+    la = load_average()
+    cpus = os.cpu_count() or 1
+    if la is not None and la[0] > 0.5 * cpus:
+        return (f"the machine is busy (1-min load average {la[0]:.2f} on {cpus} logical CPUs): timings are "
+                "contended; the min column is the least disturbed")
+    return None
+
+
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -89,6 +107,7 @@ def machine_info() -> Dict[str, Any]:
         "blas_threads": blas_threads(),
         "git_commit": _git_commit(),
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average_1_5_15": load_average(),
     }
     try:
         from threadpoolctl import threadpool_info

@@ -19,6 +19,7 @@ from .graph.ops.math_ops import *  # noqa: F401,F403
 from .graph.ops.array_ops import *  # noqa: F401,F403
 from .graph.ops.random_ops import *  # noqa: F401,F403
 from .graph.ops.data_flow_ops import *  # noqa: F401,F403
+from .graph.ops.debug_ops import delay  # noqa: F401
 from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients  # noqa: F401
@@ -29,7 +30,8 @@ from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
 from . import comm, nn, train  # noqa: F401,E402
-from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402  (TensorFlow has them at the top level too)
+from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
+from .nn.rnn import TensorArray  # noqa: F401,E402  (TensorFlow has them at the top level too)
 from .data import pipeline as _pipeline  # noqa: E402
 
 # TensorFlow's tf.train names for the input-pipeline threads (data sits below train in the layering)

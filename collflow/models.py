@@ -55,6 +55,8 @@ class Model:
 def make_optimizer(name: str, learning_rate: Optional[float] = None) -> Any:
     """A cf.train optimizer by short name: sgd, momentum (0.9), adam, adagrad, rmsprop."""
     from . import train
+    if name not in DEFAULT_LEARNING_RATES:
+        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
     lr = DEFAULT_LEARNING_RATES[name] if learning_rate is None else float(learning_rate)
     if name == "sgd":
         return train.GradientDescentOptimizer(lr)
@@ -64,9 +66,7 @@ def make_optimizer(name: str, learning_rate: Optional[float] = None) -> Any:
         return train.AdamOptimizer(lr)
     if name == "adagrad":
         return train.AdagradOptimizer(lr)
-    if name == "rmsprop":
-        return train.RMSPropOptimizer(lr)
-    raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+    return train.RMSPropOptimizer(lr)
 
 
 def _glorot(rng: np.random.Generator, shape: Sequence[int], fan_in: int, fan_out: int, dtype: Any) -> np.ndarray:

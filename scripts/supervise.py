@@ -39,7 +39,7 @@ def describe_status(rc: int) -> str:
         return f"killed by signal {_signame(-rc)} ({-rc})"
     if rc > 128 and rc - 128 < 65:
         # a shell or mpirun reports a child killed by signal N as 128 + N
-        return f"exited with status {rc} (128 + {_signame(rc - 128)}: a process was killed by a signal)"
+        return f"exited with status {rc} (128 + {_signame(rc - 128)}: stopped by a signal)"
     return f"exited with status {rc}"
 
 

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from collections import deque
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -64,13 +64,24 @@ def _rank_and_size() -> Tuple[int, int]:
 
 
 class Log:
-    """Prefixes every line with the rank; writes to stderr (stdout carries only the JSON)."""
+    """Log lines on stderr (stdout carries only the JSON), each prefixed with the rank.
+
+    Progress is printed by rank 0 only; errors by every rank.
+    """
 
     def __init__(self, rank: int, bar: Any = None):
         self.prefix = f"[rank {rank}]"
+        self.quiet = rank != 0
         self.bar = bar
 
     def __call__(self, msg: str) -> None:
+        if not self.quiet:
+            self._write(msg)
+
+    def error(self, msg: str) -> None:
+        self._write("error: " + msg)
+
+    def _write(self, msg: str) -> None:
         line = f"{self.prefix} {msg}"
         if self.bar is not None:
             self.bar.write(line, file=sys.stderr)
@@ -124,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--optimizer", choices=models.OPTIMIZERS, default=DEFAULT_OPTIMIZER,
                    help=f"default {DEFAULT_OPTIMIZER}")
     run = p.add_mutually_exclusive_group()
-    run.add_argument("--epochs", type=_positive_int, default=None, help=f"passes over the data (default {DEFAULT_EPOCHS})")
+    run.add_argument("--epochs", type=_positive_int, default=None,
+                     help=f"passes over the data (default {DEFAULT_EPOCHS})")
     run.add_argument("--steps", type=_positive_int, default=None, help="train for exactly this many steps instead")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and the shuffling (default 0)")
     p.add_argument("--metrics-out", metavar="FILE", default=None, help="also write the JSON metrics here")
@@ -230,7 +242,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         ds = load_dataset(a)
     except cf.CollflowError as e:
-        log(f"error: {e}")
+        log.error(str(e))
         return 2
 
     g = cf.Graph()
@@ -283,7 +295,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     + f": loss {epoch_loss / epoch_n:.4f}, {epoch_samples / dt:,.0f} samples/s")
                 epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
             if not math.isfinite(loss):
-                log(f"error: the loss is {loss} at step {steps}; training diverged (try a smaller --lr)")
+                log.error(f"the loss is {loss} at step {steps}; training diverged (try a smaller --lr)")
                 break
             if a.steps is not None and steps >= a.steps:
                 break

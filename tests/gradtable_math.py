@@ -54,4 +54,5 @@ CASES = [
          as_variables=True),
     Case("FusedAllReduce", lambda a, b: [t * t for t in __import__("collflow.graph.ops.fusion_ops", fromlist=["x"])
                                          .fused_all_reduce([a, b], key="gradcheck")], [(3,), (2, 2)]),
+    Case("Delay", lambda a: cf.delay(a * a, 0.0), [(3,)]),
 ]

@@ -58,6 +58,18 @@ def _basic_rnn_generic(x, h0, kernel, bias):
     return [out, st]
 
 
+def _rnn_in_while_and_cond(x, kernel, bias):
+    # a dynamic_rnn inside an outer while loop (nested loops) and inside a cond branch
+    cell = _inject(rnn.BasicRNNCell(2), 2, kernel, bias)
+
+    def body(i, acc):
+        out, _ = rnn.dynamic_rnn(cell, x * cf.cast(i + 1, cf.float64), scope="inner")
+        return i + 1, acc + out
+    looped = cf.while_loop(lambda i, acc: i < 2, body, [cf.constant(0), cf.zeros_like(x)])[1]
+    branch = cf.cond(cf.reduce_sum(x) > -100.0, lambda: rnn.dynamic_rnn(cell, x, time_major=True)[0], lambda: x)
+    return [looped, branch]
+
+
 CASES = [
     Case("TensorArrayWriteV3", _write_stack, [(3, 2)], id="ta-write-stack"),
     Case("TensorArrayStackV3", _write_stack, [(3, 2)], id="ta-stack"),
@@ -69,4 +81,6 @@ CASES = [
          id="dynamic_rnn-lstm-seqlen"),
     Case("TensorArrayUnstackV3", _basic_rnn_generic, [(4, 2, 2), (2, 3), (5, 3), (3,)], low=-1.0, high=1.0,
          id="dynamic_rnn-basic-generic"),
+    Case("TensorArrayReadV3", _rnn_in_while_and_cond, [(2, 3, 2), (4, 2), (2,)], low=-1.0, high=1.0,
+         id="dynamic_rnn-nested-in-while-and-cond"),
 ]

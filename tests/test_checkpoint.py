@@ -370,6 +370,7 @@ def test_max_to_keep_and_keep_every_n_hours(tmp_path, monkeypatch):
         for step in range(1, 10):
             clock[0] += 1500.0  # 25 minutes a checkpoint
             ck.save(s, step)
+        ck.close()  # old files are deleted in the background
     names = sorted(p for p in os.listdir(tmp_path) if p.endswith(".h5"))
     # the newest two, plus for good the first to fall out of them at least an hour after the
     # last one kept that way: step 3 (75 min after the start), then step 6 (75 min after step 3)

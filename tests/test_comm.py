@@ -545,3 +545,22 @@ def test_uncaught_timeout_names_the_missing_rank_and_ends_the_job(tmp_path):
     assert "DeadlineExceededError" in out and "rank 2 did not arrive" in out and "'step/grads'" in out, out
     assert "nobody must get here" not in out
     assert secs < 45, f"the job took {secs:.1f} s to die"
+
+
+def test_thread_world_run_a_failing_rank_releases_the_others():
+    world = cc.ThreadWorld(2)  # 300 s timeout: the others must not wait for it
+    seen = []
+
+    def body(c):
+        if c.rank == 0:
+            raise KeyError("rank 0 broke")
+        try:
+            c.allreduce(np.ones(2))
+        except cf.errors.AbortedError as e:
+            seen.append(str(e))
+
+    t = time.monotonic()
+    with pytest.raises(KeyError, match="rank 0 broke"):
+        world.run(body)
+    assert time.monotonic() - t < 10
+    assert len(seen) == 1 and "rank 0 failed: KeyError" in seen[0]

@@ -14,7 +14,7 @@ def _batch(shape, n=32, seed=0):
 def test_mlp_shapes_params_and_training():
     g = cf.Graph()
     with g.as_default():
-        m = models.build_mlp(20, (16, 8), 10, optimizer=models.make_optimizer("sgd", 0.5))
+        m = models.build_mlp(20, (16, 8), 10, optimizer=models.make_optimizer("adam", 0.02))
         init = cf.global_variables_initializer()
     assert m.x.shape.as_list() == [None, 20] and m.y.shape.as_list() == [None]
     assert m.logits.shape.as_list() == [None, 10]
@@ -24,10 +24,10 @@ def test_mlp_shapes_params_and_training():
     with cf.Session(graph=g) as sess:
         sess.run(init)
         l0, a0 = sess.run([m.loss, m.accuracy], {m.x: x, m.y: y})
-        for _ in range(60):
+        for _ in range(100):
             sess.run(m.train_op, {m.x: x, m.y: y})
         l1, a1 = sess.run([m.loss, m.accuracy], {m.x: x, m.y: y})
-        assert sess.run(m.global_step) == 60
+        assert sess.run(m.global_step) == 100
     assert l1 < 0.5 * l0 and a1 > a0
     assert l0.dtype == np.float32 and 0.0 <= a0 <= 1.0
 

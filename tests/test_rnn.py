@@ -115,6 +115,33 @@ def test_time_major_and_initial_state():
     np.testing.assert_allclose(h, rh, rtol=1e-12, atol=1e-12)
 
 
+def test_cell_first_called_inside_a_user_while_loop():
+    """Variables made on a first call inside a loop body still live outside the loop."""
+    rng = np.random.default_rng(10)
+    xv = rng.normal(size=(2, 4, 3))
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (2, 4, 3), name="x")
+        cell = rnn.LSTMCell(5, seed=2)
+        zero = cell.zero_state(2, cf.float64)
+
+        def body(t, c, h):
+            out, st = cell(cf.gather(x, t, axis=1), rnn.LSTMStateTuple(c, h))
+            return t + 1, st.c, st.h
+        _, c, h = cf.while_loop(lambda t, c, h: t < 4, body, [cf.constant(0), zero.c, zero.h])
+        assert cell.built and all(v.op._ctx is None for v in cell.variables)
+        _, ref = rnn.dynamic_rnn(cell, x)  # reuses the same variables
+        gk = cf.gradients(cf.reduce_sum(h), cell.variables[0])[0]
+        gk_ref = cf.gradients(cf.reduce_sum(ref.h), cell.variables[0])[0]
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        a = s.run([c, h, gk], {x: xv})
+        b = s.run([ref.c, ref.h, gk_ref], {x: xv})
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+
+
 def test_basic_rnn_cell_matches_numpy():
     rng = np.random.default_rng(3)
     xv = rng.normal(size=(2, 4, 3))
@@ -255,8 +282,6 @@ def test_two_gradient_calls_in_one_run_use_separate_gradient_arrays():
     np.testing.assert_allclose(b, 3 * a)
 
 
-@pytest.mark.xfail(strict=True, reason="control_flow.py: two backward loops of one forward while loop in the "
-                                       "same run pop the same per-run stack (the second finds it empty)")
 def test_two_loop_gradients_in_one_run():
     g, x, lengths, cell, out, state, init = _lstm_graph(with_lengths=False)
     with g.as_default():

@@ -415,14 +415,17 @@ def describe(kind: str, name: Optional[str], dtype: Any = None, shape: Any = Non
     return s + extra
 
 
-def sleep_backoff(start: float, now: float) -> None:
-    """Polling waits yield the CPU for the first millisecond (latency), then sleep up to 1 ms.
+def sleep_backoff(start: float, now: float, yield_cpu: bool = False) -> None:
+    """Pause between two polls of a wait: spin for the first millisecond, then sleep up to 1 ms.
 
-    Yielding rather than spinning matters when ranks outnumber cores: the peer this rank
-    waits for may need this very core.
+    Spinning keeps small collectives at MPI's own latency; a rank that shares its core with
+    other ranks (`yield_cpu`) yields instead, since the peer it waits for may need the core.
     """
     waited = now - start
-    time.sleep(0 if waited < 1e-3 else min(1e-3, waited * 0.1))
+    if waited >= 1e-3:
+        time.sleep(min(1e-3, waited * 0.1))
+    elif yield_cpu:
+        time.sleep(0)
 
 
 def error_copy(err: CollflowError) -> CollflowError:

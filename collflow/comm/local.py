@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import CollflowError, DeadlineExceededError, InvalidArgumentError
+from ..errors import AbortedError, CollflowError, DeadlineExceededError, InvalidArgumentError
 from .base import (CollectiveHandle, CompletedHandle, Communicator, Signature, _as_array, _check_counts,
                    _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
                    mismatch_error)
@@ -134,6 +134,8 @@ class ThreadWorld:
                 results[r] = fn(self._comms[r])
             except BaseException as e:  # noqa: B902 - handed to the caller
                 errors[r] = e
+                with self._cond:  # the other ranks' waits end now instead of at their timeout
+                    self._fail(r, AbortedError(f"rank {r} failed: {type(e).__name__}: {e}"))
 
         threads = [threading.Thread(target=body, args=(r,), name=f"collflow-rank{r}", daemon=True)
                    for r in range(self.size)]

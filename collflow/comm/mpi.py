@@ -65,6 +65,15 @@ def import_mpi() -> Any:
     return MPI
 
 
+def _has_float16(MPI: Any) -> bool:
+    """Whether this MPI moves and reduces float16 itself (Open MPI does, as MPI_SHORT_FLOAT)."""
+    try:
+        MPI.Datatype.fromcode("e")
+    except Exception:
+        return False
+    return True
+
+
 # -- wire formats ---------------------------------------------------------------------------
 def _name_bytes(name: str) -> bytes:
     b = name.encode("utf-8")
@@ -195,7 +204,7 @@ class _MPIHandle(CollectiveHandle):
                             c._timed_out(self, t)  # raises
                     if self._done:
                         break
-                    sleep_backoff(start, now)
+                    sleep_backoff(start, now, c._oversubscribed)
             finally:
                 c._waiters -= 1
         if self._error is not None:
@@ -256,6 +265,11 @@ class MPICommunicator(Communicator):
         self._c2 = base.Dup()
         self._ctl = base.Dup()
         self._local_rank, self._local_size = self._find_local(base)
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        self._oversubscribed = self._local_size > cores  # then waits yield the CPU
         if track_arrivals is None:
             track_arrivals = os.environ.get("COLLFLOW_TRACK_ARRIVALS", "1") != "0"
         self._track = bool(track_arrivals) and self._size > 1
@@ -277,6 +291,8 @@ class MPICommunicator(Communicator):
         self._closed = False
         self._status = MPI.Status()
         self._dtypes: Dict[str, Any] = {}
+        self._f16_native = _has_float16(MPI)
+        self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
         if self._size > 1:
             self._arr_buf = np.zeros(_REC_INTS, dtype=np.int64)
             self._arr_req = self._ctl.Irecv(self._arr_buf, source=MPI.ANY_SOURCE, tag=_TAG_ARRIVE)
@@ -333,10 +349,9 @@ class MPICommunicator(Communicator):
         return t
 
     def _mpi_op(self, op: str, dt: np.dtype) -> Any:
-        MPI = self._MPI
         if dt.kind == "b":
-            return MPI.LOR if op == "max" else MPI.LAND
-        return {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}[op]
+            return self._MPI.LOR if op == "max" else self._MPI.LAND
+        return self._ops[op]
 
     # -- starting a collective --------------------------------------------------------------
     def _launch(self, sig: Signature, post1: Callable[[], Any], finish: Callable[[], Any], bufs: tuple,
@@ -540,49 +555,65 @@ class MPICommunicator(Communicator):
             time.sleep(_PROGRESS_INTERVAL_S)
 
     # -- the collectives ---------------------------------------------------------------------
+    def _reduce_wire(self, x: np.ndarray) -> Tuple[np.ndarray, Any]:
+        """(the array MPI reduces, the dtype to turn the result back into, or None)."""
+        if x.dtype == np.float16 and not self._f16_native:  # reduce in float32 where MPI lacks float16
+            return x.astype(np.float32), np.float16
+        return x, None
+
+    def _move_wire(self, x: np.ndarray) -> Tuple[np.ndarray, Any]:
+        """Moving data is copying bits: float16 travels as uint16 where MPI lacks float16."""
+        if x.dtype == np.float16 and not self._f16_native:
+            return x.view(np.uint16), np.float16
+        return x, None
+
     def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)
-        recv = np.empty_like(x)
+        w, back = self._reduce_wire(x)
+        recv = np.empty_like(w)
         mop = self._mpi_op(op, x.dtype)
         c1, n = self._c1, self._size
 
         def finish() -> np.ndarray:
             if op == "mean":
                 np.divide(recv, n, out=recv)
-            return recv
-        return self._launch(Signature.of("allreduce", name, x, op), lambda: c1.Iallreduce(x, recv, op=mop),
-                            finish, (x, recv))
+            return recv if back is None else recv.astype(back)
+        return self._launch(Signature.of("allreduce", name, x, op), lambda: c1.Iallreduce(w, recv, op=mop),
+                            finish, (w, recv))
 
     def allgather_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "allgather")
         self._count("allgather", x.nbytes, x.nbytes * (self._size - 1))
-        recv = np.empty((self._size * _rows(x),) + x.shape[1:], dtype=x.dtype)
+        w, back = self._move_wire(x)
+        recv = np.empty((self._size * _rows(w),) + w.shape[1:], dtype=w.dtype)
         c1 = self._c1
-        return self._launch(Signature.of("allgather", name, x), lambda: c1.Iallgather(x, recv),
-                            lambda: recv, (x, recv))
+        return self._launch(Signature.of("allgather", name, x), lambda: c1.Iallgather(w, recv),
+                            lambda: recv if back is None else recv.view(back), (w, recv))
 
     def allgatherv_async(self, x: Any, counts: Optional[Sequence[int]] = None,
                          name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "allgatherv")
         rows = _rows(x)
-        row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
         self._count("allgatherv", x.nbytes, 0)
-        mt = self._mpi_type(x.dtype)
         sig = Signature.of("allgatherv", name, x)
+        w, back = self._move_wire(x)
+        row_elems = int(np.prod(w.shape[1:], dtype=np.int64))
+        mt = self._mpi_type(w.dtype)
         st: Dict[str, Any] = {}
 
         def post_v(comm: Any, cnt: np.ndarray) -> Any:
-            recv = np.empty((int(cnt.sum()),) + x.shape[1:], dtype=x.dtype)
+            recv = np.empty((int(cnt.sum()),) + w.shape[1:], dtype=w.dtype)
             ecnt = cnt * row_elems
             displs = np.concatenate([[0], np.cumsum(ecnt)[:-1]]).astype(np.int64)
             st["recv"], st["cnt"] = recv, cnt
             st["keep"] = (recv, ecnt, displs)
-            return comm.Iallgatherv(x, [recv, (ecnt, displs), mt])
+            return comm.Iallgatherv(w, [recv, (ecnt, displs), mt])
 
         def finish() -> Tuple[np.ndarray, np.ndarray]:
-            return st["recv"], st["cnt"].copy()
+            recv = st["recv"]
+            return (recv if back is None else recv.view(back)), st["cnt"].copy()
 
         if counts is not None:
             cnt = _check_counts(counts, self._size, "allgatherv")
@@ -590,11 +621,11 @@ class MPICommunicator(Communicator):
                 raise InvalidArgumentError(
                     f"allgatherv: counts[{self._rank}] = {int(cnt[self._rank])}, but this rank has {rows} rows")
             c1 = self._c1
-            return self._launch(sig, lambda: post_v(c1, cnt), finish, (x, st))
+            return self._launch(sig, lambda: post_v(c1, cnt), finish, (w, st))
         mine = np.array([rows], dtype=np.int64)
         all_counts = np.empty(self._size, dtype=np.int64)
         c1, c2 = self._c1, self._c2
-        return self._launch(sig, lambda: c1.Iallgather(mine, all_counts), finish, (x, mine, all_counts, st),
+        return self._launch(sig, lambda: c1.Iallgather(mine, all_counts), finish, (w, mine, all_counts, st),
                             post2=lambda: post_v(c2, all_counts))
 
     def broadcast_async(self, x: Any, root: int = 0, name: Optional[str] = None) -> CollectiveHandle:
@@ -602,10 +633,11 @@ class MPICommunicator(Communicator):
         root = self._check_root(root, "broadcast")
         me = self._rank == root
         self._count("broadcast", x.nbytes if me else 0, 0 if me else x.nbytes)
-        buf = x.copy() if me else np.empty_like(x)
+        w, back = self._move_wire(x)
+        buf = w.copy() if me else np.empty_like(w)
         c1 = self._c1
         return self._launch(Signature.of("broadcast", name, x, root=root), lambda: c1.Ibcast(buf, root=root),
-                            lambda: buf, (buf,))
+                            lambda: buf if back is None else buf.view(back), (buf,))
 
     def alltoall_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "alltoall")
@@ -613,10 +645,11 @@ class MPICommunicator(Communicator):
         _equal_blocks(x.shape[0], self._size, "alltoall")
         other = x.nbytes - x.nbytes // self._size
         self._count("alltoall", other, other)
-        recv = np.empty_like(x)
+        w, back = self._move_wire(x)
+        recv = np.empty_like(w)
         c1 = self._c1
-        return self._launch(Signature.of("alltoall", name, x), lambda: c1.Ialltoall(x, recv), lambda: recv,
-                            (x, recv))
+        return self._launch(Signature.of("alltoall", name, x), lambda: c1.Ialltoall(w, recv),
+                            lambda: recv if back is None else recv.view(back), (w, recv))
 
     def alltoallv_async(self, x: Any, send_counts: Sequence[int], recv_counts: Optional[Sequence[int]] = None,
                         name: Optional[str] = None) -> CollectiveHandle:
@@ -625,30 +658,32 @@ class MPICommunicator(Communicator):
         sc = _check_counts(send_counts, self._size, "alltoallv send_counts", total=x.shape[0])
         row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
         self._count("alltoallv", int(sc.sum() - sc[self._rank]) * row_elems * x.itemsize, 0)
-        mt = self._mpi_type(x.dtype)
         sig = Signature.of("alltoallv", name, x)
+        w, back = self._move_wire(x)
+        mt = self._mpi_type(w.dtype)
         es = sc * row_elems
         sd = np.concatenate([[0], np.cumsum(es)[:-1]]).astype(np.int64)
         st: Dict[str, Any] = {}
 
         def post_v(comm: Any, rc: np.ndarray) -> Any:
-            recv = np.empty((int(rc.sum()),) + x.shape[1:], dtype=x.dtype)
+            recv = np.empty((int(rc.sum()),) + w.shape[1:], dtype=w.dtype)
             er = rc * row_elems
             rd = np.concatenate([[0], np.cumsum(er)[:-1]]).astype(np.int64)
             st["recv"], st["rc"] = recv, rc
             st["keep"] = (recv, er, rd)
-            return comm.Ialltoallv([x, (es, sd), mt], [recv, (er, rd), mt])
+            return comm.Ialltoallv([w, (es, sd), mt], [recv, (er, rd), mt])
 
         def finish() -> Tuple[np.ndarray, np.ndarray]:
-            return st["recv"], st["rc"].copy()
+            recv = st["recv"]
+            return (recv if back is None else recv.view(back)), st["rc"].copy()
 
         if recv_counts is not None:
             rc = _check_counts(recv_counts, self._size, "alltoallv recv_counts")
             c1 = self._c1
-            return self._launch(sig, lambda: post_v(c1, rc), finish, (x, es, sd, st))
+            return self._launch(sig, lambda: post_v(c1, rc), finish, (w, es, sd, st))
         rc_buf = np.empty(self._size, dtype=np.int64)
         c1, c2 = self._c1, self._c2
-        return self._launch(sig, lambda: c1.Ialltoall(sc, rc_buf), finish, (x, sc, es, sd, rc_buf, st),
+        return self._launch(sig, lambda: c1.Ialltoall(sc, rc_buf), finish, (w, sc, es, sd, rc_buf, st),
                             post2=lambda: post_v(c2, rc_buf))
 
     def reduce_scatter_async(self, x: Any, counts: Optional[Sequence[int]] = None, op: str = "sum",
@@ -660,18 +695,19 @@ class MPICommunicator(Communicator):
         cnt = (_equal_blocks(rows, self._size, "reduce_scatter") if counts is None
                else _check_counts(counts, self._size, "reduce_scatter counts", total=rows))
         self._count("reduce_scatter", x.nbytes, 0)
-        row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
-        recv = np.empty((int(cnt[self._rank]),) + x.shape[1:], dtype=x.dtype)
-        ecnt = cnt * row_elems
+        w, back = self._reduce_wire(x)
+        row_elems = int(np.prod(w.shape[1:], dtype=np.int64))
+        recv = np.empty((int(cnt[self._rank]),) + w.shape[1:], dtype=w.dtype)
+        ecnt = (cnt * row_elems).tolist()
         mop = self._mpi_op(op, x.dtype)
         c1, n = self._c1, self._size
 
         def finish() -> np.ndarray:
             if op == "mean":
                 np.divide(recv, n, out=recv)
-            return recv
+            return recv if back is None else recv.astype(back)
         return self._launch(Signature.of("reduce_scatter", name, x, op),
-                            lambda: c1.Ireduce_scatter(x, recv, ecnt.tolist(), op=mop), finish, (x, recv))
+                            lambda: c1.Ireduce_scatter(w, recv, ecnt, op=mop), finish, (w, recv))
 
     def reduce_async(self, x: Any, root: int = 0, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "reduce")
@@ -679,16 +715,19 @@ class MPICommunicator(Communicator):
         root = self._check_root(root, "reduce")
         me = self._rank == root
         self._count("reduce", x.nbytes, x.nbytes if me else 0)
-        recv = np.empty_like(x) if me else None
+        w, back = self._reduce_wire(x)
+        recv = np.empty_like(w) if me else None
         mop = self._mpi_op(op, x.dtype)
         c1, n = self._c1, self._size
 
         def finish() -> Optional[np.ndarray]:
-            if recv is not None and op == "mean":
+            if recv is None:
+                return None
+            if op == "mean":
                 np.divide(recv, n, out=recv)
-            return recv
+            return recv if back is None else recv.astype(back)
         return self._launch(Signature.of("reduce", name, x, op, root),
-                            lambda: c1.Ireduce(x, recv, op=mop, root=root), finish, (x, recv))
+                            lambda: c1.Ireduce(w, recv, op=mop, root=root), finish, (w, recv))
 
     def barrier_async(self, name: Optional[str] = None) -> CollectiveHandle:
         self._count("barrier", 0, 0)

@@ -17,3 +17,5 @@ from .batching import BatchIterator, batches, Position  # noqa: F401
 
 __all__ = ["Dataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
            "BatchIterator", "batches", "Position"]
+from . import text  # noqa: F401
+from .text import CharCorpus, load_stdlib_corpus  # noqa: F401

@@ -45,24 +45,34 @@ def stdlib_source(module: str) -> str:
     """The source text of standard-library module `module` (e.g. 'json.decoder'), read from disk.
 
     Looks in the installation's stdlib directory first (this also finds frozen modules such
-    as posixpath), then asks the import system where the module lives, without importing it.
+    as posixpath), then asks the import system where the module lives (without importing
+    the module itself).
     """
     rel = module.replace(".", os.sep)
     stdlib = sysconfig.get_paths().get("stdlib", "")
-    candidates = [os.path.join(stdlib, rel + ".py"), os.path.join(stdlib, rel, "__init__.py")]
+    for path in (os.path.join(stdlib, rel + ".py"), os.path.join(stdlib, rel, "__init__.py")):
+        if os.path.isfile(path):
+            return _read(path)
+    origin = _spec_origin(module)
+    if origin is not None and os.path.isfile(origin):
+        return _read(origin)
+    raise NotFoundError(f"no source file for module {module!r} (looked in {stdlib!r}); this Python may ship "
+                        "its standard library without .py files")
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _spec_origin(module: str) -> Optional[str]:
+    """Where the import system would load `module` from (its parent packages get imported)."""
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
-        spec = None
+        return None
     origin = getattr(spec, "origin", None)
-    if origin and origin.endswith(".py"):
-        candidates.append(origin)
-    for path in candidates:
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-    raise NotFoundError(f"no source file for module {module!r} (looked in {stdlib!r}); this Python may ship "
-                        "its standard library without .py files")
+    return origin if origin and origin.endswith(".py") else None
 
 
 @dataclass

@@ -377,11 +377,13 @@ def while_loop_gradient(loop: _Loop, exit_grads: List[Any]) -> List[Any]:
     def bcond(k: Any, *rest: Any) -> Any:
         return math_ops.greater(k, constant(0, dtype=_dt.int32))
 
-    def bbody(k: Any, stack: Any, *rest: Any) -> Any:
+    stack = loop.stack_exit
+
+    def bbody(k: Any, *rest: Any) -> Any:
         gvars = list(rest[:len(fl)])
         accs = list(rest[len(fl):])
-        pop = make_op("StackPop", [stack], {"dtypes": dtypes, "shapes": shapes}, name="stack_pop")
-        vals = pop.outputs[1:]
+        idx = k - constant(1, dtype=_dt.int32)
+        vals = make_op("StackRead", [stack, idx], {"dtypes": dtypes, "shapes": shapes}, name="stack_read").outputs
         bctx = _g.get_default_graph()._get_control_flow_context()
         out = loop.body(*_as_args(nest.pack_sequence_as(loop.structure, list(vals))))
         flat_out = [_g.convert_to_tensor(o) for o in nest.flatten(out)]
@@ -397,12 +399,12 @@ def while_loop_gradient(loop: _Loop, exit_grads: List[Any]) -> List[Any]:
         for j, a in enumerate(accs):
             gj = grads[len(fl) + j]
             new_acc.append(a if gj is None else a + _g.convert_to_tensor(gj))
-        return [k - 1, pop.outputs[0]] + new_g + new_acc
+        return [idx] + new_g + new_acc
 
-    res = while_loop(bcond, bbody, [loop.counter_exit, loop.stack_exit] + g0 + acc0, name="while_grad")
+    res = while_loop(bcond, bbody, [loop.counter_exit] + g0 + acc0, name="while_grad")
     res = list(res)
     var_grads: List[Any] = [None] * len(loop.var_inputs)
     for j, i in enumerate(fl):
-        var_grads[i] = res[2 + j]
-    cap_grads = {t: res[2 + len(fl) + j] for j, t in enumerate(captured)}
+        var_grads[i] = res[1 + j]
+    cap_grads = {t: res[1 + len(fl) + j] for j, t in enumerate(captured)}
     return var_grads + [cap_grads.get(t) for t in loop.ctx.captured]  # type: ignore[union-attr]

@@ -31,8 +31,11 @@ def _stack_push(op: Any, ctx: KernelContext) -> Any:
     return push
 
 
-@register_kernel("StackPop")
-def _stack_pop(op: Any, ctx: KernelContext) -> Any:
-    def pop(stack: list) -> tuple:
-        return (stack,) + tuple(stack.pop())
-    return pop
+@register_kernel("StackRead")
+def _stack_read(op: Any, ctx: KernelContext) -> Any:
+    n = len(op.outputs)
+
+    def read(stack: list, i: Any) -> Any:
+        vals = stack[int(i)]
+        return vals[0] if n == 1 else tuple(vals)
+    return read

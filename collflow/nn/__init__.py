@@ -5,3 +5,5 @@ its own kernel is `cf.layers.conv2d` (also `cf.nn.layers.conv2d`).
 """
 from ..graph.ops.nn_ops import *  # noqa: F401,F403
 from . import initializers, layers  # noqa: F401,E402
+from .rnn import *  # noqa: F401,F403
+from . import rnn  # noqa: F401

@@ -26,7 +26,7 @@ import re
 import types
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -402,7 +402,7 @@ class TensorArray:
 
     def __init__(self, dtype: Any, size: Any, element_shape: Any = None, name: str = "TensorArray"):
         self.dtype = _dt.as_dtype(dtype)
-        size_t = _g.convert_to_tensor(size, dtype=_dt.int32) if not isinstance(size, _g.Tensor) else size
+        size_t = _index(size)
         self._size_static = _static_int(size_t)
         self.element_shape = as_shape(element_shape)
         op = make_op("TensorArrayV3", [size_t], self._attrs(), name=name)
@@ -431,15 +431,15 @@ class TensorArray:
         """Element `index` := value; returns the array after the write."""
         value = _g.convert_to_tensor(value, dtype=self.dtype)
         es = self._merge_shape(value.shape, "the written value")
-        idx = _g.convert_to_tensor(index, dtype=_dt.int32) if not isinstance(index, _g.Tensor) else index
         attrs = dict(self._attrs(), element_shape=es)
-        flow = single("TensorArrayWriteV3", [self.handle, idx, value, self.flow], attrs, name=name or "TensorArrayWrite")
+        flow = single("TensorArrayWriteV3", [self.handle, _index(index), value, self.flow], attrs,
+                      name=name or "TensorArrayWrite")
         return self._derive(flow, es)
 
     def read(self, index: Any, name: Optional[str] = None) -> _g.Tensor:
         """Element `index` (it must have been written)."""
-        idx = _g.convert_to_tensor(index, dtype=_dt.int32) if not isinstance(index, _g.Tensor) else index
-        return single("TensorArrayReadV3", [self.handle, idx, self.flow], self._attrs(), name=name or "TensorArrayRead")
+        return single("TensorArrayReadV3", [self.handle, _index(index), self.flow], self._attrs(),
+                      name=name or "TensorArrayRead")
 
     def stack(self, name: Optional[str] = None, element_like: Any = None) -> _g.Tensor:
         """All elements as one tensor [size, *element_shape]; unwritten elements are zeros.
@@ -477,6 +477,11 @@ class TensorArray:
         attrs = dict(self._attrs(), element_shape=es)
         flow = single("TensorArraySplitV3", [self.handle, value, self.flow], attrs, name=name or "TensorArraySplit")
         return self._derive(flow, es)
+
+
+def _index(i: Any) -> _g.Tensor:
+    """An index as an int32 tensor (Python ints become constants; tensors pass as they are)."""
+    return i if isinstance(i, _g.Tensor) else _g.convert_to_tensor(i, dtype=_dt.int32)
 
 
 def _static_int(t: _g.Tensor) -> Optional[int]:
@@ -784,6 +789,8 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         zero_out = RNNCell._zeros(batch, out_size, dt)
         out_ta = TensorArray(dt, n_time, element_shape=[b_static, out_size], name="outputs")
 
+        one = constant(1, dtype=_dt.int32)  # made outside: enters the loop once, not every iteration
+
         def cond(t: Any, state: Any, flow: Any) -> Any:
             return _m.less(t, n_steps)
 
@@ -795,7 +802,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
                     _a.where(keep, a, b) for a, b in zip(nest.flatten(new_state), nest.flatten(state))])
                 out = _a.where(keep, out, zero_out)
             flow = out_ta.with_flow(flow).write(t, out).flow
-            return t + 1, new_state, flow
+            return t + one, new_state, flow
 
         _, final_state, flow = while_loop(cond, body, (constant(0, dtype=_dt.int32), state0, out_ta.flow),
                                           name="while")
@@ -840,19 +847,25 @@ class CharLM:
         return int(sum(int(np.prod(v.shape.as_list(), dtype=np.int64)) for v in self.variables))
 
 
-def build_char_lm(vocab_size: int, embed_dim: int = 64, hidden: int = 128, seq_len: Optional[int] = None,
+def build_char_lm(vocab_size: int, embed_dim: int = 64, hidden: Any = 128, seq_len: Optional[int] = None,
                   num_layers: int = 1, optimizer: Any = None, cell: str = "lstm", seed: int = 0,
                   dtype: Any = _dt.float32, global_step: bool = True, name: str = "char_lm") -> CharLM:
-    """Embedding -> num_layers x dynamic_rnn(LSTMCell(hidden)) -> softmax over the vocabulary.
+    """Embedding -> stacked dynamic_rnn(LSTMCell) layers -> softmax over the vocabulary.
 
-    Adds the ops to the default graph.  With an optimizer (e.g. cf.train.AdamOptimizer),
-    train_op runs one step on the mean next-character cross-entropy (and increments the
-    global step when `global_step`).  cell: 'lstm' or 'rnn' (BasicRNNCell).  Weights are
-    drawn with NumPy from `seed`, identical on every rank.
+    hidden: the units of every layer (with num_layers layers), or a sequence of layer sizes
+    (e.g. (256, 128); num_layers is then ignored).  Adds the ops to the default graph.
+    With an optimizer (e.g. cf.train.AdamOptimizer), train_op runs one step on the mean
+    next-character cross-entropy (and increments the global step when `global_step`).
+    cell: 'lstm' or 'rnn' (BasicRNNCell).  Weights are drawn with NumPy from `seed`,
+    identical on every rank.
     """
     if cell not in ("lstm", "rnn"):
         raise InvalidArgumentError(f"build_char_lm: cell must be 'lstm' or 'rnn', got {cell!r}")
-    vocab_size, embed_dim, hidden = int(vocab_size), int(embed_dim), int(hidden)
+    sizes = [int(hidden)] * int(num_layers) if isinstance(hidden, (int, np.integer)) else [int(h) for h in hidden]
+    if not sizes or min(sizes) <= 0:
+        raise InvalidArgumentError(f"build_char_lm: need at least one layer of positive size, got hidden={hidden!r}"
+                                   f", num_layers={num_layers}")
+    vocab_size, embed_dim = int(vocab_size), int(embed_dim)
     dt = _dt.as_dtype(dtype)
     rng = np.random.default_rng(seed)
     variables: List[Variable] = []
@@ -864,15 +877,15 @@ def build_char_lm(vocab_size: int, embed_dim: int = 64, hidden: int = 128, seq_l
         variables.append(emb)
         h = _nn.embedding_lookup(emb, x)
         final_state = None
-        for layer in range(int(num_layers)):
+        for layer, units in enumerate(sizes):
             cls = LSTMCell if cell == "lstm" else BasicRNNCell
-            c = cls(hidden, name=f"{cell}{layer}", seed=seed * 1000 + layer + 1)
+            c = cls(units, name=f"{cell}{layer}", seed=seed * 1000 + layer + 1)
             h, final_state = dynamic_rnn(c, h, dtype=dt, scope=f"layer{layer}")
             variables += c.variables
-        w = Variable(_glorot_uniform((hidden, vocab_size), dt.np, rng), name="softmax/kernel")
+        w = Variable(_glorot_uniform((sizes[-1], vocab_size), dt.np, rng), name="softmax/kernel")
         b = Variable(np.zeros((vocab_size,), dt.np), name="softmax/bias")
         variables += [w, b]
-        logits2 = _m.matmul(_a.reshape(h, (-1, hidden)), w) + b
+        logits2 = _m.matmul(_a.reshape(h, (-1, sizes[-1])), w) + b
         labels = _a.reshape(y, (-1,))
         with g.name_scope("loss"):
             xent = _nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits2)

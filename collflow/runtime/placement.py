@@ -22,7 +22,7 @@ __all__ = ["place", "choose_device", "HOST_ONLY_OPS", "register_host_only"]
 
 HOST_ONLY_OPS: Set[str] = {
     "FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo",
-    "QueueClose", "QueueSize", "QueueIsClosed", "StackCreate", "StackPush", "StackPop",
+    "QueueClose", "QueueSize", "QueueIsClosed", "StackCreate", "StackPush", "StackRead",
     # MPI moves host buffers; GPU tensors are staged through the host around these
     "AllReduce", "Allgather", "Broadcast", "AllToAll", "ReduceScatter", "CollectiveReduce",
     "FusedAllReduce", "SparseAllGather", "FusedBroadcast",

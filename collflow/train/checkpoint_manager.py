@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError
 from . import checkpoint_io as cio
 from .global_step import get_global_step
 from .saver import RestoreResult, Saver
@@ -39,9 +40,35 @@ log = logging.getLogger("collflow.checkpoint")
 
 Pipeline = Union[None, Mapping[str, int], Callable[[], Mapping[str, int]]]
 
+# nice value of the background writer and pruner threads (Linux): below the training threads
+_BACKGROUND_NICE = 10
 # clocks, replaceable in tests: wall time for what is written down, monotonic time for cadence
 _wall_time = time.time
 _monotonic = time.monotonic
+
+
+def _lower_thread_priority() -> None:
+    """Lets training threads win the CPU over this (background) thread, where the OS allows it.
+
+    On Linux a thread has its own nice value; elsewhere setpriority would renice the whole
+    process, so nothing is done.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
+        except (OSError, AttributeError):
+            pass
+
+
+def _remove_files(paths: Sequence[str]) -> None:
+    _lower_thread_priority()
+    for p in paths:
+        try:
+            os.remove(p)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            log.warning("cannot delete old checkpoint %s: %s", p, e)
 
 
 class CheckpointManager:
@@ -85,8 +112,11 @@ class CheckpointManager:
         self.world_size = s if world_size is None else int(world_size)
         self._lock = threading.Lock()
         self._thread: Optional[threading.Thread] = None
+        self._pruner: Optional[threading.Thread] = None
         self._error: Optional[BaseException] = None
         self._buffers: Dict[str, np.ndarray] = {}
+        self._prefault: Optional[threading.Thread] = None
+        self._prefault_out: Dict[str, np.ndarray] = {}
         self._last_save_step: Optional[int] = None
         self._last_save_time = _monotonic()
         self._last_preserved = _wall_time()
@@ -174,9 +204,42 @@ class CheckpointManager:
         """
         if self._preemption is not None and self._preemption.requested:
             self._preemption.save_and_exit(sess, step, pipeline)
+        if self.async_save and self._prefault is None and not self._buffers:
+            self.prepare(sess)
         if self.should_save(step):
             return self.save(sess, step, pipeline)
         return None
+
+    def prepare(self, sess: Any) -> None:
+        """With async_save: allocates the snapshot buffers now, in a background thread.
+
+        Touching a fresh gigabyte's pages costs ~0.3 s or more; done here, the first
+        asynchronous save does not pay it on the training thread.  maybe_save and
+        restore_or_initialize call this; the buffers hold one host copy of the variables.
+        """
+        if not self.async_save or not self.is_chief or self._prefault is not None or self._buffers:
+            return
+        specs = {k: (tuple(v.shape.as_list()), v.dtype.np) for k, v in self._get_saver(sess).var_list.items()
+                 if v.shape.is_fully_defined()}
+        out: Dict[str, np.ndarray] = {}
+
+        def touch() -> None:
+            _lower_thread_priority()
+            for k, (shape, dt) in specs.items():
+                b = np.empty(shape, dtype=dt)
+                b.fill(0)
+                out[k] = b
+        t = threading.Thread(target=touch, name="collflow-checkpoint-buffers", daemon=True)
+        t.start()
+        self._prefault = t
+        self._prefault_out = out
+
+    def _take_prefaulted(self) -> None:
+        t = self._prefault
+        if t is not None:
+            t.join()
+            self._buffers.update(self._prefault_out)
+            self._prefault_out = {}
 
     # -- saving -----------------------------------------------------------------------------------
     def save(self, sess: Any, step: Optional[int] = None, pipeline: Pipeline = None,
@@ -201,11 +264,13 @@ class CheckpointManager:
         asyn = self.async_save if async_save is None else bool(async_save)
         pos = pipeline() if callable(pipeline) else pipeline
         t0 = time.perf_counter()
+        if asyn:
+            self._take_prefaulted()
         data = self._get_saver(sess).snapshot(sess, step, pos, buffers=self._buffers if asyn else None)
         data.timestamp = _wall_time()
         self.last_snapshot_seconds = time.perf_counter() - t0
         if asyn:
-            t = threading.Thread(target=self._write_in_background, args=(path, data),
+            t = threading.Thread(target=self._write_in_background, args=(path, data, False),
                                  name="collflow-checkpoint-writer", daemon=False)
             self._thread = t
             t.start()
@@ -213,16 +278,17 @@ class CheckpointManager:
             self._write(path, data)
         return path
 
-    def _write_in_background(self, path: str, data: cio.CheckpointData) -> None:
+    def _write_in_background(self, path: str, data: cio.CheckpointData, parallel: bool) -> None:
+        _lower_thread_priority()
         try:
-            self._write(path, data)
+            self._write(path, data, parallel)
         except BaseException as e:  # reported on the training thread by wait()/save()/close()
             log.error("asynchronous checkpoint %s failed: %s", path, e)
             self._error = e
 
-    def _write(self, path: str, data: cio.CheckpointData) -> None:
+    def _write(self, path: str, data: cio.CheckpointData, parallel: bool = True) -> None:
         t0 = time.perf_counter()
-        self.last_save_bytes = cio.write_checkpoint(path, data)
+        self.last_save_bytes = cio.write_checkpoint(path, data, parallel=parallel)
         with self._lock:
             rel = os.path.basename(path)
             entries = [e for e in self._entries if e.path != rel]
@@ -232,21 +298,29 @@ class CheckpointManager:
             # the new checkpoint is durable: now the index, and only then the deletions
             cio.write_index(self.directory, kept)
             self._entries = kept
-        for e in delete:
-            try:
-                os.remove(os.path.join(self.directory, e.path))
-            except FileNotFoundError:
-                pass
         self.last_write_seconds = time.perf_counter() - t0
+        if delete:
+            # unlinking a large file takes a while (~0.3 s/GB here) and nothing waits on it; a
+            # crash before it is done leaves files the next manager finds and prunes again
+            paths = [os.path.join(self.directory, e.path) for e in delete]
+            t = threading.Thread(target=_remove_files, args=(paths,), name="collflow-checkpoint-pruner",
+                                 daemon=False)
+            self._pruner = t
+            t.start()
         log.info("saved checkpoint %s (step %s, %.1f MB in %.2f s)", path, data.global_step,
                  self.last_save_bytes / 1e6, self.last_write_seconds)
 
     def wait(self) -> None:
-        """Blocks until an asynchronous save in flight is durable; raises the error it met."""
+        """Blocks until an asynchronous save in flight is durable (and old checkpoints are
+        deleted); raises the error it met."""
         t = self._thread
         if t is not None:
             t.join()
             self._thread = None
+        p = self._pruner
+        if p is not None:
+            p.join()
+            self._pruner = None
         err, self._error = self._error, None
         if err is not None:
             raise err
@@ -309,10 +383,10 @@ class CheckpointManager:
         saver = self._get_saver(sess)
         if res is None:
             sess.run(init_op if init_op is not None else [v.initializer for v in saver.var_list.values()])
-            return None
-        if res.missing:
+        elif res.missing:
             vs = saver.var_list
             sess.run([vs[k].initializer for k in res.missing])
+        self.prepare(sess)
         return res
 
     # -- signals and lifetime ---------------------------------------------------------------------

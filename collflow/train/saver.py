@@ -20,7 +20,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -121,21 +121,25 @@ _COPY_LOCK = threading.Lock()
 _PARALLEL_COPY = 32 << 20
 
 
+# threads copying a snapshot: one thread nearly saturates the memory bus of a small machine,
+# where a second one only competes with training; large machines gain from a few
+_COPY_THREADS = min(4, (os.cpu_count() or 1) // 2)
+
+
 def _copy_pool() -> ThreadPoolExecutor:
     global _COPY_POOL
     with _COPY_LOCK:
         if _COPY_POOL is None:
-            _COPY_POOL = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)),
-                                            thread_name_prefix="collflow-snapshot")
+            _COPY_POOL = ThreadPoolExecutor(max_workers=_COPY_THREADS, thread_name_prefix="collflow-snapshot")
         return _COPY_POOL
 
 
 def _copy_into(dst: np.ndarray, src: Any) -> None:
-    """dst[...] = src (host), split over threads when large."""
+    """dst[...] = src (host), split over threads when large and the machine has cores to spare."""
     if not isinstance(src, np.ndarray):  # a CuPy array: one device-to-host copy into dst
         src.get(out=dst)
         return
-    if dst.nbytes < _PARALLEL_COPY or dst.ndim == 0:
+    if dst.nbytes < _PARALLEL_COPY or dst.ndim == 0 or _COPY_THREADS < 2:
         np.copyto(dst, src)
         return
     d, s = dst.reshape(-1), src.reshape(-1)

@@ -22,6 +22,7 @@ from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops
+from ..graph.ops.constant_op import identity
 from ..graph.ops.fusion_ops import COMPRESSIONS, fused_all_reduce, sparse_all_gather
 from ..graph.variables import Variable
 from .optimizer import Optimizer
@@ -61,6 +62,9 @@ class SyncReplicasOptimizer(Optimizer):
         self._average = average
         self.backup_ranks = int(backup_ranks)
         self.buckets: List[List[str]] = []  # names of the gradients in each bucket (for inspection)
+        self._local_grads: List[Any] = []   # this rank's gradient tensors, as the collectives take them
+        self._train_op: Optional[_g.Operation] = None
+        self._quorums: dict = {}            # session -> BackupQuorum
 
     # -- the wrapped optimizer's interface -----------------------------------------------
     def compute_gradients(self, *args: Any, **kwargs: Any) -> List[Tuple[Any, Variable]]:
@@ -71,7 +75,8 @@ class SyncReplicasOptimizer(Optimizer):
                         name: Optional[str] = None) -> _g.Operation:
         """All-reduces the gradients across ranks, then applies them with the wrapped optimizer."""
         reduced = self.reduce_gradients(grads_and_vars)
-        return self._opt.apply_gradients(reduced, global_step=global_step, name=name)
+        self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name)
+        return self._train_op
 
     def get_slot(self, var: Variable, name: str) -> Any:
         return self._opt.get_slot(var, name)
@@ -92,8 +97,17 @@ class SyncReplicasOptimizer(Optimizer):
         g = live[0][2].graph
         out: List[Any] = [gr for gr, _ in pairs]
         with g.as_default(), g.name_scope(self._name):
+            if self.backup_ranks:
+                live = self._gate(g, live)
             dense = []
             for i, gr, v in live:
+                vs = v.shape.as_list() if v.shape.is_fully_defined() else None
+                if isinstance(gr, IndexedSlices):
+                    # a late rank sends no rows
+                    self._local_grads.append((gr.values, None if vs is None else [0] + vs[1:]))
+                    self._local_grads.append((gr.indices, [0]))
+                else:
+                    self._local_grads.append((gr, vs))
                 if isinstance(gr, IndexedSlices) and not self._sparse_as_dense:
                     out[i] = self._gather_sparse(gr, v)
                 else:
@@ -111,6 +125,23 @@ class SyncReplicasOptimizer(Optimizer):
                     r.set_shape(t.shape)
                     out[i] = r
         return [(o, v) for o, (_, v) in zip(out, pairs)]
+
+    def _gate(self, g: _g.Graph, live: list) -> list:
+        """Backup ranks: a rank reports "ready" once its whole backward pass is done, so every
+        gradient reaches the collectives through an identity that waits for all of them.
+        (A late rank's catch-up run feeds these identities, so no gradient op runs again.)"""
+        deps: List[Any] = []
+        for _, gr, _ in live:
+            deps.extend([gr.values, gr.indices] if isinstance(gr, IndexedSlices) else [gr])
+        out = []
+        with g.name_scope("gate"), g.control_dependencies(deps):
+            for i, gr, v in live:
+                if isinstance(gr, IndexedSlices):
+                    gr = IndexedSlices(identity(gr.values), identity(gr.indices), gr.dense_shape, gr._static_shape)
+                else:
+                    gr = identity(gr)
+                out.append((i, gr, v))
+        return out
 
     def _buckets(self, dense: List[Tuple[int, _g.Tensor, Variable]]) -> List[list]:
         buckets: List[list] = []
@@ -137,6 +168,71 @@ class SyncReplicasOptimizer(Optimizer):
             # the update sums every rank's rows; the mean divides by the ranks that contributed
             vals = vals / math_ops.maximum(count, 1.0)
         return IndexedSlices(vals, idx, gr.dense_shape, gr._static_shape)
+
+
+    # -- backup ranks -----------------------------------------------------------------------
+    def run_step(self, sess: Any, fetches: Any = None, feed_dict: Optional[dict] = None) -> Any:
+        """Runs one training step (the train op plus `fetches`) and returns the fetched values.
+
+        With backup_ranks = 0 this is `sess.run([train_op, fetches], feed_dict)[1]`.  With
+        backup ranks, a rank left out of the step's quorum returns None: its run was cancelled
+        (or skipped) and it joined the step's collectives with zero gradients.
+        """
+        if self._train_op is None:
+            raise InvalidArgumentError("run_step needs apply_gradients/minimize to have built the train op")
+        if not self.backup_ranks:
+            return sess.run([self._train_op, fetches], feed_dict)[1] if fetches is not None \
+                else sess.run(self._train_op, feed_dict)
+        from ..comm.backup import BackupQuorum
+        from ..errors import CancelledError
+        from ..runtime.executor import CancellationToken
+        q = self._quorums.get(sess)
+        if q is None:
+            comm = sess._config.get("comm") or self._comm
+            if comm is None:
+                from ..comm import get
+                comm = get()
+            q = BackupQuorum(comm, self.backup_ranks)
+            self._quorums[sess] = q
+            sess._config["contribution"] = q.contribution
+        tok = CancellationToken()
+        result = None
+        if q.begin_step(tok):
+            try:
+                result = sess.run([self._train_op, fetches], feed_dict, cancel_token=tok)[1] \
+                    if fetches is not None else sess.run(self._train_op, feed_dict, cancel_token=tok)
+                q.end_step()
+                return result
+            except CancelledError:
+                if not q.excluded():
+                    raise
+        # left out of this step: send zeros (no backward pass runs: the gradients are fed)
+        zeros = {t: _zeros_for(t, shape) for t, shape in self._local_grads}
+        q.begin_catch_up()
+        sess.run(self._train_op, zeros)
+        q.end_step()
+        return None
+
+    def quorum_history(self, sess: Any) -> List[dict]:
+        """Per step: which ranks were members of the quorum and which were late."""
+        q = self._quorums.get(sess)
+        return list(q.history) if q is not None else []
+
+    def close(self, sess: Any = None) -> None:
+        for s, q in list(self._quorums.items()):
+            if sess is None or s is sess:
+                q.close()
+                del self._quorums[s]
+
+
+def _zeros_for(t: _g.Tensor, shape: Optional[List[int]]) -> Any:
+    import numpy as np
+    if shape is None:
+        dims = t.shape.as_list() if t.shape.rank is not None else None
+        if dims is None or any(d is None for d in dims):
+            raise InvalidArgumentError(f"cannot make zero gradients for {t.name} of shape {t.shape}")
+        shape = dims
+    return np.zeros(shape, dtype=t.dtype.np)
 
 
 DistributedOptimizer = SyncReplicasOptimizer

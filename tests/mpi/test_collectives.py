@@ -175,6 +175,28 @@ def test_local_rank(comm):
     assert sorted(int(locals_[2 * s]) for s in mine) == list(range(comm.local_size))
 
 
+def test_float16_where_mpi_has_no_float16(comm):
+    """Without MPI float16, reductions run in float32 and data moves as raw 16-bit words."""
+    n, r = comm.size, comm.rank
+    was, comm._f16_native = comm._f16_native, False
+    try:
+        xs = [_data(s, (2 * n, 3), np.float16, seed=15) for s in range(n)]
+        for op in ("sum", "mean", "max"):
+            _close(comm.allreduce(xs[r], op), reference("allreduce", xs, op=op)[r], np.float16)
+        np.testing.assert_array_equal(comm.allgatherv(xs[r][:r + 1])[0], np.concatenate([x[:s + 1] for s, x in
+                                                                                         enumerate(xs)]))
+        np.testing.assert_array_equal(comm.allgather(xs[r]), np.concatenate(xs))
+        np.testing.assert_array_equal(comm.broadcast(xs[r], root=n - 1), xs[n - 1])
+        np.testing.assert_array_equal(comm.alltoall(xs[r]), reference("alltoall", xs)[r])
+        np.testing.assert_array_equal(comm.alltoallv(xs[r], [2] * n)[0], reference("alltoall", xs)[r])
+        _close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], np.float16)
+        got = comm.reduce(xs[r], root=0)
+        if r == 0:
+            _close(got, reference("reduce", xs)[0], np.float16)
+    finally:
+        comm._f16_native = was
+
+
 # -- asynchronous handles ---------------------------------------------------------------------
 def test_many_handles_in_flight_waited_in_any_order(comm):
     n, r = comm.size, comm.rank

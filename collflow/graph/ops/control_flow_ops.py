@@ -63,11 +63,13 @@ register_op("LoopCond", _loop_cond_spec)
 # a per-run stack (a Python list) for the values the backward loop needs
 register_op("StackCreate", lambda op: [(_dt.resource, TensorShape(()))], stateful=True)
 register_op("StackPush", lambda op: [(_dt.resource, TensorShape(()))], stateful=True)
-register_op("StackPop", lambda op: [(_dt.resource, TensorShape(()))]
-            + [(dt, shp) for dt, shp in zip(op.attrs["dtypes"], op.attrs["shapes"])], stateful=True)
+# StackRead(stack, i): the values pushed in iteration i (reads, never pops: several
+# gradients of one loop may read the same stack in one run)
+register_op("StackRead", lambda op: [(dt, shp) for dt, shp in zip(op.attrs["dtypes"], op.attrs["shapes"])],
+            stateful=True)
 
 # Enter/Exit/NextIteration/LoopCond are differentiated as a whole loop (control_flow.py)
-not_differentiable("Enter", "Exit", "NextIteration", "LoopCond", "StackCreate", "StackPush", "StackPop")
+not_differentiable("Enter", "Exit", "NextIteration", "LoopCond", "StackCreate", "StackPush", "StackRead")
 
 
 def switch(data: Any, pred: Any, name: Optional[str] = None) -> tuple:

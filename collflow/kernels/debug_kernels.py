@@ -1,0 +1,24 @@
+"""Kernels of the debug ops."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..errors import CancelledError
+from .registry import register_kernel, KernelContext, current_cancellation_token
+
+
+@register_kernel("Delay")
+def _delay(op: Any, ctx: KernelContext) -> Any:
+    def delay(x: Any, seconds: Any) -> Any:
+        end = time.perf_counter() + float(seconds)
+        tok = current_cancellation_token()
+        while True:
+            left = end - time.perf_counter()
+            if left <= 0:
+                return x
+            if tok is not None and tok.c:
+                raise CancelledError("run cancelled" + (f": {tok.reason}" if tok.reason else "")
+                                     + f" during {op.name!r}", op)
+            time.sleep(min(left, 0.002))
+    return delay
