@@ -3,14 +3,16 @@
 Every kernel takes the VariableStates of the variable and its slots, updates them in place
 under the variable's lock (`writable()` copies first if a reader still holds the array, so
 values read earlier stay valid), and outputs nothing.  One body per optimizer (`_*_step`)
-does the arithmetic on same-shaped arrays with at most one temporary; the dense kernel runs
-it on the whole arrays, the sparse kernel on the gathered rows of the touched indices, which
+does the arithmetic on same-shaped arrays with at most one scratch array; the dense kernel
+runs it on the whole arrays (or chunks of them), the sparse kernel on the gathered rows of the touched indices, which
 it then writes back, so a sparse update reads and writes only those rows.
 
-`y += a * x` is the inner loop of every optimizer.  NumPy needs two passes and a temporary
-for it; on the CPU, when SciPy is importable, its BLAS axpy does it in one multithreaded pass
-(0.5 us per call, 3-4x faster than NumPy on large arrays).  Without SciPy, or on CuPy, the
-same body runs on `xp` ufuncs with `out=`.
+`y += a * x` is the whole of SGD and most of Momentum.  NumPy needs two passes and a
+temporary for it; on the CPU, when SciPy is importable, its BLAS axpy does it in one
+multithreaded pass (0.5 us per call, 3-4x faster than NumPy on large arrays).  Adam,
+Adagrad and RMSProp are a dozen elementwise passes each; on the CPU the dense kernel runs
+them over cache-sized chunks with one chunk-sized scratch buffer.  On CuPy the same bodies
+run on whole arrays with `out=` ufuncs.
 """
 from __future__ import annotations
 
@@ -109,11 +111,13 @@ def _momentum_step(xp: Any, var: Any, acc: Any, lr: Any, momentum: Any, g: Any, 
         _axpy(xp, var, -lr, acc, t)
 
 
-def _decay_toward(xp: Any, s: Any, rate: Any, x: Any) -> None:
-    """s = rate * s + (1 - rate) * x, as s = rate * (s - x) + x: three in-place passes, no temporary."""
-    xp.subtract(s, x, out=s)
-    xp.multiply(s, rate, out=s)
-    xp.add(s, x, out=s)
+def _decay_toward(xp: Any, s: Any, rate: Any, x: Any, t: Any) -> None:
+    """s = rate * s + (1 - rate) * x, as s += (x - s) * (1 - rate) (no cancellation when rate ~ 1).
+
+    t is scratch (it may be x itself)."""
+    xp.subtract(x, s, out=t)
+    xp.multiply(t, 1 - rate, out=t)
+    xp.add(s, t, out=s)
 
 
 def _adam_step(xp: Any, var: Any, m: Any, v: Any, b1p: Any, b2p: Any, lr: Any, b1: Any, b2: Any, eps: Any,
@@ -122,9 +126,9 @@ def _adam_step(xp: Any, var: Any, m: Any, v: Any, b1p: Any, b2p: Any, lr: Any, b
     lr_t = lr * sqrt(1 - b2p) / (1 - b1p)
     if t is None:
         t = xp.empty_like(g)
-    _decay_toward(xp, m, b1, g)
+    _decay_toward(xp, m, b1, g, t)
     xp.multiply(g, g, out=t)
-    _decay_toward(xp, v, b2, t)
+    _decay_toward(xp, v, b2, t, t)
     xp.sqrt(v, out=t)
     xp.add(t, eps, out=t)
     xp.divide(m, t, out=t)
@@ -148,7 +152,7 @@ def _rmsprop_step(xp: Any, var: Any, ms: Any, mom: Any, lr: Any, rho: Any, momen
     if t is None:
         t = xp.empty_like(g)
     xp.multiply(g, g, out=t)
-    _decay_toward(xp, ms, rho, t)
+    _decay_toward(xp, ms, rho, t, t)
     xp.add(ms, eps, out=t)
     _finish_rmsprop(xp, var, mom, lr, momentum, g, t)
 
@@ -157,9 +161,9 @@ def _centered_rmsprop_step(xp: Any, var: Any, mg: Any, ms: Any, mom: Any, lr: An
                            eps: Any, g: Any, t: Any) -> None:
     if t is None:
         t = xp.empty_like(g)
-    _decay_toward(xp, mg, rho, g)
+    _decay_toward(xp, mg, rho, g, t)
     xp.multiply(g, g, out=t)
-    _decay_toward(xp, ms, rho, t)
+    _decay_toward(xp, ms, rho, t, t)
     xp.multiply(mg, mg, out=t)
     xp.subtract(ms, t, out=t)
     xp.add(t, eps, out=t)
@@ -313,7 +317,9 @@ def _gd_dense(op: Any, ctx: KernelContext) -> Callable:
             v = st.writable(op)
             if g.shape != v.shape:
                 _check_dense(op, st, v, g)
-            _axpy(xp, v, -S(lr), g)  # without BLAS: one temporary of the variable's size
+            # BLAS: one multithreaded pass; else chunks, so no variable-sized temporary
+            if _BLAS or not _chunked(xp, _gd_step, [v], [S(lr)], g, ()):
+                _axpy(xp, v, -S(lr), g)
     return apply
 
 
