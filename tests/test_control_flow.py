@@ -172,3 +172,24 @@ def test_cond_gradient_inside_while():
             return i + 1, cf.cond(cf.equal(i % 2, 0), lambda: v * v, lambda: cf.sin(v))
         return cf.while_loop(lambda i, v: i < 3, body, [cf.constant(0), a])[1]
     check_case(Case("Exit", f, [(4,)], low=0.2, high=1.2, id="cond-in-while"))
+
+
+def test_control_dependency_on_an_untaken_noop_is_dead():
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(0, name="v")
+        p = cf.placeholder(cf.bool_, (), name="p")
+
+        def true_fn():
+            marker = cf.no_op(name="marker")
+            with cf.control_dependencies([marker]):
+                return cf.assign_add(v, 1)
+        r = cf.cond(p, true_fn, lambda: cf.identity(v.value()))
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        s.run(r, {p: False})
+        s.run(r, {p: False})
+        assert s.run(v) == 0
+        s.run(r, {p: True})
+        assert s.run(v) == 1

@@ -514,3 +514,27 @@ def test_apply_op_validates_at_graph_construction():
         iw = cf.Variable(np.zeros((2,), np.int32), name="iw")
         with pytest.raises(cf.InvalidArgumentError, match="floating-point"):
             T.apply_gradient_descent(iw, cf.constant(1), cf.zeros((2,), dtype=cf.int32))
+
+
+@pytest.mark.parametrize("name", ["sgd", "momentum", "adam"])
+def test_fortran_ordered_variable_and_transposed_gradient(name, blas):
+    make, ref = OPTIMIZERS[name]
+    rng = np.random.default_rng(5)
+    w0 = np.asfortranarray(rng.normal(size=(300, 250)).astype(np.float32))
+    g = cf.Graph()
+    with g.as_default():
+        w = cf.Variable(w0, name="w")
+        grad = cf.placeholder(cf.float32, (300, 250))
+        opt = make()
+        train = opt.apply_gradients([(grad, w)])
+        slots = {n: opt.get_slot(w, n) for n in opt.get_slot_names()}
+        init = cf.global_variables_initializer()
+    ref_w = np.array(w0)
+    ref_slots = {n: np.full(w0.shape, INITIAL_SLOTS[n], np.float32) for n in slots}
+    with cf.Session(graph=g) as sess:
+        sess.run(init)
+        for t in (1, 2):
+            gv = np.ascontiguousarray(rng.normal(size=(250, 300)).astype(np.float32)).T  # Fortran-ordered
+            sess.run(train, {grad: gv})
+            ref(ref_w, ref_slots, gv, t)
+        np.testing.assert_allclose(sess.run(w), ref_w, rtol=2e-5, atol=1e-6)

@@ -60,14 +60,21 @@ if _scipy_blas is not None:
 # (writable() made sure), so they may be updated in place.
 
 
+def _same_layout(x: Any, y: Any) -> bool:
+    """Both C-contiguous or both Fortran-contiguous: their flat views pair up element by element."""
+    f = y.flags
+    if f.c_contiguous:
+        return x.flags.c_contiguous
+    return f.f_contiguous and x.flags.f_contiguous
+
+
 def _axpy(xp: Any, y: Any, a: Any, x: Any, t: Any = None) -> None:
     """y += a * x in place; t, if given, is scratch of x's shape (x itself when x is scratch)."""
     if xp is np:
         fns = _BLAS.get(y.dtype)
-        if (fns is not None and x.dtype == y.dtype and y.flags.c_contiguous and x.flags.c_contiguous
-                and 0 < y.size <= _BLAS_MAX):
-            yf = y.ravel()  # a view: y is contiguous
-            if fns[0](x.ravel(), yf, a=a) is not yf:  # pragma: no cover - f2py copies only odd arrays
+        if fns is not None and x.dtype == y.dtype and 0 < y.size <= _BLAS_MAX and _same_layout(x, y):
+            yf = y.ravel("K")  # a view: y is contiguous, x laid out the same way
+            if fns[0](x.ravel("K"), yf, a=a) is not yf:  # pragma: no cover - f2py copies only odd arrays
                 raise RuntimeError("BLAS axpy did not update in place")
             return
         if a == 1.0:
@@ -81,8 +88,8 @@ def _scale(xp: Any, y: Any, a: Any) -> None:
     """y *= a in place."""
     if xp is np:
         fns = _BLAS.get(y.dtype)
-        if fns is not None and y.flags.c_contiguous and 0 < y.size <= _BLAS_MAX:
-            yf = y.ravel()
+        if fns is not None and 0 < y.size <= _BLAS_MAX and (y.flags.c_contiguous or y.flags.f_contiguous):
+            yf = y.ravel("K")
             if fns[1](a, yf) is not yf:  # pragma: no cover
                 raise RuntimeError("BLAS scal did not update in place")
             return

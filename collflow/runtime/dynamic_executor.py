@@ -101,6 +101,9 @@ class DynamicPlan:
                     self._npend[i] += 1
             self._srcs.append(srcs)
         self._roots = [i for i in range(n) if self._npend[i] == 0]
+        # per output: readers that are not Merges (they read the stored value), and whether kept
+        self._readers = [[sum(1 for c, _ in cons if self._kind[c] != _MERGE) for cons in outs]
+                         for outs in self._cons]
         self._fetch_keys: List[Any] = []
         for t in fetch_tensors:
             if t is None:
@@ -156,7 +159,7 @@ class DynamicPlan:
         if kind == _MERGE:
             fired, _, val, index = st.merged[i]
             outs = [DEAD, DEAD] if val is DEAD else [val, np.asarray(index, dtype=np.int32)]
-            self._deliver(i, outs, fr, it, ready)
+            self._deliver(i, outs, fr, it, ready, val is DEAD)
             return
         dead = i in st.dead
         vals = []
@@ -196,9 +199,9 @@ class DynamicPlan:
                 outs = list(r)
             if self._check:
                 check_outputs(op, outs)
-        self._deliver(i, outs, fr, it, ready)
+        self._deliver(i, outs, fr, it, ready, dead)
 
-    def _deliver(self, i: int, outs: List[Any], fr: _Frame, it: int, ready: deque) -> None:
+    def _deliver(self, i: int, outs: List[Any], fr: _Frame, it: int, ready: deque, dead: bool = False) -> None:
         kind = self._kind[i]
         op = self.ops[i]
         if kind == _ENTER:
@@ -241,26 +244,29 @@ class DynamicPlan:
             self._store_and_arrive(i, 0, v, fr, nxt, ready)
             self._control(i, False, fr, nxt, ready)
             return
-        all_dead = bool(outs) and all(v is DEAD for v in outs)
         for o, v in enumerate(outs):
             self._store_and_arrive(i, o, v, fr, it, ready)
-        self._control(i, all_dead, fr, it, ready)
+        if self._ctrl_cons[i]:
+            # a dead op (a Switch counts as live: one of its outputs is) passes deadness on
+            self._control(i, dead, fr, it, ready)
 
     def _store_and_arrive(self, i: int, o: int, v: Any, fr: _Frame, it: int, ready: deque) -> None:
         cons = self._cons[i][o]
-        st = self._iter(fr, it)
-        readers = sum(1 for c, _ in cons if self._kind[c] != _MERGE)
+        st = fr.iters.get(it)
+        if st is None:
+            st = fr.iters[it] = _Iter()
+        readers = self._readers[i][o]
         if readers or (i, o) in self._fetch_set:
             st.values[(i, o)] = [v, readers]
+        kind = self._kind
+        pending = st.pending
+        npend = self._npend
         for c, pos in cons:
-            if self._kind[c] == _MERGE:
+            if kind[c] == _MERGE:
                 self._merge_arrive(c, pos, v, fr, it, st, ready)
             else:
-                n = st.pending.get(c)
-                if n is None:
-                    n = self._npend[c]
-                n -= 1
-                st.pending[c] = n
+                n = pending.get(c, npend[c]) - 1
+                pending[c] = n
                 if n == 0:
                     ready.append((c, fr, it))
 

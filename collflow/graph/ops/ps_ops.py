@@ -1,0 +1,165 @@
+"""Ops of the sharded parameter server (kernels in collflow/comm/ps_kernels.py).
+
+A lookup of a sharded table is two asynchronous collective ops:
+
+  PSRoute(ids)        dedups the ids, sends each owner the local rows asked of it (Alltoallv)
+                      -> request_counts [N], served_rows [?], served_counts [N], inverse [ids.size]
+  PSGather(shard, served_rows, served_counts, request_counts, inverse, ids)
+                      the owner gathers the served rows from its shard and sends them back
+                      (Alltoallv); the result is restored to ids' order and shape
+                      -> ids.shape + row_shape
+
+Its gradient is a third collective, the route walked backwards:
+
+  PSPush(grad, inverse, request_counts, served_counts)
+                      sums the gradient rows per unique id, sends them to their owners
+                      -> values [sum(served_counts)] + row_shape: the rows pushed to this rank,
+                         one block per requesting rank, matching served_rows; and how many
+                         ranks contributed (the divisor of an average)
+
+so the gradient of a shard is IndexedSlices(values, served_rows): the sum over every rank's
+loss of its gradient rows for this rank's rows (the adjoint of the routed gather), which the
+owner applies once per step with the usual SparseApply* kernels.  PSCheckLayout (run by the
+shard's initializer) compares every rank's layout before the first step.
+
+Each op carries `layout` (a collflow.comm.ps.ShardLayout) and `key` (derived from the graph,
+the same on every rank) naming its collectives.  Routes depend only on the ids and the
+partitioning, so tables partitioned alike share one PSRoute for the same ids.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ... import dtypes as _dt
+from .. import graph as _g
+from ..indexed_slices import IndexedSlices
+from ..registry import register_op, register_gradient, not_differentiable
+from ..shape import TensorShape
+from . import array_ops
+from .constant_op import constant
+from .op_util import make_op
+
+__all__: List[str] = []
+
+PS_OP_TYPES = ("PSRoute", "PSGather", "PSPush", "PSCheckLayout")
+
+
+def _layout(op: _g.Operation) -> Any:
+    lay = op.attrs.get("layout")
+    if lay is None or not hasattr(lay, "num_shards"):
+        raise ValueError(f"{op.type} needs a `layout` attribute (a ShardLayout), got {lay!r}")
+    return lay
+
+
+def _vec(n: int) -> TensorShape:
+    return TensorShape([n])
+
+
+def _route_spec(op: _g.Operation) -> list:
+    lay = _layout(op)
+    ids = op.inputs[0]
+    if not ids.dtype.is_integer:
+        raise ValueError(f"ids must be integers, got {ids.dtype.name}")
+    n_ids = ids.shape.num_elements() if ids.shape.rank is not None else None
+    return [(_dt.int64, _vec(lay.num_shards)), (_dt.int64, TensorShape([None])), (_dt.int64, _vec(lay.num_shards)),
+            (_dt.int64, TensorShape([n_ids]))]
+
+
+def _gather_spec(op: _g.Operation) -> list:
+    lay = _layout(op)
+    shard, served, scounts, rcounts, inverse, ids = op.inputs
+    if shard.dtype.name != lay.dtype:
+        raise ValueError(f"the shard has dtype {shard.dtype.name}, the layout {lay.dtype}")
+    if shard.shape.rank is not None and not TensorShape(list(shard.shape.dims[1:])).is_compatible_with(
+            TensorShape(list(lay.row_shape))):
+        raise ValueError(f"shard rows of shape {shard.shape} do not match the layout's rows {lay.row_shape}")
+    for t in (served, scounts, rcounts, inverse):
+        if t.dtype != _dt.int64:
+            raise ValueError(f"routing input {t.name} must be int64, got {t.dtype.name}")
+    out = (TensorShape(None) if ids.shape.rank is None
+           else TensorShape(list(ids.shape.dims) + list(lay.row_shape)))
+    return [(shard.dtype, out)]
+
+
+def _push_spec(op: _g.Operation) -> list:
+    lay = _layout(op)
+    grad = op.inputs[0]
+    if not grad.dtype.is_floating:
+        raise ValueError(f"PSPush pushes floating-point gradients, got {grad.dtype.name}")
+    return [(grad.dtype, TensorShape([None] + list(lay.row_shape))), (grad.dtype, TensorShape(()))]
+
+
+register_op("PSRoute", _route_spec, stateful=True,
+            doc="Dedup ids and send each owner the rows asked of it (Alltoallv).")
+register_op("PSGather", _gather_spec, stateful=True,
+            doc="Owners return the requested rows of their shards (Alltoallv); restored to ids' order.")
+register_op("PSPush", _push_spec, stateful=True,
+            doc="Gradient rows summed per id and sent to their owners (Alltoallv).")
+register_op("PSCheckLayout", lambda op: (_layout(op), [])[1], stateful=True,
+            doc="Every rank's layout of a sharded table compared before the first step (allgather).")
+not_differentiable("PSRoute", "PSPush", "PSCheckLayout")
+
+
+@register_gradient("PSGather")
+def _gather_grad(op: _g.Operation, grad: Any) -> list:
+    shard, served, scounts, rcounts, inverse, ids = op.inputs
+    if isinstance(grad, IndexedSlices):
+        grad = _g.convert_to_tensor(grad)
+    lay = op.attrs["layout"]
+    values, _count = push(grad, inverse, rcounts, scounts, lay, key=op.attrs["key"] + "/push")
+    if shard.shape.is_fully_defined():
+        dense_shape = constant(np.asarray(shard.shape.dims, dtype=np.int64), name="dense_shape")
+    else:
+        dense_shape = array_ops.shape(shard, out_type=_dt.int64)
+    return [IndexedSlices(values, served, dense_shape, shard.shape), None, None, None, None, None]
+
+
+# -- constructors -------------------------------------------------------------------------
+
+
+def route(ids: Any, layout: Any, key: str, names: Sequence[str] = (), name: Optional[str] = None
+          ) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor, _g.Tensor]:
+    """(request_counts, served_rows, served_counts, inverse) of looking up `ids` in tables of `layout`."""
+    op = make_op("PSRoute", [ids], {"layout": layout, "key": key, "names": tuple(names) or (layout.name,)},
+                 name=name or "PSRoute")
+    return op.outputs[0], op.outputs[1], op.outputs[2], op.outputs[3]
+
+
+def gather(shard: Any, routed: Sequence[_g.Tensor], ids: Any, layout: Any, key: str,
+           name: Optional[str] = None) -> _g.Tensor:
+    """Rows of the sharded table at `ids` (shape ids.shape + row_shape); `shard` is this rank's shard."""
+    rcounts, served, scounts, inverse = routed
+    return make_op("PSGather", [shard, served, scounts, rcounts, inverse, ids], {"layout": layout, "key": key},
+                   name=name or "PSGather").outputs[0]
+
+
+def push(grad: Any, inverse: Any, request_counts: Any, served_counts: Any, layout: Any, key: str,
+         name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(gradient rows pushed to this rank's shard, number of contributing ranks)."""
+    op = make_op("PSPush", [grad, inverse, request_counts, served_counts], {"layout": layout, "key": key},
+                 name=name or "PSPush")
+    return op.outputs[0], op.outputs[1]
+
+
+def check_layout(layout: Any, key: str, name: Optional[str] = None) -> _g.Operation:
+    """An op that raises on every rank unless the ranks' layouts of this table agree."""
+    return _g.get_default_graph().create_op("PSCheckLayout", [], {"layout": layout, "key": key},
+                                            name=name or "PSCheckLayout")
+
+
+def push_count(values: Any) -> Optional[_g.Tensor]:
+    """The contributor count of the PSPush that produced `values` (through concats), or None."""
+    seen = 0
+    stack = [values]
+    while stack and seen < 64:
+        t = stack.pop()
+        seen += 1
+        if not isinstance(t, _g.Tensor):
+            continue
+        if t.op.type == "PSPush":
+            return t.op.outputs[1]
+        if t.op.type in ("ConcatV2", "Identity"):
+            stack.extend(t.op.inputs)
+    return None
