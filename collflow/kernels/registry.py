@@ -141,3 +141,37 @@ class run_token_scope:
 
     def __exit__(self, *exc: Any) -> None:
         _run_tls.token = self.prev
+
+
+# -- buffer forwarding -------------------------------------------------------------------
+# op type -> (factory of an in-place variant, index of the input it may overwrite)
+_INPLACE: Dict[str, Tuple[KernelFactory, int]] = {}
+
+
+def register_inplace(op_type: str, index: int = 0) -> Callable[[KernelFactory], KernelFactory]:
+    """Registers an in-place variant of an op's (NumPy) kernel that may write its result into
+    input `index` when the executor knows that input dies at this op.  The variant must still
+    check at run time, with `exclusively_owned`, that nothing else holds the array, and fall
+    back to allocating otherwise."""
+    def deco(factory: KernelFactory) -> KernelFactory:
+        _INPLACE[op_type] = (factory, index)
+        return factory
+    return deco
+
+
+def get_inplace(op_type: str) -> Optional[Tuple[KernelFactory, int]]:
+    return _INPLACE.get(op_type)
+
+
+def exclusively_owned(a: Any) -> bool:
+    """True when NumPy array `a` owns its writable buffer and only the running plan holds it.
+
+    References when called from an in-place kernel invoked by a plan: the plan's slot, the
+    kernel's parameter, this function's parameter and getrefcount's argument.
+    """
+    return (type(a) is _np.ndarray and a.base is None and a.flags.writeable
+            and _sys.getrefcount(a) <= 4)
+
+
+import sys as _sys  # noqa: E402
+import numpy as _np  # noqa: E402

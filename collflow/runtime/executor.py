@@ -24,7 +24,7 @@ from ..errors import (CancelledError, CollflowError, InternalError, InvalidArgum
                       ResourceExhaustedError, UnimplementedError)
 from ..graph.graph import Operation, Tensor
 from ..kernels.device import get_device
-from ..kernels.registry import KernelContext, get_kernel
+from ..kernels.registry import KernelContext, get_inplace, get_kernel
 
 __all__ = ["Plan", "CancellationToken", "compile_plan"]
 
@@ -185,6 +185,7 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
 
     # bind kernels: one factory call per op, on its device
     kernels: Dict[Any, Callable] = {}
+    inplace: Dict[Any, Tuple[Callable, int]] = {}
     async_ops: Set[Any] = set()
     contexts: Dict[str, KernelContext] = {}
 
@@ -207,6 +208,12 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
             raise InvalidArgumentError(f"cannot build the kernel of {op.type} op {op.name!r}: {e}", op) from e
         if is_async:
             async_ops.add(op)
+        else:
+            ip = get_inplace(op.type)
+            if ip is not None:
+                fn = ip[0](op, ctx)
+                if fn is not None:
+                    inplace[op] = (fn, ip[1])
 
     if dynamic:
         from .dynamic_executor import DynamicPlan
@@ -238,10 +245,35 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         nodes.append(cn)
     nodes.sort(key=lambda n: (n._id, isinstance(n, CopyNode)))
     order = _schedule(nodes, ins, fed, async_ops)
+    if session._config.get("buffer_forwarding", True):
+        _forward_buffers(order, ins, feeds, fetch_tensors, kernels, inplace, async_ops)
     plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops)
     plan.placement = {op.name: placement[op] for op in needed}
     plan.copies = [cn.name for cn in copies.values()]
     return plan
+
+
+def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
+                     fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable],
+                     inplace: Dict[Any, Tuple[Callable, int]], async_ops: Set[Any]) -> None:
+    """Swaps in the in-place kernel variant where the overwritable input dies at that op."""
+    last: Dict[Any, int] = {}
+    for i, op in enumerate(order):
+        for t in ins[op]:
+            last[t] = i
+    keep = set(feeds) | {t for t in fetch_tensors if t is not None}
+    for i, op in enumerate(order):
+        ip = inplace.get(op)
+        if ip is None:
+            continue
+        fn, k = ip
+        row = ins[op]
+        if k >= len(row):
+            continue
+        t = row[k]
+        if (last.get(t) == i and t not in keep and row.count(t) == 1 and t.op not in async_ops
+                and t.dtype.name != "resource"):
+            kernels[op] = fn
 
 
 def _copy_kernel(src: Any, dst: Any) -> Tuple[Callable, bool]:

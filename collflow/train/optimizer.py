@@ -13,7 +13,7 @@ outside any name scope or control dependencies of the caller.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError

@@ -1,0 +1,189 @@
+"""Asynchronous kernels of the sharded parameter server's ops (graph/ops/ps_ops.py).
+
+Each kernel does its local NumPy work, starts one collective on the session's communicator
+(`communicator_for(ctx)`) and returns the handle; the rest of its work (checking headers,
+restoring the order of rows) runs in the handle's `wait`, right before the first consumer.
+Routing and sums happen on the host (the communicator works on host buffers); on a GPU the
+shard's rows are gathered on the device and copied once each way.
+
+Collective keys: "<key>/ids" (requests), "<key>/rows" (replies), "<key>/push" (gradients),
+"<key>/layout" (the initializer's check).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..kernels.registry import KernelContext, register_kernel
+from . import ps as _ps
+from .fusion import _contribution, communicator_for
+
+__all__: list = []
+
+
+class _Setup:
+    """What every PS kernel binds at plan time."""
+
+    __slots__ = ("comm", "layout", "key", "timeout", "xp", "to_host", "to_dev", "op")
+
+    def __init__(self, op: Any, ctx: KernelContext):
+        self.op = op
+        self.comm = communicator_for(ctx)
+        self.layout = op.attrs["layout"]
+        self.key = op.attrs["key"]
+        t = ctx.config.get("collective_timeout") if ctx.config else None
+        self.timeout = None if t is None else float(t)
+        self.xp = ctx.xp
+        if ctx.xp is np:
+            self.to_host: Optional[Callable[[Any], Any]] = None
+            self.to_dev: Optional[Callable[[Any], Any]] = None
+        else:  # pragma: no cover - needs a GPU
+            self.to_host, self.to_dev = ctx.xp.asnumpy, ctx.xp.asarray
+
+    def host(self, x: Any) -> np.ndarray:
+        return x if self.to_host is None else self.to_host(x)
+
+    def dev(self, x: Any) -> Any:
+        return x if self.to_dev is None else self.to_dev(x)
+
+    def then(self, h: Any, fn: Callable[[Any], Any]) -> Any:
+        h = h.then(fn)
+        if self.timeout is not None:
+            h.timeout = self.timeout
+        return h
+
+
+def _routable(s: _Setup) -> bool:
+    """Whether this rank's layout fits its communicator (else only headers travel, and fail)."""
+    lay, c = s.layout, s.comm
+    return lay.num_shards == c.size and lay.shard_index == c.rank
+
+
+@register_kernel("PSRoute", is_async=True)
+def _route(op: Any, ctx: KernelContext) -> Any:
+    s = _Setup(op, ctx)
+    lay, comm = s.layout, s.comm
+    size, H = comm.size, _ps.ROUTE_HEADER
+    names = ", ".join(repr(n) for n in op.attrs.get("names", (lay.name,)))
+    fits = _routable(s)
+    key = s.key + "/ids"
+
+    def run(ids: Any) -> Any:
+        flat = s.host(ids).reshape(-1)
+        bad_count, bad_id = _ps.first_bad_id(flat, lay.vocab)
+        if bad_count or not fits:
+            # only headers travel: every rank learns of the problem and raises the same error
+            rows = np.empty(0, dtype=np.int64)
+            counts = np.zeros(size, dtype=np.int64)
+            inverse = np.zeros(flat.shape[0], dtype=np.int64)
+        else:
+            rows, counts, inverse = _ps.plan_requests(lay, flat)
+        header = _ps.route_header(lay, bad_count, bad_id)
+        send = np.empty(rows.shape[0] + size * H, dtype=np.int64)
+        o = 0
+        r = 0
+        for k in range(size):
+            send[o:o + H] = header
+            o += H
+            c = int(counts[k])
+            send[o:o + c] = rows[r:r + c]
+            o += c
+            r += c
+
+        def finish(res: Any) -> tuple:
+            recv, rc = res
+            off = _ps.block_offsets(rc)
+            headers = [recv[off[j]:off[j] + H] for j in range(size)]
+            _ps.check_route_headers(lay, names, headers, comm.rank)
+            served_counts = rc - H
+            if size == 1:
+                served = recv[H:]
+            else:
+                keep = np.ones(recv.shape[0], dtype=bool)
+                for j in range(size):
+                    keep[off[j]:off[j] + H] = False
+                served = recv[keep]
+            return counts, served, served_counts, inverse
+        return s.then(comm.alltoallv_async(send, counts + H, name=key), finish)
+    return run
+
+
+@register_kernel("PSGather", is_async=True)
+def _gather(op: Any, ctx: KernelContext) -> Any:
+    s = _Setup(op, ctx)
+    lay, comm = s.layout, s.comm
+    row_shape = tuple(lay.row_shape)
+    key = s.key + "/rows"
+
+    def run(shard: Any, served: Any, served_counts: Any, request_counts: Any, inverse: Any, ids: Any) -> Any:
+        if served.shape[0] and int(served.max()) >= shard.shape[0]:
+            raise InvalidArgumentError(
+                f"sharded variable {lay.name!r}: a rank asked for row {int(served.max())} of this rank's shard, "
+                f"which has {shard.shape[0]} rows (mismatched shard layouts?)")
+        rows = s.host(s.xp.take(shard, s.dev(served), axis=0))
+        out_shape = tuple(ids.shape) + row_shape
+
+        def finish(res: Any) -> Any:
+            vals = res[0]
+            return s.dev(np.take(vals, inverse, axis=0).reshape(out_shape))
+        return s.then(comm.alltoallv_async(rows, served_counts, request_counts, name=key), finish)
+    return run
+
+
+@register_kernel("PSPush", is_async=True)
+def _push(op: Any, ctx: KernelContext) -> Any:
+    s = _Setup(op, ctx)
+    lay, comm = s.layout, s.comm
+    size = comm.size
+    row_shape = tuple(lay.row_shape)
+    dtype = op.outputs[0].dtype.np
+    key = s.key
+
+    def run(grad: Any, inverse: Any, request_counts: Any, served_counts: Any) -> Any:
+        g = s.host(grad).reshape((-1,) + row_shape)
+        n_uniq = int(request_counts.sum())
+        summed = _ps.segment_sum(g, inverse, n_uniq)
+        flag = _contribution(ctx)
+        # one flag row in front of each block: its first element tells the owner whether this
+        # rank contributed (late backup ranks send 0 and zero rows), so counts stay as routed
+        send = np.empty((n_uniq + size,) + row_shape, dtype=dtype)
+        o = r = 0
+        for k in range(size):
+            if row_shape:
+                send[o] = 0
+                send[o].flat[0] = flag
+            else:
+                send[o] = flag
+            o += 1
+            c = int(request_counts[k])
+            if flag == 0.0:
+                send[o:o + c] = 0
+            else:
+                send[o:o + c] = summed[r:r + c]
+            o += c
+            r += c
+
+        def finish(res: Any) -> tuple:
+            recv = res[0]
+            off = _ps.block_offsets(served_counts + 1)[:-1]
+            count = np.asarray(recv[off].reshape(size, -1)[:, 0].sum(), dtype=dtype).reshape(())
+            keep = np.ones(recv.shape[0], dtype=bool)
+            keep[off] = False
+            return s.dev(recv[keep]), s.dev(count)
+        return s.then(comm.alltoallv_async(send, request_counts + 1, served_counts + 1, name=key), finish)
+    return run
+
+
+@register_kernel("PSCheckLayout", is_async=True)
+def _check_layout(op: Any, ctx: KernelContext) -> Any:
+    s = _Setup(op, ctx)
+    lay, comm = s.layout, s.comm
+
+    def run() -> Any:
+        def finish(descs: np.ndarray) -> None:
+            _ps.check_descriptors(lay, descs, comm.size)
+            return None
+        return s.then(comm.allgather_async(lay.descriptor(), name=s.key + "/layout"), finish)
+    return run
