@@ -24,6 +24,7 @@ from .base import (Communicator, CollectiveHandle, CompletedHandle, Signature, R
 from .local import LocalCommunicator, ThreadWorld, ThreadCommunicator, reference  # noqa: F401
 from .mpi import MPICommunicator  # noqa: F401  (imports mpi4py only when one is created)
 from .abort import install_abort_handler, uninstall_abort_handler  # noqa: F401
+from . import plan_check as _plan_check  # noqa: F401  (compares ranks' collectives per plan)
 from ..graph.ops.collective_ops import (all_reduce, allgather, broadcast, alltoall, reduce_scatter,  # noqa: F401
                                         collective_key)
 from ..kernels import collective_kernels as _collective_kernels  # noqa: F401  (registers the kernels)

@@ -63,7 +63,8 @@ def _padding(padding: str) -> str:
 
 def _channels_last(data_format: str, layer: str) -> None:
     if data_format not in ("channels_last", "NHWC"):
-        raise InvalidArgumentError(f"{layer}: only data_format='channels_last' (NHWC) is supported, got {data_format!r}")
+        raise InvalidArgumentError(
+            f"{layer}: only data_format='channels_last' (NHWC) is supported, got {data_format!r}")
 
 
 def _input(inputs: Any, layer: str, min_rank: int) -> _g.Tensor:

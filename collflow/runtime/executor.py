@@ -26,7 +26,16 @@ from ..graph.graph import Operation, Tensor
 from ..kernels.device import get_device
 from ..kernels.registry import KernelContext, get_inplace, get_kernel
 
-__all__ = ["Plan", "CancellationToken", "compile_plan"]
+__all__ = ["Plan", "CancellationToken", "compile_plan", "register_plan_check"]
+
+# functions(session, ordered ops) run once per compiled plan, before it first runs (the comm
+# layer checks that every rank issues the same collectives)
+_PLAN_CHECKS: List[Callable[[Any, List[Any]], None]] = []
+
+
+def register_plan_check(fn: Callable[[Any, List[Any]], None]) -> None:
+    if fn not in _PLAN_CHECKS:
+        _PLAN_CHECKS.append(fn)
 
 # ops that may run on a device's host side only; the GPU layer consults this too
 _PRIORITY_ASYNC, _PRIORITY_NORMAL, _PRIORITY_WAIT = 0, 1, 2
@@ -217,6 +226,8 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
 
     if dynamic:
         from .dynamic_executor import DynamicPlan
+        for check in _PLAN_CHECKS:
+            check(session, sorted(needed, key=lambda o: o._id))
         return DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops)  # type: ignore[return-value]
 
     # edges that cross devices get a copy node (feeds arrive on the host)
@@ -245,6 +256,8 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         nodes.append(cn)
     nodes.sort(key=lambda n: (n._id, isinstance(n, CopyNode)))
     order = _schedule(nodes, ins, fed, async_ops)
+    for check in _PLAN_CHECKS:
+        check(session, order)
     if session._config.get("buffer_forwarding", True):
         _forward_buffers(order, ins, feeds, fetch_tensors, kernels, inplace, async_ops)
     plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops)
