@@ -620,3 +620,22 @@ def test_kill_9_at_any_moment_leaves_a_consistent_checkpoint(tmp_path, delay):
     res, w, v = _restore_w_v(d, n)
     step = res.global_step
     assert step >= 1 and np.all(w == step) and np.all(v == step)
+
+
+# -- command-line flags -----------------------------------------------------------------------------------------
+
+
+def test_checkpoint_flags_make_a_manager(tmp_path):
+    import argparse
+    from collflow.train.checkpoint_manager import add_checkpoint_arguments, manager_from_args
+    p = argparse.ArgumentParser()
+    add_checkpoint_arguments(p)
+    a = p.parse_args([])
+    assert manager_from_args(a) is None and a.resume is True
+    a = p.parse_args(["--checkpoint-dir", str(tmp_path / "c"), "--checkpoint-every-steps", "50",
+                      "--max-to-keep", "2", "--async-checkpoint", "--no-resume"])
+    ck = manager_from_args(a, rank=0, world_size=2)
+    assert (ck.every_steps, ck.max_to_keep, ck.async_save, ck.world_size, a.resume) == (50, 2, True, 2, False)
+    assert os.path.isdir(tmp_path / "c")
+    with pytest.raises(cf.InvalidArgumentError, match="--checkpoint-every-secs"):
+        manager_from_args(p.parse_args(["--checkpoint-dir", str(tmp_path), "--checkpoint-every-secs", "-1"]))

@@ -14,7 +14,7 @@ from typing import Any, List
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import DeadlineExceededError, InvalidArgumentError
 from ..runtime.executor import register_plan_check
 
 __all__ = ["COLLECTIVE_OPS", "collective_signature", "check_plan"]
@@ -35,9 +35,10 @@ def collective_signature(op: Any) -> str:
 
 def check_plan(session: Any, order: List[Any]) -> None:
     """Raises InvalidArgumentError on every rank when the ranks' collective sequences differ."""
-    sigs = [collective_signature(op) for op in order if getattr(op, "type", "") in COLLECTIVE_OPS]
-    if not sigs:
+    colls = [op for op in order if getattr(op, "type", "") in COLLECTIVE_OPS]
+    if not colls:
         return
+    sigs = [collective_signature(op) for op in colls]
     comm = session._config.get("comm")
     if comm is None:
         from . import get, is_initialized
@@ -47,8 +48,24 @@ def check_plan(session: Any, order: List[Any]) -> None:
     if comm.size <= 1:
         return
     digest = np.frombuffer(hashlib.sha256("\n".join(sigs).encode()).digest(), dtype=np.uint8)
-    allv = comm.allgather(digest, name="plan_check/digest").reshape(comm.size, -1)
+    # a sequence already agreed on (another plan issuing the same collectives, such as a
+    # backup rank's catch-up run) needs no new round: only some ranks may compile that plan
+    verified = session.__dict__.setdefault("_verified_collectives", set())
+    key = (id(comm), digest.tobytes())
+    if key in verified:
+        return
+    timeout = session._config.get("collective_timeout")
+    try:
+        allv = comm.allgather_async(digest, name="plan_check/digest").wait(timeout).reshape(comm.size, -1)
+    except DeadlineExceededError as e:
+        first = colls[0]
+        err = DeadlineExceededError(
+            f"before collective {first.attrs.get('key', first.name)!r}, the ranks compare their plans' collectives: "
+            f"{e.message}", first)
+        err.missing_ranks = getattr(e, "missing_ranks", [])  # type: ignore[attr-defined]
+        raise err from None
     if all(np.array_equal(allv[r], allv[0]) for r in range(comm.size)):
+        verified.add(key)
         return
     blob = np.frombuffer(json.dumps(sigs).encode(), dtype=np.uint8)
     data, counts = comm.allgatherv(blob, name="plan_check/sequences")

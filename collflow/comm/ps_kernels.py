@@ -17,10 +17,15 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.registry import KernelContext, register_kernel
+from ..runtime.placement import register_host_only
 from . import ps as _ps
 from .fusion import _contribution, communicator_for
 
 __all__: list = []
+
+# routing and pushes are host work around MPI; PSGather runs where the shard lives (it gathers
+# the served rows there and copies only those to the host)
+register_host_only("PSRoute", "PSPush", "PSCheckLayout")
 
 
 class _Setup:
@@ -118,6 +123,7 @@ def _gather(op: Any, ctx: KernelContext) -> Any:
     key = s.key + "/rows"
 
     def run(shard: Any, served: Any, served_counts: Any, request_counts: Any, inverse: Any, ids: Any) -> Any:
+        served_counts, request_counts, inverse = s.host(served_counts), s.host(request_counts), s.host(inverse)
         if served.shape[0] and int(served.max()) >= shard.shape[0]:
             raise InvalidArgumentError(
                 f"sharded variable {lay.name!r}: a rank asked for row {int(served.max())} of this rank's shard, "
@@ -141,8 +147,9 @@ def _push(op: Any, ctx: KernelContext) -> Any:
     dtype = op.outputs[0].dtype.np
     key = s.key
 
-    def run(grad: Any, inverse: Any, request_counts: Any, served_counts: Any) -> Any:
-        g = s.host(grad).reshape((-1,) + row_shape)
+    def run(grad: Any, inverse: Any, request_counts: Any, served: Any, served_counts: Any) -> Any:
+        # host-only op: every input arrives on the host
+        g = grad.reshape((-1,) + row_shape)
         n_uniq = int(request_counts.sum())
         summed = _ps.segment_sum(g, inverse, n_uniq)
         flag = _contribution(ctx)
@@ -171,7 +178,13 @@ def _push(op: Any, ctx: KernelContext) -> Any:
             count = np.asarray(recv[off].reshape(size, -1)[:, 0].sum(), dtype=dtype).reshape(())
             keep = np.ones(recv.shape[0], dtype=bool)
             keep[off] = False
-            return s.dev(recv[keep]), s.dev(count)
+            rows = recv[keep]
+            # several ranks may push the same row: the owner sums them here, once, so the
+            # optimizer's sparse update gets each row once
+            uniq, inv = np.unique(served, return_inverse=True)
+            if uniq.shape[0] == served.shape[0]:
+                return rows[np.argsort(inv.reshape(-1), kind="stable")], uniq, count
+            return _ps.segment_sum(rows, inv.reshape(-1), uniq.shape[0]), uniq, count
         return s.then(comm.alltoallv_async(send, request_counts + 1, served_counts + 1, name=key), finish)
     return run
 

@@ -99,17 +99,15 @@ def _escape(name: str) -> str:
 
 
 def process_rank_and_size() -> Tuple[int, int]:
-    """(rank, world size) of this process: from collflow.comm when it is set up, else from the
-    launcher's environment (Open MPI, MPICH/PMI, Slurm), else (0, 1)."""
+    """(rank, world size) of this process: from collflow.comm when it is initialized, else from
+    the launcher's environment (Open MPI, MPICH/PMI, Slurm), else (0, 1).
+
+    Never initializes collflow.comm itself (creating an MPI communicator is collective).
+    """
     try:
         from .. import comm as _comm
-        vals = []
-        for attr in ("rank", "size"):
-            v = getattr(_comm, attr, None)
-            v = v() if callable(v) else v
-            vals.append(None if v is None else int(v))
-        if vals[0] is not None and vals[1] is not None:
-            return vals[0], vals[1]
+        if _comm.is_initialized():
+            return int(_comm.rank()), int(_comm.size())
     except Exception:
         pass
     for r, s in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),

@@ -32,9 +32,9 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from . import checkpoint_io as cio
 from .global_step import get_global_step
-from .saver import RestoreResult, Saver
+from .saver import RestoreResult, Saver, _fingerprint
 
-__all__ = ["CheckpointManager"]
+__all__ = ["CheckpointManager", "add_checkpoint_arguments", "manager_from_args"]
 
 log = logging.getLogger("collflow.checkpoint")
 
@@ -386,6 +386,7 @@ class CheckpointManager:
         elif res.missing:
             vs = saver.var_list
             sess.run([vs[k].initializer for k in res.missing])
+        _fingerprint(sess.graph)  # hashed once now (it is cached), not during the first save
         self.prepare(sess)
         return res
 
@@ -416,3 +417,45 @@ class CheckpointManager:
     def __repr__(self) -> str:
         return (f"CheckpointManager({self.directory!r}, max_to_keep={self.max_to_keep}, "
                 f"{len(self._entries)} checkpoint(s))")
+
+
+# -- command-line flags (scripts/train.py) ----------------------------------------------------------
+
+
+def add_checkpoint_arguments(parser: Any) -> Any:
+    """Adds --checkpoint-dir, --checkpoint-every-steps/-secs, --max-to-keep, --keep-every-n-hours,
+    --async-checkpoint and --resume/--no-resume to an argparse parser; returns the group."""
+    import argparse
+    g = parser.add_argument_group("checkpoints")
+    g.add_argument("--checkpoint-dir", metavar="DIR", default=None,
+                   help="save checkpoints here (HDF5) and resume from the latest one")
+    g.add_argument("--checkpoint-every-steps", type=int, metavar="N", default=None,
+                   help="save every N steps (also at the end and on SIGTERM)")
+    g.add_argument("--checkpoint-every-secs", type=float, metavar="S", default=None,
+                   help="save every S seconds")
+    g.add_argument("--max-to-keep", type=int, metavar="N", default=5,
+                   help="newest checkpoints kept (0: all; default 5)")
+    g.add_argument("--keep-every-n-hours", type=float, metavar="H", default=None,
+                   help="also keep one checkpoint per H hours for good")
+    g.add_argument("--async-checkpoint", action="store_true",
+                   help="write checkpoints in a background thread while training goes on")
+    g.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                   help="restore the latest valid checkpoint of --checkpoint-dir when there is one "
+                        "(default; --no-resume starts afresh)")
+    return g
+
+
+def manager_from_args(args: Any, rank: Optional[int] = None, world_size: Optional[int] = None
+                      ) -> Optional[CheckpointManager]:
+    """The CheckpointManager the flags of add_checkpoint_arguments ask for (None without --checkpoint-dir)."""
+    if not getattr(args, "checkpoint_dir", None):
+        return None
+    for flag, v in (("--checkpoint-every-steps", args.checkpoint_every_steps),
+                    ("--checkpoint-every-secs", args.checkpoint_every_secs)):
+        if v is not None and not v > 0:
+            raise InvalidArgumentError(f"{flag} must be positive, got {v}")
+    return CheckpointManager(args.checkpoint_dir, max_to_keep=args.max_to_keep,
+                             keep_every_n_hours=args.keep_every_n_hours,
+                             checkpoint_every_steps=args.checkpoint_every_steps,
+                             checkpoint_every_secs=args.checkpoint_every_secs,
+                             async_save=args.async_checkpoint, rank=rank, world_size=world_size)

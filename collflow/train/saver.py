@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -157,16 +158,17 @@ def _to_host(x: Any) -> np.ndarray:
     return x.get() if type(x).__module__.startswith("cupy") else np.asarray(x)
 
 
-_FP_CACHE: "Dict[int, Tuple[int, str]]" = {}
+_FP_CACHE: "weakref.WeakKeyDictionary[_g.Graph, Tuple[int, str]]" = weakref.WeakKeyDictionary()
 
 
 def _fingerprint(g: _g.Graph) -> str:
-    """graph.fingerprint(), cached until the graph changes (hashing a large graph takes ms)."""
-    hit = _FP_CACHE.get(id(g))
+    """graph.fingerprint(), cached until the graph changes (it hashes every constant: seconds
+    for a graph holding a gigabyte of them)."""
+    hit = _FP_CACHE.get(g)
     if hit is not None and hit[0] == g.version:
         return hit[1]
     fp = g.fingerprint()
-    _FP_CACHE[id(g)] = (g.version, fp)
+    _FP_CACHE[g] = (g.version, fp)
     return fp
 
 

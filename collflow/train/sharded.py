@@ -187,6 +187,13 @@ class ShardedVariable:
         return f"<cf.ShardedVariable {self._name!r} {self._layout.describe()}>"
 
 
+def _no_dense_value(sv: ShardedVariable, dtype: Any = None) -> Any:
+    return sv._as_graph_element()
+
+
+_g.register_tensor_conversion(ShardedVariable, _no_dense_value)
+
+
 def _initial_value(lay: _ps.ShardLayout, initializer: Any, dt: _dt.DType) -> _g.Tensor:
     shard_shape = list(lay.shard_shape)
     if initializer is None:

@@ -11,13 +11,14 @@ A lookup of a sharded table is two asynchronous collective ops:
 
 Its gradient is a third collective, the route walked backwards:
 
-  PSPush(grad, inverse, request_counts, served_counts)
-                      sums the gradient rows per unique id, sends them to their owners
-                      -> values [sum(served_counts)] + row_shape: the rows pushed to this rank,
-                         one block per requesting rank, matching served_rows; and how many
-                         ranks contributed (the divisor of an average)
+  PSPush(grad, inverse, request_counts, served_rows, served_counts)
+                      sums the gradient rows per unique id, sends them to their owners, which
+                      sum what the ranks sent per row
+                      -> values [rows] + row_shape, indices [rows]: this rank's rows that any
+                         rank touched, each once; and how many ranks contributed (the divisor
+                         of an average)
 
-so the gradient of a shard is IndexedSlices(values, served_rows): the sum over every rank's
+so the gradient of a shard is IndexedSlices(values, indices): the sum over every rank's
 loss of its gradient rows for this rank's rows (the adjoint of the routed gather), which the
 owner applies once per step with the usual SparseApply* kernels.  PSCheckLayout (run by the
 shard's initializer) compares every rank's layout before the first step.
@@ -88,7 +89,8 @@ def _push_spec(op: _g.Operation) -> list:
     grad = op.inputs[0]
     if not grad.dtype.is_floating:
         raise ValueError(f"PSPush pushes floating-point gradients, got {grad.dtype.name}")
-    return [(grad.dtype, TensorShape([None] + list(lay.row_shape))), (grad.dtype, TensorShape(()))]
+    return [(grad.dtype, TensorShape([None] + list(lay.row_shape))), (_dt.int64, TensorShape([None])),
+            (grad.dtype, TensorShape(()))]
 
 
 register_op("PSRoute", _route_spec, stateful=True,
@@ -108,12 +110,12 @@ def _gather_grad(op: _g.Operation, grad: Any) -> list:
     if isinstance(grad, IndexedSlices):
         grad = _g.convert_to_tensor(grad)
     lay = op.attrs["layout"]
-    values, _count = push(grad, inverse, rcounts, scounts, lay, key=op.attrs["key"] + "/push")
+    values, indices, _count = push(grad, inverse, rcounts, served, scounts, lay, key=op.attrs["key"] + "/push")
     if shard.shape.is_fully_defined():
         dense_shape = constant(np.asarray(shard.shape.dims, dtype=np.int64), name="dense_shape")
     else:
         dense_shape = array_ops.shape(shard, out_type=_dt.int64)
-    return [IndexedSlices(values, served, dense_shape, shard.shape), None, None, None, None, None]
+    return [IndexedSlices(values, indices, dense_shape, shard.shape), None, None, None, None, None]
 
 
 # -- constructors -------------------------------------------------------------------------
@@ -135,12 +137,12 @@ def gather(shard: Any, routed: Sequence[_g.Tensor], ids: Any, layout: Any, key: 
                    name=name or "PSGather").outputs[0]
 
 
-def push(grad: Any, inverse: Any, request_counts: Any, served_counts: Any, layout: Any, key: str,
-         name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(gradient rows pushed to this rank's shard, number of contributing ranks)."""
-    op = make_op("PSPush", [grad, inverse, request_counts, served_counts], {"layout": layout, "key": key},
-                 name=name or "PSPush")
-    return op.outputs[0], op.outputs[1]
+def push(grad: Any, inverse: Any, request_counts: Any, served_rows: Any, served_counts: Any, layout: Any,
+         key: str, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
+    """(gradient rows of this rank's shard summed over ranks, their local rows, contributing ranks)."""
+    op = make_op("PSPush", [grad, inverse, request_counts, served_rows, served_counts],
+                 {"layout": layout, "key": key}, name=name or "PSPush")
+    return op.outputs[0], op.outputs[1], op.outputs[2]
 
 
 def check_layout(layout: Any, key: str, name: Optional[str] = None) -> _g.Operation:
@@ -159,7 +161,7 @@ def push_count(values: Any) -> Optional[_g.Tensor]:
         if not isinstance(t, _g.Tensor):
             continue
         if t.op.type == "PSPush":
-            return t.op.outputs[1]
+            return t.op.outputs[2]
         if t.op.type in ("ConcatV2", "Identity"):
             stack.extend(t.op.inputs)
     return None

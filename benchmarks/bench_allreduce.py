@@ -1,0 +1,302 @@
+"""collflow's all-reduce path vs raw mpi4py Allreduce of the same bytes, 2 ranks (launches itself
+under mpiexec).
+
+  (a) one 16 MiB float32 gradient:
+      - raw mpi4py `COMM_WORLD.Allreduce` (preallocated send and receive buffers): the reference;
+      - collflow `comm.allreduce` (the bare communicator: Iallreduce + polling wait);
+      - collflow graph: one FusedAllReduce built by SyncReplicasOptimizer.reduce_gradients (the
+        training path: pack + contribution flag, all-reduce, average) run by `Session.run`;
+      - torch.distributed gloo `all_reduce`, for the record.
+      Reported as bytes/s (payload bytes / time) and the ratio to raw.  Target: >= 0.95x raw.
+  (b) 200 gradients of 10 KiB (2 MB in all):
+      - raw: ONE Allreduce of all 2 MB (the reference) and, for the record, 200 Allreduce calls;
+      - collflow graph, fused: the 200 gradients in one bucket (one FusedAllReduce);
+      - collflow graph, unfused (fusion_threshold_bytes=0: 200 FusedAllReduce ops), for the record;
+      - gloo: 200 all_reduce calls and one of 2 MB, for the record.
+      Target: fused collflow <= 1.2x the time of the ONE raw all-reduce.
+
+Every repeat runs every method in turn (interleaved, after a barrier); a repeat's value for a
+method is the median of `--number` consecutive calls on the slower of the two ranks; the table
+shows the median over repeats (and the min, the least disturbed by other load).  The graph's
+inputs are variables, so Session.run does no feeding: the time is the run call, the pack into
+one buffer, the collective and the average.  Results: benchmarks/results/bench_allreduce.json.
+
+    python benchmarks/bench_allreduce.py [--repeats 9] [--number 20] [--max-load 1.0]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import common  # noqa: E402  (sets sys.path, disables output checking before collflow loads)
+
+BIG_BYTES = 16 << 20          # (a): one 16 MiB float32 gradient
+SMALL_COUNT = 200             # (b): 200 gradients ...
+SMALL_BYTES = 10 << 10        # ... of 10 KiB each
+
+
+# -- the MPI side -------------------------------------------------------------------------------
+
+def _gloo(torch: Any, world: Any) -> Optional[str]:
+    """Joins a torch.distributed gloo group over localhost; None on success, else why not."""
+    import torch.distributed as dist
+    port = 0
+    if world.rank == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    port = world.bcast(port, root=0)
+    try:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=world.rank,
+                                world_size=world.size)
+    except Exception as e:  # pragma: no cover - environment-dependent
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _graph_reduce(cf: Any, comm: Any, arrays: List[np.ndarray], fusion: int) -> Any:
+    """A session and the FusedAllReduce op(s) SyncReplicasOptimizer builds for `arrays` as gradients."""
+    g = cf.Graph()
+    with g.as_default():
+        vs = [cf.Variable(a, name=f"grad{i}") for i, a in enumerate(arrays)]
+        opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.0), comm=comm,
+                                             fusion_threshold_bytes=fusion)
+        reduced = opt.reduce_gradients([(v.value(), v) for v in vs])
+        ops = sorted({id(t.op): t.op for t, _ in reduced}.values(), key=lambda o: o.name)
+        # several ops run as one target (a NoOp that waits for all of them)
+        target = ops[0] if len(ops) == 1 else cf.group(*ops)
+        init = cf.global_variables_initializer()
+    sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
+    sess.run(init)
+    return sess, target, opt.buckets
+
+
+def worker(args: argparse.Namespace) -> None:
+    from mpi4py import MPI
+    import collflow as cf
+    comm = cf.comm.init(backend="mpi", timeout=120)
+    world = MPI.COMM_WORLD
+    r, n = world.rank, world.size
+    rng = np.random.default_rng(r)
+    notes: List[str] = []
+
+    # (a) one big gradient
+    big = rng.standard_normal(BIG_BYTES // 4).astype(np.float32)
+    big_out = np.empty_like(big)
+    sess_a, op_a, buckets_a = _graph_reduce(cf, comm, [big], common_default_fusion(cf))
+    assert len(buckets_a) == 1
+    # (b) 200 small gradients
+    smalls = [rng.standard_normal(SMALL_BYTES // 4).astype(np.float32) for _ in range(SMALL_COUNT)]
+    flat = np.concatenate(smalls)
+    flat_out = np.empty_like(flat)
+    small_outs = [np.empty_like(a) for a in smalls]
+    sess_b, op_b, buckets_b = _graph_reduce(cf, comm, smalls, common_default_fusion(cf))
+    assert len(buckets_b) == 1, buckets_b
+    sess_u, ops_u, buckets_u = _graph_reduce(cf, comm, smalls, 0)
+    assert len(buckets_u) == SMALL_COUNT
+
+    # correctness first: every path gives the same sums (the graph path averages)
+    want = np.empty_like(big)
+    world.Allreduce(big, want, op=MPI.SUM)
+    got = sess_a.run(op_a.outputs[0])
+    np.testing.assert_allclose(got, want / n, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(comm.allreduce(big), want, rtol=1e-6, atol=1e-6)
+    got_b = sess_b.run(op_b.outputs[7])
+    world.Allreduce(flat, flat_out, op=MPI.SUM)
+    np.testing.assert_allclose(got_b, flat_out[7 * smalls[0].size:8 * smalls[0].size] / n, rtol=1e-6, atol=1e-6)
+
+    def raw_big() -> None:
+        world.Allreduce(big, big_out, op=MPI.SUM)
+
+    def raw_one() -> None:
+        world.Allreduce(flat, flat_out, op=MPI.SUM)
+
+    def raw_each() -> None:
+        for a, o in zip(smalls, small_outs):
+            world.Allreduce(a, o, op=MPI.SUM)
+
+    methods_a: Dict[str, Callable[[], Any]] = {
+        "raw mpi4py Allreduce": raw_big,
+        "collflow comm.allreduce": lambda: comm.allreduce(big),
+        "collflow graph FusedAllReduce (Session.run)": lambda: sess_a.run(op_a),
+    }
+    methods_b: Dict[str, Callable[[], Any]] = {
+        "raw mpi4py, ONE Allreduce of 2 MB": raw_one,
+        "collflow graph, fused (1 bucket)": lambda: sess_b.run(op_b),
+        "raw mpi4py, 200 Allreduce calls": raw_each,
+        "collflow graph, unfused (200 ops)": lambda: sess_u.run(ops_u),
+    }
+
+    torch = common.try_import_torch() if not args.no_torch else None
+    if torch is None:
+        notes.append("torch.distributed gloo rows skipped: " + ("--no-torch" if args.no_torch else
+                                                                 "torch is not installed"))
+    else:
+        torch.set_num_threads(1)
+        why = _gloo(torch, world)
+        if why is not None:
+            notes.append(f"torch.distributed gloo rows skipped: init_process_group failed: {why}")
+        else:
+            import torch.distributed as dist
+            tb = torch.zeros(BIG_BYTES // 4, dtype=torch.float32)  # in place: zeros stay finite
+            tflat = torch.zeros(flat.size, dtype=torch.float32)
+            tsmall = [torch.zeros(a.size, dtype=torch.float32) for a in smalls]
+            methods_a["torch.distributed gloo all_reduce"] = lambda: dist.all_reduce(tb)
+            methods_b["gloo, ONE all_reduce of 2 MB"] = lambda: dist.all_reduce(tflat)
+
+            def gloo_each() -> None:
+                for t in tsmall:
+                    dist.all_reduce(t)
+            methods_b["gloo, 200 all_reduce calls"] = gloo_each
+            notes.append(f"torch {torch.__version__} gloo over tcp://127.0.0.1, torch.set_num_threads(1)")
+
+    def measure(methods: Dict[str, Callable[[], Any]], number: int) -> Dict[str, List[float]]:
+        for fn in methods.values():  # warm-up: plans compiled, buffers touched, connections made
+            for _ in range(args.warmup):
+                fn()
+        per: Dict[str, List[float]] = {k: [] for k in methods}
+        for _ in range(args.repeats):
+            for k, fn in methods.items():
+                world.Barrier()
+                med = common.median(common.time_calls(fn, number))
+                # the collective's time is the slower rank's
+                per[k].append(world.allreduce(med, op=MPI.MAX))
+        return per
+
+    load_before = common.load_average()
+    res_a = measure(methods_a, args.number)
+    res_b = measure(methods_b, args.number * 2)
+    load_after = common.load_average()
+    stats = dict(comm.stats)
+    sess_a.close()
+    sess_b.close()
+    sess_u.close()
+    if torch is not None and "torch.distributed gloo all_reduce" in methods_a:
+        import torch.distributed as dist
+        dist.destroy_process_group()
+    if r == 0:
+        out = dict(np=n, a=res_a, b=res_b, notes=notes, load_before=load_before, load_after=load_after,
+                   comm_stats={k: v for k, v in stats.items() if v},
+                   graph_buckets={"a": len(buckets_a), "b_fused": len(buckets_b), "b_unfused": len(buckets_u)},
+                   mpi_library=MPI.Get_library_version().splitlines()[0].strip(),
+                   mpi4py=__import__("mpi4py").__version__)
+        print("RESULT " + json.dumps(out), flush=True)
+
+
+def common_default_fusion(cf: Any) -> int:
+    """SyncReplicasOptimizer's default bucket size (64 MiB: both cases fit one bucket)."""
+    from collflow.train.sync_replicas import DEFAULT_FUSION_BYTES
+    return DEFAULT_FUSION_BYTES
+
+
+# -- the driver ---------------------------------------------------------------------------------
+
+def wait_for_quiet(max_load: float, max_wait: float) -> List[str]:
+    """Waits (up to max_wait s) until the 1-minute load average is below max_load."""
+    t0 = time.monotonic()
+    la = common.load_average()
+    while la is not None and la[0] > max_load and time.monotonic() - t0 < max_wait:
+        time.sleep(10)
+        la = common.load_average()
+    if la is not None and la[0] > max_load:
+        return [f"the 1-minute load average was still {la[0]:.2f} (> {max_load}) after waiting "
+                f"{max_wait:.0f} s for other work to finish: timings are contended"]
+    return []
+
+
+def launch(np_: int, extra: List[str], timeout: float = 1800) -> Dict[str, Any]:
+    """Runs this script's worker under mpiexec with np_ ranks; returns rank 0's RESULT."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpiexec", "-n", str(np_), "--oversubscribe", "--bind-to", "none", sys.executable,
+           os.path.abspath(__file__), "--worker"] + extra
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    if p.returncode != 0 or not line:
+        sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
+        raise SystemExit(f"{os.path.basename(__file__)}: the MPI run failed (exit {p.returncode})")
+    return json.loads(line[-1][len("RESULT "):])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--number", type=int, default=20, help="timed calls per repeat in (a); 2x that in (b)")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--no-torch", action="store_true", help="skip the torch.distributed gloo rows")
+    ap.add_argument("--max-load", type=float, default=1.0,
+                    help="wait until the 1-minute load average is below this before starting")
+    ap.add_argument("--max-wait", type=float, default=300.0, help="seconds to wait for a quiet machine")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    notes = wait_for_quiet(args.max_load, args.max_wait)
+    extra = ["--repeats", str(args.repeats), "--number", str(args.number), "--warmup", str(args.warmup)]
+    if args.no_torch:
+        extra.append("--no-torch")
+    res = launch(2, extra)
+    notes += res.pop("notes")
+
+    def summarize(per: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:
+        return {k: common.summarize(v) for k, v in per.items()}
+    sa, sb = summarize(res["a"]), summarize(res["b"])
+    raw_a = sa["raw mpi4py Allreduce"]["median"]
+    rows_a, out_a = [], {}
+    for k, s in sa.items():
+        bps = BIG_BYTES / s["median"]
+        out_a[k] = dict(s, bytes_per_s=bps, ratio_to_raw=raw_a / s["median"], per_repeat_s=res["a"][k])
+        rows_a.append([k, s["median"] * 1e3, s["min"] * 1e3, bps / 1e9, raw_a / s["median"]])
+    raw_one = sb["raw mpi4py, ONE Allreduce of 2 MB"]["median"]
+    rows_b, out_b = [], {}
+    for k, s in sb.items():
+        out_b[k] = dict(s, x_one_raw=s["median"] / raw_one, per_repeat_s=res["b"][k])
+        rows_b.append([k, s["median"] * 1e3, s["min"] * 1e3, s["median"] / raw_one])
+
+    ratio_graph = out_a["collflow graph FusedAllReduce (Session.run)"]["ratio_to_raw"]
+    ratio_comm = out_a["collflow comm.allreduce"]["ratio_to_raw"]
+    x_fused = out_b["collflow graph, fused (1 bucket)"]["x_one_raw"]
+    targets = {
+        "a_graph_bytes_per_s_vs_raw": {"value": ratio_graph, "target": ">= 0.95", "met": ratio_graph >= 0.95},
+        "a_comm_bytes_per_s_vs_raw": {"value": ratio_comm, "target": ">= 0.95", "met": ratio_comm >= 0.95},
+        "b_fused_time_vs_one_raw": {"value": x_fused, "target": "<= 1.2", "met": x_fused <= 1.2},
+    }
+    payload = {
+        "config": dict(np=res["np"], repeats=args.repeats, number_a=args.number, number_b=args.number * 2,
+                       warmup=args.warmup, big_bytes=BIG_BYTES, small_count=SMALL_COUNT, small_bytes=SMALL_BYTES,
+                       threads_per_rank=1, mpi_library=res["mpi_library"], mpi4py=res["mpi4py"],
+                       launch="mpiexec -n 2 --oversubscribe --bind-to none, OMP_NUM_THREADS=1"),
+        "load_average_before": res["load_before"], "load_average_after": res["load_after"],
+        "a_16MiB": out_a, "b_200x10KiB": out_b, "targets": targets,
+        "graph_buckets": res["graph_buckets"], "comm_stats_rank0": res["comm_stats"], "notes": notes,
+    }
+    path = common.save_results("bench_allreduce", payload)
+    print(f"load average (1/5/15 min): before {res['load_before']}, after {res['load_after']}")
+    for nt in notes:
+        print("note:", nt)
+    print(f"results: {path}")
+    print(f"\n(a) one 16 MiB float32 gradient, np={res['np']} (median of {args.repeats} repeats x "
+          f"{args.number} calls, slower rank)")
+    print(common.fmt_table(["method", "median ms", "min ms", "GB/s", "x raw bytes/s"], rows_a))
+    print(f"\n(b) {SMALL_COUNT} gradients of {SMALL_BYTES // 1024} KiB ({SMALL_COUNT * SMALL_BYTES:,} bytes), "
+          f"np={res['np']} (median of {args.repeats} repeats x {args.number * 2} calls)")
+    print(common.fmt_table(["method", "median ms", "min ms", "x ONE raw"], rows_b))
+    print()
+    for k, t in targets.items():
+        print(f"target {k}: {t['value']:.2f} (want {t['target']}) -> {'MET' if t['met'] else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""Data-parallel scaling: training throughput (samples/s) at np = 1, 2, 3, 4 ranks (launches
+itself under mpiexec once per np; OMP_NUM_THREADS=1 per rank, so one rank is one core's work).
+
+Model: MLP 784-1024-1024-10 (ReLU), float32, SGD through SyncReplicasOptimizer (4 MiB fusion
+buckets), the same program at every np (at np=1 cf.comm.init() gives the local communicator).
+  - weak scaling:   fixed per-rank batch (default 256): global batch = 256 x np;
+  - strong scaling: fixed global batch (default 768): per-rank batch = 768 / np.
+Throughput = global batch / step time, the step time being the median over `--steps` steps
+of the slower rank, then the median over repeats and over `--rounds` launches per np (the
+launches cycle np = 1, 2, 3, 4, 1, 2, ... so slow drifts in other load hit every np alike).
+Efficiency at np = n: throughput(n) / (n x throughput(1)) (for both modes).  On a machine with
+fewer cores than ranks the extra ranks share cores: those rows are labelled oversubscribed and
+their efficiency is also shown against the cores they really have (min(n, cores)).
+Target: weak-scaling efficiency at np=2 >= 95%.
+
+Results: benchmarks/results/bench_scaling.json and bench_scaling.png (needs matplotlib).
+
+    python benchmarks/bench_scaling.py [--nps 1,2,3,4] [--rounds 2] [--repeats 5] [--steps 10]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import common  # noqa: E402  (sets sys.path, disables output checking before collflow loads)
+
+SIZES = (784, 1024, 1024, 10)
+LR = 1e-3
+
+
+def worker(args: argparse.Namespace) -> None:
+    import collflow as cf
+    from collflow import models
+    comm = cf.comm.init(timeout=300)
+    r, n = comm.rank, comm.size
+    rng = np.random.default_rng(100 + r)
+    per_rank = {"weak": args.per_rank, "strong": args.global_batch // n}
+    if args.global_batch % n:
+        raise SystemExit(f"--global-batch {args.global_batch} is not divisible by np={n}")
+
+    def build(batch: int, sync: bool) -> Any:
+        g = cf.Graph()
+        with g.as_default():
+            sgd = cf.train.GradientDescentOptimizer(LR)
+            opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=args.fusion_mb << 20) \
+                if sync else sgd
+            m = models.build_mlp(SIZES[0], SIZES[1:-1], SIZES[-1], optimizer=opt, seed=0, global_step=False)
+            init = cf.global_variables_initializer()
+            bcast = cf.train.broadcast_global_variables(0) if sync else None
+        sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
+        sess.run(init)
+        if bcast is not None:
+            sess.run(bcast)
+        # a few distinct batches of this rank's data, cycled
+        xs = [rng.random((batch, SIZES[0]), dtype=np.float32) for _ in range(4)]
+        ys = [rng.integers(0, SIZES[-1], batch).astype(np.int32) for _ in range(4)]
+        feeds = [{m.x: a, m.y: b} for a, b in zip(xs, ys)]
+        fetches = [m.loss, m.train_op]
+        k = [0]
+
+        def step() -> None:
+            sess.run(fetches, feeds[k[0] & 3])
+            k[0] += 1
+        return sess, step
+
+    runs = {mode: build(b, True) for mode, b in per_rank.items()}
+    if n == 1:  # for the record: the same step without the SyncReplicasOptimizer wrapper
+        runs["weak_plain"] = build(per_rank["weak"], False)
+    for _, step in runs.values():
+        for _ in range(args.warmup):
+            step()
+
+    def slower(v: float) -> float:
+        return float(comm.allreduce(np.array([v]), op="max")[0]) if n > 1 else v
+
+    load_before = common.load_average()
+    per: Dict[str, List[float]] = {k: [] for k in runs}
+    for _ in range(args.repeats):
+        for mode, (_, step) in runs.items():
+            if n > 1:
+                comm.barrier()
+            per[mode].append(slower(common.median(common.time_calls(step, args.steps))))
+    load_after = common.load_average()
+    for sess, _ in runs.values():
+        sess.close()
+    if r == 0:
+        print("RESULT " + json.dumps(dict(np=n, per_rank=per_rank, step_s=per, load_before=load_before,
+                                          load_after=load_after, backend=comm.backend)), flush=True)
+
+
+# -- the driver ---------------------------------------------------------------------------------
+
+def wait_for_quiet(max_load: float, max_wait: float) -> List[str]:
+    """Waits (up to max_wait s) until the 1-minute load average is below max_load."""
+    t0 = time.monotonic()
+    la = common.load_average()
+    while la is not None and la[0] > max_load and time.monotonic() - t0 < max_wait:
+        time.sleep(10)
+        la = common.load_average()
+    if la is not None and la[0] > max_load:
+        return [f"the 1-minute load average was still {la[0]:.2f} (> {max_load}) after waiting "
+                f"{max_wait:.0f} s for other work to finish: timings are contended"]
+    return []
+
+
+def launch(np_: int, extra: List[str], timeout: float = 1800) -> Dict[str, Any]:
+    """Runs this script's worker under mpiexec with np_ ranks; returns rank 0's RESULT."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpiexec", "-n", str(np_), "--oversubscribe", "--bind-to", "none", sys.executable,
+           os.path.abspath(__file__), "--worker"] + extra
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+    if p.returncode != 0 or not line:
+        sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
+        raise SystemExit(f"{os.path.basename(__file__)}: the MPI run failed at np={np_} (exit {p.returncode})")
+    return json.loads(line[-1][len("RESULT "):])
+
+
+def plot(path: str, nps: List[int], cores: int, thr: Dict[str, Dict[int, float]],
+         eff: Dict[str, Dict[int, float]], title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    xs = np.array(nps)
+    for mode, color in (("weak", "tab:blue"), ("strong", "tab:orange")):
+        t1 = thr[mode][1]
+        ax1.plot(xs, [thr[mode][k] for k in nps], "o-", color=color, label=f"{mode} scaling")
+        ax1.plot(xs, t1 * xs, ":", color=color, alpha=0.6, label=f"{mode}: ideal (n x np=1)")
+        ax1.plot(xs, t1 * np.minimum(xs, cores), "--", color=color, alpha=0.35,
+                 label=f"{mode}: ideal on {cores} cores")
+        ax2.plot(xs, [100 * eff[mode][k] for k in nps], "o-", color=color, label=f"{mode} scaling")
+    ax2.axhline(95, color="tab:green", lw=1, ls="--", label="target 95% (weak, np=2)")
+    for ax in (ax1, ax2):
+        if max(nps) > cores:
+            ax.axvspan(cores + 0.5, max(nps) + 0.5, color="grey", alpha=0.15, lw=0)
+            ax.text(cores + 0.55, ax.get_ylim()[1] * 0.97, f"oversubscribed\n(> {cores} cores)",
+                    va="top", fontsize=8, color="dimgray")
+        ax.set_xticks(nps)
+        ax.set_xlabel("MPI ranks (np), 1 thread each")
+        ax.grid(alpha=0.3)
+    ax1.set_ylabel("throughput (samples/s)")
+    ax1.set_ylim(bottom=0)
+    ax1.legend(fontsize=7, loc="upper left")
+    ax2.set_ylabel("efficiency: thr(n) / (n x thr(1))  [%]")
+    ax2.set_ylim(0, 110)
+    ax2.legend(fontsize=8, loc="lower left")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nps", default="1,2,3,4")
+    ap.add_argument("--rounds", type=int, default=2, help="launches per np (cycled over the nps)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=10, help="timed steps per repeat (median taken)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--per-rank", type=int, default=256, help="weak scaling: batch per rank")
+    ap.add_argument("--global-batch", type=int, default=768, help="strong scaling: global batch")
+    ap.add_argument("--fusion-mb", type=int, default=4)
+    ap.add_argument("--max-load", type=float, default=1.0,
+                    help="wait until the 1-minute load average is below this before each launch")
+    ap.add_argument("--max-wait", type=float, default=120.0, help="seconds to wait for a quiet machine")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    nps = sorted({int(v) for v in args.nps.split(",")})
+    if 1 not in nps:
+        raise SystemExit("--nps must include 1 (the baseline of the efficiencies)")
+    cores = os.cpu_count() or 1
+    extra = ["--repeats", str(args.repeats), "--steps", str(args.steps), "--warmup", str(args.warmup),
+             "--per-rank", str(args.per_rank), "--global-batch", str(args.global_batch),
+             "--fusion-mb", str(args.fusion_mb)]
+    notes: List[str] = []
+    step_s: Dict[int, Dict[str, List[float]]] = {k: {} for k in nps}
+    launches = []
+    for rnd in range(args.rounds):
+        for k in nps:
+            waited = wait_for_quiet(args.max_load, args.max_wait)
+            notes += [f"round {rnd}, np={k}: {w}" for w in waited]
+            res = launch(k, extra)
+            for mode, v in res["step_s"].items():
+                step_s[k].setdefault(mode, []).extend(v)
+            launches.append(dict(round=rnd, np=k, load_before=res["load_before"], load_after=res["load_after"],
+                                 backend=res["backend"], per_rank=res["per_rank"]))
+            print(f"round {rnd} np={k} ({res['backend']}): " + ", ".join(
+                f"{mode} {common.median(v) * 1e3:.1f} ms/step" for mode, v in res["step_s"].items())
+                + f"; load {res['load_before']} -> {res['load_after']}", flush=True)
+
+    batch = {"weak": {k: args.per_rank * k for k in nps}, "strong": {k: args.global_batch for k in nps}}
+    thr: Dict[str, Dict[int, float]] = {"weak": {}, "strong": {}}
+    eff: Dict[str, Dict[int, float]] = {"weak": {}, "strong": {}}
+    eff_cores: Dict[str, Dict[int, float]] = {"weak": {}, "strong": {}}
+    table: Dict[str, Any] = {}
+    for mode in ("weak", "strong"):
+        for k in nps:
+            s = common.summarize(step_s[k][mode])
+            thr[mode][k] = batch[mode][k] / s["median"]
+        for k in nps:
+            eff[mode][k] = thr[mode][k] / (k * thr[mode][1])
+            eff_cores[mode][k] = thr[mode][k] / (min(k, cores) * thr[mode][1])
+            table[f"{mode}_np{k}"] = dict(common.summarize(step_s[k][mode]), np=k, oversubscribed=k > cores,
+                                          global_batch=batch[mode][k], per_rank_batch=batch[mode][k] // k,
+                                          samples_per_s=thr[mode][k], efficiency=eff[mode][k],
+                                          efficiency_vs_cores=eff_cores[mode][k],
+                                          per_repeat_step_s=step_s[k][mode])
+    plain = step_s[1].get("weak_plain")
+    if plain:
+        t_plain = common.median(plain)
+        table["np1_plain_optimizer"] = dict(common.summarize(plain), samples_per_s=args.per_rank / t_plain,
+                                            note="np=1 weak step without the SyncReplicasOptimizer wrapper")
+    eff2 = eff["weak"].get(2)
+    targets = {"weak_efficiency_np2": {"value": eff2, "target": ">= 0.95",
+                                       "met": eff2 is not None and eff2 >= 0.95}}
+    png = os.path.join(common.RESULTS_DIR, "bench_scaling.png")
+    plot_note = None
+    try:
+        title = (f"collflow data-parallel MLP {'-'.join(map(str, SIZES))} on {cores} cores "
+                 f"(weak: {args.per_rank}/rank, strong: {args.global_batch} global)")
+        os.makedirs(common.RESULTS_DIR, exist_ok=True)
+        plot(png, nps, cores, thr, eff, title)
+    except ImportError as e:
+        plot_note = f"no plot: {e} (pip install matplotlib)"
+        png = None
+    if plot_note:
+        notes.append(plot_note)
+    try:
+        import matplotlib
+        mpl = matplotlib.__version__
+    except ImportError:
+        mpl = None
+    payload = {
+        "config": dict(nps=nps, cores=cores, sizes=list(SIZES), dtype="float32", optimizer=f"SGD lr={LR}",
+                       fusion_mb=args.fusion_mb, weak_per_rank_batch=args.per_rank,
+                       strong_global_batch=args.global_batch, rounds=args.rounds, repeats=args.repeats,
+                       steps=args.steps, warmup=args.warmup, threads_per_rank=1, matplotlib=mpl,
+                       launch="mpiexec -n N --oversubscribe --bind-to none, OMP_NUM_THREADS=1"),
+        "launches": launches, "results": table, "targets": targets, "plot": png, "notes": notes,
+    }
+    path = common.save_results("bench_scaling", payload)
+    for nt in notes:
+        print("note:", nt)
+    print(f"results: {path}" + (f", plot: {png}" if png else ""))
+    if plain:
+        print(f"np=1 without the SyncReplicasOptimizer wrapper: {args.per_rank / t_plain:,.0f} samples/s "
+              f"(with it: {thr['weak'][1]:,.0f})")
+    rows = []
+    for mode in ("weak", "strong"):
+        for k in nps:
+            e = table[f"{mode}_np{k}"]
+            label = f"{mode}, np={k}" + (f" (oversubscribed: {k} ranks on {cores} cores)" if k > cores else "")
+            rows.append([label, e["global_batch"], e["per_rank_batch"], e["median"] * 1e3, e["samples_per_s"],
+                         f"{100 * e['efficiency']:.1f}%", f"{100 * e['efficiency_vs_cores']:.1f}%"])
+    print(f"\nMLP {'-'.join(map(str, SIZES))}, OMP_NUM_THREADS=1 per rank, {cores} cores "
+          f"(median over {args.rounds} launches x {args.repeats} repeats x {args.steps} steps, slower rank)")
+    print(common.fmt_table(["mode, ranks", "global batch", "per rank", "step ms", "samples/s",
+                            "efficiency", "eff. vs cores"], rows))
+    t = targets["weak_efficiency_np2"]
+    if t["value"] is not None:
+        print(f"\ntarget: weak-scaling efficiency at np=2 {100 * t['value']:.1f}% (want >= 95%) -> "
+              f"{'MET' if t['met'] else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
