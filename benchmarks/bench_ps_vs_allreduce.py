@@ -18,7 +18,7 @@ Tables: 1M x 64 float32 (256 MB) and 100k x 64; Zipf ids (exponent 1.0) with a g
 bytes sent per rank per step (the communicator's own counters: what this rank hands to
 collectives), step time (median over the timed steps of the slowest rank's time), peak memory
 (the largest ru_maxrss over the ranks, each configuration in fresh processes), and the
-fraction of rows touched.  A sweep over the Zipf exponent (100k table, global batch 8192, np=2)
+fraction of rows touched.  A sweep over the Zipf exponent (100k table, global batch 4096, np=2)
 gives step time vs fraction of rows touched for each mode: the PNG shows where each wins.
 Results: benchmarks/results/bench_ps_vs_allreduce.json and .png.
 """
@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 NAME = "bench_ps_vs_allreduce"
 MODES = ("ps", "allreduce", "allgather")
 FIELDS, DENSE, HIDDEN = 16, 4, (128, 64)
+SWEEP_BATCH = 4096
 
 
 # -- one configuration, on every rank (run under mpiexec) ------------------------------------------
@@ -136,6 +137,7 @@ def launch(np_: int, mode: str, vocab: int, dim: int, zipf: float, global_batch:
            "--mode", mode, "--vocab", str(vocab), "--dim", str(dim), "--zipf", str(zipf),
            "--global-batch", str(global_batch), "--steps", str(steps), "--warmup", str(warmup), "--json", path]
     t = time.perf_counter()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         if p.returncode != 0:
@@ -145,6 +147,8 @@ def launch(np_: int, mode: str, vocab: int, dim: int, zipf: float, global_batch:
         with open(path) as f:
             res = json.load(f)
         res["wall_s"] = time.perf_counter() - t
+        # other work on the machine skews step times: recorded with every configuration
+        res["load_avg_1min_before"] = load
         return res
     except subprocess.TimeoutExpired:
         print(f"  TIMED OUT after {timeout} s: {mode} np={np_} vocab={vocab}", flush=True)
@@ -167,8 +171,8 @@ def main() -> None:
     p.add_argument("--zipf", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--global-batch", type=int, default=1024, help="examples per step over all ranks (default 1024)")
     p.add_argument("--np", default="2,3", help="numbers of ranks (default 2,3)")
-    p.add_argument("--steps", type=int, default=6, help="timed steps per configuration (default 6)")
-    p.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
+    p.add_argument("--steps", type=int, default=8, help="timed steps per configuration (default 8)")
+    p.add_argument("--warmup", type=int, default=4, help="untimed steps first (default 4)")
     p.add_argument("--quick", action="store_true", help="small tables only (a smoke run)")
     p.add_argument("--no-sweep", action="store_true", help="skip the step time vs fraction touched sweep")
     p.add_argument("--timeout", type=int, default=900, help="seconds per configuration (default 900)")
@@ -199,18 +203,19 @@ def main() -> None:
         for zipf in (1.6, 1.3, 1.0, 0.7, 0.4, 0.0):
             for mode in MODES:
                 print(f"sweep {mode:9s} zipf={zipf} ...", flush=True)
-                r = launch(2, mode, sv, sd, zipf, 8192, max(3, a.steps // 2), 1, a.timeout)
+                r = launch(2, mode, sv, sd, zipf, SWEEP_BATCH, a.steps, a.warmup, a.timeout)
                 if r is not None:
                     sweep.append(r)
                     print(f"  touched {100 * r['fraction_touched']:6.2f}%  {r['step_time_s'] * 1e3:8.1f} ms/step", flush=True)
 
     # -- the table (printed last) and the ratios the issue asks for ------------------------------
-    headers = ["table", "np", "mode", "touched %", "MB sent/rank/step", "step ms", "peak MB", "collectives/step"]
+    headers = ["table", "np", "mode", "touched %", "MB sent/rank/step", "step ms", "peak MB", "collectives/step",
+               "load"]
     trows = []
     for r in rows:
         trows.append([f"{r['vocab'] // 1000}k x {r['dim']}", r["np"], r["mode"], 100 * r["fraction_touched"],
                       _mb(r["bytes_sent_per_rank_per_step"]), r["step_time_s"] * 1e3, r["peak_rss_mb"],
-                      r["collectives_per_step"]])
+                      r["collectives_per_step"], r.get("load_avg_1min_before")])
     ratios = []
     for vocab, dim in tables:
         for n in nps:
@@ -231,7 +236,8 @@ def main() -> None:
         plot_path = _plot(sweep, os.path.join(common.RESULTS_DIR, NAME + ".png"))
     notes = [
         f"{os.cpu_count()} logical CPUs; np=3 on fewer than 3 cores is oversubscribed (ranks share cores), "
-        "so its step times include time-slicing",
+        "so its step times include time-slicing; 'load' is the machine's 1-minute load average before each "
+        "configuration (other jobs on the machine slow every mode)",
         "bytes: what each rank hands to collectives per step (Communicator.stats), averaged over ranks; "
         "allreduce counts the whole buffer each rank contributes, alltoallv only rows for other ranks",
         "allreduce (dense) runs dense Adam over the whole table; ps and allgather run lazy (sparse) Adam",
@@ -239,7 +245,8 @@ def main() -> None:
     common.save_results(NAME, {
         "config": {"fields": FIELDS, "dense_features": DENSE, "hidden": HIDDEN, "optimizer": "adam",
                    "dtype": "float32", "zipf_exponent": 1.0, "global_batch": a.global_batch, "steps": a.steps,
-                   "warmup": a.warmup, "omp_num_threads": 1},
+                   "warmup": a.warmup, "omp_num_threads": 1,
+                   "sweep_global_batch": SWEEP_BATCH},
         "results": rows, "ratios_vs_ps": ratios, "sweep": sweep, "plot": plot_path, "notes": notes})
     print()
     print(common.fmt_table(headers, trows))

@@ -14,17 +14,32 @@ import numpy as np
 from .registry import KernelContext, exclusively_owned, register_inplace
 
 
-def _same_result_shape(a: Any, b: Any) -> bool:
-    return a.shape == np.broadcast_shapes(a.shape, b.shape) and a.dtype == b.dtype
+# below this many elements an allocation is cheaper than the ownership check
+_MIN_SIZE = 4096
+
+
+def result_has_shape_of_first(op: Any) -> bool:
+    """Statically: the broadcast result of op's two inputs always has input 0's shape."""
+    a, b = op.inputs[0].shape, op.inputs[1].shape
+    if a.rank is None or b.rank is None or b.rank > a.rank:
+        return False
+    bd = [1] * (a.rank - b.rank) + list(b.dims)
+    for da, db in zip(a.dims, bd):
+        if db == 1 or (da is not None and da == db):
+            continue
+        if da is not None and da != 1 and db is None:
+            continue  # b's dim is either 1 or equal to a's
+        return False
+    return True
 
 
 def _binary(fn: Any) -> Any:
     def factory(op: Any, ctx: KernelContext) -> Any:
-        if ctx.xp is not np or not op.outputs[0].dtype.is_floating:
+        if ctx.xp is not np or not op.outputs[0].dtype.is_floating or not result_has_shape_of_first(op):
             return None
 
         def run(a: Any, b: Any) -> Any:
-            if exclusively_owned(a) and _same_result_shape(a, b):
+            if a.size >= _MIN_SIZE and exclusively_owned(a):
                 return fn(a, b, out=a)
             return fn(a, b)
         return run
@@ -45,7 +60,7 @@ def _relu(op: Any, ctx: KernelContext) -> Any:
     zero = op.outputs[0].dtype.np.type(0)
 
     def relu(x: Any) -> Any:
-        if exclusively_owned(x):
+        if x.size >= _MIN_SIZE and exclusively_owned(x):
             return np.maximum(x, zero, out=x)
         return np.maximum(x, zero)
     return relu
@@ -57,7 +72,7 @@ def _relu_grad(op: Any, ctx: KernelContext) -> Any:
         return None
 
     def relu_grad(g: Any, y: Any) -> Any:
-        if exclusively_owned(g) and g.shape == y.shape:
+        if g.size >= _MIN_SIZE and g.shape == y.shape and exclusively_owned(g):
             return np.multiply(g, y > 0, out=g)
         return np.multiply(g, y > 0)
     return relu_grad
@@ -69,7 +84,8 @@ def _add_n(op: Any, ctx: KernelContext) -> Any:
         return None
 
     def add_n(x0: Any, *rest: Any) -> Any:
-        out = x0 if exclusively_owned(x0) and all(r.shape == x0.shape for r in rest) else x0.copy()
+        out = x0 if x0.size >= _MIN_SIZE and exclusively_owned(x0) and all(r.shape == x0.shape for r in rest) \
+            else x0.copy()
         for r in rest:
             out += r
         return out

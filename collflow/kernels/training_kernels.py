@@ -17,6 +17,7 @@ run on whole arrays with `out=` ufuncs.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
@@ -24,10 +25,12 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from .registry import register_kernel, KernelContext
 
-try:  # optional: a one-pass, multithreaded axpy for the CPU
-    from scipy.linalg import blas as _scipy_blas
-except ImportError:  # pragma: no cover - depends on the environment
-    _scipy_blas = None
+_scipy_blas = None
+if os.environ.get("COLLFLOW_SCIPY_BLAS") == "1":  # optional one-pass axpy (see below)
+    try:
+        from scipy.linalg import blas as _scipy_blas
+    except ImportError:  # pragma: no cover - depends on the environment
+        _scipy_blas = None
 
 # dtype -> (axpy, scal) of SciPy's BLAS; empty when disabled or SciPy is missing
 _BLAS: dict = {}
@@ -41,8 +44,13 @@ def set_blas_enabled(enabled: bool) -> None:
     if not enabled:
         _BLAS = {}
         return
+    global _scipy_blas
     if _scipy_blas is None:
-        raise RuntimeError("the BLAS fast path of the optimizers needs SciPy: pip install scipy")
+        try:
+            from scipy.linalg import blas as _sb
+        except ImportError:
+            raise RuntimeError("the BLAS fast path of the optimizers needs SciPy: pip install scipy") from None
+        _scipy_blas = _sb
     _BLAS = {np.dtype(np.float32): (_scipy_blas.saxpy, _scipy_blas.sscal),
              np.dtype(np.float64): (_scipy_blas.daxpy, _scipy_blas.dscal)}
 
@@ -51,7 +59,9 @@ def blas_enabled() -> bool:
     return bool(_BLAS)
 
 
-if _scipy_blas is not None:
+# Off unless asked for: SciPy's OpenBLAS brings a second thread pool that competes with
+# NumPy's for the cores (measured: a 2-core MLP step went from 23 ms to 56 ms with it on).
+if _scipy_blas is not None and os.environ.get("COLLFLOW_SCIPY_BLAS") == "1":
     set_blas_enabled(True)
 
 
