@@ -33,6 +33,8 @@ except ImportError:  # running from a checkout without `pip install -e .`
 
 from collflow import data as cfdata
 from collflow import models
+from collflow.data import text as cftext
+from collflow.nn import rnn as cfrnn
 
 DEFAULT_EPOCHS = 30
 DEFAULT_BATCH = 64
@@ -43,24 +45,10 @@ EVAL_BATCH = 1024
 
 # -- ranks and logging -------------------------------------------------------------------
 
-def _rank_and_size() -> Tuple[int, int]:
-    """This process's rank and the world size, from cf.comm when it provides them, else (0, 1)."""
-    try:
-        import collflow.comm as comm
-    except ImportError:
-        comm = None
-    vals = []
-    for attr in ("rank", "size"):
-        v = getattr(comm, attr, None)
-        try:
-            v = v() if callable(v) else v
-            vals.append(int(v) if v is not None else None)
-        except Exception:
-            vals.append(None)
-    rank, size = vals
-    if rank is None or size is None:
-        return 0, 1
-    return rank, size
+def _init_comm() -> Any:
+    """The world's communicator: MPI under mpirun/mpiexec (an uncaught error on any rank then
+    aborts every rank with that rank's traceback), a world of one otherwise."""
+    return cf.comm.init()
 
 
 class Log:
@@ -124,7 +112,7 @@ def _int_list(s: str) -> Tuple[int, ...]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="train.py", description="Train a collflow MLP or CNN classifier; prints one JSON line of metrics.")
-    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp", help="model family (default mlp)")
+    p.add_argument("--model", choices=("mlp", "cnn", "lstm"), default="mlp", help="model family (default mlp)")
     p.add_argument("--dataset", default="digits",
                    help="'digits' (bundled UCI 8x8 digits), 'synthetic', or a path to .h5/.hdf5/.npz "
                         "with x, y [, x_test, y_test] (default digits)")
@@ -148,7 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--synthetic-size", type=_positive_int, default=10000, help="examples in --dataset synthetic")
     p.add_argument("--synthetic-shape", type=_int_list, default=None,
                    help="example shape for --dataset synthetic (default 784 for mlp, 28,28,1 for cnn)")
+    p.add_argument("--seq-len", type=_positive_int, default=50, help="lstm: characters per example (default 50)")
+    p.add_argument("--embed", type=_positive_int, default=64, help="lstm: embedding size (default 64)")
+    p.add_argument("--corpus-chars", type=_positive_int, default=None,
+                   help="lstm: use only the first N characters of the stdlib corpus")
     p.add_argument("--device", default="auto", help="'auto', '/cpu:0' or '/gpu:0' (default auto)")
+    d = p.add_argument_group("data parallelism (under mpirun; --batch-size is per rank)")
+    d.add_argument("--fusion-mb", type=float, default=64.0,
+                   help="gradient fusion bucket size in MiB (0: one all-reduce per gradient; default 64)")
+    d.add_argument("--compression", choices=("none", "fp16", "bf16"), default="none",
+                   help="gradient compression on the wire (default none)")
+    d.add_argument("--backup-ranks", type=int, default=0,
+                   help="each step aggregates the first (world size - b) ranks to finish (default 0)")
+    d.add_argument("--straggler-rank", type=int, default=None, help="inject a delay into this rank's every step")
+    d.add_argument("--straggler-delay", type=float, default=0.0, help="seconds of injected delay (with --straggler-rank)")
+    d.add_argument("--straggler-random", type=float, default=None, metavar="MAX_S",
+                   help="each step a random rank (same draw on every rank) is delayed by U(0, MAX_S) seconds")
+    d.add_argument("--check-replicas", action="store_true",
+                   help="at the end, verify every rank's variables are bit-identical to rank 0's")
+    cf.train.add_checkpoint_arguments(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stderr is not a TTY)")
     return p
 
@@ -156,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p = build_parser()
     a = p.parse_args(argv)
-    if a.hidden is not None and a.model != "mlp":
+    if a.hidden is not None and a.model == "cnn":
         p.error("--hidden applies to --model mlp only (use --filters for the cnn)")
     if a.filters is not None and a.model != "cnn":
         p.error("--filters applies to --model cnn only (use --hidden for the mlp)")
@@ -164,7 +170,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         p.error(f"--test-fraction must be in [0, 1), got {a.test_fraction}")
     if a.seed < 0:
         p.error(f"--seed must be non-negative, got {a.seed}")
-    if a.dataset not in ("digits", "synthetic"):
+    if a.model == "lstm":
+        if a.dataset not in ("digits", "stdlib"):
+            p.error("--model lstm trains on the Python stdlib source corpus: leave --dataset out or pass stdlib")
+        a.dataset = "stdlib"
+    elif a.dataset not in ("digits", "synthetic"):
         if not os.path.exists(a.dataset):
             p.error(f"--dataset {a.dataset!r}: no such file; expected 'digits', 'synthetic' or the path of an "
                     ".h5/.hdf5/.npz file with arrays x and y")
@@ -185,6 +195,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def load_dataset(a: argparse.Namespace) -> cfdata.Dataset:
     """The dataset named by --dataset, shaped for the model (vectors for mlp, NHWC for cnn)."""
+    if a.model == "lstm":
+        return cftext.load_stdlib_corpus(max_chars=a.corpus_chars).as_dataset(a.seq_len)
     if a.dataset == "digits":
         # the split is fixed (seed 0) so test accuracy is comparable across --seed values
         ds = cfdata.load_digits(test_fraction=a.test_fraction, seed=0)
@@ -205,11 +217,23 @@ def load_dataset(a: argparse.Namespace) -> cfdata.Dataset:
     return ds
 
 
-def build_model(a: argparse.Namespace, ds: cfdata.Dataset) -> models.Model:
+def build_model(a: argparse.Namespace, ds: cfdata.Dataset, comm: Any = None) -> Tuple[Any, Any]:
+    """(model, the SyncReplicasOptimizer when data-parallel else None)."""
     opt = models.make_optimizer(a.optimizer, a.lr)
-    if a.model == "mlp":
-        return models.build_mlp(ds.input_dim, a.hidden, ds.num_classes, optimizer=opt, seed=a.seed)
-    return models.build_cnn(ds.feature_shape, ds.num_classes, filters=a.filters, optimizer=opt, seed=a.seed)
+    sync = None
+    if comm is not None and comm.size > 1:
+        # gradients -> fusion buckets -> (compression) -> all-reduce -> average -> the optimizer
+        opt = sync = cf.train.SyncReplicasOptimizer(
+            opt, comm=comm, fusion_threshold_bytes=int(a.fusion_mb * (1 << 20)), compression=a.compression,
+            backup_ranks=a.backup_ranks)
+    if a.model == "lstm":
+        m = cfrnn.build_char_lm(ds.num_classes, embed_dim=a.embed, hidden=a.hidden, seq_len=a.seq_len,
+                                optimizer=opt, seed=a.seed)
+    elif a.model == "mlp":
+        m = models.build_mlp(ds.input_dim, a.hidden, ds.num_classes, optimizer=opt, seed=a.seed)
+    else:
+        m = models.build_cnn(ds.feature_shape, ds.num_classes, filters=a.filters, optimizer=opt, seed=a.seed)
+    return m, sync
 
 
 def evaluate(sess: Any, m: models.Model, x: np.ndarray, y: np.ndarray) -> Tuple[Optional[float], Optional[float]]:
@@ -237,8 +261,12 @@ def _finite(v: Optional[float]) -> Optional[float]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     t_start = time.perf_counter()
     a = parse_args(argv)
-    rank, size = _rank_and_size()
+    comm = _init_comm()
+    rank, size = comm.rank, comm.size
     log = Log(rank)
+    if not 0 <= a.backup_ranks < size:
+        log.error(f"--backup-ranks must be in [0, {size - 1}] with {size} ranks, got {a.backup_ranks}")
+        return 2
     try:
         ds = load_dataset(a)
     except cf.CollflowError as e:
@@ -247,37 +275,86 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     g = cf.Graph()
     with g.as_default():
-        m = build_model(a, ds)
+        m, sync = build_model(a, ds, comm)
         init = cf.global_variables_initializer()
+        # replicas start from rank 0's values whatever each rank initialized
+        bcast = cf.train.broadcast_global_variables(0) if size > 1 else None
+        # straggler injection: a real (cancellable) delay inside the step, before the loss
+        slow = cf.placeholder_with_default(cf.constant(0.0, dtype=cf.float64), (), name="straggler_delay")
+        m.loss.op._add_control_input(cf.delay(cf.constant(0.0), slow, name="straggler").op)
     it = cfdata.BatchIterator(ds.x_train, ds.y_train, a.batch_size, shuffle=True, seed=a.seed,
                               num_epochs=a.epochs, num_shards=size, shard_index=rank)
-    total = a.steps if a.steps is not None else it.total_steps
     log(f"{a.model} on {ds.name}: {len(ds.y_train)} train / {len(ds.y_test)} test examples of shape "
         f"{ds.feature_shape}, {ds.num_classes} classes, {m.num_params} parameters; {a.optimizer} lr={a.lr:g}, "
-        f"batch {a.batch_size}, " + (f"{a.epochs} epochs" if a.steps is None else f"{a.steps} steps")
-        + f" ({total} steps)")
+        f"batch {a.batch_size} per rank x {size} rank(s) = global batch {a.batch_size * size}, "
+        + (f"{a.epochs} epochs" if a.steps is None else f"{a.steps} steps")
+        + (f"; fusion {a.fusion_mb:g} MiB, compression {a.compression}, backup ranks {a.backup_ranks}"
+           if size > 1 else ""))
+    strag_rng = np.random.default_rng(a.seed + 7919)
 
-    show_bar = not a.no_progress and rank == 0 and sys.stderr.isatty()
-    bar = None
-    if show_bar:
-        from tqdm import tqdm
-        bar = tqdm(total=total, desc=f"[rank {rank}] train", unit="step", file=sys.stderr, dynamic_ncols=True)
-        log.bar = bar
+    def delay_for(step: int) -> float:
+        if a.straggler_random is not None:
+            who, d = int(strag_rng.integers(0, size)), float(strag_rng.uniform(0, a.straggler_random))
+            return d if who == rank else 0.0
+        return a.straggler_delay if a.straggler_rank == rank else 0.0
 
-    with cf.Session(graph=g, config={"device": a.device}) as sess:
-        sess.run(init)
-        step_fn = sess.make_callable([m.loss, m.train_op], [m.x, m.y])
+    with cf.Session(graph=g, config={"device": a.device, "comm": comm}) as sess:
+        ckpt = cf.train.manager_from_args(a, rank=rank, world_size=size)  # None without --checkpoint-dir
         steps = 0
+        res = None
+        if ckpt is not None and a.resume:
+            res = ckpt.restore_or_initialize(sess, init)   # the latest valid checkpoint, else init
+        else:
+            sess.run(init)
+        if bcast is not None:
+            sess.run(bcast)
+        if res is not None:
+            if res.world_size == size:
+                it.load_state_dict(res.pipeline)            # the same data order
+            else:                                           # another rank count: the same share of the epoch
+                it.set_position(res.pipeline["epoch"], res.pipeline["offset"] * res.world_size // size)
+            steps = res.global_step
+            log(f"resumed from {res.path} at step {steps} (written by {res.world_size} rank(s))")
+        if ckpt is not None:
+            ckpt.install_signal_handler()                   # SIGTERM: checkpoint after this step, exit 143
+        total = a.steps if a.steps is not None else it.total_steps
+        show_bar = not a.no_progress and rank == 0 and sys.stderr.isatty()
+        bar = None
+        if show_bar:
+            from tqdm import tqdm
+            bar = tqdm(total=total, initial=min(steps, total), desc=f"[rank {rank}] train", unit="step",
+                       file=sys.stderr, dynamic_ncols=True)
+            log.bar = bar
+        step_fn = sess.make_callable([m.loss, m.train_op], [m.x, m.y])
+        run_steps = 0
         samples = 0
+        late_counts = [0] * size
         initial_loss: Optional[float] = None
         recent: deque = deque(maxlen=max(1, len(it)))  # the losses of the last epoch's worth of steps
         epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
         t_train = time.perf_counter()
-        for xb, yb in it:
-            loss, _ = step_fn(xb, yb)
-            loss = float(loss)
+        for xb, yb in (it if a.steps is None or steps < a.steps else ()):
+            dly = delay_for(steps)
+            if sync is not None and sync.backup_ranks:
+                lv = sync.run_step(sess, m.loss, {m.x: xb, m.y: yb, slow: dly})
+                late = sync.quorum_history(sess)[-1]["late"]
+                for r in late:
+                    late_counts[r] += 1
+                loss = float("nan") if lv is None else float(lv)
+            elif dly:
+                loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly})[0])
+            else:
+                loss = float(step_fn(xb, yb)[0])
             steps += 1
+            run_steps += 1
             samples += len(yb)
+            if ckpt is not None:
+                ckpt.maybe_save(sess, steps, it.state_dict)
+            done = a.steps is not None and steps >= a.steps  # stop before drawing another batch
+            if math.isnan(loss) and sync is not None and sync.backup_ranks:
+                if done:
+                    break
+                continue  # this rank was late: it computed no loss this step
             if initial_loss is None:
                 initial_loss = loss
             recent.append(loss)
@@ -288,35 +365,47 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 bar.update(1)
                 if steps % 10 == 0:
                     el = time.perf_counter() - t_train
-                    bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples / el:,.0f}", refresh=False)
-            if it.epoch != epoch:  # an epoch just ended
+                    bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples * size / el:,.0f}", refresh=False)
+            if it.epoch != epoch and epoch_n:  # an epoch just ended
                 dt = time.perf_counter() - epoch_t0
                 log(f"epoch {epoch + 1}" + (f"/{a.epochs}" if a.epochs else "")
-                    + f": loss {epoch_loss / epoch_n:.4f}, {epoch_samples / dt:,.0f} samples/s")
+                    + f": loss {epoch_loss / epoch_n:.4f}, {epoch_samples * size / dt:,.0f} samples/s (all ranks)"
+                    + (f", late steps per rank {late_counts}" if a.backup_ranks else ""))
                 epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
             if not math.isfinite(loss):
                 log.error(f"the loss is {loss} at step {steps}; training diverged (try a smaller --lr)")
                 break
-            if a.steps is not None and steps >= a.steps:
+            if done:
                 break
         train_time = time.perf_counter() - t_train
+        if ckpt is not None:
+            ckpt.save(sess, steps, it.state_dict())
+            ckpt.close()
         if bar is not None:
-            if samples and train_time > 0:
-                bar.set_postfix(loss=f"{recent[-1]:.4f}", samples_s=f"{samples / train_time:,.0f}", refresh=False)
+            if samples and train_time > 0 and recent:
+                bar.set_postfix(loss=f"{recent[-1]:.4f}", samples_s=f"{samples * size / train_time:,.0f}",
+                                refresh=False)
             bar.close()
             log.bar = None
+        if a.check_replicas and size > 1:
+            cf.train.check_replicas_identical(sess, comm=comm)
+            log("replicas are bit-identical across ranks")
+        if sync is not None:
+            sync.close(sess)
         test_loss, test_acc = evaluate(sess, m, ds.x_test, ds.y_test)
 
     final_loss = float(np.mean(recent)) if recent else None
-    sps = samples / train_time if train_time > 0 else None
+    # samples/s of the whole job (every rank trains on its own batch of the global batch)
+    sps = samples * size / train_time if train_time > 0 else None
     metrics: Dict[str, Any] = {
         "model": a.model,
-        "dataset": ds.name if a.dataset in ("digits", "synthetic") else a.dataset,
+        "dataset": ds.name if a.dataset in ("digits", "synthetic", "stdlib") else a.dataset,
         "optimizer": a.optimizer,
         "lr": a.lr,
         "batch_size": a.batch_size,
         "epochs": round(samples / it.shard_size, 3),  # passes over this rank's shard
         "steps": steps,
+        "steps_this_run": run_steps,
         "seed": a.seed,
         "num_params": m.num_params,
         "initial_loss": _finite(initial_loss),
@@ -328,8 +417,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "wall_time_s": round(time.perf_counter() - t_start, 4),
         "rank": rank,
         "world_size": size,
+        "global_batch": a.batch_size * size,
+        "compression": a.compression,
+        "fusion_mb": a.fusion_mb,
+        "backup_ranks": a.backup_ranks,
     }
-    if a.model == "mlp":
+    if a.backup_ranks:
+        metrics["late_steps_per_rank"] = late_counts
+    if a.model == "lstm":
+        metrics.update(hidden=list(a.hidden), seq_len=a.seq_len, embed=a.embed,
+                       final_perplexity=_finite(math.exp(min(final_loss, 700))) if final_loss is not None else None,
+                       test_perplexity=_finite(math.exp(min(test_loss, 700))) if test_loss is not None else None)
+    elif a.model == "mlp":
         metrics["hidden"] = list(a.hidden)
     else:
         metrics["filters"] = list(a.filters)
@@ -344,7 +443,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             with open(a.metrics_out, "w") as f:
                 f.write(line + "\n")
         print(line, flush=True)
-    return 0 if final_loss is not None and math.isfinite(final_loss) else 1
+    # a rank that was late every step has no loss of its own: only divergence is a failure
+    diverged = final_loss is not None and not math.isfinite(final_loss)
+    no_loss = final_loss is None and not (a.backup_ranks and steps)
+    return 1 if diverged or no_loss else 0
 
 
 if __name__ == "__main__":
