@@ -145,8 +145,9 @@ def plot(path: str, nps: List[int], cores: int, thr: Dict[str, Dict[int, float]]
     for ax in (ax1, ax2):
         if max(nps) > cores:
             ax.axvspan(cores + 0.5, max(nps) + 0.5, color="grey", alpha=0.15, lw=0)
-            ax.text(cores + 0.55, ax.get_ylim()[1] * 0.97, f"oversubscribed\n(> {cores} cores)",
-                    va="top", fontsize=8, color="dimgray")
+            lo, hi = ax.get_ylim()
+            ax.text(cores + 0.55, lo + 0.03 * (hi - lo), f"oversubscribed\n(np > {cores} cores)",
+                    va="bottom", fontsize=8, color="dimgray")
         ax.set_xticks(nps)
         ax.set_xlabel("MPI ranks (np), 1 thread each")
         ax.grid(alpha=0.3)

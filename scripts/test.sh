@@ -15,7 +15,7 @@ run() {  # run LABEL CMD...: runs a pytest command, remembers its closing line
   set -e
   # pytest exit 5 = nothing collected (e.g. no MPI test for this size): not a failure
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then status=1; echo "=== $label FAILED (exit $rc)"; fi
-  summary+=("$label: $(grep -E '^=*.*(passed|failed|error|no tests ran).*' "$log" | tail -n 1 | tr -d '=')")
+  summary+=("$label: $(grep -aE '^=*.*(passed|failed|error|no tests ran).*' "$log" | tail -n 1 | tr -d '=')")
   rm -f "$log"
 }
 
