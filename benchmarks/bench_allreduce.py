@@ -23,8 +23,11 @@ does no feeding: the time is the run call, reading the variables, the pack into 
 the collective, the average and the unpack.  In (b) the same session running only the 200
 variable reads (no collective) is timed too: a training step computes its gradients anyway,
 so "fused minus reads" is what the all-reduce adds to a step (reported next to the gross time).
-Two diagnostic rows, for the record: (a) raw Allreduce into a fresh receive buffer each call
-(the page faults any allocate-per-call API pays on 16 MiB), (b) the reads-only session.
+Diagnostic rows, for the record: (a) raw Allreduce into a fresh receive buffer each call, and
+raw nonblocking Iallreduce + Wait (the MPI call collflow's communicator makes) with a
+preallocated and with a fresh receive buffer (collflow allocates one per call): together they
+split collflow's time into MPI's nonblocking algorithm, allocation and collflow's own work;
+(b) the reads-only session.
 Results: benchmarks/results/bench_allreduce.json.
 
     python benchmarks/bench_allreduce.py [--repeats 9] [--number 20] [--max-load 1.0]
@@ -133,6 +136,13 @@ def worker(args: argparse.Namespace) -> None:
     def raw_big_fresh() -> None:
         world.Allreduce(big, np.empty_like(big), op=MPI.SUM)
 
+    def iraw_big() -> None:
+        world.Iallreduce(big, big_out, op=MPI.SUM).Wait()
+
+    def iraw_big_fresh() -> None:
+        out = np.empty_like(big)  # alive until Wait returns
+        world.Iallreduce(big, out, op=MPI.SUM).Wait()
+
     def raw_one() -> None:
         world.Allreduce(flat, flat_out, op=MPI.SUM)
 
@@ -145,6 +155,8 @@ def worker(args: argparse.Namespace) -> None:
         "collflow comm.allreduce": lambda: comm.allreduce(big),
         "collflow graph FusedAllReduce (Session.run)": lambda: sess_a.run(op_a),
         "diagnostic: raw Allreduce into a fresh buffer": raw_big_fresh,
+        "diagnostic: raw Iallreduce + Wait": iraw_big,
+        "diagnostic: raw Iallreduce + Wait, fresh buffer": iraw_big_fresh,
     }
     methods_b: Dict[str, Callable[[], Any]] = {
         "raw mpi4py, ONE Allreduce of 2 MB": raw_one,

@@ -18,7 +18,7 @@ Tables: 1M x 64 float32 (256 MB) and 100k x 64; Zipf ids (exponent 1.0) with a g
 bytes sent per rank per step (the communicator's own counters: what this rank hands to
 collectives), step time (median over the timed steps of the slowest rank's time), peak memory
 (the largest ru_maxrss over the ranks, each configuration in fresh processes), and the
-fraction of rows touched.  A sweep over the Zipf exponent (100k table, global batch 4096, np=2)
+fraction of rows touched.  A sweep over the Zipf exponent (40k x 64 table, global batch 4096, np=2)
 gives step time vs fraction of rows touched for each mode: the PNG shows where each wins.
 Results: benchmarks/results/bench_ps_vs_allreduce.json and .png.
 """
@@ -45,6 +45,8 @@ NAME = "bench_ps_vs_allreduce"
 MODES = ("ps", "allreduce", "allgather")
 FIELDS, DENSE, HIDDEN = 16, 4, (128, 64)
 SWEEP_BATCH = 4096
+# small enough that the sweep's uniform ids touch most rows (where dense all-reduce wins)
+SWEEP_TABLE = (40_000, 64)
 
 
 # -- one configuration, on every rank (run under mpiexec) ------------------------------------------
@@ -122,8 +124,44 @@ def worker(a: argparse.Namespace) -> None:
 # -- the driver ---------------------------------------------------------------------------------------
 
 
+_GATE: Dict[str, float] = {}
+
+
+def cpu_busy(interval: float = 2.0) -> Optional[float]:
+    """Fraction of the machine's CPU time spent busy over the next `interval` seconds (Linux)."""
+    def snap() -> Optional[List[int]]:
+        try:
+            with open("/proc/stat") as f:
+                return [int(x) for x in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+    a0 = snap()
+    time.sleep(interval)
+    a1 = snap()
+    if a0 is None or a1 is None:
+        return None
+    d = [y - x for x, y in zip(a0, a1)]
+    total = sum(d)
+    idle = d[3] + (d[4] if len(d) > 4 else 0)
+    return 1.0 - idle / total if total > 0 else None
+
+
+def _wait_for_quiet() -> Optional[float]:
+    """With --max-busy, waits (up to --max-wait s) until other work leaves the CPUs nearly idle;
+    returns the busy fraction measured last."""
+    limit = _GATE.get("max_busy")
+    busy = cpu_busy(1.0)
+    if limit is None:
+        return busy
+    end = time.time() + _GATE.get("max_wait", 600.0)
+    while busy is not None and busy > limit and time.time() < end:
+        busy = cpu_busy(2.0)
+    return busy
+
+
 def launch(np_: int, mode: str, vocab: int, dim: int, zipf: float, global_batch: int, steps: int, warmup: int,
            timeout: int) -> Optional[Dict[str, Any]]:
+    busy = _wait_for_quiet()
     fd, path = tempfile.mkstemp(suffix=".json", prefix="bench_ps_")
     os.close(fd)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
@@ -137,7 +175,6 @@ def launch(np_: int, mode: str, vocab: int, dim: int, zipf: float, global_batch:
            "--mode", mode, "--vocab", str(vocab), "--dim", str(dim), "--zipf", str(zipf),
            "--global-batch", str(global_batch), "--steps", str(steps), "--warmup", str(warmup), "--json", path]
     t = time.perf_counter()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         if p.returncode != 0:
@@ -148,7 +185,7 @@ def launch(np_: int, mode: str, vocab: int, dim: int, zipf: float, global_batch:
             res = json.load(f)
         res["wall_s"] = time.perf_counter() - t
         # other work on the machine skews step times: recorded with every configuration
-        res["load_avg_1min_before"] = load
+        res["cpu_busy_before"] = busy
         return res
     except subprocess.TimeoutExpired:
         print(f"  TIMED OUT after {timeout} s: {mode} np={np_} vocab={vocab}", flush=True)
@@ -175,16 +212,27 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=4, help="untimed steps first (default 4)")
     p.add_argument("--quick", action="store_true", help="small tables only (a smoke run)")
     p.add_argument("--no-sweep", action="store_true", help="skip the step time vs fraction touched sweep")
+    p.add_argument("--no-table", action="store_true",
+                   help="run only the sweep, keeping the table of the last saved results")
     p.add_argument("--timeout", type=int, default=900, help="seconds per configuration (default 900)")
+    p.add_argument("--max-busy", type=float, default=None,
+                   help="before each configuration, wait until the CPUs are busier than this fraction no more")
+    p.add_argument("--max-wait", type=float, default=600.0, help="seconds to wait for that (default 600)")
     a = p.parse_args()
     if a.worker:
         worker(a)
         return
 
+    if a.max_busy is not None:
+        _GATE.update(max_busy=a.max_busy, max_wait=a.max_wait)
     nps = [int(x) for x in a.np.split(",")]
     tables = [(100_000, 64), (20_000, 16)] if a.quick else [(1_000_000, 64), (100_000, 64)]
     rows: List[Dict[str, Any]] = []
-    for vocab, dim in tables:
+    if a.no_table:
+        with open(os.path.join(common.RESULTS_DIR, NAME + ".json")) as f:
+            rows = json.load(f)["results"]
+        nps = sorted({r["np"] for r in rows})
+    for vocab, dim in ([] if a.no_table else tables):
         for n in nps:
             # the same global batch at every np (rounded to a multiple of np)
             gb = (a.global_batch // n) * n
@@ -199,7 +247,7 @@ def main() -> None:
 
     sweep: List[Dict[str, Any]] = []
     if not a.no_sweep:
-        sv, sd = (20_000, 16) if a.quick else (100_000, 64)
+        sv, sd = (20_000, 16) if a.quick else SWEEP_TABLE
         for zipf in (1.6, 1.3, 1.0, 0.7, 0.4, 0.0):
             for mode in MODES:
                 print(f"sweep {mode:9s} zipf={zipf} ...", flush=True)
@@ -210,12 +258,12 @@ def main() -> None:
 
     # -- the table (printed last) and the ratios the issue asks for ------------------------------
     headers = ["table", "np", "mode", "touched %", "MB sent/rank/step", "step ms", "peak MB", "collectives/step",
-               "load"]
+               "busy before"]
     trows = []
     for r in rows:
         trows.append([f"{r['vocab'] // 1000}k x {r['dim']}", r["np"], r["mode"], 100 * r["fraction_touched"],
                       _mb(r["bytes_sent_per_rank_per_step"]), r["step_time_s"] * 1e3, r["peak_rss_mb"],
-                      r["collectives_per_step"], r.get("load_avg_1min_before")])
+                      r["collectives_per_step"], r.get("cpu_busy_before")])
     ratios = []
     for vocab, dim in tables:
         for n in nps:
@@ -236,8 +284,8 @@ def main() -> None:
         plot_path = _plot(sweep, os.path.join(common.RESULTS_DIR, NAME + ".png"))
     notes = [
         f"{os.cpu_count()} logical CPUs; np=3 on fewer than 3 cores is oversubscribed (ranks share cores), "
-        "so its step times include time-slicing; 'load' is the machine's 1-minute load average before each "
-        "configuration (other jobs on the machine slow every mode)",
+        "so its step times include time-slicing; 'busy before' is the fraction of CPU time other work took "
+        "in the second before each configuration (other jobs on the machine slow every mode)",
         "bytes: what each rank hands to collectives per step (Communicator.stats), averaged over ranks; "
         "allreduce counts the whole buffer each rank contributes, alltoallv only rows for other ranks",
         "allreduce (dense) runs dense Adam over the whole table; ps and allgather run lazy (sparse) Adam",
@@ -246,7 +294,7 @@ def main() -> None:
         "config": {"fields": FIELDS, "dense_features": DENSE, "hidden": HIDDEN, "optimizer": "adam",
                    "dtype": "float32", "zipf_exponent": 1.0, "global_batch": a.global_batch, "steps": a.steps,
                    "warmup": a.warmup, "omp_num_threads": 1,
-                   "sweep_global_batch": SWEEP_BATCH},
+                   "sweep_global_batch": SWEEP_BATCH, "sweep_table": SWEEP_TABLE},
         "results": rows, "ratios_vs_ps": ratios, "sweep": sweep, "plot": plot_path, "notes": notes})
     print()
     print(common.fmt_table(headers, trows))

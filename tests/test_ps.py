@@ -1,7 +1,5 @@
 """The sharded parameter server on simulated ranks (ThreadWorld): layouts, routed lookups and
 pushes, PS-vs-all-reduce equivalence, errors, resharding checkpoints, wide_deep."""
-import os
-
 import numpy as np
 import pytest
 
@@ -380,7 +378,7 @@ def test_shard_restore_reports_what_does_not_match(tmp_path):
     c = world.comm(0)
     g = cf.Graph()
     with g.as_default():
-        sv = sh.ShardedVariable("emb", (V, D), cf.float64, initializer=FULL, comm=c)
+        sh.ShardedVariable("emb", (V, D), cf.float64, initializer=FULL, comm=c)
         init = cf.global_variables_initializer()
     with cf.Session(graph=g, config={"comm": c}) as s:
         s.run(init)

@@ -6,15 +6,14 @@
 mode="allreduce": one cf.Variable holding the whole table on every rank; its gradient is
 IndexedSlices, which SyncReplicasOptimizer allgathers (or all-reduces densely with
 sparse_as_dense=True).  mode="ps": a cf.train.sharded.ShardedVariable; lookups go to the
-owners of the rows (Alltoallv) and gradients are pushed back to them.  With the same
-initializer the two modes start from the same table, and with
-cf.train.sharded.ShardedSyncReplicasOptimizer they train the same parameters.
+owners of the rows (Alltoallv) and gradients are pushed back to them.  Given the whole
+table as a NumPy array the two modes start from the same values (a random initializer draws
+per shard in "ps" mode), and with cf.train.sharded.ShardedSyncReplicasOptimizer they then
+train the same parameters.
 """
 from __future__ import annotations
 
 from typing import Any, List, Optional, Union
-
-import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError

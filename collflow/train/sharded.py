@@ -26,7 +26,7 @@ restores onto another number of ranks.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops, ps_ops, random_ops
 from ..graph.ops.constant_op import constant, identity
 from ..graph.shape import TensorShape, as_shape
-from ..graph.variables import Variable, global_variables
+from ..graph.variables import Variable
 from .sync_replicas import SyncReplicasOptimizer
 
 __all__ = ["ShardedVariable", "RankPartitioner", "rank_partitioner", "get_variable", "embedding_lookup",

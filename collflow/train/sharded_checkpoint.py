@@ -24,7 +24,7 @@ import glob
 import os
 import re
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import graph as _g
 from ..kernels.device import get_device
 from . import checkpoint_io as cio
-from .sharded import ShardedVariable, replicated_variables, shard_state_variables
+from .sharded import replicated_variables, shard_state_variables
 
 __all__ = ["shard_path", "shard_files", "save_shards", "restore_shards", "ShardedSaver", "LAYOUT_PREFIX"]
 
@@ -138,11 +138,12 @@ def save_shards(sess: Any, path: str, comm: Any = None, global_step: Optional[in
 def restore_shards(sess: Any, path: str, comm: Any = None, strict: bool = True, verify: bool = True) -> List[str]:
     """Sets this rank's shards (and slots) from the shard files of checkpoint `path`.
 
+    `comm` is accepted for symmetry with save_shards; reading needs no collective.
+
     The files may come from any number of ranks: each row is read from the old shard that
     held its id.  With `strict`, state in the graph missing from the files, or file state not
     in the graph, raises before anything changes.  Returns the logical names restored.
     """
-    c = _comm(comm)
     states = shard_state_variables(sess.graph)
     if not states:
         raise InvalidArgumentError("restore_shards: the graph has no sharded variables")
