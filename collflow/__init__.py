@@ -31,7 +31,8 @@ from .runtime.session import Session, InteractiveSession, get_default_session  #
 from .runtime.executor import CancellationToken  # noqa: F401
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
-from .nn.rnn import TensorArray  # noqa: F401,E402  (TensorFlow has them at the top level too)
+from .nn.rnn import TensorArray  # noqa: F401,E402
+from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
 from .data import pipeline as _pipeline  # noqa: E402
 
 # TensorFlow's tf.train names for the input-pipeline threads (data sits below train in the layering)

@@ -7,3 +7,4 @@ from ..graph.ops.nn_ops import *  # noqa: F401,F403
 from . import initializers, layers  # noqa: F401,E402
 from .rnn import *  # noqa: F401,F403
 from . import rnn  # noqa: F401
+from .embedding_ps import Embedding  # noqa: F401

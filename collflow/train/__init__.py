@@ -11,3 +11,6 @@ from .saver import Saver, RestoreResult, latest_checkpoint, checkpoint_exists  #
 from .checkpoint_manager import CheckpointManager, add_checkpoint_arguments, manager_from_args  # noqa: F401
 from .preemption import PreemptionHandler  # noqa: F401
 from .checkpoint_io import DataLossError  # noqa: F401
+from . import sharded, sharded_checkpoint  # noqa: F401
+from .sharded import ShardedSyncReplicasOptimizer, ShardedVariable, get_variable  # noqa: F401
+from .sharded_checkpoint import ShardedSaver  # noqa: F401

@@ -24,7 +24,7 @@ def broadcast_global_variables(root_rank: int = 0, var_list: Optional[Sequence[V
     All variables travel in one collective per dtype, so replicas start bit-identical even
     when each rank initialized them with a different seed.
     """
-    vs = list(var_list) if var_list is not None else global_variables()
+    vs = list(var_list) if var_list is not None else _replicated(_g.get_default_graph())
     if not vs:
         raise InvalidArgumentError("broadcast_global_variables: there are no variables")
     g = vs[0].graph
@@ -33,9 +33,15 @@ def broadcast_global_variables(root_rank: int = 0, var_list: Optional[Sequence[V
         return group(*[state_ops.assign(v, val).op for v, val in zip(vs, vals)], name="assign")
 
 
+def _replicated(g: _g.Graph) -> List[Variable]:
+    """Every global variable except parameter-server shards (each rank holds its own rows)."""
+    from .sharded import replicated_variables
+    return replicated_variables(g)
+
+
 def replica_digest(sess: Any, var_list: Optional[Sequence[Variable]] = None) -> str:
     """SHA-256 over the bytes of the variables' current values in this session (sorted by name)."""
-    vs = list(var_list) if var_list is not None else sess.graph.get_collection("variables")
+    vs = list(var_list) if var_list is not None else _replicated(sess.graph)
     h = hashlib.sha256()
     for v in sorted(vs, key=lambda v: v.name):
         st = sess.resources.variables.get(v.op.attrs["shared_name"])

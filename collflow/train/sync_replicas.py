@@ -89,7 +89,19 @@ class SyncReplicasOptimizer(Optimizer):
 
     # -- the collective part --------------------------------------------------------------
     def reduce_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]]) -> List[Tuple[Any, Variable]]:
-        """(gradient averaged over ranks, variable) for each pair; None gradients stay None."""
+        """(gradient averaged over ranks, variable) for each pair; None gradients stay None.
+
+        Gradients of sharded (parameter-server) variables already reached their owners through
+        the PS push of the backward pass: they are only averaged over the contributors.
+        """
+        from .sharded import sharded_gradient, split_sharded
+        orig = list(grads_and_vars)
+        shard_idx, grads_and_vars = split_sharded(orig)
+        if shard_idx:
+            res = self.reduce_gradients(grads_and_vars)
+            for i in shard_idx:
+                res[i] = (sharded_gradient(orig[i][0], orig[i][1], self._average), orig[i][1])
+            return res
         pairs = list(grads_and_vars)
         live = [(i, gr, v) for i, (gr, v) in enumerate(pairs) if gr is not None]
         if not live:

@@ -558,6 +558,9 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod", nam
     id i lives in shard i % n at row i // n; "div": contiguous ranges, static sizes).
     The gradient to each table is IndexedSlices (only the looked-up rows).
     """
+    lookup = getattr(params, "_embedding_lookup", None)
+    if lookup is not None:  # a sharded (parameter-server) variable routes ids to its owners
+        return lookup(ids, name=name)
     if max_norm is not None:
         raise InvalidArgumentError("embedding_lookup: max_norm is not supported")
     shards = list(params) if isinstance(params, (list, tuple)) else [params]
