@@ -54,3 +54,11 @@ def test_checkpoint_resume_is_exact_and_restores_on_another_rank_count(tmp_path)
     assert "written by 2 rank(s)" in err1 and one["steps_this_run"] == 10
     three, err3 = _run(3, *common, "--steps", "36", "--checkpoint-dir", str(tmp_path / "b"))
     assert "written by 1 rank(s)" in err3 and three["test_loss"] < straight["initial_loss"]
+
+
+def test_wide_deep_ps_and_allreduce_modes_agree_and_learn():
+    ps, _ = _run(2, "--model", "wide_deep", "--mode", "ps", "--steps", "60", "--vocab-size", "20000")
+    ar, _ = _run(2, "--model", "wide_deep", "--mode", "allreduce", "--steps", "60", "--vocab-size", "20000")
+    assert ps["final_loss"] < ps["initial_loss"]
+    assert abs(ps["final_loss"] - ar["final_loss"]) < 1e-5
+    assert ps["bytes_sent_per_step"] < ar["bytes_sent_per_step"]
