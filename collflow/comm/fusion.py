@@ -45,7 +45,7 @@ def unpack(buf: np.ndarray, like: Sequence[Any], dtypes: Sequence[Any]) -> List[
     out = []
     o = 0
     for a, dt in zip(like, dtypes):
-        n = int(np.prod(a.shape))
+        n = a.size
         v = buf[o:o + n].reshape(a.shape)
         out.append(v if v.dtype == dt else v.astype(dt))
         o += n

@@ -106,6 +106,8 @@ class SyncReplicasOptimizer(Optimizer):
         live = [(i, gr, v) for i, (gr, v) in enumerate(pairs) if gr is not None]
         if not live:
             return pairs
+        if self._comm is not None and self._comm.size == 1 and not self.backup_ranks:
+            return pairs  # a world of one: nothing to combine, no collective to pay for
         g = live[0][2].graph
         out: List[Any] = [gr for gr, _ in pairs]
         with g.as_default(), g.name_scope(self._name):
