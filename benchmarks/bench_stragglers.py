@@ -30,7 +30,8 @@ def worker(args: argparse.Namespace) -> None:
     import collflow as cf
     comm = cf.comm.init(backend="mpi", timeout=120)
     r, n = comm.rank, comm.size
-    per_rank, din, hid, classes = 128, 256, 512, 10
+    # big enough that a step (tens of ms) dwarfs the quorum messages' latency on a loaded machine
+    per_rank, din, hid, classes = 256, 512, 1024, 10
     rng = np.random.default_rng(0)
     w_true = rng.normal(size=(din, classes))
     steps_data = args.steps * 4 + 50

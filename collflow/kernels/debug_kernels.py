@@ -20,5 +20,5 @@ def _delay(op: Any, ctx: KernelContext) -> Any:
             if tok is not None and tok.c:
                 raise CancelledError("run cancelled" + (f": {tok.reason}" if tok.reason else "")
                                      + f" during {op.name!r}", op)
-            time.sleep(min(left, 0.002))
+            time.sleep(min(left, 0.001))
     return delay
