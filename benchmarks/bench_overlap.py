@@ -178,31 +178,12 @@ def worker(args: argparse.Namespace) -> None:
 
 # -- the driver ---------------------------------------------------------------------------------
 
-def wait_for_quiet(max_load: float, max_wait: float) -> List[str]:
-    """Waits (up to max_wait s) until the 1-minute load average is below max_load."""
-    t0 = time.monotonic()
-    la = common.load_average()
-    while la is not None and la[0] > max_load and time.monotonic() - t0 < max_wait:
-        time.sleep(10)
-        la = common.load_average()
-    if la is not None and la[0] > max_load:
-        return [f"the 1-minute load average was still {la[0]:.2f} (> {max_load}) after waiting "
-                f"{max_wait:.0f} s for other work to finish: timings are contended"]
-    return []
-
-
 def launch(np_: int, extra: List[str], timeout: float = 1800) -> Dict[str, Any]:
     """Runs this script's worker under mpiexec with np_ ranks; returns rank 0's RESULT."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = ["mpiexec", "-n", str(np_), "--oversubscribe", "--bind-to", "none", sys.executable,
-           os.path.abspath(__file__), "--worker"] + extra
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-    if p.returncode != 0 or not line:
-        sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
-        raise SystemExit(f"{os.path.basename(__file__)}: the MPI run failed (exit {p.returncode})")
-    return json.loads(line[-1][len("RESULT "):])
+    return common.launch_mpi(__file__, np_, extra, timeout)
+
+
+wait_for_quiet = common.wait_for_quiet
 
 
 def main() -> None:

@@ -119,17 +119,8 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    from common import fmt_table, machine_info, save_results
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = ["mpiexec", "-n", str(args.np), "--oversubscribe", "--bind-to", "none", sys.executable,
-           os.path.abspath(__file__), "--worker", "--steps", str(args.steps)]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
-    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-    if p.returncode != 0 or not line:
-        sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
-        raise SystemExit(f"bench_stragglers: the MPI run failed (exit {p.returncode})")
-    res = json.loads(line[-1][len("RESULT "):])
+    from common import fmt_table, launch_mpi, machine_info, save_results
+    res = launch_mpi(__file__, args.np, ["--steps", str(args.steps)])
     payload = {"benchmark": "bench_stragglers", "machine": machine_info(), "results": res,
                "note": f"np={args.np} on a {os.cpu_count()}-core machine (oversubscribed when np > cores)"}
     path = save_results("bench_stragglers", payload)
