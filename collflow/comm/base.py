@@ -243,7 +243,8 @@ class Communicator:
             s["bytes_received"] += received
 
     # -- asynchronous collectives (backends implement these) ---------------------------
-    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
+    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None,
+                        out: Optional[np.ndarray] = None) -> CollectiveHandle:
         """Elementwise reduction of x over all ranks; every rank gets the result (same shape)."""
         raise NotImplementedError
 

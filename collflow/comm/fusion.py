@@ -8,6 +8,7 @@ ready ops and waits only before the first op that needs the result.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, List, Sequence
 
 import numpy as np
@@ -40,6 +41,19 @@ def pack(arrays: Sequence[np.ndarray], dtype: Any, extra: int = 0) -> np.ndarray
     return buf
 
 
+def _pack_scaled(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any) -> None:
+    """Copies `arrays` back to back into buf (times `scale` when given) in one pass each."""
+    o = 0
+    for a in arrays:
+        n = a.size
+        dst = buf[o:o + n].reshape(a.shape)
+        if scale is None:
+            np.copyto(dst, a, casting="same_kind")
+        else:
+            np.multiply(a, np.asarray(scale, dtype=buf.dtype), out=dst, casting="same_kind")
+        o += n
+
+
 def unpack(buf: np.ndarray, like: Sequence[Any], dtypes: Sequence[Any]) -> List[np.ndarray]:
     """Views of `buf` shaped like each of `like` (cast to each dtype when it differs)."""
     out = []
@@ -69,23 +83,52 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
     wide = np.result_type(*dtypes)
     nout = len(op.outputs)
 
-    def finish(summed: np.ndarray, arrays: Sequence[np.ndarray]) -> Any:
+    def finish(summed: np.ndarray, arrays: Sequence[np.ndarray], prescaled: bool = False) -> Any:
         count = float(summed[-1])
         if count <= 0:
             raise InvalidArgumentError(f"{key}: no rank contributed gradients to this step", op)
-        if average and count != 1.0:
+        if average and count != 1.0 and not prescaled:
             body = summed[:-1]
             body /= np.asarray(count, dtype=body.dtype)
         outs = unpack(summed, arrays, dtypes)
         return outs[0] if nout == 1 else tuple(outs)
 
     if codec == "none":
+        # the send buffer is kept between steps (the result is a fresh array); a run that finds
+        # it still in flight (another thread's run) packs into a new one
+        state = {"buf": None, "busy": False, "recv": None}
+        # without backup ranks every rank contributes: the average's 1/size is folded into
+        # the packing copy instead of a pass over the result
+        prescale = average and comm.size > 1 and not (ctx.config and ctx.config.get("contribution") is not None)
+
         def run(*arrays: np.ndarray) -> Any:
-            buf = pack(arrays, wide, extra=1)
-            buf[-1] = _contribution(ctx)
-            if buf[-1] == 0.0:
-                buf[:-1] = 0
-            return comm.allreduce_async(buf, "sum", name=key).then(lambda s: finish(s, arrays))
+            total = sum(a.size for a in arrays) + 1
+            buf = state["buf"]
+            if buf is None or state["busy"] or buf.size != total:
+                buf = np.empty(total, dtype=wide)
+                state["buf"] = buf
+            state["busy"] = True
+            if prescale:
+                _pack_scaled(buf, arrays, 1.0 / comm.size)
+                buf[-1] = 1.0
+            else:
+                _pack_scaled(buf, arrays, None)
+                buf[-1] = _contribution(ctx)
+                if buf[-1] == 0.0:
+                    buf[:-1] = 0
+
+            # the last step's result is reusable once nothing holds it or a view of it
+            # (getrefcount: the state's entry, the local, the call's argument)
+            recv = state["recv"]
+            if recv is not None and (recv.size != total or sys.getrefcount(recv) > 3):
+                recv = None
+            if recv is None:
+                recv = state["recv"] = np.empty(total, dtype=wide)
+
+            def done(summed: np.ndarray) -> Any:
+                state["busy"] = False
+                return finish(summed, arrays, prescale)
+            return comm.allreduce_async(buf, "sum", name=key, out=recv).then(done)
         return run
 
     def run_compressed(*arrays: np.ndarray) -> Any:

@@ -268,7 +268,8 @@ class ThreadCommunicator(Communicator):
         return h
 
     # -- the collectives --------------------------------------------------------------------
-    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
+    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None,
+                        out: Optional[np.ndarray] = None) -> CollectiveHandle:
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)

@@ -567,12 +567,15 @@ class MPICommunicator(Communicator):
             return x.view(np.uint16), np.float16
         return x, None
 
-    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
+    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None,
+                        out: Optional[np.ndarray] = None) -> CollectiveHandle:
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)
         w, back = self._reduce_wire(x)
-        recv = np.empty_like(w)
+        # a caller-kept receive buffer saves the page faults of a fresh one (several ms per 16 MiB)
+        recv = out if (out is not None and back is None and out.shape == w.shape and out.dtype == w.dtype
+                       and out.flags.c_contiguous and out is not w) else np.empty_like(w)
         mop = self._mpi_op(op, x.dtype)
         c1, n = self._c1, self._size
 
