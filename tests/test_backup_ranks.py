@@ -29,29 +29,30 @@ def _build(comm, b, seed=100):
                 vars=[w1, w2])
 
 
+def train_rank(m, c, xs, ys, delays, per_rank=3):
+    """One rank's training with run_step; returns (values, quorum history, step times)."""
+    r = c.rank
+    times = []
+    with cf.Session(graph=m["graph"], config={"comm": c}) as s:
+        s.run(m["init"])
+        s.run(m["bcast"])
+        for k in range(xs.shape[0]):
+            sl = slice(r * per_rank, (r + 1) * per_rank)
+            t0 = time.perf_counter()
+            m["opt"].run_step(s, m["loss"], {m["x"]: xs[k, sl], m["y"]: ys[k, sl], m["slow"]: delays(k, r)})
+            times.append(time.perf_counter() - t0)
+        vals = s.run(m["vars"])
+        hist = m["opt"].quorum_history(s)
+        m["opt"].close(s)
+    return vals, hist, times
+
+
 def _world_run(n, b, steps, delays, per_rank=3):
     """delays(step, rank) -> seconds; returns per rank (values, quorum history, step times)."""
     world = ThreadWorld(n, timeout=60)
     models = [_build(world.comm(r), b) for r in range(n)]
     xs, ys, _ = dp.data(steps, per_rank * n)
-
-    def fn(c):
-        m = models[c.rank]
-        r = c.rank
-        times = []
-        with cf.Session(graph=m["graph"], config={"comm": c}) as s:
-            s.run(m["init"])
-            s.run(m["bcast"])
-            for k in range(steps):
-                sl = slice(r * per_rank, (r + 1) * per_rank)
-                t0 = time.perf_counter()
-                m["opt"].run_step(s, m["loss"], {m["x"]: xs[k, sl], m["y"]: ys[k, sl], m["slow"]: delays(k, r)})
-                times.append(time.perf_counter() - t0)
-            vals = s.run(m["vars"])
-            hist = m["opt"].quorum_history(s)
-            m["opt"].close(s)
-            return vals, hist, times
-    return world.run(fn, timeout=120), xs, ys
+    return world.run(lambda c: train_rank(models[c.rank], c, xs, ys, delays, per_rank), timeout=120), xs, ys
 
 
 def test_slow_rank_is_excluded_and_steps_do_not_wait_for_it():

@@ -1,7 +1,6 @@
 """Backup ranks under real MPI (needs 3 ranks): a delayed rank is left out, no hang."""
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import collflow as cf  # noqa: E402
 import dp_model as dp  # noqa: E402
-from test_backup_ranks import _build, _two_rank_reference  # noqa: E402
+from test_backup_ranks import _build, _two_rank_reference, train_rank  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -19,21 +18,8 @@ def comm():
 
 
 def _train(comm, b, steps, delays, per_rank=3):
-    m = _build(comm, b)
     xs, ys, _ = dp.data(steps, per_rank * comm.size)
-    r = comm.rank
-    times = []
-    with cf.Session(graph=m["graph"], config={"comm": comm}) as s:
-        s.run(m["init"])
-        s.run(m["bcast"])
-        for k in range(steps):
-            sl = slice(r * per_rank, (r + 1) * per_rank)
-            t0 = time.perf_counter()
-            m["opt"].run_step(s, m["loss"], {m["x"]: xs[k, sl], m["y"]: ys[k, sl], m["slow"]: delays(k, r)})
-            times.append(time.perf_counter() - t0)
-        vals = s.run(m["vars"])
-        hist = m["opt"].quorum_history(s)
-        m["opt"].close(s)
+    vals, hist, times = train_rank(_build(comm, b), comm, xs, ys, delays, per_rank)
     return vals, hist, times, xs, ys
 
 
