@@ -57,3 +57,15 @@ def test_training_step_on_gpu_matches_cpu():
         got = s.run(m["vars"])
     for a, b in zip(got, ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_nccl_allreduce_with_one_rank():
+    import cupy as cp
+    from collflow.comm import LocalCommunicator
+    from collflow.comm.nccl import NCCLCommunicator
+    nc = NCCLCommunicator(LocalCommunicator())
+    x = cp.arange(10, dtype=cp.float32)
+    out = nc.allreduce_group_async([x, x * 2]).wait()
+    cp.cuda.get_current_stream().synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(out[0]), np.arange(10))
+    np.testing.assert_array_equal(cp.asnumpy(out[1]), 2 * np.arange(10))

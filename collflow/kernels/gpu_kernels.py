@@ -86,3 +86,41 @@ def adam_update(var: Any, m: Any, v: Any, g: Any, lr: float, b1: float, b2: floa
     """In-place Adam step with bias-corrected lr already folded into `lr`."""
     dt = var.dtype.type
     _adam(g, dt(lr), dt(b1), dt(b2), dt(eps), var, m, v)
+
+
+@register_kernel("FusedAllReduce", device="GPU", is_async=True)
+def _fused_all_reduce_gpu(op: Any, ctx: KernelContext) -> Any:
+    """A gradient bucket on the GPU: one NCCL group when every rank has its own GPU, else
+    staged through host memory and the MPI path (with the same contribution flag)."""
+    from ..comm.fusion import communicator_for, _contribution
+    from ..comm.nccl import nccl_for
+    comm = communicator_for(ctx)
+    nc = nccl_for(comm)
+    key = op.attrs["key"]
+    average = op.attrs["average"]
+    dtypes = [t.dtype.np for t in op.outputs]
+    wide = cp.result_type(*dtypes)
+    nout = len(op.outputs)
+
+    def unpack(summed: Any, arrays: Any) -> Any:
+        if average:
+            body = summed[:-1]
+            body /= cp.maximum(summed[-1:], 1)  # the contributor count, read on the device
+        outs, o = [], 0
+        for a, dt in zip(arrays, dtypes):
+            v = summed[o:o + a.size].reshape(a.shape)
+            outs.append(v if v.dtype == dt else v.astype(dt))
+            o += a.size
+        return outs[0] if nout == 1 else tuple(outs)
+
+    def run(*arrays: Any) -> Any:
+        flag = _contribution(ctx)
+        buf = cp.concatenate([a.reshape(-1).astype(wide, copy=False) for a in arrays]
+                             + [cp.asarray([flag], dtype=wide)])
+        if flag == 0.0:
+            buf[:-1] = 0
+        if nc is not None:
+            return nc.allreduce_async(buf, "sum", name=key).then(lambda s: unpack(s, arrays))
+        host = cp.asnumpy(buf)  # pinned staging is left to CuPy's allocator
+        return comm.allreduce_async(host, "sum", name=key).then(lambda s: unpack(cp.asarray(s), arrays))
+    return run

@@ -175,3 +175,8 @@ def exclusively_owned(a: Any) -> bool:
 
 import sys as _sys  # noqa: E402
 import numpy as _np  # noqa: E402
+
+
+def has_device_kernel(op_type: str, device_type: str) -> bool:
+    """True when a kernel written for exactly this device type exists (not only a generic one)."""
+    return (op_type, device_type) in _KERNELS

@@ -16,7 +16,7 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph.graph import Operation, Tensor
 from ..kernels.device import available_devices, get_device
-from ..kernels.registry import has_kernel
+from ..kernels.registry import has_device_kernel, has_kernel
 
 __all__ = ["place", "choose_device", "HOST_ONLY_OPS", "register_host_only"]
 
@@ -56,9 +56,10 @@ def choose_device(op: Operation, session: Any) -> str:
                 f"op {op.name!r} is pinned to {op.device}, which this process does not have "
                 f"(available: {', '.join(d.name for d in available_devices())}); "
                 "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
-    if op.type in HOST_ONLY_OPS:
-        return "/cpu:0"
     default = session._default_device
+    if op.type in HOST_ONLY_OPS and not has_device_kernel(op.type, get_device(default).device_type):
+        # (a device-specific kernel, e.g. a NCCL all-reduce on the GPU, lifts the host-only rule)
+        return "/cpu:0"
     return default if has_kernel(op.type, get_device(default).device_type) else "/cpu:0"
 
 
