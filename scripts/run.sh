@@ -2,6 +2,6 @@
 # Installs collflow and runs the main job: data-parallel training of the digits MLP on the
 # CPU under mpirun (2 ranks by default; NP=4 scripts/run.sh for more).  Extra arguments go to
 # scripts/train.py.
-source "$(dirname "$0")/setup_env.sh"
+source "$(dirname "$0")/setup_env.sh" ""  # no extras (and not this script's arguments)
 NP="${NP:-2}"
 exec timeout 1800 mpirun -n "$NP" --oversubscribe --bind-to none "$PY" scripts/train.py --model mlp --dataset digits "$@"
