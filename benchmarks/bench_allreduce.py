@@ -38,9 +38,7 @@ import argparse
 import json
 import os
 import socket
-import subprocess
 import sys
-import time
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -231,14 +229,6 @@ def worker(args: argparse.Namespace) -> None:
 
 # -- the driver ---------------------------------------------------------------------------------
 
-def launch(np_: int, extra: List[str], timeout: float = 1800) -> Dict[str, Any]:
-    """Runs this script's worker under mpiexec with np_ ranks; returns rank 0's RESULT."""
-    return common.launch_mpi(__file__, np_, extra, timeout)
-
-
-wait_for_quiet = common.wait_for_quiet
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=9)
@@ -253,11 +243,11 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    notes = wait_for_quiet(args.max_load, args.max_wait)
+    notes = common.wait_for_quiet(args.max_load, args.max_wait)
     extra = ["--repeats", str(args.repeats), "--number", str(args.number), "--warmup", str(args.warmup)]
     if args.no_torch:
         extra.append("--no-torch")
-    res = launch(2, extra)
+    res = common.launch_mpi(__file__, 2, extra)
     notes += res.pop("notes")
 
     def summarize(per: Dict[str, List[float]]) -> Dict[str, Dict[str, float]]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from typing import Any, Callable, Dict, List
@@ -178,14 +177,6 @@ def worker(args: argparse.Namespace) -> None:
 
 # -- the driver ---------------------------------------------------------------------------------
 
-def launch(np_: int, extra: List[str], timeout: float = 1800) -> Dict[str, Any]:
-    """Runs this script's worker under mpiexec with np_ ranks; returns rank 0's RESULT."""
-    return common.launch_mpi(__file__, np_, extra, timeout)
-
-
-wait_for_quiet = common.wait_for_quiet
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=7)
@@ -200,8 +191,8 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    notes = wait_for_quiet(args.max_load, args.max_wait)
-    res = launch(2, ["--repeats", str(args.repeats), "--steps", str(args.steps), "--warmup", str(args.warmup),
+    notes = common.wait_for_quiet(args.max_load, args.max_wait)
+    res = common.launch_mpi(__file__, 2, ["--repeats", str(args.repeats), "--steps", str(args.steps), "--warmup", str(args.warmup),
                      "--batch", str(args.batch)])
     s = {k: common.summarize(v) for k, v in res["per"].items()}
     t_on, t_off = s["on"]["median"], s["off"]["median"]

@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from typing import Any, Dict, List
 
 import numpy as np
@@ -100,14 +98,6 @@ def worker(args: argparse.Namespace) -> None:
 
 # -- the driver ---------------------------------------------------------------------------------
 
-def launch(np_: int, extra: List[str], timeout: float = 1800) -> Dict[str, Any]:
-    """Runs this script's worker under mpiexec with np_ ranks; returns rank 0's RESULT."""
-    return common.launch_mpi(__file__, np_, extra, timeout)
-
-
-wait_for_quiet = common.wait_for_quiet
-
-
 def plot(path: str, nps: List[int], cores: int, thr: Dict[str, Dict[int, float]],
          eff: Dict[str, Dict[int, float]], title: str) -> None:
     import matplotlib
@@ -174,9 +164,9 @@ def main() -> None:
     launches = []
     for rnd in range(args.rounds):
         for k in nps:
-            waited = wait_for_quiet(args.max_load, args.max_wait)
+            waited = common.wait_for_quiet(args.max_load, args.max_wait)
             notes += [f"round {rnd}, np={k}: {w}" for w in waited]
-            res = launch(k, extra)
+            res = common.launch_mpi(__file__, k, extra)
             for mode, v in res["step_s"].items():
                 step_s[k].setdefault(mode, []).extend(v)
             launches.append(dict(round=rnd, np=k, load_before=res["load_before"], load_after=res["load_after"],
