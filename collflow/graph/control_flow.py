@@ -186,7 +186,6 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], nam
 @register_gradient("Switch")
 def _switch_grad(op: _g.Operation, g_false: Any, g_true: Any) -> list:
     # only the taken branch's gradient is live; Merge forwards it
-    ctx = op.outputs[0].op._ctx
     pred = op.inputs[1]
     gf = _g.convert_to_tensor(g_false) if g_false is not None else None
     gt = _g.convert_to_tensor(g_true) if g_true is not None else None
@@ -363,7 +362,6 @@ def loop_of(op: _g.Operation) -> Optional[_Loop]:
 def while_loop_gradient(loop: _Loop, exit_grads: List[Any]) -> List[Any]:
     """Gradients for loop.external_inputs given gradients of loop.exits (None allowed)."""
     from .gradients import gradients as _gradients
-    n = len(loop.exits)
     fl = [i for i, t in enumerate(loop.var_inputs) if t.dtype.is_floating]
     captured = [t for t in loop.ctx.captured if t.dtype.is_floating]  # type: ignore[union-attr]
     g0 = []

@@ -104,7 +104,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             if gy is None:
                 if not y.dtype.is_floating:
                     raise InvalidArgumentError(f"gradients: y {y.name} has non-float dtype {y.dtype.name}")
-                gy = array_ops.ones_like(y, name=f"grad_ys")
+                gy = array_ops.ones_like(y, name="grad_ys")
             elif not isinstance(gy, (_g.Tensor, IndexedSlices)):
                 gy = _g.convert_to_tensor(gy, dtype=y.dtype)
             grads.setdefault(y, []).append(gy)
