@@ -3,14 +3,18 @@ under mpiexec).
 
   (a) one 16 MiB float32 gradient:
       - raw mpi4py `COMM_WORLD.Allreduce` (preallocated send and receive buffers): the reference;
-      - collflow `comm.allreduce` (the bare communicator: Iallreduce + polling wait);
-      - collflow graph: one FusedAllReduce built by SyncReplicasOptimizer.reduce_gradients (the
-        training path: pack + contribution flag, all-reduce, average) run by `Session.run`;
+      - collflow `comm.allreduce(x, out=buf)` (the bare communicator, reused receive buffer);
+      - collflow graph: the FusedAllReduce that SyncReplicasOptimizer.apply_gradients builds for
+        GradientDescent (the sums: the 1/ranks of the average is folded into the learning rate,
+        so the bucket is all-reduced straight from the gradient, no pack), run by `Session.run`;
+      - for the record: the averaging FusedAllReduce (reduce_gradients' default and the path of
+        optimizers that cannot fold the scale: a scaling copy into the send buffer);
       - torch.distributed gloo `all_reduce`, for the record.
       Reported as bytes/s (payload bytes / time) and the ratio to raw.  Target: >= 0.95x raw.
   (b) 200 gradients of 10 KiB (2 MB in all):
       - raw: ONE Allreduce of all 2 MB (the reference) and, for the record, 200 Allreduce calls;
-      - collflow graph, fused: the 200 gradients in one bucket (one FusedAllReduce);
+      - collflow graph, fused: the 200 gradients in one bucket (one FusedAllReduce: pack, all-reduce,
+        views of the result), the sums as for GradientDescent; the averaging bucket for the record;
       - collflow graph, unfused (fusion_threshold_bytes=0: 200 FusedAllReduce ops), for the record;
       - gloo: 200 all_reduce calls and one of 2 MB, for the record.
       Target: fused collflow <= 1.2x the time of the ONE raw all-reduce.
@@ -20,13 +24,14 @@ method is the median of up to `--number` consecutive calls (fewer for slow metho
 0.25 s of calls) on the slower of the two ranks; the table shows the median over repeats (and
 the min, the least disturbed by other load).  The graph's inputs are variables, so Session.run
 does no feeding: the time is the run call, reading the variables, the pack into one buffer,
-the collective, the average and the unpack.  In (b) the same session running only the 200
-variable reads (no collective) is timed too: a training step computes its gradients anyway,
-so "fused minus reads" is what the all-reduce adds to a step (reported next to the gross time).
-Diagnostic rows, for the record: (a) raw Allreduce into a fresh receive buffer each call, and
-raw nonblocking Iallreduce + Wait (the MPI call collflow's communicator makes) with a
-preallocated and with a fresh receive buffer (collflow allocates one per call): together they
-split collflow's time into MPI's nonblocking algorithm, allocation and collflow's own work;
+the collective and the unpack.  A plan that waits for the collective at once (nothing else to
+overlap) lets the communicator make MPI's blocking call when every rank does the same (see
+collflow/comm/mpi.py); a run of these graphs is such a plan.  In (b) the same session running
+only the 200 variable reads (no collective) is timed too: a training step computes its
+gradients anyway, so "fused minus reads" is what the all-reduce adds to a step (reported next
+to the gross time).  Diagnostic rows, for the record: (a) raw Allreduce into a fresh receive
+buffer each call, and raw nonblocking Iallreduce + Wait with a preallocated and with a fresh
+receive buffer: MPI's nonblocking algorithm and the page faults of a fresh buffer;
 (b) the reads-only session.
 Results: benchmarks/results/bench_allreduce.json.
 
@@ -72,14 +77,17 @@ def _gloo(torch: Any, world: Any) -> Optional[str]:
     return None
 
 
-def _graph_reduce(cf: Any, comm: Any, arrays: List[np.ndarray], fusion: int) -> Any:
-    """A session and the FusedAllReduce op(s) SyncReplicasOptimizer builds for `arrays` as gradients."""
+def _graph_reduce(cf: Any, comm: Any, arrays: List[np.ndarray], fusion: int, average: bool = False) -> Any:
+    """A session and the FusedAllReduce op(s) SyncReplicasOptimizer builds for `arrays` as gradients.
+
+    average=False is what apply_gradients builds for GradientDescent (the sums; the 1/ranks is
+    folded into the learning rate); average=True is reduce_gradients' default (the averages)."""
     g = cf.Graph()
     with g.as_default():
         vs = [cf.Variable(a, name=f"grad{i}") for i, a in enumerate(arrays)]
         opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.0), comm=comm,
                                              fusion_threshold_bytes=fusion)
-        reduced = opt.reduce_gradients([(v.value(), v) for v in vs])
+        reduced = opt.reduce_gradients([(v.value(), v) for v in vs], average=average)
         ops = sorted({id(t.op): t.op for t, _ in reduced}.values(), key=lambda o: o.name)
         # several ops run as one target (a NoOp that waits for all of them)
         target = ops[0] if len(ops) == 1 else cf.group(*ops)
@@ -103,8 +111,10 @@ def worker(args: argparse.Namespace) -> None:
     # (a) one big gradient
     big = rng.standard_normal(BIG_BYTES // 4).astype(np.float32)
     big_out = np.empty_like(big)
+    comm_out = np.empty_like(big)
     sess_a, op_a, buckets_a = _graph_reduce(cf, comm, [big], DEFAULT_FUSION_BYTES)
     assert len(buckets_a) == 1
+    sess_av, op_av, _ = _graph_reduce(cf, comm, [big], DEFAULT_FUSION_BYTES, average=True)
     # (b) 200 small gradients
     smalls = [rng.standard_normal(SMALL_BYTES // 4).astype(np.float32) for _ in range(SMALL_COUNT)]
     flat = np.concatenate(smalls)
@@ -112,21 +122,23 @@ def worker(args: argparse.Namespace) -> None:
     small_outs = [np.empty_like(a) for a in smalls]
     sess_b, op_b, buckets_b = _graph_reduce(cf, comm, smalls, DEFAULT_FUSION_BYTES)
     assert len(buckets_b) == 1, buckets_b
+    sess_bv, op_bv, _ = _graph_reduce(cf, comm, smalls, DEFAULT_FUSION_BYTES, average=True)
     sess_u, ops_u, buckets_u = _graph_reduce(cf, comm, smalls, 0)
     assert len(buckets_u) == SMALL_COUNT
     # the producers alone: the same 200 variable reads, no collective
     with sess_b.graph.as_default():
         reads_target = cf.group(*[t.op for t in op_b.inputs], name="reads_only")
 
-    # correctness first: every path gives the same sums (the graph path averages)
+    # correctness first: every path gives the same sums (the averaging graphs: the averages)
     want = np.empty_like(big)
     world.Allreduce(big, want, op=MPI.SUM)
-    got = sess_a.run(op_a.outputs[0])
-    np.testing.assert_allclose(got, want / n, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sess_a.run(op_a.outputs[0]), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sess_av.run(op_av.outputs[0]), want / n, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(comm.allreduce(big), want, rtol=1e-6, atol=1e-6)
-    got_b = sess_b.run(op_b.outputs[7])
     world.Allreduce(flat, flat_out, op=MPI.SUM)
-    np.testing.assert_allclose(got_b, flat_out[7 * smalls[0].size:8 * smalls[0].size] / n, rtol=1e-6, atol=1e-6)
+    part = flat_out[7 * smalls[0].size:8 * smalls[0].size]
+    np.testing.assert_allclose(sess_b.run(op_b.outputs[7]), part, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sess_bv.run(op_bv.outputs[7]), part / n, rtol=1e-6, atol=1e-6)
 
     def raw_big() -> None:
         world.Allreduce(big, big_out, op=MPI.SUM)
@@ -150,8 +162,9 @@ def worker(args: argparse.Namespace) -> None:
 
     methods_a: Dict[str, Callable[[], Any]] = {
         "raw mpi4py Allreduce": raw_big,
-        "collflow comm.allreduce": lambda: comm.allreduce(big),
+        "collflow comm.allreduce": lambda: comm.allreduce(big, out=comm_out),
         "collflow graph FusedAllReduce (Session.run)": lambda: sess_a.run(op_a),
+        "collflow graph, averaged (reduce_gradients default)": lambda: sess_av.run(op_av),
         "diagnostic: raw Allreduce into a fresh buffer": raw_big_fresh,
         "diagnostic: raw Iallreduce + Wait": iraw_big,
         "diagnostic: raw Iallreduce + Wait, fresh buffer": iraw_big_fresh,
@@ -159,6 +172,7 @@ def worker(args: argparse.Namespace) -> None:
     methods_b: Dict[str, Callable[[], Any]] = {
         "raw mpi4py, ONE Allreduce of 2 MB": raw_one,
         "collflow graph, fused (1 bucket)": lambda: sess_b.run(op_b),
+        "collflow graph, fused, averaged": lambda: sess_bv.run(op_bv),
         "raw mpi4py, 200 Allreduce calls": raw_each,
         "collflow graph, unfused (200 ops)": lambda: sess_u.run(ops_u),
         "diagnostic: the 200 variable reads alone": lambda: sess_b.run(reads_target),
@@ -211,8 +225,8 @@ def worker(args: argparse.Namespace) -> None:
     res_b = measure(methods_b, args.number * 2)
     load_after = common.load_average()
     stats = dict(comm.stats)
-    sess_a.close()
-    sess_b.close()
+    for s in (sess_a, sess_av, sess_b, sess_bv):
+        s.close()
     sess_u.close()
     if torch is not None and "torch.distributed gloo all_reduce" in methods_a:
         import torch.distributed as dist

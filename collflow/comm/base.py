@@ -347,6 +347,9 @@ def _missing_error(what: str, timeout: float, missing: Sequence[int], detail: st
     return err
 
 
+_DTYPE_NAMES: Dict[Any, str] = {}
+
+
 class Signature(NamedTuple):
     """What a rank says it issued as one collective; ranks must agree on it.
 
@@ -364,7 +367,11 @@ class Signature(NamedTuple):
         aux = (REDUCE_OPS.index(op) if op else 0) | (int(root) << 8)
         if x is None:
             return Signature(kind, name or "", "", (), aux)
-        return Signature(kind, name or "", x.dtype.name, tuple(int(d) for d in x.shape), aux)
+        dt = x.dtype
+        dname = _DTYPE_NAMES.get(dt)
+        if dname is None:  # numpy's dtype.name is Python code: look it up once per dtype
+            dname = _DTYPE_NAMES[dt] = dt.name
+        return Signature(kind, name or "", dname, tuple(map(int, x.shape)), aux)
 
     def conflicts(self, other: "Signature") -> bool:
         """True when the two ranks' collectives cannot be the same collective."""

@@ -54,6 +54,26 @@ def _pack_scaled(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any) -> N
         o += n
 
 
+def _pack(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any) -> None:
+    """Packs `arrays` into buf (times `scale` when given): per array for few large ones (the
+    scaling rides on the copy), else one C-level concatenate (then one scaling pass): the
+    per-array Python cost dominates for many small gradients."""
+    n = sum(a.size for a in arrays)
+    if len(arrays) <= 4 or n >= 65536 * len(arrays) or any(a.dtype != buf.dtype for a in arrays):
+        _pack_scaled(buf, arrays, scale)
+        return
+    body = buf[:n]
+    np.concatenate(arrays, axis=None, out=body)  # axis=None: each array flattened, in C
+    if scale is not None:
+        np.multiply(body, np.asarray(scale, dtype=buf.dtype), out=body)
+
+
+def _allreduce(comm: Any, send: np.ndarray, key: str, recv: np.ndarray, wait_now: bool) -> Any:
+    if wait_now and getattr(comm, "backend", "") == "mpi":
+        return comm.allreduce_async(send, "sum", name=key, out=recv, wait_now=True)
+    return comm.allreduce_async(send, "sum", name=key, out=recv)
+
+
 def unpack(buf: np.ndarray, like: Sequence[Any], dtypes: Sequence[Any]) -> List[np.ndarray]:
     """Views of `buf` shaped like each of `like` (cast to each dtype when it differs)."""
     out = []
@@ -94,41 +114,62 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         return outs[0] if nout == 1 else tuple(outs)
 
     if codec == "none":
+        # Backup ranks send a contribution flag (one extra element: how many ranks
+        # contributed); without them every rank contributes and the count is the world size.
+        flagged = bool(ctx.config and ctx.config.get("contribution") is not None)
+        size = comm.size
         # the send buffer is kept between steps (the result is a fresh array); a run that finds
         # it still in flight (another thread's run) packs into a new one
-        state = {"buf": None, "busy": False, "recv": None}
-        # without backup ranks every rank contributes: the average's 1/size is folded into
-        # the packing copy instead of a pass over the result
-        prescale = average and comm.size > 1 and not (ctx.config and ctx.config.get("contribution") is not None)
+        state: dict = {"buf": None, "busy": False, "recv": None, "views": []}
+        same_dtype = all(dt == wide for dt in dtypes)  # the outputs are views of the result
+        hints = {"wait_now": False}   # set by the executor: the plan waits for the result at once
 
         def run(*arrays: np.ndarray) -> Any:
-            total = sum(a.size for a in arrays) + 1
-            buf = state["buf"]
-            if buf is None or state["busy"] or buf.size != total:
-                buf = np.empty(total, dtype=wide)
-                state["buf"] = buf
-            state["busy"] = True
-            if prescale:
-                _pack_scaled(buf, arrays, 1.0 / comm.size)
-                buf[-1] = 1.0
+            extra = 1 if flagged else 0
+            total = sum(a.size for a in arrays) + extra
+            scale = 1.0 / size if (average and size > 1 and not flagged) else None
+            if (nout == 1 and not flagged and scale is None and arrays[0].dtype == wide
+                    and arrays[0].flags.c_contiguous):
+                # one gradient, summed as it is: MPI reads it in place, no packing copy
+                send = arrays[0].reshape(-1)
+                packed = False
             else:
-                _pack_scaled(buf, arrays, None)
-                buf[-1] = _contribution(ctx)
-                if buf[-1] == 0.0:
-                    buf[:-1] = 0
+                send = state["buf"]
+                if send is None or state["busy"] or send.size != total:
+                    send = np.empty(total, dtype=wide)
+                    state["buf"] = send
+                state["busy"] = packed = True
+                _pack(send, arrays, scale)
+                if flagged:
+                    send[-1] = _contribution(ctx)
+                    if send[-1] == 0.0:
+                        send[:-1] = 0
 
-            # the last step's result is reusable once nothing holds it or a view of it
-            # (getrefcount: the state's entry, the local, the call's argument)
-            recv = state["recv"]
-            if recv is not None and (recv.size != total or sys.getrefcount(recv) > 3):
+            # The last step's result (and the views of it handed out) is reused once nobody
+            # else holds any of them: getrefcount counts the state's entries, the local and the
+            # call's argument, plus, for the buffer, one per view (their base).
+            recv, views = state["recv"], state["views"]
+            if recv is not None and (recv.size != total or sys.getrefcount(recv) > 3 + len(views)
+                                     or any(sys.getrefcount(v) > 3 for v in views)):
                 recv = None
             if recv is None:
                 recv = state["recv"] = np.empty(total, dtype=wide)
+                state["views"] = views = []
 
             def done(summed: np.ndarray) -> Any:
-                state["busy"] = False
-                return finish(summed, arrays, prescale)
-            return comm.allreduce_async(buf, "sum", name=key, out=recv).then(done)
+                if packed:
+                    state["busy"] = False
+                if flagged:
+                    return finish(summed, arrays)
+                if summed is recv and same_dtype:
+                    if not state["views"]:  # views of the reused buffer are built once
+                        state["views"] = unpack(recv, arrays, dtypes)
+                    outs = state["views"]
+                else:
+                    outs = unpack(summed, arrays, dtypes)
+                return outs[0] if nout == 1 else tuple(outs)
+            return _allreduce(comm, send, key, recv, hints["wait_now"]).then(done)
+        run.launch_hints = hints  # type: ignore[attr-defined]
         return run
 
     def run_compressed(*arrays: np.ndarray) -> Any:
@@ -146,6 +187,16 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
             return finish(s.astype(wide, copy=False), arrays)
         return comm.allgather_async(enc, name=key).then(done)
     return run_compressed
+
+
+@register_kernel("CommSize")
+def _comm_size(op: Any, ctx: KernelContext) -> Any:
+    comm = communicator_for(ctx)
+    dt = op.attrs["dtype"].np
+
+    def run() -> np.ndarray:
+        return np.asarray(comm.size, dtype=dt)
+    return run
 
 
 @register_kernel("SparseAllGather", is_async=True)

@@ -48,10 +48,12 @@ __all__ = ["MPICommunicator", "import_mpi"]
 _TAG_ARRIVE, _TAG_FAIL = 17, 18
 _REC_INTS = 32                      # an arrival record: 32 int64 = 256 bytes
 _REC_NAME_OFF, _REC_NAME_LEN = 13 * 8, 19 * 8
+_REC_MODE = 12                      # 1: the rank waits at once (a vote for the blocking call)
 _FAIL_BYTES = 1024
 _FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
 _MAX_DIMS = 6
 _PROGRESS_INTERVAL_S = 5e-5
+_POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
 
 
 def import_mpi() -> Any:
@@ -155,14 +157,18 @@ class _MPIHandle(CollectiveHandle):
     """One collective in flight: its current request, its optional second phase, its result."""
 
     __slots__ = ("_comm", "seq", "sig", "_req", "_stage", "_post2", "_vseq", "_finish", "_bufs", "_result",
-                 "_error", "_done", "timeout")
+                 "_error", "_done", "timeout", "_post1", "_blocking")
 
     def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature):
         self._comm = comm
         self.seq = seq
         self.sig = sig
         self._req: Any = None
-        self._stage = 1            # 1: first phase in flight; 15: waiting its turn for phase 2; 2
+        # 0: not posted yet (a wait-now collective); 1: first phase in flight; 15: waiting its
+        # turn for phase 2; 2: second phase in flight
+        self._stage = 1
+        self._post1: Optional[Callable[[], Any]] = None
+        self._blocking: Optional[Callable[[], Any]] = None
         self._post2: Optional[Callable[[], Any]] = None
         self._vseq = -1
         self._finish: Optional[Callable[[], Any]] = None
@@ -177,6 +183,8 @@ class _MPIHandle(CollectiveHandle):
         return f"collective #{self.seq} {self.sig.describe()}"
 
     def done(self) -> bool:
+        if self._stage == 0:
+            self._comm._resolve(self)
         if not self._done:
             c = self._comm
             if c._lock.acquire(blocking=False):
@@ -187,6 +195,8 @@ class _MPIHandle(CollectiveHandle):
         return self._done
 
     def wait(self, timeout: Optional[float] = None) -> Any:
+        if self._stage == 0:
+            self._comm._resolve(self, timeout)
         if not self._done:
             c = self._comm
             t = timeout if timeout is not None else (self.timeout if self.timeout is not None else c.timeout)
@@ -220,9 +230,20 @@ class _MPIHandle(CollectiveHandle):
             self._error = InternalError(f"{self.description} failed after completing: {type(e).__name__}: {e}")
         self._finish = None
         self._post2 = None
+        self._post1 = None
+        self._blocking = None
         self._bufs = ()
         self._req = None
         self._done = True
+
+    def abandon(self) -> None:
+        # peers that voted for the blocking call are (or will be) inside it: take part, so a
+        # failure on this rank after the launch cannot leave them hanging
+        if self._stage == 0:
+            try:
+                self._comm._resolve(self)
+            except Exception:
+                pass
 
 
 _LIVE: "weakref.WeakSet[MPICommunicator]" = weakref.WeakSet()
@@ -287,6 +308,10 @@ class MPICommunicator(Communicator):
         self._templates: Dict[Signature, np.ndarray] = {}     # encoded records, reused every step
         self._last_drain = 0.0
         self._sends: List[Tuple[Any, np.ndarray]] = []
+        self._deferred: List[_MPIHandle] = []                  # wait-now collectives not posted yet
+        self._votes: Dict[int, int] = {}                      # seq -> peers that will wait at once
+        self._post_lock = threading.RLock()                   # posts happen in collective order
+        self.blocking_calls = 0                               # collectives run as one blocking call
         self._waiters = 0
         self._closed = False
         self._status = MPI.Status()
@@ -355,32 +380,129 @@ class MPICommunicator(Communicator):
 
     # -- starting a collective --------------------------------------------------------------
     def _launch(self, sig: Signature, post1: Callable[[], Any], finish: Callable[[], Any], bufs: tuple,
-                post2: Optional[Callable[[], Any]] = None) -> _MPIHandle:
+                post2: Optional[Callable[[], Any]] = None,
+                blocking: Optional[Callable[[], Any]] = None) -> _MPIHandle:
+        """Starts a collective.  With `blocking` (the caller waits at once) the collective is
+        announced now and posted when waited on: as that one blocking MPI call when every rank
+        announced the same intent (MPI's blocking algorithms beat its nonblocking ones, and no
+        polling stands between the caller and the result), else as the nonblocking `post1`."""
         if self._closed:
             raise AbortedError(f"{sig.kind} on a closed communicator")
-        with self._lock:
-            self._check_usable()
-            seq = self._seq
-            h = _MPIHandle(self, seq, sig)
-            if self._track:
-                self._announce(seq, sig)  # raises on a mismatch already known
-            self._seq += 1
-            h._finish = finish
-            h._bufs = bufs
-            try:
-                h._req = post1()
-            except Exception as e:
-                err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
-                self._break(err)
-                raise err from e
-            if post2 is not None:
-                h._post2 = post2
-                h._vseq = self._v_next
-                self._v_next += 1
-            self._inflight.append(h)
+        if blocking is not None and (self._size == 1 or not self._track):
+            blocking = None  # the choice needs every rank's arrival record
+        with self._post_lock:
+            if self._deferred:  # an earlier wait-now collective goes first (MPI orders them)
+                for d in list(self._deferred):
+                    self._resolve(d)
+            with self._lock:
+                self._check_usable()
+                seq = self._seq
+                h = _MPIHandle(self, seq, sig)
+                if self._track:
+                    self._announce(seq, sig, blocking is not None)  # raises on a mismatch already known
+                self._seq += 1
+                h._finish = finish
+                h._bufs = bufs
+                if blocking is not None:
+                    h._stage = 0
+                    h._post1 = post1
+                    h._blocking = blocking
+                    self._deferred.append(h)
+                    return h
+                try:
+                    h._req = post1()
+                except Exception as e:
+                    err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
+                    self._break(err)
+                    raise err from e
+                if post2 is not None:
+                    h._post2 = post2
+                    h._vseq = self._v_next
+                    self._v_next += 1
+                self._inflight.append(h)
         if self._thread is not None:
             self._wake.set()
         return h
+
+    def _resolve(self, h: _MPIHandle, timeout: Optional[float] = None) -> None:
+        """Posts a wait-now collective once every peer's arrival record for it is in: as the
+        blocking call when all of them voted for it, else nonblocking.  Every rank decides from
+        the same votes, so all make the same kind of call (MPI never matches a blocking
+        collective with a nonblocking one).  Waiting for the records is bounded by the timeout
+        and names the ranks that did not arrive, like any wait."""
+        with self._post_lock:
+            if h._stage != 0:
+                return
+            t = timeout if timeout is not None else (h.timeout if h.timeout is not None else self.timeout)
+            start = time.monotonic()
+            deadline = start + t
+            self._waiters += 1
+            try:
+                while True:
+                    now = time.monotonic()
+                    with self._lock:
+                        self._drain_ctl()
+                        if self._broken is not None:
+                            self._fail_inflight()
+                            self._raise_broken()
+                        if all(self._peer_last[p] >= h.seq for p in range(self._size) if p != self._rank):
+                            break
+                        if now >= deadline:
+                            self._fail_deferred_timeout(h, t)  # raises
+                    sleep_backoff(start, now, self._oversubscribed)
+            finally:
+                self._waiters -= 1
+            with self._lock:
+                if h._done:  # failed meanwhile (the communicator broke)
+                    return
+                votes = self._votes.pop(h.seq, 0)
+                self._deferred.remove(h)
+                blocking = h._blocking
+                h._blocking = None
+            if votes == self._size - 1:
+                h._stage = 1
+                self.blocking_calls += 1
+                try:
+                    blocking()
+                except Exception as e:
+                    err = InternalError(f"{h.description} failed in MPI: {type(e).__name__}: {e}")
+                    with self._lock:
+                        self._break(err)
+                    h._error = err
+                    h._done = True
+                    return
+                h._complete()
+                return
+            with self._lock:
+                h._stage = 1
+                try:
+                    h._req = h._post1()
+                except Exception as e:
+                    err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
+                    self._break(err)
+                    raise err from e
+                h._post1 = None
+                self._inflight.append(h)
+        if self._thread is not None:
+            self._wake.set()
+
+    def _fail_deferred(self) -> None:
+        assert self._broken is not None
+        err = self._broken[1]
+        for d in self._deferred:
+            d._stage = 1
+            d._error = err
+            d._done = True
+            d._post1 = d._blocking = d._finish = None
+            d._bufs = ()
+        self._deferred = []
+
+    def _fail_deferred_timeout(self, h: _MPIHandle, timeout: float) -> None:
+        # the same error as a posted collective's timeout: which ranks did not arrive
+        h._stage = 1
+        self._deferred.remove(h)
+        self._inflight.append(h)  # nothing posted: _fail_inflight finds no request to keep
+        self._timed_out(h, timeout)
 
     def _check_usable(self) -> None:
         if self._size > 1:
@@ -393,7 +515,7 @@ class MPICommunicator(Communicator):
         assert self._broken is not None
         raise error_copy(self._broken[1])
 
-    def _announce(self, seq: int, sig: Signature) -> None:
+    def _announce(self, seq: int, sig: Signature, wait_now: bool = False) -> None:
         tpl = self._templates.get(sig)
         if tpl is None:
             tpl = np.zeros(_REC_INTS, dtype=np.int64)
@@ -402,6 +524,7 @@ class MPICommunicator(Communicator):
                 self._templates[sig] = tpl
         buf = tpl.copy()
         buf[0] = seq
+        buf[_REC_MODE] = int(wait_now)
         mine = buf.tobytes()[8:]
         theirs = self._theirs.pop(seq, None)
         if theirs:
@@ -420,6 +543,8 @@ class MPICommunicator(Communicator):
             lo = min(v for p, v in enumerate(self._peer_last) if p != self._rank)
             for k in [k for k in self._mine if k <= lo]:
                 del self._mine[k]
+            for k in [k for k in self._votes if k <= lo - 256]:
+                del self._votes[k]
 
     # -- progress (called with self._lock held) -------------------------------------------------
     def _poll_locked(self, drain: bool = True) -> None:
@@ -430,11 +555,20 @@ class MPICommunicator(Communicator):
             return
         if self._inflight:
             keep = []
+            pending = 0
+            inflight = self._inflight
             try:
-                for h in self._inflight:
+                for k, h in enumerate(inflight):
+                    if pending >= _POLL_DEPTH:
+                        # collectives complete about in the order they started: testing the
+                        # later ones of a long queue on every poll only costs time (O(n^2))
+                        keep.extend(inflight[k:])
+                        break
+                    pending += 1
                     if h._stage == 1 and h._req.Test():
                         if h._post2 is None:
                             h._complete()
+                            pending -= 1
                             continue
                         h._stage = 15
                     if h._stage == 15:
@@ -444,6 +578,7 @@ class MPICommunicator(Communicator):
                             self._v_posted += 1
                     elif h._stage == 2 and h._req.Test():
                         h._complete()
+                        pending -= 1
                         continue
                     keep.append(h)
             except Exception as e:
@@ -474,6 +609,8 @@ class MPICommunicator(Communicator):
     def _on_arrival(self, src: int, seq: int, body: bytes) -> None:
         self._peer_last[src] = seq
         self._peer_rec[src] = body
+        if body[(_REC_MODE - 1) * 8]:
+            self._votes[seq] = self._votes.get(seq, 0) + 1
         mine = self._mine.get(seq)
         if mine is None:
             if seq >= self._seq:  # the peer is ahead: compare when this rank gets there
@@ -510,6 +647,8 @@ class MPICommunicator(Communicator):
             h._bufs = ()
             h._done = True
         self._inflight = []
+        if self._deferred:
+            self._fail_deferred()
 
     def _timed_out(self, h: _MPIHandle, timeout: float) -> None:
         if self._size > 1:
@@ -567,8 +706,15 @@ class MPICommunicator(Communicator):
             return x.view(np.uint16), np.float16
         return x, None
 
+    def allreduce(self, x: Any, op: str = "sum", name: Optional[str] = None,
+                  out: Optional[np.ndarray] = None) -> np.ndarray:
+        return self.allreduce_async(x, op, name, out=out, wait_now=True).wait()
+
     def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None,
-                        out: Optional[np.ndarray] = None) -> CollectiveHandle:
+                        out: Optional[np.ndarray] = None, wait_now: bool = False) -> CollectiveHandle:
+        """Nonblocking all-reduce.  `out`: a receive buffer to reuse.  `wait_now`: the caller
+        waits for the result before anything else (no overlap to lose), so the collective may
+        run as MPI's blocking call when every rank says the same."""
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)
@@ -584,7 +730,8 @@ class MPICommunicator(Communicator):
                 np.divide(recv, n, out=recv)
             return recv if back is None else recv.astype(back)
         return self._launch(Signature.of("allreduce", name, x, op), lambda: c1.Iallreduce(w, recv, op=mop),
-                            finish, (w, recv))
+                            finish, (w, recv),
+                            blocking=(lambda: c1.Allreduce(w, recv, op=mop)) if wait_now else None)
 
     def allgather_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
         x = _as_array(x, "allgather")

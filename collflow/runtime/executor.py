@@ -275,6 +275,8 @@ def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Te
         for t in ins[op]:
             last[t] = i
     keep = set(feeds) | {t for t in fetch_tensors if t is not None}
+    # an async op (a collective) may still be reading its inputs after later ops ran
+    keep.update(t for op in order if op in async_ops for t in ins[op])
     for i, op in enumerate(order):
         ip = inplace.get(op)
         if ip is None:
@@ -327,6 +329,11 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
     end = len(order)
     for op in async_ops:
         waits_before.setdefault(first_need.get(op, end), []).append(op)
+        # an async kernel that offers launch hints learns whether the plan waits for it at once
+        # (nothing runs in between: no overlap to lose, so e.g. a collective may block in MPI)
+        hints = getattr(kernels[op], "launch_hints", None)
+        if isinstance(hints, dict):
+            hints["wait_now"] = first_need.get(op, end) == pos[op] + 1
 
     def out_targets(op: Operation) -> str:
         outs = []

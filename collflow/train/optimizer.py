@@ -97,11 +97,18 @@ class Optimizer:
 
     # -- applying -----------------------------------------------------------------------------
 
+    # True when the update is linear in the gradient with no state that remembers its scale
+    # (plain SGD): a gradient scale then folds into the learning rate instead of a pass
+    folds_gradient_scale = False
+
     def apply_gradients(self, grads_and_vars: Sequence[GradAndVar], global_step: Optional[Variable] = None,
-                        name: Optional[str] = None) -> _g.Operation:
+                        name: Optional[str] = None, gradient_scale: Any = None) -> _g.Operation:
         """The train op: one in-place update per (grad, var) with a gradient, then global_step += 1.
 
         Pairs whose gradient is None are skipped; it is an error if every gradient is None.
+        gradient_scale: an optional scalar (e.g. 1/ranks for summed gradients) that every dense
+        gradient is multiplied by; optimizers linear in the gradient fold it into the learning
+        rate (no pass over the gradient), the others multiply.
         """
         pairs = _check_pairs(grads_and_vars)
         var_list = [v for gr, v in pairs if gr is not None]
@@ -125,6 +132,9 @@ class Optimizer:
                     with g.name_scope("update_" + var.op.name), g.device(var.device):
                         if isinstance(grad, IndexedSlices):
                             update_ops.append(self._apply_sparse(grad, var))
+                        elif gradient_scale is not None:
+                            scale = math_ops.cast(gradient_scale, var.dtype)
+                            update_ops.append(self._apply_dense_scaled(grad, var, scale))
                         else:
                             update_ops.append(self._apply_dense(grad, var))
                 if global_step is None:
@@ -247,6 +257,11 @@ class Optimizer:
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
         raise NotImplementedError
+
+    def _apply_dense_scaled(self, grad: _g.Tensor, var: Variable, scale: _g.Tensor) -> _g.Operation:
+        """The update for gradient `grad * scale` (a scalar); optimizers that fold the scale
+        into a hyperparameter override this."""
+        return self._apply_dense(grad * scale, var)
 
     def _finish(self, update_ops: List[_g.Operation], name: str) -> _g.Operation:
         """The op that completes the step once every update ran."""

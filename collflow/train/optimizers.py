@@ -34,8 +34,14 @@ class GradientDescentOptimizer(Optimizer):
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
 
+    folds_gradient_scale = True
+
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
         return T.apply_gradient_descent(var, self._hyper("learning_rate", var.dtype), grad)
+
+    def _apply_dense_scaled(self, grad: _g.Tensor, var: Variable, scale: _g.Tensor) -> _g.Operation:
+        # var -= (lr * scale) * grad: a scalar product instead of a pass over the gradient
+        return T.apply_gradient_descent(var, self._hyper("learning_rate", var.dtype) * scale, grad)
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
         return T.sparse_apply_gradient_descent(var, self._hyper("learning_rate", var.dtype), grad.values,

@@ -426,9 +426,10 @@ class ShardedSyncReplicasOptimizer(SyncReplicasOptimizer):
     same arguments.
     """
 
-    def reduce_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]]) -> List[Tuple[Any, Variable]]:
+    def reduce_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]],
+                         average: Optional[bool] = None) -> List[Tuple[Any, Variable]]:
         idx, rest = split_sharded(grads_and_vars)
-        out = super().reduce_gradients(rest)
+        out = super().reduce_gradients(rest, average)
         pairs = list(grads_and_vars)
         for i in idx:
             gr, v = pairs[i]

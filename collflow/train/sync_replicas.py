@@ -23,7 +23,8 @@ from ..graph import graph as _g
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops
 from ..graph.ops.constant_op import identity
-from ..graph.ops.fusion_ops import COMPRESSIONS, fused_all_reduce, sparse_all_gather
+from .. import dtypes as _dt
+from ..graph.ops.fusion_ops import COMPRESSIONS, comm_size, fused_all_reduce, sparse_all_gather
 from ..graph.variables import Variable
 from .optimizer import Optimizer
 
@@ -74,8 +75,22 @@ class SyncReplicasOptimizer(Optimizer):
     def apply_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]], global_step: Optional[Variable] = None,
                         name: Optional[str] = None) -> _g.Operation:
         """All-reduces the gradients across ranks, then applies them with the wrapped optimizer."""
-        reduced = self.reduce_gradients(grads_and_vars)
-        self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name)
+        pairs = list(grads_and_vars)
+        from .sharded import split_sharded
+        # Plain SGD takes the sums and folds the 1/ranks of the average into its learning rate
+        # (a scalar product instead of a pass over every gradient; Horovod's postscale, for
+        # free).  Not with backup ranks (the divisor changes per step), compression, or PS shards.
+        fold = (self._average and not self.backup_ranks and self._compression == "none"
+                and self._opt.folds_gradient_scale and not split_sharded(pairs)[0])
+        if fold:
+            reduced = self.reduce_gradients(pairs, average=False)
+            with pairs[0][1].graph.as_default(), _g.get_default_graph().name_scope(self._name):
+                scale = 1.0 / comm_size(_dt.float64, name="comm_size")  # cast per variable dtype
+            self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name,
+                                                       gradient_scale=scale)
+        else:
+            reduced = self.reduce_gradients(pairs)
+            self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name)
         return self._train_op
 
     def get_slot(self, var: Variable, name: str) -> Any:
@@ -88,8 +103,11 @@ class SyncReplicasOptimizer(Optimizer):
         return self._opt.variables()
 
     # -- the collective part --------------------------------------------------------------
-    def reduce_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]]) -> List[Tuple[Any, Variable]]:
+    def reduce_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]],
+                         average: Optional[bool] = None) -> List[Tuple[Any, Variable]]:
         """(gradient averaged over ranks, variable) for each pair; None gradients stay None.
+
+        average: override the optimizer's setting (False: dense gradients are the sums).
 
         Gradients of sharded (parameter-server) variables already reached their owners through
         the PS push of the backward pass: they are only averaged over the contributors.
@@ -98,7 +116,7 @@ class SyncReplicasOptimizer(Optimizer):
         orig = list(grads_and_vars)
         shard_idx, grads_and_vars = split_sharded(orig)
         if shard_idx:
-            res = self.reduce_gradients(grads_and_vars)
+            res = self.reduce_gradients(grads_and_vars, average)
             for i in shard_idx:
                 res[i] = (sharded_gradient(orig[i][0], orig[i][1], self._average), orig[i][1])
             return res
@@ -132,7 +150,8 @@ class SyncReplicasOptimizer(Optimizer):
             for b, bucket in enumerate(self._buckets(dense)):
                 tensors = [t for _, t, _ in bucket]
                 key = f"{self._name}/bucket{b}:" + ",".join(v.op.name for _, _, v in bucket)
-                reduced = fused_all_reduce(tensors, key=key, average=self._average, compression=self._compression,
+                avg = self._average if average is None else bool(average)
+                reduced = fused_all_reduce(tensors, key=key, average=avg, compression=self._compression,
                                            name=f"allreduce_bucket{b}")
                 self.buckets.append([v.op.name for _, _, v in bucket])
                 for (i, t, v), r in zip(bucket, reduced):

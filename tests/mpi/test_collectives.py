@@ -353,3 +353,43 @@ def test_mismatched_collectives_are_named_on_every_rank():
         c.barrier(name="after2")
     c.close()
     MPI.COMM_WORLD.Barrier()
+
+
+def test_wait_now_collectives_block_only_when_every_rank_waits_at_once(comm):
+    n, r = comm.size, comm.rank
+    x = [_data(q, (1000,), np.float64, seed=31) for q in range(n)]
+    want = np.sum(x, axis=0)
+    before = comm.blocking_calls
+    # every rank waits at once: one blocking MPI call
+    np.testing.assert_allclose(comm.allreduce(x[r], name="wn/all"), want, rtol=1e-12)
+    assert comm.blocking_calls == before + 1
+    # the ranks disagree (rank 0 would block, the others overlap): all take the nonblocking call
+    h = comm.allreduce_async(x[r], name="wn/mixed", wait_now=(r == 0))
+    np.testing.assert_allclose(h.wait(), want, rtol=1e-12)
+    assert comm.blocking_calls == before + 1
+    # a later collective launched before waiting for a wait-now one: order is kept
+    h1 = comm.allreduce_async(x[r], name="wn/first", wait_now=True)
+    h2 = comm.allreduce_async(2 * x[r], name="wn/second")
+    np.testing.assert_allclose(h2.wait(), 2 * want, rtol=1e-12)
+    np.testing.assert_allclose(h1.wait(), want, rtol=1e-12)
+    # a receive buffer handed in is the one filled
+    out = np.empty_like(x[r])
+    assert comm.allreduce(x[r], name="wn/out", out=out) is out
+
+
+def test_graph_allreduce_waited_at_once_uses_the_blocking_call(comm):
+    n, r = comm.size, comm.rank
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(_data(r, (64, 8), np.float32, seed=32), name="v")
+        opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=comm)
+        (red, _), = opt.reduce_gradients([(v.value(), v)])
+        (sums, _), = opt.reduce_gradients([(v.value() * 2.0, v)], average=False)
+    with cf.Session(graph=g, config={"comm": comm}) as s:
+        s.run(v.initializer)
+        before = comm.blocking_calls
+        got, got_sums = s.run(red), s.run(sums)
+        assert comm.blocking_calls == before + 2
+    want = np.sum([_data(q, (64, 8), np.float32, seed=32) for q in range(n)], axis=0)
+    np.testing.assert_allclose(got, want / n, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_sums, 2 * want, rtol=1e-5, atol=1e-5)

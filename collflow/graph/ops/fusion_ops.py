@@ -45,7 +45,10 @@ def _sparse_gather_spec(op: _g.Operation) -> list:
 
 
 register_op("SparseAllGather", _sparse_gather_spec, stateful=True)
-not_differentiable("FusedBroadcast", "SparseAllGather")
+# stateful: the value comes from the session's communicator, never fold it into a constant
+register_op("CommSize", lambda op: [(op.attrs["dtype"], TensorShape(()))], stateful=True,
+            doc="The number of ranks of the session's communicator.")
+not_differentiable("FusedBroadcast", "SparseAllGather", "CommSize")
 
 
 @register_gradient("FusedAllReduce")
@@ -73,3 +76,9 @@ def fused_broadcast(tensors: Sequence[Any], root: int, key: str, name: Optional[
     """`tensors` as the root rank has them, on every rank."""
     op = make_op("FusedBroadcast", list(tensors), {"key": key, "root": int(root)}, name=name or "FusedBroadcast")
     return list(op.outputs)
+
+
+def comm_size(dtype: Any = None, name: Optional[str] = None) -> _g.Tensor:
+    """A scalar: how many ranks the session's communicator has (float32 unless `dtype`)."""
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.float32
+    return make_op("CommSize", [], {"dtype": dt}, name=name or "CommSize").outputs[0]
