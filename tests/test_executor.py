@@ -400,3 +400,43 @@ def test_fetching_an_op_runs_its_control_inputs_only_once():
         vals = s.run([a, b, both])
     assert vals[2] is None
     assert events("a") == ["start", "end"] and events("b") == ["start", "end"]
+
+
+# -- launch hints: does the plan wait for an async op at once? ---------------------------------
+
+HINTS: dict = {}   # tag -> the kernel's launch_hints dict
+register_op("TestExec_Hinted", same_shape_fn, stateful=True)
+not_differentiable("TestExec_Hinted")
+
+
+@register_kernel("TestExec_Hinted", is_async=True)
+def _hinted_kernel(op, ctx):
+    hints = {"wait_now": None}
+    HINTS[op.attrs["tag"]] = hints
+
+    def run(x):
+        return ThreadHandle(lambda: x + x.dtype.type(1))
+    run.launch_hints = hints
+    return run
+
+
+def test_launch_hints_say_whether_the_plan_waits_at_once():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (256,))
+        a = single("TestExec_Hinted", [x], {"tag": "alone"}, name="alone")
+        # only scalar work between the launch and the wait: still "at once"
+        scale = cf.reduce_sum(cf.constant([1.0, 2.0]))
+        b = single("TestExec_Hinted", [x], {"tag": "scalar_between"}, name="scalar_between") * scale
+        # a big independent op runs while the collective is in flight: overlap, not at once
+        c = single("TestExec_Hinted", [x], {"tag": "overlapped"}, name="overlapped")
+        big = cf.matmul(cf.ones((64, 64)), cf.ones((64, 64)))
+        d = c + cf.reduce_sum(big)
+    feed = {x: np.zeros(256, np.float32)}
+    with cf.Session(graph=g) as s:
+        np.testing.assert_array_equal(s.run(a, feed), np.ones(256))
+        assert HINTS["alone"]["wait_now"] is True
+        np.testing.assert_array_equal(s.run(b, feed), np.full(256, 3.0))
+        assert HINTS["scalar_between"]["wait_now"] is True
+        np.testing.assert_array_equal(s.run(d, feed), np.full(256, 1.0 + 64 * 64 * 64))
+        assert HINTS["overlapped"]["wait_now"] is False

@@ -441,9 +441,9 @@ class MPICommunicator(Communicator):
                 while True:
                     now = time.monotonic()
                     with self._lock:
-                        self._drain_ctl()
+                        # also completes the record sends (and anything else in flight)
+                        self._poll_locked()
                         if self._broken is not None:
-                            self._fail_inflight()
                             self._raise_broken()
                         if all(self._peer_last[p] >= h.seq for p in range(self._size) if p != self._rank):
                             break

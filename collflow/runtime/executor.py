@@ -297,6 +297,21 @@ def _copy_kernel(src: Any, dst: Any) -> Tuple[Callable, bool]:
     return fn, bool(getattr(fn, "is_async", False))
 
 
+# ops whose outputs all have at most this many elements (statically) cost about nothing:
+# a collective waited for right after them has no overlap to lose
+_TRIVIAL_ELEMENTS = 64
+
+
+def _trivial(node: Any, async_ops: Set[Any]) -> bool:
+    if node in async_ops or isinstance(node, CopyNode):
+        return False
+    for t in node.outputs:
+        n = t.shape.num_elements() if t.shape.is_fully_defined() else None
+        if n is None or n > _TRIVIAL_ELEMENTS:
+            return False
+    return True
+
+
 def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
              fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any]) -> Plan:
     slot: Dict[Tensor, str] = {}
@@ -333,7 +348,8 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
         # (nothing runs in between: no overlap to lose, so e.g. a collective may block in MPI)
         hints = getattr(kernels[op], "launch_hints", None)
         if isinstance(hints, dict):
-            hints["wait_now"] = first_need.get(op, end) == pos[op] + 1
+            between = order[pos[op] + 1:first_need.get(op, end)]
+            hints["wait_now"] = all(_trivial(n, async_ops) for n in between)
 
     def out_targets(op: Operation) -> str:
         outs = []
