@@ -101,3 +101,35 @@ def test_bad_arguments():
         cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), compression="int8")
     with pytest.raises(TypeError):
         cf.train.SyncReplicasOptimizer("sgd")
+
+
+def test_fused_buckets_mixing_large_and_small_gradients_and_reused_results():
+    """Large gradients are all-reduced where they are, small ones packed; a result the caller
+    still holds is never overwritten by the next step (the receive buffers are reused only
+    when nobody holds them)."""
+    from collflow.comm.fusion import DIRECT_ELEMENTS
+    shapes = [(DIRECT_ELEMENTS,), (3, 5), (2, DIRECT_ELEMENTS // 2 + 1), (7,)]
+    world = ThreadWorld(2, timeout=30)
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            xs = [cf.placeholder(cf.float64, s) for s in shapes]
+            vs = [cf.Variable(np.zeros(s), name=f"v{i}") for i, s in enumerate(shapes)]
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(1.0), comm=c)
+            sums = [t for t, _ in opt.reduce_gradients(list(zip(xs, vs)), average=False)]
+            means = [t for t, _ in opt.reduce_gradients(list(zip(xs, vs)))]
+        out = []
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            for step in range(3):
+                feed = {x: np.full(sh, 10.0 * step + c.rank + i) for i, (x, sh) in enumerate(zip(xs, shapes))}
+                out.append((s.run(sums, feed), s.run(means, feed)))
+        return out
+
+    res = world.run(rank)
+    for r in range(2):
+        for step, (sums, means) in enumerate(res[r]):  # the held results of every step are intact
+            for i, sh in enumerate(shapes):
+                want = (10.0 * step + i) * 2 + 1
+                np.testing.assert_array_equal(sums[i], np.full(sh, want))
+                np.testing.assert_allclose(means[i], np.full(sh, want / 2))

@@ -92,6 +92,67 @@ def _contribution(ctx: KernelContext) -> float:
     return 1.0 if fn is None else float(fn())
 
 
+# a gradient of at least this many elements (256 KiB of float32) is all-reduced on its own
+DIRECT_ELEMENTS = 1 << 16
+
+
+def _static_size(t: Any) -> int:
+    return t.shape.num_elements() if t.shape.is_fully_defined() else 0
+
+
+class _ReusedResult:
+    """A receive buffer kept between steps, and the views of it handed out as results.
+
+    It is reused once nobody else holds it or any of the views (reference counts), so a
+    result the user fetched or an op still reads is never overwritten."""
+
+    __slots__ = ("buf", "handed")
+
+    def __init__(self) -> None:
+        self.buf: Any = None
+        self.handed: List[np.ndarray] = []
+
+    def buffer(self, n: int, dtype: Any) -> np.ndarray:
+        b = self.buf
+        # getrefcount: the slot and the argument, plus one per handed-out view (their base);
+        # a view: the list, the loop variable and the argument
+        if b is not None and (b.size != n or b.dtype != dtype or sys.getrefcount(b) > 3 + len(self.handed)
+                              or any(sys.getrefcount(v) > 3 for v in self.handed)):
+            b = None
+        if b is None:
+            b = self.buf = np.empty(n, dtype=dtype)
+            self.handed = []
+        return b
+
+    def views(self, summed: np.ndarray, like: Sequence[np.ndarray], dts: Sequence[Any]) -> List[Any]:
+        if summed is not self.buf or any(np.dtype(dt) != summed.dtype for dt in dts):
+            return unpack(summed, like, dts)  # fresh arrays: nothing to cache
+        if not self.handed:  # views of the reused buffer are built once
+            self.handed = unpack(summed, like, dts)
+        return self.handed
+
+
+class _Joined:
+    """Several collectives as one handle: wait() returns fn([their results])."""
+
+    __slots__ = ("hs", "fn")
+
+    def __init__(self, hs: list, fn: Any):
+        self.hs, self.fn = hs, fn
+
+    def wait(self) -> Any:
+        return self.fn([h.wait() for h in self.hs])
+
+    def done(self) -> bool:
+        return all(h.done() for h in self.hs)
+
+    def abandon(self) -> None:
+        for h in self.hs:
+            ab = getattr(h, "abandon", None)
+            if ab is not None:
+                ab()
+
+
 @register_kernel("FusedAllReduce", is_async=True)
 def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
     comm = communicator_for(ctx)
@@ -118,57 +179,61 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         # contributed); without them every rank contributes and the count is the world size.
         flagged = bool(ctx.config and ctx.config.get("contribution") is not None)
         size = comm.size
-        # the send buffer is kept between steps (the result is a fresh array); a run that finds
-        # it still in flight (another thread's run) packs into a new one
-        state: dict = {"buf": None, "busy": False, "recv": None, "views": []}
-        same_dtype = all(dt == wide for dt in dtypes)  # the outputs are views of the result
+        scaled = average and size > 1 and not flagged  # the average rides on the packing copy
+        # Gradients that travel on their own, read by MPI where they are (no packing copy): a
+        # lone gradient, and large ones, when nothing is scaled on the way (the sums that
+        # optimizers folding the 1/ranks take).  Packing pays for small gradients (one
+        # collective's latency for all); for a large one it is only a copy.  Decided from the
+        # static shapes, so every rank splits the bucket alike.
+        direct = [] if (flagged or scaled) else [
+            i for i, t in enumerate(op.inputs) if nout == 1 or _static_size(t) >= DIRECT_ELEMENTS]
+        packed = [i for i in range(nout) if i not in direct]
+        wide_p = np.result_type(*[dtypes[i] for i in packed]) if packed else wide
+        pack_state = {"buf": None, "busy": False}
+        results = [_ReusedResult() for _ in range(len(direct) + (1 if packed else 0))]
+        names = ([key] if packed else []) + [key if not packed and len(direct) == 1 else f"{key}[{i}]"
+                                             for i in direct]
         hints = {"wait_now": False}   # set by the executor: the plan waits for the result at once
 
         def run(*arrays: np.ndarray) -> Any:
-            extra = 1 if flagged else 0
-            total = sum(a.size for a in arrays) + extra
-            scale = 1.0 / size if (average and size > 1 and not flagged) else None
-            if (nout == 1 and not flagged and scale is None and arrays[0].dtype == wide
-                    and arrays[0].flags.c_contiguous):
-                # one gradient, summed as it is: MPI reads it in place, no packing copy
-                send = arrays[0].reshape(-1)
-                packed = False
-            else:
-                send = state["buf"]
-                if send is None or state["busy"] or send.size != total:
-                    send = np.empty(total, dtype=wide)
-                    state["buf"] = send
-                state["busy"] = packed = True
-                _pack(send, arrays, scale)
+            wait_now = hints["wait_now"]
+            handles = []
+            parts = [arrays[i] for i in packed]
+            if packed:
+                total = sum(a.size for a in parts) + (1 if flagged else 0)
+                send = pack_state["buf"]
+                # the send buffer is kept between steps; a run that finds it still in flight
+                # (another thread's run of this plan) packs into a new one
+                if send is None or pack_state["busy"] or send.size != total:
+                    send = pack_state["buf"] = np.empty(total, dtype=wide_p)
+                pack_state["busy"] = True
+                _pack(send, parts, 1.0 / size if scaled else None)
                 if flagged:
                     send[-1] = _contribution(ctx)
                     if send[-1] == 0.0:
                         send[:-1] = 0
+                handles.append(_allreduce(comm, send, names[0], results[0].buffer(total, wide_p), wait_now))
+            base = len(handles)
+            for j, i in enumerate(direct):
+                a = arrays[i] if arrays[i].flags.c_contiguous else np.ascontiguousarray(arrays[i])
+                handles.append(_allreduce(comm, a.reshape(-1), names[base + j],
+                                          results[base + j].buffer(a.size, a.dtype), wait_now))
 
-            # The last step's result (and the views of it handed out) is reused once nobody
-            # else holds any of them: getrefcount counts the state's entries, the local and the
-            # call's argument, plus, for the buffer, one per view (their base).
-            recv, views = state["recv"], state["views"]
-            if recv is not None and (recv.size != total or sys.getrefcount(recv) > 3 + len(views)
-                                     or any(sys.getrefcount(v) > 3 for v in views)):
-                recv = None
-            if recv is None:
-                recv = state["recv"] = np.empty(total, dtype=wide)
-                state["views"] = views = []
-
-            def done(summed: np.ndarray) -> Any:
+            def done(summed: List[np.ndarray]) -> Any:
+                outs: List[Any] = [None] * nout
                 if packed:
-                    state["busy"] = False
-                if flagged:
-                    return finish(summed, arrays)
-                if summed is recv and same_dtype:
-                    if not state["views"]:  # views of the reused buffer are built once
-                        state["views"] = unpack(recv, arrays, dtypes)
-                    outs = state["views"]
-                else:
-                    outs = unpack(summed, arrays, dtypes)
+                    pack_state["busy"] = False
+                    if flagged:
+                        got = finish(summed[0], parts)
+                        vals = [got] if len(parts) == 1 else list(got)
+                    else:
+                        vals = results[0].views(summed[0], parts, [dtypes[i] for i in packed])
+                    for i, v in zip(packed, vals):
+                        outs[i] = v
+                for j, i in enumerate(direct):
+                    outs[i] = results[base + j].views(summed[base + j], [arrays[i]], [dtypes[i]])[0]
                 return outs[0] if nout == 1 else tuple(outs)
-            return _allreduce(comm, send, key, recv, hints["wait_now"]).then(done)
+            return _Joined(handles, done)
         run.launch_hints = hints  # type: ignore[attr-defined]
         return run
 
