@@ -158,6 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--straggler-delay", type=float, default=0.0, help="seconds of injected delay (with --straggler-rank)")
     d.add_argument("--straggler-random", type=float, default=None, metavar="MAX_S",
                    help="each step a random rank (same draw on every rank) is delayed by U(0, MAX_S) seconds")
+    d.add_argument("--timeline", default=None, metavar="PATH",
+                   help="write a Chrome-trace timeline of each rank's collectives (negotiation, MPI calls, "
+                        "fusion packing) to PATH ('{rank}' in it becomes the rank; else rank R>0 writes "
+                        "PATH with .rankR before the extension); also $COLLFLOW_TIMELINE")
     d.add_argument("--check-replicas", action="store_true",
                    help="at the end, verify every rank's variables are bit-identical to rank 0's")
     cf.train.add_checkpoint_arguments(p)
@@ -319,6 +323,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     comm = _init_comm()
     rank, size = comm.rank, comm.size
     log = Log(rank)
+    if a.timeline:
+        try:
+            log(f"timeline of the collectives: {comm.start_timeline(a.timeline)}")
+        except OSError as e:
+            log.error(f"--timeline {a.timeline!r}: {e}")
+            return 2
     if a.model == "wide_deep":
         return train_wide_deep(a, comm, log, t_start)
     if not 0 <= a.backup_ranks < size:
@@ -450,6 +460,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if sync is not None:
             sync.close(sess)
         test_loss, test_acc = evaluate(sess, m, ds.x_test, ds.y_test)
+    if comm.timeline is not None:
+        log(f"timeline written: {comm.stop_timeline()}")
 
     final_loss = float(np.mean(recent)) if recent else None
     # samples/s of the whole job (every rank trains on its own batch of the global batch)

@@ -564,3 +564,25 @@ def test_thread_world_run_a_failing_rank_releases_the_others():
         world.run(body)
     assert time.monotonic() - t < 10
     assert len(seen) == 1 and "rank 0 failed: KeyError" in seen[0]
+
+
+def test_timeline_files_per_rank_and_chrome_trace_format(tmp_path):
+    import json
+    from collflow.comm.timeline import CommTimeline, timeline_path
+    assert timeline_path(str(tmp_path / "t.json"), 0) == str(tmp_path / "t.json")
+    assert timeline_path(str(tmp_path / "t.json"), 2) == str(tmp_path / "t.rank2.json")
+    assert timeline_path(str(tmp_path / "t_{rank}.json"), 3) == str(tmp_path / "t_3.json")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        CommTimeline(str(tmp_path / "missing" / "t.json"))
+    c = cf.comm.LocalCommunicator()
+    path = c.start_timeline(str(tmp_path / "t.json"))
+    c.timeline.span("NEGOTIATE g", 1, 1.0, 1.5, args={"seq": 0})
+    c.timeline.flight("g", 0, 1.5, 2.0, args={"mode": "nonblocking"})
+    assert c.stop_timeline() == path and c.stop_timeline() is None
+    with open(path) as f:
+        doc = json.load(f)
+    names = [(e["ph"], e["name"]) for e in doc["traceEvents"]]
+    assert ("X", "NEGOTIATE g") in names and ("b", "g") in names and ("e", "g") in names
+    x = next(e for e in doc["traceEvents"] if e["ph"] == "X")
+    assert x["dur"] == pytest.approx(5e5)
+    assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]  # written atomically

@@ -68,6 +68,8 @@ def init(comm: Any = None, backend: str = "auto", timeout: Optional[float] = Non
     `abort_on_exception`, an uncaught exception prints "[rank R] <traceback>" and aborts
     every rank.  A second plain `init()` returns the existing default; any other call
     replaces it.  Creating an MPI communicator is collective: every rank must call init.
+    With $COLLFLOW_TIMELINE set to a path, the new communicator records a timeline of its
+    collectives there (Chrome trace; see Communicator.start_timeline).
     """
     global _default, _owned
     with _lock:
@@ -86,6 +88,9 @@ def init(comm: Any = None, backend: str = "auto", timeout: Optional[float] = Non
             old.close()
         if abort_on_exception and c.size > 1:
             install_abort_handler(c)
+        path = os.environ.get("COLLFLOW_TIMELINE")
+        if path and owned and c.timeline is None:  # Horovod's HOROVOD_TIMELINE, for collflow
+            c.start_timeline(path)
         return c
 
 

@@ -12,9 +12,11 @@ the graph, such as the op name): backends use it to name mismatches and missing 
 """
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
+import weakref
 from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -203,6 +205,27 @@ class Communicator:
         self.timeout = _check_timeout(timeout)
         self.stats: Dict[str, int] = _new_stats()
         self._stats_lock = threading.Lock()
+        self.timeline: Any = None  # a CommTimeline while one is recorded
+
+    # -- timeline ---------------------------------------------------------------------------
+    def start_timeline(self, path: str) -> str:
+        """Records this rank's collectives (negotiation, MPI calls, fusion packing) as a Chrome
+        trace written to `path` (see collflow.comm.timeline for the per-rank file names) by
+        stop_timeline(), close() or the end of the process.  Returns this rank's file path."""
+        from .timeline import CommTimeline, timeline_path
+        self.stop_timeline()
+        tl = CommTimeline(timeline_path(str(path), self.rank), self.rank)
+        self.timeline = tl
+        _OPEN_TIMELINES.add(tl)
+        return tl.path
+
+    def stop_timeline(self) -> Optional[str]:
+        """Stops recording and writes the file; returns its path (None if none was recording)."""
+        tl, self.timeline = self.timeline, None
+        if tl is None:
+            return None
+        _OPEN_TIMELINES.discard(tl)
+        return tl.close()
 
     # -- topology ---------------------------------------------------------------------------
     @property
@@ -324,6 +347,7 @@ class Communicator:
 
     def close(self) -> None:
         """Releases the backend's resources; the communicator cannot be used afterwards."""
+        self.stop_timeline()
 
     def _check_root(self, root: int, what: str) -> int:
         r = int(root)
@@ -348,6 +372,16 @@ def _missing_error(what: str, timeout: float, missing: Sequence[int], detail: st
 
 
 _DTYPE_NAMES: Dict[Any, str] = {}
+_OPEN_TIMELINES: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+@atexit.register
+def _write_open_timelines() -> None:
+    for tl in list(_OPEN_TIMELINES):
+        try:
+            tl.close()
+        except Exception:
+            pass
 
 
 class Signature(NamedTuple):

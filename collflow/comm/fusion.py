@@ -9,6 +9,7 @@ ready ops and waits only before the first op that needs the result.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, List, Sequence
 
 import numpy as np
@@ -207,7 +208,12 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                 if send is None or pack_state["busy"] or send.size != total:
                     send = pack_state["buf"] = np.empty(total, dtype=wide_p)
                 pack_state["busy"] = True
+                tl = getattr(comm, "timeline", None)
+                t0 = time.perf_counter() if tl is not None else 0.0
                 _pack(send, parts, 1.0 / size if scaled else None)
+                if tl is not None:
+                    tl.span("PACK " + key, 3, t0, time.perf_counter(), "fusion",
+                            {"tensors": len(parts), "bytes": int(send.nbytes)})
                 if flagged:
                     send[-1] = _contribution(ctx)
                     if send[-1] == 0.0:

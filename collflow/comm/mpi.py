@@ -157,7 +157,7 @@ class _MPIHandle(CollectiveHandle):
     """One collective in flight: its current request, its optional second phase, its result."""
 
     __slots__ = ("_comm", "seq", "sig", "_req", "_stage", "_post2", "_vseq", "_finish", "_bufs", "_result",
-                 "_error", "_done", "timeout", "_post1", "_blocking")
+                 "_error", "_done", "timeout", "_post1", "_blocking", "_t0", "_tpost")
 
     def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature):
         self._comm = comm
@@ -169,6 +169,8 @@ class _MPIHandle(CollectiveHandle):
         self._stage = 1
         self._post1: Optional[Callable[[], Any]] = None
         self._blocking: Optional[Callable[[], Any]] = None
+        self._t0 = 0.0      # timeline: launched at; posted to MPI at
+        self._tpost = 0.0
         self._post2: Optional[Callable[[], Any]] = None
         self._vseq = -1
         self._finish: Optional[Callable[[], Any]] = None
@@ -222,6 +224,10 @@ class _MPIHandle(CollectiveHandle):
         return self._result
 
     def _complete(self) -> None:
+        tl = self._comm.timeline
+        if tl is not None and self._tpost:
+            tl.flight(self.sig.name or self.sig.kind, self.seq, self._tpost, time.perf_counter(),
+                      self.sig.kind, self._trace_args("nonblocking"))
         try:
             self._result = self._finish() if self._finish is not None else None
         except CollflowError as e:
@@ -235,6 +241,10 @@ class _MPIHandle(CollectiveHandle):
         self._bufs = ()
         self._req = None
         self._done = True
+
+    def _trace_args(self, mode: str) -> dict:
+        sig = self.sig
+        return {"seq": self.seq, "kind": sig.kind, "dtype": sig.dtype, "shape": list(sig.shape), "mode": mode}
 
     def abandon(self) -> None:
         # peers that voted for the blocking call are (or will be) inside it: take part, so a
@@ -403,6 +413,8 @@ class MPICommunicator(Communicator):
                 self._seq += 1
                 h._finish = finish
                 h._bufs = bufs
+                if self.timeline is not None:
+                    h._t0 = time.perf_counter()
                 if blocking is not None:
                     h._stage = 0
                     h._post1 = post1
@@ -419,6 +431,7 @@ class MPICommunicator(Communicator):
                     h._post2 = post2
                     h._vseq = self._v_next
                     self._v_next += 1
+                h._tpost = h._t0
                 self._inflight.append(h)
         if self._thread is not None:
             self._wake.set()
@@ -459,11 +472,20 @@ class MPICommunicator(Communicator):
                 self._deferred.remove(h)
                 blocking = h._blocking
                 h._blocking = None
+            tl = self.timeline
+            t_neg = 0.0
+            if tl is not None and h._t0:
+                t_neg = time.perf_counter()
+                tl.span("NEGOTIATE " + (h.sig.name or h.sig.kind), 1, h._t0, t_neg, h.sig.kind,
+                        {"seq": h.seq, "peers_waiting_at_once": votes})
             if votes == self._size - 1:
                 h._stage = 1
                 self.blocking_calls += 1
                 try:
                     blocking()
+                    if t_neg:
+                        tl.span(h.sig.name or h.sig.kind, 2, t_neg, time.perf_counter(), h.sig.kind,
+                                h._trace_args("blocking"))
                 except Exception as e:
                     err = InternalError(f"{h.description} failed in MPI: {type(e).__name__}: {e}")
                     with self._lock:
@@ -475,6 +497,7 @@ class MPICommunicator(Communicator):
                 return
             with self._lock:
                 h._stage = 1
+                h._tpost = t_neg
                 try:
                     h._req = h._post1()
                 except Exception as e:
@@ -893,6 +916,7 @@ class MPICommunicator(Communicator):
         """Stops the progress thread and releases the private communicators (not the user's)."""
         if self._closed:
             return
+        self.stop_timeline()
         self._closed = True
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():

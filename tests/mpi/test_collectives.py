@@ -393,3 +393,40 @@ def test_graph_allreduce_waited_at_once_uses_the_blocking_call(comm):
     want = np.sum([_data(q, (64, 8), np.float32, seed=32) for q in range(n)], axis=0)
     np.testing.assert_allclose(got, want / n, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got_sums, 2 * want, rtol=1e-5, atol=1e-5)
+
+
+def test_timeline_records_negotiation_blocking_and_nonblocking_collectives(comm):
+    import json
+    import os
+    import tempfile
+    from mpi4py import MPI
+    # one directory for all ranks (rank 0 picks it), one file per rank
+    d = MPI.COMM_WORLD.bcast(tempfile.mkdtemp(prefix="cf_timeline_") if comm.rank == 0 else None, root=0)
+    path = comm.start_timeline(os.path.join(d, "tl_{rank}.json"))
+    assert path == os.path.join(d, f"tl_{comm.rank}.json")
+    x = np.ones(1000, np.float32)
+    comm.allreduce(x, name="tl/blocking")
+    comm.allreduce_async(x, name="tl/overlapped").wait()
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(np.ones((4, 4), np.float32), name="v")
+        w = cf.Variable(np.ones((3,), np.float32), name="w")
+        opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=comm)
+        red = [t for t, _ in opt.reduce_gradients([(v.value(), v), (w.value(), w)])]
+    with cf.Session(graph=g, config={"comm": comm}) as s:
+        s.run([v.initializer, w.initializer])
+        s.run(red)
+    assert comm.stop_timeline() == path
+    assert comm.timeline is None
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    spans = {(e["name"], e.get("args", {}).get("mode")) for e in events if e["ph"] in ("X", "b")}
+    assert ("tl/blocking", "blocking") in spans
+    assert ("NEGOTIATE tl/blocking", None) in spans
+    assert ("tl/overlapped", "nonblocking") in spans
+    assert any(name.startswith("PACK SyncReplicas/bucket0") for name, _ in spans)
+    assert all(e["pid"] == comm.rank for e in events)
+    MPI.COMM_WORLD.Barrier()
+    if comm.rank == 0:
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
