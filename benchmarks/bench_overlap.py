@@ -5,8 +5,11 @@ Model: MLP 784-2048-2048-2048-10 (ReLU), float32, batch 128 per rank, SGD throug
 SyncReplicasOptimizer with 4 MiB fusion buckets (about 38 MB of gradients in several buckets).
 
   - overlap on:  each bucket's FusedAllReduce is issued as soon as its gradients exist (the
-                 optimizer's normal graph), so later layers' all-reduces run while earlier
-                 layers' gradients are still being computed;
+                 optimizer's normal graph) and posted to MPI at once (comm.overlap, the
+                 default), so later layers' all-reduces run while earlier layers' gradients are still
+                 being computed;
+  - deferred:    the same graph as "on" with comm.overlap=False: each collective is posted
+                 only when the plan waits for it, as MPI's blocking call;
   - overlap off: the same buckets, but every gradient reaches the collectives through an
                  identity with control dependencies on ALL gradients (built here, in the
                  benchmark: no collflow option), so no all-reduce starts before the whole
@@ -57,7 +60,7 @@ def build(cf: Any, comm: Any, variant: str) -> Dict[str, Any]:
         if variant == "compute_only":
             train = sgd.minimize(m.loss, var_list=m.variables)
         else:
-            fusion = FUSION if variant in ("on", "off") else 64 << 20
+            fusion = FUSION if variant in ("on", "deferred", "off") else 64 << 20
             opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=fusion)
             gv = opt.compute_gradients(m.loss, var_list=m.variables)
             if variant == "off":
@@ -104,6 +107,7 @@ def worker(args: argparse.Namespace) -> None:
     y = rng.integers(0, SIZES[-1], args.batch).astype(np.int32)
 
     names = {"on": "overlap on: 4 MiB buckets issued as gradients complete",
+             "deferred": "comm.overlap=False: the same buckets, each posted at its wait",
              "off": "overlap off: 4 MiB buckets gated after the whole backward",
              "one_bucket": "one 64 MiB bucket (default fusion), for the record",
              "compute_only": "compute only: no all-reduce (floor), for the record"}
@@ -113,7 +117,13 @@ def worker(args: argparse.Namespace) -> None:
     def step_fn(k: str) -> Callable[[], Any]:
         v, fd = variants[k], feeds[k]
         sess, fetches = v["sess"], [v["m"].loss, v["train"]]
-        return lambda: sess.run(fetches, fd)
+        # "deferred" keeps every collective out of MPI until the plan waits for it
+        ov = k != "deferred"
+
+        def run() -> Any:
+            comm.overlap = ov
+            return sess.run(fetches, fd)
+        return run
 
     steps = {k: step_fn(k) for k in names}
     for k, fn in steps.items():  # warm-up (plans compiled, buffers touched)
@@ -200,7 +210,8 @@ def main() -> None:
     ratio = t_off / t_on
     exposed_off, exposed_on = t_off - t_cmp, t_on - t_cmp
     hidden = (t_off - t_on) / exposed_off if exposed_off > 0 else None
-    summary = {"on_ms": t_on * 1e3, "off_ms": t_off * 1e3, "off_over_on": ratio,
+    t_def = s["deferred"]["median"]
+    summary = {"on_ms": t_on * 1e3, "off_ms": t_off * 1e3, "off_over_on": ratio, "deferred_ms": t_def * 1e3,
                "compute_only_ms": t_cmp * 1e3, "allreduce_only_ms": t_ar * 1e3,
                "communication_cost_off_ms": exposed_off * 1e3, "communication_cost_on_ms": exposed_on * 1e3,
                "fraction_of_off_cost_removed_by_overlap": hidden}
@@ -228,11 +239,12 @@ def main() -> None:
           f"{res['grad_bytes'] / 1e6:.1f} MB of gradients (median of {args.repeats} repeats x {args.steps} steps, "
           "slower rank)")
     rows = [[res["names"][k], s[k]["median"] * 1e3, s[k]["min"] * 1e3, s[k]["median"] / t_on]
-            for k in ("on", "off", "one_bucket", "compute_only", "allreduce_only")]
+            for k in ("on", "deferred", "off", "one_bucket", "compute_only", "allreduce_only")]
     print(common.fmt_table(["variant", "median step ms", "min ms", "x overlap on"], rows))
     print(f"\noverlap off / on = {ratio:.3f}; communication cost over compute-only: off {exposed_off * 1e3:.1f} ms, "
           f"on {exposed_on * 1e3:.1f} ms"
           + (f" (overlap removes {hidden * 100:.0f}% of it)" if hidden is not None else ""))
+    print(f"deferred to the waits (comm.overlap=False): {t_def * 1e3:.1f} ms/step = {t_def / t_on:.3f}x overlap on")
 
 
 if __name__ == "__main__":

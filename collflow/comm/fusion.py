@@ -197,7 +197,9 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         hints = {"wait_now": False}   # set by the executor: the plan waits for the result at once
 
         def run(*arrays: np.ndarray) -> Any:
-            wait_now = hints["wait_now"]
+            # deferred to the wait (and then MPI's blocking call when every rank agrees) when
+            # the plan waits at once, or when the communicator says overlap does not pay here
+            wait_now = hints["wait_now"] or not getattr(comm, "overlap", True)
             handles = []
             parts = [arrays[i] for i in packed]
             if packed:

@@ -301,6 +301,11 @@ class MPICommunicator(Communicator):
         except (AttributeError, OSError):
             cores = os.cpu_count() or 1
         self._oversubscribed = self._local_size > cores  # then waits yield the CPU
+        # Whether gradient all-reduces run while the rank computes (posted when launched), or
+        # are deferred to their wait (then MPI's blocking call when every rank agrees).  On by
+        # default; $COLLFLOW_OVERLAP=0 or setting the attribute turns it off (bench_overlap
+        # measures both).
+        self.overlap = os.environ.get("COLLFLOW_OVERLAP", "1") != "0"
         if track_arrivals is None:
             track_arrivals = os.environ.get("COLLFLOW_TRACK_ARRIVALS", "1") != "0"
         self._track = bool(track_arrivals) and self._size > 1
@@ -446,6 +451,8 @@ class MPICommunicator(Communicator):
         with self._post_lock:
             if h._stage != 0:
                 return
+            for d in [d for d in self._deferred if d.seq < h.seq]:
+                self._resolve(d, timeout)  # collectives are posted in the order they were started
             t = timeout if timeout is not None else (h.timeout if h.timeout is not None else self.timeout)
             start = time.monotonic()
             deadline = start + t
