@@ -9,20 +9,31 @@ cross-entropy: collflow vs PyTorch CPU eager vs a hand-written NumPy step, plus 
   with torch.set_num_threads set to NumPy's BLAS thread count so both use the same cores.
 - NumPy: forward, backward and update written out by hand (the best a NumPy program does).
 - GEMM floor: only the 8 matrix products of the step (3 forward, 3 weight gradients, 2 input
-  gradients; no gradient for x), in NumPy with preallocated outputs: no NumPy-kernel step can
-  beat it.  The same 8 products in torch show how much of any gap is the GEMM library.
+  gradients; no gradient for x), as np.matmul calls with preallocated outputs.  The same 8
+  products in torch show how much of any gap is the GEMM library.  It is a reference, not a
+  strict bound: where collflow fuses the SGD update into a weight-gradient product it calls
+  the same BLAS with beta = 1, which skips the pass that zeroes a beta = 0 output.
+- Per product: each of the 8 products alone (NumPy, torch, and the exact BLAS call collflow
+  makes for it), to show which shapes the GEMM libraries differ on.
+- Diagnostic row: the same collflow model in a session with fuse_ops off (no plan-level
+  fusion), so the table shows what the fusion buys.
 
 Each repeat times `--steps` consecutive steps of each implementation (interleaved, after a
-warm-up) and takes their median; the table shows the median over repeats.  Also reported:
-the peak memory of one collflow step (tracemalloc) against the plan's live-set analysis.
-Results go to benchmarks/results/bench_step.json.
+warm-up) and takes their median; the table shows the median over repeats.  Before each
+block of steps the process sleeps QUIET_S and then runs two untimed steps of the block's own
+implementation: NumPy's OpenBLAS keeps its worker threads spinning for about 0.1-0.2 s after
+its last call, and torch's OpenMP threads spin too, so a block timed right after another
+library's block would share the cores with those spinners (measured here: a 256x1024x1024
+torch GEMM ran up to 4x slower within 100 ms of a NumPy GEMM, a NumPy one 2x slower within
+5 ms of a torch one).  Also reported: the peak memory of one collflow step (tracemalloc)
+against the plan's live-set analysis.  Results go to benchmarks/results/bench_step.json.
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import tracemalloc
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import common  # sets sys.path and disables output checking before collflow loads
 import numpy as np
@@ -32,17 +43,23 @@ from collflow import models
 
 LR = 0.01
 SIZES = (784, 1024, 1024, 10)
+# idle time before each timed block: longer than any thread pool's spin-wait (see the docstring)
+QUIET_S = 0.3
+# the 8 products of a step, in order (dz: the logits' gradient; d2, d1: the hidden layers')
+PRODUCTS = ("x @ W1", "h1 @ W2", "h2 @ W3", "h2^T @ dz  (gW3)", "dz @ W3^T  (d2)", "h1^T @ d2  (gW2)",
+            "d2 @ W2^T  (d1)", "x^T @ d1  (gW1)")
 
 
 # -- collflow ----------------------------------------------------------------------------
 
-def build_collflow(batch: int, seed: int) -> Tuple[Any, Any, Any, List[np.ndarray]]:
+def build_collflow(batch: int, seed: int,
+                   config: Optional[Dict[str, Any]] = None) -> Tuple[Any, Any, Any, List[np.ndarray]]:
     g = cf.Graph()
     with g.as_default():
         m = models.build_mlp(SIZES[0], SIZES[1:-1], SIZES[-1], optimizer=cf.train.GradientDescentOptimizer(LR),
                              seed=seed, global_step=False)
         init = cf.global_variables_initializer()
-    sess = cf.Session(graph=g, config={"check_outputs": False})
+    sess = cf.Session(graph=g, config={"check_outputs": False, **(config or {})})
     sess.run(init)
     weights = sess.run(m.variables)  # the same start point for every implementation
     return g, m, sess, weights
@@ -121,6 +138,34 @@ class GemmFloor:
         mm(self.d2, self.W2.T, out=self.d1)
         mm(self.x.T, self.d1, out=self.gW1)
 
+    def products(self) -> List[Tuple[str, Callable[[], Any]]]:
+        """The 8 products of step(), one callable each (for the per-product table)."""
+        mm = np.matmul
+        return [(name, (lambda a=a, b=b, o=o: mm(a, b, out=o))) for name, a, b, o in (
+            (PRODUCTS[0], self.x, self.W1, self.h1), (PRODUCTS[1], self.h1, self.W2, self.h2),
+            (PRODUCTS[2], self.h2, self.W3, self.z), (PRODUCTS[3], self.h2.T, self.z, self.gW3),
+            (PRODUCTS[4], self.z, self.W3.T, self.d2), (PRODUCTS[5], self.h1.T, self.d2, self.gW2),
+            (PRODUCTS[6], self.d2, self.W2.T, self.d1), (PRODUCTS[7], self.x.T, self.d1, self.gW1))]
+
+    def collflow_calls(self) -> List[Tuple[str, Callable[[], Any]]]:
+        """The BLAS call collflow's plan makes for each product: a plain matmul, except the
+        weight gradients, accumulated into the weight with alpha = -lr, beta = 1 (the
+        MatMul+ApplyGradientDescent node of kernels/fused_kernels.py; into copies here).
+        [] when NumPy's BLAS cannot be called directly (collflow then runs plain matmuls)."""
+        from collflow.kernels import blas
+        if not blas.available():
+            return []
+        lr = -LR
+        W = [self.W1.copy(), self.W2.copy(), self.W3.copy()]
+        prods = dict(self.products())
+        return [(name, prods[name]) for name in PRODUCTS[:3]] + [
+            (PRODUCTS[3], lambda: blas.gemm(self.h2, True, self.z, False, W[2], lr, 1.0)),
+            (PRODUCTS[4], prods[PRODUCTS[4]]),
+            (PRODUCTS[5], lambda: blas.gemm(self.h1, True, self.d2, False, W[1], lr, 1.0)),
+            (PRODUCTS[6], prods[PRODUCTS[6]]),
+            (PRODUCTS[7], lambda: blas.gemm(self.x, True, self.d1, False, W[0], lr, 1.0)),
+        ]
+
 
 # -- PyTorch ---------------------------------------------------------------------------------
 
@@ -160,6 +205,10 @@ def build_torch_floor(torch: Any, weights: List[np.ndarray], x: np.ndarray) -> C
     gW1, gW2, gW3 = torch.empty_like(W1), torch.empty_like(W2), torch.empty_like(W3)
     d2, d1 = torch.empty_like(h2), torch.empty_like(h1)
     mm = torch.mm
+    prods = [(name, (lambda a=a, b=b, o=o: mm(a, b, out=o))) for name, a, b, o in (
+        (PRODUCTS[0], xt, W1, h1), (PRODUCTS[1], h1, W2, h2), (PRODUCTS[2], h2, W3, z), (PRODUCTS[3], h2.T, z, gW3),
+        (PRODUCTS[4], z, W3.T, d2), (PRODUCTS[5], h1.T, d2, gW2), (PRODUCTS[6], d2, W2.T, d1),
+        (PRODUCTS[7], xt.T, d1, gW1))]
 
     def step() -> None:
         mm(xt, W1, out=h1)
@@ -170,6 +219,7 @@ def build_torch_floor(torch: Any, weights: List[np.ndarray], x: np.ndarray) -> C
         mm(h1.T, d2, out=gW2)
         mm(d2, W2.T, out=d1)
         mm(xt.T, d1, out=gW1)
+    step.products = prods  # type: ignore[attr-defined]
     return step
 
 
@@ -278,6 +328,14 @@ def op_time_breakdown(plan: Any, run: Callable[[], Any], steps: int) -> Dict[str
     return dict(sorted(out.items(), key=lambda kv: -kv[1]["s_per_step"]))
 
 
+def quiesce(fn: Callable[[], Any]) -> None:
+    """Lets every thread pool's spinning workers go to sleep, then warms `fn`'s own up."""
+    import time
+    time.sleep(QUIET_S)
+    fn()
+    fn()
+
+
 # -- main ---------------------------------------------------------------------------------
 
 def main() -> None:
@@ -326,19 +384,15 @@ def main() -> None:
                  + f" (spread {spread:.2e})")
 
     impls: Dict[str, Callable[[], Any]] = {"collflow": cf_step}
-    # diagnostic, not the headline: the optimizer kernels' SciPy-BLAS axpy path brings a second
-    # OpenBLAS thread pool into the process, whose threads fight NumPy's on a small machine
-    from collflow.kernels import training_kernels as tk
-    if getattr(tk, "blas_enabled", lambda: False)():
-        def cf_step_noblas() -> Any:
-            tk.set_blas_enabled(False)
-            try:
-                return cf_step()
-            finally:
-                tk.set_blas_enabled(True)
-        impls["collflow, optimizer BLAS path off"] = cf_step_noblas
-        notes.append("row 'collflow, optimizer BLAS path off' is a diagnostic: the same session with "
-                     "collflow.kernels.training_kernels.set_blas_enabled(False) (NumPy-only updates)")
+    # diagnostic, not the headline: the same model in a session without plan-level fusion
+    _, m_nf, sess_nf, _ = build_collflow(args.batch, args.seed, {"fuse_ops": False})
+    feed_nf, fetches_nf = {m_nf.x: x, m_nf.y: y}, [m_nf.loss, m_nf.train_op]
+    first_nf = float(sess_nf.run(fetches_nf, feed_nf)[0])
+    impls["collflow, fuse_ops off (diagnostic)"] = lambda: sess_nf.run(fetches_nf, feed_nf)
+    from collflow.kernels import blas
+    notes.append("row 'collflow, fuse_ops off (diagnostic)': the same model in a Session with config "
+                 f"{{'fuse_ops': False}} (first-step loss {first_nf:.6f}); NumPy's BLAS called directly: "
+                 f"{blas.library_path() or 'not available (fused updates fall back to NumPy)'}")
     impls["numpy (by hand)"] = lambda: npm.step(x, y)
     impls["GEMM floor, numpy (8 mm)"] = floor.step
     if torch_step is not None:
@@ -352,6 +406,7 @@ def main() -> None:
     for r in range(args.repeats):
         # rotate the order each repeat so no implementation always runs right after the same one
         for name in names[r % len(names):] + names[:r % len(names)]:
+            quiesce(impls[name])
             per_repeat[name].append(common.median(common.time_calls(impls[name], args.steps)))
 
     # memory of one collflow step vs what the plan's order says it needs
@@ -359,12 +414,29 @@ def main() -> None:
     ls = live_set_analysis(plan, args.batch)
     cf_peak = traced_peak(cf_step)
     breakdown = op_time_breakdown(plan, cf_step, args.steps)
-    breakdown_noblas = {}
-    if "collflow, optimizer BLAS path off" in impls:
-        breakdown_noblas = op_time_breakdown(plan, impls["collflow, optimizer BLAS path off"], args.steps)
     np_peak = traced_peak(lambda: npm.step(x, y))
     param_bytes = sum(w.nbytes for w in weights)
     sess.close()
+    sess_nf.close()
+
+    # each product alone: NumPy, torch, and the call collflow makes for it
+    cols: Dict[str, List[Tuple[str, Callable[[], Any]]]] = {"numpy": floor.products()}
+    if torch_step is not None:
+        cols["torch"] = impls["GEMM floor, torch (8 mm)"].products  # type: ignore[attr-defined]
+    cf_calls = floor.collflow_calls()
+    if cf_calls:
+        cols["collflow's call"] = cf_calls
+    per_product: Dict[str, Dict[str, float]] = {name: {} for name in PRODUCTS}
+    for k, (name, _) in enumerate(cols["numpy"]):
+        reps: Dict[str, List[float]] = {c: [] for c in cols}
+        for c in cols.values():
+            for _ in range(3):
+                c[k][1]()
+        for _ in range(args.repeats):
+            for c, calls in cols.items():
+                quiesce(calls[k][1])
+                reps[c].append(common.median(common.time_calls(calls[k][1], 10)))
+        per_product[name] = {c: common.median(v) for c, v in reps.items()}
 
     busy = common.load_note()
     if busy:
@@ -388,7 +460,7 @@ def main() -> None:
         "seconds_per_step": res, "first_step_losses": first, "memory": mem,
         "ratio_collflow_over_torch": (t_cf / t_torch) if t_torch else None,
         "ratio_collflow_over_gemm_floor": t_cf / t_floor, "collflow_time_by_op_type": breakdown,
-        "collflow_time_by_op_type_blas_path_off": breakdown_noblas,
+        "seconds_per_product": per_product,
         "notes": notes,
     }
     path = common.save_results("bench_step", payload)
@@ -408,13 +480,17 @@ def main() -> None:
           "copy-on-write copies of variables.)")
     if breakdown:
         print()
-        print(f"where a collflow step's time goes ({args.steps} steps, every kernel timed):")
+        print(f"where a collflow step's time goes ({args.steps} steps, every kernel timed; 'A+B': a fused node):")
         tot = sum(w["s_per_step"] for w in breakdown.values())
-        hdr = ["op type", "calls/step", "ms/step", "share"] + (["ms/step, BLAS path off"] if breakdown_noblas else [])
-        print(common.fmt_table(hdr, [[k, v["calls_per_step"], v["s_per_step"] * 1e3, f"{v['s_per_step'] / tot:.0%}"]
-                                     + ([breakdown_noblas.get(k, {}).get("s_per_step", 0.0) * 1e3]
-                                        if breakdown_noblas else [])
-                                     for k, v in breakdown.items()]))
+        print(common.fmt_table(["op type", "calls/step", "ms/step", "share"],
+                               [[k, v["calls_per_step"], v["s_per_step"] * 1e3, f"{v['s_per_step'] / tot:.0%}"]
+                                for k, v in breakdown.items()]))
+    print()
+    print(f"each product alone (ms, median of {args.repeats} x median of 10 calls, operands hot in cache):")
+    names_c = list(cols)
+    print(common.fmt_table(["product"] + names_c,
+                           [[p] + [per_product[p].get(c, float("nan")) * 1e3 for c in names_c] for p in PRODUCTS]
+                           + [["sum"] + [sum(per_product[p].get(c, 0.0) for p in PRODUCTS) * 1e3 for c in names_c]]))
     print(f"results: {path}")
     print()
     print(common.fmt_table(["step", "median ms", "min ms", "max ms", "GFLOP/s", "x floor", "x torch"], rows))

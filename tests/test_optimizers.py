@@ -67,13 +67,13 @@ OPTIMIZERS = {
 
 @pytest.fixture(params=[True, False], ids=["blas", "numpy"])
 def blas(request):
-    """Runs a test with the SciPy-BLAS fast path and with plain NumPy."""
+    """Runs a test with the BLAS fast path (NumPy's own BLAS) and with plain NumPy."""
     was = training_kernels.blas_enabled()
     if request.param and not was:
         try:
             training_kernels.set_blas_enabled(True)
         except RuntimeError:
-            pytest.skip("SciPy is not installed")
+            pytest.skip("NumPy's BLAS cannot be called directly here")
     if not request.param:
         training_kernels.set_blas_enabled(False)
     yield request.param

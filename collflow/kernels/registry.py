@@ -177,6 +177,39 @@ import sys as _sys  # noqa: E402
 import numpy as _np  # noqa: E402
 
 
+# -- plan-level fusion -------------------------------------------------------------------
+# (consumer op type, producer op type) -> factory(producer, consumer, index, ctx) -> callable or None
+_FUSIONS: Dict[Tuple[str, str], KernelFactory] = {}
+
+
+def register_fusion(consumer_type: str, producer_type: str) -> Callable[[Callable], Callable]:
+    """Registers a kernel that runs a `consumer_type` op together with the `producer_type` op
+    computing one of its inputs (say input k), so the intermediate is never materialized.
+
+    The executor fuses a pair when that input is the producer's only output, the consumer is
+    its only use in the plan, it is neither fed nor fetched, and both ops run on one device
+    (see runtime/executor.py `_fuse_pairs`).  `factory(producer, consumer, k, ctx)` returns the
+    fused callable, or None when this pair does not qualify; the callable takes the
+    consumer's inputs with input k replaced by the producer's inputs, and returns what the
+    consumer returns.  The fused result must equal the unfused one up to rounding.
+    """
+    def deco(factory: Callable) -> Callable:
+        key = (consumer_type, producer_type)
+        if key in _FUSIONS:
+            raise ValueError(f"fusion of {producer_type} into {consumer_type} registered twice")
+        _FUSIONS[key] = factory
+        return factory
+    return deco
+
+
+def get_fusion(consumer_type: str, producer_type: str) -> Optional[Callable]:
+    return _FUSIONS.get((consumer_type, producer_type))
+
+
+def has_fusions(consumer_type: str) -> bool:
+    return any(c == consumer_type for c, _ in _FUSIONS)
+
+
 def has_device_kernel(op_type: str, device_type: str) -> bool:
     """True when a kernel written for exactly this device type exists (not only a generic one)."""
     return (op_type, device_type) in _KERNELS

@@ -1,0 +1,227 @@
+"""Plan-level fusion (runtime/executor.py `_fuse_pairs`, kernels/fused_kernels.py) and the
+binding of NumPy's BLAS (kernels/blas.py): fused pairs give the unfused graph's results (up to
+rounding), keep every read and update in its place, and are left alone when the
+intermediate is needed elsewhere."""
+import numpy as np
+import pytest
+
+import collflow as cf
+from collflow import models
+from collflow.kernels import blas
+
+needs_blas = pytest.mark.skipif(not blas.available(), reason="NumPy's BLAS cannot be called directly here")
+
+
+def _types(plan):
+    return [op.type for op in plan.ops]
+
+
+# -- the BLAS binding ------------------------------------------------------------------------
+
+
+@needs_blas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
+def test_gemm_matches_numpy(dtype, ta, tb, layout):
+    rng = np.random.default_rng(0)
+    m, k, n = 7, 5, 6
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+    a = np.asfortranarray(a) if layout[0] == "F" else a
+    b = np.asfortranarray(b) if layout[1] == "F" else b
+    prod = (a.T if ta else a) @ (b.T if tb else b)
+    c0 = rng.standard_normal((m, n)).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    c = c0.copy()
+    assert blas.gemm(a, ta, b, tb, c, -0.25, 1.0)
+    np.testing.assert_allclose(c, c0 - 0.25 * prod, **tol)
+    c = np.full((m, n), np.nan, dtype)  # beta = 0 ignores what c held
+    assert blas.gemm(a, ta, b, tb, c, 1.0, 0.0)
+    np.testing.assert_allclose(c, prod, **tol)
+
+
+@needs_blas
+def test_gemm_declines_what_it_cannot_do():
+    a = np.ones((3, 4), np.float32)
+    b = np.ones((4, 2), np.float32)
+    c = np.zeros((3, 2), np.float32)
+    assert not blas.gemm(a.astype(np.float64), False, b, False, c, 1.0, 0.0)  # mixed dtypes
+    assert not blas.gemm(a.astype(np.int32), False, b.astype(np.int32), False, c.astype(np.int32), 1.0, 0.0)
+    assert not blas.gemm(a, False, b, False, np.zeros((3, 3), np.float32), 1.0, 0.0)  # shapes
+    assert not blas.gemm(a, True, b, False, c, 1.0, 0.0)
+    assert not blas.gemm(a, False, b, False, np.zeros((2, 3), np.float32).T, 1.0, 0.0)  # c not C-order
+    assert not blas.gemm(np.ones((3, 8), np.float32)[:, ::2], False, b, False, c, 1.0, 0.0)  # strided
+    np.testing.assert_array_equal(c, 0)
+    empty = np.ones((3, 0), np.float32)  # an empty sum: c is only scaled
+    c2 = np.full((3, 2), 2.0, np.float32)
+    assert blas.gemm(empty, False, np.ones((0, 2), np.float32), False, c2, 1.0, 1.0)
+    np.testing.assert_array_equal(c2, 2.0)
+    assert blas.gemm(empty, False, np.ones((0, 2), np.float32), False, c2, 1.0, 0.0)
+    np.testing.assert_array_equal(c2, 0.0)
+
+
+@needs_blas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_axpy_and_scal_match_numpy(dtype):
+    rng = np.random.default_rng(4)
+    for order in ("C", "F"):
+        x = np.asarray(rng.standard_normal((6, 5)), dtype=dtype, order=order)
+        y0 = np.asarray(rng.standard_normal((6, 5)), dtype=dtype, order=order)
+        y = y0.copy(order=order)
+        assert blas.axpy(y, -0.5, x) and blas.scal(y, 3.0)
+        np.testing.assert_allclose(y, 3.0 * (y0 - 0.5 * x), rtol=1e-5 if dtype == np.float32 else 1e-12)
+    y = np.zeros((6, 5), dtype)
+    assert not blas.axpy(y, 1.0, np.ones((6, 5), dtype, order="F"))  # elements would not pair up
+    assert not blas.axpy(y, 1.0, np.ones((6, 5), np.float16))
+    assert not blas.scal(np.ones((6, 5), np.int64), 2.0)
+    assert not blas.scal(np.ones((6, 10), dtype)[:, ::2], 2.0)
+    np.testing.assert_array_equal(y, 0)
+
+
+# -- fused plans vs unfused plans ------------------------------------------------------------
+
+
+def _train_mlp(fuse: bool, dtype=cf.float32, steps: int = 3, optimizer=None):
+    rng = np.random.default_rng(0)
+    npdt = dtype.np
+    xv = rng.standard_normal((16, 12)).astype(npdt)
+    yv = rng.integers(0, 4, 16).astype(np.int32)
+    g = cf.Graph()
+    with g.as_default():
+        m = models.build_mlp(12, (10, 8), 4, optimizer=optimizer or cf.train.GradientDescentOptimizer(0.1),
+                             seed=3, dtype=dtype, global_step=False)
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g, config={"fuse_ops": fuse}) as s:
+        s.run(init)
+        fetches = [m.loss, m.train_op]
+        losses = [s.run(fetches, {m.x: xv, m.y: yv})[0] for _ in range(steps)]
+        plan = s.plan_for(fetches, {m.x: xv, m.y: yv})
+        return losses, s.run(m.variables), plan
+
+
+@pytest.mark.parametrize("dtype", [cf.float32, cf.float64])
+def test_fused_sgd_step_equals_unfused(dtype):
+    l1, w1, p1 = _train_mlp(True, dtype)
+    l0, w0, p0 = _train_mlp(False, dtype)
+    tol = dict(rtol=2e-5, atol=1e-6) if dtype == cf.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(l1, l0, **tol)
+    for a, b in zip(w1, w0):
+        np.testing.assert_allclose(a, b, **tol)
+    assert not any("+" in t for t in _types(p0))
+    assert _types(p1).count("MatMul+ApplyGradientDescent") == 3  # every dense layer's weight
+
+
+@pytest.mark.parametrize("momentum", [False, True])
+def test_fused_update_without_numpy_blas_takes_the_numpy_path(monkeypatch, momentum):
+    opt = (lambda: cf.train.MomentumOptimizer(0.1, 0.9)) if momentum else \
+        (lambda: cf.train.GradientDescentOptimizer(0.1))
+    l0, w0, _ = _train_mlp(False, optimizer=opt())
+    monkeypatch.setattr(blas, "_fns", {})
+    monkeypatch.setattr(blas, "_axpy", {})
+    l1, w1, p1 = _train_mlp(True, optimizer=opt())
+    assert ("MatMul+ApplyMomentum" if momentum else "MatMul+ApplyGradientDescent") in _types(p1)
+    np.testing.assert_allclose(l1, l0, rtol=2e-5)
+    for a, b in zip(w1, w0):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [cf.float32, cf.float64])
+def test_fused_momentum_step_equals_unfused(dtype):
+    opt = lambda: cf.train.MomentumOptimizer(0.1, 0.9)  # noqa: E731
+    l1, w1, p1 = _train_mlp(True, dtype, steps=4, optimizer=opt())
+    l0, w0, p0 = _train_mlp(False, dtype, steps=4, optimizer=opt())
+    tol = dict(rtol=2e-5, atol=1e-6) if dtype == cf.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(l1, l0, **tol)
+    for a, b in zip(w1, w0):
+        np.testing.assert_allclose(a, b, **tol)
+    assert _types(p1).count("MatMul+ApplyMomentum") == 3
+    assert "MatMul+ApplyMomentum" not in _types(p0)
+
+
+def test_nesterov_stays_unfused():
+    _, _, p = _train_mlp(True, optimizer=cf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True))
+    assert not any(t.endswith("+ApplyMomentum") for t in _types(p))
+
+
+def test_gradient_with_a_second_consumer_is_not_fused():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 3), name="x")
+        w = cf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
+        gw2 = cf.matmul(x, cf.ones_like(x)[:, :2], transpose_a=True)
+        upd = cf.train.GradientDescentOptimizer(0.5).apply_gradients([(gw2, w)])
+        norm = cf.reduce_sum(gw2)  # a second consumer of the product
+        init = cf.global_variables_initializer()
+    xv = np.array([[1.0, 2.0, 3.0]], np.float32)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        n, _ = s.run([norm, upd], {x: xv})
+        assert "MatMul+ApplyGradientDescent" not in _types(s.plan_for([norm, upd], {x: xv}))
+        expect = np.arange(6, dtype=np.float32).reshape(3, 2) - 0.5 * (xv.T @ np.ones((1, 2), np.float32))
+        np.testing.assert_allclose(s.run(w), expect)
+        assert n == pytest.approx(12.0)
+
+
+def _read_between_graph():
+    """An update whose gradient product is computed before a read of the same variable, and
+    applied after it: the read must see the value before the update (the unfused order)."""
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 3), name="x")
+        d = cf.placeholder(cf.float32, (None, 2), name="d")
+        w = cf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
+        grad = cf.matmul(x, d, transpose_a=True)
+        seen = w.read_value() * 1.0  # created between the product and the update
+        upd = cf.train.GradientDescentOptimizer(0.5).apply_gradients([(grad, w)])
+        init = cf.global_variables_initializer()
+    return g, x, d, w, seen, upd, init
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_a_read_between_product_and_update_sees_the_old_value(fuse):
+    g, x, d, w, seen, upd, init = _read_between_graph()
+    xv = np.array([[1.0, 2.0, 3.0]], np.float32)
+    dv = np.array([[1.0, -1.0]], np.float32)
+    w0 = np.arange(6, dtype=np.float32).reshape(3, 2)
+    with cf.Session(graph=g, config={"fuse_ops": fuse}) as s:
+        s.run(init)
+        sv, _ = s.run([seen, upd], {x: xv, d: dv})
+        np.testing.assert_array_equal(sv, w0)
+        np.testing.assert_allclose(s.run(w), w0 - 0.5 * xv.T @ dv)
+        types = _types(s.plan_for([seen, upd], {x: xv, d: dv}))
+        assert ("MatMul+ApplyGradientDescent" in types) == fuse
+        # the fused update stays after the read
+        if fuse:
+            assert types.index("ReadVariable") < types.index("MatMul+ApplyGradientDescent")
+
+
+def test_fused_update_moves_up_past_unrelated_ops_only():
+    _, _, plan = _train_mlp(True)
+    order = plan.ops
+    for i, op in enumerate(order):
+        if op.type != "MatMul+ApplyGradientDescent":
+            continue
+        var = op.inputs[0].op.attrs["shared_name"]
+        # every read of this variable ran before its update
+        reads = [j for j, o in enumerate(order) if o.type == "ReadVariable"
+                 and o.inputs[0].op.attrs["shared_name"] == var]
+        assert reads and max(reads) < i
+
+
+def test_fetched_gradient_is_not_fused():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 2), name="x")
+        w = cf.Variable(np.eye(2, dtype=np.float32), name="w")
+        gw = cf.matmul(x, x, transpose_a=True)
+        upd = cf.train.GradientDescentOptimizer(0.5).apply_gradients([(gw, w)])
+        init = cf.global_variables_initializer()
+    xv = np.array([[1.0, 2.0]], np.float32)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        gv, _ = s.run([gw, upd], {x: xv})
+        assert "MatMul+ApplyGradientDescent" not in _types(s.plan_for([gw, upd], {x: xv}))
+        np.testing.assert_array_equal(gv, xv.T @ xv)
+        np.testing.assert_allclose(s.run(w), np.eye(2) - 0.5 * xv.T @ xv)
