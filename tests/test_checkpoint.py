@@ -17,6 +17,7 @@ import pytest
 import collflow as cf
 from collflow.data import BatchIterator
 from collflow.graph.ops import io_ops
+from collflow.kernels.resources import LiveSnapshot, VariableState
 from collflow.train import checkpoint_io as cio
 from collflow.train import checkpoint_manager as cm_mod
 from collflow.train.checkpoint_manager import CheckpointManager
@@ -438,6 +439,206 @@ def test_async_save_error_is_raised_on_the_training_thread(tmp_path, monkeypatch
         ck.wait()  # reported once
 
 
+# -- zero-copy snapshots of asynchronous saves ------------------------------------------------------------------
+
+
+def test_running_checksum_equals_the_checksum_of_the_whole_buffer():
+    data = np.random.default_rng(3).integers(0, 256, 3 * 4096 + 1234, dtype=np.uint8)
+    whole = cio.checksum(memoryview(data))
+    for cuts in ([], [1], [4095, 4096, 4097], [10, 5000, 9000, 13000], list(range(0, data.size, 777))):
+        r = cio._RunningChecksum()
+        for a, b in zip([0] + cuts, cuts + [data.size]):
+            r.update(memoryview(data[a:b]))
+        assert r.digest() == whole, cuts
+
+
+def _state(a):
+    st = VariableState("t", cf.float32, None)
+    st.value = a
+    return st
+
+
+def _update_rows(st, rows, delta, sorted_unique=False):
+    with st.lock:
+        v = st.writable_rows(None, np.asarray(rows), sorted_unique)
+        np.add.at(v, np.asarray(rows), delta)
+
+
+def test_live_snapshot_reads_the_values_of_snapshot_time_while_rows_change():
+    orig = np.arange(40, dtype=np.float32).reshape(10, 4)
+    st = _state(orig.copy())
+    arr_id = id(st.value)
+    snap = st.live_snapshot()
+    assert snap is not None and st.pending is snap and st.live_snapshot() is None  # one at a time
+    out = np.empty_like(orig)
+    _update_rows(st, [1, 3, 3], 100.0)            # duplicates; row 3 changed twice in one update
+    _update_rows(st, [3, 5], 1000.0, True)         # row 3 touched again: its saved value stays the first
+    assert [list(r) for r, _ in snap._chunks] == [[1, 3], [3, 5]]  # row 3 twice: the first value counts
+    snap.read_rows(0, 4, out[0:4])                 # rows 1 and 3 come back from the undo buffer
+    _update_rows(st, [2, 5, 9], 7.0)               # row 2 is read already: not saved; 5 saved again, 9 filed
+    snap.read_rows(4, 7, out[4:7])
+    _update_rows(st, [9], 1.0)
+    snap.read_rows(7, 10, out[7:10])
+    assert np.array_equal(out, orig)
+    assert id(st.value) == arr_id                  # updated in place, never copied
+    live = st.value.copy()
+    assert live[3, 0] == orig[3, 0] + 1200 and live[9, 0] == orig[9, 0] + 8
+    with pytest.raises(ValueError, match="in order"):
+        snap.read_rows(3, 4, out[3:4])
+    snap.release()
+    assert st.pending is None and not snap._chunks and not snap.undo.pos.any()
+    _update_rows(st, [0], 1.0)                     # no snapshot: nothing saved
+    assert not snap._chunks and id(st.value) == arr_id
+
+
+def test_live_snapshot_with_a_dense_update_or_an_outside_reader_copies_first():
+    orig = np.arange(12, dtype=np.float32).reshape(6, 2)
+    out = np.empty_like(orig)
+    st = _state(orig.copy())
+    snap = st.live_snapshot()
+    held = st.snapshot()                           # a reader (a fetched value) holds the live array
+    _update_rows(st, [2], 1.0)                     # so the update copies first, as without a snapshot
+    assert np.array_equal(held, orig) and st.value is not snap.array
+    snap.read_rows(0, 6, out)
+    assert np.array_equal(out, orig)
+    snap.release()
+    del held
+
+    st = _state(orig.copy())
+    snap = st.live_snapshot()
+    _update_rows(st, [4], 1.0)                     # saved, then updated in place
+    assert st.value is snap.array
+    with st.lock:                                  # a dense in-place update: copy-on-write
+        v = st.writable()
+        v += 10.0
+    del v
+    assert st.value is not snap.array
+    _update_rows(st, [0, 4], 1.0)                  # the live array is no longer the snapshot's
+    snap.read_rows(0, 3, out[:3])
+    snap.read_rows(3, 6, out[3:])
+    assert np.array_equal(out, orig)
+    assert np.array_equal(st.value, orig + 10 + np.array([[1], [0], [0], [0], [2], [0]], np.float32))
+    snap.release()
+
+
+def _sparse_model(rows: int = 40):
+    g = cf.Graph()
+    with g.as_default():
+        ids = cf.placeholder(cf.int32, (None,), name="ids")
+        y = cf.placeholder(cf.int32, (None,), name="y")
+        emb = cf.Variable(cf.random_uniform((rows, 6), -0.5, 0.5, seed=1), name="emb")
+        w = cf.Variable(cf.random_normal((6, 3), stddev=0.3, seed=2), name="dense/kernel")
+        counts = cf.Variable(np.zeros((rows, 2), np.float32), name="counts")
+        logits = cf.matmul(cf.nn.embedding_lookup(emb, ids), w)
+        loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        gs = cf.train.get_or_create_global_step()
+        train = cf.train.MomentumOptimizer(0.1, 0.9).minimize(loss, global_step=gs)  # sparse slot updates too
+        with cf.control_dependencies([train]):
+            step = cf.scatter_add(counts, ids, cf.ones_like(cf.gather(counts, ids))).op  # ScatterAdd, repeated ids
+        init = cf.global_variables_initializer()
+    rng = np.random.default_rng(4)
+    # few distinct ids: rows are touched again and again
+    pool = rng.choice(rows, 12, replace=False)
+    feeds = [{ids: rng.choice(pool, 7).astype(np.int32), y: rng.integers(0, 3, 7).astype(np.int32)}
+             for _ in range(12)]
+    return g, step, init, feeds
+
+
+@pytest.mark.parametrize("rows,piece,direct", [
+    (40, 3 * 24 - 8, False),       # pieces of 2 rows, not aligned to checksum blocks; through the page cache
+    (40, 64 * 24, False),          # one piece per variable
+    (4100, 2 * 12288 + 100, True),  # blocks of 512 rows through O_DIRECT, the last 4 rows buffered
+])
+def test_async_save_during_sparse_and_dense_updates_equals_a_sync_save(tmp_path, monkeypatch, rows, piece, direct):
+    import threading
+    from collflow.train import saver as saver_mod
+    monkeypatch.setattr(saver_mod, "LIVE_SNAPSHOT_MIN_BYTES", 0)  # every variable of rank >= 1 is live
+    monkeypatch.setattr(cio, "_SOURCE_PIECE", piece)
+    direct_fds = []
+    real_open_direct = cio.open_direct
+    monkeypatch.setattr(cio, "open_direct", lambda p: direct_fds.append(real_open_direct(p)) or direct_fds[-1])
+    g, step, init, feeds = _sparse_model(rows)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        for f in feeds[:4]:
+            s.run(step, f)
+        sync_path = CheckpointManager(str(tmp_path / "sync")).save(s, 4)
+        # the writer waits for a training step after each piece it writes
+        wrote, stepped = threading.Semaphore(0), threading.Semaphore(0)
+        real = cio._pwrite_all
+
+        used = set()
+
+        def slow(fd, buf, off):
+            real(fd, buf, off)
+            used.add(fd)
+            wrote.release()
+            assert stepped.acquire(timeout=30)
+        monkeypatch.setattr(cio, "_pwrite_all", slow)
+        emb = s.resources.variables["emb"]
+        emb_id, dense_id = id(emb.value), id(s.resources.variables["dense/kernel"].value)
+        saved_rows = []
+        real_save = LiveSnapshot.save_rows
+        monkeypatch.setattr(LiveSnapshot, "save_rows", lambda self, rows, old=None: (saved_rows.append(
+            (self.state.name, len(rows))), real_save(self, rows, old))[1])
+        ck = CheckpointManager(str(tmp_path / "async"), async_save=True)
+        path = ck.save(s, 4)
+        assert isinstance(emb.pending, LiveSnapshot)
+        n = 0
+        while ck.save_in_flight:
+            if wrote.acquire(timeout=0.05):
+                s.run(step, feeds[4 + n % 8])  # rows touched again and again, dense and slot updates
+                n += 1
+                stepped.release()
+        ck.wait()
+        assert n >= 4 and emb.pending is None
+        assert id(emb.value) == emb_id  # the sparse updates changed the table in place: no copy
+        assert id(s.resources.variables["dense/kernel"].value) != dense_id  # dense update: copied first
+        assert {"emb", "emb/Momentum", "counts"} <= {name for name, k in saved_rows if k}
+        assert bool(used & set(direct_fds) - {None}) == direct
+    a, b = cio.read_checkpoint(path), cio.read_checkpoint(sync_path)
+    assert a.global_step == b.global_step == 4 and sorted(a.variables) == sorted(b.variables)
+    for k in b.variables:
+        assert a.variables[k].dtype == b.variables[k].dtype and np.array_equal(a.variables[k], b.variables[k]), k
+    with cf.Session(graph=g) as s2:
+        CheckpointManager(str(tmp_path / "async")).restore(s2)
+        for k, v in b.variables.items():
+            assert np.array_equal(s2.resources.variables[k].value, v), k
+
+
+def test_async_writer_failure_is_raised_and_ends_the_snapshots(tmp_path, monkeypatch):
+    from collflow.train import saver as saver_mod
+    monkeypatch.setattr(saver_mod, "LIVE_SNAPSHOT_MIN_BYTES", 0)
+    monkeypatch.setattr(cio, "_SOURCE_PIECE", 5 * 6 * 4)
+    g, step, init, feeds = _sparse_model()
+    real = cio._pwrite_all
+    calls = []
+
+    def failing(fd, buf, off):
+        calls.append(off)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        real(fd, buf, off)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        ck = CheckpointManager(str(tmp_path), async_save=True)
+        monkeypatch.setattr(cio, "_pwrite_all", failing)
+        ck.save(s, 1)
+        with pytest.raises(OSError, match="disk full"):
+            ck.wait()
+        assert all(st.pending is None for st in s.resources.variables.values())
+        assert not os.listdir(tmp_path)  # no partial file left; nothing indexed
+        monkeypatch.setattr(cio, "_pwrite_all", real)
+        s.run(step, feeds[0])
+        want = {k: st.value.copy() for k, st in s.resources.variables.items()}
+        path = ck.save(s, 2)
+        s.run(step, feeds[1])
+        ck.close()
+    got = cio.read_checkpoint(path).variables
+    for k, v in want.items():
+        assert np.array_equal(got[k], v), k
+
+
 # -- ranks ----------------------------------------------------------------------------------------------------
 
 
@@ -541,8 +742,8 @@ _CHILD = textwrap.dedent("""
         w = cf.Variable(np.zeros(n, np.float32), name="w")
         v = cf.Variable(np.zeros(3, np.float32), name="v")
     with cf.Session(graph=g) as s:
-        ck = CheckpointManager(sys.argv[1], max_to_keep=2)
         mode = sys.argv[3]
+        ck = CheckpointManager(sys.argv[1], max_to_keep=2, async_save=(mode == "async_loop"))
         if mode == "stall":
             w.load(np.full(n, 1, np.float32), s); v.load(np.full(3, 1, np.float32), s)
             ck.save(s, 1)
@@ -554,12 +755,14 @@ _CHILD = textwrap.dedent("""
             cio._pwrite_all = stall
             w.load(np.full(n, 2, np.float32), s); v.load(np.full(3, 2, np.float32), s)
             ck.save(s, 2)
-        else:  # save one checkpoint after another until killed
+        else:  # save one checkpoint after another until killed (async_loop: asynchronous saves)
             step = 0
             while True:
                 step += 1
                 w.load(np.full(n, step, np.float32), s); v.load(np.full(3, step, np.float32), s)
                 ck.save(s, step)
+                if step == 1:
+                    ck.wait()  # the first one durable (an async save returns before)
                 print("SAVED", step, flush=True)
 """)
 
@@ -603,10 +806,10 @@ def test_kill_9_mid_write_leaves_the_previous_checkpoint_loadable(tmp_path):
     assert not (d / "ckpt-2.h5.tmp").exists()  # the manager removed the leftover
 
 
-@pytest.mark.parametrize("delay", [0.12, 0.3])
-def test_kill_9_at_any_moment_leaves_a_consistent_checkpoint(tmp_path, delay):
+@pytest.mark.parametrize("delay,mode", [(0.12, "loop"), (0.3, "loop"), (0.2, "async_loop")])
+def test_kill_9_at_any_moment_leaves_a_consistent_checkpoint(tmp_path, delay, mode):
     n = 8 << 20  # 32 MB: a save takes long enough to be caught in the middle
-    p, d = _child(tmp_path, n, "loop")
+    p, d = _child(tmp_path, n, mode)
     try:
         assert p.stdout.readline().startswith("SAVED"), p.stderr.read()
         time.sleep(delay)

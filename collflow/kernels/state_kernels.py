@@ -82,8 +82,9 @@ def _scatter(op: Any, ctx: KernelContext, how: str) -> Any:
 
     def scatter(st: Any, idx: Any, upd: Any) -> Any:
         with st.lock:
-            v = st.writable(op)
-            _check_indices(st, v, idx, op, xp)
+            _check_indices(st, st.read(op), idx, op, xp)
+            # only the touched rows are made writable (a pending checkpoint saves just those)
+            v = st.writable_rows(op, idx.reshape(-1))
             if how == "update":
                 v[idx] = upd
             elif how == "add":

@@ -8,61 +8,42 @@ runs it on the whole arrays (or chunks of them), the sparse kernel on the gather
 it then writes back, so a sparse update reads and writes only those rows.
 
 `y += a * x` is the whole of SGD and most of Momentum.  NumPy needs two passes and a
-temporary for it; on the CPU, when SciPy is importable, its BLAS axpy does it in one
-multithreaded pass (0.5 us per call, 3-4x faster than NumPy on large arrays).  Adam,
-Adagrad and RMSProp are a dozen elementwise passes each; on the CPU the dense kernel runs
-them over cache-sized chunks with one chunk-sized scratch buffer.  On CuPy the same bodies
-run on whole arrays with `out=` ufuncs.
+temporary for it; on the CPU the BLAS NumPy is linked with does it in one multithreaded
+pass (kernels/blas.py; 2x faster than NumPy on a 4 MiB weight, 2 cores).  Where the
+gradient is a matrix product, the executor fuses product and update into one BLAS call
+instead (kernels/fused_kernels.py).  Adam, Adagrad and RMSProp are a dozen elementwise
+passes each; on the CPU the dense kernel runs them over cache-sized chunks with one
+chunk-sized scratch buffer.  On CuPy the same bodies run on whole arrays with `out=` ufuncs.
 """
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from . import blas as _blas
 from .registry import register_kernel, KernelContext
 
-_scipy_blas = None
-if os.environ.get("COLLFLOW_SCIPY_BLAS") == "1":  # optional one-pass axpy (see below)
-    try:
-        from scipy.linalg import blas as _scipy_blas
-    except ImportError:  # pragma: no cover - depends on the environment
-        _scipy_blas = None
-
-# dtype -> (axpy, scal) of SciPy's BLAS; empty when disabled or SciPy is missing
-_BLAS: dict = {}
-# BLAS takes 32-bit sizes
-_BLAS_MAX = 2 ** 31 - 1
+# y += a * x and y *= a through NumPy's own BLAS (kernels/blas.py): one multithreaded pass
+# without a temporary, in the thread pool NumPy's matmul already uses (SciPy's BLAS, used here
+# before, brought a second pool that fought NumPy's for the cores: a 2-core MLP step went
+# from 23 ms to 56 ms).  On wherever NumPy's BLAS can be called.
+_use_blas = _blas.available()
 
 
 def set_blas_enabled(enabled: bool) -> None:
-    """Turns the SciPy-BLAS fast path on or off (tests run both paths)."""
-    global _BLAS
-    if not enabled:
-        _BLAS = {}
-        return
-    global _scipy_blas
-    if _scipy_blas is None:
-        try:
-            from scipy.linalg import blas as _sb
-        except ImportError:
-            raise RuntimeError("the BLAS fast path of the optimizers needs SciPy: pip install scipy") from None
-        _scipy_blas = _sb
-    _BLAS = {np.dtype(np.float32): (_scipy_blas.saxpy, _scipy_blas.sscal),
-             np.dtype(np.float64): (_scipy_blas.daxpy, _scipy_blas.dscal)}
+    """Turns the BLAS path of the updates on or off (tests run both paths)."""
+    global _use_blas
+    if enabled and not _blas.available():
+        raise RuntimeError("the BLAS path of the optimizers needs NumPy's own BLAS, which cannot be called "
+                           "directly in this installation (see collflow/kernels/blas.py)")
+    _use_blas = bool(enabled)
 
 
 def blas_enabled() -> bool:
-    return bool(_BLAS)
-
-
-# Off unless asked for: SciPy's OpenBLAS brings a second thread pool that competes with
-# NumPy's for the cores (measured: a 2-core MLP step went from 23 ms to 56 ms with it on).
-if _scipy_blas is not None and os.environ.get("COLLFLOW_SCIPY_BLAS") == "1":
-    set_blas_enabled(True)
+    return _use_blas
 
 
 # -- in-place building blocks (y is updated; x is never written unless it is scratch) --------
@@ -70,22 +51,10 @@ if _scipy_blas is not None and os.environ.get("COLLFLOW_SCIPY_BLAS") == "1":
 # (writable() made sure), so they may be updated in place.
 
 
-def _same_layout(x: Any, y: Any) -> bool:
-    """Both C-contiguous or both Fortran-contiguous: their flat views pair up element by element."""
-    f = y.flags
-    if f.c_contiguous:
-        return x.flags.c_contiguous
-    return f.f_contiguous and x.flags.f_contiguous
-
-
 def _axpy(xp: Any, y: Any, a: Any, x: Any, t: Any = None) -> None:
     """y += a * x in place; t, if given, is scratch of x's shape (x itself when x is scratch)."""
     if xp is np:
-        fns = _BLAS.get(y.dtype)
-        if fns is not None and x.dtype == y.dtype and 0 < y.size <= _BLAS_MAX and _same_layout(x, y):
-            yf = y.ravel("K")  # a view: y is contiguous, x laid out the same way
-            if fns[0](x.ravel("K"), yf, a=a) is not yf:  # pragma: no cover - f2py copies only odd arrays
-                raise RuntimeError("BLAS axpy did not update in place")
+        if _use_blas and _blas.axpy(y, a, x):
             return
         if a == 1.0:
             np.add(y, x, out=y)
@@ -96,13 +65,8 @@ def _axpy(xp: Any, y: Any, a: Any, x: Any, t: Any = None) -> None:
 
 def _scale(xp: Any, y: Any, a: Any) -> None:
     """y *= a in place."""
-    if xp is np:
-        fns = _BLAS.get(y.dtype)
-        if fns is not None and 0 < y.size <= _BLAS_MAX and (y.flags.c_contiguous or y.flags.f_contiguous):
-            yf = y.ravel("K")
-            if fns[1](a, yf) is not yf:  # pragma: no cover
-                raise RuntimeError("BLAS scal did not update in place")
-            return
+    if xp is np and _use_blas and _blas.scal(y, a):
+        return
     xp.multiply(y, a, out=y)
 
 
@@ -271,6 +235,17 @@ def _chunked(xp: Any, step: Callable[..., None], arrays: list, scalars: list, g:
     return True
 
 
+def _check_slots(op: Any, states: tuple) -> None:
+    """Slots have the variable's shape (read here, so no reference outlives the check)."""
+    shape = states[0].read(op).shape
+    for s in states[1:]:
+        a = s.read(op)
+        if a.shape != shape:
+            raise InvalidArgumentError(
+                f"{op.type}: slot {s.name!r} of shape {tuple(a.shape)} does not match variable "
+                f"{states[0].name!r} of shape {tuple(shape)}", op)
+
+
 def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callable[[Any], tuple] = lambda op: (),
               dense_factory: Optional[Callable] = None, chunk: Callable[[], bool] = lambda: True) -> None:
     """Registers the dense and sparse kernels of Apply<kind> around `step`.
@@ -308,17 +283,13 @@ def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callab
             values, indices = args[-2], args[-1]
             scalars = [S(s) for s in args[n_states:-2]]
             with st.lock:
-                arrays = [st.writable(op)] + [s.writable(op) for s in args[1:n_states]]
-                for s, a in zip(args[1:n_states], arrays[1:]):
-                    if a.shape != arrays[0].shape:
-                        raise InvalidArgumentError(
-                            f"{op.type}: slot {s.name!r} of shape {tuple(a.shape)} does not match variable "
-                            f"{st.name!r} of shape {tuple(arrays[0].shape)}", op)
-                rows, g = _sum_duplicates(xp, op, st, arrays[0], values, indices)
+                _check_slots(op, args[:n_states])
+                rows, g = _sum_duplicates(xp, op, st, st.read(op), values, indices)
                 if rows.shape[0] == 0:
                     return
+                # only the touched rows are made writable (a pending checkpoint saves just those);
                 # fancy indexing copies the touched rows; the same body updates them; write back
-                gathered = [a[rows] for a in arrays]
+                arrays, gathered = zip(*[s.writable_rows(op, rows, True, gather=True) for s in args[:n_states]])
                 step(xp, *gathered, *scalars, g, None, *ex)
                 for a, r in zip(arrays, gathered):
                     a[rows] = r
@@ -335,7 +306,7 @@ def _gd_dense(op: Any, ctx: KernelContext) -> Callable:
             if g.shape != v.shape:
                 _check_dense(op, st, v, g)
             # BLAS: one multithreaded pass; else chunks, so no variable-sized temporary
-            if _BLAS or not _chunked(xp, _gd_step, [v], [S(lr)], g, ()):
+            if (_use_blas and xp is np) or not _chunked(xp, _gd_step, [v], [S(lr)], g, ()):
                 _axpy(xp, v, -S(lr), g)
     return apply
 
@@ -343,7 +314,7 @@ def _gd_dense(op: Any, ctx: KernelContext) -> Callable:
 _register("GradientDescent", 1, _gd_step, dense_factory=_gd_dense)
 # with BLAS, Momentum's three passes are best run over whole arrays (multithreaded axpy)
 _register("Momentum", 2, _momentum_step, lambda op: (bool(op.attrs.get("use_nesterov", False)),),
-          chunk=lambda: not _BLAS)
+          chunk=lambda: not _use_blas)
 _register("Adam", 3, _adam_step)
 _register("Adagrad", 2, _adagrad_step)
 _register("RMSProp", 3, _rmsprop_step)

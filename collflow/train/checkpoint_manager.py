@@ -11,12 +11,17 @@
 
 Files are `<directory>/<checkpoint_name>-<step>.h5` (see checkpoint_io.py for the format and
 the atomic write) listed in `<directory>/checkpoint.json`, newest last.  Old checkpoints are
-deleted only after the new one and the index are durable.  With `async_save` the arrays are
-copied on the caller's thread into buffers reused from save to save, and a background thread
-writes them while training goes on; the next save, `wait()`, `close()` and interpreter exit
-wait for it, and an error it met is raised there.  Restore takes the newest checkpoint that
-reads back intact; a damaged one is reported (a warning naming the file and why) and the one
-before it used.  Under N ranks only rank 0 writes; every rank restores.
+deleted only after the new one and the index are durable.  With `async_save` a save takes
+zero-copy snapshots of the (NumPy) variables on the caller's thread and a background thread
+writes them while training goes on: until the writer has read a row of a variable, a sparse
+update first saves the old values of the rows it touches, and a dense update copies the
+variable first, so the file holds exactly the values of the step saved (see
+collflow/kernels/resources.py, LiveSnapshot).  Small and GPU variables are copied at the
+save, into buffers reused from save to save.  The next save, `wait()`, `close()` and
+interpreter exit wait for the write, and an error it met is raised there.  Restore takes the
+newest checkpoint that reads back intact; a damaged one is reported (a warning naming the
+file and why) and the one before it used.  Under N ranks only rank 0 writes; every rank
+restores.
 """
 from __future__ import annotations
 
@@ -58,6 +63,15 @@ def _lower_thread_priority() -> None:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
         except (OSError, AttributeError):
             pass
+
+
+def _on_gpu(sess: Any, v: Any) -> bool:
+    """Whether variable `v` lives in GPU memory in `sess` (its snapshot is then a host copy)."""
+    st = sess.resources.variables.get(v.op.attrs.get("shared_name", v.op.name))
+    if st is not None:
+        return st.xp is not np
+    from ..kernels.device import get_device
+    return get_device(sess._device_for(v.op)).xp is not np
 
 
 def _remove_files(paths: Sequence[str]) -> None:
@@ -115,6 +129,7 @@ class CheckpointManager:
         self._pruner: Optional[threading.Thread] = None
         self._error: Optional[BaseException] = None
         self._buffers: Dict[str, np.ndarray] = {}
+        self._undo: Dict[str, Any] = {}  # undo buffers of the live snapshots, reused
         self._prefault: Optional[threading.Thread] = None
         self._prefault_out: Dict[str, np.ndarray] = {}
         self._last_save_step: Optional[int] = None
@@ -211,16 +226,19 @@ class CheckpointManager:
         return None
 
     def prepare(self, sess: Any) -> None:
-        """With async_save: allocates the snapshot buffers now, in a background thread.
+        """With async_save: allocates the host buffers of GPU variables now, in a background thread.
 
         Touching a fresh gigabyte's pages costs ~0.3 s or more; done here, the first
         asynchronous save does not pay it on the training thread.  maybe_save and
-        restore_or_initialize call this; the buffers hold one host copy of the variables.
+        restore_or_initialize call this; the buffers hold one host copy of the GPU variables
+        (host variables are snapshotted without a copy).
         """
         if not self.async_save or not self.is_chief or self._prefault is not None or self._buffers:
             return
         specs = {k: (tuple(v.shape.as_list()), v.dtype.np) for k, v in self._get_saver(sess).var_list.items()
-                 if v.shape.is_fully_defined()}
+                 if v.shape.is_fully_defined() and _on_gpu(sess, v)}
+        if not specs:
+            return
         out: Dict[str, np.ndarray] = {}
 
         def touch() -> None:
@@ -266,14 +284,23 @@ class CheckpointManager:
         t0 = time.perf_counter()
         if asyn:
             self._take_prefaulted()
-        data = self._get_saver(sess).snapshot(sess, step, pos, buffers=self._buffers if asyn else None)
+        if asyn:
+            data = self._get_saver(sess).snapshot(sess, step, pos, buffers=self._buffers, live=True,
+                                                  undo=self._undo)
+        else:
+            data = self._get_saver(sess).snapshot(sess, step, pos)
         data.timestamp = _wall_time()
         self.last_snapshot_seconds = time.perf_counter() - t0
         if asyn:
             t = threading.Thread(target=self._write_in_background, args=(path, data, False),
                                  name="collflow-checkpoint-writer", daemon=False)
             self._thread = t
-            t.start()
+            try:
+                t.start()
+            except BaseException:
+                self._thread = None
+                data.release()
+                raise
         else:
             self._write(path, data)
         return path
@@ -285,6 +312,8 @@ class CheckpointManager:
         except BaseException as e:  # reported on the training thread by wait()/save()/close()
             log.error("asynchronous checkpoint %s failed: %s", path, e)
             self._error = e
+        finally:
+            data.release()  # live snapshots not written (after a failure): updates stop saving rows
 
     def _write(self, path: str, data: cio.CheckpointData, parallel: bool = True) -> None:
         t0 = time.perf_counter()
@@ -327,8 +356,15 @@ class CheckpointManager:
 
     @property
     def save_in_flight(self) -> bool:
+        """Whether an asynchronous save is being written."""
         t = self._thread
         return t is not None and t.is_alive()
+
+    @property
+    def busy(self) -> bool:
+        """Whether background work is going on: an asynchronous write or the deletion of old checkpoints."""
+        p = self._pruner
+        return self.save_in_flight or (p is not None and p.is_alive())
 
     # -- restoring ----------------------------------------------------------------------------------
     def restore(self, sess: Any, path: Optional[str] = None, strict: bool = True) -> Optional[RestoreResult]:

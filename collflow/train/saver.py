@@ -116,6 +116,10 @@ def _spec(dtype: Any, shape: Any) -> str:
     return f"{np.dtype(dtype).name}[{', '.join('?' if d is None else str(d) for d in dims)}]"
 
 
+# variables at least this large are taken as zero-copy snapshots by asynchronous saves; smaller
+# ones are copied (a copy of a few hundred KB costs less than the bookkeeping of a live snapshot)
+LIVE_SNAPSHOT_MIN_BYTES = 1 << 20
+
 _COPY_POOL: Optional[ThreadPoolExecutor] = None
 _COPY_LOCK = threading.Lock()
 # arrays above this are copied by several threads (np.copyto releases the GIL)
@@ -241,25 +245,60 @@ class Saver:
             raise InvalidArgumentError("the Session runs another graph than the one this Saver's variables belong to")
 
     def snapshot(self, sess: Any, global_step: Any = None, pipeline: Optional[Mapping[str, int]] = None,
-                 buffers: Optional[Dict[str, np.ndarray]] = None) -> cio.CheckpointData:
+                 buffers: Optional[Dict[str, np.ndarray]] = None, live: bool = False,
+                 undo: Optional[Dict[str, Any]] = None) -> cio.CheckpointData:
         """The state to save, taken now.
 
         Without `buffers`, NumPy variables are referenced, not copied: an update that runs
         later copies the array first (the container's copy-on-write), so the snapshot stays
         as it was.  With `buffers` (name -> reusable host array, filled in here), every value
         is copied into them: what an asynchronous save writes while training goes on.
+
+        live=True (asynchronous saves): NumPy variables of at least LIVE_SNAPSHOT_MIN_BYTES
+        are taken as zero-copy snapshots (collflow.kernels.resources.LiveSnapshot): nothing
+        is copied now; until the writer has read a row, a sparse update saves the old values
+        of the rows it touches and a dense update copies the variable first.  The writer must
+        release them (write_checkpoint does, and CheckpointData.release() after a failure).
+        `undo` (name -> UndoBuffer) keeps their undo buffers from save to save.  Smaller and
+        GPU variables are copied (into `buffers` when given).
         """
         self._check_session(sess)
         res = sess.resources
-        values: Dict[str, np.ndarray] = {}
+        values: Dict[str, Any] = {}
         uninit = []
+        try:
+            self._take_values(res, values, uninit, buffers, live, undo)
+            if uninit:
+                raise FailedPreconditionError(
+                    f"cannot save: {len(uninit)} variable(s) are not initialized: {', '.join(uninit)}; "
+                    "run their initializers (or restore them) first")
+            return self._finish_snapshot(sess, res, values, global_step, pipeline)
+        except BaseException:
+            cio.CheckpointData(values).release()  # live snapshots taken so far end here
+            raise
+
+    def _take_values(self, res: Any, values: Dict[str, Any], uninit: List[str],
+                     buffers: Optional[Dict[str, np.ndarray]], live: bool, undo: Optional[Dict[str, Any]]) -> None:
         for key, v in self._vars.items():
             st = res.variables.get(_state_name(v))
             val = None if st is None else st.value
             if val is None:
                 uninit.append(v.op.name)
                 continue
-            if buffers is not None:
+            if live and isinstance(val, np.ndarray) and val.nbytes >= LIVE_SNAPSHOT_MIN_BYTES:
+                del val  # not held here: the snapshot's reference must be the only extra one
+                snap = st.live_snapshot(None if undo is None else undo.get(key))
+                if snap is not None:
+                    if undo is not None:
+                        undo[key] = snap.undo
+                    values[key] = snap
+                    continue
+                val = st.value
+            if live and buffers is None:
+                with st.lock:
+                    h = _to_host(st.value)
+                    values[key] = h.copy() if h is st.value else h
+            elif buffers is not None:
                 buf = buffers.get(key)
                 if buf is None or buf.shape != tuple(val.shape) or buf.dtype != val.dtype:
                     buf = np.empty(tuple(val.shape), dtype=val.dtype)
@@ -269,10 +308,9 @@ class Saver:
                 values[key] = buf
             else:
                 values[key] = _to_host(val)
-        if uninit:
-            raise FailedPreconditionError(
-                f"cannot save: {len(uninit)} variable(s) are not initialized: {', '.join(uninit)}; "
-                "run their initializers (or restore them) first")
+
+    def _finish_snapshot(self, sess: Any, res: Any, values: Dict[str, Any], global_step: Any,
+                         pipeline: Optional[Mapping[str, int]]) -> cio.CheckpointData:
         rng: Dict[str, dict] = {}
         if self._save_rng:
             for op_name, stream in list(res.rng.items()):
@@ -289,7 +327,7 @@ class Saver:
             gs = get_global_step(sess.graph)
             if gs is not None:
                 key = next((k for k, v in self._vars.items() if v is gs), None)
-                if key is not None:
+                if key is not None and isinstance(values[key], np.ndarray):
                     step = int(np.asarray(values[key]).reshape(()))
         return cio.CheckpointData(variables=values, rng=rng, pipeline={k: int(v) for k, v in (pipeline or {}).items()},
                                   global_step=step, world_size=self.world_size,
