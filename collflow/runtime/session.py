@@ -101,7 +101,10 @@ class Session:
     config keys: `device` ('auto', '/cpu:0', '/gpu:0'; default 'auto'),
     `allow_soft_placement` (place ops on an unavailable device on the CPU instead),
     `check_outputs` (verify every kernel's output dtype/shape against the graph; slow),
-    `operation_timeout_in_ms` (blocking ops such as queue dequeue give up after this).
+    `operation_timeout_in_ms` (blocking ops such as queue dequeue give up after this),
+    `fuse_ops` (run a weight-gradient MatMul and the SGD/Momentum update it feeds as one BLAS
+    call; default on), `buffer_forwarding` (kernels may reuse a dead input's buffer; default
+    on), `comm` (the communicator of the collective ops; default cf.comm.get()).
     """
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Optional[dict] = None):
