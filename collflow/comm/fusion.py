@@ -32,13 +32,8 @@ def communicator_for(ctx: KernelContext) -> Any:
 
 def pack(arrays: Sequence[np.ndarray], dtype: Any, extra: int = 0) -> np.ndarray:
     """One flat buffer holding `arrays` back to back, plus `extra` trailing elements."""
-    total = sum(a.size for a in arrays)
-    buf = np.empty(total + extra, dtype=dtype)
-    o = 0
-    for a in arrays:
-        n = a.size
-        buf[o:o + n] = a.reshape(-1)
-        o += n
+    buf = np.empty(sum(a.size for a in arrays) + extra, dtype=dtype)
+    _pack(buf, arrays, None)
     return buf
 
 
@@ -290,29 +285,8 @@ def _sparse_all_gather(op: Any, ctx: KernelContext) -> Any:
         hv = comm.allgatherv_async(v, name=key + "/values").then(lambda r: r[0])
         hi = comm.allgatherv_async(i, name=key + "/indices").then(lambda r: r[0])
         hc = comm.allreduce_async(np.asarray([flag], dtype=vdt), "sum", name=key + "/count")
-        return _Group([hv, hi, hc.then(lambda c: c.reshape(()))])
+        return _Joined([hv, hi, hc.then(lambda c: c.reshape(()))], tuple)
     return run
-
-
-class _Group:
-    """Waits on several handles; the result is the tuple of their results."""
-
-    __slots__ = ("hs",)
-
-    def __init__(self, hs: list):
-        self.hs = hs
-
-    def wait(self) -> tuple:
-        return tuple(h.wait() for h in self.hs)
-
-    def done(self) -> bool:
-        return all(h.done() for h in self.hs)
-
-    def abandon(self) -> None:
-        for h in self.hs:
-            ab = getattr(h, "abandon", None)
-            if ab is not None:
-                ab()
 
 
 @register_kernel("FusedBroadcast", is_async=True)
@@ -328,34 +302,14 @@ def _fused_broadcast(op: Any, ctx: KernelContext) -> Any:
         groups.setdefault(np.dtype(dt), []).append(i)
 
     def run(*arrays: np.ndarray) -> Any:
-        handles = []
-        for dt, idx in groups.items():
-            buf = pack([arrays[i] for i in idx], dt)
-            handles.append((idx, comm.broadcast_async(buf, root=root, name=f"{key}/{dt.name}")))
-        return _Gather(handles, arrays, nout)
+        handles = [comm.broadcast_async(pack([arrays[i] for i in idx], dt), root=root, name=f"{key}/{dt.name}")
+                   for dt, idx in groups.items()]
+
+        def done(bufs: List[np.ndarray]) -> Any:
+            out: List[Any] = [None] * nout
+            for idx, buf in zip(groups.values(), bufs):
+                for i, v in zip(idx, unpack(buf, [arrays[i] for i in idx], [buf.dtype] * len(idx))):
+                    out[i] = v
+            return out[0] if nout == 1 else tuple(out)
+        return _Joined(handles, done)
     return run
-
-
-class _Gather:
-    __slots__ = ("handles", "arrays", "nout")
-
-    def __init__(self, handles: list, arrays: Sequence[np.ndarray], nout: int):
-        self.handles, self.arrays, self.nout = handles, arrays, nout
-
-    def wait(self) -> Any:
-        out: List[Any] = [None] * self.nout
-        for idx, h in self.handles:
-            buf = h.wait()
-            views = unpack(buf, [self.arrays[i] for i in idx], [buf.dtype] * len(idx))
-            for i, v in zip(idx, views):
-                out[i] = v
-        return out[0] if self.nout == 1 else tuple(out)
-
-    def done(self) -> bool:
-        return all(h.done() for _, h in self.handles)
-
-    def abandon(self) -> None:
-        for _, h in self.handles:
-            ab = getattr(h, "abandon", None)
-            if ab is not None:
-                ab()

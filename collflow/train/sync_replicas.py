@@ -84,7 +84,8 @@ class SyncReplicasOptimizer(Optimizer):
                 and self._opt.folds_gradient_scale and not split_sharded(pairs)[0])
         if fold:
             reduced = self.reduce_gradients(pairs, average=False)
-            with pairs[0][1].graph.as_default(), _g.get_default_graph().name_scope(self._name):
+            g = pairs[0][1].graph
+            with g.as_default(), g.name_scope(self._name):
                 scale = 1.0 / comm_size(_dt.float64, name="comm_size")  # cast per variable dtype
             self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name,
                                                        gradient_scale=scale)
