@@ -201,24 +201,9 @@ class _MPIHandle(CollectiveHandle):
             self._comm._resolve(self, timeout)
         if not self._done:
             c = self._comm
-            t = timeout if timeout is not None else (self.timeout if self.timeout is not None else c.timeout)
-            start = time.monotonic()
-            deadline = start + t
-            c._waiters += 1
-            try:
-                while True:
-                    now = time.monotonic()
-                    with c._lock:
-                        if not self._done:
-                            # control messages (failures, records) at most every millisecond
-                            c._poll_locked(drain=now - c._last_drain > 1e-3)
-                        if not self._done and now >= deadline:
-                            c._timed_out(self, t)  # raises
-                    if self._done:
-                        break
-                    sleep_backoff(start, now, c._oversubscribed)
-            finally:
-                c._waiters -= 1
+            t = self._limit(timeout)
+            # control messages (failures, records) at most every millisecond
+            c._spin_until(lambda: self._done, t, lambda: c._timed_out(self, t), drain_every=1e-3)
         if self._error is not None:
             raise error_copy(self._error)
         return self._result
@@ -241,6 +226,12 @@ class _MPIHandle(CollectiveHandle):
         self._bufs = ()
         self._req = None
         self._done = True
+
+    def _limit(self, timeout: Optional[float]) -> float:
+        """The wait's bound: the call's, else the handle's, else the communicator's."""
+        if timeout is not None:
+            return timeout
+        return self.timeout if self.timeout is not None else self._comm.timeout
 
     def _trace_args(self, mode: str) -> dict:
         sig = self.sig
@@ -426,21 +417,48 @@ class MPICommunicator(Communicator):
                     h._blocking = blocking
                     self._deferred.append(h)
                     return h
-                try:
-                    h._req = post1()
-                except Exception as e:
-                    err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
-                    self._break(err)
-                    raise err from e
-                if post2 is not None:
-                    h._post2 = post2
-                    h._vseq = self._v_next
-                    self._v_next += 1
                 h._tpost = h._t0
-                self._inflight.append(h)
+                self._post_locked(h, post1, post2)
         if self._thread is not None:
             self._wake.set()
         return h
+
+    def _post_locked(self, h: _MPIHandle, post1: Callable[[], Any],
+                     post2: Optional[Callable[[], Any]] = None) -> None:
+        """Hands a collective's (first) nonblocking call to MPI and queues it for polling."""
+        try:
+            h._req = post1()
+        except Exception as e:
+            err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
+            self._break(err)
+            raise err from e
+        if post2 is not None:
+            h._post2 = post2
+            h._vseq = self._v_next
+            self._v_next += 1
+        self._inflight.append(h)
+
+    def _spin_until(self, ready: Callable[[], bool], timeout: float, on_timeout: Callable[[], None],
+                    drain_every: float) -> None:
+        """Polls (under the lock; control messages at most every `drain_every` seconds) until
+        `ready()`, pausing between polls as sleep_backoff says; past `timeout`, on_timeout()
+        (which raises) runs under the lock."""
+        start = time.monotonic()
+        deadline = start + timeout
+        self._waiters += 1
+        try:
+            while True:
+                now = time.monotonic()
+                with self._lock:
+                    if not ready():
+                        self._poll_locked(drain=now - self._last_drain >= drain_every)
+                    if ready():
+                        return
+                    if now >= deadline:
+                        on_timeout()
+                sleep_backoff(start, now, self._oversubscribed)
+        finally:
+            self._waiters -= 1
 
     def _resolve(self, h: _MPIHandle, timeout: Optional[float] = None) -> None:
         """Posts a wait-now collective once every peer's arrival record for it is in: as the
@@ -453,25 +471,12 @@ class MPICommunicator(Communicator):
                 return
             for d in [d for d in self._deferred if d.seq < h.seq]:
                 self._resolve(d, timeout)  # collectives are posted in the order they were started
-            t = timeout if timeout is not None else (h.timeout if h.timeout is not None else self.timeout)
-            start = time.monotonic()
-            deadline = start + t
-            self._waiters += 1
-            try:
-                while True:
-                    now = time.monotonic()
-                    with self._lock:
-                        # also completes the record sends (and anything else in flight)
-                        self._poll_locked()
-                        if self._broken is not None:
-                            self._raise_broken()
-                        if all(self._peer_last[p] >= h.seq for p in range(self._size) if p != self._rank):
-                            break
-                        if now >= deadline:
-                            self._fail_deferred_timeout(h, t)  # raises
-                    sleep_backoff(start, now, self._oversubscribed)
-            finally:
-                self._waiters -= 1
+            t = h._limit(timeout)
+            peers = [p for p in range(self._size) if p != self._rank]
+            # every poll drains the records (and completes their sends); a broken
+            # communicator fails the handle, which ends the wait with its error
+            self._spin_until(lambda: h._done or all(self._peer_last[p] >= h.seq for p in peers), t,
+                             lambda: self._fail_deferred_timeout(h, t), drain_every=0.0)
             with self._lock:
                 if h._done:  # failed meanwhile (the communicator broke)
                     return
@@ -505,14 +510,8 @@ class MPICommunicator(Communicator):
             with self._lock:
                 h._stage = 1
                 h._tpost = t_neg
-                try:
-                    h._req = h._post1()
-                except Exception as e:
-                    err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
-                    self._break(err)
-                    raise err from e
+                self._post_locked(h, h._post1)
                 h._post1 = None
-                self._inflight.append(h)
         if self._thread is not None:
             self._wake.set()
 
