@@ -16,7 +16,10 @@ under mpiexec).
       - collflow graph, fused: the 200 gradients in one bucket (one FusedAllReduce: pack, all-reduce,
         views of the result), the sums as for GradientDescent; the averaging bucket for the record;
       - collflow graph, unfused (fusion_threshold_bytes=0: 200 FusedAllReduce ops), for the record;
-      - gloo: 200 all_reduce calls and one of 2 MB, for the record.
+      - gloo: 200 all_reduce calls and one of 2 MB, for the record;
+      - collflow graph, gradients computed by ops (variable x 1.0, as a backward pass computes
+        them): written straight into the bucket's send buffer (the executor's bucket views, no
+        packing copy), and the same with bucket views off (packed), and the producers alone.
       Target: fused collflow <= 1.2x the time of the ONE raw all-reduce.
 
 Every repeat runs every method in turn (interleaved, after a barrier); a repeat's value for a
@@ -77,22 +80,27 @@ def _gloo(torch: Any, world: Any) -> Optional[str]:
     return None
 
 
-def _graph_reduce(cf: Any, comm: Any, arrays: List[np.ndarray], fusion: int, average: bool = False) -> Any:
+def _graph_reduce(cf: Any, comm: Any, arrays: List[np.ndarray], fusion: int, average: bool = False,
+                  computed: bool = False, bucket_views: bool = True) -> Any:
     """A session and the FusedAllReduce op(s) SyncReplicasOptimizer builds for `arrays` as gradients.
 
     average=False is what apply_gradients builds for GradientDescent (the sums; the 1/ranks is
-    folded into the learning rate); average=True is reduce_gradients' default (the averages)."""
+    folded into the learning rate); average=True is reduce_gradients' default (the averages).
+    computed=False: the gradients are the variables' values (reads, no arithmetic);
+    computed=True: each is computed by an op (variable x 1.0), as a backward pass computes
+    them, so the executor can have it written straight into the bucket (`bucket_views`)."""
     g = cf.Graph()
     with g.as_default():
         vs = [cf.Variable(a, name=f"grad{i}") for i, a in enumerate(arrays)]
+        grads = [v.value() * 1.0 if computed else v.value() for v in vs]
         opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.0), comm=comm,
                                              fusion_threshold_bytes=fusion)
-        reduced = opt.reduce_gradients([(v.value(), v) for v in vs], average=average)
+        reduced = opt.reduce_gradients(list(zip(grads, vs)), average=average)
         ops = sorted({id(t.op): t.op for t, _ in reduced}.values(), key=lambda o: o.name)
         # several ops run as one target (a NoOp that waits for all of them)
         target = ops[0] if len(ops) == 1 else cf.group(*ops)
         init = cf.global_variables_initializer()
-    sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
+    sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False, "bucket_views": bucket_views})
     sess.run(init)
     return sess, target, opt.buckets
 
@@ -128,6 +136,11 @@ def worker(args: argparse.Namespace) -> None:
     # the producers alone: the same 200 variable reads, no collective
     with sess_b.graph.as_default():
         reads_target = cf.group(*[t.op for t in op_b.inputs], name="reads_only")
+    # gradients computed by ops, written into the bucket (bucket views) or packed after
+    sess_c, op_c, _ = _graph_reduce(cf, comm, smalls, DEFAULT_FUSION_BYTES, computed=True)
+    sess_cp, op_cp, _ = _graph_reduce(cf, comm, smalls, DEFAULT_FUSION_BYTES, computed=True, bucket_views=False)
+    with sess_c.graph.as_default():
+        producers_target = cf.group(*[t.op for t in op_c.inputs], name="producers_only")
 
     # correctness first: every path gives the same sums (the averaging graphs: the averages)
     want = np.empty_like(big)
@@ -139,6 +152,12 @@ def worker(args: argparse.Namespace) -> None:
     part = flat_out[7 * smalls[0].size:8 * smalls[0].size]
     np.testing.assert_allclose(sess_b.run(op_b.outputs[7]), part, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(sess_bv.run(op_bv.outputs[7]), part / n, rtol=1e-6, atol=1e-6)
+    for sc, oc in ((sess_c, op_c), (sess_cp, op_cp)):
+        np.testing.assert_allclose(sc.run(oc.outputs[7]), part, rtol=1e-6, atol=1e-6)
+    sess_c.run(op_c)
+    placed = [k for o, k in zip(sess_c.plan_for(op_c).ops, sess_c.plan_for(op_c).kernels)
+              if o.type == "FusedAllReduce"][0].input_slots.bucket.placed
+    assert placed == SMALL_COUNT, placed  # every gradient was computed into the bucket
 
     def raw_big() -> None:
         world.Allreduce(big, big_out, op=MPI.SUM)
@@ -176,6 +195,9 @@ def worker(args: argparse.Namespace) -> None:
         "raw mpi4py, 200 Allreduce calls": raw_each,
         "collflow graph, unfused (200 ops)": lambda: sess_u.run(ops_u),
         "diagnostic: the 200 variable reads alone": lambda: sess_b.run(reads_target),
+        "collflow graph, computed gradients into the bucket": lambda: sess_c.run(op_c),
+        "collflow graph, computed gradients, packed (bucket views off)": lambda: sess_cp.run(op_cp),
+        "diagnostic: the 200 producers alone": lambda: sess_c.run(producers_target),
     }
 
     torch = common.try_import_torch() if not args.no_torch else None
@@ -225,7 +247,7 @@ def worker(args: argparse.Namespace) -> None:
     res_b = measure(methods_b, args.number * 2)
     load_after = common.load_average()
     stats = dict(comm.stats)
-    for s in (sess_a, sess_av, sess_b, sess_bv):
+    for s in (sess_a, sess_av, sess_b, sess_bv, sess_c, sess_cp):
         s.close()
     sess_u.close()
     if torch is not None and "torch.distributed gloo all_reduce" in methods_a:
@@ -285,6 +307,12 @@ def main() -> None:
                             "diagnostic: the 200 variable reads alone")
     net = sb[key_f]["median"] - sb[key_rd]["median"]
     net_min = sb[key_f]["min"] - sb[key_rd]["min"]
+    key_cb, key_cp, key_pr = ("collflow graph, computed gradients into the bucket",
+                              "collflow graph, computed gradients, packed (bucket views off)",
+                              "diagnostic: the 200 producers alone")
+    net_cp = sb[key_cp]["median"] - sb[key_pr]["median"]
+    net_c = sb[key_cb]["median"] - sb[key_pr]["median"]
+    net_c_min = sb[key_cb]["min"] - sb[key_pr]["min"]
     targets = {
         "a_graph_bytes_per_s_vs_raw": dict(value=sa[key_r]["median"] / sa[key_g]["median"],
                                            value_from_mins=sa[key_r]["min"] / sa[key_g]["min"], target=">= 0.95"),
@@ -296,6 +324,10 @@ def main() -> None:
                                                target="<= 1.2",
                                                note="what the fused all-reduce adds to a step whose gradients "
                                                     "exist anyway: fused run minus the reads-only run"),
+        "b_computed_into_bucket_minus_producers_vs_one_raw": dict(
+            value=net_c / raw_one, value_from_mins=net_c_min / sb[key_o]["min"], target="<= 1.2",
+            note="gradients computed by ops straight into the bucket (no packing copy): the run minus "
+                 "the producers-only run"),
     }
     for t in targets.values():
         lo = t["target"].startswith(">=")
@@ -324,6 +356,8 @@ def main() -> None:
     print(common.fmt_table(["method", "median ms", "min ms", "x ONE raw"], rows_b))
     print()
     print(f"(b) fused minus the reads-only run: {net * 1e3:.2f} ms (from the mins: {net_min * 1e3:.2f} ms)")
+    print(f"(b) computed into the bucket minus the producers-only run: {net_c * 1e3:.2f} ms "
+          f"(from the mins: {net_c_min * 1e3:.2f} ms); packed instead: {net_cp * 1e3:.2f} ms")
     for k, t in targets.items():
         print(f"target {k}: {t['value']:.2f} (want {t['target']}; from the mins {t['value_from_mins']:.2f}) -> "
               f"{'MET' if t['met'] else 'MISSED'}")

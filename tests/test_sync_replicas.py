@@ -133,3 +133,123 @@ def test_fused_buckets_mixing_large_and_small_gradients_and_reused_results():
                 want = (10.0 * step + i) * 2 + 1
                 np.testing.assert_array_equal(sums[i], np.full(sh, want))
                 np.testing.assert_allclose(means[i], np.full(sh, want / 2))
+
+
+def _bucket_of(sess, fetches, feed):
+    plan = sess.plan_for(fetches, feed)
+    ks = [k for op, k in zip(plan.ops, plan.kernels) if op.type == "FusedAllReduce"]
+    assert len(ks) == 1
+    return ks[0].input_slots.bucket
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_gradients_computed_into_the_bucket(average):
+    """Producers with an into-variant compute their gradient straight into the bucket's send
+    buffer (no packing copy); a fetched gradient is left alone; other readers of a gradient
+    see its local value; results equal the packed path's, step after step."""
+    shapes = [(3, 4), (5,), (2, 2, 2), (7,), (1,), (6, 1)]
+    world = ThreadWorld(2, timeout=30)
+
+    def rank(c, views):
+        g = cf.Graph()
+        with g.as_default():
+            xs = [cf.placeholder(cf.float64, s) for s in shapes]
+            vs = [cf.Variable(np.zeros(s), name=f"v{i}") for i, s in enumerate(shapes)]
+            grads = [x * 2.0 for x in xs[:-2]] + [cf.reduce_sum(xs[-2] * xs[-2], axis=[0], keepdims=False)
+                                                  * 1.0, xs[-1] + 0.0]
+            grads[-2] = cf.reshape(grads[-2], (1,))  # Reshape: no into-variant (packed as usual)
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(1.0), comm=c)
+            red = [t for t, _ in opt.reduce_gradients(list(zip(grads, vs)), average=average)]
+            local_sum = cf.reduce_sum(grads[0])  # reads gradient 0 itself, not its sum
+        out = []
+        with cf.Session(graph=g, config={"comm": c, "bucket_views": views}) as s:
+            fetches = [red, local_sum, grads[1]]  # grads[1] fetched: computed as usual
+            for step in range(3):
+                feed = {x: np.full(sh, 1.0 + step + c.rank + i) for i, (x, sh) in enumerate(zip(xs, shapes))}
+                out.append(s.run(fetches, feed))
+            bucket = _bucket_of(s, fetches, feed)
+            out.append(bucket.placed)
+        return out
+
+    on = world.run(lambda c: rank(c, True))
+    off = ThreadWorld(2, timeout=30).run(lambda c: rank(c, False))
+    for r in range(2):
+        assert on[r][-1] == 4  # the Mul and Add gradients but the fetched one; not the Reshape
+        assert off[r][-1] == 0
+        for step in range(3):
+            red_on, ls_on, g1_on = on[r][step]
+            red_off, ls_off, g1_off = off[r][step]
+            assert ls_on == ls_off == (1.0 + step + r) * 2.0 * 12
+            np.testing.assert_array_equal(g1_on, g1_off)
+            for a, b in zip(red_on, red_off):
+                np.testing.assert_allclose(a, b, rtol=1e-15)
+            want0 = sum((1.0 + step + q) * 2.0 for q in range(2)) / (2 if average else 1)
+            np.testing.assert_allclose(red_on[0], np.full((3, 4), want0))
+
+
+def test_a_held_gradient_is_not_overwritten_by_the_next_step():
+    """A view of a gradient computed into the bucket that the user keeps (fetched through a
+    Reshape, which returns a view) stays as it was: the next step claims a fresh buffer."""
+    world = ThreadWorld(2, timeout=30)
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            xs = [cf.placeholder(cf.float64, (4,)) for _ in range(3)]
+            vs = [cf.Variable(np.zeros(4), name=f"v{i}") for i in range(3)]
+            grads = [x * 1.0 for x in xs]
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(1.0), comm=c)
+            red = [t for t, _ in opt.reduce_gradients(list(zip(grads, vs)), average=False)]
+            seen = cf.reshape(grads[0], (2, 2))
+        kept, sums = [], []
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            for step in range(3):
+                feed = {x: np.full(4, 10.0 * step + i) for i, x in enumerate(xs)}
+                r, v = s.run([red, seen], feed)
+                kept.append(v)
+                sums.append(r)
+            placed = _bucket_of(s, [red, seen], feed).placed
+        return kept, sums, placed
+
+    for kept, sums, placed in world.run(rank):
+        assert placed == 3  # grads[0] too: its Reshape is fetched, not it; the view pins the old buffer
+        for step, (v, r) in enumerate(zip(kept, sums)):
+            np.testing.assert_array_equal(v, np.full((2, 2), 10.0 * step))
+            for i in range(3):
+                np.testing.assert_array_equal(r[i], np.full(4, 2 * (10.0 * step + i)))
+
+
+def test_send_bucket_belongs_to_one_step_at_a_time():
+    """The send buffer whose views producers compute into: the thread that takes a slot owns
+    it until its collective has read it; another thread meanwhile gets no slot (it computes
+    as usual and packs into a buffer of its own); a buffer someone still references is
+    replaced when the next step claims it."""
+    import threading
+    from collflow.comm.fusion import _SendBucket
+    b = _SendBucket([(2, 3), (4,)], np.float32)
+    v0 = b.slot(0)
+    assert v0.shape == (2, 3) and b.slot(1).shape == (4,) and b.slot(0) is v0
+    other = []
+    t = threading.Thread(target=lambda: other.extend([b.slot(0), b.take()]))
+    t.start()
+    t.join()
+    assert other == [None, None]  # claimed by this thread's step
+    buf = b.take()
+    assert buf.size == 10 and np.shares_memory(buf, v0)
+    assert b.slot(1) is None  # in flight: not even the owner writes into it
+    b.release()
+    addr = buf.ctypes.data
+    del buf, v0  # nobody holds last step's gradients
+    t = threading.Thread(target=lambda: other.append(b.slot(1).ctypes.data))
+    t.start()
+    t.join()
+    assert other[-1] == addr + 6 * 4  # free again: the same buffer
+    b.release()
+    held = b.slot(0).reshape(6)  # someone keeps a view of a gradient
+    b.take()
+    b.release()
+    assert not np.shares_memory(b.slot(0), held)  # a fresh buffer; the held one is left alone
+    b.release()
+    del held
+    addr = b.buf.ctypes.data
+    assert b.take().ctypes.data == addr  # nothing held now: kept

@@ -8,9 +8,11 @@ ready ops and waits only before the first op that needs the result.
 """
 from __future__ import annotations
 
+import operator
 import sys
+import threading
 import time
-from typing import Any, List, Sequence
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -50,12 +52,17 @@ def _pack_scaled(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any) -> N
         o += n
 
 
-def _pack(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any) -> None:
+def _pack(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any, n: Optional[int] = None,
+          same_dtype: Optional[bool] = None) -> None:
     """Packs `arrays` into buf (times `scale` when given): per array for few large ones (the
     scaling rides on the copy), else one C-level concatenate (then one scaling pass): the
-    per-array Python cost dominates for many small gradients."""
-    n = sum(a.size for a in arrays)
-    if len(arrays) <= 4 or n >= 65536 * len(arrays) or any(a.dtype != buf.dtype for a in arrays):
+    per-array Python cost dominates for many small gradients.  `n` (their total size) and
+    `same_dtype` (all of buf's dtype), when the caller knows them, save a pass over the list."""
+    if n is None:
+        n = sum(a.size for a in arrays)
+    if same_dtype is None:
+        same_dtype = all(a.dtype == buf.dtype for a in arrays)
+    if len(arrays) <= 4 or n >= 65536 * len(arrays) or not same_dtype:
         _pack_scaled(buf, arrays, scale)
         return
     body = buf[:n]
@@ -111,9 +118,9 @@ class _ReusedResult:
     def buffer(self, n: int, dtype: Any) -> np.ndarray:
         b = self.buf
         # getrefcount: the slot and the argument, plus one per handed-out view (their base);
-        # a view: the list, the loop variable and the argument
+        # a view: the list and getrefcount's argument (map: checked in C, 200 views ~ 5 us)
         if b is not None and (b.size != n or b.dtype != dtype or sys.getrefcount(b) > 3 + len(self.handed)
-                              or any(sys.getrefcount(v) > 3 for v in self.handed)):
+                              or (self.handed and max(map(sys.getrefcount, self.handed)) > 2)):
             b = None
         if b is None:
             b = self.buf = np.empty(n, dtype=dtype)
@@ -128,25 +135,133 @@ class _ReusedResult:
         return self.handed
 
 
+class _SendBucket:
+    """The send buffer of a bucket's packed gradients, kept between steps, with one view
+    (slot) per gradient that the gradient's producer may compute into instead of a fresh
+    array (the executor's `_place_outputs`; PyTorch DDP's gradient_as_bucket_view), so the
+    collective needs no packing copy.  Only for buckets of static shapes whose send buffer
+    is never written after the gradients are in it (no contribution flag, no scaling).
+
+    One step at a time uses it: the thread whose producer first takes a slot (or whose run
+    sends it) owns it until the collective completes; any other thread meanwhile gets no
+    slot and packs into a buffer of its own.  A buffer that anyone still references when a
+    step claims it (a fetched gradient, a view of one) is left to them and replaced."""
+
+    __slots__ = ("shapes", "total", "dtype", "buf", "views", "owner", "inflight", "lock", "refs", "vrefs",
+                 "placed")
+
+    def __init__(self, shapes: Sequence[tuple], dtype: Any) -> None:
+        self.shapes = [tuple(s) for s in shapes]
+        self.total = int(sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes))
+        self.dtype = np.dtype(dtype)
+        self.buf: Any = None
+        self.views: List[np.ndarray] = []
+        self.owner: Any = None
+        self.inflight = False
+        self.lock = threading.Lock()
+        self.refs = self.vrefs = 0
+        self.placed = 0  # how many gradients the last step computed into their slots
+
+    def _fresh(self) -> None:
+        buf = np.empty(self.total, dtype=self.dtype)
+        views, o = [], 0
+        for shp in self.shapes:
+            n = int(np.prod(shp, dtype=np.int64))
+            views.append(buf[o:o + n].reshape(shp))
+            o += n
+        self.buf, self.views = buf, views
+        del buf, views
+        # the references a free buffer has (this object's, each view's base, the argument)
+        self.refs = sys.getrefcount(self.buf)
+        self.vrefs = max(map(sys.getrefcount, self.views)) if self.views else 0
+
+    def _claim(self, tid: int) -> bool:
+        """(lock held) Whether thread `tid` may fill the buffer now, claiming it if free."""
+        if self.inflight:
+            return False
+        if self.owner is None:
+            if (self.buf is None or sys.getrefcount(self.buf) > self.refs
+                    or (self.views and max(map(sys.getrefcount, self.views)) > self.vrefs)):
+                self._fresh()
+            self.owner = tid
+            return True
+        return self.owner == tid
+
+    def slot(self, j: int) -> Optional[np.ndarray]:
+        """Gradient j's view of the buffer to compute into, or None (compute as usual)."""
+        tid = threading.get_ident()
+        if self.owner != tid or self.inflight:
+            with self.lock:
+                if not self._claim(tid):
+                    return None
+        return self.views[j]
+
+    def take(self) -> Optional[np.ndarray]:
+        """The buffer, claimed for sending by this thread; None when another step has it."""
+        with self.lock:
+            if not self._claim(threading.get_ident()):
+                return None
+            self.inflight = True
+            return self.buf
+
+    def release(self) -> None:
+        with self.lock:
+            self.inflight = False
+            self.owner = None
+
+
+class _Slots:
+    """What a FusedAllReduce kernel offers the executor: `slot_for(i)` -> a callable giving
+    input i's slot in the send buffer each step (or None then), or None if input i has none."""
+
+    __slots__ = ("bucket", "index")
+
+    def __init__(self, bucket: _SendBucket, packed: Sequence[int]) -> None:
+        self.bucket = bucket
+        self.index = {i: j for j, i in enumerate(packed)}
+
+    def slot_for(self, i: int) -> Optional[Any]:
+        j = self.index.get(i)
+        if j is None:
+            return None
+        slot = self.bucket.slot
+        return lambda: slot(j)
+
+
 class _Joined:
-    """Several collectives as one handle: wait() returns fn([their results])."""
+    """Several collectives as one handle: wait() returns fn([their results]).  `after`, if
+    given, runs once when the wait ends, however it ends, or when the handle is abandoned."""
 
-    __slots__ = ("hs", "fn")
+    __slots__ = ("hs", "fn", "after")
 
-    def __init__(self, hs: list, fn: Any):
-        self.hs, self.fn = hs, fn
+    def __init__(self, hs: list, fn: Any, after: Any = None):
+        self.hs, self.fn, self.after = hs, fn, after
+
+    def _end(self) -> None:
+        after, self.after = self.after, None
+        if after is not None:
+            after()
 
     def wait(self) -> Any:
-        return self.fn([h.wait() for h in self.hs])
+        if self.after is None:
+            return self.fn([h.wait() for h in self.hs])
+        try:
+            got = [h.wait() for h in self.hs]
+        finally:
+            self._end()
+        return self.fn(got)
 
     def done(self) -> bool:
         return all(h.done() for h in self.hs)
 
     def abandon(self) -> None:
-        for h in self.hs:
-            ab = getattr(h, "abandon", None)
-            if ab is not None:
-                ab()
+        try:
+            for h in self.hs:
+                ab = getattr(h, "abandon", None)
+                if ab is not None:
+                    ab()
+        finally:
+            self._end()
 
 
 @register_kernel("FusedAllReduce", is_async=True)
@@ -175,21 +290,27 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         # contributed); without them every rank contributes and the count is the world size.
         flagged = bool(ctx.config and ctx.config.get("contribution") is not None)
         size = comm.size
-        scaled = average and size > 1 and not flagged  # the average rides on the packing copy
+        # without the flag the average divides the sum on arrival (the send buffer is only
+        # read, so gradients can be computed into it); every rank decides alike (statically)
+        scale_after = average and size > 1 and not flagged
         # Gradients that travel on their own, read by MPI where they are (no packing copy): a
-        # lone gradient, and large ones, when nothing is scaled on the way (the sums that
-        # optimizers folding the 1/ranks take).  Packing pays for small gradients (one
-        # collective's latency for all); for a large one it is only a copy.  Decided from the
-        # static shapes, so every rank splits the bucket alike.
-        direct = [] if (flagged or scaled) else [
+        # lone gradient, and large ones.  Packing pays for small gradients (one collective's
+        # latency for all); for a large one it is only a copy.  Decided from the static
+        # shapes, so every rank splits the bucket alike.
+        direct = [] if flagged else [
             i for i, t in enumerate(op.inputs) if nout == 1 or _static_size(t) >= DIRECT_ELEMENTS]
         packed = [i for i in range(nout) if i not in direct]
         wide_p = np.result_type(*[dtypes[i] for i in packed]) if packed else wide
-        pack_state = {"buf": None, "busy": False}
+        static = packed and all(op.inputs[i].shape.is_fully_defined() for i in packed)
+        bucket = (_SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p)
+                  if static and not flagged else None)
+        n_packed = bucket.total if bucket is not None else 0
+        same_p = all(dtypes[i] == wide_p for i in packed)
         results = [_ReusedResult() for _ in range(len(direct) + (1 if packed else 0))]
         names = ([key] if packed else []) + [key if not packed and len(direct) == 1 else f"{key}[{i}]"
                                              for i in direct]
         hints = {"wait_now": False}   # set by the executor: the plan waits for the result at once
+        inv = 1.0 / size
 
         def run(*arrays: np.ndarray) -> Any:
             # deferred to the wait (and then MPI's blocking call when every rank agrees) when
@@ -197,25 +318,42 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
             wait_now = hints["wait_now"] or not getattr(comm, "overlap", True)
             handles = []
             parts = [arrays[i] for i in packed]
+            own = None
             if packed:
-                total = sum(a.size for a in parts) + (1 if flagged else 0)
-                send = pack_state["buf"]
-                # the send buffer is kept between steps; a run that finds it still in flight
-                # (another thread's run of this plan) packs into a new one
-                if send is None or pack_state["busy"] or send.size != total:
-                    send = pack_state["buf"] = np.empty(total, dtype=wide_p)
-                pack_state["busy"] = True
+                send = bucket.take() if bucket is not None else None
+                if send is not None:
+                    own = bucket
+                    total = n_packed
+                else:  # shapes known only now, or another thread's step has the bucket
+                    total = sum(a.size for a in parts) + (1 if flagged else 0)
+                    send = np.empty(total, dtype=wide_p)
                 tl = getattr(comm, "timeline", None)
                 t0 = time.perf_counter() if tl is not None else 0.0
-                _pack(send, parts, 1.0 / size if scaled else None)
+                placed = 0
+                if own is not None:
+                    placed = own.placed = sum(map(operator.is_, parts, own.views))  # computed there
+                    if placed and placed < len(parts):
+                        for a, v in zip(parts, own.views):
+                            if a is not v:
+                                np.copyto(v, a, casting="same_kind")
+                if not placed:
+                    if own is not None:  # sizes as the static shapes say (concatenate checks)
+                        _pack(send, parts, None, n_packed, same_p)
+                    else:
+                        _pack(send, parts, None)
                 if tl is not None:
                     tl.span("PACK " + key, 3, t0, time.perf_counter(), "fusion",
-                            {"tensors": len(parts), "bytes": int(send.nbytes)})
+                            {"tensors": len(parts), "bytes": int(send.nbytes), "computed_in_place": placed})
                 if flagged:
                     send[-1] = _contribution(ctx)
                     if send[-1] == 0.0:
                         send[:-1] = 0
-                handles.append(_allreduce(comm, send, names[0], results[0].buffer(total, wide_p), wait_now))
+                try:
+                    handles.append(_allreduce(comm, send, names[0], results[0].buffer(total, wide_p), wait_now))
+                except BaseException:
+                    if own is not None:
+                        own.release()
+                    raise
             base = len(handles)
             for j, i in enumerate(direct):
                 a = arrays[i] if arrays[i].flags.c_contiguous else np.ascontiguousarray(arrays[i])
@@ -223,9 +361,11 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                                           results[base + j].buffer(a.size, a.dtype), wait_now))
 
             def done(summed: List[np.ndarray]) -> Any:
+                if scale_after:
+                    for s_ in summed:
+                        np.multiply(s_, inv, out=s_)
                 outs: List[Any] = [None] * nout
                 if packed:
-                    pack_state["busy"] = False
                     if flagged:
                         got = finish(summed[0], parts)
                         vals = [got] if len(parts) == 1 else list(got)
@@ -236,8 +376,12 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                 for j, i in enumerate(direct):
                     outs[i] = results[base + j].views(summed[base + j], [arrays[i]], [dtypes[i]])[0]
                 return outs[0] if nout == 1 else tuple(outs)
-            return _Joined(handles, done)
+
+            # the bucket is free again once the collective has read it
+            return _Joined(handles, done, own.release if own is not None else None)
         run.launch_hints = hints  # type: ignore[attr-defined]
+        if bucket is not None:
+            run.input_slots = _Slots(bucket, packed)  # type: ignore[attr-defined]
         return run
 
     def run_compressed(*arrays: np.ndarray) -> Any:

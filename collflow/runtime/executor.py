@@ -24,7 +24,7 @@ from ..errors import (CancelledError, CollflowError, InternalError, InvalidArgum
                       ResourceExhaustedError, UnimplementedError)
 from ..graph.graph import Operation, Tensor
 from ..kernels.device import get_device
-from ..kernels.registry import KernelContext, get_fusion, get_inplace, get_kernel, has_fusions
+from ..kernels.registry import KernelContext, get_fusion, get_inplace, get_into, get_kernel, has_fusions
 
 __all__ = ["Plan", "CancellationToken", "compile_plan", "register_plan_check"]
 
@@ -262,6 +262,8 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         order = _fuse_pairs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
     if session._config.get("buffer_forwarding", True):
         _forward_buffers(order, ins, feeds, fetch_tensors, kernels, inplace, async_ops)
+    if session._config.get("bucket_views", True):
+        _place_outputs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
     plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops)
     plan.placement = {op.name: placement[op] for op in needed}
     plan.copies = [cn.name for cn in copies.values()]
@@ -429,6 +431,57 @@ def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Te
         if (last.get(t) == i and t not in keep and row.count(t) == 1 and t.op not in async_ops
                 and t.dtype.name != "resource"):
             kernels[op] = fn
+
+
+def _place_outputs(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
+                   fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any],
+                   placement: Dict[Any, str], context: Callable[[str], KernelContext]) -> None:
+    """Lets producers compute straight into the slots their asynchronous consumers offer.
+
+    An async kernel may offer `input_slots` (a FusedAllReduce: a view of its send buffer per
+    packed gradient); a producer of such an input whose op has an into-variant
+    (kernels/registry.py `register_into`) then writes its result there, and the collective
+    finds the bucket already packed (PyTorch DDP's gradient_as_bucket_view).  Only for a
+    synchronous op with one output on the consumer's device, that output neither fed nor
+    fetched (a fetched gradient would be overwritten by the next step) and read once by the
+    consumer.  Other ops may read it too: async ops' inputs are never overwritten in place
+    (`_forward_buffers`), and the consumer only reads its slots.  At run time the slot may
+    be refused (another thread's step owns the buffer, or something still holds last
+    step's gradient); the producer then computes as usual and the collective packs it.
+    """
+    keep = set(feeds) | {t for t in fetch_tensors if t is not None}
+    present = set(order)
+    placed: Set[Any] = set()
+    for op in order:
+        offer = getattr(kernels.get(op), "input_slots", None) if op in async_ops else None
+        if offer is None:
+            continue
+        row = ins[op]
+        for i, t in enumerate(row):
+            p = t.op
+            if (not isinstance(p, Operation) or p not in present or p in async_ops or p in placed
+                    or len(p.outputs) != 1 or t in keep or row.count(t) != 1
+                    or placement.get(p) != placement.get(op)):
+                continue
+            slot = offer.slot_for(i)
+            factory = get_into(p.type)
+            if slot is None or factory is None:
+                continue
+            into = factory(p, context(placement[p]))
+            if into is None:
+                continue
+            kernels[p] = _placed_kernel(kernels[p], into, slot)
+            placed.add(p)
+
+
+def _placed_kernel(kernel: Callable, into: Callable, slot: Callable[[], Any]) -> Callable:
+    """The producer's kernel computing into slot() when one is given, as usual otherwise."""
+    def placed(*args: Any) -> Any:
+        out = slot()
+        if out is None:
+            return kernel(*args)
+        return into(out, *args)
+    return placed
 
 
 def _copy_kernel(src: Any, dst: Any) -> Tuple[Callable, bool]:

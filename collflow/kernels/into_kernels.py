@@ -1,0 +1,98 @@
+"""Into-variants of NumPy kernels: the op's output written into an array the executor gives.
+
+The executor uses them to let an op compute its result straight into a slot its consumer
+offers instead of a fresh array (runtime/executor.py `_place_outputs`).  The case that pays:
+a gradient computed into the fusion buffer of the FusedAllReduce that reads it (PyTorch
+DDP's gradient_as_bucket_view), so the bucket needs no packing copy before the collective.
+The ops here are the ones that compute gradients of small parameters (bias gradients,
+elementwise chain-rule products, sums, products of small matrices, AddN of several paths).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .registry import KernelContext, register_into
+
+_UFUNCS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
+           "Maximum": np.maximum, "Minimum": np.minimum, "Neg": np.negative, "Square": np.square,
+           "Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt, "Abs": np.abs}
+
+
+def _float_numpy(op: Any, ctx: KernelContext) -> bool:
+    """NumPy kernels of an op whose one output and every input have the output's float dtype
+    (then the ufunc's result dtype is the output's and writing into `out` casts nothing)."""
+    if ctx.xp is not np or len(op.outputs) != 1 or not op.outputs[0].dtype.is_floating:
+        return False
+    dt = op.outputs[0].dtype
+    return all(t.dtype == dt for t in op.inputs)
+
+
+def _ufunc_factory(uf: Any) -> Callable[[Any, KernelContext], Optional[Callable]]:
+    def factory(op: Any, ctx: KernelContext) -> Optional[Callable]:
+        if not _float_numpy(op, ctx) or len(op.inputs) != uf.nin:
+            return None
+
+        def into(out: Any, *args: Any) -> Any:
+            return uf(*args, out=out)
+        return into
+    return factory
+
+
+for _t, _uf in _UFUNCS.items():
+    register_into(_t)(_ufunc_factory(_uf))
+
+
+@register_into("MatMul")
+def _matmul_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
+    if not _float_numpy(op, ctx):
+        return None
+    ta, tb = bool(op.attrs.get("transpose_a", False)), bool(op.attrs.get("transpose_b", False))
+
+    def into(out: Any, a: Any, b: Any) -> Any:
+        # transposed views: BLAS reads them with its transpose flag, no copy
+        return np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out)
+    return into
+
+
+@register_into("BiasAddGrad")
+def _bias_add_grad_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
+    if not _float_numpy(op, ctx):
+        return None
+
+    def into(out: Any, g: Any) -> Any:
+        return np.sum(g.reshape(-1, g.shape[-1]), axis=0, out=out)
+    return into
+
+
+def _reduction_into(fn: Any) -> Callable[[Any, KernelContext], Optional[Callable]]:
+    def factory(op: Any, ctx: KernelContext) -> Optional[Callable]:
+        if not _float_numpy(op, ctx):
+            return None
+        axis = op.attrs["axis"]
+        if axis is not None and not isinstance(axis, int):
+            axis = tuple(axis)
+        keep = op.attrs["keepdims"]
+
+        def into(out: Any, x: Any) -> Any:
+            return fn(x, axis=axis, keepdims=keep, out=out)
+        return into
+    return factory
+
+
+register_into("Sum")(_reduction_into(np.sum))
+register_into("Mean")(_reduction_into(np.mean))
+
+
+@register_into("AddN")
+def _add_n_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
+    if not _float_numpy(op, ctx):
+        return None
+
+    def into(out: Any, x0: Any, x1: Any, *rest: Any) -> Any:
+        np.add(x0, x1, out=out)
+        for r in rest:
+            np.add(out, r, out=out)
+        return out
+    return into
