@@ -253,3 +253,33 @@ def test_send_bucket_belongs_to_one_step_at_a_time():
     del held
     addr = b.buf.ctypes.data
     assert b.take().ctypes.data == addr  # nothing held now: kept
+
+
+def test_mlp_bias_gradients_are_computed_into_the_bucket():
+    """In a real backward pass the small gradients (the biases' BiasAddGrad, the small weights'
+    MatMul) are computed into the bucket; a large weight gradient goes to the all-reduce
+    where it is; replicas stay identical."""
+    from collflow import models
+    world = ThreadWorld(2, timeout=30)
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c)
+            m = models.build_mlp(784, [300, 100], 10, optimizer=opt, seed=0, global_step=False)
+            init = cf.global_variables_initializer()
+        rng = np.random.default_rng(c.rank)
+        feed = {m.x: rng.standard_normal((8, 784)).astype(np.float32),
+                m.y: rng.integers(0, 10, 8).astype(m.y.dtype.np)}
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            s.run(init)
+            for _ in range(2):
+                s.run(m.train_op, feed)
+            bucket = _bucket_of(s, m.train_op, feed)
+            return bucket.placed, len(bucket.views), s.run(m.variables)
+
+    (p0, n0, v0), (p1, n1, v1) = world.run(rank)
+    # packed: the biases (300, 100, 10) and the 300x100 and 100x10 weights (784x300 goes direct)
+    assert (p0, p1, n0, n1) == (5, 5, 5, 5)
+    for a, b in zip(v0, v1):
+        np.testing.assert_array_equal(a, b)
