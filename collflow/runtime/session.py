@@ -104,7 +104,9 @@ class Session:
     `operation_timeout_in_ms` (blocking ops such as queue dequeue give up after this),
     `fuse_ops` (run a weight-gradient MatMul and the SGD/Momentum update it feeds as one BLAS
     call; default on), `buffer_forwarding` (kernels may reuse a dead input's buffer; default
-    on), `comm` (the communicator of the collective ops; default cf.comm.get()).
+    on), `bucket_views` (ops computing gradients that a fused all-reduce packs write them
+    straight into its send buffer; default on), `comm` (the communicator of the collective
+    ops; default cf.comm.get()).
     """
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Optional[dict] = None):
