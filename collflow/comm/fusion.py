@@ -383,6 +383,7 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
             # the bucket is free again once the collective has read it
             return _Joined(handles, done, own.release if own is not None else None)
         run.launch_hints = hints  # type: ignore[attr-defined]
+        run.result_buffers = results  # type: ignore[attr-defined]  (for inspection)
         if bucket is not None:
             run.input_slots = _Slots(bucket, packed)  # type: ignore[attr-defined]
         return run

@@ -263,6 +263,8 @@ class ThreadCommunicator(Communicator):
                 except CollflowError as e:
                     slot.error = e
                     w._fail(self._rank, e)
+                # the inputs are read: let go of them (a rank may reuse its buffer at once)
+                slot.posts = [(None, p[1]) for p in slot.posts]  # type: ignore[index]
                 w._cond.notify_all()
         h = _ThreadHandle(self, slot, seq, f"collective #{seq} {sig.describe()}")
         return h
