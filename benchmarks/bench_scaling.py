@@ -15,7 +15,8 @@ Target: weak-scaling efficiency at np=2 >= 95%.
 For the record, every launch also times the plain per-rank step (no SyncReplicasOptimizer, no
 all-reduce) on all ranks at once: at np=1 the wrapper's cost, at np > 1 what the ranks' compute
 alone loses to sharing the machine (cores, memory bandwidth), i.e. the efficiency ceiling of
-any communication scheme here, and how much the all-reduce adds on top.
+any communication scheme here, and how much the all-reduce adds on top; and raw mpi4py
+Allreduce calls of the same gradients without compute (what the transport itself costs).
 
 Results: benchmarks/results/bench_scaling.json and bench_scaling.png (needs matplotlib).
 
@@ -81,6 +82,18 @@ def worker(args: argparse.Namespace) -> None:
     # it measures what the ranks' compute alone loses to sharing the machine (cores, memory
     # bandwidth): the ceiling of any communication scheme on this machine
     runs["weak_plain"] = build(per_rank["weak"], False)
+    if n > 1 and comm.backend == "mpi":
+        # and raw mpi4py Allreduce calls moving the same gradients (one per variable, as the
+        # step's large ones go): what the transport itself costs next to what the step adds
+        from mpi4py import MPI
+        sizes = [int(np.prod(v.shape.as_list())) for v in runs["weak_plain"][0].graph.get_collection(
+            cf.GraphKeys.TRAINABLE_VARIABLES)]
+        bufs = [(rng.random(k, dtype=np.float32), np.empty(k, np.float32)) for k in sizes]
+
+        def raw_step() -> None:
+            for a, o in bufs:
+                MPI.COMM_WORLD.Allreduce(a, o, op=MPI.SUM)
+        runs["raw_allreduce"] = (None, raw_step)
     for _, step in runs.values():
         for _ in range(args.warmup):
             step()
@@ -97,7 +110,8 @@ def worker(args: argparse.Namespace) -> None:
             per[mode].append(slower(common.median(common.time_calls(step, args.steps))))
     load_after = common.load_average()
     for sess, _ in runs.values():
-        sess.close()
+        if sess is not None:
+            sess.close()
     if r == 0:
         print("RESULT " + json.dumps(dict(np=n, per_rank=per_rank, step_s=per, load_before=load_before,
                                           load_after=load_after, backend=comm.backend)), flush=True)
@@ -215,12 +229,16 @@ def main() -> None:
         if p and plain:
             ceiling[k] = dict(common.summarize(p), efficiency=t_plain / common.median(p),
                               comm_overhead_s=common.median(step_s[k]["weak"]) - common.median(p))
+            raw = step_s[k].get("raw_allreduce")
+            if raw:
+                ceiling[k]["raw_allreduce_s"] = common.median(raw)
     if ceiling:
         table["weak_no_communication"] = dict(
             per_np=ceiling, note="every rank runs the plain per-rank step (no all-reduce) at the same time: "
                                  "efficiency = plain step at np=1 / plain step at np=n, the most any "
                                  "data-parallel scheme can reach on this machine; comm_overhead_s = weak "
-                                 "step minus this step at the same np")
+                                 "step minus this step at the same np; raw_allreduce_s = raw mpi4py "
+                                 "Allreduce calls of the same gradients (one per variable), no compute")
     eff2 = eff["weak"].get(2)
     targets = {"weak_efficiency_np2": {"value": eff2, "target": ">= 0.95", "met": eff2 is not None and eff2 >= 0.95,
                                        "baseline": "np=1 running the same program (SyncReplicasOptimizer, "
@@ -273,9 +291,11 @@ def main() -> None:
     if ceiling:
         print("\nfor the record, every rank running the step with no all-reduce at the same time "
               "(what the machine itself allows):")
-        print(common.fmt_table(["ranks", "plain step ms", "efficiency ceiling", "all-reduce adds ms"],
+        print(common.fmt_table(["ranks", "plain step ms", "efficiency ceiling", "all-reduce adds ms",
+                                "raw MPI of the gradients ms"],
                                [[f"np={k}" + (" (oversubscribed)" if k > cores else ""), c["median"] * 1e3,
-                                 f"{100 * c['efficiency']:.1f}%", c["comm_overhead_s"] * 1e3]
+                                 f"{100 * c['efficiency']:.1f}%", c["comm_overhead_s"] * 1e3,
+                                 c["raw_allreduce_s"] * 1e3 if "raw_allreduce_s" in c else "-"]
                                 for k, c in ceiling.items()]))
     t = targets["weak_efficiency_np2"]
     if t["value"] is not None:
