@@ -34,14 +34,28 @@ def _cases():
         ("sum_all", lambda a: cf.reduce_sum(a), [any_(3, 4)]),
         ("sum_0", lambda a: cf.reduce_sum(a, axis=0), [any_(3, 4)]),
         ("sum_keep", lambda a: cf.reduce_sum(a, axis=[1], keepdims=True), [any_(3, 4)]),
+        ("sum_neg_axes", lambda a: cf.reduce_sum(a, axis=[-1, 0]), [any_(3, 4, 5)]),
+        ("sum_all_keep", lambda a: cf.reduce_sum(a, keepdims=True), [any_(3, 4)]),
         ("mean_1", lambda a: cf.reduce_mean(a, axis=1), [any_(3, 4)]),
+        ("mean_multi", lambda a: cf.reduce_mean(a, axis=[0, 2], keepdims=True), [any_(30, 4, 50)]),
+        ("add_bcast", lambda a, b: a + b, [any_(1, 4), any_(3, 1)]),
+        ("matmul_big", cf.matmul, [any_(64, 300), any_(300, 70)]),
         ("add_n", lambda a, b, c: cf.add_n([a, b, c]), [any_(2, 3), any_(2, 3), any_(2, 3)]),
         ("bias_add_grad", lambda a: make_op("BiasAddGrad", [a], {}, name="bag").outputs[0], [any_(2, 3, 4)]),
     ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name,fn,args", _cases(), ids=[c[0] for c in _cases()])
+_NO_F16 = {"matmul", "matmul_ta", "matmul_tb", "matmul_tt", "matmul_big", "mean_1", "mean_multi"}
+
+
+# float16: the elementwise ops and sums (products of float16 matrices are not a gradient
+# path here; the float16 mean has no into-variant, see below)
+_PARAMS = [pytest.param(name, fn, args, dt, id=f"{name}-{np.dtype(dt).name}")
+           for name, fn, args in _cases() for dt in (np.float16, np.float32, np.float64)
+           if not (dt == np.float16 and name in _NO_F16)]
+
+
+@pytest.mark.parametrize("name,fn,args,dtype", _PARAMS)
 def test_into_variant_equals_the_kernel(name, fn, args, dtype):
     g = cf.Graph()
     with g.as_default():
@@ -59,14 +73,48 @@ def test_into_variant_equals_the_kernel(name, fn, args, dtype):
     slot = buf[1:1 + out.shape.num_elements()].reshape(out.shape.as_list())
     got = into(slot, *vals)
     assert got is slot or np.shares_memory(got, slot)
-    np.testing.assert_allclose(slot, want, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    np.testing.assert_array_equal(slot, want)  # bit for bit: the same arithmetic
     assert np.isnan(buf[0]) and np.isnan(buf[-2:]).all()  # nothing written outside the slot
 
 
-def test_no_into_variant_for_integer_or_mixed_dtypes():
+def test_no_into_variant_for_integer_outputs():
     g = cf.Graph()
     with g.as_default():
         a = cf.placeholder(cf.int32, (3,))
         out = a + a
     ctx = KernelContext(np, get_device("/cpu:0"), None, None, {})
     assert get_into("Add")(out.op, ctx) is None
+
+
+def test_float16_mean_has_no_into_variant():
+    """NumPy's float16 mean sums in float32; written into a float16 slot the sum would round
+    (and overflow: 1000 x 100 > 65504) before the division."""
+    g = cf.Graph()
+    with g.as_default():
+        a = cf.placeholder(cf.float16, (1000,))
+        out = cf.reduce_mean(a)
+    ctx = KernelContext(np, get_device("/cpu:0"), None, None, {})
+    assert get_into("Mean")(out.op, ctx) is None
+    assert get_kernel(out.op, "CPU")[0](out.op, ctx)(np.full(1000, 100, np.float16)) == 100
+
+
+def test_no_slot_for_a_gradient_of_another_dtype_than_the_bucket():
+    """A bucket mixing float32 and float64 travels as float64: only the float64 gradients are
+    computed into it (a float32 op writing into a float64 slot would compute in float64)."""
+    from collflow.comm.local import LocalCommunicator
+    from collflow.graph.ops.fusion_ops import fused_all_reduce
+    g = cf.Graph()
+    with g.as_default():
+        a = cf.placeholder(cf.float32, (4,))
+        b = cf.placeholder(cf.float64, (3,))
+        red = fused_all_reduce([a * 2.0, b * 2.0], key="mixed", average=False)
+    feed = {a: np.arange(4, dtype=np.float32), b: np.arange(3.0)}
+    with cf.Session(graph=g, config={"comm": LocalCommunicator()}) as s:
+        got = s.run(red, feed)
+        plan = s.plan_for(red, feed)
+        k = [k for o, k in zip(plan.ops, plan.kernels) if o.type == "FusedAllReduce"][0]
+        assert k.input_slots.slot_for(0) is None and k.input_slots.slot_for(1) is not None
+        assert k.input_slots.bucket.placed == 1
+    assert got[0].dtype == np.float32
+    np.testing.assert_array_equal(got[0], 2 * np.arange(4))
+    np.testing.assert_array_equal(got[1], 2 * np.arange(3.0))

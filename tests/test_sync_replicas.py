@@ -258,31 +258,33 @@ def test_send_bucket_belongs_to_one_step_at_a_time():
 def test_mlp_bias_gradients_are_computed_into_the_bucket():
     """In a real backward pass the small gradients (the biases' BiasAddGrad, the small weights'
     MatMul) are computed into the bucket; a large weight gradient goes to the all-reduce
-    where it is; replicas stay identical."""
+    where it is; training gives bit for bit what it gives with bucket views off."""
     from collflow import models
-    world = ThreadWorld(2, timeout=30)
 
-    def rank(c):
+    def rank(c, views):
         g = cf.Graph()
         with g.as_default():
             opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c)
             m = models.build_mlp(784, [300, 100], 10, optimizer=opt, seed=0, global_step=False)
             init = cf.global_variables_initializer()
         rng = np.random.default_rng(c.rank)
-        feed = {m.x: rng.standard_normal((8, 784)).astype(np.float32),
-                m.y: rng.integers(0, 10, 8).astype(m.y.dtype.np)}
-        with cf.Session(graph=g, config={"comm": c}) as s:
+        feeds = [{m.x: rng.standard_normal((8, 784)).astype(np.float32),
+                  m.y: rng.integers(0, 10, 8).astype(m.y.dtype.np)} for _ in range(3)]
+        with cf.Session(graph=g, config={"comm": c, "bucket_views": views}) as s:
             s.run(init)
-            for _ in range(2):
+            for feed in feeds:
                 s.run(m.train_op, feed)
-            bucket = _bucket_of(s, m.train_op, feed)
+            bucket = _bucket_of(s, m.train_op, feeds[0])
             return bucket.placed, len(bucket.views), s.run(m.variables)
 
-    (p0, n0, v0), (p1, n1, v1) = world.run(rank)
-    # packed: the biases (300, 100, 10) and the 300x100 and 100x10 weights (784x300 goes direct)
-    assert (p0, p1, n0, n1) == (5, 5, 5, 5)
-    for a, b in zip(v0, v1):
-        np.testing.assert_array_equal(a, b)
+    on = ThreadWorld(2, timeout=30).run(lambda c: rank(c, True))
+    off = ThreadWorld(2, timeout=30).run(lambda c: rank(c, False))
+    for r in range(2):
+        # packed: the biases (300, 100, 10) and the 300x100 and 100x10 weights (784x300 goes direct)
+        assert on[r][:2] == (5, 5) and off[r][:2] == (0, 5)
+        for a, b, c0 in zip(on[r][2], off[r][2], on[0][2]):
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(a, c0)  # replicas identical
 
 
 def test_buffers_are_reused_when_nobody_holds_the_results():
@@ -318,3 +320,91 @@ def test_buffers_are_reused_when_nobody_holds_the_results():
         assert len(seen[0][1]) == 2  # the packed small ones, the large one on its own
         kept = sum(a == b for a, b in zip(seen, seen[1:]))
         assert kept >= 6, seen
+
+
+def _lone_bucket_session(make_grads, feed_shapes, dtype=cf.float64, average=False, check_outputs=True):
+    from collflow.comm.local import LocalCommunicator
+    from collflow.graph.ops.fusion_ops import fused_all_reduce
+    g = cf.Graph()
+    with g.as_default():
+        phs = [cf.placeholder(dtype, s) for s in feed_shapes]
+        grads, deps = make_grads(*phs)
+        with cf.control_dependencies(deps):
+            red = fused_all_reduce(grads, key="b", average=average)
+    return cf.Session(graph=g, config={"comm": LocalCommunicator(), "check_outputs": check_outputs}), phs, red
+
+
+def test_a_failed_step_gives_up_its_claim_on_the_bucket():
+    """A step that fails after its producers computed into the bucket (here an op the
+    collective waits on fails on a bad feed) leaves the buffer free: other threads' later
+    steps still compute into it."""
+    import threading
+
+    def grads(x, bad):
+        g1, g2 = x * 2.0, x * 3.0
+        failing = cf.reshape(bad * cf.reduce_sum(g1) * cf.reduce_sum(g2), (3,))
+        return [g1, g2], [failing]
+    s, (x, bad), red = _lone_bucket_session(grads, [(4,), (None,)])
+    good = {x: np.ones(4), bad: np.ones(3)}
+    with s:
+        s.run(red, good)
+        bucket = _bucket_of(s, red, good)
+        errors = []
+
+        def failing_step():
+            try:
+                s.run(red, {x: np.ones(4), bad: np.ones(4)})
+            except cf.errors.InvalidArgumentError as e:
+                errors.append(e)
+        t = threading.Thread(target=failing_step)
+        t.start()
+        t.join()
+        assert errors and bucket.owner is None and not bucket.inflight
+        for step in range(3):
+            bucket.placed = -1
+            out = s.run(red, {x: np.full(4, float(step)), bad: np.ones(3)})
+            assert bucket.placed == 2
+            np.testing.assert_array_equal(out[1], np.full(4, 3.0 * step))
+
+
+def test_a_collective_failing_to_start_frees_the_bucket():
+    """An error inside the collective's kernel after it took the bucket (a gradient whose
+    runtime shape contradicts its static one) frees the bucket for the next step."""
+    def grads(x, y):
+        g2 = cf.reshape(y, (-1,))
+        g2.set_shape((3,))  # static (3,); the runtime shape follows the feed
+        return [x * 2.0, g2], []
+    # (unchecked outputs: the mismatch must reach the collective's kernel)
+    s, (x, y), red = _lone_bucket_session(grads, [(4,), (None,)], check_outputs=False)
+    good = {x: np.ones(4), y: np.ones(3)}
+    with s:
+        s.run(red, good)
+        bucket = _bucket_of(s, red, good)
+        with pytest.raises(cf.errors.CollflowError):
+            s.run(red, {x: np.ones(4), y: np.ones(5)})
+        assert bucket.owner is None and not bucket.inflight
+        bucket.placed = -1
+        out = s.run(red, {x: np.full(4, 5.0), y: np.arange(3.0)})
+        assert bucket.placed == 1
+        np.testing.assert_array_equal(out[0], np.full(4, 10.0))
+        np.testing.assert_array_equal(out[1], np.arange(3.0))
+
+
+def test_float16_averages_do_not_overflow():
+    """16-bit gradients are scaled by 1/ranks while packing (their sum may not fit in
+    float16: 2 x 40000 > 65504); wider ones are divided after the sum."""
+    from collflow.graph.ops.fusion_ops import fused_all_reduce
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            xs = [cf.placeholder(cf.float16, (3,)), cf.placeholder(cf.float16, (2,))]
+            red = fused_all_reduce([x * 1.0 for x in xs], key="h", average=True)
+            lone = fused_all_reduce([xs[0] * 1.0], key="h1", average=True)
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            return s.run([red, lone], {xs[0]: np.full(3, 40000, np.float16), xs[1]: np.full(2, 40000, np.float16)})
+
+    for (a, b), lone in ThreadWorld(2, timeout=30).run(rank):
+        for v in (a, b, lone[0] if isinstance(lone, (list, tuple)) else lone):
+            assert v.dtype == np.float16
+            np.testing.assert_array_equal(v, 40000)

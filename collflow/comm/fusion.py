@@ -212,16 +212,25 @@ class _SendBucket:
             self.inflight = False
             self.owner = None
 
+    def abort(self) -> None:
+        """A step of this thread failed before its collective started: give the claim up."""
+        with self.lock:
+            if self.owner == threading.get_ident() and not self.inflight:
+                self.owner = None
+
 
 class _Slots:
     """What a FusedAllReduce kernel offers the executor: `slot_for(i)` -> a callable giving
-    input i's slot in the send buffer each step (or None then), or None if input i has none."""
+    input i's slot in the send buffer each step (or None then), or None if input i has none
+    (not packed, or of another dtype than the buffer); `abort()`, which the plan calls when
+    a run fails, so a claim its producers made does not outlive the step."""
 
-    __slots__ = ("bucket", "index")
+    __slots__ = ("bucket", "index", "abort")
 
-    def __init__(self, bucket: _SendBucket, packed: Sequence[int]) -> None:
+    def __init__(self, bucket: _SendBucket, packed: Sequence[int], dtypes: Sequence[Any]) -> None:
         self.bucket = bucket
-        self.index = {i: j for j, i in enumerate(packed)}
+        self.index = {i: j for j, i in enumerate(packed) if np.dtype(dtypes[i]) == bucket.dtype}
+        self.abort = bucket.abort
 
     def slot_for(self, i: int) -> Optional[Any]:
         j = self.index.get(i)
@@ -293,80 +302,91 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         # contributed); without them every rank contributes and the count is the world size.
         flagged = bool(ctx.config and ctx.config.get("contribution") is not None)
         size = comm.size
-        # without the flag the average divides the sum on arrival (the send buffer is only
-        # read, so gradients can be computed into it); every rank decides alike (statically)
-        scale_after = average and size > 1 and not flagged
+        averaged = average and size > 1 and not flagged
+        # The average divides the sum on arrival, so the send buffer is only read (gradients
+        # can be computed into it); 16-bit gradients are scaled while packing instead, as
+        # their sum could overflow.  Every rank decides alike (statically).
+        prescale = averaged and any(np.dtype(d).itemsize < 4 for d in dtypes)
+        scale_after = averaged and not prescale
         # Gradients that travel on their own, read by MPI where they are (no packing copy): a
         # lone gradient, and large ones.  Packing pays for small gradients (one collective's
         # latency for all); for a large one it is only a copy.  Decided from the static
         # shapes, so every rank splits the bucket alike.
-        direct = [] if flagged else [
+        direct = [] if (flagged or prescale) else [
             i for i, t in enumerate(op.inputs) if nout == 1 or _static_size(t) >= DIRECT_ELEMENTS]
         packed = [i for i in range(nout) if i not in direct]
         wide_p = np.result_type(*[dtypes[i] for i in packed]) if packed else wide
         static = packed and all(op.inputs[i].shape.is_fully_defined() for i in packed)
         bucket = (_SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p)
-                  if static and not flagged else None)
+                  if static and not flagged and not prescale else None)
         n_packed = bucket.total if bucket is not None else 0
         same_p = all(dtypes[i] == wide_p for i in packed)
         results = [_ReusedResult() for _ in range(len(direct) + (1 if packed else 0))]
         names = ([key] if packed else []) + [key if not packed and len(direct) == 1 else f"{key}[{i}]"
                                              for i in direct]
         hints = {"wait_now": False}   # set by the executor: the plan waits for the result at once
-        inv = 1.0 / size
+        inv = 1.0 / size if prescale else None
 
         def run(*arrays: np.ndarray) -> Any:
             # deferred to the wait (and then MPI's blocking call when every rank agrees) when
             # the plan waits at once, or when the communicator says overlap does not pay here
             wait_now = hints["wait_now"] or not getattr(comm, "overlap", True)
-            handles = []
+            handles: List[Any] = []
             parts = [arrays[i] for i in packed]
             own = None
-            if packed:
-                send = bucket.take() if bucket is not None else None
-                if send is not None:
-                    own = bucket
-                    total = n_packed
-                else:  # shapes known only now, or another thread's step has the bucket
-                    total = sum(a.size for a in parts) + (1 if flagged else 0)
-                    send = np.empty(total, dtype=wide_p)
-                tl = getattr(comm, "timeline", None)
-                t0 = time.perf_counter() if tl is not None else 0.0
-                placed = 0
-                if own is not None:
-                    placed = own.placed = sum(map(operator.is_, parts, own.views))  # computed there
-                    if placed and placed < len(parts):
-                        for a, v in zip(parts, own.views):
-                            if a is not v:
-                                np.copyto(v, a, casting="same_kind")
-                if not placed:
-                    if own is not None:  # sizes as the static shapes say (concatenate checks)
-                        _pack(send, parts, None, n_packed, same_p)
-                    else:
-                        _pack(send, parts, None)
-                if tl is not None:
-                    tl.span("PACK " + key, 3, t0, time.perf_counter(), "fusion",
-                            {"tensors": len(parts), "bytes": int(send.nbytes), "computed_in_place": placed})
-                if flagged:
-                    send[-1] = _contribution(ctx)
-                    if send[-1] == 0.0:
-                        send[:-1] = 0
-                try:
-                    handles.append(_allreduce(comm, send, names[0], results[0].buffer(total, wide_p), wait_now))
-                except BaseException:
+            try:
+                if packed:
+                    send = bucket.take() if bucket is not None else None
+                    if send is not None:
+                        own = bucket
+                        total = n_packed
+                    else:  # shapes known only now, or another thread's step has the bucket
+                        total = sum(a.size for a in parts) + (1 if flagged else 0)
+                        send = np.empty(total, dtype=wide_p)
+                    tl = getattr(comm, "timeline", None)
+                    t0 = time.perf_counter() if tl is not None else 0.0
+                    placed = 0
                     if own is not None:
-                        own.release()
-                    raise
-            base = len(handles)
-            for j, i in enumerate(direct):
-                a = arrays[i] if arrays[i].flags.c_contiguous else np.ascontiguousarray(arrays[i])
-                handles.append(_allreduce(comm, a.reshape(-1), names[base + j],
-                                          results[base + j].buffer(a.size, a.dtype), wait_now))
+                        placed = own.placed = sum(map(operator.is_, parts, own.views))  # computed there
+                        if placed and placed < len(parts):
+                            for a, v in zip(parts, own.views):
+                                if a is not v:
+                                    np.copyto(v, a, casting="same_kind")
+                    if not placed:
+                        if own is not None:  # sizes as the static shapes say (concatenate checks)
+                            _pack(send, parts, None, n_packed, same_p)
+                        else:
+                            _pack(send, parts, inv)
+                    if tl is not None:
+                        tl.span("PACK " + key, 3, t0, time.perf_counter(), "fusion",
+                                {"tensors": len(parts), "bytes": int(send.nbytes), "computed_in_place": placed})
+                    if flagged:
+                        send[-1] = _contribution(ctx)
+                        if send[-1] == 0.0:
+                            send[:-1] = 0
+                    handles.append(_allreduce(comm, send, names[0], results[0].buffer(total, wide_p), wait_now))
+                base = len(handles)
+                for j, i in enumerate(direct):
+                    a = arrays[i] if arrays[i].flags.c_contiguous else np.ascontiguousarray(arrays[i])
+                    handles.append(_allreduce(comm, a.reshape(-1), names[base + j],
+                                              results[base + j].buffer(a.size, a.dtype), wait_now))
+            except BaseException:
+                # nothing is returned to wait on: end what started, free the bucket (a
+                # collective MPI may still read keeps the buffer referenced: the next step
+                # then takes a fresh one)
+                for h in handles:
+                    try:
+                        h.abandon()
+                    except Exception:
+                        pass
+                if own is not None:
+                    own.release()
+                raise
 
             def done(summed: List[np.ndarray]) -> Any:
-                if scale_after:
+                if scale_after:  # true division, as MPI's "mean" and the contribution count
                     for s_ in summed:
-                        np.multiply(s_, inv, out=s_)
+                        np.divide(s_, size, out=s_)
                 outs: List[Any] = [None] * nout
                 if packed:
                     if flagged:
@@ -385,7 +405,7 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         run.launch_hints = hints  # type: ignore[attr-defined]
         run.result_buffers = results  # type: ignore[attr-defined]  (for inspection)
         if bucket is not None:
-            run.input_slots = _Slots(bucket, packed)  # type: ignore[attr-defined]
+            run.input_slots = _Slots(bucket, packed, dtypes)  # type: ignore[attr-defined]
         return run
 
     def run_compressed(*arrays: np.ndarray) -> Any:

@@ -66,9 +66,9 @@ def _bias_add_grad_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
     return into
 
 
-def _reduction_into(fn: Any) -> Callable[[Any, KernelContext], Optional[Callable]]:
+def _reduction_into(fn: Any, min_itemsize: int = 2) -> Callable[[Any, KernelContext], Optional[Callable]]:
     def factory(op: Any, ctx: KernelContext) -> Optional[Callable]:
-        if not _float_numpy(op, ctx):
+        if not _float_numpy(op, ctx) or op.outputs[0].dtype.np.itemsize < min_itemsize:
             return None
         axis = op.attrs["axis"]
         if axis is not None and not isinstance(axis, int):
@@ -82,7 +82,9 @@ def _reduction_into(fn: Any) -> Callable[[Any, KernelContext], Optional[Callable
 
 
 register_into("Sum")(_reduction_into(np.sum))
-register_into("Mean")(_reduction_into(np.mean))
+# NumPy's float16 mean sums in float32 and divides before rounding; into a float16 `out` it
+# would round (and could overflow) the sum first: float32 and float64 only
+register_into("Mean")(_reduction_into(np.mean, min_itemsize=4))
 
 
 @register_into("AddN")

@@ -262,9 +262,10 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         order = _fuse_pairs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
     if session._config.get("buffer_forwarding", True):
         _forward_buffers(order, ins, feeds, fetch_tensors, kernels, inplace, async_ops)
+    on_fail: List[Callable[[], None]] = []
     if session._config.get("bucket_views", True):
-        _place_outputs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
-    plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops)
+        on_fail = _place_outputs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
+    plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops, on_fail)
     plan.placement = {op.name: placement[op] for op in needed}
     plan.copies = [cn.name for cn in copies.values()]
     return plan
@@ -435,7 +436,7 @@ def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Te
 
 def _place_outputs(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
                    fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any],
-                   placement: Dict[Any, str], context: Callable[[str], KernelContext]) -> None:
+                   placement: Dict[Any, str], context: Callable[[str], KernelContext]) -> List[Callable[[], None]]:
     """Lets producers compute straight into the slots their asynchronous consumers offer.
 
     An async kernel may offer `input_slots` (a FusedAllReduce: a view of its send buffer per
@@ -443,19 +444,23 @@ def _place_outputs(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tens
     (kernels/registry.py `register_into`) then writes its result there, and the collective
     finds the bucket already packed (PyTorch DDP's gradient_as_bucket_view).  Only for a
     synchronous op with one output on the consumer's device, that output neither fed nor
-    fetched (a fetched gradient would be overwritten by the next step) and read once by the
-    consumer.  Other ops may read it too: async ops' inputs are never overwritten in place
-    (`_forward_buffers`), and the consumer only reads its slots.  At run time the slot may
-    be refused (another thread's step owns the buffer, or something still holds last
+    fetched (a fetched gradient would be overwritten by the next step) and passed to the
+    consumer once.  Other ops may read it too: async ops' inputs are never overwritten in
+    place (`_forward_buffers`), and the consumer only reads its slots.  At run time the slot
+    may be refused (another thread's step owns the buffer, or something still holds last
     step's gradient); the producer then computes as usual and the collective packs it.
+    Returns the offers' `abort`s: a failed run calls them, so the claim its producers made
+    on a buffer ends with the step.
     """
     keep = set(feeds) | {t for t in fetch_tensors if t is not None}
     present = set(order)
     placed: Set[Any] = set()
+    aborts: List[Callable[[], None]] = []
     for op in order:
         offer = getattr(kernels.get(op), "input_slots", None) if op in async_ops else None
         if offer is None:
             continue
+        used = False
         row = ins[op]
         for i, t in enumerate(row):
             p = t.op
@@ -472,6 +477,10 @@ def _place_outputs(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tens
                 continue
             kernels[p] = _placed_kernel(kernels[p], into, slot)
             placed.add(p)
+            used = True
+        if used:
+            aborts.append(offer.abort)
+    return aborts
 
 
 def _placed_kernel(kernel: Callable, into: Callable, slot: Callable[[], Any]) -> Callable:
@@ -506,7 +515,8 @@ def _trivial(node: Any, async_ops: Set[Any]) -> bool:
 
 
 def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
-             fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any]) -> Plan:
+             fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any],
+             on_fail: Sequence[Callable[[], None]] = ()) -> Plan:
     slot: Dict[Tensor, str] = {}
     names: Dict[str, Any] = {}
     lines: List[str] = []
@@ -610,8 +620,15 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
         raise CancelledError("run cancelled" + (f": {tok.reason}" if tok.reason else "")
                              + f" before op {ops_t[i].name!r}", ops_t[i])
 
+    fail_hooks = tuple(on_fail)
+
     def _fail(i: int, e: BaseException, frame: dict) -> None:
         _abandon_handles(frame)
+        for hook in fail_hooks:  # e.g. give up fusion-buffer claims of this run's producers
+            try:
+                hook()
+            except Exception:
+                pass
         if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
             raise e
         op = ops_t[i]
