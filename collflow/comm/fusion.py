@@ -8,6 +8,7 @@ ready ops and waits only before the first op that needs the result.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import sys
 import threading
@@ -236,8 +237,7 @@ class _Slots:
         j = self.index.get(i)
         if j is None:
             return None
-        slot = self.bucket.slot
-        return lambda: slot(j)
+        return functools.partial(self.bucket.slot, j)  # called once per gradient per step
 
 
 class _Joined:

@@ -266,7 +266,8 @@ class MPICommunicator(Communicator):
     `timeout` (seconds; default $COLLFLOW_COLLECTIVE_TIMEOUT or 300) bounds every wait.
     `track_arrivals` (default on unless $COLLFLOW_TRACK_ARRIVALS=0) sends the small arrival
     records that name missing ranks and mismatched collectives.  `progress_thread` (default
-    on) advances collectives in the background.  Creating one is collective over `comm`.
+    on) advances nonblocking collectives in the background (started with the first one).
+    Creating one is collective over `comm`.
     """
 
     backend = "mpi"
@@ -330,10 +331,10 @@ class MPICommunicator(Communicator):
             self._fail_buf = np.zeros(_FAIL_BYTES, dtype=np.uint8)
             self._fail_req = self._ctl.Irecv(self._fail_buf, source=MPI.ANY_SOURCE, tag=_TAG_FAIL)
         self._wake = threading.Event()
+        # started with the first nonblocking collective: a rank whose collectives all run as
+        # blocking calls has no second thread (an idle one measurably slowed such steps)
+        self._progress = progress_thread and self._size > 1
         self._thread: Optional[threading.Thread] = None
-        if progress_thread and self._size > 1:
-            self._thread = threading.Thread(target=self._progress_loop, name="collflow-mpi-progress", daemon=True)
-            self._thread.start()
         _LIVE.add(self)
 
     # -- topology -------------------------------------------------------------------------------
@@ -437,6 +438,9 @@ class MPICommunicator(Communicator):
             h._vseq = self._v_next
             self._v_next += 1
         self._inflight.append(h)
+        if self._progress and self._thread is None and not self._closed:
+            self._thread = threading.Thread(target=self._progress_loop, name="collflow-mpi-progress", daemon=True)
+            self._thread.start()
 
     def _spin_until(self, ready: Callable[[], bool], timeout: float, on_timeout: Callable[[], None],
                     drain_every: float) -> None:
