@@ -131,9 +131,11 @@ class _ReusedResult:
         return self.buf
 
     def views(self, summed: np.ndarray, like: Sequence[np.ndarray], dts: Sequence[Any]) -> List[Any]:
-        if summed is not self.buf or any(np.dtype(dt) != summed.dtype for dt in dts):
+        if summed is not self.buf:
             return unpack(summed, like, dts)  # fresh arrays: nothing to cache
         if not self.handed:  # views of the reused buffer are built once
+            if any(np.dtype(dt) != summed.dtype for dt in dts):
+                return unpack(summed, like, dts)  # casts copy: nothing to cache
             self.handed = unpack(summed, like, dts)
             self.vrefs = max(map(sys.getrefcount, self.handed))
         return self.handed
