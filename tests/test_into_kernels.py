@@ -71,7 +71,7 @@ def test_into_variant_equals_the_kernel(name, fn, args, dtype):
     want = get_kernel(op, "CPU")[0](op, ctx)(*vals)
     buf = np.full(out.shape.num_elements() + 3, np.nan, dtype)  # a slot inside a larger buffer
     slot = buf[1:1 + out.shape.num_elements()].reshape(out.shape.as_list())
-    got = into(slot, *vals)
+    got = into(*vals, out=slot)
     assert got is slot or np.shares_memory(got, slot)
     np.testing.assert_array_equal(slot, want)  # bit for bit: the same arithmetic
     assert np.isnan(buf[0]) and np.isnan(buf[-2:]).all()  # nothing written outside the slot

@@ -33,10 +33,7 @@ def _ufunc_factory(uf: Any) -> Callable[[Any, KernelContext], Optional[Callable]
     def factory(op: Any, ctx: KernelContext) -> Optional[Callable]:
         if not _float_numpy(op, ctx) or len(op.inputs) != uf.nin:
             return None
-
-        def into(out: Any, *args: Any) -> Any:
-            return uf(*args, out=out)
-        return into
+        return uf  # the ufunc itself takes out=: no Python frame per call
     return factory
 
 
@@ -50,7 +47,7 @@ def _matmul_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
         return None
     ta, tb = bool(op.attrs.get("transpose_a", False)), bool(op.attrs.get("transpose_b", False))
 
-    def into(out: Any, a: Any, b: Any) -> Any:
+    def into(a: Any, b: Any, *, out: Any) -> Any:
         # transposed views: BLAS reads them with its transpose flag, no copy
         return np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out)
     return into
@@ -61,7 +58,7 @@ def _bias_add_grad_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
     if not _float_numpy(op, ctx):
         return None
 
-    def into(out: Any, g: Any) -> Any:
+    def into(g: Any, *, out: Any) -> Any:
         return np.sum(g.reshape(-1, g.shape[-1]), axis=0, out=out)
     return into
 
@@ -75,7 +72,7 @@ def _reduction_into(fn: Any, min_itemsize: int = 2) -> Callable[[Any, KernelCont
             axis = tuple(axis)
         keep = op.attrs["keepdims"]
 
-        def into(out: Any, x: Any) -> Any:
+        def into(x: Any, *, out: Any) -> Any:
             return fn(x, axis=axis, keepdims=keep, out=out)
         return into
     return factory
@@ -92,7 +89,7 @@ def _add_n_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
     if not _float_numpy(op, ctx):
         return None
 
-    def into(out: Any, x0: Any, x1: Any, *rest: Any) -> Any:
+    def into(x0: Any, x1: Any, *rest: Any, out: Any) -> Any:
         np.add(x0, x1, out=out)
         for r in rest:
             np.add(out, r, out=out)

@@ -178,14 +178,15 @@ import numpy as _np  # noqa: E402
 
 
 # -- outputs written into a consumer's buffer ---------------------------------------------
-# op type -> factory(op, ctx) -> fn(out, *inputs) writing the op's one output into `out`, or None
+# op type -> factory(op, ctx) -> fn(*inputs, out=array) writing the op's one output there, or None
 _INTO: Dict[str, KernelFactory] = {}
 
 
 def register_into(op_type: str) -> Callable[[KernelFactory], KernelFactory]:
     """Registers a variant of an op's (NumPy) kernel that writes its single output into a
-    given array: `factory(op, ctx)` returns fn(out, *inputs) -> out (or None when the op's
-    attributes or dtypes do not allow it).  The executor uses it to let a producer compute
+    given array: `factory(op, ctx)` returns fn(*inputs, out=array) -> out, NumPy's own
+    convention (a ufunc is such a function), or None when the op's attributes or dtypes
+    do not allow it.  The executor uses it to let a producer compute
     straight into a slot its consumer offers, e.g. a gradient into the fusion buffer of the
     all-reduce that reads it (runtime/executor.py `_place_outputs`).  `out` has the op's
     static output shape and dtype; the result must equal the plain kernel's."""

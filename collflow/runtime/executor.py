@@ -489,7 +489,7 @@ def _placed_kernel(kernel: Callable, into: Callable, slot: Callable[[], Any]) ->
         out = slot()
         if out is None:
             return kernel(*args)
-        return into(out, *args)
+        return into(*args, out=out)
     return placed
 
 
