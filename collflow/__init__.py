@@ -29,6 +29,7 @@ from .graph.variables import Variable  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
+from .runtime.tracing import RunOptions, RunMetadata, Timeline  # noqa: F401
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
 from .nn.rnn import TensorArray  # noqa: F401,E402

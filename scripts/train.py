@@ -15,6 +15,7 @@ steps, ...), also written to --metrics-out when given.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -162,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a Chrome-trace timeline of each rank's collectives (negotiation, MPI calls, "
                         "fusion packing) to PATH ('{rank}' in it becomes the rank; else rank R>0 writes "
                         "PATH with .rankR before the extension); also $COLLFLOW_TIMELINE")
+    d.add_argument("--trace-step", type=int, default=None, metavar="N",
+                   help="trace training step N (1-based): every op's start and end, written as a Chrome trace "
+                        "to --trace-path (RunOptions/RunMetadata, as TensorFlow's timeline)")
+    d.add_argument("--trace-path", default="step_trace.json", metavar="PATH",
+                   help="where --trace-step writes ('{rank}' in it becomes the rank; default step_trace.json, "
+                        "rank R>0 adds .rankR before the extension)")
     d.add_argument("--check-replicas", action="store_true",
                    help="at the end, verify every rank's variables are bit-identical to rank 0's")
     cf.train.add_checkpoint_arguments(p)
@@ -190,6 +197,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     ".h5/.hdf5/.npz file with arrays x and y")
         if os.path.isdir(a.dataset):
             p.error(f"--dataset {a.dataset!r} is a directory; expected an .h5/.hdf5/.npz file")
+    if a.trace_step is not None:
+        if a.trace_step < 1:
+            p.error(f"--trace-step counts steps from 1, got {a.trace_step}")
+        if a.backup_ranks:
+            p.error("--trace-step cannot trace a step with --backup-ranks (those steps run through "
+                    "SyncReplicasOptimizer.run_step); use --timeline for the collectives")
+        if a.model == "wide_deep":
+            p.error("--trace-step is not available for --model wide_deep")
     if a.epochs is None and a.steps is None:
         a.epochs = DEFAULT_EPOCHS
     if a.hidden is None:
@@ -199,6 +214,26 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if a.lr is None:
         a.lr = models.DEFAULT_LEARNING_RATES[a.optimizer]
     return a
+
+
+def write_step_trace(md: Any, path: str, rank: int, log: Any) -> None:
+    """Writes a traced step's Chrome trace (atomically: a temporary file renamed into place)
+    and logs where, with the op types that took longest."""
+    from collflow.comm.timeline import timeline_path
+    from collflow.runtime.tracing import op_totals
+    out = timeline_path(path, rank)
+    tmp = f"{out}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            f.write(cf.Timeline(md.step_stats).generate_chrome_trace_format())
+        os.replace(tmp, out)
+    except OSError as e:
+        log.error(f"--trace-path {out!r}: {e}")
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        return
+    top = ", ".join(f"{t} {ms:.2f} ms" for t, ms, _ in op_totals(md.step_stats)[:5])
+    log(f"step trace written: {out} ({len(md.step_stats)} events; most time: {top})")
 
 
 # -- data and model ----------------------------------------------------------------------
@@ -408,6 +443,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 for r in late:
                     late_counts[r] += 1
                 loss = float("nan") if lv is None else float(lv)
+            elif a.trace_step == steps + 1:
+                md = cf.RunMetadata()
+                loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly},
+                                      options=cf.RunOptions(trace_level=cf.RunOptions.FULL_TRACE),
+                                      run_metadata=md)[0])
+                write_step_trace(md, a.trace_path, rank, log)
             elif dly:
                 loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly})[0])
             else:

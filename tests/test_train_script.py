@@ -116,6 +116,8 @@ def test_bad_dataset_file_contents_give_a_clear_error(tmp_path):
     (["--model", "cnn", "--hidden", "32"], "--hidden applies to --model mlp"),
     (["--hidden", "12,x"], "comma-separated"),
     (["--dataset", "/no/such/file.h5"], "no such file"),
+    (["--trace-step", "0"], "counts steps from 1"),
+    (["--trace-step", "2", "--backup-ranks", "1"], "cannot trace a step with --backup-ranks"),
 ])
 def test_bad_arguments_are_argparse_errors(train_mod, capsys, args, msg):
     with pytest.raises(SystemExit) as ei:
@@ -134,3 +136,14 @@ def test_defaults(train_mod):
     assert (a.model, a.dataset, a.optimizer, a.batch_size, a.hidden) == ("mlp", "digits", "adam", 64, (128,))
     assert a.epochs == train_mod.DEFAULT_EPOCHS and a.steps is None and a.lr == 3e-3
     assert train_mod.parse_args(["--optimizer", "sgd"]).lr == 0.1
+
+
+def test_trace_step_writes_a_chrome_trace_of_that_step(tmp_path):
+    out = tmp_path / "trace.json"
+    p = run_train("--steps", "3", "--trace-step", "2", "--trace-path", str(out), "--no-progress")
+    assert the_json(p)["steps"] == 3
+    assert "step trace written" in p.stderr
+    ev = json.loads(out.read_text())["traceEvents"]
+    ops = {e["args"]["op"] for e in ev if e["ph"] == "X"}
+    assert {"MatMul", "SparseSoftmaxCrossEntropyWithLogits"} <= ops
+    assert not [f for f in os.listdir(tmp_path) if ".tmp" in f]  # written atomically

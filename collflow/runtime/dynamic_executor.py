@@ -11,6 +11,7 @@ are freed when their last consumer in their iteration has read them.
 from __future__ import annotations
 
 from collections import deque
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
@@ -63,9 +64,11 @@ class DynamicPlan:
 
     def __init__(self, session: Any, needed: Set[Operation], feeds: List[Tensor],
                  fetch_tensors: List[Optional[Tensor]], kernels: Dict[Operation, Callable],
-                 async_ops: Set[Operation]):
+                 async_ops: Set[Operation], trace: bool = False):
         ops = sorted(needed, key=lambda o: o._id)
         self.ops = ops
+        self.placement: Dict[str, str] = {}
+        self._trace = trace  # record every kernel call into the run token's `trace` list
         self.feeds = list(feeds)
         self.fetches = list(fetch_tensors)
         self.source = f"<dynamic plan: {len(ops)} ops with control flow>"
@@ -121,6 +124,7 @@ class DynamicPlan:
         root.iters[0] = _Iter()
         ready: deque = deque((i, root, 0) for i in self._roots)
         ops = self.ops
+        self._tr = (token.trace if token.trace is not None else []) if self._trace else None
         while ready:
             i, fr, it = ready.popleft()
             if token.c:
@@ -184,9 +188,21 @@ class DynamicPlan:
             outs = [vals[0]]
         else:
             try:
-                r = self._kern[i](*vals)
-                if self._async[i]:
-                    r = r.wait()
+                tr = self._tr
+                if tr is None:
+                    r = self._kern[i](*vals)
+                    if self._async[i]:
+                        r = r.wait()
+                else:
+                    t0 = time.perf_counter()
+                    r = self._kern[i](*vals)
+                    if self._async[i]:
+                        t1 = time.perf_counter()
+                        tr.append((i, 1, t0, t1))
+                        r = r.wait()
+                        tr.append((i, 2, t1, time.perf_counter()))
+                    else:
+                        tr.append((i, 0, t0, time.perf_counter()))
             except BaseException as e:
                 if isinstance(e, (KeyboardInterrupt, SystemExit)):
                     raise

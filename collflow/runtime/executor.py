@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
@@ -44,11 +45,12 @@ _PRIORITY_ASYNC, _PRIORITY_NORMAL, _PRIORITY_WAIT = 0, 1, 2
 class CancellationToken:
     """Set `cancel()` from any thread; a run checks it between ops and raises CancelledError."""
 
-    __slots__ = ("c", "reason")
+    __slots__ = ("c", "reason", "trace")
 
     def __init__(self) -> None:
         self.c = False
         self.reason = ""
+        self.trace: Optional[list] = None  # a traced run's event records (runtime/tracing.py)
 
     def cancel(self, reason: str = "") -> None:
         self.reason = reason
@@ -170,8 +172,10 @@ class _CopyTensor:
 
 
 def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: List[Operation],
-                 feeds: List[Tensor]) -> Plan:
-    """Builds the plan for these fetches (None entries are op fetches), targets and feeds."""
+                 feeds: List[Tensor], trace: bool = False) -> Plan:
+    """Builds the plan for these fetches (None entries are op fetches), targets and feeds.
+    `trace`: the plan records every kernel call's start and end into its run token's
+    `trace` list (runtime/tracing.py)."""
     fed = set(feeds)
     real_fetches = [t for t in fetch_tensors if t is not None]
     needed = _needed_ops(real_fetches, targets, fed)
@@ -228,7 +232,9 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         from .dynamic_executor import DynamicPlan
         for check in _PLAN_CHECKS:
             check(session, sorted(needed, key=lambda o: o._id))
-        return DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops)  # type: ignore[return-value]
+        dplan = DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace)
+        dplan.placement = {op.name: placement[op] for op in needed}
+        return dplan  # type: ignore[return-value]
 
     # edges that cross devices get a copy node (feeds arrive on the host)
     ins: Dict[Any, List[Any]] = {}
@@ -265,7 +271,7 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     on_fail: List[Callable[[], None]] = []
     if session._config.get("bucket_views", True):
         on_fail = _place_outputs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
-    plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops, on_fail)
+    plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops, on_fail, trace)
     plan.placement = {op.name: placement[op] for op in needed}
     plan.copies = [cn.name for cn in copies.values()]
     return plan
@@ -516,7 +522,7 @@ def _trivial(node: Any, async_ops: Set[Any]) -> bool:
 
 def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
              fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable], async_ops: Set[Any],
-             on_fail: Sequence[Callable[[], None]] = ()) -> Plan:
+             on_fail: Sequence[Callable[[], None]] = (), trace: bool = False) -> Plan:
     slot: Dict[Tensor, str] = {}
     names: Dict[str, Any] = {}
     lines: List[str] = []
@@ -574,8 +580,15 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
     def emit_wait(a: Operation) -> None:
         tgt = out_targets(a)
         emit(f"_i = {pos[a]}")
+        if trace:
+            emit("_t0 = _clock()")
         emit(f"{tgt + ' = ' if tgt else ''}h{pos[a]}.wait()")
+        if trace:
+            emit(f"_tr.append(({pos[a]}, 2, _t0, _clock()))")
         emit(f"h{pos[a]} = None")
+
+    if trace:  # the run's recorder (a traced run always has one)
+        emit("_tr = _tok.trace if _tok.trace is not None else []")
 
     for i, op in enumerate(order):
         for a in waits_before.get(i, ()):
@@ -585,11 +598,17 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
         args = ", ".join(slot[t] for t in ins[op])
         emit(f"_i = {i}")
         emit("if _tok.c: _cancelled(_i, _tok)")
+        if trace:
+            emit("_t0 = _clock()")
         if op in async_ops:
             emit(f"h{i} = {kname}({args})")
+            if trace:
+                emit(f"_tr.append(({i}, 1, _t0, _clock()))")
         else:
             tgt = out_targets(op)
             emit(f"{tgt + ' = ' if tgt else ''}{kname}({args})")
+            if trace:
+                emit(f"_tr.append(({i}, 0, _t0, _clock()))")
             if check and op.outputs:
                 outs = [slot.get(t, "None") for t in op.outputs]
                 emit(f"_chk({i}, ({', '.join(outs)},))")
@@ -637,7 +656,7 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
     def _chk(i: int, outs: tuple) -> None:
         check_outputs(ops_t[i], outs)
 
-    names.update(_cancelled=_cancelled, _fail=_fail, _chk=_chk)
+    names.update(_cancelled=_cancelled, _fail=_fail, _chk=_chk, _clock=time.perf_counter)
     code = compile(src, f"<collflow plan {len(order)} ops>", "exec")
     exec(code, names)
     return Plan(list(order), list(feeds), list(fetch_tensors), names["_plan"], src,

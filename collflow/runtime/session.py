@@ -18,6 +18,7 @@ from ..errors import CollflowError, InvalidArgumentError
 from ..graph.graph import Graph, Operation, Tensor, get_default_graph
 from ..kernels.device import get_device, available_devices
 from ..kernels.registry import run_token_scope
+from . import tracing
 from ..kernels.resources import ResourceContainer
 from .executor import CancellationToken, Plan, compile_plan
 
@@ -148,22 +149,30 @@ class Session:
             run_metadata: Any = None, cancel_token: Optional[CancellationToken] = None) -> Any:
         """Runs the ops needed for `fetches`, feeding `feed_dict`; returns fetched values.
 
+        `options`: a cf.RunOptions; with a trace_level, every op's start and end go into
+        `run_metadata` (a cf.RunMetadata) as step_stats (cf.Timeline renders them).
         `cancel_token` lets another thread cancel this run between ops (CancelledError).
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         fetch_map = _Fetches(self.graph, fetches)
         feed_tensors, feed_values = self._resolve_feeds(feed_dict)
-        plan, order = self._get_plan(fetch_map.elements, feed_tensors)
+        trace = tracing.wants_trace(options)
+        plan, order = self._get_plan(fetch_map.elements, feed_tensors, trace)
         if order is not None:
             feed_values = [feed_values[j] for j in order]
         tok = cancel_token if cancel_token is not None else CancellationToken()
+        if trace:
+            tok.trace = []
         self._active.add(tok)
         try:
             with run_token_scope(tok):
                 vals = plan(feed_values, tok)
         finally:
             self._active.discard(tok)
+            if trace:
+                records, tok.trace = tok.trace, None
+                tracing.fill(run_metadata, plan.ops, plan.placement, records)
         out = [_to_host(v) for v in vals]
         return fetch_map.rebuild(out)
 
@@ -182,8 +191,8 @@ class Session:
             values.append(_check_feed(t, v))
         return tensors, values
 
-    def _get_plan(self, elements: List[Any], feed_tensors: List[Tensor]) -> Tuple[Plan, Any]:
-        key = (tuple(elements), frozenset(feed_tensors))
+    def _get_plan(self, elements: List[Any], feed_tensors: List[Tensor], trace: bool = False) -> Tuple[Plan, Any]:
+        key = (tuple(elements), frozenset(feed_tensors)) + (("trace",) if trace else ())
         hit = self._plans.get(key)
         if hit is None:
             with self._lock:
@@ -191,7 +200,7 @@ class Session:
                 if hit is None:
                     fetch_tensors = [e if isinstance(e, Tensor) else None for e in elements]
                     targets = [e for e in elements if isinstance(e, Operation)]
-                    plan = compile_plan(self, fetch_tensors, targets, feed_tensors)
+                    plan = compile_plan(self, fetch_tensors, targets, feed_tensors, trace=trace)
                     hit = (plan, feed_tensors)
                     self._plans[key] = hit
         plan, plan_feeds = hit
