@@ -9,7 +9,9 @@ A traced run uses its own compiled plan: the same ops in the same order, with a 
 around every kernel call (plans run without tracing are untouched and pay nothing).  Each
 op gives one event on its device's row; an asynchronous op (a collective, a device copy)
 gives two: its launch, and the wait for its result where the plan first needs it (so the
-time a collective was in flight shows as the gap between them).  Open the Chrome trace in
+time a collective was in flight shows as the gap between them).  On a GPU an op's event is
+the time to launch its kernels (CUDA runs them asynchronously), as in TensorFlow's software
+trace; a device copy's wait shows when its data was there.  Open the Chrome trace in
 chrome://tracing or https://ui.perfetto.dev; the communicator's own timeline
 (`comm.start_timeline`) shows the same collectives from the MPI side.
 """
