@@ -250,6 +250,12 @@ class Communicator:
         """Number of collectives started here and not yet complete."""
         return 0
 
+    def empty(self, shape: Any, dtype: Any) -> np.ndarray:
+        """An uninitialised array this communicator's collectives read and write without a
+        staging copy (the MPI backend: in shared memory when every rank is on one host).
+        Fusion buckets and result buffers come from here."""
+        return np.empty(shape, dtype)
+
     def reset_stats(self) -> None:
         with self._stats_lock:
             self.stats = _new_stats()

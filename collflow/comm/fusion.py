@@ -108,14 +108,16 @@ class _ReusedResult:
     """A receive buffer kept between steps, and the views of it handed out as results.
 
     It is reused once nobody else holds it or any of the views (reference counts), so a
-    result the user fetched or an op still reads is never overwritten."""
+    result the user fetched or an op still reads is never overwritten.  `alloc(n, dtype)`
+    makes a buffer (the communicator's `empty`: shared memory where it all-reduces there)."""
 
-    __slots__ = ("buf", "handed", "vrefs")
+    __slots__ = ("buf", "handed", "vrefs", "alloc")
 
-    def __init__(self) -> None:
+    def __init__(self, alloc: Any = np.empty) -> None:
         self.buf: Any = None
         self.handed: List[np.ndarray] = []
         self.vrefs = 0
+        self.alloc = alloc
 
     def held(self) -> bool:
         """Whether anyone but this object references the buffer or a handed-out view."""
@@ -126,8 +128,9 @@ class _ReusedResult:
 
     def buffer(self, n: int, dtype: Any) -> np.ndarray:
         if self.buf is None or self.buf.size != n or self.buf.dtype != dtype or self.held():
-            self.buf = np.empty(n, dtype=dtype)
+            self.buf = None  # the old one goes back to the allocator first
             self.handed = []
+            self.buf = self.alloc(n, dtype)
         return self.buf
 
     def views(self, summed: np.ndarray, like: Sequence[np.ndarray], dts: Sequence[Any]) -> List[Any]:
@@ -154,9 +157,9 @@ class _SendBucket:
     step claims it (a fetched gradient, a view of one) is left to them and replaced."""
 
     __slots__ = ("shapes", "total", "dtype", "buf", "views", "owner", "inflight", "lock", "refs", "vrefs",
-                 "placed")
+                 "placed", "alloc")
 
-    def __init__(self, shapes: Sequence[tuple], dtype: Any) -> None:
+    def __init__(self, shapes: Sequence[tuple], dtype: Any, alloc: Any = np.empty) -> None:
         self.shapes = [tuple(s) for s in shapes]
         self.total = int(sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes))
         self.dtype = np.dtype(dtype)
@@ -167,9 +170,11 @@ class _SendBucket:
         self.lock = threading.Lock()
         self.refs = self.vrefs = 0
         self.placed = 0  # how many gradients the last step computed into their slots
+        self.alloc = alloc  # the communicator's `empty` (shared memory where it all-reduces there)
 
     def _fresh(self) -> None:
-        buf = np.empty(self.total, dtype=self.dtype)
+        self.buf, self.views = None, []  # the old buffer goes back to the allocator first
+        buf = self.alloc(self.total, self.dtype)
         views, o = [], 0
         for shp in self.shapes:
             n = int(np.prod(shp, dtype=np.int64))
@@ -224,22 +229,29 @@ class _SendBucket:
 
 class _Slots:
     """What a FusedAllReduce kernel offers the executor: `slot_for(i)` -> a callable giving
-    input i's slot in the send buffer each step (or None then), or None if input i has none
-    (not packed, or of another dtype than the buffer); `abort()`, which the plan calls when
-    a run fails, so a claim its producers made does not outlive the step."""
+    input i's slot in a send buffer each step (or None then), or None if input i has none
+    (its shape is not static, or it is of another dtype than its buffer); `abort()`, which
+    the plan calls when a run fails, so a claim its producers made does not outlive the step.
+    `index` maps an input to (its send buffer, its slot there): the packed gradients share
+    the bucket's, a gradient all-reduced on its own has one of its own."""
 
-    __slots__ = ("bucket", "index", "abort")
+    __slots__ = ("bucket", "index", "buckets")
 
-    def __init__(self, bucket: _SendBucket, packed: Sequence[int], dtypes: Sequence[Any]) -> None:
-        self.bucket = bucket
-        self.index = {i: j for j, i in enumerate(packed) if np.dtype(dtypes[i]) == bucket.dtype}
-        self.abort = bucket.abort
+    def __init__(self, index: dict) -> None:
+        self.index = index
+        self.buckets = list({id(b): b for b, _ in index.values()}.values())
+        self.bucket = self.buckets[0] if self.buckets else None  # the first (for inspection)
+
+    def abort(self) -> None:
+        for b in self.buckets:
+            b.abort()
 
     def slot_for(self, i: int) -> Optional[Any]:
-        j = self.index.get(i)
-        if j is None:
+        got = self.index.get(i)
+        if got is None:
             return None
-        return functools.partial(self.bucket.slot, j)  # called once per gradient per step
+        bucket, j = got
+        return functools.partial(bucket.slot, j)  # called once per gradient per step
 
 
 class _Joined:
@@ -319,11 +331,17 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         packed = [i for i in range(nout) if i not in direct]
         wide_p = np.result_type(*[dtypes[i] for i in packed]) if packed else wide
         static = packed and all(op.inputs[i].shape.is_fully_defined() for i in packed)
-        bucket = (_SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p)
+        # buffers from the communicator: where it all-reduces through shared memory, these
+        # are in this rank's arena, and collectives on them need no staging copy
+        alloc = getattr(comm, "empty", np.empty)
+        bucket = (_SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p, alloc)
                   if static and not flagged and not prescale else None)
+        # a direct gradient of static shape has a send buffer of its own to be computed into
+        lone = [_SendBucket([op.inputs[i].shape.as_list()], dtypes[i], alloc)
+                if op.inputs[i].shape.is_fully_defined() else None for i in direct]
         n_packed = bucket.total if bucket is not None else 0
         same_p = all(dtypes[i] == wide_p for i in packed)
-        results = [_ReusedResult() for _ in range(len(direct) + (1 if packed else 0))]
+        results = [_ReusedResult(alloc) for _ in range(len(direct) + (1 if packed else 0))]
         names = ([key] if packed else []) + [key if not packed and len(direct) == 1 else f"{key}[{i}]"
                                              for i in direct]
         hints = {"wait_now": False}   # set by the executor: the plan waits for the result at once
@@ -336,15 +354,17 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
             handles: List[Any] = []
             parts = [arrays[i] for i in packed]
             own = None
+            owned: List[_SendBucket] = []  # send buffers this step took (freed when done)
             try:
                 if packed:
                     send = bucket.take() if bucket is not None else None
                     if send is not None:
                         own = bucket
+                        owned.append(own)
                         total = n_packed
                     else:  # shapes known only now, or another thread's step has the bucket
                         total = sum(a.size for a in parts) + (1 if flagged else 0)
-                        send = np.empty(total, dtype=wide_p)
+                        send = alloc(total, wide_p)
                     tl = getattr(comm, "timeline", None)
                     t0 = time.perf_counter() if tl is not None else 0.0
                     placed = 0
@@ -369,20 +389,26 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                     handles.append(_allreduce(comm, send, names[0], results[0].buffer(total, wide_p), wait_now))
                 base = len(handles)
                 for j, i in enumerate(direct):
-                    a = arrays[i] if arrays[i].flags.c_contiguous else np.ascontiguousarray(arrays[i])
+                    a = arrays[i]
+                    lb = lone[j]
+                    if lb is not None and lb.views and a is lb.views[0] and lb.take() is not None:
+                        owned.append(lb)  # computed into its send buffer
+                        a = lb.buf
+                    elif not a.flags.c_contiguous:
+                        a = np.ascontiguousarray(a)
                     handles.append(_allreduce(comm, a.reshape(-1), names[base + j],
                                               results[base + j].buffer(a.size, a.dtype), wait_now))
             except BaseException:
-                # nothing is returned to wait on: end what started, free the bucket (a
-                # collective MPI may still read keeps the buffer referenced: the next step
+                # nothing is returned to wait on: end what started, free the buffers (a
+                # collective MPI may still read keeps a buffer referenced: the next step
                 # then takes a fresh one)
                 for h in handles:
                     try:
                         h.abandon()
                     except Exception:
                         pass
-                if own is not None:
-                    own.release()
+                for b in owned:
+                    b.release()
                 raise
 
             def done(summed: List[np.ndarray]) -> Any:
@@ -402,12 +428,19 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                     outs[i] = results[base + j].views(summed[base + j], [arrays[i]], [dtypes[i]])[0]
                 return outs[0] if nout == 1 else tuple(outs)
 
-            # the bucket is free again once the collective has read it
-            return _Joined(handles, done, own.release if own is not None else None)
+            def release() -> None:
+                for b in owned:
+                    b.release()
+            # the send buffers are free again once the collectives have read them
+            return _Joined(handles, done, release if owned else None)
         run.launch_hints = hints  # type: ignore[attr-defined]
         run.result_buffers = results  # type: ignore[attr-defined]  (for inspection)
+        index = {}
         if bucket is not None:
-            run.input_slots = _Slots(bucket, packed, dtypes)  # type: ignore[attr-defined]
+            index = {i: (bucket, j) for j, i in enumerate(packed) if np.dtype(dtypes[i]) == bucket.dtype}
+        index.update({i: (lb, 0) for i, lb in zip(direct, lone) if lb is not None})
+        if index:
+            run.input_slots = _Slots(index)  # type: ignore[attr-defined]
         return run
 
     def run_compressed(*arrays: np.ndarray) -> Any:

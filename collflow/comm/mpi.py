@@ -23,6 +23,12 @@ Design (one MPICommunicator wraps one mpi4py intracommunicator):
   broken and sends every peer a notice; their waits (and later collectives) raise the same
   kind of error ("rank R reported: ..."), so no rank is left hanging.  Buffers of
   collectives that can no longer complete are kept alive, since MPI may still write them.
+* Shared memory.  When every rank is on one host, all-reduces run through
+  collflow.comm.shm instead of MPI (`empty()` hands out arrays in this rank's arena, which
+  those collectives read and write in place).  They are announced like any collective and
+  run by the thread that waits (or abandons) them, in collective order; a wait on a later
+  collective, or a blocking MPI call, first runs the earlier ones, so no rank sits inside
+  MPI while a peer waits for it in shared memory.
 """
 from __future__ import annotations
 
@@ -42,6 +48,7 @@ from ..errors import (AbortedError, CollflowError, DeadlineExceededError, Intern
 from .base import (KINDS, SUPPORTED_DTYPES, CollectiveHandle, Communicator, Signature, _as_array,
                    _check_counts, _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
                    mismatch_error, sleep_backoff)
+from . import shm as _shm
 
 __all__ = ["MPICommunicator", "import_mpi"]
 
@@ -197,6 +204,8 @@ class _MPIHandle(CollectiveHandle):
         return self._done
 
     def wait(self, timeout: Optional[float] = None) -> Any:
+        if self._comm._shm_pending:  # earlier shared-memory collectives run first
+            self._comm._shm_run_until(self.seq - 1, timeout)
         if self._stage == 0:
             self._comm._resolve(self, timeout)
         if not self._done:
@@ -247,6 +256,64 @@ class _MPIHandle(CollectiveHandle):
                 pass
 
 
+class _ShmHandle(CollectiveHandle):
+    """An all-reduce through shared memory (collflow.comm.shm): queued when launched, run by
+    the first thread that waits for it or a later collective (or abandons it)."""
+
+    __slots__ = ("_comm", "seq", "sig", "_op", "_out", "_result", "_error", "_done", "timeout", "_t0")
+
+    def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature, op: "_shm.ShmOp"):
+        self._comm = comm
+        self.seq = seq
+        self.sig = sig
+        self._op: Optional[_shm.ShmOp] = op
+        self._out = op.out
+        self._result: Any = None
+        self._error: Optional[CollflowError] = None
+        self._done = False
+        self.timeout: Optional[float] = None
+        self._t0 = 0.0
+
+    @property
+    def description(self) -> str:
+        return f"collective #{self.seq} {self.sig.describe()}"
+
+    def done(self) -> bool:
+        if not self._done:
+            self._comm._shm_try()
+        return self._done
+
+    def wait(self, timeout: Optional[float] = None) -> Any:
+        if not self._done:
+            self._comm._shm_run_until(self.seq, timeout)
+        if self._error is not None:
+            raise error_copy(self._error)
+        return self._result
+
+    def abandon(self) -> None:
+        # the peers wait for this rank in shared memory: take part
+        if not self._done:
+            try:
+                self._comm._shm_run_until(self.seq, None)
+            except Exception:
+                pass
+
+    def _limit(self, timeout: Optional[float]) -> float:
+        if timeout is not None:
+            return timeout
+        return self.timeout if self.timeout is not None else self._comm.timeout
+
+    def _fail(self, err: CollflowError) -> None:
+        self._error = err
+        self._op = self._out = None
+        self._done = True
+
+    def _complete(self) -> None:
+        self._result = self._out
+        self._op = self._out = None
+        self._done = True
+
+
 _LIVE: "weakref.WeakSet[MPICommunicator]" = weakref.WeakSet()
 
 
@@ -267,13 +334,16 @@ class MPICommunicator(Communicator):
     `track_arrivals` (default on unless $COLLFLOW_TRACK_ARRIVALS=0) sends the small arrival
     records that name missing ranks and mismatched collectives.  `progress_thread` (default
     on) advances nonblocking collectives in the background (started with the first one).
+    `shm` (default: on unless $COLLFLOW_SHM=0) runs all-reduces through shared memory when
+    every rank is on one host (collflow.comm.shm; `shm_active` says whether it is, and
+    `shm_reason` why not); True insists (UnavailableError where it cannot be used).
     Creating one is collective over `comm`.
     """
 
     backend = "mpi"
 
     def __init__(self, comm: Any = None, timeout: Optional[float] = None, track_arrivals: Optional[bool] = None,
-                 progress_thread: bool = True):
+                 progress_thread: bool = True, shm: Optional[bool] = None):
         super().__init__(timeout)
         MPI = import_mpi()
         self._MPI = MPI
@@ -335,6 +405,21 @@ class MPICommunicator(Communicator):
         # blocking calls has no second thread (an idle one measurably slowed such steps)
         self._progress = progress_thread and self._size > 1
         self._thread: Optional[threading.Thread] = None
+        self._shm: Optional[_shm.ShmWorld] = None
+        self._shm_pending: List[_ShmHandle] = []  # launched, not yet run (collective order)
+        self._shm_lock = threading.Lock()          # one shared-memory collective runs at a time
+        self.shm_reason = "a world of one rank" if self._size == 1 else ""
+        if self._size > 1:
+            # collective even where shm=False: the ranks agree on one answer
+            world, why = _shm.ShmWorld.create(self._ctl, enabled=shm is not False, yield_cpu=self._oversubscribed)
+            if world is None:
+                self.shm_reason = why
+                if shm:
+                    raise UnavailableError(f"the shared-memory all-reduce cannot be used: {why}")
+                if self._rank == 0 and not _shm.expected_off(why):
+                    print(f"[rank 0] collflow: shared-memory all-reduce off ({why}); all-reduces go through MPI",
+                          file=sys.stderr, flush=True)
+            self._shm = world
         _LIVE.add(self)
 
     # -- topology -------------------------------------------------------------------------------
@@ -356,7 +441,21 @@ class MPICommunicator(Communicator):
 
     @property
     def pending(self) -> int:
-        return len(self._inflight)
+        return len(self._inflight) + len(self._shm_pending)
+
+    @property
+    def shm_active(self) -> bool:
+        """Whether all-reduces run through shared memory (every rank on this host)."""
+        return self._shm is not None
+
+    def empty(self, shape: Any, dtype: Any) -> np.ndarray:
+        """An uninitialised array that this communicator's all-reduces read and write in place
+        (in this rank's shared-memory arena when `shm_active` and it has room; else np.empty)."""
+        if self._shm is not None:
+            a = self._shm.empty(shape, dtype)
+            if a is not None:
+                return a
+        return np.empty(shape, dtype)
 
     def _find_local(self, base: Any) -> Tuple[int, int]:
         MPI = self._MPI
@@ -439,8 +538,11 @@ class MPICommunicator(Communicator):
             self._v_next += 1
         self._inflight.append(h)
         if self._progress and self._thread is None and not self._closed:
-            self._thread = threading.Thread(target=self._progress_loop, name="collflow-mpi-progress", daemon=True)
-            self._thread.start()
+            self._start_progress()
+
+    def _start_progress(self) -> None:
+        self._thread = threading.Thread(target=self._progress_loop, name="collflow-mpi-progress", daemon=True)
+        self._thread.start()
 
     def _spin_until(self, ready: Callable[[], bool], timeout: float, on_timeout: Callable[[], None],
                     drain_every: float) -> None:
@@ -475,6 +577,10 @@ class MPICommunicator(Communicator):
                 return
             for d in [d for d in self._deferred if d.seq < h.seq]:
                 self._resolve(d, timeout)  # collectives are posted in the order they were started
+            if self._shm_pending:  # never block inside MPI while a peer waits in shared memory
+                self._shm_run_until(h.seq - 1, timeout)
+                if h._done:  # failed meanwhile
+                    return
             t = h._limit(timeout)
             peers = [p for p in range(self._size) if p != self._rank]
             # every poll drains the records (and completes their sends); a broken
@@ -548,14 +654,18 @@ class MPICommunicator(Communicator):
         assert self._broken is not None
         raise error_copy(self._broken[1])
 
-    def _announce(self, seq: int, sig: Signature, wait_now: bool = False) -> None:
+    def _template(self, sig: Signature) -> np.ndarray:
+        """The encoded arrival record of `sig` (sequence number 0, mode 0), cached."""
         tpl = self._templates.get(sig)
         if tpl is None:
             tpl = np.zeros(_REC_INTS, dtype=np.int64)
             _encode_record(tpl, 0, sig)
             if len(self._templates) < 4096:
                 self._templates[sig] = tpl
-        buf = tpl.copy()
+        return tpl
+
+    def _announce(self, seq: int, sig: Signature, wait_now: bool = False) -> None:
+        buf = self._template(sig).copy()
         buf[0] = seq
         buf[_REC_MODE] = int(wait_now)
         mine = buf.tobytes()[8:]
@@ -657,6 +767,8 @@ class MPICommunicator(Communicator):
         if self._broken is not None:
             return
         self._broken = (self._rank, err)
+        if self._shm is not None:  # peers waiting in shared memory see it at once
+            self._shm.mark_broken(_fail_code(err), err.message)
         if self._size > 1:
             buf = _encode_fail(_fail_code(err), err.message)
             for p in range(self._size):
@@ -682,6 +794,12 @@ class MPICommunicator(Communicator):
         self._inflight = []
         if self._deferred:
             self._fail_deferred()
+        if self._shm is not None:
+            self._shm.freeze()  # peers may still write into this rank's blocks
+            for s in self._shm_pending:
+                if not s._done:
+                    s._fail(err)
+            self._shm_pending = []
 
     def _timed_out(self, h: _MPIHandle, timeout: float) -> None:
         if self._size > 1:
@@ -710,14 +828,16 @@ class MPICommunicator(Communicator):
 
     def _progress_loop(self) -> None:
         while not self._closed:
-            if not self._inflight:
+            if not self._inflight and not self._shm_pending:
                 self._wake.wait(0.1)
                 self._wake.clear()
                 continue
             if self._waiters:  # a waiting thread polls itself; stay out of its way
                 time.sleep(1e-3)
                 continue
-            if self._lock.acquire(blocking=False):
+            if self._shm_pending:
+                self._shm_try()
+            if self._inflight and self._lock.acquire(blocking=False):
                 try:
                     self._poll_locked(drain=time.monotonic() - self._last_drain > 1e-3)
                 except Exception:  # pragma: no cover - _poll_locked already records errors
@@ -725,6 +845,142 @@ class MPICommunicator(Communicator):
                 finally:
                     self._lock.release()
             time.sleep(_PROGRESS_INTERVAL_S)
+
+    # -- shared memory ---------------------------------------------------------------------------
+    def _launch_shm(self, sig: Signature, x: np.ndarray, out: np.ndarray, op: str,
+                    wait_now: bool = False) -> _ShmHandle:
+        """Queues an all-reduce through shared memory (announced like any collective).  The
+        progress thread advances it in the background unless the caller waits at once."""
+        if self._closed:
+            raise AbortedError(f"{sig.kind} on a closed communicator")
+        shm = self._shm
+        assert shm is not None
+        with self._post_lock:
+            if self._deferred:  # an earlier wait-now collective goes first
+                for d in list(self._deferred):
+                    self._resolve(d)
+            with self._lock:
+                self._check_usable()
+                seq = self._seq
+                h = _ShmHandle(self, seq, sig, shm.start(x, out, op, seq, self._template(sig).tobytes()[8:]))
+                if self._track:
+                    self._announce(seq, sig)
+                self._seq += 1
+                if self.timeline is not None:
+                    h._t0 = time.perf_counter()
+                self._shm_pending.append(h)
+                if not wait_now and self._progress and not self._closed:
+                    if self._thread is None:
+                        self._start_progress()
+                    else:
+                        self._wake.set()
+        return h
+
+    def _shm_run_until(self, seq: int, timeout: Optional[float]) -> None:
+        """Runs the queued shared-memory collectives numbered <= seq to completion, in order;
+        each one's error goes to its handle (and breaks the communicator).  `timeout` bounds
+        collective #seq (the others: their own limits)."""
+        with self._shm_lock:
+            while True:
+                with self._lock:
+                    if not self._shm_pending or self._shm_pending[0].seq > seq:
+                        return
+                    h = self._shm_pending[0]
+                self._shm_step(h, True, timeout if h.seq == seq else None)
+
+    def _shm_try(self) -> None:
+        """Moves the queued shared-memory collectives on as far as they go without waiting
+        (the progress thread, done()); does nothing while another thread is running them."""
+        if not self._shm_lock.acquire(blocking=False):
+            return
+        try:
+            while self._shm_pending:
+                if not self._shm_step(self._shm_pending[0], False, None):
+                    return
+        finally:
+            self._shm_lock.release()
+
+    def _shm_step(self, h: _ShmHandle, blocking: bool, timeout: Optional[float]) -> bool:
+        """(_shm_lock held; h heads the queue) Advances h: to completion when `blocking` (bounded
+        by its limit), else as far as it goes without waiting.  Whether h is done."""
+        shm = self._shm
+        assert shm is not None
+        t = h._limit(timeout)
+        try:
+            if self._broken is not None:
+                with self._lock:
+                    self._fail_inflight()
+                    self._raise_broken()
+            if blocking:
+                self._waiters += 1  # the progress thread stands aside
+                try:
+                    shm.run(h._op, time.monotonic() + t, self._shm_poll, _bodies_conflict)
+                finally:
+                    self._waiters -= 1
+            else:
+                shm.check_broken()
+                if not shm.advance(h._op, _bodies_conflict):
+                    return False
+        except CollflowError as e:  # the communicator broke meanwhile (a notice, a poll)
+            err: CollflowError = e
+        except _shm.ShmMismatch as m:
+            err = self._shm_mismatch_error(h.seq, m.published)
+        except _shm.ShmTimeout as m:
+            err = self._shm_timeout_error(h, t, m.missing)
+        except _shm.ShmPeerBroken as b:
+            with self._lock:
+                if self._broken is None:
+                    self._broken = (b.rank, _fail_error(b.code, f"rank {b.rank} reported: {b.message}"))
+                err = self._broken[1]
+        except Exception as e:  # pragma: no cover - a bug: fail this collective, not the process
+            err = InternalError(f"{h.description} failed in shared memory: {type(e).__name__}: {e}")
+        else:
+            tl = self.timeline
+            if tl is not None and h._t0:
+                tl.span(h.sig.name or h.sig.kind, 2, h._t0, time.perf_counter(), h.sig.kind,
+                        {"seq": h.seq, "kind": h.sig.kind, "dtype": h.sig.dtype, "shape": list(h.sig.shape),
+                         "mode": "shared memory"})
+            with self._lock:
+                if self._shm_pending and self._shm_pending[0] is h:
+                    del self._shm_pending[0]
+            h._complete()
+            return True
+        with self._lock:
+            self._break(err)
+            self._fail_inflight()  # fails every queued one, h included
+        if not h._done:
+            h._fail(err)
+        return True
+
+    def _shm_poll(self) -> None:
+        """Called by shared-memory waits every millisecond: MPI progress, control messages,
+        and the error if the communicator broke."""
+        with self._lock:
+            self._poll_locked(drain=True)
+            if self._broken is not None:
+                self._fail_inflight()
+                self._raise_broken()
+
+    def _shm_mismatch_error(self, seq: int, published: Dict[int, Tuple[int, bytes]]) -> CollflowError:
+        if all(pseq == seq for pseq, _ in published.values()):
+            return mismatch_error(seq, {p: _body_signature(b) for p, (_, b) in published.items()})
+        parts = "; ".join(f"rank {p}: collective #{pseq} {_body_signature(b).describe()}"
+                          for p, (pseq, b) in sorted(published.items()))
+        return InvalidArgumentError(
+            f"mismatched collectives: ranks met in shared memory at different collectives ({parts}). "
+            "Every rank must issue the same collectives (names, shapes, dtypes) in the same order")
+
+    def _shm_timeout_error(self, h: _ShmHandle, timeout: float, missing: List[int]) -> CollflowError:
+        notes = []
+        for p in missing:
+            if self._track and self._peer_last[p] < h.seq:
+                b = self._peer_rec[p]
+                notes.append(f"rank {p} has started no collective" if b is None else
+                             f"rank {p} is at collective #{self._peer_last[p]} {_body_signature(b).describe()}")
+            else:
+                notes.append(f"rank {p} started it but did not reach the shared-memory exchange (stuck or dead?)")
+        return _missing_error(f"{h.description} on rank {self._rank}", timeout, missing,
+                              f" ({'; '.join(notes)})" if notes else "")
 
     # -- the collectives ---------------------------------------------------------------------
     def _reduce_wire(self, x: np.ndarray) -> Tuple[np.ndarray, Any]:
@@ -751,6 +1007,10 @@ class MPICommunicator(Communicator):
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)
+        if self._shm is not None:
+            recv = out if (out is not None and out.shape == x.shape and out.dtype == x.dtype
+                           and out.flags.c_contiguous and out.flags.writeable) else self.empty(x.shape, x.dtype)
+            return self._launch_shm(Signature.of("allreduce", name, x, op), x, recv, op, wait_now)
         w, back = self._reduce_wire(x)
         # a caller-kept receive buffer saves the page faults of a fresh one (several ms per 16 MiB)
         recv = out if (out is not None and back is None and out.shape == w.shape and out.dtype == w.dtype
@@ -929,6 +1189,12 @@ class MPICommunicator(Communicator):
         self.stop_timeline()
         self._closed = True
         self._wake.set()
+        with self._lock:
+            for h in self._shm_pending:
+                h._fail(AbortedError(f"{h.description}: the communicator was closed before it ran"))
+            self._shm_pending = []
+        if self._shm is not None:
+            self._shm.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
         with self._lock:

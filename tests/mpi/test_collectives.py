@@ -23,10 +23,22 @@ DTYPES = [np.float32, np.float64, np.int32, np.float16]
 _ids = lambda d: np.dtype(d).name  # noqa: E731
 
 
-@pytest.fixture(scope="module")
-def comm():
+@pytest.fixture(scope="module", params=["mpi", "shm"])
+def comm(request):
+    """Both transports of the MPI backend: MPI's collectives, and all-reduces through shared
+    memory (every rank of these runs is on one host)."""
     from mpi4py import MPI
-    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=30)
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=30, shm=request.param == "shm")
+    assert c.shm_active == (request.param == "shm")
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def mpi_comm():
+    """MPI's collectives only (the tests of its blocking-call negotiation)."""
+    from mpi4py import MPI
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=30, shm=False)
     yield c
     c.close()
 
@@ -322,9 +334,10 @@ def test_executor_overlaps_a_collective_with_other_kernels(comm):
 
 
 # -- failures: named, never hung ---------------------------------------------------------------
-def test_timeout_names_the_rank_that_skipped_the_collective():
+@pytest.mark.parametrize("shm", [False, True], ids=["mpi", "shm"])
+def test_timeout_names_the_rank_that_skipped_the_collective(shm):
     from mpi4py import MPI
-    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=0.5)  # its own: a timeout breaks it for good
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=0.5, shm=shm)  # its own: a timeout breaks it for good
     n, r = c.size, c.rank
     missing = n - 1
     c.allreduce(np.ones(2), name="warmup")
@@ -342,9 +355,10 @@ def test_timeout_names_the_rank_that_skipped_the_collective():
     MPI.COMM_WORLD.Barrier()
 
 
-def test_mismatched_collectives_are_named_on_every_rank():
+@pytest.mark.parametrize("shm", [False, True], ids=["mpi", "shm"])
+def test_mismatched_collectives_are_named_on_every_rank(shm):
     from mpi4py import MPI
-    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=10)
+    c = cc.MPICommunicator(MPI.COMM_WORLD, timeout=10, shm=shm)
     r = c.rank
     name = "layer1/grad" if r == 0 else "layer2/grad"  # same shape and dtype: MPI alone would not notice
     with pytest.raises(InvalidArgumentError, match=r"mismatched collectives.*'layer1/grad'.*'layer2/grad'"):
@@ -355,7 +369,8 @@ def test_mismatched_collectives_are_named_on_every_rank():
     MPI.COMM_WORLD.Barrier()
 
 
-def test_wait_now_collectives_block_only_when_every_rank_waits_at_once(comm):
+def test_wait_now_collectives_block_only_when_every_rank_waits_at_once(mpi_comm):
+    comm = mpi_comm
     n, r = comm.size, comm.rank
     x = [_data(q, (1000,), np.float64, seed=31) for q in range(n)]
     want = np.sum(x, axis=0)
@@ -377,7 +392,8 @@ def test_wait_now_collectives_block_only_when_every_rank_waits_at_once(comm):
     assert comm.allreduce(x[r], name="wn/out", out=out) is out
 
 
-def test_graph_allreduce_waited_at_once_uses_the_blocking_call(comm):
+def test_graph_allreduce_waited_at_once_uses_the_blocking_call(mpi_comm):
+    comm = mpi_comm
     n, r = comm.size, comm.rank
     g = cf.Graph()
     with g.as_default():
@@ -395,7 +411,8 @@ def test_graph_allreduce_waited_at_once_uses_the_blocking_call(comm):
     np.testing.assert_allclose(got_sums, 2 * want, rtol=1e-5, atol=1e-5)
 
 
-def test_timeline_records_negotiation_blocking_and_nonblocking_collectives(comm):
+def test_timeline_records_negotiation_blocking_and_nonblocking_collectives(mpi_comm):
+    comm = mpi_comm
     import json
     import os
     import tempfile
