@@ -393,6 +393,7 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                     lb = lone[j]
                     if lb is not None and lb.views and a is lb.views[0] and lb.take() is not None:
                         owned.append(lb)  # computed into its send buffer
+                        lb.placed = 1
                         a = lb.buf
                     elif not a.flags.c_contiguous:
                         a = np.ascontiguousarray(a)

@@ -1,0 +1,108 @@
+"""Serial tests of collflow.comm.shm's pieces that need no MPI: the arena pool, the owners'
+reduction, and when the engine is used at all (tests/mpi/test_shm_mpi.py runs the whole)."""
+import os
+import platform
+
+import numpy as np
+import pytest
+
+from collflow.comm import shm
+
+
+def _pool(tmp_path, size=1 << 16):
+    fd = os.open(tmp_path / "arena", os.O_CREAT | os.O_RDWR, 0o600)
+    os.ftruncate(fd, size)
+    return shm._Pool(fd, 4096, size, 4096), fd
+
+
+def test_pool_first_fit_coalesces_and_reserves_pages(tmp_path):
+    p, fd = _pool(tmp_path)
+    try:
+        a = p.alloc(100)
+        b = p.alloc(64)
+        c = p.alloc(1000)
+        assert (a, b, c) == (4096, 4096 + 128, 4096 + 192)  # 64-byte aligned, in order
+        assert p.reserved >= c + 1000 and p.in_use == 128 + 64 + 1024
+        p.release(b, 64)
+        assert p.alloc(32) == b               # first fit reuses the hole
+        p.release(b, 32)
+        p.release(a, 100)
+        p.release(c, 1000)
+        assert p.free == [[4096, (1 << 16) - 4096]] and p.in_use == 0  # merged back into one range
+        assert p.alloc(1 << 20) is None       # larger than the arena
+    finally:
+        os.close(fd)
+
+
+def test_pool_frozen_after_a_failure_reuses_nothing(tmp_path):
+    p, fd = _pool(tmp_path)
+    try:
+        a = p.alloc(256)
+        p.frozen = True
+        p.release(a, 256)                     # a peer may still write there: keep it
+        assert p.alloc(64) is None
+        assert p.in_use == 256
+    finally:
+        os.close(fd)
+
+
+def test_pool_falls_back_when_pages_cannot_be_reserved(tmp_path, monkeypatch):
+    p, fd = _pool(tmp_path)
+
+    def full(*_):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    try:
+        assert p.alloc(100) is None and p.in_use == 0
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_owner_reduction_in_rank_order(op, n):
+    rng = np.random.default_rng(n)
+    srcs = [rng.standard_normal(100).astype(np.float32) for _ in range(n)]
+    f = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}[op]
+    want = srcs[0].copy()
+    for s in srcs[1:]:
+        f(want, s, out=want)
+    if op == "mean":
+        want /= np.float32(n)
+    out = np.empty(100, np.float32)
+    shm._reduce(srcs, out, op)
+    np.testing.assert_array_equal(out, want)
+    # in place: the output is one of the inputs (a later one too), same bits
+    for k in range(n):
+        inputs = [s.copy() for s in srcs]
+        shm._reduce(inputs, inputs[k], op)
+        np.testing.assert_array_equal(inputs[k], want)
+
+
+def test_owner_reduction_of_bools_and_float16():
+    a, b, c = (np.array([1, 0, 1, 0], bool), np.array([1, 1, 0, 0], bool), np.array([1, 1, 1, 0], bool))
+    out = np.empty(4, bool)
+    shm._reduce([a, b, c], out, "max")
+    np.testing.assert_array_equal(out, [1, 1, 1, 0])
+    shm._reduce([a, b, c], out, "min")
+    np.testing.assert_array_equal(out, [1, 0, 0, 0])
+    # three float16 terms sum in float32 and round once
+    h = [np.array([2048.0], np.float16), np.array([1.0], np.float16), np.array([1.0], np.float16)]
+    o = np.empty(1, np.float16)
+    shm._reduce(h, o, "sum")
+    assert o[0] == np.float16(2050.0)  # float16 steps would give 2048 + 1 -> 2048, + 1 -> 2048
+
+
+def test_availability_and_ordinary_reasons(monkeypatch):
+    assert shm.available(False) == (False, shm._OFF_DISABLED)
+    monkeypatch.setenv("COLLFLOW_SHM", "0")
+    ok, why = shm.available()
+    assert not ok and shm.expected_off(why)
+    monkeypatch.delenv("COLLFLOW_SHM")
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    ok, why = shm.available()
+    assert not ok and "x86-64 memory ordering" in why and shm.expected_off(why)
+    assert not shm.expected_off("creating /dev/shm/x failed: [Errno 28] No space left on device")
+    monkeypatch.setenv("COLLFLOW_SHM_ARENA_MB", "lots")
+    with pytest.raises(ValueError, match="COLLFLOW_SHM_ARENA_MB must be a number"):
+        shm._env_mb("COLLFLOW_SHM_ARENA_MB", 1)
