@@ -69,3 +69,35 @@ def test_nccl_allreduce_with_one_rank():
     cp.cuda.get_current_stream().synchronize()
     np.testing.assert_array_equal(cp.asnumpy(out[0]), np.arange(10))
     np.testing.assert_array_equal(cp.asnumpy(out[1]), 2 * np.arange(10))
+
+
+def test_sgd_variable_averaging_on_gpu_matches_cpu():
+    """SyncReplicasOptimizer(SGD) averages the updated variables (AverageVariables) with the
+    GPU kernel: two thread ranks sharing the GPU go through host staging."""
+    from collflow.comm import ThreadWorld
+
+    def rank(c, dev):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (None, 6))
+            y = cf.placeholder(cf.int32, (None,))
+            w = cf.Variable(np.random.default_rng(0).normal(size=(6, 3)), name="w")
+            b = cf.Variable(np.zeros(3), name="b")
+            loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(x, w) + b))
+            train = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.5), comm=c).minimize(loss)
+            init = cf.global_variables_initializer()
+        rng = np.random.default_rng(c.rank)
+        with cf.Session(graph=g, config={"comm": c, "device": dev}) as s:
+            s.run(init)
+            for _ in range(3):
+                s.run(train, {x: rng.normal(size=(4, 6)), y: rng.integers(0, 3, 4).astype(np.int32)})
+            assert "AverageVariables" in [op.type for op in g.get_operations()]
+            return s.run([w, b])
+
+    gpu = ThreadWorld(2, timeout=60).run(lambda c: rank(c, "/gpu:0"))
+    cpu = ThreadWorld(2, timeout=60).run(lambda c: rank(c, "/cpu:0"))
+    for r in range(2):
+        for a, b in zip(gpu[r], cpu[r]):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        for a, b in zip(gpu[r], gpu[0]):
+            np.testing.assert_array_equal(a, b)

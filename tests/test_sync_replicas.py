@@ -264,7 +264,9 @@ def test_mlp_bias_gradients_are_computed_into_the_bucket():
     def rank(c, views):
         g = cf.Graph()
         with g.as_default():
-            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c)
+            # the gradient path (plain SGD would average the updated variables instead)
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c,
+                                                 average_parameters=False)
             m = models.build_mlp(784, [300, 100], 10, optimizer=opt, seed=0, global_step=False)
             init = cf.global_variables_initializer()
         rng = np.random.default_rng(c.rank)
@@ -408,3 +410,99 @@ def test_float16_averages_do_not_overflow():
         for v in (a, b, lone[0] if isinstance(lone, (list, tuple)) else lone):
             assert v.dtype == np.float16
             np.testing.assert_array_equal(v, 40000)
+
+
+# -- plain SGD: each rank steps, then the variables are averaged in place ----------------------
+def _sgd_model(c, average_parameters, seed=0, sparse_as_dense=False, embedding=False):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (None, 6), name="x")
+        y = cf.placeholder(cf.int32, (None,), name="y")
+        w1 = cf.Variable(np.random.default_rng(seed).normal(size=(6, 8)) * 0.5, name="w1")
+        b1 = cf.Variable(np.zeros(8), name="b1")
+        w2 = cf.Variable(np.random.default_rng(seed + 1).normal(size=(8, 3)) * 0.5, name="w2")
+        h = cf.nn.relu(cf.matmul(x, w1) + b1)
+        if embedding:
+            ids = cf.placeholder(cf.int32, (None,), name="ids")
+            emb = cf.Variable(np.random.default_rng(seed + 2).normal(size=(10, 8)), name="emb")
+            h = h + cf.nn.embedding_lookup(emb, ids)
+        loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(h, w2)))
+        opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.5), comm=c,
+                                             average_parameters=average_parameters, sparse_as_dense=sparse_as_dense)
+        train = opt.minimize(loss)
+        init = cf.global_variables_initializer()
+    return g, x, y, train, init, [w1, b1, w2], opt
+
+
+def _batches(rank, steps=4):
+    rng = np.random.default_rng(100 + rank)
+    return [(rng.normal(size=(5, 6)), rng.integers(0, 3, 5).astype(np.int32)) for _ in range(steps)]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_sgd_averages_the_updated_variables_instead_of_the_gradients(n):
+    """The average of W - lr*g_r is W - lr*mean(g_r): the same training as averaging gradients
+    (up to rounding), replicas bit-identical, no gradient all-reduce and no update pass:
+    the weight update keeps its fused form (one BLAS call)."""
+    def rank(c, avg):
+        g, x, y, train, init, vs, _ = _sgd_model(c, avg)
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            s.run(init)
+            for xb, yb in _batches(c.rank):
+                s.run(train, {x: xb, y: yb})
+            types = [op.type for op in s.plan_for(train, {x: xb, y: yb}).ops]
+            return s.run(vs), types
+
+    on = ThreadWorld(n, timeout=30).run(lambda c: rank(c, None))
+    off = ThreadWorld(n, timeout=30).run(lambda c: rank(c, False))
+    for r in range(n):
+        (vals_on, types_on), (vals_off, types_off) = on[r], off[r]
+        assert "AverageVariables" in types_on and "FusedAllReduce" not in types_on
+        assert "MatMul+ApplyGradientDescent" in types_on  # the fused update survives
+        assert "FusedAllReduce" in types_off and "AverageVariables" not in types_off
+        for a, b, a0 in zip(vals_on, vals_off, on[0][0]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+            np.testing.assert_array_equal(a, a0)  # replicas bit-identical
+
+
+def test_variables_live_in_their_bucket_and_fetched_values_stay_snapshots():
+    def rank(c):
+        g, x, y, train, init, vs, opt = _sgd_model(c, None)
+        batches = _batches(c.rank)
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            s.run(init)
+            s.run(train, {x: batches[0][0], y: batches[0][1]})
+            plan = s.plan_for(train, {x: batches[0][0], y: batches[0][1]})
+            bucket = [k for op, k in zip(plan.ops, plan.kernels) if op.type == "AverageVariables"][0].bucket
+            states = [s.resources.variables[v.handle.op.attrs["shared_name"]] for v in vs]
+            assert all(any(st.value is ref() for ref in bucket.parts) for st in states)
+            assert all(np.shares_memory(st.value, bucket.flat) for st in states)
+            held = s.run(vs[0])                  # fetched: a snapshot the next steps must not touch
+            copy = held.copy()
+            snap = states[2].live_snapshot()     # an async checkpoint's zero-copy snapshot of w2
+            snap_copy = snap.array.copy()
+            for xb, yb in batches[1:]:
+                s.run(train, {x: xb, y: yb})
+            np.testing.assert_array_equal(held, copy)
+            np.testing.assert_array_equal(snap.array, snap_copy)
+            assert not np.array_equal(s.run(vs[0]), copy)  # the variable itself moved on
+            assert states[2].value is not snap.array
+            return opt.buckets
+
+    for buckets in ThreadWorld(2, timeout=30).run(rank):
+        assert sorted(sum(buckets, [])) == ["b1", "w1", "w2"]
+
+
+def test_average_parameters_only_where_the_update_is_linear_in_the_gradient():
+    with pytest.raises(cf.errors.InvalidArgumentError, match="linear in the gradient"):
+        cf.train.SyncReplicasOptimizer(cf.train.AdamOptimizer(0.1), average_parameters=True)
+
+    def rank(c, sparse_as_dense):
+        g, *_, opt = _sgd_model(c, None, embedding=True, sparse_as_dense=sparse_as_dense)
+        return sorted({op.type for op in g.get_operations()})
+
+    # an embedding's IndexedSlices gradient: never a dense average of the table unless asked
+    types = ThreadWorld(2, timeout=30).run(lambda c: rank(c, False))[0]
+    assert "SparseAllGather" in types and "AverageVariables" not in types
+    types = ThreadWorld(2, timeout=30).run(lambda c: rank(c, True))[0]
+    assert "AverageVariables" in types and "SparseAllGather" not in types

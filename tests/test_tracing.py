@@ -75,14 +75,16 @@ def test_timeline_is_a_chrome_trace_of_the_events():
         cf.Timeline(md)
 
 
-def test_collectives_show_their_launch_and_their_wait():
+@pytest.mark.parametrize("average_parameters,collective", [(False, "FusedAllReduce"), (None, "AverageVariables")])
+def test_collectives_show_their_launch_and_their_wait(average_parameters, collective):
     def rank(c):
         g = cf.Graph()
         with g.as_default():
             x = cf.placeholder(cf.float64, (4, 3))
             w = cf.Variable(np.ones((3, 2)), name="w")
             loss = cf.reduce_sum(cf.matmul(x, w))
-            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c)
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c,
+                                                 average_parameters=average_parameters)
             train = opt.minimize(loss)
             init = cf.global_variables_initializer()
         with cf.Session(graph=g, config={"comm": c}) as s:
@@ -92,7 +94,7 @@ def test_collectives_show_their_launch_and_their_wait():
             return [(e.op_type, e.node_name) for e in _events(md)]
 
     for ev in ThreadWorld(2, timeout=30).run(rank):
-        coll = [name for t, name in ev if t == "FusedAllReduce"]
+        coll = [name for t, name in ev if t == collective]
         assert any(n.endswith("(launch)") for n in coll) and any(n.endswith("(wait)") for n in coll)
 
 

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -255,6 +255,26 @@ class Communicator:
         staging copy (the MPI backend: in shared memory when every rank is on one host).
         Fusion buckets and result buffers come from here."""
         return np.empty(shape, dtype)
+
+    def _block(self, nbytes: int) -> Any:
+        """A buffer object of `nbytes` the collectives read and write without staging."""
+        return bytearray(nbytes)
+
+    def empty_group(self, shapes: Sequence[Any], dtype: Any) -> Tuple[np.ndarray, List[np.ndarray]]:
+        """(flat, parts): one uninitialised 1-d array and arrays of `shapes` laid out back to
+        back in it, from the memory `empty` uses.  Each part is an array of its own over that
+        memory, not a view of `flat`: views of a part have the part as their base, so its
+        reference count tells whether anyone holds one (the variables' copy-on-write)."""
+        dt = np.dtype(dtype)
+        shapes = [tuple(int(d) for d in s) for s in shapes]
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        total = sum(sizes)
+        buf = self._block(max(total, 1) * dt.itemsize)
+        parts, o = [], 0
+        for s, n in zip(shapes, sizes):
+            parts.append(np.ndarray(s, dt, buffer=buf, offset=o * dt.itemsize))
+            o += n
+        return np.ndarray((total,), dt, buffer=buf), parts
 
     def reset_stats(self) -> None:
         with self._stats_lock:

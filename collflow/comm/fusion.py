@@ -1,4 +1,5 @@
-"""Kernels of the fused collectives (graph/ops/fusion_ops.py): tensor fusion and compression.
+"""Kernels of the fused collectives (graph/ops/fusion_ops.py): tensor fusion and compression,
+and the in-place average of a bucket of variables (`_ParamBucket`).
 
 FusedAllReduce packs its bucket of gradients into one flat buffer with one extra element,
 1.0, this rank's *contribution flag*; after the sum that element is the number of ranks
@@ -13,6 +14,7 @@ import operator
 import sys
 import threading
 import time
+import weakref
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -20,6 +22,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.registry import register_kernel, KernelContext
 from . import compression as _codec
+from .base import Communicator, CompletedHandle
 
 __all__ = ["pack", "unpack", "communicator_for"]
 
@@ -72,10 +75,10 @@ def _pack(buf: np.ndarray, arrays: Sequence[np.ndarray], scale: Any, n: Optional
         np.multiply(body, np.asarray(scale, dtype=buf.dtype), out=body)
 
 
-def _allreduce(comm: Any, send: np.ndarray, key: str, recv: np.ndarray, wait_now: bool) -> Any:
+def _allreduce(comm: Any, send: np.ndarray, key: str, recv: np.ndarray, wait_now: bool, op: str = "sum") -> Any:
     if wait_now and getattr(comm, "backend", "") == "mpi":
-        return comm.allreduce_async(send, "sum", name=key, out=recv, wait_now=True)
-    return comm.allreduce_async(send, "sum", name=key, out=recv)
+        return comm.allreduce_async(send, op, name=key, out=recv, wait_now=True)
+    return comm.allreduce_async(send, op, name=key, out=recv)
 
 
 def unpack(buf: np.ndarray, like: Sequence[Any], dtypes: Sequence[Any]) -> List[np.ndarray]:
@@ -459,6 +462,79 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
             return finish(s.astype(wide, copy=False), arrays)
         return comm.allgather_async(enc, name=key).then(done)
     return run_compressed
+
+
+class _ParamBucket:
+    """The flat buffer of an AverageVariables bucket, in which its variables live.
+
+    Between steps each variable's value (its VariableState's array) is its part of the
+    buffer, so averaging them is one in-place all-reduce of the buffer: no packing, no copy
+    back, and in shared memory (the communicator's `empty_group`) the peers read and write
+    it where it is.  The parts are arrays of their own (not views of the buffer), so the
+    variables' copy-on-write keeps working: when a part is held by anyone else (a fetched
+    value, a pending checkpoint), a variable was assigned a new array, or on the first step,
+    every variable of the bucket moves into a fresh buffer (one copy, that step only); the
+    old arrays stay as they were for whoever holds them."""
+
+    __slots__ = ("shapes", "dtype", "alloc", "flat", "parts")
+
+    def __init__(self, shapes: Sequence[tuple], dtype: Any, alloc: Any) -> None:
+        self.shapes = [tuple(s) for s in shapes]
+        self.dtype = np.dtype(dtype)
+        self.alloc = alloc
+        self.flat: Any = None
+        self.parts: List[Any] = []  # weak references: a strong one would count as a holder
+
+    def place(self, states: Sequence[Any], op: Any) -> np.ndarray:
+        """The buffer, with every state's current value in its part (moved there if needed)."""
+        if self.parts:
+            for st, ref in zip(states, self.parts):
+                with st.lock:
+                    v = st.value
+                    # held by: the state, `v`, getrefcount's argument; anyone else: move
+                    if v is None or v is not ref() or sys.getrefcount(v) > 3 or not v.flags.writeable:
+                        break
+            else:
+                return self.flat
+        self.flat, self.parts = None, []  # let the old buffer go unless someone holds it
+        flat, arrays = self.alloc(self.shapes, self.dtype)
+        for st, a in zip(states, arrays):
+            with st.lock:
+                v = st.read(op)
+                if v.shape != a.shape:
+                    raise InvalidArgumentError(
+                        f"{op.type}: variable {st.name!r} has shape {tuple(v.shape)}, the graph says "
+                        f"{tuple(a.shape)}", op)
+                np.copyto(a, v, casting="same_kind")
+                st.value = a
+        self.flat = flat
+        self.parts = [weakref.ref(a) for a in arrays]
+        return flat
+
+
+@register_kernel("AverageVariables", is_async=True)
+def _average_variables(op: Any, ctx: KernelContext) -> Any:
+    from ..graph.ops.state_ops import variable_dtype_shape
+    comm = communicator_for(ctx)
+    key = op.attrs["key"]
+    specs = [variable_dtype_shape(h) for h in op.inputs]
+    bucket = _ParamBucket([shp.as_list() for _, shp in specs], specs[0][0].np,
+                          getattr(comm, "empty_group", None) or functools.partial(Communicator.empty_group, comm))
+    hints = {"wait_now": False}  # set by the executor: the plan waits for the result at once
+
+    def run(*states: Any) -> Any:
+        if comm.size == 1:
+            return CompletedHandle(None)
+        flat = bucket.place(states, op)
+        wait_now = hints["wait_now"] or not getattr(comm, "overlap", True)
+
+        def done(avg: np.ndarray) -> None:
+            if avg is not flat:  # a transport that returns a fresh array
+                np.copyto(flat, avg)
+        return _allreduce(comm, flat, key, flat, wait_now, "mean").then(done)
+    run.launch_hints = hints  # type: ignore[attr-defined]
+    run.bucket = bucket  # type: ignore[attr-defined]  (for inspection)
+    return run
 
 
 @register_kernel("CommSize")

@@ -20,7 +20,7 @@ from ..runtime.executor import register_plan_check
 __all__ = ["COLLECTIVE_OPS", "collective_signature", "check_plan"]
 
 COLLECTIVE_OPS = {"FusedAllReduce", "SparseAllGather", "FusedBroadcast", "AllReduce", "Allgather", "Broadcast",
-                  "AllToAll", "ReduceScatter", "CollectiveReduce"}
+                  "AllToAll", "ReduceScatter", "CollectiveReduce", "AverageVariables"}
 
 
 def register_collective_op(*op_types: str) -> None:
@@ -29,7 +29,11 @@ def register_collective_op(*op_types: str) -> None:
 
 def collective_signature(op: Any) -> str:
     key = op.attrs.get("key", op.name)
-    ins = ",".join(f"{t.dtype.name}{t.shape}" for t in op.inputs)
+    if op.type == "AverageVariables":  # its inputs are handles: the variables' dtypes and shapes
+        from ..graph.ops.state_ops import variable_dtype_shape
+        ins = ",".join(f"{dt.name}{shp}" for dt, shp in map(variable_dtype_shape, op.inputs))
+    else:
+        ins = ",".join(f"{t.dtype.name}{t.shape}" for t in op.inputs)
     return f"{op.type} {key!s} [{ins}]"
 
 

@@ -302,26 +302,27 @@ class ShmWorld:
             pass
 
     # -- the pool ----------------------------------------------------------------------------------
-    def empty(self, shape: Any, dtype: Any) -> Optional[np.ndarray]:
-        """An uninitialised array in this rank's arena, or None when the pool has no room."""
-        dt = np.dtype(dtype)
-        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-        count = 1
-        for s in shape:
-            count *= s
-        nbytes = count * dt.itemsize
-        if nbytes == 0 or self._closed:
+    def block(self, nbytes: int) -> Optional[Any]:
+        """`nbytes` of this rank's arena as a buffer object (its pages go back to the pool
+        when it and every array on it are gone), or None when the pool has no room."""
+        if nbytes <= 0 or self._closed:
             return None
         off = self._pool.alloc(nbytes)
         if off is None:
             return None
-        block = _block_type(nbytes).from_buffer(self._maps[self.rank], off)
-        f = weakref.finalize(block, self._pool.release, off, nbytes)
+        b = _block_type(nbytes).from_buffer(self._maps[self.rank], off)
+        f = weakref.finalize(b, self._pool.release, off, nbytes)
         f.atexit = False
-        a = np.frombuffer(block, dtype=dt, count=count)
-        # a 1-d array is the frombuffer array itself: every view of it then has it as its
-        # base, as with np.empty (reference counts tell whether anyone holds a view)
-        return a if len(shape) == 1 else a.reshape(shape)
+        return b
+
+    def empty(self, shape: Any, dtype: Any) -> Optional[np.ndarray]:
+        """An uninitialised array in this rank's arena, or None when the pool has no room."""
+        dt = np.dtype(dtype)
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        b = self.block(int(np.prod(shape, dtype=np.int64)) * dt.itemsize)
+        # built on the block (not a reshaped view): the array is the base of every view of
+        # it, as with np.empty, so reference counts tell whether anyone holds a view
+        return None if b is None else np.ndarray(shape, dt, buffer=b)
 
     def offset_of(self, a: np.ndarray) -> int:
         """Where C-contiguous `a` starts in this rank's arena, or -1 if it is not inside it."""

@@ -88,6 +88,39 @@ def adam_update(var: Any, m: Any, v: Any, g: Any, lr: float, b1: float, b2: floa
     _adam(g, dt(lr), dt(b1), dt(b2), dt(eps), var, m, v)
 
 
+@register_kernel("AverageVariables", device="GPU", is_async=True)
+def _average_variables_gpu(op: Any, ctx: KernelContext) -> Any:
+    """Variables on the GPU replaced by their average over the ranks: packed into one buffer,
+    one NCCL all-reduce (or staged through host memory and the MPI path), written back."""
+    from ..comm.fusion import communicator_for
+    from ..comm.nccl import nccl_for
+    from ..comm.base import CompletedHandle
+    comm = communicator_for(ctx)
+    nc = nccl_for(comm)
+    key = op.attrs["key"]
+
+    def run(*states: Any) -> Any:
+        n = comm.size
+        if n == 1:
+            return CompletedHandle(None)
+        arrays = []
+        for st in states:
+            with st.lock:
+                arrays.append(st.writable(op))
+        buf = cp.concatenate([a.reshape(-1) for a in arrays])
+
+        def back(summed: Any) -> None:
+            summed /= n  # true division, as the CPU kernel's mean
+            o = 0
+            for a in arrays:
+                a[...] = summed[o:o + a.size].reshape(a.shape)
+                o += a.size
+        if nc is not None:
+            return nc.allreduce_async(buf, "sum", name=key).then(back)
+        return comm.allreduce_async(cp.asnumpy(buf), "sum", name=key).then(lambda s: back(cp.asarray(s)))
+    return run
+
+
 @register_kernel("FusedAllReduce", device="GPU", is_async=True)
 def _fused_all_reduce_gpu(op: Any, ctx: KernelContext) -> Any:
     """A gradient bucket on the GPU: one NCCL group when every rank has its own GPU, else

@@ -13,7 +13,7 @@ outside any name scope or control dependencies of the caller.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
@@ -102,13 +102,17 @@ class Optimizer:
     folds_gradient_scale = False
 
     def apply_gradients(self, grads_and_vars: Sequence[GradAndVar], global_step: Optional[Variable] = None,
-                        name: Optional[str] = None, gradient_scale: Any = None) -> _g.Operation:
+                        name: Optional[str] = None, gradient_scale: Any = None,
+                        after_updates: Optional[Callable[[Dict[Variable, _g.Operation]], List[_g.Operation]]] = None
+                        ) -> _g.Operation:
         """The train op: one in-place update per (grad, var) with a gradient, then global_step += 1.
 
         Pairs whose gradient is None are skipped; it is an error if every gradient is None.
         gradient_scale: an optional scalar (e.g. 1/ranks for summed gradients) that every dense
         gradient is multiplied by; optimizers linear in the gradient fold it into the learning
-        rate (no pass over the gradient), the others multiply.
+        rate (no pass over the gradient), the others multiply.  after_updates: called with
+        {variable: its update op}; the ops it returns (made inside this name scope) run
+        before the step ends (SyncReplicasOptimizer averages the updated variables there).
         """
         pairs = _check_pairs(grads_and_vars)
         var_list = [v for gr, v in pairs if gr is not None]
@@ -137,6 +141,8 @@ class Optimizer:
                             update_ops.append(self._apply_dense_scaled(grad, var, scale))
                         else:
                             update_ops.append(self._apply_dense(grad, var))
+                if after_updates is not None:
+                    update_ops = update_ops + list(after_updates(dict(zip(var_list, update_ops))))
                 if global_step is None:
                     apply_op = self._finish(update_ops, "update")
                 else:

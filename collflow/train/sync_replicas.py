@@ -12,6 +12,14 @@ wrapped optimizer applies them, combines them across ranks:
 Every bucket's collective is asynchronous, so it starts as soon as its last gradient exists
 and overlaps the rest of the backward pass.  Every rank applies the same update, so replicas
 that start identical (broadcast_global_variables) stay bit-identical.
+
+Plain SGD (`average_parameters`, on by default there) takes the other, equivalent road:
+each rank applies its own gradient, W_r = W - lr * g_r, and the updated variables are then
+averaged in place, bucket by bucket (AverageVariables), which gives W - lr * mean(g_r) on
+every rank.  The same bytes cross the wire, but the update keeps its fused form (on the
+CPU one BLAS call, W += -lr * X^T dY, instead of a gradient and a separate pass), the
+variables live in the communicator's memory between steps (shared memory on one host), and
+the average is written into them directly: no gradient buffer, no pass to apply it.
 """
 from __future__ import annotations
 
@@ -24,7 +32,7 @@ from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops
 from ..graph.ops.constant_op import identity
 from .. import dtypes as _dt
-from ..graph.ops.fusion_ops import COMPRESSIONS, comm_size, fused_all_reduce, sparse_all_gather
+from ..graph.ops.fusion_ops import COMPRESSIONS, average_variables, comm_size, fused_all_reduce, sparse_all_gather
 from ..graph.variables import Variable
 from .optimizer import Optimizer
 
@@ -40,11 +48,15 @@ class SyncReplicasOptimizer(Optimizer):
     fusion_threshold_bytes: bucket size (0 = one collective per gradient).
     compression: None/'none', 'fp16' or 'bf16' on the wire.  sparse_as_dense: all-reduce
     IndexedSlices as dense tensors.  average: divide by the number of contributing ranks.
+    average_parameters: for an optimizer whose update is linear in the gradient (plain
+    SGD), apply each rank's gradient and average the updated variables instead of averaging
+    gradients (the same result; see the module doc).  None (default): wherever it applies
+    (dense gradients, no backup ranks or compression); False: never.
     """
 
     def __init__(self, opt: Optimizer, comm: Any = None, fusion_threshold_bytes: int = DEFAULT_FUSION_BYTES,
                  compression: Optional[str] = None, sparse_as_dense: bool = False, average: bool = True,
-                 backup_ranks: int = 0, name: str = "SyncReplicas"):
+                 backup_ranks: int = 0, name: str = "SyncReplicas", average_parameters: Optional[bool] = None):
         super().__init__(False, name)
         if not isinstance(opt, Optimizer):
             raise TypeError(f"SyncReplicasOptimizer wraps a cf.train.Optimizer, got {type(opt).__name__}")
@@ -62,6 +74,11 @@ class SyncReplicasOptimizer(Optimizer):
         self._sparse_as_dense = sparse_as_dense
         self._average = average
         self.backup_ranks = int(backup_ranks)
+        if average_parameters and not opt.folds_gradient_scale:
+            raise InvalidArgumentError(
+                f"average_parameters=True needs an optimizer whose update is linear in the gradient (plain "
+                f"SGD); {type(opt).__name__} is not: its gradients are averaged instead")
+        self._average_parameters = average_parameters
         self.buckets: List[List[str]] = []  # names of the gradients in each bucket (for inspection)
         self._local_grads: List[Any] = []   # this rank's gradient tensors, as the collectives take them
         self._train_op: Optional[_g.Operation] = None
@@ -82,7 +99,10 @@ class SyncReplicasOptimizer(Optimizer):
         # free).  Not with backup ranks (the divisor changes per step), compression, or PS shards.
         fold = (self._average and not self.backup_ranks and self._compression == "none"
                 and self._opt.folds_gradient_scale and not split_sharded(pairs)[0])
-        if fold:
+        if fold and self._average_parameters is not False and (
+                self._sparse_as_dense or not any(isinstance(gr, IndexedSlices) for gr, _ in pairs)):
+            self._train_op = self._step_then_average(pairs, global_step, name)
+        elif fold:
             reduced = self.reduce_gradients(pairs, average=False)
             g = pairs[0][1].graph
             with g.as_default(), g.name_scope(self._name):
@@ -93,6 +113,31 @@ class SyncReplicasOptimizer(Optimizer):
             reduced = self.reduce_gradients(pairs)
             self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name)
         return self._train_op
+
+    def _step_then_average(self, pairs: List[Tuple[Any, Variable]], global_step: Optional[Variable],
+                           name: Optional[str]) -> _g.Operation:
+        """Each rank applies its own gradients; then the updated variables are averaged in
+        place, a bucket at a time, each bucket once its variables' updates ran (in the order
+        the backward pass produces their gradients, like gradient buckets)."""
+        g = pairs[0][1].graph
+        local = [(_g.convert_to_tensor(gr) if isinstance(gr, IndexedSlices) else gr, v) for gr, v in pairs]
+        if self._comm is not None and self._comm.size == 1:
+            return self._opt.apply_gradients(local, global_step=global_step, name=name)
+        dense = sorted([(i, gr, v) for i, (gr, v) in enumerate(local) if gr is not None],
+                       key=lambda item: item[1].op._id)
+        buckets = self._buckets(dense)
+
+        def average(updates: dict) -> List[_g.Operation]:
+            ops = []
+            with g.name_scope(self._name):
+                for b, bucket in enumerate(buckets):
+                    vs = [v for _, _, v in bucket]
+                    key = f"{self._name}/average{b}:" + ",".join(v.op.name for v in vs)
+                    with g.control_dependencies([updates[v] for v in vs]), g.device(vs[0].device):
+                        ops.append(average_variables(vs, key=key, name=f"average_bucket{b}"))
+                    self.buckets.append([v.op.name for v in vs])
+            return ops
+        return self._opt.apply_gradients(local, global_step=global_step, name=name, after_updates=average)
 
     def get_slot(self, var: Variable, name: str) -> Any:
         return self._opt.get_slot(var, name)
@@ -185,7 +230,8 @@ class SyncReplicasOptimizer(Optimizer):
             t = item[1]
             n = t.shape.num_elements()
             nbytes = (n if n is not None else 1 << 30) * t.dtype.itemsize
-            if cur and (self._fusion == 0 or size + nbytes > self._fusion or t.dtype != cur[0][1].dtype):
+            if cur and (self._fusion == 0 or size + nbytes > self._fusion or t.dtype != cur[0][1].dtype
+                        or item[2].device != cur[0][2].device):
                 buckets.append(cur)
                 cur, size = [], 0
             cur.append(item)

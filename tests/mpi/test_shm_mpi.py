@@ -240,3 +240,38 @@ def test_training_step_computes_gradients_into_the_arena(comm):
             np.testing.assert_array_equal(a, b)
         else:
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_sgd_variables_are_averaged_in_the_arena(comm):
+    """Plain SGD averages the updated variables in place: they live in the arena between
+    steps, the ranks' replicas are bit-identical, and training matches the gradient path."""
+    n, r = comm.size, comm.rank
+    rng = np.random.default_rng(r)
+    batches = [(rng.standard_normal((16, 50)), rng.integers(0, 4, 16).astype(np.int32)) for _ in range(3)]
+    finals = {}
+    for avg in (None, False):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (None, 50))
+            y = cf.placeholder(cf.int32, (None,))
+            w1 = cf.Variable(np.random.default_rng(1).normal(size=(50, 70)) * 0.1, name="w1")
+            b1 = cf.Variable(np.zeros(70), name="b1")
+            w2 = cf.Variable(np.random.default_rng(2).normal(size=(70, 4)) * 0.1, name="w2")
+            h = cf.nn.relu(cf.matmul(x, w1) + b1)
+            loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(h, w2)))
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.3), comm=comm,
+                                                 fusion_threshold_bytes=20_000, average_parameters=avg)
+            train = opt.minimize(loss)
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g, config={"comm": comm}) as s:
+            s.run(init)
+            for xb, yb in batches:
+                s.run(train, {x: xb, y: yb})
+            if avg is None:
+                assert len(opt.buckets) >= 2  # w1 (28 KB) alone, then the rest
+                states = [s.resources.variables[v.handle.op.attrs["shared_name"]] for v in (w1, b1, w2)]
+                assert all(comm._shm.offset_of(st.value) >= 0 for st in states)
+            finals[avg] = s.run([w1, b1, w2])
+    for a, b in zip(finals[None], finals[False]):
+        _same_on_every_rank(a)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -3,7 +3,9 @@
 FusedAllReduce sums a bucket of gradients across ranks in one collective (packed into one
 flat buffer, optionally compressed) and divides by the number of ranks that contributed.
 SparseAllGather concatenates every rank's IndexedSlices rows.  FusedBroadcast copies a
-list of tensors from the root rank to all ranks.
+list of tensors from the root rank to all ranks.  AverageVariables replaces a bucket of
+variables, in place, by their average over the ranks (one collective; the variables live
+in one flat buffer between steps).
 """
 from __future__ import annotations
 
@@ -37,6 +39,26 @@ register_op("FusedAllReduce", _fused_spec, stateful=True)
 register_op("FusedBroadcast", _same_spec, stateful=True)
 
 
+def _average_spec(op: _g.Operation) -> list:
+    from .state_ops import variable_dtype_shape
+    dts = []
+    for h in op.inputs:
+        if h.dtype != _dt.resource:
+            raise TypeError(f"AverageVariables takes variables' resource handles, got {h.dtype.name} ({h.name})")
+        dt, shp = variable_dtype_shape(h)
+        if not dt.is_floating or not shp.is_fully_defined():
+            raise ValueError(f"AverageVariables needs floating-point variables of static shape, got "
+                             f"{h.op.name!r} ({dt.name}, {shp})")
+        dts.append(dt)
+    if len(set(dts)) > 1:
+        raise ValueError(f"AverageVariables needs variables of one dtype, got {sorted({d.name for d in dts})}")
+    return []
+
+
+register_op("AverageVariables", _average_spec, stateful=True,
+            doc="Replaces variables, in place, by their average over the ranks (one collective).")
+
+
 def _sparse_gather_spec(op: _g.Operation) -> list:
     v, i = op.inputs
     inner = [None] + list(v.shape.dims[1:]) if v.shape.rank is not None else None
@@ -48,7 +70,7 @@ register_op("SparseAllGather", _sparse_gather_spec, stateful=True)
 # stateful: the value comes from the session's communicator, never fold it into a constant
 register_op("CommSize", lambda op: [(op.attrs["dtype"], TensorShape(()))], stateful=True,
             doc="The number of ranks of the session's communicator.")
-not_differentiable("FusedBroadcast", "SparseAllGather", "CommSize")
+not_differentiable("FusedBroadcast", "SparseAllGather", "CommSize", "AverageVariables")
 
 
 @register_gradient("FusedAllReduce")
@@ -82,3 +104,10 @@ def comm_size(dtype: Any = None, name: Optional[str] = None) -> _g.Tensor:
     """A scalar: how many ranks the session's communicator has (float32 unless `dtype`)."""
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.float32
     return make_op("CommSize", [], {"dtype": dt}, name=name or "CommSize").outputs[0]
+
+
+def average_variables(variables: Sequence[Any], key: str, name: Optional[str] = None) -> _g.Operation:
+    """The op that replaces each of `variables` (one dtype, static shapes) by its average over
+    the ranks, in place; `key` names the collective on every rank."""
+    hs = [getattr(v, "handle", v) for v in variables]
+    return make_op("AverageVariables", hs, {"key": key}, name=name or "AverageVariables")
