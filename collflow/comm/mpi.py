@@ -381,6 +381,7 @@ class MPICommunicator(Communicator):
         self._peer_last = [-1] * self._size
         self._peer_rec: List[Optional[bytes]] = [None] * self._size  # last record body of each peer
         self._mine: Dict[int, bytes] = {}                     # own record bodies by sequence number
+        self._mine_limit = 256                                # prune _mine beyond this many
         self._theirs: Dict[int, Dict[int, bytes]] = {}        # records of peers ahead of this rank
         self._templates: Dict[Signature, np.ndarray] = {}     # encoded records, reused every step
         self._last_drain = 0.0
@@ -673,7 +674,11 @@ class MPICommunicator(Communicator):
                 self._templates[sig] = tpl
         return tpl
 
-    def _announce(self, seq: int, sig: Signature, wait_now: bool = False) -> None:
+    def _announce(self, seq: int, sig: Signature, wait_now: bool = False, send: bool = True) -> bytes:
+        """Records collective #seq as this rank's (compared with the peers' records of it, now
+        if theirs came first, else when they arrive) and sends the record to every peer.
+        send=False (shared-memory collectives, whose records the peers read in shared
+        memory): only recorded, so a peer's MPI collective issued as #seq is still caught."""
         buf = self._template(sig).copy()
         buf[0] = seq
         buf[_REC_MODE] = int(wait_now)
@@ -687,16 +692,25 @@ class MPICommunicator(Communicator):
                 self._break(err)
                 raise error_copy(err)
         self._mine[seq] = mine
-        isend = self._ctl.Isend
-        for p in range(self._size):
-            if p != self._rank:
-                self._sends.append((isend(buf, dest=p, tag=_TAG_ARRIVE), buf))
-        if len(self._mine) > 256:
+        if send:
+            isend = self._ctl.Isend
+            for p in range(self._size):
+                if p != self._rank:
+                    self._sends.append((isend(buf, dest=p, tag=_TAG_ARRIVE), buf))
+        if len(self._mine) > self._mine_limit:
             lo = min(v for p, v in enumerate(self._peer_last) if p != self._rank)
             for k in [k for k in self._mine if k <= lo]:
                 del self._mine[k]
             for k in [k for k in self._votes if k <= lo - 256]:
                 del self._votes[k]
+            if len(self._mine) > 4096:
+                # peers that send no records (their collectives ran in shared memory) leave
+                # lo behind: keep the newest; a record 4096 collectives late is not waited for
+                for k in sorted(self._mine)[:-4096]:
+                    del self._mine[k]
+            # next pass once it has doubled: pruning stays O(1) per collective
+            self._mine_limit = max(256, 2 * len(self._mine))
+        return mine
 
     # -- progress (called with self._lock held) -------------------------------------------------
     def _poll_locked(self, drain: bool = True) -> None:
@@ -869,11 +883,19 @@ class MPICommunicator(Communicator):
                 for d in list(self._deferred):
                     self._resolve(d)
             with self._lock:
-                self._check_usable()
+                # MPI calls cost tens of microseconds here: control messages are read at
+                # most every millisecond (a wait polls them anyway)
+                if time.monotonic() - self._last_drain >= 1e-3:
+                    self._drain_ctl()
+                if self._broken is not None:
+                    self._fail_inflight()
+                    self._raise_broken()
                 seq = self._seq
-                h = _ShmHandle(self, seq, sig, shm.start(x, out, op, seq, self._template(sig).tobytes()[8:]))
-                if self._track:
-                    self._announce(seq, sig)
+                # the peers compare records in shared memory; this rank's is kept for a peer
+                # that issues an MPI collective as #seq (its record then names both)
+                record = self._announce(seq, sig, send=False) if self._track else \
+                    self._template(sig).tobytes()[8:]
+                h = _ShmHandle(self, seq, sig, shm.start(x, out, op, seq, record))
                 self._seq += 1
                 if self.timeline is not None:
                     h._t0 = time.perf_counter()
@@ -980,14 +1002,22 @@ class MPICommunicator(Communicator):
             "Every rank must issue the same collectives (names, shapes, dtypes) in the same order")
 
     def _shm_timeout_error(self, h: _ShmHandle, timeout: float, missing: List[int]) -> CollflowError:
+        shm = self._shm
+        assert shm is not None
         notes = []
         for p in missing:
-            if self._track and self._peer_last[p] < h.seq:
-                b = self._peer_rec[p]
-                notes.append(f"rank {p} has started no collective" if b is None else
-                             f"rank {p} is at collective #{self._peer_last[p]} {_body_signature(b).describe()}")
-            else:
+            # where the peer is: its last MPI record or the last collective it entered in
+            # shared memory, whichever is newer
+            last, body = self._peer_last[p], self._peer_rec[p]
+            pseq, pbody = shm.published(p)
+            if pbody.strip(b"\0") and pseq > last:
+                last, body = pseq, pbody
+            if last >= h.seq:
                 notes.append(f"rank {p} started it but did not reach the shared-memory exchange (stuck or dead?)")
+            elif body is None or last < 0:
+                notes.append(f"rank {p} has started no collective")
+            else:
+                notes.append(f"rank {p} is at collective #{last} {_body_signature(body).describe()}")
         return _missing_error(f"{h.description} on rank {self._rank}", timeout, missing,
                               f" ({'; '.join(notes)})" if notes else "")
 

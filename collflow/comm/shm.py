@@ -467,7 +467,8 @@ class ShmWorld:
 
     def _reduce_owned(self, o: "ShmOp") -> None:
         """Rank r's elements [lo, hi) of the piece: reduced over every rank's input in rank
-        order, written into this rank's output and every peer's."""
+        order, written into this rank's output and every peer's.  (Doing it a cache-sized
+        block at a time measured slower: 0.77-0.88 ms against 0.57 ms for 7.4 MB, 2 ranks.)"""
         lo, hi, a, isz, dt = o.lo, o.hi, o.a, o.isz, o.dtype
         if hi <= lo:
             return
