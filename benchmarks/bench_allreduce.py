@@ -9,7 +9,10 @@ under mpiexec).
         so the bucket is all-reduced straight from the gradient, no pack), run by `Session.run`;
       - for the record: the averaging FusedAllReduce (reduce_gradients' default and the path of
         optimizers that cannot fold the scale: a scaling copy into the send buffer);
-      - torch.distributed gloo `all_reduce`, for the record.
+      - torch.distributed gloo `all_reduce`, for the record;
+      - for the record: `comm.allreduce` of a gradient already in the communicator's memory
+        (`comm.empty`, where gradients computed into fusion buckets are), and the graph and
+        comm paths over MPI's own collectives (`MPICommunicator(shm=False)`).
       Reported as bytes/s (payload bytes / time) and the ratio to raw.  Target: >= 0.95x raw.
   (b) 200 gradients of 10 KiB (2 MB in all):
       - raw: ONE Allreduce of all 2 MB (the reference) and, for the record, 200 Allreduce calls;
@@ -21,8 +24,13 @@ under mpiexec).
         them): written straight into the bucket's send buffer (the executor's bucket views, no
         packing copy), and the same with bucket views off (packed), and the producers alone;
       - for the record, the hand-written equivalent: NumPy computing the 200 gradients into one
-        buffer, then ONE raw Allreduce (and those products alone).
+        buffer, then ONE raw Allreduce (and those products alone);
+      - for the record, the fused graph path over MPI's own collectives (shm=False).
       Target: fused collflow <= 1.2x the time of the ONE raw all-reduce.
+
+The default communicator all-reduces through shared memory when every rank is on one host
+(collflow/comm/shm.py; the run prints which transport it had): rows that name no transport
+use it.
 
 Every repeat runs every method in turn (interleaved, after a barrier); a repeat's value for a
 method is the median of up to `--number` consecutive calls (fewer for slow methods: about
@@ -113,6 +121,9 @@ def worker(args: argparse.Namespace) -> None:
     # SyncReplicasOptimizer's default bucket size (64 MiB): each case fits one bucket
     from collflow.train.sync_replicas import DEFAULT_FUSION_BYTES
     comm = cf.comm.init(backend="mpi", timeout=120)
+    # the same paths over MPI's own collectives, for the record (the default communicator
+    # all-reduces through shared memory when every rank is on one host, as here)
+    mpi_comm = cf.comm.MPICommunicator(timeout=120, shm=False)
     world = MPI.COMM_WORLD
     r, n = world.rank, world.size
     rng = np.random.default_rng(r)
@@ -124,6 +135,10 @@ def worker(args: argparse.Namespace) -> None:
     comm_out = np.empty_like(big)
     sess_a, op_a, buckets_a = _graph_reduce(cf, comm, [big], DEFAULT_FUSION_BYTES)
     assert len(buckets_a) == 1
+    sess_am, op_am, _ = _graph_reduce(cf, mpi_comm, [big], DEFAULT_FUSION_BYTES)
+    big_arena = comm.empty(big.shape, big.dtype)  # a gradient already in the communicator's memory
+    big_arena[...] = big
+    big_arena_out = comm.empty(big.shape, big.dtype)
     sess_av, op_av, _ = _graph_reduce(cf, comm, [big], DEFAULT_FUSION_BYTES, average=True)
     # (b) 200 small gradients
     smalls = [rng.standard_normal(SMALL_BYTES // 4).astype(np.float32) for _ in range(SMALL_COUNT)]
@@ -132,6 +147,7 @@ def worker(args: argparse.Namespace) -> None:
     small_outs = [np.empty_like(a) for a in smalls]
     sess_b, op_b, buckets_b = _graph_reduce(cf, comm, smalls, DEFAULT_FUSION_BYTES)
     assert len(buckets_b) == 1, buckets_b
+    sess_bm, op_bm, _ = _graph_reduce(cf, mpi_comm, smalls, DEFAULT_FUSION_BYTES)
     sess_bv, op_bv, _ = _graph_reduce(cf, comm, smalls, DEFAULT_FUSION_BYTES, average=True)
     sess_u, ops_u, buckets_u = _graph_reduce(cf, comm, smalls, 0)
     assert len(buckets_u) == SMALL_COUNT
@@ -150,10 +166,13 @@ def worker(args: argparse.Namespace) -> None:
     np.testing.assert_allclose(sess_a.run(op_a.outputs[0]), want, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(sess_av.run(op_av.outputs[0]), want / n, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(comm.allreduce(big), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sess_am.run(op_am.outputs[0]), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(comm.allreduce(big_arena, out=big_arena_out), want, rtol=1e-6, atol=1e-6)
     world.Allreduce(flat, flat_out, op=MPI.SUM)
     part = flat_out[7 * smalls[0].size:8 * smalls[0].size]
     np.testing.assert_allclose(sess_b.run(op_b.outputs[7]), part, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(sess_bv.run(op_bv.outputs[7]), part / n, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sess_bm.run(op_bm.outputs[7]), part, rtol=1e-6, atol=1e-6)
     for sc, oc in ((sess_c, op_c), (sess_cp, op_cp)):
         np.testing.assert_allclose(sc.run(oc.outputs[7]), part, rtol=1e-6, atol=1e-6)
     sess_c.run(op_c)
@@ -201,6 +220,10 @@ def worker(args: argparse.Namespace) -> None:
         "collflow comm.allreduce": lambda: comm.allreduce(big, out=comm_out),
         "collflow graph FusedAllReduce (Session.run)": lambda: sess_a.run(op_a),
         "collflow graph, averaged (reduce_gradients default)": lambda: sess_av.run(op_av),
+        "collflow comm.allreduce, gradient in comm.empty memory": lambda: comm.allreduce(big_arena,
+                                                                                        out=big_arena_out),
+        "collflow graph FusedAllReduce, MPI transport (shm=False)": lambda: sess_am.run(op_am),
+        "collflow comm.allreduce, MPI transport (shm=False)": lambda: mpi_comm.allreduce(big, out=comm_out),
         "diagnostic: raw Allreduce into a fresh buffer": raw_big_fresh,
         "diagnostic: raw Iallreduce + Wait": iraw_big,
         "diagnostic: raw Iallreduce + Wait, fresh buffer": iraw_big_fresh,
@@ -209,6 +232,7 @@ def worker(args: argparse.Namespace) -> None:
         "raw mpi4py, ONE Allreduce of 2 MB": raw_one,
         "collflow graph, fused (1 bucket)": lambda: sess_b.run(op_b),
         "collflow graph, fused, averaged": lambda: sess_bv.run(op_bv),
+        "collflow graph, fused, MPI transport (shm=False)": lambda: sess_bm.run(op_bm),
         "raw mpi4py, 200 Allreduce calls": raw_each,
         "collflow graph, unfused (200 ops)": lambda: sess_u.run(ops_u),
         "diagnostic: the 200 variable reads alone": lambda: sess_b.run(reads_target),
@@ -266,9 +290,10 @@ def worker(args: argparse.Namespace) -> None:
     res_b = measure(methods_b, args.number * 2)
     load_after = common.load_average()
     stats = dict(comm.stats)
-    for s in (sess_a, sess_av, sess_b, sess_bv, sess_c, sess_cp):
+    for s in (sess_a, sess_av, sess_b, sess_bv, sess_c, sess_cp, sess_am, sess_bm):
         s.close()
     sess_u.close()
+    mpi_comm.close()
     if torch is not None and "torch.distributed gloo all_reduce" in methods_a:
         import torch.distributed as dist
         dist.destroy_process_group()
@@ -277,6 +302,8 @@ def worker(args: argparse.Namespace) -> None:
                    load_before=load_before, load_after=load_after,
                    comm_stats={k: v for k, v in stats.items() if v},
                    graph_buckets={"a": len(buckets_a), "b_fused": len(buckets_b), "b_unfused": len(buckets_u)},
+                   transport=("shared memory (collflow.comm.shm)" if comm.shm_active
+                              else f"MPI ({comm.shm_reason})"),
                    mpi_library=MPI.Get_library_version().splitlines()[0].strip(),
                    mpi4py=__import__("mpi4py").__version__)
         print("RESULT " + json.dumps(out), flush=True)
@@ -363,12 +390,14 @@ def main() -> None:
         "load_average_before": res["load_before"], "load_average_after": res["load_after"],
         "a_16MiB": out_a, "b_200x10KiB": out_b, "targets": targets,
         "graph_buckets": res["graph_buckets"], "comm_stats_rank0": res["comm_stats"], "notes": notes,
+        "transport": res["transport"],
     }
     path = common.save_results("bench_allreduce", payload)
     print(f"load average (1/5/15 min): before {res['load_before']}, after {res['load_after']}")
     for nt in notes:
         print("note:", nt)
     print(f"results: {path}")
+    print(f"collflow's all-reduces (rows without a transport named): {res['transport']}")
     print(f"\n(a) one 16 MiB float32 gradient, np={res['np']} (median of {args.repeats} repeats x "
           f"up to {args.number} calls, slower rank)")
     print(common.fmt_table(["method", "median ms", "min ms", "GB/s", "x raw bytes/s"], rows_a))

@@ -2,7 +2,9 @@
 2 ranks with overlap on vs off (launches itself under mpiexec, OMP_NUM_THREADS=1 per rank).
 
 Model: MLP 784-2048-2048-2048-10 (ReLU), float32, batch 128 per rank, SGD through
-SyncReplicasOptimizer with 4 MiB fusion buckets (about 38 MB of gradients in several buckets).
+SyncReplicasOptimizer with 4 MiB fusion buckets (about 38 MB of gradients in several buckets),
+gradients all-reduced (average_parameters=False: this measures the gradient path, which
+every optimizer but plain SGD takes).
 
   - overlap on:  each bucket's FusedAllReduce is issued as soon as its gradients exist (the
                  optimizer's normal graph) and posted to MPI at once (comm.overlap, the
@@ -19,7 +21,13 @@ and, for the record:
                  only start after the last gradient: no overlap either);
   - compute only: the same step without SyncReplicasOptimizer (no communication at all; both
                  ranks still run side by side): the floor for any overlap;
-  - all-reduce only: the 4 MiB buckets' all-reduces of the same gradient sizes with no compute.
+  - all-reduce only: the 4 MiB buckets' all-reduces of the same gradient sizes with no compute;
+  - SGD's default: SyncReplicasOptimizer's own road for plain SGD (each rank steps, then
+    the updated variables are averaged in place, 4 MiB buckets).
+
+On one host the all-reduces run through shared memory (collflow/comm/shm.py); there the
+progress thread reduces in the background only when the host has a core to spare
+(`comm.shm_background`; the run records both).
 
 Each repeat runs every variant for `--steps` steps (interleaved, after a barrier); a repeat's
 value is the median step of the slower rank; the table shows the median over repeats.  One
@@ -50,7 +58,7 @@ LR = 1e-3
 
 
 def build(cf: Any, comm: Any, variant: str) -> Dict[str, Any]:
-    """One variant's graph and session: variant in {on, off, one_bucket, compute_only}."""
+    """One variant's graph and session: variant in {on, deferred, off, one_bucket, compute_only, sgd_default}."""
     from collflow import models
     g = cf.Graph()
     with g.as_default():
@@ -60,8 +68,9 @@ def build(cf: Any, comm: Any, variant: str) -> Dict[str, Any]:
         if variant == "compute_only":
             train = sgd.minimize(m.loss, var_list=m.variables)
         else:
-            fusion = FUSION if variant in ("on", "deferred", "off") else 64 << 20
-            opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=fusion)
+            fusion = FUSION if variant in ("on", "deferred", "off", "sgd_default") else 64 << 20
+            opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=fusion,
+                                                 average_parameters=None if variant == "sgd_default" else False)
             gv = opt.compute_gradients(m.loss, var_list=m.variables)
             if variant == "off":
                 # the gate: every gradient waits for every other, i.e. for the whole backward pass
@@ -110,7 +119,8 @@ def worker(args: argparse.Namespace) -> None:
              "deferred": "comm.overlap=False: the same buckets, each posted at its wait",
              "off": "overlap off: 4 MiB buckets gated after the whole backward",
              "one_bucket": "one 64 MiB bucket (default fusion), for the record",
-             "compute_only": "compute only: no all-reduce (floor), for the record"}
+             "compute_only": "compute only: no all-reduce (floor), for the record",
+             "sgd_default": "SGD's default: step, then average the variables (4 MiB), for the record"}
     variants = {k: build(cf, comm, k) for k in names}
     feeds = {k: {v["m"].x: x, v["m"].y: y} for k, v in variants.items()}
 
@@ -180,6 +190,8 @@ def worker(args: argparse.Namespace) -> None:
     ar_sess.close()
     if r == 0:
         out = dict(np=n, per=per, names=names, load_before=load_before, load_after=load_after, traces=traces,
+                   transport=("shared memory (collflow.comm.shm)" if comm.shm_active else f"MPI ({comm.shm_reason})"),
+                   shm_background=bool(getattr(comm, "shm_background", False)),
                    buckets={k: variants[k]["buckets"] for k in ("on", "off", "one_bucket")},
                    grad_bytes=int(sum(int(np.prod(vv.shape.as_list())) * 4 for vv in variants["on"]["m"].variables)))
         print("RESULT " + json.dumps(out), flush=True)
@@ -223,6 +235,7 @@ def main() -> None:
         "load_average_before": res["load_before"], "load_average_after": res["load_after"],
         "variants": {k: dict(s[k], name=res["names"][k], per_repeat_s=res["per"][k]) for k in s},
         "summary": summary, "buckets": res["buckets"], "traced_step": res["traces"], "notes": notes,
+        "transport": res["transport"], "shm_background": res["shm_background"],
     }
     path = common.save_results("bench_overlap", payload)
     print(f"load average (1/5/15 min): before {res['load_before']}, after {res['load_after']}")
@@ -235,16 +248,20 @@ def main() -> None:
               + ", ".join(f"{t:.1f}" for t in tr["allreduce_issued_ms"]) + " ms; plan: MatMuls before each: "
               + str(tr["plan"].get("matmuls_before_each_allreduce")) + f" of {tr['plan'].get('matmuls')}")
     print(f"results: {path}")
+    print(f"transport: {res['transport']}; background reduction (a core to spare): {res['shm_background']}")
     print(f"\nMLP {'-'.join(map(str, SIZES))}, batch {args.batch}/rank, np={res['np']}, "
           f"{res['grad_bytes'] / 1e6:.1f} MB of gradients (median of {args.repeats} repeats x {args.steps} steps, "
           "slower rank)")
     rows = [[res["names"][k], s[k]["median"] * 1e3, s[k]["min"] * 1e3, s[k]["median"] / t_on]
-            for k in ("on", "deferred", "off", "one_bucket", "compute_only", "allreduce_only")]
+            for k in ("on", "deferred", "off", "one_bucket", "compute_only", "allreduce_only", "sgd_default")]
     print(common.fmt_table(["variant", "median step ms", "min ms", "x overlap on"], rows))
     print(f"\noverlap off / on = {ratio:.3f}; communication cost over compute-only: off {exposed_off * 1e3:.1f} ms, "
           f"on {exposed_on * 1e3:.1f} ms"
           + (f" (overlap removes {hidden * 100:.0f}% of it)" if hidden is not None else ""))
     print(f"deferred to the waits (comm.overlap=False): {t_def * 1e3:.1f} ms/step = {t_def / t_on:.3f}x overlap on")
+    t_sgd = s["sgd_default"]["median"]
+    print(f"SGD's default (averaged variables): {t_sgd * 1e3:.1f} ms/step, {(t_sgd - t_cmp) * 1e3:.1f} ms over "
+          f"compute-only (the gradient path with overlap: {exposed_on * 1e3:.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@ itself under mpiexec once per np; OMP_NUM_THREADS=1 per rank, so one rank is one
 
 Model: MLP 784-1024-1024-10 (ReLU), float32, SGD through SyncReplicasOptimizer (4 MiB fusion
 buckets), the same program at every np (at np=1 cf.comm.init() gives the local communicator).
+For plain SGD the optimizer steps on each rank and averages the updated variables in place
+(its default, average_parameters); the gradient path (average_parameters=False: all-reduce
+the gradients, then apply them) is timed too, for the record.  On one host collflow's
+all-reduces run through shared memory (collflow/comm/shm.py; the run says which transport).
   - weak scaling:   fixed per-rank batch (default 256): global batch = 256 x np;
   - strong scaling: fixed global batch (default 768): per-rank batch = 768 / np.
 Throughput = global batch / step time, the step time being the median over `--steps` steps
@@ -51,12 +55,12 @@ def worker(args: argparse.Namespace) -> None:
     if args.global_batch % n:
         raise SystemExit(f"--global-batch {args.global_batch} is not divisible by np={n}")
 
-    def build(batch: int, sync: bool) -> Any:
+    def build(batch: int, sync: bool, average_parameters: Any = None) -> Any:
         g = cf.Graph()
         with g.as_default():
             sgd = cf.train.GradientDescentOptimizer(LR)
-            opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=args.fusion_mb << 20) \
-                if sync else sgd
+            opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=args.fusion_mb << 20,
+                                                 average_parameters=average_parameters) if sync else sgd
             m = models.build_mlp(SIZES[0], SIZES[1:-1], SIZES[-1], optimizer=opt, seed=0, global_step=False)
             init = cf.global_variables_initializer()
             bcast = cf.train.broadcast_global_variables(0) if sync else None
@@ -77,6 +81,9 @@ def worker(args: argparse.Namespace) -> None:
         return sess, step
 
     runs = {mode: build(b, True) for mode, b in per_rank.items()}
+    # for the record: the gradient path (all-reduce the gradients, then apply them), which
+    # plain SGD leaves for averaging the updated variables and every other optimizer takes
+    runs["weak_grad"] = build(per_rank["weak"], True, average_parameters=False)
     # for the record: the same per-rank step without the SyncReplicasOptimizer wrapper (no
     # all-reduce).  At np=1 it is the wrapper's cost; at np > 1 every rank runs it at once, so
     # it measures what the ranks' compute alone loses to sharing the machine (cores, memory
@@ -113,8 +120,11 @@ def worker(args: argparse.Namespace) -> None:
         if sess is not None:
             sess.close()
     if r == 0:
+        transport = ("shared memory (collflow.comm.shm)" if getattr(comm, "shm_active", False)
+                     else "MPI" if comm.backend == "mpi" else comm.backend)
         print("RESULT " + json.dumps(dict(np=n, per_rank=per_rank, step_s=per, load_before=load_before,
-                                          load_after=load_after, backend=comm.backend)), flush=True)
+                                          load_after=load_after, backend=comm.backend, transport=transport)),
+              flush=True)
 
 
 # -- the driver ---------------------------------------------------------------------------------
@@ -191,7 +201,7 @@ def main() -> None:
             for mode, v in res["step_s"].items():
                 step_s[k].setdefault(mode, []).extend(v)
             launches.append(dict(round=rnd, np=k, load_before=res["load_before"], load_after=res["load_after"],
-                                 backend=res["backend"], per_rank=res["per_rank"]))
+                                 backend=res["backend"], transport=res.get("transport"), per_rank=res["per_rank"]))
             print(f"round {rnd} np={k} ({res['backend']}): " + ", ".join(
                 f"{mode} {common.median(v) * 1e3:.1f} ms/step" for mode, v in res["step_s"].items())
                 + f"; load {res['load_before']} -> {res['load_after']}", flush=True)
@@ -239,6 +249,17 @@ def main() -> None:
                                  "data-parallel scheme can reach on this machine; comm_overhead_s = weak "
                                  "step minus this step at the same np; raw_allreduce_s = raw mpi4py "
                                  "Allreduce calls of the same gradients (one per variable), no compute")
+    grad_path = {}
+    for k in nps:
+        gp = step_s[k].get("weak_grad")
+        if gp:
+            grad_path[k] = dict(common.summarize(gp), efficiency=(args.per_rank * k / common.median(gp))
+                                / (k * thr["weak"][1]))
+    if grad_path:
+        table["weak_gradient_path"] = dict(
+            per_np=grad_path, note="SGD with average_parameters=False: gradients all-reduced, then applied "
+                                   "(the road of every optimizer but plain SGD); efficiency against the "
+                                   "default weak step at np=1")
     eff2 = eff["weak"].get(2)
     targets = {"weak_efficiency_np2": {"value": eff2, "target": ">= 0.95", "met": eff2 is not None and eff2 >= 0.95,
                                        "baseline": "np=1 running the same program (SyncReplicasOptimizer, "
@@ -297,6 +318,13 @@ def main() -> None:
                                  f"{100 * c['efficiency']:.1f}%", c["comm_overhead_s"] * 1e3,
                                  c["raw_allreduce_s"] * 1e3 if "raw_allreduce_s" in c else "-"]
                                 for k, c in ceiling.items()]))
+    if grad_path:
+        print("\nfor the record, the gradient path (average_parameters=False: all-reduce gradients, then apply): "
+              + ", ".join(f"np={k} {g['median'] * 1e3:.2f} ms ({100 * g['efficiency']:.1f}%)"
+                          for k, g in grad_path.items()))
+    tr = sorted({ln.get("transport") for ln in launches if ln["np"] > 1 and ln.get("transport")})
+    if tr:
+        print("collflow's all-reduces at np > 1: " + ", ".join(tr))
     t = targets["weak_efficiency_np2"]
     if t["value"] is not None:
         print(f"\ntarget: weak-scaling efficiency at np=2 {100 * t['value']:.1f}% (want >= 95%) -> "
