@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gradient compression on the wire (default none)")
     d.add_argument("--backup-ranks", type=int, default=0,
                    help="each step aggregates the first (world size - b) ranks to finish (default 0)")
+    d.add_argument("--no-average-parameters", dest="average_parameters", action="store_false",
+                   help="plain SGD: all-reduce the gradients, then apply them (default: each rank steps, "
+                        "then the updated variables are averaged in place, the same update)")
     d.add_argument("--straggler-rank", type=int, default=None, help="inject a delay into this rank's every step")
     d.add_argument("--straggler-delay", type=float, default=0.0, help="seconds of injected delay (with --straggler-rank)")
     d.add_argument("--straggler-random", type=float, default=None, metavar="MAX_S",
@@ -270,7 +273,7 @@ def build_model(a: argparse.Namespace, ds: cfdata.Dataset, comm: Any = None) -> 
         # gradients -> fusion buckets -> (compression) -> all-reduce -> average -> the optimizer
         opt = sync = cf.train.SyncReplicasOptimizer(
             opt, comm=comm, fusion_threshold_bytes=int(a.fusion_mb * (1 << 20)), compression=a.compression,
-            backup_ranks=a.backup_ranks)
+            backup_ranks=a.backup_ranks, average_parameters=None if a.average_parameters else False)
     if a.model == "lstm":
         m = cfrnn.build_char_lm(ds.num_classes, embed_dim=a.embed, hidden=a.hidden, seq_len=a.seq_len,
                                 optimizer=opt, seed=a.seed)
@@ -531,6 +534,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "compression": a.compression,
         "fusion_mb": a.fusion_mb,
         "backup_ranks": a.backup_ranks,
+        # how gradients or variables are combined: shared memory on one host, else MPI
+        "transport": ("shared memory" if getattr(comm, "shm_active", False) else
+                      "mpi" if comm.backend == "mpi" else "none"),
+        "average_parameters": bool(sync is not None and "AverageVariables" in {o.type for o in g.get_operations()}),
     }
     if a.backup_ranks:
         metrics["late_steps_per_rank"] = late_counts
