@@ -84,7 +84,8 @@ def test_sgd_variable_averaging_on_gpu_matches_cpu():
             w = cf.Variable(np.random.default_rng(0).normal(size=(6, 3)), name="w")
             b = cf.Variable(np.zeros(3), name="b")
             loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(x, w) + b))
-            train = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.5), comm=c).minimize(loss)
+            train = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.5), comm=c,
+                                                   average_parameters=True).minimize(loss)
             init = cf.global_variables_initializer()
         rng = np.random.default_rng(c.rank)
         with cf.Session(graph=g, config={"comm": c, "device": dev}) as s:

@@ -2,6 +2,7 @@
 reduction, and when the engine is used at all (tests/mpi/test_shm_mpi.py runs the whole)."""
 import os
 import platform
+import warnings
 
 import numpy as np
 import pytest
@@ -58,17 +59,35 @@ def test_pool_falls_back_when_pages_cannot_be_reserved(tmp_path, monkeypatch):
         os.close(fd)
 
 
+def test_pool_release_never_waits_for_its_lock(tmp_path):
+    """Finalizers release blocks, also inside a garbage collection that starts while this
+    thread holds the pool's lock (in alloc): the release is queued, never a deadlock."""
+    p, fd = _pool(tmp_path)
+    try:
+        a = p.alloc(256)
+        with p.lock:                 # as if a collection ran inside alloc()
+            p.release(a, 256)        # returns at once
+            assert p.in_use == 256
+        assert p.alloc(64) == a      # the next call under the lock puts it back first
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_owner_reduction_in_rank_order(op, n):
     rng = np.random.default_rng(n)
     srcs = [rng.standard_normal(100).astype(np.float32) for _ in range(n)]
-    f = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}[op]
-    want = srcs[0].copy()
-    for s in srcs[1:]:
-        f(want, s, out=want)
-    if op == "mean":
-        want /= np.float32(n)
+    if op == "mean":  # s0 + sum of the differences / n
+        d = srcs[1] - srcs[0]
+        for s in srcs[2:]:
+            d += s - srcs[0]
+        want = srcs[0] + d / np.float32(n)
+    else:
+        f = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}[op]
+        want = srcs[0].copy()
+        for s in srcs[1:]:
+            f(want, s, out=want)
     out = np.empty(100, np.float32)
     shm._reduce(srcs, out, op)
     np.testing.assert_array_equal(out, want)
@@ -77,6 +96,34 @@ def test_owner_reduction_in_rank_order(op, n):
         inputs = [s.copy() for s in srcs]
         shm._reduce(inputs, inputs[k], op)
         np.testing.assert_array_equal(inputs[k], want)
+
+
+@pytest.mark.parametrize("n", [2, 3, 8])
+def test_mean_of_equal_replicas_is_exact(n):
+    """Replicas averaged every step must not creep: the mean of n equal arrays is that array
+    (sum / n is not: 3 * w rounds), and of arrays a small step apart it is that step, rounded
+    about once."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(10_000).astype(np.float32)
+    out = np.empty_like(w)
+    shm._reduce([w] * n, out, "mean")
+    np.testing.assert_array_equal(out, w)
+    reps = [w + rng.standard_normal(w.size).astype(np.float32) * 1e-3 for _ in range(n)]
+    exact = np.mean([r.astype(np.float64) for r in reps], axis=0)
+    shm._reduce(reps, out, "mean")
+    err = np.abs(out.astype(np.float64) - exact) / np.spacing(np.max(np.abs(reps), axis=0))
+    assert err.max() <= 1.5  # about one rounding, however many ranks (sum / n: 2.25 ulp at n=8)
+
+
+def test_float16_mean_does_not_overflow_or_warn():
+    big = np.full(4, 40000.0, np.float16)
+    out = np.empty(4, np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shm._reduce([big, big], out, "mean")           # (a + b) / 2 would be inf
+        np.testing.assert_array_equal(out, big)
+        shm._reduce([big, big], out, "sum")            # a true overflow: inf, no warning
+        assert np.isinf(out).all()
 
 
 def test_owner_reduction_of_bools_and_float16():

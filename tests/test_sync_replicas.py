@@ -453,7 +453,7 @@ def test_sgd_averages_the_updated_variables_instead_of_the_gradients(n):
             types = [op.type for op in s.plan_for(train, {x: xb, y: yb}).ops]
             return s.run(vs), types
 
-    on = ThreadWorld(n, timeout=30).run(lambda c: rank(c, None))
+    on = ThreadWorld(n, timeout=30).run(lambda c: rank(c, True))
     off = ThreadWorld(n, timeout=30).run(lambda c: rank(c, False))
     for r in range(n):
         (vals_on, types_on), (vals_off, types_off) = on[r], off[r]
@@ -467,7 +467,7 @@ def test_sgd_averages_the_updated_variables_instead_of_the_gradients(n):
 
 def test_variables_live_in_their_bucket_and_fetched_values_stay_snapshots():
     def rank(c):
-        g, x, y, train, init, vs, opt = _sgd_model(c, None)
+        g, x, y, train, init, vs, opt = _sgd_model(c, True)
         batches = _batches(c.rank)
         with cf.Session(graph=g, config={"comm": c}) as s:
             s.run(init)
@@ -497,12 +497,44 @@ def test_average_parameters_only_where_the_update_is_linear_in_the_gradient():
     with pytest.raises(cf.errors.InvalidArgumentError, match="linear in the gradient"):
         cf.train.SyncReplicasOptimizer(cf.train.AdamOptimizer(0.1), average_parameters=True)
 
-    def rank(c, sparse_as_dense):
-        g, *_, opt = _sgd_model(c, None, embedding=True, sparse_as_dense=sparse_as_dense)
+    def rank(c, avg, sparse_as_dense):
+        g, *_, opt = _sgd_model(c, avg, embedding=True, sparse_as_dense=sparse_as_dense)
         return sorted({op.type for op in g.get_operations()})
 
     # an embedding's IndexedSlices gradient: never a dense average of the table unless asked
-    types = ThreadWorld(2, timeout=30).run(lambda c: rank(c, False))[0]
+    types = ThreadWorld(2, timeout=30).run(lambda c: rank(c, None, False))[0]
     assert "SparseAllGather" in types and "AverageVariables" not in types
-    types = ThreadWorld(2, timeout=30).run(lambda c: rank(c, True))[0]
+    with pytest.raises(cf.errors.InvalidArgumentError, match="average the whole table"):
+        ThreadWorld(2, timeout=30).run(lambda c: rank(c, True, False))
+    types = ThreadWorld(2, timeout=30).run(lambda c: rank(c, True, True))[0]
     assert "AverageVariables" in types and "SparseAllGather" not in types
+
+
+def test_by_default_variables_are_averaged_only_through_shared_memory():
+    """The default road depends on the communicator: shared memory (where the mean is exact
+    for equal replicas) averages variables; other transports average gradients."""
+    class SharedMemoryLike:  # what SyncReplicasOptimizer reads of a communicator at build time
+        size, shm_active = 2, True
+    for comm, want in ((SharedMemoryLike(), True), (ThreadWorld(2).comm(0), False)):
+        g = cf.Graph()
+        with g.as_default():
+            w = cf.Variable(np.ones((3, 2)), name="w")
+            x = cf.placeholder(cf.float64, (None, 3))
+            cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=comm).minimize(
+                cf.reduce_sum(cf.matmul(x, w)))
+        assert ("AverageVariables" in {op.type for op in g.get_operations()}) == want
+
+
+def test_variables_of_unknown_shape_keep_the_gradient_road():
+    def build(avg):
+        g = cf.Graph()
+        with g.as_default():
+            w = cf.Variable(np.ones((3, 2)), shape=(None, 2), name="w")
+            x = cf.placeholder(cf.float64, (None, 3))
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1),
+                                                 comm=ThreadWorld(2).comm(0), average_parameters=avg)
+            opt.minimize(cf.reduce_sum(cf.matmul(x, w)))
+        return {op.type for op in g.get_operations()}
+    assert "FusedAllReduce" in build(None)
+    with pytest.raises(cf.errors.InvalidArgumentError, match="unknown shape"):
+        build(True)

@@ -75,7 +75,7 @@ def test_timeline_is_a_chrome_trace_of_the_events():
         cf.Timeline(md)
 
 
-@pytest.mark.parametrize("average_parameters,collective", [(False, "FusedAllReduce"), (None, "AverageVariables")])
+@pytest.mark.parametrize("average_parameters,collective", [(False, "FusedAllReduce"), (True, "AverageVariables")])
 def test_collectives_show_their_launch_and_their_wait(average_parameters, collective):
     def rank(c):
         g = cf.Graph()

@@ -487,6 +487,8 @@ class _ParamBucket:
 
     def place(self, states: Sequence[Any], op: Any) -> np.ndarray:
         """The buffer, with every state's current value in its part (moved there if needed)."""
+        for st in states:
+            st.settle()  # an earlier average of these variables is complete
         if self.parts:
             for st, ref in zip(states, self.parts):
                 with st.lock:
@@ -512,14 +514,84 @@ class _ParamBucket:
         return flat
 
 
+class Averaging:
+    """The handle of one AverageVariables run.  From before its collective starts until it is
+    complete, the bucket's variables are busy (VariableState.busy): any access to them waits
+    for it (`finish`), so a value read or fetched is never one that is still changing.  It
+    finishes once, whichever thread asks first; the executor's wait is one of them."""
+
+    __slots__ = ("states", "h", "lock", "started", "finished")
+
+    def __init__(self, states: Sequence[Any]) -> None:
+        self.states = list(states)
+        self.h: Any = None
+        self.lock = threading.Lock()
+        self.started = threading.Event()
+        self.finished = False
+        for st in self.states:
+            st.busy = self
+
+    def start(self, h: Any) -> "Averaging":
+        self.h = h
+        self.started.set()
+        return self
+
+    def _release(self) -> None:
+        self.finished = True
+        for st in self.states:
+            if st.busy is self:
+                st.busy = None
+
+    def fail_to_start(self) -> None:
+        """The collective could not be started: nothing will write the variables."""
+        with self.lock:
+            self._release()
+        self.started.set()
+
+    def finish(self) -> None:
+        with self.lock:
+            if self.finished:
+                return
+            self.started.wait()
+            try:
+                if self.h is not None:
+                    self.h.wait()
+            finally:
+                self._release()
+
+    def wait(self) -> None:
+        self.finish()
+
+    def done(self) -> bool:
+        return self.finished or (self.h is not None and self.h.done())
+
+    def abandon(self) -> None:
+        # a failed run: take part in the collective (peers may be in it), then let go
+        with self.lock:
+            if self.finished:
+                return
+            try:
+                ab = getattr(self.h, "abandon", None)
+                if ab is not None:
+                    ab()
+            finally:
+                self._release()
+
+
 @register_kernel("AverageVariables", is_async=True)
 def _average_variables(op: Any, ctx: KernelContext) -> Any:
     from ..graph.ops.state_ops import variable_dtype_shape
     comm = communicator_for(ctx)
     key = op.attrs["key"]
     specs = [variable_dtype_shape(h) for h in op.inputs]
-    bucket = _ParamBucket([shp.as_list() for _, shp in specs], specs[0][0].np,
-                          getattr(comm, "empty_group", None) or functools.partial(Communicator.empty_group, comm))
+    alloc = getattr(comm, "empty_group", None) or functools.partial(Communicator.empty_group, comm)
+
+    def new_bucket() -> _ParamBucket:
+        return _ParamBucket([shp.as_list() for _, shp in specs], specs[0][0].np, alloc)
+    # one per session and bucket, whatever plan runs it (else two plans would move the
+    # variables back and forth every step)
+    res = ctx.resources
+    bucket = res.get_or_create("other", ("AverageVariables", key), new_bucket) if res is not None else new_bucket()
     hints = {"wait_now": False}  # set by the executor: the plan waits for the result at once
     # In shared memory the owners write the mean straight into every rank's variables.
     # Elsewhere the sum lands in a buffer of its own and one pass divides it into the
@@ -533,15 +605,20 @@ def _average_variables(op: Any, ctx: KernelContext) -> Any:
             return CompletedHandle(None)
         flat = bucket.place(states, op)
         wait_now = hints["wait_now"] or not getattr(comm, "overlap", True)
-        if in_place:
-            def done(avg: np.ndarray) -> None:
-                if avg is not flat:  # a transport that returns a fresh array after all
-                    np.copyto(flat, avg)
-            return _allreduce(comm, flat, key, flat, wait_now, "mean").then(done)
+        avg = Averaging(states)  # busy before the peers may write into them
+        try:
+            if in_place:
+                def done(mean: np.ndarray) -> None:
+                    if mean is not flat:  # a transport that returns a fresh array after all
+                        np.copyto(flat, mean)
+                return avg.start(_allreduce(comm, flat, key, flat, wait_now, "mean").then(done))
 
-        def divide(total: np.ndarray) -> None:
-            np.divide(total, n, out=flat)  # true division, as "mean"
-        return _allreduce(comm, flat, key, sums.buffer(flat.size, flat.dtype), wait_now).then(divide)
+            def divide(total: np.ndarray) -> None:
+                np.divide(total, n, out=flat)  # true division, as "mean"
+            return avg.start(_allreduce(comm, flat, key, sums.buffer(flat.size, flat.dtype), wait_now).then(divide))
+        except BaseException:
+            avg.fail_to_start()
+            raise
     run.launch_hints = hints  # type: ignore[attr-defined]
     run.bucket = bucket  # type: ignore[attr-defined]  (for inspection)
     return run

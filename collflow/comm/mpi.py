@@ -61,6 +61,10 @@ _FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
 _MAX_DIMS = 6
 _PROGRESS_INTERVAL_S = 5e-5
 _POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
+# a queued shared-memory all-reduce nobody waits for is run by the progress thread after this
+# long, also without a spare core (its caller may be blocked elsewhere, e.g. in MPI or in
+# another communicator's wait, while a peer waits for it); a training step waits sooner
+_SHM_IDLE_S = 0.1
 
 
 def import_mpi() -> Any:
@@ -260,12 +264,13 @@ class _ShmHandle(CollectiveHandle):
     """An all-reduce through shared memory (collflow.comm.shm): queued when launched, run by
     the first thread that waits for it or a later collective (or abandons it)."""
 
-    __slots__ = ("_comm", "seq", "sig", "_op", "_out", "_result", "_error", "_done", "timeout", "_t0")
+    __slots__ = ("_comm", "seq", "sig", "_op", "_out", "_result", "_error", "_done", "timeout", "_t0", "_born")
 
     def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature, op: "_shm.ShmOp"):
         self._comm = comm
         self.seq = seq
         self.sig = sig
+        self._born = time.monotonic()
         self._op: Optional[_shm.ShmOp] = op
         self._out = op.out
         self._result: Any = None
@@ -849,16 +854,28 @@ class MPICommunicator(Communicator):
         self._fail_inflight()
         raise err
 
+    def _shm_due(self) -> Optional[float]:
+        """Seconds until the progress thread may advance the oldest queued shared-memory
+        collective (0: now), None when none is queued."""
+        try:
+            h = self._shm_pending[0]
+        except IndexError:
+            return None
+        if self.shm_background:
+            return 0.0
+        return max(0.0, h._born + _SHM_IDLE_S - time.monotonic())
+
     def _progress_loop(self) -> None:
         while not self._closed:
-            if not self._inflight and not (self._shm_pending and self.shm_background):
-                self._wake.wait(0.1)
+            due = self._shm_due()
+            if not self._inflight and (due is None or due > 0):
+                self._wake.wait(0.1 if due is None else min(0.1, due))
                 self._wake.clear()
                 continue
             if self._waiters:  # a waiting thread polls itself; stay out of its way
                 time.sleep(1e-3)
                 continue
-            if self._shm_pending and self.shm_background:
+            if due == 0:
                 self._shm_try()
             if self._inflight and self._lock.acquire(blocking=False):
                 try:
@@ -900,7 +917,10 @@ class MPICommunicator(Communicator):
                 if self.timeline is not None:
                     h._t0 = time.perf_counter()
                 self._shm_pending.append(h)
-                if not wait_now and self._progress and self.shm_background and not self._closed:
+                # the progress thread advances it in the background where a core is free,
+                # else once it has waited _SHM_IDLE_S for its caller (who may be blocked
+                # elsewhere: a peer's collective must not hang on it)
+                if not wait_now and self._progress and not self._closed:
                     if self._thread is None:
                         self._start_progress()
                     else:
@@ -910,14 +930,15 @@ class MPICommunicator(Communicator):
     def _shm_run_until(self, seq: int, timeout: Optional[float]) -> None:
         """Runs the queued shared-memory collectives numbered <= seq to completion, in order;
         each one's error goes to its handle (and breaks the communicator).  `timeout` bounds
-        collective #seq (the others: their own limits)."""
+        them all together (else each has its own limit)."""
+        end = None if timeout is None else time.monotonic() + timeout
         with self._shm_lock:
             while True:
                 with self._lock:
                     if not self._shm_pending or self._shm_pending[0].seq > seq:
                         return
                     h = self._shm_pending[0]
-                self._shm_step(h, True, timeout if h.seq == seq else None)
+                self._shm_step(h, True, None if end is None else max(0.0, end - time.monotonic()))
 
     def _shm_try(self) -> None:
         """Moves the queued shared-memory collectives on as far as they go without waiting
@@ -925,8 +946,12 @@ class MPICommunicator(Communicator):
         if not self._shm_lock.acquire(blocking=False):
             return
         try:
-            while self._shm_pending:
-                if not self._shm_step(self._shm_pending[0], False, None):
+            while True:
+                with self._lock:
+                    if not self._shm_pending:
+                        return
+                    h = self._shm_pending[0]
+                if not self._shm_step(h, False, None):
                     return
         finally:
             self._shm_lock.release()
@@ -1235,9 +1260,11 @@ class MPICommunicator(Communicator):
         self._closed = True
         self._wake.set()
         with self._lock:
-            for h in self._shm_pending:
-                h._fail(AbortedError(f"{h.description}: the communicator was closed before it ran"))
-            self._shm_pending = []
+            if self._shm_pending:  # peers may be waiting for them: tell them, do not let them hang
+                h = self._shm_pending[0]
+                self._break(AbortedError(f"{h.description}: rank {self._rank} closed its communicator with "
+                                         f"{len(self._shm_pending)} shared-memory collective(s) not run"))
+                self._fail_inflight()
         if self._shm is not None:
             self._shm.close()
         if self._thread is not None and self._thread is not threading.current_thread():

@@ -137,24 +137,47 @@ def _block_type(nbytes: int) -> type:
     an arena block, alive as long as any NumPy view of the block is (its base chain)."""
     t = _BLOCK_TYPES.get(nbytes)
     if t is None:
+        if len(_BLOCK_TYPES) >= 1024:  # many sizes: start over (live blocks keep their types)
+            _BLOCK_TYPES.clear()
         t = _BLOCK_TYPES[nbytes] = type(f"_Block{nbytes}", (ctypes.c_char * nbytes,), {})
     return t
 
 
 class _Pool:
-    """First-fit allocator over [start, end) of the own arena, reserving pages on first use."""
+    """First-fit allocator over [start, end) of the own arena, reserving pages on first use.
+
+    `release` is called by weakref finalizers, so it may run inside a garbage collection that
+    starts while this thread is in alloc() or release() with the lock held: it only queues
+    the block (list.append is atomic), and whoever holds the lock next puts it back."""
 
     def __init__(self, fd: int, start: int, end: int, reserved: int):
         self.fd = fd
         self.free: List[List[int]] = [[start, end - start]] if end > start else []
-        self.reserved = reserved       # the file's pages [0, reserved) exist
+        self.reserved = reserved       # the file's pages [0, reserved) exist (never given back)
         self.frozen = False            # after a failure nothing is reused (peers may still write)
         self.lock = threading.Lock()
         self.in_use = 0
+        self._released: List[Tuple[int, int]] = []
+
+    def release(self, off: int, nbytes: int) -> None:
+        self._released.append((off, nbytes))
+        if self.lock.acquire(blocking=False):
+            try:
+                self._drain()
+            finally:
+                self.lock.release()
+
+    def _drain(self) -> None:
+        """(lock held) Puts the queued blocks back in the free list."""
+        while self._released:
+            off, nbytes = self._released.pop()
+            if not self.frozen:
+                self._put_back(off, -(-nbytes // _ALIGN) * _ALIGN)
 
     def alloc(self, nbytes: int) -> Optional[int]:
         size = -(-nbytes // _ALIGN) * _ALIGN
         with self.lock:
+            self._drain()
             if self.frozen:
                 return None
             for k, (off, avail) in enumerate(self.free):
@@ -176,24 +199,20 @@ class _Pool:
             self.in_use += size
             return off
 
-    def release(self, off: int, nbytes: int) -> None:
-        size = -(-nbytes // _ALIGN) * _ALIGN
-        with self.lock:
-            if self.frozen:
-                return
-            self.in_use -= size
-            free = self.free
-            k = 0
-            while k < len(free) and free[k][0] < off:
-                k += 1
-            free.insert(k, [off, size])
-            # coalesce with the neighbours
-            if k + 1 < len(free) and off + size == free[k + 1][0]:
-                free[k][1] += free[k + 1][1]
-                del free[k + 1]
-            if k > 0 and free[k - 1][0] + free[k - 1][1] == off:
-                free[k - 1][1] += free[k][1]
-                del free[k]
+    def _put_back(self, off: int, size: int) -> None:
+        """(lock held) Returns [off, off + size) to the free list, merged with its neighbours."""
+        self.in_use -= size
+        free = self.free
+        k = 0
+        while k < len(free) and free[k][0] < off:
+            k += 1
+        free.insert(k, [off, size])
+        if k + 1 < len(free) and off + size == free[k + 1][0]:
+            free[k][1] += free[k + 1][1]
+            del free[k + 1]
+        if k > 0 and free[k - 1][0] + free[k - 1][1] == off:
+            free[k - 1][1] += free[k][1]
+            del free[k]
 
 
 class ShmWorld:
@@ -225,6 +244,16 @@ class ShmWorld:
         self._base = ctypes.addressof(ctypes.c_char.from_buffer(maps[rank]))
         self._phase = 0
         self._closed = False
+        self._scratch_bufs: List[Optional[np.ndarray]] = [None, None]
+
+    def _scratch(self, size: int, dtype: Any, slot: int = 0) -> np.ndarray:
+        """A temporary of `size` elements, reused from collective to collective (a fresh one of
+        megabytes costs its page faults every time)."""
+        nbytes = size * np.dtype(dtype).itemsize
+        b = self._scratch_bufs[slot]
+        if b is None or b.nbytes < nbytes:
+            b = self._scratch_bufs[slot] = np.empty(max(nbytes, 1), np.uint8)
+        return b[:nbytes].view(dtype)
 
     # -- creation (collective) ------------------------------------------------------------------
     @classmethod
@@ -237,7 +266,7 @@ class ShmWorld:
         rank, size = comm.Get_rank(), comm.Get_size()
         ok, why = available(enabled)
         try:
-            arena = arena_bytes if arena_bytes is not None else _env_mb("COLLFLOW_SHM_ARENA_MB", 1024)
+            arena = arena_bytes if arena_bytes is not None else _env_mb("COLLFLOW_SHM_ARENA_MB", 4096)
             staging = staging_bytes if staging_bytes is not None else _env_mb("COLLFLOW_SHM_STAGING_MB", 4)
         except ValueError as e:
             ok, why, arena, staging = False, str(e), 0, 0
@@ -251,7 +280,8 @@ class ShmWorld:
         node.Free()
         if not same_host:  # alike on every rank
             return None, _OFF_HOSTS
-        token = comm.bcast(os.urandom(8).hex() if rank == 0 else None, root=0)
+        # rank 0's token (the file names) and sizes: every rank must lay its arena out alike
+        token, arena, staging = comm.bcast((os.urandom(8).hex(), arena, staging) if rank == 0 else None, root=0)
         names = [f"/dev/shm/collflow-{os.getuid()}-{token}-{r}" for r in range(size)]
         fd = -1
         try:
@@ -481,7 +511,7 @@ class ShmWorld:
                 s0 = int(self._ctl[p][_W_SRC]) + lo * isz
                 srcs.append(self._u8[p][s0:s0 + nb].view(dt))
         acc = o.os[a + lo:a + hi]
-        _reduce(srcs, acc, o.op)
+        _reduce(srcs, acc, o.op, self._scratch)
         for p in self._peers:
             d0 = int(self._ctl[p][_W_DST]) + lo * isz
             np.copyto(self._u8[p][d0:d0 + nb].view(dt), acc)
@@ -523,37 +553,60 @@ class ShmOp:
         self.a = self.m = self.lo = self.hi = 0
 
 
-_UFUNCS = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+_UFUNCS = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
 
 
-def _reduce(srcs: Sequence[np.ndarray], acc: np.ndarray, op: str) -> None:
+def _scratch_alloc(size: int, dtype: Any, slot: int = 0) -> np.ndarray:
+    return np.empty(size, dtype)
+
+
+def _reduce(srcs: Sequence[np.ndarray], acc: np.ndarray, op: str,
+            scratch: Callable[..., np.ndarray] = _scratch_alloc) -> None:
     """acc = op over srcs, in this order (always rank order, so where the buffers lie never
-    changes the bits); acc may be one of srcs (an in-place all-reduce)."""
+    changes the bits); acc may be one of srcs (an in-place all-reduce).  `scratch(size,
+    dtype, slot)` gives reusable temporaries (slots 0 and 1).
+
+    "mean" of floats is s0 + sum(s_r - s0) / n: differences of close values are exact, so
+    the mean of equal arrays is that array, and of replicas a step apart it is rounded about
+    once, like the step itself (sum / n rounds a sum of n full-size values: replicas averaged
+    every step would creep by ulps).  16-bit values are reduced in float32."""
     dt = acc.dtype
-    if any(np.may_share_memory(acc, s) for s in srcs[2:]):
-        # acc is written by the first step, before a later source it aliases is read
-        t = np.empty_like(acc)
-        _reduce(srcs, t, op)
-        np.copyto(acc, t)
-        return
-    if dt.kind == "b":
-        f = np.logical_or if op == "max" else np.logical_and
-    else:
-        f = _UFUNCS[op]
-    if dt == np.float16 and op in ("sum", "mean") and len(srcs) > 2:
-        # accumulate 16-bit sums in float32 (one rounding at the end, like a 2-rank sum)
-        t = srcs[0].astype(np.float32)
-        for s in srcs[1:]:
-            np.add(t, s, out=t)
+    n = len(srcs)
+    with np.errstate(all="ignore"):  # IEEE results (inf, nan) as MPI gives them, no warnings
         if op == "mean":
-            np.divide(t, len(srcs), out=t)
-        np.copyto(acc, t, casting="same_kind")
-        return
-    f(srcs[0], srcs[1], out=acc)
-    for s in srcs[2:]:
-        f(acc, s, out=acc)
-    if op == "mean":
-        np.divide(acc, len(srcs), out=acc)
+            wide = np.dtype(np.float32) if dt.itemsize < 4 else dt
+            t = scratch(acc.size, wide, 0).reshape(acc.shape)
+            np.subtract(srcs[1], srcs[0], out=t, dtype=wide)
+            if n > 2:
+                u = scratch(acc.size, wide, 1).reshape(acc.shape)
+                for s in srcs[2:]:
+                    np.subtract(s, srcs[0], out=u, dtype=wide)
+                    t += u
+            t /= wide.type(n)
+            # reads only srcs[0] and t: acc may be any of the sources
+            np.add(srcs[0], t, out=acc, dtype=wide, casting="same_kind")
+            return
+        if any(np.may_share_memory(acc, s) for s in srcs[2:]):
+            # acc is written by the first step, before a later source it aliases is read
+            t = scratch(acc.size, dt, 0).reshape(acc.shape)
+            _reduce(srcs, t, op)
+            np.copyto(acc, t)
+            return
+        if dt.kind == "b":
+            f = np.logical_or if op == "max" else np.logical_and
+        else:
+            f = _UFUNCS[op]
+        if dt.itemsize < 4 and dt.kind == "f" and op == "sum" and n > 2:
+            # accumulate 16-bit sums in float32 (one rounding at the end, like a 2-rank sum)
+            t = scratch(acc.size, np.float32, 0).reshape(acc.shape)
+            np.add(srcs[0], srcs[1], out=t, dtype=np.float32)
+            for s in srcs[2:]:
+                np.add(t, s, out=t)
+            np.copyto(acc, t, casting="same_kind")
+            return
+        f(srcs[0], srcs[1], out=acc)
+        for s in srcs[2:]:
+            f(acc, s, out=acc)
 
 
 def _agree(comm: Any, ok: bool, why: str) -> str:

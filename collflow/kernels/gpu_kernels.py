@@ -92,7 +92,7 @@ def adam_update(var: Any, m: Any, v: Any, g: Any, lr: float, b1: float, b2: floa
 def _average_variables_gpu(op: Any, ctx: KernelContext) -> Any:
     """Variables on the GPU replaced by their average over the ranks: packed into one buffer,
     one NCCL all-reduce (or staged through host memory and the MPI path), written back."""
-    from ..comm.fusion import communicator_for
+    from ..comm.fusion import Averaging, communicator_for
     from ..comm.nccl import nccl_for
     from ..comm.base import CompletedHandle
     comm = communicator_for(ctx)
@@ -108,16 +108,23 @@ def _average_variables_gpu(op: Any, ctx: KernelContext) -> Any:
             with st.lock:
                 arrays.append(st.writable(op))
         buf = cp.concatenate([a.reshape(-1) for a in arrays])
+        # busy until the average is written back: accesses wait (and arrays stay the values)
+        avg = Averaging(states)
 
         def back(summed: Any) -> None:
-            summed /= n  # true division, as the CPU kernel's mean
+            summed /= n  # true division
             o = 0
             for a in arrays:
                 a[...] = summed[o:o + a.size].reshape(a.shape)
                 o += a.size
-        if nc is not None:
-            return nc.allreduce_async(buf, "sum", name=key).then(back)
-        return comm.allreduce_async(cp.asnumpy(buf), "sum", name=key).then(lambda s: back(cp.asarray(s)))
+        try:
+            if nc is not None:
+                return avg.start(nc.allreduce_async(buf, "sum", name=key).then(back))
+            return avg.start(comm.allreduce_async(cp.asnumpy(buf), "sum", name=key).then(
+                lambda s: back(cp.asarray(s))))
+        except BaseException:
+            avg.fail_to_start()
+            raise
     return run
 
 

@@ -29,9 +29,13 @@ _EXCLUSIVE_REFS = 3
 
 
 class VariableState:
-    """Storage of one variable: its array (None until initialized), dtype and static shape."""
+    """Storage of one variable: its array (None until initialized), dtype and static shape.
 
-    __slots__ = ("name", "dtype", "shape", "value", "lock", "xp", "pending")
+    `busy`: an in-place collective writing this variable's array (AverageVariables), or
+    None.  Every access below waits for it first (`settle`), so nobody reads a value that
+    is still changing, or updates one that peers are writing."""
+
+    __slots__ = ("name", "dtype", "shape", "value", "lock", "xp", "pending", "busy")
 
     def __init__(self, name: str, dtype: Any, shape: Any, xp: Any = np):
         self.name = name
@@ -42,8 +46,17 @@ class VariableState:
         self.xp = xp
         # the zero-copy snapshot of an asynchronous save not yet written, or None
         self.pending: Optional["LiveSnapshot"] = None
+        self.busy: Any = None
+
+    def settle(self) -> None:
+        """Waits until no collective is writing this variable's array (see `busy`)."""
+        b = self.busy
+        if b is not None:
+            b.finish()
 
     def read(self, op: Any = None) -> Any:
+        if self.busy is not None:
+            self.settle()
         v = self.value
         if v is None:
             raise FailedPreconditionError(
@@ -54,6 +67,8 @@ class VariableState:
     def snapshot(self, op: Any = None) -> Any:
         """A read-only view of the current value: consumers and fetches can never write into
         the storage, and while the view lives an in-place update copies first."""
+        if self.busy is not None:
+            self.settle()
         v = self.value
         if v is None:
             self.read(op)
@@ -64,6 +79,8 @@ class VariableState:
 
     def writable(self, op: Any = None) -> Any:
         """The array, safe to update in place (copied first if anyone else holds it)."""
+        if self.busy is not None:
+            self.settle()
         v = self.value
         if v is None:
             self.read(op)
@@ -81,6 +98,8 @@ class VariableState:
         `sorted_unique` says `rows` is already sorted without duplicates.  gather=True
         returns (array, array[rows]): the rows the caller reads anyway, read once.
         """
+        if self.busy is not None:
+            self.settle()
         v = self.value
         if v is None:
             self.read(op)
@@ -107,6 +126,7 @@ class VariableState:
 
         `undo`: a buffer left by an earlier snapshot of this variable, reused when it fits.
         """
+        self.settle()
         with self.lock:
             v = self.value
             if (self.pending is not None or not isinstance(v, np.ndarray) or v.ndim == 0
@@ -117,6 +137,7 @@ class VariableState:
             return p
 
     def assign(self, value: Any, op: Any = None, validate_shape: bool = True) -> Any:
+        self.settle()
         xp = self.xp
         if validate_shape and self.shape is not None and not self.shape.matches_value(value.shape):
             raise InvalidArgumentError(

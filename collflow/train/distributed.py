@@ -45,6 +45,8 @@ def replica_digest(sess: Any, var_list: Optional[Sequence[Variable]] = None) -> 
     h = hashlib.sha256()
     for v in sorted(vs, key=lambda v: v.name):
         st = sess.resources.variables.get(v.op.attrs["shared_name"])
+        if st is not None:
+            st.settle()
         if st is None or st.value is None:
             raise InvalidArgumentError(f"variable {v.name} is not initialized in this session")
         a = np.ascontiguousarray(np.asarray(st.value))

@@ -281,6 +281,8 @@ class Saver:
                      buffers: Optional[Dict[str, np.ndarray]], live: bool, undo: Optional[Dict[str, Any]]) -> None:
         for key, v in self._vars.items():
             st = res.variables.get(_state_name(v))
+            if st is not None:
+                st.settle()  # no collective still writing it
             val = None if st is None else st.value
             if val is None:
                 uninit.append(v.op.name)
@@ -477,6 +479,7 @@ class Saver:
         xp = get_device(sess._device_for(v.op)).xp
         st = sess.resources.variable(_state_name(v), v.dtype, v.shape, xp)
         # the array was just read for us: the variable owns it (no copy, unlike Variable.load)
+        st.settle()
         with st.lock:
             st.value = value if xp is np else xp.asarray(value)
 

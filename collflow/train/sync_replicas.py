@@ -13,13 +13,15 @@ Every bucket's collective is asynchronous, so it starts as soon as its last grad
 and overlaps the rest of the backward pass.  Every rank applies the same update, so replicas
 that start identical (broadcast_global_variables) stay bit-identical.
 
-Plain SGD (`average_parameters`, on by default there) takes the other, equivalent road:
-each rank applies its own gradient, W_r = W - lr * g_r, and the updated variables are then
-averaged in place, bucket by bucket (AverageVariables), which gives W - lr * mean(g_r) on
-every rank.  The same bytes cross the wire, but the update keeps its fused form (on the
-CPU one BLAS call, W += -lr * X^T dY, instead of a gradient and a separate pass), the
-variables live in the communicator's memory between steps (shared memory on one host), and
-the average is written into them directly: no gradient buffer, no pass to apply it.
+Plain SGD (`average_parameters`; by default when the communicator all-reduces in shared
+memory, i.e. every rank on one host) takes the other, equivalent road: each rank applies its
+own gradient, W_r = W - lr * g_r, and the updated variables are then averaged in place,
+bucket by bucket (AverageVariables), which gives W - lr * mean(g_r) on every rank.  The same
+bytes cross the wire, but the update keeps its fused form (on the CPU one BLAS call,
+W += -lr * X^T dY, instead of a gradient and a separate pass), the variables live in the
+communicator's memory between steps, and the average is written into them directly: no
+gradient buffer, no pass to apply it.  In shared memory the mean is taken relative to one
+replica (exact for equal replicas); elsewhere it is MPI's sum divided by the ranks.
 """
 from __future__ import annotations
 
@@ -50,8 +52,10 @@ class SyncReplicasOptimizer(Optimizer):
     IndexedSlices as dense tensors.  average: divide by the number of contributing ranks.
     average_parameters: for an optimizer whose update is linear in the gradient (plain
     SGD), apply each rank's gradient and average the updated variables instead of averaging
-    gradients (the same result; see the module doc).  None (default): wherever it applies
-    (dense gradients, no backup ranks or compression); False: never.
+    gradients (the same result; see the module doc).  None (default): where it applies
+    (dense gradients of known shapes, no backup ranks, compression or shards) and the
+    communicator all-reduces through shared memory; False: never; True: wherever it applies
+    (an error where it cannot).
     """
 
     def __init__(self, opt: Optimizer, comm: Any = None, fusion_threshold_bytes: int = DEFAULT_FUSION_BYTES,
@@ -99,8 +103,7 @@ class SyncReplicasOptimizer(Optimizer):
         # free).  Not with backup ranks (the divisor changes per step), compression, or PS shards.
         fold = (self._average and not self.backup_ranks and self._compression == "none"
                 and self._opt.folds_gradient_scale and not split_sharded(pairs)[0])
-        if fold and self._average_parameters is not False and (
-                self._sparse_as_dense or not any(isinstance(gr, IndexedSlices) for gr, _ in pairs)):
+        if self._averages_parameters(pairs, fold):
             self._train_op = self._step_then_average(pairs, global_step, name)
         elif fold:
             reduced = self.reduce_gradients(pairs, average=False)
@@ -113,6 +116,36 @@ class SyncReplicasOptimizer(Optimizer):
             reduced = self.reduce_gradients(pairs)
             self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name)
         return self._train_op
+
+    def _averages_parameters(self, pairs: List[Tuple[Any, Variable]], fold: bool) -> bool:
+        """Whether apply_gradients averages the updated variables (see the module doc)."""
+        if self._average_parameters is False:
+            return False
+        why = None
+        if not fold:
+            why = ("it needs an optimizer linear in the gradient, averaged over all ranks, without backup "
+                   "ranks, compression or parameter-server shards")
+        elif not self._sparse_as_dense and any(isinstance(gr, IndexedSlices) for gr, _ in pairs):
+            why = "a sparse gradient would average the whole table (sparse_as_dense=True allows it)"
+        else:
+            bad = [v.op.name for gr, v in pairs if gr is not None
+                   and (not v.shape.is_fully_defined() or not v.dtype.is_floating)]
+            if bad:
+                why = f"variables of unknown shape cannot live in a bucket: {', '.join(bad)}"
+        if why is not None:
+            if self._average_parameters:
+                raise InvalidArgumentError(f"average_parameters=True cannot be honoured: {why}")
+            return False
+        if self._average_parameters:
+            return True
+        # by default where the all-reduce runs in shared memory: there the mean is computed
+        # relative to one replica (exact for equal replicas); MPI's sum / n would round a sum of
+        # full-size values every step (and measured no faster there)
+        comm = self._comm
+        if comm is None:
+            from ..comm import get, is_initialized
+            comm = get() if is_initialized() else None
+        return bool(getattr(comm, "shm_active", False))
 
     def _step_then_average(self, pairs: List[Tuple[Any, Variable]], global_step: Optional[Variable],
                            name: Optional[str]) -> _g.Operation:

@@ -12,6 +12,7 @@ import glob
 import gc
 import os
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -45,14 +46,17 @@ def _data(rank, shape, dtype, seed):
 
 
 def _reference(xs, op):
-    f = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}[op]
+    if op == "mean":  # relative to rank 0's values, as the owners compute it
+        d = xs[1] - xs[0]
+        for a in xs[2:]:
+            d += a - xs[0]
+        return xs[0] + d / xs[0].dtype.type(len(xs))
+    f = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}[op]
     if xs[0].dtype == np.bool_:
         f = np.logical_or if op == "max" else np.logical_and
     acc = xs[0].copy()
     for a in xs[1:]:
         f(acc, a, out=acc)  # rank order, as the owners reduce
-    if op == "mean":
-        acc = np.true_divide(acc, len(xs), dtype=acc.dtype)
     return acc
 
 
@@ -275,3 +279,105 @@ def test_sgd_variables_are_averaged_in_the_arena(comm):
     for a, b in zip(finals[None], finals[False]):
         _same_on_every_rank(a)
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_a_variable_read_during_its_average_is_the_average(comm):
+    """Accesses to variables whose average is in flight wait for it: a value read (and
+    fetched) after the local update is the averaged one, and stays what the run computed."""
+    r = comm.rank
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (None, 3))
+        w = cf.Variable(np.ones((3, 2)), name="w")
+        train = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(1.0), comm=comm).minimize(
+            cf.reduce_sum(cf.matmul(x, w)))
+        upd = [op for op in g.get_operations() if op.type == "ApplyGradientDescent"]
+        with g.control_dependencies(upd):
+            seen = w.read_value()
+            doubled = seen * 2.0
+    with cf.Session(graph=g, config={"comm": comm}) as sess:
+        sess.run(w.initializer)
+        _, a, b = sess.run([train, seen, doubled], {x: np.full((1, 3), float(r + 1))})
+        mean_grad = np.mean([q + 1.0 for q in range(comm.size)])
+        np.testing.assert_allclose(a, 1.0 - mean_grad)
+        np.testing.assert_array_equal(b, 2.0 * a)
+        np.testing.assert_array_equal(sess.run(w), a)
+
+
+def test_a_queued_allreduce_progresses_while_its_caller_blocks_elsewhere(comm):
+    """An all-reduce launched but not waited for, then a blocking MPI call of the caller's
+    own: the progress thread runs it (as MPI progresses its nonblocking collectives)."""
+    from mpi4py import MPI
+    t = time.monotonic()
+    h = comm.allreduce_async(np.ones(10), name="queued")
+    if comm.rank == 0:
+        MPI.COMM_WORLD.Barrier()  # the peers wait in shared memory for this rank meanwhile
+        got = h.wait()
+    else:
+        got = h.wait()
+        MPI.COMM_WORLD.Barrier()
+    np.testing.assert_array_equal(got, np.full(10, float(comm.size)))
+    assert time.monotonic() - t < 10
+
+
+def test_alternating_plans_share_their_variable_buckets(comm):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 4))
+        w = cf.Variable(np.ones((4, 3), np.float32), name="w")
+        loss = cf.reduce_sum(cf.matmul(x, w))
+        train = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=comm).minimize(loss)
+    with cf.Session(graph=g, config={"comm": comm}) as sess:
+        sess.run(w.initializer)
+        st = sess.resources.variables[w.handle.op.attrs["shared_name"]]
+        sess.run(train, {x: np.ones((2, 4), np.float32)})
+        home = weakref.ref(st.value)  # not held: holding it would make the next step move it
+        for k in range(6):  # two plans, one bucket: the variable stays where it is
+            sess.run(train if k % 2 else [train, loss], {x: np.ones((2, 4), np.float32)})
+            assert st.value is home()
+
+
+def test_wait_timeout_bounds_the_collectives_run_before(monkeypatch):
+    from collflow.errors import DeadlineExceededError
+    c = _comm(monkeypatch, timeout=60)
+    try:
+        if c.rank == 0:
+            h1 = c.allreduce_async(np.ones(4), name="first")
+            h2 = c.allreduce_async(np.ones(4), name="second")
+            t = time.monotonic()
+            with pytest.raises(DeadlineExceededError):
+                h2.wait(timeout=1.0)  # runs "first" too: the peers never come
+            assert time.monotonic() - t < 5
+            del h1
+        else:
+            time.sleep(3)
+    finally:
+        c.close()
+    _world().Barrier()
+
+
+def test_closing_with_queued_allreduces_tells_the_peers(monkeypatch):
+    from collflow.errors import AbortedError
+    c = _comm(monkeypatch, timeout=60)
+    t = time.monotonic()
+    if c.rank == 0:
+        c.allreduce_async(np.ones(4), name="never run")
+        c.close()                   # the peers must not wait their 60 s
+    else:
+        with pytest.raises(AbortedError, match="closed its communicator"):
+            c.allreduce(np.ones(4), name="never run")
+        c.close()
+    assert time.monotonic() - t < 10
+    _world().Barrier()
+
+
+def test_ranks_agree_on_the_arena_layout(monkeypatch):
+    if _world().rank == 1:  # a different setting on one rank: rank 0's wins
+        monkeypatch.setenv("COLLFLOW_SHM_STAGING_MB", "0.02")
+    c = _comm()
+    try:
+        assert c._shm.staging_bytes == _world().bcast(c._shm.staging_bytes, root=0)
+        xs = [_data(q, (50_000,), np.float64, seed=9) for q in range(c.size)]
+        np.testing.assert_array_equal(c.allreduce(xs[c.rank]), _reference(xs, "sum"))
+    finally:
+        c.close()
