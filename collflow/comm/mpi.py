@@ -25,10 +25,11 @@ Design (one MPICommunicator wraps one mpi4py intracommunicator):
   collectives that can no longer complete are kept alive, since MPI may still write them.
 * Shared memory.  When every rank is on one host, all-reduces run through
   collflow.comm.shm instead of MPI (`empty()` hands out arrays in this rank's arena, which
-  those collectives read and write in place).  They are announced like any collective and
-  run by the thread that waits (or abandons) them, in collective order; a wait on a later
-  collective, or a blocking MPI call, first runs the earlier ones, so no rank sits inside
-  MPI while a peer waits for it in shared memory.
+  those collectives read and write in place).  They are numbered like any collective and
+  run in that order by the thread that waits for (or abandons) them, or by the progress
+  thread: at once where a core is free, else once nobody has waited for them for
+  _SHM_IDLE_S.  A wait on a later collective, or a blocking MPI call, first runs the
+  earlier ones, so no rank sits inside MPI while a peer waits for it in shared memory.
 """
 from __future__ import annotations
 
@@ -889,8 +890,8 @@ class MPICommunicator(Communicator):
     # -- shared memory ---------------------------------------------------------------------------
     def _launch_shm(self, sig: Signature, x: np.ndarray, out: np.ndarray, op: str,
                     wait_now: bool = False) -> _ShmHandle:
-        """Queues an all-reduce through shared memory (announced like any collective).  The
-        progress thread advances it in the background unless the caller waits at once."""
+        """Queues an all-reduce through shared memory (numbered like any collective).  Unless
+        the caller waits at once, the progress thread may advance it (see the module doc)."""
         if self._closed:
             raise AbortedError(f"{sig.kind} on a closed communicator")
         shm = self._shm

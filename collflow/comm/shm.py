@@ -8,7 +8,8 @@ buffer: one pass over the data, no copies.
 
 Arenas.  Every rank owns one arena: a /dev/shm file it creates, which every rank of the node
 maps and which is unlinked as soon as all have mapped it, so nothing outlives the job, even a
-killed one.  An arena holds
+killed one (a rank killed inside that handshake, milliseconds at start-up, leaves its file).
+An arena holds
   - a control block: the rank's phase counter (how many synchronisations it reached), its
     broken flag and message, and what it is doing: sequence number, piece, the collective's
     signature record, where its input and output are (offsets into its arena);
