@@ -344,6 +344,8 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                 if op.inputs[i].shape.is_fully_defined() else None for i in direct]
         n_packed = bucket.total if bucket is not None else 0
         same_p = all(dtypes[i] == wide_p for i in packed)
+        packed_dtypes = [dtypes[i] for i in packed]
+        all_packed = packed == list(range(nout))
         results = [_ReusedResult(alloc) for _ in range(len(direct) + (1 if packed else 0))]
         names = ([key] if packed else []) + [key if not packed and len(direct) == 1 else f"{key}[{i}]"
                                              for i in direct]
@@ -419,13 +421,16 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                 if scale_after:  # true division, as MPI's "mean" and the contribution count
                     for s_ in summed:
                         np.divide(s_, size, out=s_)
+                if all_packed and not flagged:  # the common bucket: its views, in order
+                    vals = results[0].views(summed[0], parts, packed_dtypes)
+                    return vals[0] if nout == 1 else tuple(vals)
                 outs: List[Any] = [None] * nout
                 if packed:
                     if flagged:
                         got = finish(summed[0], parts)
                         vals = [got] if len(parts) == 1 else list(got)
                     else:
-                        vals = results[0].views(summed[0], parts, [dtypes[i] for i in packed])
+                        vals = results[0].views(summed[0], parts, packed_dtypes)
                     for i, v in zip(packed, vals):
                         outs[i] = v
                 for j, i in enumerate(direct):
