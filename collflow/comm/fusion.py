@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..kernels.registry import register_kernel, KernelContext
 from . import compression as _codec
-from .base import Communicator, CompletedHandle
+from .base import CompletedHandle
 
 __all__ = ["pack", "unpack", "communicator_for"]
 
@@ -336,7 +336,7 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         static = packed and all(op.inputs[i].shape.is_fully_defined() for i in packed)
         # buffers from the communicator: where it all-reduces through shared memory, these
         # are in this rank's arena, and collectives on them need no staging copy
-        alloc = getattr(comm, "empty", np.empty)
+        alloc = comm.empty
         bucket = (_SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p, alloc)
                   if static and not flagged and not prescale else None)
         # a direct gradient of static shape has a send buffer of its own to be computed into
@@ -589,10 +589,8 @@ def _average_variables(op: Any, ctx: KernelContext) -> Any:
     comm = communicator_for(ctx)
     key = op.attrs["key"]
     specs = [variable_dtype_shape(h) for h in op.inputs]
-    alloc = getattr(comm, "empty_group", None) or functools.partial(Communicator.empty_group, comm)
-
     def new_bucket() -> _ParamBucket:
-        return _ParamBucket([shp.as_list() for _, shp in specs], specs[0][0].np, alloc)
+        return _ParamBucket([shp.as_list() for _, shp in specs], specs[0][0].np, comm.empty_group)
     # one per session and bucket, whatever plan runs it (else two plans would move the
     # variables back and forth every step)
     res = ctx.resources
@@ -602,7 +600,7 @@ def _average_variables(op: Any, ctx: KernelContext) -> Any:
     # Elsewhere the sum lands in a buffer of its own and one pass divides it into the
     # variables (an in-place MPI all-reduce and then a division pass measured slower).
     in_place = bool(getattr(comm, "shm_active", False))
-    sums = _ReusedResult()
+    sums = None if in_place else _ReusedResult()
 
     def run(*states: Any) -> Any:
         n = comm.size

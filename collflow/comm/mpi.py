@@ -659,8 +659,10 @@ class MPICommunicator(Communicator):
         self._inflight.append(h)  # nothing posted: _fail_inflight finds no request to keep
         self._timed_out(h, timeout)
 
-    def _check_usable(self) -> None:
-        if self._size > 1:
+    def _check_usable(self, drain: bool = True) -> None:
+        """(lock held) Raises the communicator's error if it broke; `drain`: read control
+        messages first."""
+        if drain and self._size > 1:
             self._drain_ctl()
         if self._broken is not None:
             self._fail_inflight()
@@ -903,11 +905,7 @@ class MPICommunicator(Communicator):
             with self._lock:
                 # MPI calls cost tens of microseconds here: control messages are read at
                 # most every millisecond (a wait polls them anyway)
-                if time.monotonic() - self._last_drain >= 1e-3:
-                    self._drain_ctl()
-                if self._broken is not None:
-                    self._fail_inflight()
-                    self._raise_broken()
+                self._check_usable(drain=time.monotonic() - self._last_drain >= 1e-3)
                 seq = self._seq
                 # the peers compare records in shared memory; this rank's is kept for a peer
                 # that issues an MPI collective as #seq (its record then names both)
@@ -966,8 +964,7 @@ class MPICommunicator(Communicator):
         try:
             if self._broken is not None:
                 with self._lock:
-                    self._fail_inflight()
-                    self._raise_broken()
+                    self._check_usable(drain=False)
             if blocking:
                 self._waiters += 1  # the progress thread stands aside
                 try:
@@ -1014,9 +1011,7 @@ class MPICommunicator(Communicator):
         and the error if the communicator broke."""
         with self._lock:
             self._poll_locked(drain=True)
-            if self._broken is not None:
-                self._fail_inflight()
-                self._raise_broken()
+            self._check_usable(drain=False)
 
     def _shm_mismatch_error(self, seq: int, published: Dict[int, Tuple[int, bytes]]) -> CollflowError:
         if all(pseq == seq for pseq, _ in published.values()):
