@@ -498,8 +498,11 @@ class _ParamBucket:
             for st, ref in zip(states, self.parts):
                 with st.lock:
                     v = st.value
-                    # held by: the state, `v`, getrefcount's argument; anyone else: move
-                    if v is None or v is not ref() or sys.getrefcount(v) > 3 or not v.flags.writeable:
+                    # held by: the state, `v`, getrefcount's argument (and the state's cached
+                    # read-only view); anyone else: move
+                    cached = st.cached_refs(v)
+                    if (v is None or v is not ref() or sys.getrefcount(v) > 3 + cached
+                            or not v.flags.writeable):
                         break
             else:
                 return self.flat
@@ -513,7 +516,7 @@ class _ParamBucket:
                         f"{op.type}: variable {st.name!r} has shape {tuple(v.shape)}, the graph says "
                         f"{tuple(a.shape)}", op)
                 np.copyto(a, v, casting="same_kind")
-                st.value = a
+                st.set_value(a)
         self.flat = flat
         self.parts = [weakref.ref(a) for a in arrays]
         return flat

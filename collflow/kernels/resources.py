@@ -4,6 +4,8 @@ Resources outlive one run; kernels reach them through `ctx.resources`.  Reads of
 variable hand out its current array; an in-place update first checks (by reference
 count) that nobody else still holds that array, and copies it if someone does, so a value
 read earlier in a run, or fetched by the user, is a snapshot that never changes under them.
+A read is a view of one read-only view of the value that the state keeps (`ro`: marking
+a fresh view read-only costs 5x a view); the checks discount that one reference.
 
 An asynchronous checkpoint takes a zero-copy snapshot of a variable (`LiveSnapshot`): it
 keeps the live array, and until its writer has read a row, an in-place update of that row
@@ -35,7 +37,7 @@ class VariableState:
     None.  Every access below waits for it first (`settle`), so nobody reads a value that
     is still changing, or updates one that peers are writing."""
 
-    __slots__ = ("name", "dtype", "shape", "value", "lock", "xp", "pending", "busy")
+    __slots__ = ("name", "dtype", "shape", "value", "lock", "xp", "pending", "busy", "ro")
 
     def __init__(self, name: str, dtype: Any, shape: Any, xp: Any = np):
         self.name = name
@@ -47,6 +49,20 @@ class VariableState:
         # the zero-copy snapshot of an asynchronous save not yet written, or None
         self.pending: Optional["LiveSnapshot"] = None
         self.busy: Any = None
+        # a read-only view of `value` (NumPy), made by the first snapshot of that value: every
+        # snapshot is a view of it, which is cheaper than marking a fresh view read-only.
+        # It holds one reference to the value, which the copy-on-write checks discount.
+        self.ro: Any = None
+
+    def cached_refs(self, v: Any) -> int:
+        """References to `v` this state holds besides `value` (the cached read-only view)."""
+        ro = self.ro
+        return 1 if ro is not None and ro.base is v else 0
+
+    def set_value(self, v: Any) -> None:
+        """Replaces the array (the caller holds `lock` where that matters)."""
+        self.value = v
+        self.ro = None  # a view of the old array would keep it alive
 
     def settle(self) -> None:
         """Waits until no collective is writing this variable's array (see `busy`)."""
@@ -73,8 +89,14 @@ class VariableState:
         if v is None:
             self.read(op)
         if self.xp is np:
-            v = v.view()
-            v.flags.writeable = False
+            ro = self.ro
+            # ro.base is the array a view was made of (NumPy collapses chains of views to
+            # the array that owns the memory): a cache made for another value is replaced
+            if ro is None or ro.base is not v:
+                ro = v.view()
+                ro.flags.writeable = False
+                self.ro = ro
+            return ro.view()  # a view of a read-only array is read-only
         return v
 
     def writable(self, op: Any = None) -> Any:
@@ -84,9 +106,11 @@ class VariableState:
         v = self.value
         if v is None:
             self.read(op)
-        if sys.getrefcount(v) > _EXCLUSIVE_REFS or not v.flags.writeable:
+        # the cache's share first: a cache made after the count only raises it (a safe copy)
+        cached = self.cached_refs(v)
+        if sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable:
             v = v.copy()
-            self.value = v
+            self.set_value(v)
         return v
 
     def writable_rows(self, op: Any, rows: Any, sorted_unique: bool = False, gather: bool = False) -> Any:
@@ -104,20 +128,22 @@ class VariableState:
         if v is None:
             self.read(op)
         p = self.pending
+        cached = self.cached_refs(v)  # first, as in writable()
         if p is not None and p.array is v:
             with p.lock:
                 # referenced by: the slot, `v`, getrefcount's argument, the snapshot, and the
                 # views the writer is reading through right now; anyone else: copy-on-write
-                if p.array is v and v.flags.writeable and sys.getrefcount(v) <= _EXCLUSIVE_REFS + 1 + p.views:
+                if (p.array is v and v.flags.writeable
+                        and sys.getrefcount(v) <= _EXCLUSIVE_REFS + 1 + p.views + cached):
                     if sorted_unique:
                         old = v[rows] if gather else None
                         p.save_rows(rows, old)
                         return (v, old) if gather else v
                     p.save_rows(np.unique(rows))
                     return (v, v[rows]) if gather else v
-        if sys.getrefcount(v) > _EXCLUSIVE_REFS or not v.flags.writeable:
+        if sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable:
             v = v.copy()
-            self.value = v
+            self.set_value(v)
         return (v, v[rows]) if gather else v
 
     def live_snapshot(self, undo: Optional["UndoBuffer"] = None) -> Optional["LiveSnapshot"]:
@@ -144,7 +170,7 @@ class VariableState:
                 f"cannot assign a value of shape {tuple(value.shape)} to variable {self.name!r} "
                 f"of shape {self.shape}", op)
         # own a private copy: the value may be a constant or an array the caller keeps
-        self.value = xp.array(value, dtype=self.dtype.np, copy=True)
+        self.set_value(xp.array(value, dtype=self.dtype.np, copy=True))
         return self.snapshot()
 
 

@@ -10,7 +10,12 @@ from .registry import register_kernel, KernelContext
 @register_kernel("VarHandle")
 def _var_handle(op: Any, ctx: KernelContext) -> Any:
     st = ctx.resources.variable(op.attrs["shared_name"], op.attrs["dtype"], op.attrs["shape"], ctx.xp)
-    return lambda: st
+
+    def handle() -> Any:
+        return st
+    # always the same state: a compiled plan binds it once instead of calling this per run
+    handle.constant_result = True  # type: ignore[attr-defined]
+    return handle
 
 
 @register_kernel("ReadVariable")

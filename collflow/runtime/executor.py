@@ -590,11 +590,22 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
     if trace:  # the run's recorder (a traced run always has one)
         emit("_tr = _tok.trace if _tok.trace is not None else []")
 
+    consts: Set[str] = set()
     for i, op in enumerate(order):
         for a in waits_before.get(i, ()):
             emit_wait(a)
+        kernel = kernels[op]
+        if (getattr(kernel, "constant_result", False) and not trace and not ins[op] and op not in async_ops
+                and len(op.outputs) == 1 and op.outputs[0] not in slot):
+            # a kernel that returns the same object on every call (a variable's handle): called
+            # once now, its result a global of the plan (a variable read then costs one call)
+            cname = f"c{i}"
+            names[cname] = kernel()
+            consts.add(cname)
+            slot[op.outputs[0]] = cname
+            continue
         kname = f"k{i}"
-        names[kname] = kernels[op]
+        names[kname] = kernel
         args = ", ".join(slot[t] for t in ins[op])
         emit(f"_i = {i}")
         emit("if _tok.c: _cancelled(_i, _tok)")
@@ -614,7 +625,7 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
                 emit(f"_chk({i}, ({', '.join(outs)},))")
         # free inputs whose last consumer this was (feeds included: the caller keeps its own)
         for t in dict.fromkeys(ins[op]):
-            if last_use.get(t) == i and t not in fetch_set and t in slot:
+            if last_use.get(t) == i and t not in fetch_set and t in slot and slot[t] not in consts:
                 emit(f"{slot[t]} = None")
     for a in waits_before.get(end, ()):
         emit_wait(a)
@@ -651,7 +662,8 @@ def _codegen(session: Any, order: List[Any], ins: Dict[Any, List[Any]], feeds: L
         if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
             raise e
         op = ops_t[i]
-        raise_op_error(op, e, [frame.get(slot.get(t, ""), None) for t in ins[op]])
+        raise_op_error(op, e, [names[s] if s in consts else frame.get(s, None)
+                               for s in (slot.get(t, "") for t in ins[op])])
 
     def _chk(i: int, outs: tuple) -> None:
         check_outputs(ops_t[i], outs)

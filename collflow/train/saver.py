@@ -481,7 +481,7 @@ class Saver:
         # the array was just read for us: the variable owns it (no copy, unlike Variable.load)
         st.settle()
         with st.lock:
-            st.value = value if xp is np else xp.asarray(value)
+            st.set_value(value if xp is np else xp.asarray(value))
 
     # -- as graph ops ---------------------------------------------------------------------------------
     def build_save_op(self, filename: Any, name: Optional[str] = None) -> _g.Operation:
