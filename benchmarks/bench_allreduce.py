@@ -19,7 +19,9 @@ under mpiexec).
       - collflow graph, fused: the 200 gradients in one bucket (one FusedAllReduce: pack, all-reduce,
         views of the result), the sums as for GradientDescent; the averaging bucket for the record;
       - collflow graph, unfused (fusion_threshold_bytes=0: 200 FusedAllReduce ops), for the record;
-      - gloo: 200 all_reduce calls and one of 2 MB, for the record;
+      - gloo: 200 all_reduce calls and one of 2 MB, for the record (the gloo rows of (a) and (b)
+        are timed after all the others, in a pass of their own: torch.distributed's threads
+        disturbed the rows interleaved with them);
       - collflow graph, gradients computed by ops (variable x 1.0, as a backward pass computes
         them): written straight into the bucket's send buffer (the executor's bucket views, no
         packing copy), and the same with bucket views off (packed), and the producers alone;
@@ -243,29 +245,6 @@ def worker(args: argparse.Namespace) -> None:
         "diagnostic: the 200 hand-written NumPy products alone": hand_producers,
     }
 
-    torch = common.try_import_torch() if not args.no_torch else None
-    if torch is None:
-        notes.append("torch.distributed gloo rows skipped: " + ("--no-torch" if args.no_torch else
-                                                                 "torch is not installed"))
-    else:
-        torch.set_num_threads(1)
-        why = _gloo(torch, world)
-        if why is not None:
-            notes.append(f"torch.distributed gloo rows skipped: init_process_group failed: {why}")
-        else:
-            import torch.distributed as dist
-            tb = torch.zeros(BIG_BYTES // 4, dtype=torch.float32)  # in place: zeros stay finite
-            tflat = torch.zeros(flat.size, dtype=torch.float32)
-            tsmall = [torch.zeros(a.size, dtype=torch.float32) for a in smalls]
-            methods_a["torch.distributed gloo all_reduce"] = lambda: dist.all_reduce(tb)
-            methods_b["gloo, ONE all_reduce of 2 MB"] = lambda: dist.all_reduce(tflat)
-
-            def gloo_each() -> None:
-                for t in tsmall:
-                    dist.all_reduce(t)
-            methods_b["gloo, 200 all_reduce calls"] = gloo_each
-            notes.append(f"torch {torch.__version__} gloo over tcp://127.0.0.1, torch.set_num_threads(1)")
-
     def measure(methods: Dict[str, Callable[[], Any]], number: int) -> Dict[str, List[float]]:
         counts = {}
         for k, fn in methods.items():  # warm-up: plans compiled, buffers touched, connections made
@@ -288,13 +267,44 @@ def worker(args: argparse.Namespace) -> None:
     load_before = common.load_average()
     res_a = measure(methods_a, args.number)
     res_b = measure(methods_b, args.number * 2)
+
+    # gloo last, in a pass of its own: once torch.distributed is up, its threads disturbed the
+    # rows interleaved with it (collflow's fused 200 x 10 KiB median 1.27-1.75x one raw in
+    # such runs, 1.15x in runs without torch)
+    methods_a, methods_b = {}, {}
+    torch = common.try_import_torch() if not args.no_torch else None
+    if torch is None:
+        notes.append("torch.distributed gloo rows skipped: " + ("--no-torch" if args.no_torch else
+                                                                 "torch is not installed"))
+    else:
+        torch.set_num_threads(1)
+        why = _gloo(torch, world)
+        if why is not None:
+            notes.append(f"torch.distributed gloo rows skipped: init_process_group failed: {why}")
+        else:
+            import torch.distributed as dist
+            tb = torch.zeros(BIG_BYTES // 4, dtype=torch.float32)  # in place: zeros stay finite
+            tflat = torch.zeros(flat.size, dtype=torch.float32)
+            tsmall = [torch.zeros(a.size, dtype=torch.float32) for a in smalls]
+            methods_a["torch.distributed gloo all_reduce"] = lambda: dist.all_reduce(tb)
+            methods_b["gloo, ONE all_reduce of 2 MB"] = lambda: dist.all_reduce(tflat)
+
+            def gloo_each() -> None:
+                for t in tsmall:
+                    dist.all_reduce(t)
+            methods_b["gloo, 200 all_reduce calls"] = gloo_each
+            notes.append(f"torch {torch.__version__} gloo over tcp://127.0.0.1, torch.set_num_threads(1); "
+                         "gloo rows timed after the others, in a pass of their own")
+    if methods_a:
+        res_a.update(measure(methods_a, args.number))
+        res_b.update(measure(methods_b, args.number * 2))
     load_after = common.load_average()
     stats = dict(comm.stats)
     for s in (sess_a, sess_av, sess_b, sess_bv, sess_c, sess_cp, sess_am, sess_bm):
         s.close()
     sess_u.close()
     mpi_comm.close()
-    if torch is not None and "torch.distributed gloo all_reduce" in methods_a:
+    if torch is not None and "torch.distributed gloo all_reduce" in res_a:
         import torch.distributed as dist
         dist.destroy_process_group()
     if r == 0:
