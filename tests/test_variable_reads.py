@@ -100,10 +100,19 @@ def test_a_cache_of_another_array_is_not_used():
     st.snapshot()
     st.value = np.full(3, 7, np.float32)
     np.testing.assert_array_equal(st.snapshot(), [7, 7, 7])
-    part = np.arange(6, dtype=np.float32)[2:5]  # a view of another array: cached per read
-    st.value = part
-    np.testing.assert_array_equal(st.snapshot(), [2, 3, 4])
-    assert st.writable() is not part  # views of it are out there: copied
+
+
+def test_a_value_that_is_a_view_of_another_array_is_copied_before_an_update():
+    """Reads of such a value reference the array that owns the memory, not the value, so its
+    reference count cannot tell whether a read is held: the first update copies."""
+    st = VariableState("x", cf.float32, None)
+    st.value = np.arange(6, dtype=np.float32)[2:5]
+    held = st.snapshot()
+    np.testing.assert_array_equal(held, [2, 3, 4])
+    st.writable()[...] += 100
+    np.testing.assert_array_equal(held, [2, 3, 4])
+    np.testing.assert_array_equal(st.snapshot(), [102, 103, 104])
+    assert st.value.base is None  # owns its memory from now on: later updates are in place
 
 
 def test_the_plan_binds_variable_handles_once():

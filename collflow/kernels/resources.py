@@ -95,7 +95,8 @@ class VariableState:
             if ro is None or ro.base is not v:
                 ro = v.view()
                 ro.flags.writeable = False
-                self.ro = ro
+                if self.value is v:  # not replaced meanwhile (a cache of it would keep it alive)
+                    self.ro = ro
             return ro.view()  # a view of a read-only array is read-only
         return v
 
@@ -108,7 +109,8 @@ class VariableState:
             self.read(op)
         # the cache's share first: a cache made after the count only raises it (a safe copy)
         cached = self.cached_refs(v)
-        if sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable:
+        if (sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable
+                or isinstance(v.base, np.ndarray)):
             v = v.copy()
             self.set_value(v)
         return v
@@ -141,7 +143,8 @@ class VariableState:
                         return (v, old) if gather else v
                     p.save_rows(np.unique(rows))
                     return (v, v[rows]) if gather else v
-        if sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable:
+        if (sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable
+                or isinstance(v.base, np.ndarray)):
             v = v.copy()
             self.set_value(v)
         return (v, v[rows]) if gather else v
@@ -170,7 +173,12 @@ class VariableState:
                 f"cannot assign a value of shape {tuple(value.shape)} to variable {self.name!r} "
                 f"of shape {self.shape}", op)
         # own a private copy: the value may be a constant or an array the caller keeps
-        self.set_value(xp.array(value, dtype=self.dtype.np, copy=True))
+        new = xp.array(value, dtype=self.dtype.np, copy=True)
+        # under the lock the updates hold: an update between its count of references and its
+        # write would otherwise write into an array that is no longer the value (lost), and
+        # that readers of the old value still hold
+        with self.lock:
+            self.set_value(new)
         return self.snapshot()
 
 
