@@ -21,9 +21,12 @@ run() {  # run LABEL CMD...: runs a pytest command, remembers its closing line
 
 run "serial" timeout 1800 "$PY" -m pytest -q --color=no -p no:cacheprovider tests --ignore=tests/mpi "$@"
 if [ -d tests/mpi ]; then
+  # --timeout-method=thread: a rank stuck inside an MPI call (its peers diverged) is not
+  # reached by SIGALRM; the timer thread ends the process, and mpiexec then ends the rest
   for n in 2 3; do
     run "mpi n=$n" timeout 900 mpiexec -n "$n" --oversubscribe --bind-to none \
-      "$PY" -m pytest -q --color=no -p no:cacheprovider --with-mpi tests/mpi -x
+      "$PY" -m pytest -q --color=no -p no:cacheprovider --with-mpi tests/mpi -x \
+      --timeout 120 --timeout-method=thread
   done
 fi
 echo

@@ -155,3 +155,37 @@ def test_availability_and_ordinary_reasons(monkeypatch):
     monkeypatch.setenv("COLLFLOW_SHM_ARENA_MB", "lots")
     with pytest.raises(ValueError, match="COLLFLOW_SHM_ARENA_MB must be a number"):
         shm._env_mb("COLLFLOW_SHM_ARENA_MB", 1)
+
+
+def _dead_pid():
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid  # reaped: no process has it (until the pid is reused, which the test checks)
+
+
+def test_stale_arenas_of_dead_ranks_are_removed(tmp_path):
+    """Files a rank killed during the start-up handshake leaves: removed by the next job once
+    their creator is gone and they are older than a handshake could be."""
+    uid = os.getuid()
+    dead = _dead_pid()
+    try:
+        os.kill(dead, 0)
+        pytest.skip("the pid was reused already")
+    except ProcessLookupError:
+        pass
+    old = tmp_path / f"collflow-{uid}-abcd-1-{dead}"
+    fresh = tmp_path / f"collflow-{uid}-abce-1-{dead}"         # too young: maybe mid-handshake
+    alive = tmp_path / f"collflow-{uid}-abcf-0-{os.getppid()}"  # its creator runs
+    legacy = tmp_path / f"collflow-{uid}-abcg-0"               # no pid in the name: kept
+    other = tmp_path / f"collflow-{uid + 1}-abch-0-{dead}"     # another user's
+    for f in (old, fresh, alive, legacy, other):
+        f.write_bytes(b"x")
+    for f in (old, alive, legacy, other):
+        os.utime(f, (1, 1))  # long ago
+    removed = shm.remove_stale_arenas(str(tmp_path), min_age_s=60.0)
+    assert removed == [str(old)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in (fresh, alive, legacy, other))
+    assert shm.remove_stale_arenas(str(tmp_path / "missing")) == []

@@ -8,7 +8,9 @@ buffer: one pass over the data, no copies.
 
 Arenas.  Every rank owns one arena: a /dev/shm file it creates, which every rank of the node
 maps and which is unlinked as soon as all have mapped it, so nothing outlives the job, even a
-killed one (a rank killed inside that handshake, milliseconds at start-up, leaves its file).
+killed one.  A rank killed inside that handshake (milliseconds at start-up) leaves its file;
+the file's name carries its creator's pid, and the next job of the same user on the host
+removes files whose creator is gone (`remove_stale_arenas`).
 An arena holds
   - a control block: the rank's phase counter (how many synchronisations it reached), its
     broken flag and message, and what it is doing: sequence number, piece, the collective's
@@ -110,6 +112,49 @@ def available(enabled: bool = True) -> Tuple[bool, str]:
     if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
         return False, "/dev/shm is missing or not writable"
     return True, ""
+
+
+_ARENA_PREFIX = "collflow-"
+STALE_AFTER_S = 60.0  # a handshake takes milliseconds: an older file of a dead pid is a leftover
+
+
+def remove_stale_arenas(directory: str = "/dev/shm", min_age_s: float = STALE_AFTER_S) -> List[str]:
+    """Removes this user's arena files left by ranks killed during the start-up handshake:
+    those whose creator (the pid in the name) no longer runs, last modified over `min_age_s`
+    ago.  The paths removed.  Best effort: errors (a file another rank removed first, an
+    unreadable directory) are ignored."""
+    removed: List[str] = []
+    mine = f"{_ARENA_PREFIX}{os.getuid()}-"
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return removed
+    now = time.time()
+    for name in entries:
+        if not name.startswith(mine):
+            continue
+        parts = name[len(mine):].split("-")  # token, rank, pid
+        if len(parts) != 3 or not parts[2].isdigit():
+            continue  # not a name this module makes
+        pid = int(parts[2])
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # the creator runs (or the pid was reused: then the file is kept)
+        except ProcessLookupError:
+            pass
+        except OSError:  # e.g. EPERM: a process of that pid exists
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if now - os.stat(path).st_mtime < min_age_s:
+                continue
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
 
 
 def expected_off(why: str) -> bool:
@@ -283,7 +328,10 @@ class ShmWorld:
             return None, _OFF_HOSTS
         # rank 0's token (the file names) and sizes: every rank must lay its arena out alike
         token, arena, staging = comm.bcast((os.urandom(8).hex(), arena, staging) if rank == 0 else None, root=0)
-        names = [f"/dev/shm/collflow-{os.getuid()}-{token}-{r}" for r in range(size)]
+        remove_stale_arenas()
+        # every rank's file name carries its pid: the ranks learn each other's
+        pids = comm.allgather(os.getpid())
+        names = [f"/dev/shm/{_ARENA_PREFIX}{os.getuid()}-{token}-{r}-{pids[r]}" for r in range(size)]
         fd = -1
         try:
             fd = os.open(names[rank], os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)

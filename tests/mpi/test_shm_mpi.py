@@ -159,6 +159,31 @@ def test_no_file_is_left_in_dev_shm(comm):
     assert not glob.glob(f"/dev/shm/collflow-{os.getuid()}-*")
 
 
+def test_a_file_left_by_a_rank_killed_at_start_up_is_removed_by_the_next_job():
+    import subprocess
+    import sys
+    w = _world()
+    stale = None
+    if w.rank == 0:
+        p = subprocess.Popen([sys.executable, "-c", "pass"])
+        p.wait()  # a pid no process has (a rank that died in the handshake)
+        stale = f"/dev/shm/collflow-{os.getuid()}-0badc0de-1-{p.pid}"
+        with open(stale, "wb") as f:
+            f.write(b"left behind")
+        os.utime(stale, (1, 1))
+    stale = w.bcast(stale, root=0)
+    c = _comm()
+    try:
+        assert c.shm_active, c.shm_reason
+        assert not os.path.exists(stale)
+        w.Barrier()  # every rank has unlinked its own file
+        assert not glob.glob(f"/dev/shm/collflow-{os.getuid()}-*")
+    finally:
+        c.close()
+        if w.rank == 0 and os.path.exists(stale):
+            os.unlink(stale)
+
+
 def test_sizes_that_differ_are_named_on_every_rank(monkeypatch):
     c = _comm(monkeypatch, timeout=10)
     r = c.rank
