@@ -60,9 +60,25 @@ class VariableState:
         return 1 if ro is not None and ro.base is v else 0
 
     def set_value(self, v: Any) -> None:
-        """Replaces the array (the caller holds `lock` where that matters)."""
+        """Replaces the array; the caller holds `lock` (see `replace`)."""
         self.value = v
         self.ro = None  # a view of the old array would keep it alive
+
+    def replace(self, v: Any) -> None:
+        """Makes `v` the value (the state owns it from now on), once no collective is writing
+        the old one, under the lock the updates hold: an update between its count of
+        references and its write would otherwise write into an array that is no longer the
+        value (lost), and that readers of the old value still hold."""
+        self.settle()
+        with self.lock:
+            self.set_value(v)
+
+    def _shared(self, v: Any, refs: int, cached: int) -> bool:
+        """Whether `v`, the value, must be copied before an update in place: `refs` references
+        to it as counted in writable() (`cached` of them the state's cached view), or a
+        read-only array, or a view of another array (reads of it reference that array, so
+        the count cannot see them)."""
+        return refs > _EXCLUSIVE_REFS + cached or not v.flags.writeable or isinstance(v.base, np.ndarray)
 
     def settle(self) -> None:
         """Waits until no collective is writing this variable's array (see `busy`)."""
@@ -109,8 +125,8 @@ class VariableState:
             self.read(op)
         # the cache's share first: a cache made after the count only raises it (a safe copy)
         cached = self.cached_refs(v)
-        if (sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable
-                or isinstance(v.base, np.ndarray)):
+        refs = sys.getrefcount(v)  # before `v` is an argument (which would count)
+        if self._shared(v, refs, cached):
             v = v.copy()
             self.set_value(v)
         return v
@@ -143,8 +159,8 @@ class VariableState:
                         return (v, old) if gather else v
                     p.save_rows(np.unique(rows))
                     return (v, v[rows]) if gather else v
-        if (sys.getrefcount(v) > _EXCLUSIVE_REFS + cached or not v.flags.writeable
-                or isinstance(v.base, np.ndarray)):
+        refs = sys.getrefcount(v)  # before `v` is an argument (which would count)
+        if self._shared(v, refs, cached):
             v = v.copy()
             self.set_value(v)
         return (v, v[rows]) if gather else v
@@ -173,12 +189,7 @@ class VariableState:
                 f"cannot assign a value of shape {tuple(value.shape)} to variable {self.name!r} "
                 f"of shape {self.shape}", op)
         # own a private copy: the value may be a constant or an array the caller keeps
-        new = xp.array(value, dtype=self.dtype.np, copy=True)
-        # under the lock the updates hold: an update between its count of references and its
-        # write would otherwise write into an array that is no longer the value (lost), and
-        # that readers of the old value still hold
-        with self.lock:
-            self.set_value(new)
+        self.replace(xp.array(value, dtype=self.dtype.np, copy=True))
         return self.snapshot()
 
 

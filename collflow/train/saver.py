@@ -479,9 +479,7 @@ class Saver:
         xp = get_device(sess._device_for(v.op)).xp
         st = sess.resources.variable(_state_name(v), v.dtype, v.shape, xp)
         # the array was just read for us: the variable owns it (no copy, unlike Variable.load)
-        st.settle()
-        with st.lock:
-            st.set_value(value if xp is np else xp.asarray(value))
+        st.replace(value if xp is np else xp.asarray(value))
 
     # -- as graph ops ---------------------------------------------------------------------------------
     def build_save_op(self, filename: Any, name: Optional[str] = None) -> _g.Operation:

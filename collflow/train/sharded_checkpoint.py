@@ -202,8 +202,7 @@ def restore_shards(sess: Any, path: str, comm: Any = None, strict: bool = True, 
     for v, value in new_values:
         xp = get_device(sess._device_for(v.op)).xp
         st = sess.resources.variable(v.op.attrs.get("shared_name", v.op.name), v.dtype, v.shape, xp)
-        with st.lock:
-            st.set_value(value if xp is np else xp.asarray(value))
+        st.replace(value if xp is np else xp.asarray(value))
     return restored
 
 
