@@ -118,6 +118,11 @@ _ARENA_PREFIX = "collflow-"
 STALE_AFTER_S = 60.0  # a handshake takes milliseconds: an older file of a dead pid is a leftover
 
 
+def _arena_name(token: str, rank: int, pid: int) -> str:
+    """The file name of `rank`'s arena (created by process `pid`); remove_stale_arenas parses it."""
+    return f"{_ARENA_PREFIX}{os.getuid()}-{token}-{rank}-{pid}"
+
+
 def remove_stale_arenas(directory: str = "/dev/shm", min_age_s: float = STALE_AFTER_S) -> List[str]:
     """Removes this user's arena files left by ranks killed during the start-up handshake:
     those whose creator (the pid in the name) no longer runs, last modified over `min_age_s`
@@ -331,7 +336,7 @@ class ShmWorld:
         remove_stale_arenas()
         # every rank's file name carries its pid: the ranks learn each other's
         pids = comm.allgather(os.getpid())
-        names = [f"/dev/shm/{_ARENA_PREFIX}{os.getuid()}-{token}-{r}-{pids[r]}" for r in range(size)]
+        names = [os.path.join("/dev/shm", _arena_name(token, r, pids[r])) for r in range(size)]
         fd = -1
         try:
             fd = os.open(names[rank], os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
