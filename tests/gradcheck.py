@@ -48,10 +48,10 @@ def check_case(case: Case, seed: int = 0) -> None:
     with g.as_default():
         if case.as_variables:
             xs = [cf.Variable(v.copy(), name=f"x{i}") for i, v in enumerate(values)]
-            init = cf.global_variables_initializer()
         else:
             xs = [cf.placeholder(cf.float64, v.shape, name=f"x{i}") for i, v in enumerate(values)]
         ys = _scalar(case.fn(*xs))
+        init = cf.global_variables_initializer()  # the inputs and any variable fn made
         assert ys, f"{case}: fn returned no float output"
         found = {op.type for op in g.get_operations()}
         assert case.op in found, f"case {case} does not create a {case.op} op (made: {sorted(found)})"
@@ -73,8 +73,7 @@ def check_case(case: Case, seed: int = 0) -> None:
                 return {}
             return dict(zip(xs, vals))
 
-        if case.as_variables:
-            sess.run(init)
+        sess.run(init)
         yvals = sess.run([cf.convert_to_tensor(y) for y in ys], inputs(values))
         wvals = [rng.uniform(0.5, 1.5, size=np.shape(v)) for v in yvals]
         feed = inputs(values)

@@ -193,3 +193,127 @@ def test_control_dependency_on_an_untaken_noop_is_dead():
         assert s.run(v) == 0
         s.run(r, {p: True})
         assert s.run(v) == 1
+
+
+# -- gradients of loops: closed forms, side effects, saved values --------------------------
+
+def _grad_run(build, feed=None):
+    g = cf.Graph()
+    with g.as_default():
+        fetches = build()
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        return s.run(fetches, feed or {})
+
+
+def test_nested_loop_gradients_closed_forms():
+    # out = sum_{i<4} x * sum_{j<i} x*j = 4 x^2 (sum_{i<4} sum_{j<i} j = 4): d/dx = 8x
+    def build():
+        x = cf.constant(2.5, cf.float64)
+
+        def outer(i, acc, only_inner):
+            s = cf.while_loop(lambda j, a: j < i, lambda j, a: (j + 1, a + x * cf.cast(j, cf.float64)),
+                              [0, cf.constant(0.0, cf.float64)])[1]
+            return i + 1, acc + s * x, only_inner + s
+        _, out, inner_only = cf.while_loop(lambda i, a, b: i < 4, outer,
+                                           [0, cf.constant(0.0, cf.float64), cf.constant(0.0, cf.float64)])
+        w = cf.Variable(cf.constant(1.5, cf.float64), name="W")
+
+        def outer_w(i, acc):
+            # a fresh read of W inside the inner loop (its handle is captured, not a value)
+            return i + 1, cf.while_loop(lambda j, a: j < 2, lambda j, a: (j + 1, a * w.read_value()), [0, acc])[1]
+        out_w = cf.while_loop(lambda i, a: i < 3, outer_w, [0, cf.constant(1.0, cf.float64)])[1]
+        return [out, cf.gradients(out, x)[0], cf.gradients(inner_only, x)[0], out_w, cf.gradients(out_w, w)[0]]
+    out, gx, gx_inner, out_w, gw = _grad_run(build)
+    assert out == pytest.approx(4 * 2.5 ** 2)
+    assert gx == pytest.approx(8 * 2.5)
+    assert gx_inner == pytest.approx(4.0)
+    assert out_w == pytest.approx(1.5 ** 6)
+    assert gw == pytest.approx(6 * 1.5 ** 5)
+
+
+def test_gradient_of_a_loop_runs_its_body_once():
+    # side effects and random draws happen once per forward iteration, and the backward
+    # loop sees the forward draws (TensorFlow saves forward values; it never re-runs them)
+    def build():
+        c = cf.Variable(cf.constant(0.0, cf.float64), name="c")
+        v0 = cf.constant(1.0, cf.float64)
+
+        def body(i, v):
+            with cf.control_dependencies([cf.assign_add(c, 1.0)]):
+                r = cf.random_uniform((), 0.5, 1.5, dtype=cf.float64)
+                return i + 1, v * r
+        out = cf.while_loop(lambda i, v: i < 5, body, [0, v0])[1]
+        gv = cf.gradients(out, v0)[0]
+        with cf.control_dependencies([out, gv]):
+            count = c.read_value()
+        return [out, gv, count]
+    out, gv, count = _grad_run(build)
+    assert gv == pytest.approx(out)      # d(v0 * prod r)/dv0 at v0 = 1 is the same product
+    assert count == 5.0
+
+
+def test_cond_gradient_with_a_stateful_branch_takes_the_taken_branch():
+    g = cf.Graph()
+    with g.as_default():
+        a = cf.placeholder(cf.float32, (), name="a")
+        p = cf.placeholder(cf.bool_, (), name="p")
+        c = cf.Variable(0.0, name="c")
+
+        def true_fn():
+            with cf.control_dependencies([cf.assign_add(c, 1.0)]):
+                return a * a * 3
+        out = cf.cond(p, true_fn, lambda: a * 2)
+        ga = cf.gradients(out, a)[0]
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        assert s.run([out, ga], {a: 2.0, p: True}) == [12.0, 12.0]
+        assert s.run([out, ga], {a: 2.0, p: False}) == [4.0, 2.0]
+        assert s.run(c) == 1.0
+
+
+def test_a_loop_saves_only_what_its_gradient_reads():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (4,), name="x")
+        out = cf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, cf.sin(v) * 2.0 + 1.0), [0, x])[1]
+        assert not [op for op in g.get_operations() if op.type == "StackPush"]
+        gx = cf.gradients(out, x)[0]
+        pushes = [op for op in g.get_operations() if op.type == "StackPush"]
+        # the gradient of sin(v) * 2 + 1 reads v only (the constant 2 is made again)
+        assert [p.inputs[2].op.type for p in pushes] == ["Identity"]
+    with cf.Session(graph=g) as s:
+        xv = np.linspace(-1, 1, 4)
+        o, gv = s.run([out, gx], {x: xv})
+        v, d = xv.copy(), np.ones(4)
+        for _ in range(3):
+            d = d * 2 * np.cos(v)
+            v = np.sin(v) * 2 + 1
+        np.testing.assert_allclose(o, v)
+        np.testing.assert_allclose(gv, d)
+
+
+def test_second_order_through_a_while_loop_is_a_clear_error():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (), name="x")
+        out = cf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [0, x])[1]
+        gx = cf.gradients(out, x)[0]
+        with pytest.raises(cf.errors.UnimplementedError, match="second-order gradients through a while loop"):
+            cf.gradients(gx, x)
+
+
+def test_gradient_inside_a_loop_body():
+    # cf.gradients called inside a body differentiates that iteration's ops
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (), name="x")
+
+        def body(i, acc):
+            xc = x * cf.cast(i + 1, cf.float64)
+            return i + 1, acc + cf.gradients(xc * xc, xc)[0]
+        out = cf.while_loop(lambda i, a: i < 3, body, [0, cf.constant(0.0, cf.float64)])[1]
+    with cf.Session(graph=g) as s:
+        assert s.run(out, {x: 2.0}) == pytest.approx(2 * 2.0 * (1 + 2 + 3))

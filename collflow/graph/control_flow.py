@@ -19,7 +19,7 @@ import contextlib
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnimplementedError
 from . import graph as _g
 from . import nest
 from .indexed_slices import IndexedSlices
@@ -98,7 +98,11 @@ class CondContext(ControlFlowContext):
             if self.is_external(t) and t is not self.pred and t is not self.pivot:
                 s = self._switched.get(t)
                 if s is None:
-                    with self.in_outer():
+                    # the Switch belongs to the outer context: control dependencies opened
+                    # inside the branch apply to the consumer, not to the routing (a
+                    # dependency on a branch op would kill the Switch, and with it the
+                    # gradient of the branch that was taken)
+                    with self.in_outer(), self.graph.control_dependencies(None):
                         s = cfo.switch(t, self.pred, name="switch_in")[self.branch]
                     s.op._ctx = self  # the chosen output lives in this branch
                     self._switched[t] = s
@@ -114,23 +118,86 @@ class WhileContext(ControlFlowContext):
         super().__init__(graph)
         self.frame_name = frame_name
         self.parallel_iterations = parallel_iterations
+        # keyed by the tensor the Enter reads: for a loop nested in another loop (or in a
+        # cond) that is the enclosing context's version of the outside tensor, which is what
+        # the loop's gradient must hand its captured gradients to
         self.captured: Dict[_g.Tensor, _g.Tensor] = {}
+        self._capture_cache: Dict[_g.Tensor, _g.Tensor] = {}
+        self._reads: Dict[_g.Tensor, _g.Tensor] = {}  # forward tensor -> its value here (backward loops)
+        self._pending_saves: List[Any] = []           # (forward tensor, its StackRead op)
         self.pivot = None
         self.loop: Any = None
 
     def capture(self, t: _g.Tensor) -> _g.Tensor:
         """The in-frame version of outside tensor `t` (a constant Enter, made once)."""
-        e = self.captured.get(t)
+        e = self._capture_cache.get(t)
         if e is None:
-            with self.in_outer():
+            # outside the body's control dependencies: an edge from an op in the frame to
+            # its own Enter could never be satisfied
+            with self.in_outer(), self.graph.control_dependencies(None):
                 e = cfo.enter(t, self.frame_name, is_constant=True,
                               parallel_iterations=self.parallel_iterations, name="capture")
             e.op._ctx = self
-            self.captured[t] = e
+            self._capture_cache[t] = e
+            self._capture_cache[e.op.inputs[0]] = e
+            self.captured[e.op.inputs[0]] = e
         return e
 
+    # set while a backward loop's body is built: the forward loop it differentiates and
+    # the forward iteration this backward iteration stands for
+    grad_of: Any = None
+    grad_index: Optional[_g.Tensor] = None
+
     def process_inputs(self, tensors: List[_g.Tensor]) -> List[_g.Tensor]:
-        return [self.capture(t) if self.is_external(t) else t for t in tensors]
+        out = []
+        for t in tensors:
+            if self.grad_of is not None and _frame_ctx(t.op._ctx) is self.grad_of.ctx:
+                t = self._forward_value(t)
+            elif self.is_external(t):
+                t = self.capture(t)
+            out.append(t)
+        return out
+
+    def _forward_value(self, t: _g.Tensor) -> _g.Tensor:
+        """Forward tensor `t` as this backward iteration sees it: the value it had in the
+        matching forward iteration (saved on the forward loop's stack), a loop invariant
+        entered here, or a constant made again."""
+        reads = self._reads
+        r = reads.get(t)
+        if r is not None:
+            return r
+        fwd = self.grad_of
+        op = t.op
+        if op.type == "Enter" and op.attrs.get("is_constant") and op._ctx is fwd.ctx:
+            r = self.capture(op.inputs[0])
+        elif op.type == "Const":
+            with self.graph.control_dependencies(None):
+                r = make_op("Const", [], dict(op.attrs), name="fwd_const").outputs[0]
+        else:
+            # the push is added only if this read turns out to be needed (finish_saves):
+            # gradient functions also build gradients for inputs nobody asked about
+            with self.graph.control_dependencies(None):
+                r = make_op("StackRead", [self.capture(fwd.stack_exit), self.grad_index],
+                            {"slot": None, "dtype": t.dtype, "shape": t.shape}, name="saved").outputs[0]
+            self._pending_saves.append((t, r.op))
+        reads[t] = r
+        return r
+
+    def finish_saves(self, outputs: List[_g.Tensor]) -> None:
+        """Saves, in the forward loop, the values this backward body's `outputs` read."""
+        needed: set = set()
+        stack = [t.op for t in outputs]
+        while stack:
+            op = stack.pop()
+            if op in needed or not self.contains(op._ctx):
+                continue
+            needed.add(op)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(op.control_inputs)
+        for t, read in self._pending_saves:
+            if read in needed:
+                read.attrs["slot"] = self.grad_of.save(t)
+        self._pending_saves = []
 
     def add_op(self, op: _g.Operation) -> None:
         super().add_op(op)
@@ -205,17 +272,26 @@ def _merge_grad(op: _g.Operation, g: Any, _g_index: Any) -> list:
 
 
 class _Loop:
-    """What the gradient of a while loop needs to know about its forward loop."""
+    """What the gradient of a while loop needs to know about its forward loop.
+
+    Values the backward loop needs are saved lazily: the first time a gradient op asks for
+    a forward tensor, a StackPush of it (keyed by the iteration counter) joins the chain of
+    pushes the loop's save token runs through, and the backward loop reads it back by
+    iteration index.  A loop nobody differentiates saves nothing.
+    """
 
     def __init__(self) -> None:
         self.ctx: Optional[WhileContext] = None
-        self.body: Optional[Callable] = None
         self.structure: Any = None
         self.var_inputs: List[_g.Tensor] = []      # initial values of the user's loop variables
         self.body_inputs: List[_g.Tensor] = []     # loop variables as the body sees them
+        self.body_outputs: List[_g.Tensor] = []    # what the body returns (into NextIteration)
         self.exits: List[_g.Tensor] = []           # user's loop variables after the loop
-        self.counter_exit: Optional[_g.Tensor] = None
+        self.counter_in: Optional[_g.Tensor] = None    # this iteration's index, in the frame
+        self.counter_exit: Optional[_g.Tensor] = None  # number of iterations run
+        self.token_next: Optional[_g.Operation] = None  # NextIteration closing the push chain
         self.stack_exit: Optional[_g.Tensor] = None
+        self.saved: Dict[_g.Tensor, int] = {}      # forward tensor -> its slot in the stack
         self.name = ""
 
     def fingerprint_repr(self) -> str:
@@ -224,6 +300,28 @@ class _Loop:
     @property
     def external_inputs(self) -> List[_g.Tensor]:
         return list(self.var_inputs) + list(self.ctx.captured)  # type: ignore[union-attr]
+
+    def save(self, t: _g.Tensor) -> int:
+        """The stack slot holding forward tensor `t` per iteration (adds the push once)."""
+        slot = self.saved.get(t)
+        if slot is not None:
+            return slot
+        slot = len(self.saved)
+        nx = self.token_next
+        g = t.graph
+        prev = g._get_control_flow_context()
+        # the push sits in the forward frame, outside any cond branch: a value from an
+        # untaken branch arrives dead and the push passes the token on without saving it
+        g._set_control_flow_context(self.ctx)
+        try:
+            with g.control_dependencies(None), g.name_scope(self.name + "/save/"):
+                push = make_op("StackPush", [nx.inputs[0], self.counter_in, t], {"slot": slot},
+                               name="push").outputs[0]
+        finally:
+            g._set_control_flow_context(prev)
+        nx._update_input(0, push)
+        self.saved[t] = slot
+        return slot
 
 
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any,
@@ -259,9 +357,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         ctx = WhileContext(g, frame, parallel_iterations)
         ctx.loop = loop
         loop.ctx = ctx
-        loop.body = body
         loop.structure = loop_vars
-        loop.var_inputs = flat_init
         n = len(flat_init)
         with g.control_dependencies(None):
             counter0 = constant(0, dtype=_dt.int32, name="counter_init")
@@ -275,6 +371,9 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             for c in outer_ctrl:
                 e.op._add_control_input(c)
             enters.append(e)
+        # what the Enters read: inside a cond branch or an enclosing loop, the context's
+        # version of each initial value (its gradient goes there)
+        loop.var_inputs = [e.op.inputs[0] for e in enters[:n]]
         merges = []
         for e, s in zip(enters, all_inv):
             m = cfo.merge([e, e], shape=s, name="merge")[0]
@@ -316,9 +415,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
                         f"while_loop: loop variable {i} has shape {s} entering the loop but shape {o.shape} after "
                         "one iteration; pass shape_invariants (with None for the dimensions that change) to allow it")
             counter_next = math_ops.add(body_in[n], constant(1, dtype=_dt.int32), name="counter_next")
-            # save this iteration's variables for the backward loop (pruned unless a gradient runs)
-            push = make_op("StackPush", [body_in[n + 1]] + body_in[:n], name="stack_push").outputs[0]
-            nexts = [cfo.next_iteration(o, name="next") for o in flat_out + [counter_next, push]]
+            # the save token: gradients add their pushes between body_in[n + 1] and its
+            # NextIteration (loop.save); without a gradient the stack holds nothing
+            nexts = [cfo.next_iteration(o, name="next") for o in flat_out + [counter_next, body_in[n + 1]]]
+            loop.body_outputs = flat_out
+            loop.counter_in = body_in[n]
+            loop.token_next = nexts[-1].op
         for m, nx in zip(merges, nexts):
             m.op._update_input(1, nx)
         exits = []
@@ -359,47 +461,90 @@ def loop_of(op: _g.Operation) -> Optional[_Loop]:
     return None
 
 
+def _frame_ctx(ctx: Any) -> Optional[WhileContext]:
+    """The innermost while loop a context sits in (None at the top level)."""
+    while ctx is not None and not isinstance(ctx, WhileContext):
+        ctx = ctx.outer
+    return ctx
+
+
+def _differentiable(t: _g.Tensor) -> bool:
+    """Floats, and variable handles (a read's gradient flows to its handle)."""
+    if t.dtype.is_floating:
+        return True
+    if t.dtype != _dt.resource:
+        return False
+    from .ops.state_ops import variable_dtype_shape
+    try:
+        variable_dtype_shape(t)
+    except InvalidArgumentError:
+        return False  # a TensorArray, queue or stack handle
+    return True
+
+
+def _zeros_for(t: _g.Tensor) -> _g.Tensor:
+    """Zeros shaped like the gradient of `t` (a variable handle's: its value's)."""
+    if t.dtype != _dt.resource:
+        return array_ops.zeros_like(t)
+    from .ops.state_ops import variable_dtype_shape
+    dt, shp = variable_dtype_shape(t)
+    if shp.is_fully_defined():
+        return array_ops.zeros(shp.as_list(), dtype=dt)
+    return array_ops.zeros_like(make_op("ReadVariable", [t], name="read").outputs[0])
+
+
 def while_loop_gradient(loop: _Loop, exit_grads: List[Any]) -> List[Any]:
-    """Gradients for loop.external_inputs given gradients of loop.exits (None allowed)."""
+    """Gradients for loop.external_inputs given gradients of loop.exits (None allowed).
+
+    The backward loop runs as many iterations as the forward one, last first.  Its body
+    holds the gradient ops of one forward iteration, built by cf.gradients from the
+    forward body's outputs to its inputs; every forward value those ops read comes from the
+    forward loop's stack (see _Loop.save), so the forward body is never run again: stateful
+    ops, random draws and side effects happen once, as in TensorFlow.
+    """
     from .gradients import gradients as _gradients
     fl = [i for i, t in enumerate(loop.var_inputs) if t.dtype.is_floating]
-    captured = [t for t in loop.ctx.captured if t.dtype.is_floating]  # type: ignore[union-attr]
+    captured = [t for t in loop.ctx.captured if _differentiable(t)]  # type: ignore[union-attr]
     g0 = []
     for i in fl:
         gi = exit_grads[i]
         g0.append(array_ops.zeros_like(loop.exits[i]) if gi is None else _g.convert_to_tensor(gi))
-    acc0 = [array_ops.zeros_like(t) for t in captured]
-    dtypes = [t.dtype for t in loop.body_inputs]
-    shapes = [t.shape for t in loop.body_inputs]
+    acc0 = [_zeros_for(t) for t in captured]
+    fwd_caps = [loop.ctx.captured[t] for t in captured]  # type: ignore[union-attr]
 
     def bcond(k: Any, *rest: Any) -> Any:
         return math_ops.greater(k, constant(0, dtype=_dt.int32))
-
-    stack = loop.stack_exit
 
     def bbody(k: Any, *rest: Any) -> Any:
         gvars = list(rest[:len(fl)])
         accs = list(rest[len(fl):])
         idx = k - constant(1, dtype=_dt.int32)
-        vals = make_op("StackRead", [stack, idx], {"dtypes": dtypes, "shapes": shapes}, name="stack_read").outputs
         bctx = _g.get_default_graph()._get_control_flow_context()
-        out = loop.body(*_as_args(nest.pack_sequence_as(loop.structure, list(vals))))
-        flat_out = [_g.convert_to_tensor(o) for o in nest.flatten(out)]
-        inner_caps = [bctx.capture(t) for t in captured]
-        ys = [flat_out[i] for i in fl]
-        xs = [vals[i] for i in fl] + inner_caps
+        bctx.grad_of = loop          # forward values now resolve to their saved copies
+        bctx.grad_index = idx
+        ys = [loop.body_outputs[i] for i in fl]
+        xs = [loop.body_inputs[i] for i in fl] + fwd_caps
         grads = _gradients(ys, xs, grad_ys=gvars) if ys else [None] * len(xs)
         new_g = []
         for j, i in enumerate(fl):
             gj = grads[j]
-            new_g.append(array_ops.zeros_like(vals[i]) if gj is None else _g.convert_to_tensor(gj))
+            new_g.append(array_ops.zeros_like(gvars[j]) if gj is None else _g.convert_to_tensor(gj))
         new_acc = []
         for j, a in enumerate(accs):
             gj = grads[len(fl) + j]
             new_acc.append(a if gj is None else a + _g.convert_to_tensor(gj))
+        bctx.finish_saves(new_g + new_acc)
         return [idx] + new_g + new_acc
 
-    res = while_loop(bcond, bbody, [loop.counter_exit] + g0 + acc0, name="while_grad")
+    if loop.ctx.grad_of is not None:  # type: ignore[union-attr]
+        # this loop is itself a backward loop: its saved forward values would need their own
+        # gradient (the forward loop's, again), which is not built; better no answer than a
+        # silently partial one
+        raise UnimplementedError(
+            f"second-order gradients through a while loop are not supported (differentiating {loop.name}, "
+            f"the backward loop of {loop.ctx.grad_of.name})")  # type: ignore[union-attr]
+    res = while_loop(bcond, bbody, [loop.counter_exit] + g0 + acc0,
+                     parallel_iterations=loop.ctx.parallel_iterations, name="while_grad")  # type: ignore[union-attr]
     res = list(res)
     var_grads: List[Any] = [None] * len(loop.var_inputs)
     for j, i in enumerate(fl):

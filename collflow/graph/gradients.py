@@ -87,6 +87,8 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
         op = frontier.pop()
         if op in between or op in stops:
             continue
+        if op.type == "NextIteration":
+            continue  # gradients within one iteration: a path never crosses into the next
         loop = loop_of(op) if op.type == "Enter" else None
         if loop is not None:
             frontier.extend(x.op for x in loop.exits if x.op in back)

@@ -18,24 +18,38 @@ for _t in ("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"):
     register_kernel(_t)(lambda op, ctx: _passthrough)
 
 
+class _Dead:
+    """The value of a tensor on the untaken side of a Switch (the dynamic executor's marker)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<dead>"
+
+
+DEAD = _Dead()
+
+
 @register_kernel("StackCreate")
 def _stack_create(op: Any, ctx: KernelContext) -> Any:
-    return lambda: []  # a fresh stack for every run (and every outer iteration)
+    return lambda: {}  # a fresh stack for every run (and every outer iteration)
 
 
 @register_kernel("StackPush")
 def _stack_push(op: Any, ctx: KernelContext) -> Any:
-    def push(stack: list, *vals: Any) -> list:
-        stack.append(vals)
+    slot = op.attrs["slot"]
+
+    def push(stack: dict, i: Any, value: Any) -> dict:
+        if value is not DEAD:  # the executor hands a push its dead value (see DynamicPlan)
+            stack[(slot, int(i))] = value
         return stack
     return push
 
 
 @register_kernel("StackRead")
 def _stack_read(op: Any, ctx: KernelContext) -> Any:
-    n = len(op.outputs)
+    slot = op.attrs["slot"]
 
-    def read(stack: list, i: Any) -> Any:
-        vals = stack[int(i)]
-        return vals[0] if n == 1 else tuple(vals)
+    def read(stack: dict, i: Any) -> Any:
+        # never saved: the value lay on a cond branch not taken in that iteration
+        return stack.get((slot, int(i)), DEAD)
     return read

@@ -18,22 +18,15 @@ import numpy as np
 
 from ..errors import CancelledError, InternalError, InvalidArgumentError
 from ..graph.graph import Operation, Tensor
+from ..kernels.control_flow_kernels import DEAD
 from .executor import CancellationToken, check_outputs, raise_op_error
 
 __all__ = ["DynamicPlan"]
 
 
-class _Dead:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<dead>"
-
-
-DEAD = _Dead()
-_OP, _SWITCH, _MERGE, _ENTER, _EXIT, _NEXT, _PASS = range(7)
+_OP, _SWITCH, _MERGE, _ENTER, _EXIT, _NEXT, _PASS, _PUSH = range(8)
 _KINDS = {"Switch": _SWITCH, "Merge": _MERGE, "Enter": _ENTER, "Exit": _EXIT, "NextIteration": _NEXT,
-          "LoopCond": _PASS}
+          "LoopCond": _PASS, "StackPush": _PUSH}
 
 
 class _Iter:
@@ -176,15 +169,15 @@ class DynamicPlan:
                 cell[1] -= 1
                 if cell[1] <= 0 and (a, b) not in self._fetch_set:
                     del st.values[(a, b)]
-            if v is DEAD:
-                dead = True
+            if v is DEAD and not (kind == _PUSH and len(vals) == 2):
+                dead = True  # a push's saved value (input 2) may be dead: it passes the token on
             vals.append(v)
         nout = len(op.outputs)
         if dead:
             outs = [DEAD] * nout
         elif kind == _SWITCH:
             outs = [DEAD, vals[0]] if bool(vals[1]) else [vals[0], DEAD]
-        elif kind != _OP:
+        elif kind != _OP and kind != _PUSH:
             outs = [vals[0]]
         else:
             try:
@@ -211,6 +204,10 @@ class DynamicPlan:
                 outs = []
             elif nout == 1:
                 outs = [r]
+                if r is DEAD:  # a StackRead of a value never saved (its branch was not taken)
+                    dead = True
+                    self._deliver(i, outs, fr, it, ready, dead)
+                    return
             else:
                 outs = list(r)
             if self._check:

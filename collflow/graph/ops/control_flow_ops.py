@@ -60,13 +60,13 @@ register_op("Enter", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
 register_op("Exit", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
 register_op("NextIteration", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
 register_op("LoopCond", _loop_cond_spec)
-# a per-run stack (a Python list) for the values the backward loop needs
+# The stack of a while loop: per run (and per iteration of an enclosing loop) it holds the
+# forward values its gradients read.  StackPush(token, iteration, value) saves `value` under
+# (slot, iteration) and passes the token on (also when `value` is dead: an untaken cond
+# branch saves nothing); StackRead(stack, iteration) reads it back (dead if never saved).
 register_op("StackCreate", lambda op: [(_dt.resource, TensorShape(()))], stateful=True)
-register_op("StackPush", lambda op: [(_dt.resource, TensorShape(()))], stateful=True)
-# StackRead(stack, i): the values pushed in iteration i (reads, never pops: several
-# gradients of one loop may read the same stack in one run)
-register_op("StackRead", lambda op: [(dt, shp) for dt, shp in zip(op.attrs["dtypes"], op.attrs["shapes"])],
-            stateful=True)
+register_op("StackPush", lambda op: [(op.inputs[0].dtype, TensorShape(()))], stateful=True)
+register_op("StackRead", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], stateful=True)
 
 # Enter/Exit/NextIteration/LoopCond are differentiated as a whole loop (control_flow.py)
 not_differentiable("Enter", "Exit", "NextIteration", "LoopCond", "StackCreate", "StackPush", "StackRead")
