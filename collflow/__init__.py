@@ -26,6 +26,8 @@ from .graph.gradients import gradients  # noqa: F401
 from .graph.control_flow import cond, while_loop  # noqa: F401
 from .graph.variables import *  # noqa: F401,F403
 from .graph.variables import Variable  # noqa: F401
+from .graph.variable_scope import (VariableScope, variable_scope, get_variable_scope,  # noqa: F401
+                                   AUTO_REUSE, variable_op_scope)
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
@@ -40,3 +42,5 @@ from .data import pipeline as _pipeline  # noqa: E402
 for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runner"):
     if hasattr(_pipeline, _n):
         setattr(train, _n, getattr(_pipeline, _n))
+
+bool = bool_  # noqa: A001  (tf.bool; defined last so nothing in this module sees it)

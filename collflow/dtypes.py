@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = [
     "DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
-    "int64", "uint8", "bool_", "string", "resource",
+    "int64", "uint8", "bool_", "string", "resource", "double", "half",
 ]
 
 
@@ -73,9 +73,13 @@ bool_ = DType("bool", np.bool_)
 string = DType("string", np.object_)
 # handle to a resource (variable, queue) in the Session's container; never a user array
 resource = DType("resource", np.object_)
+double = float64  # TensorFlow's aliases (cf.bool is set in collflow/__init__.py)
+half = float16
 
 _BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, string)}
 _BY_NAME["resource"] = resource
+# TensorFlow 1.x's other names: tf.as_dtype("float") is float32, not NumPy's float64
+_BY_NAME.update({"float": float32, "double": float64, "half": float16})
 _BY_NP = {d.np: d for d in _BY_NAME.values() if d.name not in ("resource",)}
 _BY_NP[np.dtype(np.object_)] = string
 

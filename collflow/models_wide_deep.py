@@ -183,7 +183,7 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
         if exact_init:
             deep_init: Any = rng.uniform(-0.05, 0.05, size=(vocab_size, embedding_dim)).astype(npdt)
         else:
-            from .nn.initializers import RandomUniform
+            from .graph.initializers import RandomUniform
             deep_init = RandomUniform(-0.05, 0.05, seed=seed)
         deep_emb = Embedding(vocab_size, embedding_dim, mode, deep_init, dt, partition_strategy, comm=comm,
                              name="embedding")

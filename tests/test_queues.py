@@ -67,7 +67,7 @@ def test_fifo_order_multi_component_size_and_close():
         for i in range(4):
             a, b = s.run(o["deq"])
             np.testing.assert_array_equal(a, xb[i])
-            assert b.shape == () and b == i and isinstance(b, np.ndarray)
+            assert b.shape == () and b == i and isinstance(b, np.int32)
         assert not s.run(o["is_closed"])
         s.run(o["close"])
         assert s.run(o["is_closed"])

@@ -249,6 +249,7 @@ class Graph:
         self._version = 0
         # per-graph caches used by op constructors (e.g. shared constants); never semantic
         self._aux: Dict[Any, Any] = {}
+        self._var_store: Any = None  # get_variable's shared variables (graph/variable_scope.py)
 
     # -- thread-local scope stacks ---------------------------------------------------
     def _stack(self, key: str) -> list:
@@ -584,6 +585,10 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,
             return fn(value, dtype)
     if isinstance(value, Operation):
         raise TypeError(f"an Operation ({value.name}) cannot be used as a tensor; use one of its outputs")
+    if value is None:
+        # NumPy would make it a NaN (float) or an object array: TensorFlow refuses it too
+        raise ValueError("None values not supported (a tensor was expected: did a function return None, or "
+                         "cf.gradients find no path?)")
     from .ops.constant_op import constant
     g = graph or get_default_graph()
     with g.as_default():

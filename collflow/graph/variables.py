@@ -1,6 +1,7 @@
 """cf.Variable: mutable state that outlives a run, living in the Session's container."""
 from __future__ import annotations
 
+from contextlib import nullcontext as _nullcontext
 from typing import Any, Callable, List, Optional, Sequence, Union
 
 from .. import dtypes as _dt
@@ -36,10 +37,31 @@ class Variable:
             g = initial_value.graph
         base = name or "Variable"
         vname = g.unique_name(base, mark_as_used=False)
+        if isinstance(initial_value, _g.Tensor) and initial_value.op._ctx is not None:
+            raise ValueError(
+                f"Initializer for variable {vname} is from inside a control-flow construct, such as a loop or "
+                "conditional. When creating a variable inside a loop or conditional, use a lambda as the "
+                "initializer.")
+        # a variable lives outside any loop or cond it is created in (TensorFlow lifts its
+        # initializer out): one variable, initialized once, not one per iteration
+        prev_ctx = g._get_control_flow_context()
+        g._set_control_flow_context(None)
+        try:
+            self._build(g, vname, initial_value, trainable, dtype, shape, collections, validate_shape)
+        finally:
+            g._set_control_flow_context(prev_ctx)
+
+    def _build(self, g: _g.Graph, vname: str, initial_value: Any, trainable: bool, dtype: Any, shape: Any,
+               collections: Optional[Sequence[str]], validate_shape: bool) -> None:
         with g.as_default():
-            with g.name_scope(vname + "/"):
+            with g.name_scope(vname + "/"), g.control_dependencies(None) if callable(initial_value) else _nullcontext():
                 iv = initial_value() if callable(initial_value) else initial_value
                 init = _g.convert_to_tensor(iv, dtype=dtype, name="initial_value")
+            if init.op._ctx is not None:
+                raise ValueError(
+                    f"Initializer for variable {vname} is from inside a control-flow construct, such as a loop or "
+                    "conditional. When creating a variable inside a loop or conditional, use a lambda as the "
+                    "initializer.")
             dt = _dt.as_dtype(dtype) if dtype is not None else init.dtype
             if init.dtype != dt:
                 raise InvalidArgumentError(

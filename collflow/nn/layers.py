@@ -5,11 +5,14 @@
     h = cf.layers.max_pooling2d(h, 2, 2)
     h = cf.layers.dropout(cf.layers.flatten(h), rate=0.5, training=is_training)
 
-A layer opens a name scope (its `name`, made unique: dense, dense_1, ...) and creates its
-variables in it, in the GLOBAL_VARIABLES and (if trainable) TRAINABLE_VARIABLES collections;
-a regularizer's loss goes to REGULARIZATION_LOSSES.  Variables are created outside the
-caller's control dependencies, so their initializers run on their own.  Calling a layer
-twice makes two sets of variables (there is no variable reuse).  Images are NHWC
+A layer opens a variable scope, as in TensorFlow 1.x: its `name`, or without one the layer's
+kind made unique (dense, dense_1, ...; the count restarts inside a re-entered named scope),
+and makes its variables there with cf.get_variable, in the GLOBAL_VARIABLES and (if
+trainable) TRAINABLE_VARIABLES collections; a regularizer's loss goes to
+REGULARIZATION_LOSSES.  Calling a layer again under `reuse=True` (its own argument or an
+enclosing cf.variable_scope's) shares the variables; the same explicit name twice without
+reuse is an error.  Variables are created outside the caller's control dependencies, so
+their initializers run on their own.  Images are NHWC
 ("channels_last") and kernels [kh, kw, in, out], as in TensorFlow.
 """
 from __future__ import annotations
@@ -24,8 +27,9 @@ from ..graph import graph as _g
 from ..graph.graph import GraphKeys
 from ..graph.ops import array_ops, math_ops, nn_ops
 from ..graph.ops.constant_op import identity
+from ..graph import initializers as _init
+from ..graph.variable_scope import get_variable, variable_scope
 from ..graph.variables import Variable
-from . import initializers as _init
 
 __all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "embedding"]
 
@@ -86,14 +90,16 @@ def _last_dim(x: _g.Tensor, layer: str) -> int:
 
 def _make_var(g: _g.Graph, name: str, shape: Sequence[int], dtype: _dt.DType, initializer: Any,
               regularizer: Optional[Callable], trainable: bool) -> Variable:
-    init = _init.get(initializer)
+    # through get_variable: the layer's variable scope names it and decides sharing
     with g.control_dependencies(None):
-        v = Variable(lambda: init(list(shape), dtype), trainable=trainable, name=name, dtype=dtype)
-    if regularizer is not None:
-        loss = regularizer(v)
-        if loss is not None:
-            g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
-    return v
+        return get_variable(name, list(shape), dtype, initializer=_init.get(initializer),
+                            regularizer=regularizer, trainable=trainable)
+
+
+def _scope(g: _g.Graph, name: Optional[str], default: str, reuse: Any) -> Any:
+    """The variable scope of one layer call: `name` as given (sharing it needs reuse), or
+    `default` made unique (dense, dense_1, ... -- restarting inside a re-entered scope)."""
+    return variable_scope(name, default_name=default, reuse=reuse)
 
 
 def _finish(y: _g.Tensor, bias: Optional[Variable], activation: Activation) -> _g.Tensor:
@@ -106,7 +112,7 @@ def _finish(y: _g.Tensor, bias: Optional[Variable], activation: Activation) -> _
 def dense(inputs: Any, units: int, activation: Activation = None, use_bias: bool = True,
           kernel_initializer: Any = None, bias_initializer: Any = None, kernel_regularizer: Optional[Callable] = None,
           bias_regularizer: Optional[Callable] = None, trainable: bool = True,
-          name: Optional[str] = None) -> _g.Tensor:
+          name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
     """activation(inputs @ kernel + bias): [..., in] -> [..., units].
 
     Variables: kernel [in, units] (glorot_uniform by default), bias [units] (zeros).
@@ -117,7 +123,7 @@ def dense(inputs: Any, units: int, activation: Activation = None, use_bias: bool
     units = int(units)
     in_dim = _last_dim(x, "dense")
     g = x.graph
-    with g.as_default(), g.name_scope(name or "dense"):
+    with g.as_default(), _scope(g, name, "dense", reuse):
         kernel = _make_var(g, "kernel", [in_dim, units], x.dtype, kernel_initializer or _init.GlorotUniform(),
                            kernel_regularizer, trainable)
         bias = _make_var(g, "bias", [units], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
@@ -139,7 +145,7 @@ def conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), p
            data_format: str = "channels_last", dilation_rate: Any = (1, 1), activation: Activation = None,
            use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = None,
            kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
-           trainable: bool = True, name: Optional[str] = None) -> _g.Tensor:
+           trainable: bool = True, name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
     """2-D convolution layer on NHWC inputs: [n, h, w, in] -> [n, h', w', filters].
 
     Variables: kernel [kh, kw, in, filters] (glorot_uniform by default), bias [filters].
@@ -155,7 +161,7 @@ def conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), p
     kh, kw = _pair(kernel_size, "kernel_size")
     in_ch = _last_dim(x, "conv2d")
     g = x.graph
-    with g.as_default(), g.name_scope(name or "conv2d"):
+    with g.as_default(), _scope(g, name, "conv2d", reuse):
         kernel = _make_var(g, "kernel", [kh, kw, in_ch, filters], x.dtype,
                            kernel_initializer or _init.GlorotUniform(), kernel_regularizer, trainable)
         bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
@@ -220,7 +226,7 @@ def dropout(inputs: Any, rate: float = 0.5, noise_shape: Any = None, seed: Optio
 
 def embedding(ids: Any, input_dim: int, output_dim: int, embeddings_initializer: Any = None,
               embeddings_regularizer: Optional[Callable] = None, trainable: bool = True, dtype: Any = _dt.float32,
-              name: Optional[str] = None) -> _g.Tensor:
+              name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
     """Rows of a new [input_dim, output_dim] table at integer `ids`: shape ids.shape + [output_dim].
 
     The table (variable "embedding/embeddings", uniform in [-0.05, 0.05] by default) gets a
@@ -232,7 +238,7 @@ def embedding(ids: Any, input_dim: int, output_dim: int, embeddings_initializer:
     if int(input_dim) <= 0 or int(output_dim) <= 0:
         raise ValueError(f"embedding: input_dim and output_dim must be positive, got {input_dim}, {output_dim}")
     g = ids_t.graph
-    with g.as_default(), g.name_scope(name or "embedding"):
+    with g.as_default(), _scope(g, name, "embedding", reuse):
         table = _make_var(g, "embeddings", [int(input_dim), int(output_dim)], _dt.as_dtype(dtype),
                           embeddings_initializer or _init.RandomUniform(-0.05, 0.05), embeddings_regularizer,
                           trainable)

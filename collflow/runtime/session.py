@@ -302,17 +302,20 @@ class InteractiveSession(Session):
 
 
 def _to_host(v: Any) -> Any:
+    """A fetched value as the user gets it: a private ndarray, or a NumPy scalar for a 0-d
+    value (as TensorFlow 1.x's Session.run returns, e.g. np.float32)."""
     if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return v[()]
         # read-only arrays are constants' or variables' storage (or views of it): the user
         # gets a private, writable copy
         return v if v.flags.writeable else v.copy()
-    if v is None:
+    if v is None or isinstance(v, np.generic):
         return v
-    if isinstance(v, np.generic):
-        return np.asarray(v)
     get = getattr(v, "get", None)
     if get is not None and type(v).__module__.startswith("cupy"):
-        return get()
+        v = get()
+        return v[()] if v.ndim == 0 else v
     return v
 
 

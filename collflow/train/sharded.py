@@ -36,7 +36,9 @@ from ..comm import ps_kernels as _ps_kernels  # noqa: F401  (registers the PS ke
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
+from ..graph import initializers as _inits
 from ..graph.indexed_slices import IndexedSlices
+from ..graph.variable_scope import get_variable, register_partitioned_factory  # noqa: F401 (cf.train.sharded.get_variable)
 from ..graph.ops import array_ops, math_ops, ps_ops, random_ops
 from ..graph.ops.constant_op import constant, identity
 from ..graph.shape import TensorShape, as_shape
@@ -213,7 +215,6 @@ def _initial_value(lay: _ps.ShardLayout, initializer: Any, dt: _dt.DType) -> _g.
         return constant(np.ascontiguousarray(arr[lay.global_ids()], dtype=dt.np))
     init = initializer
     if isinstance(init, str):
-        from ..nn import initializers as _inits  # the layer library sits above train: only on request
         init = _inits.get(init)
     if not callable(init):
         raise InvalidArgumentError(f"sharded variable {lay.name!r}: cannot use {initializer!r} as an initializer")
@@ -225,31 +226,14 @@ def _initial_value(lay: _ps.ShardLayout, initializer: Any, dt: _dt.DType) -> _g.
     return _g.convert_to_tensor(init(shard_shape, dt), dtype=dt)
 
 
-def get_variable(name: str, shape: Any = None, dtype: Any = _dt.float32, initializer: Any = None,
-                 trainable: bool = True, partitioner: Any = None, partition_strategy: Optional[str] = None,
-                 comm: Any = None) -> Union[Variable, ShardedVariable]:
-    """A new variable (TensorFlow's tf.get_variable without variable scopes).
+def _partitioned(full: str, shp: Any, dt: _dt.DType, initializer: Any, partitioner: Any,
+                 partition_strategy: Optional[str], trainable: bool, comm: Any) -> ShardedVariable:
+    """get_variable with a partitioner: a ShardedVariable over the ranks of `comm`.
 
-    partitioner: None (an ordinary, replicated cf.Variable); "mod" or "div" (a ShardedVariable
-    over the ranks of `comm`); `rank_partitioner(strategy)`; or TensorFlow's form, a callable
-    (shape, dtype) -> partitions per axis, whose first entry must be the number of ranks
-    (strategy from `partition_strategy`, default "mod").
+    partitioner: "mod" or "div"; `rank_partitioner(strategy)`; or TensorFlow's form, a
+    callable (shape, dtype) -> partitions per axis, whose first entry must be the number of
+    ranks (strategy from `partition_strategy`, default "mod").
     """
-    shp = as_shape(shape) if shape is not None else None
-    dt = _dt.as_dtype(dtype)
-    if partitioner is None:
-        if isinstance(initializer, (np.ndarray, list, tuple, int, float, np.number)) or initializer is None:
-            if initializer is None:
-                if shp is None or not shp.is_fully_defined():
-                    raise InvalidArgumentError(f"get_variable {name!r} needs a fully known shape")
-                value: Any = lambda: random_ops.random_uniform(shp.as_list(), -0.05, 0.05, dtype=dt)
-            else:
-                value = np.asarray(initializer, dtype=dt.np)
-                if shp is not None and value.ndim == 0:
-                    value = np.full(shp.as_list(), value.item(), dtype=dt.np)
-            return Variable(value, trainable=trainable, name=name, dtype=dt)
-        init = initializer
-        return Variable(lambda: init(shp.as_list(), dt), trainable=trainable, name=name, dtype=dt)
     strategy = partition_strategy or "mod"
     if isinstance(partitioner, str):
         strategy = partitioner
@@ -260,14 +244,17 @@ def get_variable(name: str, shape: Any = None, dtype: Any = _dt.float32, initial
         n = _communicator(comm).size
         if not parts or int(parts[0]) != n or any(int(p) != 1 for p in parts[1:]):
             raise InvalidArgumentError(
-                f"get_variable {name!r}: collflow shards a variable over the ranks along axis 0, so the partitioner "
+                f"get_variable {full!r}: collflow shards a variable over the ranks along axis 0, so the partitioner "
                 f"must return [{n}, 1, ...] (one shard per rank); it returned {parts}")
     else:
-        raise InvalidArgumentError(f"get_variable {name!r}: cannot use {partitioner!r} as a partitioner; "
+        raise InvalidArgumentError(f"get_variable {full!r}: cannot use {partitioner!r} as a partitioner; "
                                    "use 'mod', 'div' or cf.train.sharded.rank_partitioner(...)")
     if shp is None:
-        raise InvalidArgumentError(f"get_variable {name!r}: a partitioned variable needs a shape")
-    return ShardedVariable(name, shp, dt, initializer, strategy, trainable, comm)
+        raise InvalidArgumentError(f"get_variable {full!r}: a partitioned variable needs a shape")
+    return ShardedVariable(full, shp, dt, initializer, strategy, trainable, comm)
+
+
+register_partitioned_factory(_partitioned)
 
 
 # -- lookups ---------------------------------------------------------------------------------------

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
+import numpy as np
+
 from ... import dtypes as _dt
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op, not_differentiable
 from ..shape import TensorShape, broadcast_static
@@ -18,6 +21,7 @@ __all__ = [
     "exp", "log", "log1p", "sqrt", "rsqrt", "square", "abs", "sign", "maximum", "minimum",
     "reciprocal", "sin", "cos",
     "add_n", "matmul", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+    "reduce_all", "reduce_any", "reduce_logsumexp",
     "argmax", "argmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not", "cast", "sum_to_shape_of", "squared_difference",
     "clip_by_value",
@@ -328,40 +332,104 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
                   name=name or "MatMul")
 
 
-def _reduce(op_type: str, x: Any, axis: Any, keepdims: bool, name: Optional[str]) -> _g.Tensor:
+def _reduce(op_type: str, x: Any, axis: Any, keepdims: Any, name: Optional[str],
+            reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    axis = _deprecated_alias(axis, reduction_indices, "axis", "reduction_indices")
+    keepdims = _deprecated_alias(keepdims, keep_dims, "keepdims", "keep_dims")
     if axis is not None and not isinstance(axis, int):
-        axis = tuple(int(a) for a in axis)
+        axis = tuple(int(a) for a in (axis if isinstance(axis, (list, tuple)) else np.ravel(axis)))
     return single(op_type, [x], {"axis": axis, "keepdims": bool(keepdims)}, name=name or op_type)
 
 
-def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
-    return _reduce("Sum", x, axis, keepdims, name)
+def _deprecated_alias(new: Any, old: Any, new_name: str, old_name: str) -> Any:
+    """TensorFlow 1.x's older keyword (reduction_indices, keep_dims, dimension) for `new`."""
+    if old is None:
+        return new
+    if new is not None:
+        raise ValueError(f"cannot specify both '{new_name}' and '{old_name}'")
+    return old
 
 
-def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
-    return _reduce("Mean", x, axis, keepdims, name)
+# TensorFlow 1.x's signatures: reduce_sum(input_tensor, axis=None, keepdims=None, name=None,
+# reduction_indices=None, keep_dims=None); the last two are its older spellings
+def reduce_sum(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+               reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Sum over `axis` (all axes when None)."""
+    return _reduce("Sum", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
-    return _reduce("Max", x, axis, keepdims, name)
+def reduce_mean(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Mean over `axis` (all axes when None)."""
+    return _reduce("Mean", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
-    return _reduce("Min", x, axis, keepdims, name)
+def reduce_max(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+               reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Maximum over `axis` (all axes when None)."""
+    return _reduce("Max", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: Optional[str] = None) -> _g.Tensor:
-    return _reduce("Prod", x, axis, keepdims, name)
+def reduce_min(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+               reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Minimum over `axis` (all axes when None)."""
+    return _reduce("Min", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def argmax(x: Any, axis: int = 0, output_type: Any = _dt.int64, name: Optional[str] = None) -> _g.Tensor:
-    return single("ArgMax", [x], {"axis": int(axis), "keepdims": False, "output_type": _dt.as_dtype(output_type)},
-                  name=name or "ArgMax")
+def reduce_prod(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Product over `axis` (all axes when None)."""
+    return _reduce("Prod", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
-def argmin(x: Any, axis: int = 0, output_type: Any = _dt.int64, name: Optional[str] = None) -> _g.Tensor:
-    return single("ArgMin", [x], {"axis": int(axis), "keepdims": False, "output_type": _dt.as_dtype(output_type)},
-                  name=name or "ArgMin")
+def reduce_all(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+               reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Logical and over `axis` of a bool tensor."""
+    x = _g.convert_to_tensor(x)
+    if x.dtype != _dt.bool_:
+        raise InvalidArgumentError(f"reduce_all needs a bool tensor, got {x.dtype.name}")
+    m = _reduce("Min", cast(x, _dt.int32), axis, keepdims, None, reduction_indices, keep_dims)
+    return cast(m, _dt.bool_, name=name or "All")
+
+
+def reduce_any(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+               reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """Logical or over `axis` of a bool tensor."""
+    x = _g.convert_to_tensor(x)
+    if x.dtype != _dt.bool_:
+        raise InvalidArgumentError(f"reduce_any needs a bool tensor, got {x.dtype.name}")
+    m = _reduce("Max", cast(x, _dt.int32), axis, keepdims, None, reduction_indices, keep_dims)
+    return cast(m, _dt.bool_, name=name or "Any")
+
+
+def reduce_logsumexp(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
+                     reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
+    """log(sum(exp(x))) over `axis`, computed stably (the maximum taken out first)."""
+    axis = _deprecated_alias(axis, reduction_indices, "axis", "reduction_indices")
+    keepdims = bool(_deprecated_alias(keepdims, keep_dims, "keepdims", "keep_dims"))
+    x = _g.convert_to_tensor(x)
+    from .constant_op import stop_gradient
+    m = stop_gradient(reduce_max(x, axis, keepdims=True))
+    r = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
+    if not keepdims:
+        r = reduce_sum(r, axis)  # drops the reduced (size-1) axes
+    return _g.convert_to_tensor(r) if name is None else single("Identity", [r], name=name)
+
+
+def argmax(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
+           output_type: Any = _dt.int64) -> _g.Tensor:
+    """Index of the largest entry along `axis` (TensorFlow 1.x: default 0; `dimension` its old name)."""
+    axis = _deprecated_alias(axis, dimension, "axis", "dimension")
+    return single("ArgMax", [x], {"axis": int(axis or 0), "keepdims": False,
+                                 "output_type": _dt.as_dtype(output_type)}, name=name or "ArgMax")
+
+
+def argmin(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
+           output_type: Any = _dt.int64) -> _g.Tensor:
+    """Index of the smallest entry along `axis` (TensorFlow 1.x: default 0; `dimension` its old name)."""
+    axis = _deprecated_alias(axis, dimension, "axis", "dimension")
+    return single("ArgMin", [x], {"axis": int(axis or 0), "keepdims": False,
+                                 "output_type": _dt.as_dtype(output_type)}, name=name or "ArgMin")
 
 
 def cast(x: Any, dtype: Any, name: Optional[str] = None) -> _g.Tensor:

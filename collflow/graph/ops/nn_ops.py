@@ -512,12 +512,14 @@ def xw_plus_b(x: Any, weights: Any, biases: Any, name: Optional[str] = None) -> 
     return bias_add(_m.matmul(x, weights), biases, name=name or "xw_plus_b")
 
 
-def dropout(x: Any, rate: Any = None, keep_prob: Any = None, noise_shape: Any = None, seed: Optional[int] = None,
-            name: Optional[str] = None) -> _g.Tensor:
+def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: Optional[int] = None,
+            name: Optional[str] = None, rate: Any = None) -> _g.Tensor:
     """Zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate).
 
-    Give `rate` or (TensorFlow 1.x style) `keep_prob = 1 - rate`, a Python number or a
-    scalar tensor (a placeholder lets training and evaluation share the graph).
+    TensorFlow 1.x's signature: the second positional argument is `keep_prob`
+    (`dropout(x, 0.9)` keeps 90%); give `keep_prob=` or `rate=` (= 1 - keep_prob, TF 1.13+)
+    as a Python number or a scalar tensor (a placeholder lets training and evaluation share
+    the graph).
     noise_shape: the shape of the random keep mask, broadcast against x (None entries
     take x's size).  The mask follows the random ops' seeding rules (`seed`, the graph seed).
     """
