@@ -27,13 +27,26 @@ def register_collective_op(*op_types: str) -> None:
     COLLECTIVE_OPS.update(op_types)
 
 
+# collectives whose inputs may have a different first dimension on every rank (Horovod's
+# allgather of per-rank batches, a sparse gradient's rows, alltoall's splits)
+RAGGED_OPS = {"Allgather", "SparseAllGather", "AllToAll"}
+
+
+def _shape_repr(t: Any, ragged: bool) -> str:
+    shp = t.shape
+    if ragged and shp.rank:
+        return "(?" + "".join(f", {d}" for d in shp.dims[1:]) + ")"
+    return str(shp)
+
+
 def collective_signature(op: Any) -> str:
     key = op.attrs.get("key", op.name)
     if op.type == "AverageVariables":  # its inputs are handles: the variables' dtypes and shapes
         from ..graph.ops.state_ops import variable_dtype_shape
         ins = ",".join(f"{dt.name}{shp}" for dt, shp in map(variable_dtype_shape, op.inputs))
     else:
-        ins = ",".join(f"{t.dtype.name}{t.shape}" for t in op.inputs)
+        ragged = op.type in RAGGED_OPS
+        ins = ",".join(f"{t.dtype.name}{_shape_repr(t, ragged)}" for t in op.inputs)
     return f"{op.type} {key!s} [{ins}]"
 
 

@@ -1,0 +1,63 @@
+"""TensorFlow 1.x's namespace: `import collflow.compat.v1 as tf`.
+
+A program written for `tensorflow.compat.v1` (or TF 1.x's `import tensorflow as tf`) runs
+with that one line changed.  Every name of `collflow` is here under its TensorFlow name, plus
+TF1's aliases and the v2-behaviour switches (collflow always builds graphs, so
+`disable_v2_behavior` and `disable_eager_execution` have nothing to do).  Names collflow
+adds later appear here too (looked up in `collflow` on first use).
+"""
+from __future__ import annotations
+
+from typing import Any, List
+
+import collflow as _cf
+from collflow import *  # noqa: F401,F403
+from collflow import (comm, errors, initializers, layers, nn, train, bool, Variable,  # noqa: F401,A004
+                      global_variables, global_variables_initializer, local_variables_initializer)
+
+
+def _self() -> Any:
+    import sys
+    return sys.modules[__name__]
+
+
+def disable_v2_behavior() -> None:
+    """Nothing to switch: collflow is TensorFlow 1.x's graph mode."""
+
+
+def disable_eager_execution() -> None:
+    """Nothing to switch: collflow always builds graphs."""
+
+
+def enable_v2_behavior() -> None:
+    raise NotImplementedError("collflow implements TensorFlow 1.x's graph mode only (no v2 behaviour)")
+
+
+def enable_eager_execution(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError("collflow builds dataflow graphs: there is no eager execution")
+
+
+def executing_eagerly() -> bool:
+    return False
+
+
+initialize_all_variables = global_variables_initializer   # TF1's deprecated names
+initialize_local_variables = local_variables_initializer
+all_variables = global_variables
+
+
+def __getattr__(name: str) -> Any:
+    if name == "compat":  # tf.compat.v1.compat.v1 chains, as in TensorFlow
+        import types
+        return types.SimpleNamespace(v1=_self())
+    # anything collflow defines (including what its modules add after this one was imported)
+    try:
+        return getattr(_cf, name)
+    except AttributeError:
+        raise AttributeError(
+            f"collflow.compat.v1 has no attribute {name!r}: TensorFlow 1.x's tf.{name} is not implemented in "
+            "collflow (see docs/tf1_compat.md for what is supported)") from None
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(dir(_cf)))
