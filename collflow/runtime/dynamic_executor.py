@@ -150,15 +150,29 @@ class DynamicPlan:
         return st
 
     def _fire(self, i: int, fr: _Frame, it: int, feeds: Sequence[Any], ready: deque) -> None:
-        st = fr.iters[it]
+        st = self._iter(fr, it)
+        self._fire_in(i, st, fr, it, feeds, ready)
+        # an iteration with nothing left in flight is forgotten: a loop's memory stays flat
+        # however many iterations it runs (values are freed after their last read already)
+        if not (st.values or st.pending or st.dead or st.merged) and fr.parent is not None:
+            fr.iters.pop(it, None)
+
+    def _fire_in(self, i: int, st: _Iter, fr: _Frame, it: int, feeds: Sequence[Any], ready: deque) -> None:
         kind = self._kind[i]
         op = self.ops[i]
         if kind == _MERGE:
-            fired, _, val, index = st.merged[i]
+            ms = st.merged[i]
+            _, _, val, index, arrived = ms
+            if self._loop_merge[i] or arrived >= len(self._srcs[i]):
+                del st.merged[i]  # nothing more can arrive
+            else:
+                ms[2] = None  # a later (dead) input is still due: keep the fired flag only
             outs = [DEAD, DEAD] if val is DEAD else [val, np.asarray(index, dtype=np.int32)]
             self._deliver(i, outs, fr, it, ready, val is DEAD)
             return
         dead = i in st.dead
+        if dead:
+            st.dead.discard(i)
         vals = []
         for is_feed, a, b in self._srcs[i]:
             if is_feed:
@@ -279,16 +293,21 @@ class DynamicPlan:
                 self._merge_arrive(c, pos, v, fr, it, st, ready)
             else:
                 n = pending.get(c, npend[c]) - 1
-                pending[c] = n
                 if n == 0:
+                    pending.pop(c, None)
                     ready.append((c, fr, it))
+                else:
+                    pending[c] = n
 
     def _merge_arrive(self, c: int, pos: int, v: Any, fr: _Frame, it: int, st: _Iter, ready: deque) -> None:
         ms = st.merged.get(c)
         if ms is None:
-            ms = [False, 0, None, -1]
+            ms = [False, 0, None, -1, 0]  # fired, dead inputs, value, index, inputs arrived
             st.merged[c] = ms
+        ms[4] += 1
         if ms[0]:
+            if ms[4] >= len(self._srcs[c]) and ms[2] is None:
+                del st.merged[c]  # fired already and now complete
             return
         if v is not DEAD:
             ms[0], ms[2], ms[3] = True, v, pos
@@ -312,6 +331,8 @@ class DynamicPlan:
             if n is None:
                 n = self._npend[c]
             n -= 1
-            st.pending[c] = n
             if n == 0:
+                st.pending.pop(c, None)
                 ready.append((c, fr, it))
+            else:
+                st.pending[c] = n
