@@ -24,6 +24,11 @@ the final name and fsync of the directory.  A reader never sees a partial file u
 final name, and a file whose bytes were damaged later fails its checksums.  The index (a
 small JSON file listing the checkpoints of a directory, newest last) is replaced the same way.
 
+Reading trusts nothing in the file: before any value is read, checkpoint_policy.check_file
+refuses links, storage outside the file, filters, non-numeric types and sizes the file
+cannot hold; every variable must have its checksum (allow_unverified=True accepts a file
+without, with a warning); index entries must be plain file names inside the directory.
+
 A variable may also be given as a row source (a zero-copy snapshot of a live variable,
 collflow.kernels.resources.LiveSnapshot, what asynchronous saves write): its snapshot-time
 rows are read piece by piece into one of two aligned scratch buffers, checksummed, and
@@ -36,6 +41,7 @@ it is written.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -50,9 +56,10 @@ import numpy as np
 
 from .. import __version__ as _collflow_version
 from ..errors import CollflowError, InvalidArgumentError, NotFoundError
+from . import checkpoint_policy as _policy
 
-__all__ = ["DataLossError", "CheckpointData", "CheckpointReader", "write_checkpoint", "read_checkpoint",
-           "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
+__all__ = ["DataLossError", "UnsafeCheckpointError", "CheckpointData", "CheckpointReader", "write_checkpoint",
+           "read_checkpoint", "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
            "FORMAT", "FORMAT_VERSION", "INDEX_FILENAME", "TMP_SUFFIX", "scan_directory", "retention_plan",
            "process_rank_and_size"]
 
@@ -77,8 +84,17 @@ _SOURCE_PIECE = 32 << 20
 _CHECKSUMS = "checksums/block_crc32"
 
 
+log = logging.getLogger("collflow.checkpoint")
+
+
 class DataLossError(CollflowError):
     """A checkpoint file is truncated, corrupt or not a collflow checkpoint (TensorFlow's name)."""
+
+
+class UnsafeCheckpointError(DataLossError):
+    """A checkpoint file or index entry breaks what collflow reads (checkpoint_policy): links,
+    storage outside the file, non-numeric types, sizes the file cannot hold, no checksums, a
+    name outside the directory.  A DataLossError, so restores fall back past it."""
 
 
 @dataclass
@@ -668,12 +684,16 @@ class CheckpointReader:
     """Opens a checkpoint, checks its header and layout; reads variables on request.
 
     Raises NotFoundError when the file does not exist and DataLossError when it is not a
-    readable collflow checkpoint (not HDF5, truncated, unknown format version).
+    readable collflow checkpoint (not HDF5, truncated, unknown format version);
+    UnsafeCheckpointError (a DataLossError) when it holds what collflow does not read
+    (checkpoint_policy) or has no checksums.  allow_unverified: accept a file without
+    checksums (logged as a warning); its values are then read unchecked.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, allow_unverified: bool = False):
         import h5py
         self.path = os.path.abspath(path)
+        self.allow_unverified = bool(allow_unverified)
         if not os.path.exists(self.path):
             raise NotFoundError(f"checkpoint {self.path} does not exist")
         try:
@@ -681,6 +701,9 @@ class CheckpointReader:
         except OSError as e:
             raise DataLossError(f"checkpoint {self.path} is not a readable HDF5 file ({_short(e)})") from None
         try:
+            # the whole file is checked before any value is read: nothing is allocated or
+            # fetched on the word of a file that points elsewhere or declares more than it holds
+            _policy.check_file(self._file, self.path)
             self._read_header()
         except DataLossError:
             self.close()
@@ -720,7 +743,9 @@ class CheckpointReader:
         expected = int(a.get("num_variables", len(self.entries)))
         if expected != len(self.entries):
             raise DataLossError(f"checkpoint {self.path} lists {expected} variables but holds {len(self.entries)}")
-        self._crcs = np.asarray(f[_CHECKSUMS][...]) if _CHECKSUMS in f else None
+        # every variable's checksum is required (unless allow_unverified): a file without
+        # them could hold anything, and the next save would copy it into the job's own
+        self._crcs = _policy.checksum_table(f, _CHECKSUMS, self.entries.values(), self.path, self.allow_unverified)
         size = os.path.getsize(self.path)
         for e in self.entries.values():
             if e.offset is not None and e.offset + e.nbytes > size:
@@ -772,7 +797,7 @@ class CheckpointReader:
         return out
 
     def _check_crc(self, e: VariableEntry, crc: Optional[int]) -> None:
-        if self._crcs is None or e.crc_index is None:
+        if self._crcs is None or e.crc_index is None:  # unverified, accepted (and logged) by checksum_table
             return
         want = int(self._crcs[e.crc_index])
         if crc is not None and int(crc) != want:
@@ -800,9 +825,11 @@ def _short(e: BaseException) -> str:
     return s[0] if s else type(e).__name__
 
 
-def read_checkpoint(path: str, verify: bool = True) -> CheckpointData:
-    """Reads a whole checkpoint (every variable, verified) into a CheckpointData."""
-    with CheckpointReader(path) as r:
+def read_checkpoint(path: str, verify: bool = True, allow_unverified: bool = False) -> CheckpointData:
+    """Reads a whole checkpoint (every variable, verified) into a CheckpointData.
+
+    allow_unverified: accept a file without checksums (see CheckpointReader)."""
+    with CheckpointReader(path, allow_unverified=allow_unverified) as r:
         variables = r.read(verify=verify)
         return CheckpointData(variables=variables, rng=r.rng, pipeline=r.pipeline, global_step=r.global_step,
                               world_size=r.world_size, graph_fingerprint=r.graph_fingerprint,
@@ -828,7 +855,9 @@ class IndexEntry:
 def read_index(directory: str) -> List[IndexEntry]:
     """The checkpoints listed in `directory`'s index, oldest first ([] when there is none).
 
-    An unreadable index is reported as DataLossError (callers fall back to scanning).
+    An unreadable index is reported as DataLossError (callers fall back to scanning).  An
+    entry that is not a plain file name ('/', '..', an absolute path, NUL) is left out with a
+    warning naming it: it could make a restore read, or retention delete, outside `directory`.
     """
     p = os.path.join(directory, INDEX_FILENAME)
     try:
@@ -843,10 +872,16 @@ def read_index(directory: str) -> List[IndexEntry]:
     out = []
     for d in doc.get("checkpoints", []):
         try:
-            out.append(IndexEntry(str(d["path"]), None if d.get("step") is None else int(d["step"]),
-                                  float(d.get("time", 0.0)), bool(d.get("keep", False))))
+            e = IndexEntry(d["path"], None if d.get("step") is None else int(d["step"]),
+                           float(d.get("time", 0.0)), bool(d.get("keep", False)))
         except (KeyError, TypeError, ValueError):
             raise DataLossError(f"checkpoint index {p} has a malformed entry {d!r}") from None
+        why = _policy.entry_problem(e.path)
+        if why is not None:
+            log.warning("checkpoint index %s: entry %r refused (%s); ignoring it, nothing outside %s is read or "
+                        "deleted", p, e.path, why, directory)
+            continue
+        out.append(e)
     return out
 
 

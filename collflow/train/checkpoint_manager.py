@@ -22,6 +22,10 @@ interpreter exit wait for the write, and an error it met is raised there.  Resto
 newest checkpoint that reads back intact; a damaged one is reported (a warning naming the
 file and why) and the one before it used.  Under N ranks only rank 0 writes; every rank
 restores.
+
+Nothing outside the directory is read or deleted: index entries must be plain file names
+and resolve (symlinks followed) inside it; others are logged and ignored.  A checkpoint
+without checksums is refused unless `allow_unverified` (--allow-unverified-checkpoint).
 """
 from __future__ import annotations
 
@@ -30,12 +34,13 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import checkpoint_io as cio
+from . import checkpoint_policy as policy
 from .global_step import get_global_step
 from .saver import RestoreResult, Saver, _fingerprint
 
@@ -74,15 +79,20 @@ def _on_gpu(sess: Any, v: Any) -> bool:
     return get_device(sess._device_for(v.op)).xp is not np
 
 
-def _remove_files(paths: Sequence[str]) -> None:
+def _remove_files(directory: str, names: Sequence[str]) -> None:
+    """Deletes the checkpoints `names` of `directory` (retention); never anything outside it."""
     _lower_thread_priority()
-    for p in paths:
+    for n in names:
         try:
-            os.remove(p)
+            # checked again here: the file may have become a symlink since the index was read
+            p = policy.contained_path(directory, n)
+            os.remove(p)  # a symlink inside the directory: the link goes, never its target
         except FileNotFoundError:
             pass
+        except cio.UnsafeCheckpointError as e:
+            log.warning("not deleting old checkpoint: %s", e)
         except OSError as e:
-            log.warning("cannot delete old checkpoint %s: %s", p, e)
+            log.warning("cannot delete old checkpoint %s: %s", os.path.join(directory, n), e)
 
 
 class CheckpointManager:
@@ -94,13 +104,15 @@ class CheckpointManager:
     a background thread.  var_list / saver: what to save (default: a Saver over the Session's
     graph's global variables, made at the first save or restore).  rank / world_size: this
     process's place in the job (default from collflow.comm or the MPI launcher).
+    allow_unverified: restore a checkpoint that has no checksums (with a loud warning)
+    instead of refusing it.
     """
 
     def __init__(self, directory: str, max_to_keep: Optional[int] = 5, keep_every_n_hours: Optional[float] = None,
                  checkpoint_name: str = "ckpt", checkpoint_every_steps: Optional[int] = None,
                  checkpoint_every_secs: Optional[float] = None, async_save: bool = False,
                  var_list: Any = None, saver: Optional[Saver] = None, save_rng: bool = True,
-                 rank: Optional[int] = None, world_size: Optional[int] = None):
+                 rank: Optional[int] = None, world_size: Optional[int] = None, allow_unverified: bool = False):
         if not directory:
             raise InvalidArgumentError("CheckpointManager needs a directory")
         if checkpoint_every_steps is not None and int(checkpoint_every_steps) <= 0:
@@ -121,6 +133,10 @@ class CheckpointManager:
         self._var_list = var_list
         self._saver = saver
         self._save_rng = save_rng
+        self.allow_unverified = bool(allow_unverified)
+        if self.allow_unverified:
+            log.warning("checkpoints in %s WITHOUT CHECKSUMS WILL BE RESTORED UNVERIFIED (allow_unverified / "
+                        "--allow-unverified-checkpoint): damaged or tampered values would go unnoticed", directory)
         r, s = cio.process_rank_and_size()
         self.rank = r if rank is None else int(rank)
         self.world_size = s if world_size is None else int(world_size)
@@ -161,22 +177,43 @@ class CheckpointManager:
                 except OSError:
                     pass
 
-    def _load_entries(self) -> List[cio.IndexEntry]:
-        """The index's entries plus checkpoint files it misses, oldest first."""
+    def _load_entries(self, skipped: Optional[List[str]] = None) -> List[cio.IndexEntry]:
+        """The index's entries plus checkpoint files it misses, oldest first.
+
+        Entries whose file is gone, or resolves outside the directory, are left out; with
+        `skipped` (a restore) each is logged and why appended there (naming the file).
+        """
         try:
-            indexed = cio.read_index(self.directory)
+            indexed = cio.read_index(self.directory)  # entries that are not plain file names are dropped there
         except cio.DataLossError as e:
             log.warning("%s; using the checkpoint files found in the directory", e)
             indexed = []
         pref = self.checkpoint_name + "-"
-        entries = [e for e in indexed if os.path.exists(os.path.join(self.directory, e.path))]
-        known = {e.path for e in entries}
-        extra = [e for e in cio.scan_directory(self.directory, self.checkpoint_name) if e.path not in known]
+        entries = [e for e in indexed if self._usable(e, skipped)]
+        known = {e.path for e in indexed}
+        extra = [e for e in cio.scan_directory(self.directory, self.checkpoint_name)
+                 if e.path not in known and self._usable(e, skipped)]
         if extra:
             entries = entries + extra
             entries.sort(key=lambda e: (e.step if e.step is not None else -1, e.time))
         # another prefix's files (a Saver writing here too) are not this manager's to prune
         return [e for e in entries if e.path.startswith(pref)]
+
+    def _usable(self, e: cio.IndexEntry, skipped: Optional[List[str]]) -> bool:
+        """Whether entry `e` names an existing file inside the directory (else logs why, with `skipped`)."""
+        try:
+            path = policy.contained_path(self.directory, e.path)
+        except cio.UnsafeCheckpointError as err:
+            why = str(err)
+        else:
+            if os.path.exists(path):
+                return True
+            why = (f"checkpoint {path} (step {e.step}): listed in {cio.INDEX_FILENAME} but the file does not "
+                   "exist (deleted?)")
+        if skipped is not None and e.path.startswith(self.checkpoint_name + "-"):
+            log.warning("skipping %s", why)
+            skipped.append(why)
+        return False
 
     @property
     def checkpoints(self) -> List[str]:
@@ -331,9 +368,8 @@ class CheckpointManager:
         if delete:
             # unlinking a large file takes a while (~0.3 s/GB here) and nothing waits on it; a
             # crash before it is done leaves files the next manager finds and prunes again
-            paths = [os.path.join(self.directory, e.path) for e in delete]
-            t = threading.Thread(target=_remove_files, args=(paths,), name="collflow-checkpoint-pruner",
-                                 daemon=False)
+            t = threading.Thread(target=_remove_files, args=(self.directory, [e.path for e in delete]),
+                                 name="collflow-checkpoint-pruner", daemon=False)
             self._pruner = t
             t.start()
         log.info("saved checkpoint %s (step %s, %.1f MB in %.2f s)", path, data.global_step,
@@ -367,41 +403,53 @@ class CheckpointManager:
         return self.save_in_flight or (p is not None and p.is_alive())
 
     # -- restoring ----------------------------------------------------------------------------------
-    def restore(self, sess: Any, path: Optional[str] = None, strict: bool = True) -> Optional[RestoreResult]:
+    def restore(self, sess: Any, path: Optional[str] = None, strict: bool = True,
+                allow_unverified: Optional[bool] = None) -> Optional[RestoreResult]:
         """Restores `path`, or the newest checkpoint that reads back intact; None if there is none.
 
-        A damaged or truncated checkpoint is reported with a warning naming the file and why,
-        and the one before it is tried.  A checkpoint that does not match the graph raises
-        (see Saver.restore; strict=False restores what matches).  If every checkpoint is
-        damaged, DataLossError lists them.
+        A damaged, truncated, refused (see checkpoint_policy) or missing checkpoint is
+        reported with a warning naming the file and why, and the one before it is tried.  A
+        checkpoint that does not match the graph raises (see Saver.restore; strict=False
+        restores what matches).  If every checkpoint is damaged, DataLossError lists them.
+        allow_unverified: accept a checkpoint without checksums (default: the manager's setting).
         """
         saver = self._get_saver(sess)
+        unverified = self.allow_unverified if allow_unverified is None else bool(allow_unverified)
         if path is not None:
-            res = saver.restore(sess, path, strict=strict)
+            res = saver.restore(sess, path, strict=strict, allow_unverified=unverified)
             self._restored(res)
             return res
+        skipped: List[str] = []
         with self._lock:
-            self._entries = self._load_entries()
+            self._entries = self._load_entries(skipped)
             candidates = [os.path.join(self.directory, e.path) for e in reversed(self._entries)]
-        if not candidates:
-            return None
-        bad = []
-        for p in candidates:
-            if not os.path.exists(p):
-                continue
-            try:
-                res = saver.restore(sess, p, strict=strict)
-            except cio.DataLossError as e:
-                log.warning("cannot restore checkpoint %s: %s; trying the previous one", p, e)
-                bad.append(f"{p}: {e}")
-                continue
-            if bad:
-                log.warning("restored %s after skipping %d damaged newer checkpoint(s)", p, len(bad))
+        res, bad = self._restore_newest(sess, saver, candidates, strict, unverified, skipped)
+        if res is not None:
+            if skipped or bad:
+                log.warning("restored %s; skipped %d checkpoint(s) that could not be used:\n  %s", res.path,
+                            len(skipped) + len(bad), "\n  ".join(skipped + bad))
             self._restored(res)
             return res
         if not bad:
             return None
-        raise cio.DataLossError(f"no usable checkpoint in {self.directory}:\n  " + "\n  ".join(bad))
+        raise cio.DataLossError(f"no usable checkpoint in {self.directory}:\n  " + "\n  ".join(skipped + bad))
+
+    def _restore_newest(self, sess: Any, saver: Saver, candidates: List[str], strict: bool, unverified: bool,
+                        skipped: List[str]) -> Tuple[Optional[RestoreResult], List[str]]:
+        """(the result of restoring the first of `candidates` that reads back, "path: why" of
+        each one before it that is damaged or refused); files gone meanwhile go to `skipped`."""
+        bad: List[str] = []
+        for p in candidates:
+            if not os.path.exists(p):  # deleted since the directory was listed
+                log.warning("skipping checkpoint %s: it no longer exists (deleted?)", p)
+                skipped.append(f"{p}: deleted while restoring")
+                continue
+            try:
+                return saver.restore(sess, p, strict=strict, allow_unverified=unverified), bad
+            except cio.DataLossError as e:
+                log.warning("cannot restore checkpoint %s: %s; trying the previous one", p, e)
+                bad.append(f"{p}: {e}")
+        return None, bad
 
     def _restored(self, res: RestoreResult) -> None:
         if res.global_step is not None:
@@ -409,13 +457,15 @@ class CheckpointManager:
         self._last_save_time = _monotonic()
         log.info("restored checkpoint %s (step %s)", res.path, res.global_step)
 
-    def restore_or_initialize(self, sess: Any, init_op: Any = None, strict: bool = True) -> Optional[RestoreResult]:
+    def restore_or_initialize(self, sess: Any, init_op: Any = None, strict: bool = True,
+                              allow_unverified: Optional[bool] = None) -> Optional[RestoreResult]:
         """Restores the latest valid checkpoint; without one, runs `init_op` (default: the
         initializers of the saved variables).  Returns the RestoreResult or None.
 
-        With strict=False, variables the checkpoint lacks are initialized.
+        With strict=False, variables the checkpoint lacks are initialized.  allow_unverified:
+        see restore.
         """
-        res = self.restore(sess, strict=strict)
+        res = self.restore(sess, strict=strict, allow_unverified=allow_unverified)
         saver = self._get_saver(sess)
         if res is None:
             sess.run(init_op if init_op is not None else [v.initializer for v in saver.var_list.values()])
@@ -460,7 +510,8 @@ class CheckpointManager:
 
 def add_checkpoint_arguments(parser: Any) -> Any:
     """Adds --checkpoint-dir, --checkpoint-every-steps/-secs, --max-to-keep, --keep-every-n-hours,
-    --async-checkpoint and --resume/--no-resume to an argparse parser; returns the group."""
+    --async-checkpoint, --resume/--no-resume and --allow-unverified-checkpoint to an argparse
+    parser; returns the group."""
     import argparse
     g = parser.add_argument_group("checkpoints")
     g.add_argument("--checkpoint-dir", metavar="DIR", default=None,
@@ -478,6 +529,9 @@ def add_checkpoint_arguments(parser: Any) -> Any:
     g.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                    help="restore the latest valid checkpoint of --checkpoint-dir when there is one "
                         "(default; --no-resume starts afresh)")
+    g.add_argument("--allow-unverified-checkpoint", action="store_true",
+                   help="restore a checkpoint that has no checksums (refused by default); its values are "
+                        "then not checked for damage or tampering, and a warning says so")
     return g
 
 
@@ -494,4 +548,5 @@ def manager_from_args(args: Any, rank: Optional[int] = None, world_size: Optiona
                              keep_every_n_hours=args.keep_every_n_hours,
                              checkpoint_every_steps=args.checkpoint_every_steps,
                              checkpoint_every_secs=args.checkpoint_every_secs,
-                             async_save=args.async_checkpoint, rank=rank, world_size=world_size)
+                             async_save=args.async_checkpoint, rank=rank, world_size=world_size,
+                             allow_unverified=getattr(args, "allow_unverified_checkpoint", False))

@@ -35,6 +35,7 @@ from ..graph.variables import Variable
 from ..kernels import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
 from ..kernels.device import get_device
 from . import checkpoint_io as cio
+from . import checkpoint_policy as _policy
 from .global_step import get_global_step
 
 __all__ = ["Saver", "RestoreResult", "latest_checkpoint", "checkpoint_exists"]
@@ -378,17 +379,20 @@ class Saver:
                 pass
 
     # -- restore ------------------------------------------------------------------------------------
-    def restore(self, sess: Any, save_path: str, strict: bool = True, verify: bool = True) -> RestoreResult:
+    def restore(self, sess: Any, save_path: str, strict: bool = True, verify: bool = True,
+                allow_unverified: bool = False) -> RestoreResult:
         """Restores the variables (and random streams) of this Saver from `save_path`.
 
         Validates first: with strict=True any missing, unexpected or mis-shaped/mis-typed
         entry raises one error listing all of them (InvalidArgumentError when any entry is
         mismatched, else NotFoundError) and nothing is changed; with strict=False what
         matches is restored and the rest reported (a warning, and the result's `skipped`).
-        A damaged file raises DataLossError; a missing one NotFoundError.
+        A damaged file raises DataLossError; a missing one NotFoundError; one that breaks
+        checkpoint_policy, or has no checksums, cio.UnsafeCheckpointError (a DataLossError).
+        allow_unverified: accept a file without checksums (a warning is logged).
         """
         self._check_session(sess)
-        with cio.CheckpointReader(save_path) as r:
+        with cio.CheckpointReader(save_path, allow_unverified=allow_unverified) as r:
             result = RestoreResult(r.path, r.global_step, dict(r.pipeline), r.world_size,
                                    graph_fingerprint=r.graph_fingerprint)
             specs = r.variable_specs()
@@ -513,19 +517,23 @@ def latest_checkpoint(checkpoint_dir: str, prefix: Optional[str] = None) -> Opti
 
     Without a readable index, the newest `<prefix>-<step>.h5` file (prefix default "ckpt")
     is taken.  The file is not validated here; CheckpointManager.restore falls back past a
-    damaged one.
+    damaged one.  Entries resolving outside `checkpoint_dir` (a symlink out) are skipped.
     """
     try:
         entries = cio.read_index(checkpoint_dir)
     except cio.DataLossError as e:
         log.warning("%s; looking for checkpoint files instead", e)
         entries = []
-    for e in reversed(entries):
-        p = os.path.join(checkpoint_dir, e.path)
+    scanned = cio.scan_directory(checkpoint_dir, prefix or "ckpt")
+    for e in list(reversed(entries)) + list(reversed(scanned)):
+        try:
+            p = _policy.contained_path(checkpoint_dir, e.path)
+        except cio.UnsafeCheckpointError as err:
+            log.warning("%s", err)
+            continue
         if os.path.exists(p):
             return os.path.abspath(p)
-    scanned = cio.scan_directory(checkpoint_dir, prefix or "ckpt")
-    return os.path.abspath(os.path.join(checkpoint_dir, scanned[-1].path)) if scanned else None
+    return None
 
 
 def checkpoint_exists(path: str) -> bool:

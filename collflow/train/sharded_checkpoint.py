@@ -33,6 +33,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import graph as _g
 from ..kernels.device import get_device
 from . import checkpoint_io as cio
+from .checkpoint_policy import contained_path
 from .sharded import replicated_variables, shard_state_variables
 
 __all__ = ["shard_path", "shard_files", "save_shards", "restore_shards", "ShardedSaver", "LAYOUT_PREFIX"]
@@ -58,8 +59,9 @@ def shard_files(path: str) -> List[str]:
 
 
 def _complete_set(path: str) -> Tuple[int, List[str]]:
-    """(n, the n files) of the one complete set of shard files of `path`."""
-    files = shard_files(path)
+    """(n, the n files) of the one complete set of shard files of `path` (each one resolving
+    inside the checkpoint's directory: a symlink out of it raises cio.UnsafeCheckpointError)."""
+    files = [contained_path(os.path.dirname(p), os.path.basename(p)) for p in shard_files(path)]
     if not files:
         raise NotFoundError(f"checkpoint {path} has no shard files ({shard_path(path, 0, 1)} ...): it was not "
                             "saved with sharded variables, or their files were removed")
@@ -135,10 +137,12 @@ def save_shards(sess: Any, path: str, comm: Any = None, global_step: Optional[in
     return out
 
 
-def restore_shards(sess: Any, path: str, comm: Any = None, strict: bool = True, verify: bool = True) -> List[str]:
+def restore_shards(sess: Any, path: str, comm: Any = None, strict: bool = True, verify: bool = True,
+                   allow_unverified: bool = False) -> List[str]:
     """Sets this rank's shards (and slots) from the shard files of checkpoint `path`.
 
     `comm` is accepted for symmetry with save_shards; reading needs no collective.
+    allow_unverified: accept shard files without checksums (see cio.CheckpointReader).
 
     The files may come from any number of ranks: each row is read from the old shard that
     held its id.  With `strict`, state in the graph missing from the files, or file state not
@@ -148,8 +152,10 @@ def restore_shards(sess: Any, path: str, comm: Any = None, strict: bool = True, 
     if not states:
         raise InvalidArgumentError("restore_shards: the graph has no sharded variables")
     n_old, files = _complete_set(path)
-    readers = [cio.CheckpointReader(p) for p in files]
+    readers: List[cio.CheckpointReader] = []
     try:
+        for p in files:  # opened one by one inside the try: a refused file closes those before it
+            readers.append(cio.CheckpointReader(p, allow_unverified=allow_unverified))
         specs = readers[0].variable_specs()
         in_file = {k for k in specs if not k.startswith(LAYOUT_PREFIX)}
         missing = sorted(set(states) - in_file)
@@ -234,10 +240,12 @@ class ShardedSaver:
             _remove_orphans(os.path.dirname(path))
         return path
 
-    def restore(self, sess: Any, save_path: str, strict: bool = True) -> Any:
-        """Restores the replicated variables and this rank's shards (from any number of ranks)."""
-        res = self.saver.restore(sess, save_path, strict=strict)
-        restore_shards(sess, save_path, self.comm, strict=strict)
+    def restore(self, sess: Any, save_path: str, strict: bool = True, allow_unverified: bool = False) -> Any:
+        """Restores the replicated variables and this rank's shards (from any number of ranks).
+
+        allow_unverified: accept files without checksums (see cio.CheckpointReader)."""
+        res = self.saver.restore(sess, save_path, strict=strict, allow_unverified=allow_unverified)
+        restore_shards(sess, save_path, self.comm, strict=strict, allow_unverified=allow_unverified)
         return res
 
 
