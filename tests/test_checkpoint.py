@@ -88,8 +88,10 @@ def test_roundtrip_every_dtype_and_nested_names(tmp_path):
     with cf.Session(graph=g) as s:
         for k, v in vs.items():
             v.load(vals[k], s)
-        path = Saver().save(s, str(tmp_path / "model"), global_step=41)
-    assert path == str(tmp_path / "model-41.h5")
+        prefix = Saver().save(s, str(tmp_path / "model"), global_step=41)
+    # TensorFlow's convention: save() returns the prefix; the data is in <prefix>.h5
+    assert prefix == str(tmp_path / "model-41")
+    path = prefix + ".h5"
     with cf.Session(graph=g) as s:
         res = Saver().restore(s, path)
         assert sorted(res.restored) == sorted(vals)
@@ -112,7 +114,7 @@ def test_file_holds_step_rng_pipeline_world_size_fingerprint_version(tmp_path):
         s.run(m["init"])
         train_steps(m, s, it, 3)
         path = Saver(world_size=4, rank=0).save(s, str(tmp_path / "ckpt"), global_step=m["gs"],
-                                                pipeline=it.state_dict())
+                                                pipeline=it.state_dict()) + ".h5"
         fp = m["g"].fingerprint()
         rng_state = s.resources.rng["dropout/mask"].get_state()
     with h5py.File(path, "r") as f:
@@ -139,7 +141,7 @@ def test_index_is_json_newest_last_and_latest_checkpoint(tmp_path):
     doc = json.loads((tmp_path / "checkpoint.json").read_text())
     assert [e["path"] for e in doc["checkpoints"]] == ["model-2.h5", "model-3.h5"] and doc["latest"] == "model-3.h5"
     assert not (tmp_path / "model-1.h5").exists()
-    assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model-3.h5")
+    assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model-3")  # a prefix, as in TensorFlow
     assert sv.last_checkpoints == [str(tmp_path / "model-2.h5"), str(tmp_path / "model-3.h5")]
     assert latest_checkpoint(str(tmp_path / "nothing-here")) is None
 

@@ -178,12 +178,34 @@ def _fingerprint(g: _g.Graph) -> str:
 
 
 def _path_with_step(save_path: str, global_step: Optional[int]) -> str:
+    """The HDF5 file a save writes: `<prefix>[-<step>].h5`, or the .h5/.hdf5 name given."""
     base, ext = os.path.splitext(save_path)
     if ext.lower() not in _H5_SUFFIXES:
         base, ext = save_path, ".h5"
     if global_step is not None:
         base = f"{base}-{int(global_step)}"
     return os.path.abspath(base + ext)
+
+
+def _user_path(save_path: str, global_step: Optional[int]) -> str:
+    """What save() returns, as TensorFlow 1.x does: the user's prefix with `-<step>` appended
+    (`dir/model.ckpt-100`; the data is in `dir/model.ckpt-100.h5`), or the file path when the
+    user named an .h5/.hdf5 file."""
+    if os.path.splitext(save_path)[1].lower() in _H5_SUFFIXES:
+        return _path_with_step(save_path, global_step)
+    return save_path if global_step is None else f"{save_path}-{int(global_step)}"
+
+
+def checkpoint_file(path: str) -> str:
+    """The file behind a checkpoint path: the path itself, or TensorFlow-style prefix + '.h5'."""
+    if not os.path.isfile(path) and os.path.isfile(path + ".h5"):
+        return path + ".h5"
+    return path
+
+
+def _as_prefix(file_path: str) -> str:
+    """latest_checkpoint's answer: the prefix of a '<prefix>.h5' file (TensorFlow's form)."""
+    return file_path[:-3] if file_path.endswith(".h5") else file_path
 
 
 def _step_value(sess: Any, global_step: Any) -> Optional[int]:
@@ -339,22 +361,25 @@ class Saver:
     # -- save -----------------------------------------------------------------------------------------
     def save(self, sess: Any, save_path: str, global_step: Any = None,
              pipeline: Optional[Mapping[str, int]] = None, write_state: bool = True) -> str:
-        """Writes a checkpoint; returns its path (`<save_path>-<global_step>.h5`).
+        """Writes a checkpoint; returns its path as TensorFlow 1.x does.
 
-        global_step: an int, or the global step Variable/Tensor (its value is read); it is
-        appended to the file name as in TensorFlow.  pipeline: the input position (ints).
+        save_path: a prefix (`dir/model.ckpt`: the data goes to `dir/model.ckpt[-<step>].h5`
+        and the prefix `dir/model.ckpt[-<step>]` is returned, which restore() and
+        latest_checkpoint() understand), or an explicit .h5/.hdf5 file name (returned with
+        the step inserted before the suffix).  global_step: an int, or the global step
+        Variable/Tensor (its value is read).  pipeline: the input position (ints).
         write_state: update the directory's index (checkpoint.json) and prune old files.
         On ranks other than 0 nothing is written and the path is returned.
         """
         step = _step_value(sess, global_step)
         path = _path_with_step(save_path, step)
         if not self.is_chief:
-            return path
+            return _user_path(save_path, step)
         data = self.snapshot(sess, step, pipeline)
         cio.write_checkpoint(path, data)
         if write_state:
             self._record(path, data.global_step, data.timestamp)
-        return path
+        return _user_path(save_path, step)
 
     def _record(self, path: str, step: Optional[int], when: float) -> None:
         directory = os.path.dirname(path)
@@ -381,7 +406,8 @@ class Saver:
     # -- restore ------------------------------------------------------------------------------------
     def restore(self, sess: Any, save_path: str, strict: bool = True, verify: bool = True,
                 allow_unverified: bool = False) -> RestoreResult:
-        """Restores the variables (and random streams) of this Saver from `save_path`.
+        """Restores the variables (and random streams) of this Saver from `save_path` (a file,
+        or a prefix as save() and latest_checkpoint() return).
 
         Validates first: with strict=True any missing, unexpected or mis-shaped/mis-typed
         entry raises one error listing all of them (InvalidArgumentError when any entry is
@@ -392,7 +418,7 @@ class Saver:
         allow_unverified: accept a file without checksums (a warning is logged).
         """
         self._check_session(sess)
-        with cio.CheckpointReader(save_path, allow_unverified=allow_unverified) as r:
+        with cio.CheckpointReader(checkpoint_file(save_path), allow_unverified=allow_unverified) as r:
             result = RestoreResult(r.path, r.global_step, dict(r.pipeline), r.world_size,
                                    graph_fingerprint=r.graph_fingerprint)
             specs = r.variable_specs()
@@ -513,7 +539,8 @@ class Saver:
 
 
 def latest_checkpoint(checkpoint_dir: str, prefix: Optional[str] = None) -> Optional[str]:
-    """The path of the newest checkpoint in `checkpoint_dir` (by its index), or None.
+    """The newest checkpoint in `checkpoint_dir` (by its index), or None, as TensorFlow 1.x
+    gives it: the prefix (`dir/model.ckpt-100` for `dir/model.ckpt-100.h5`).
 
     Without a readable index, the newest `<prefix>-<step>.h5` file (prefix default "ckpt")
     is taken.  The file is not validated here; CheckpointManager.restore falls back past a
@@ -532,10 +559,11 @@ def latest_checkpoint(checkpoint_dir: str, prefix: Optional[str] = None) -> Opti
             log.warning("%s", err)
             continue
         if os.path.exists(p):
-            return os.path.abspath(p)
+            return _as_prefix(os.path.abspath(p))
     return None
 
 
 def checkpoint_exists(path: str) -> bool:
-    """Whether `path` names an existing checkpoint file (TensorFlow's checkpoint_exists)."""
-    return os.path.isfile(path) and not path.endswith(cio.TMP_SUFFIX)
+    """Whether `path` names an existing checkpoint (a file, or a prefix; TensorFlow's checkpoint_exists)."""
+    f = checkpoint_file(path)
+    return os.path.isfile(f) and not f.endswith(cio.TMP_SUFFIX)

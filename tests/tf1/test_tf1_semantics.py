@@ -183,3 +183,28 @@ def test_keep_dims_reduction_indices_and_dimension(graph):
 def test_none_is_not_a_tensor(graph):
     with pytest.raises(ValueError, match="None values not supported"):
         cf.constant(1.0) + None
+
+
+# -- Saver paths ----------------------------------------------------------------------------------------
+
+def test_saver_save_returns_the_prefix_and_restore_takes_it(tmp_path):
+    g = cf.Graph()
+    with g.as_default():
+        w = cf.Variable(np.arange(3.0), name="w")
+        step = cf.train.get_or_create_global_step()
+        bump = cf.assign_add(w, [1.0, 1.0, 1.0])
+        saver = cf.train.Saver()
+        init = cf.global_variables_initializer()
+    prefix = str(tmp_path / "model.ckpt")
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        assert saver.save(s, prefix) == prefix                       # TF1 returns what it was given
+        s.run(bump)
+        assert saver.save(s, prefix, global_step=100) == prefix + "-100"
+        assert cf.train.latest_checkpoint(str(tmp_path)) == prefix + "-100"
+        assert cf.train.checkpoint_exists(prefix + "-100")
+    with cf.Session(graph=g) as s:
+        saver.restore(s, cf.train.latest_checkpoint(str(tmp_path)))
+        np.testing.assert_array_equal(s.run(w), [1.0, 2.0, 3.0])
+        saver.restore(s, prefix)
+        np.testing.assert_array_equal(s.run(w), [0.0, 1.0, 2.0])
