@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ps_vs_allreduce.py [--np 2,3] [--steps 6] [--quick] [--no-sweep]
 
-The same wide_deep training step (collflow/models_wide_deep.py: 16 categorical fields into
+The same wide_deep training step (collflow/models/wide_deep.py: 16 categorical fields into
 one embedding table and one wide table, 4 numeric features, MLP 128-64, Adam, float32) in
 three ways of combining the tables' gradients, at np = 2 and 3 (`mpiexec`, one process per
 rank, OMP_NUM_THREADS=1 so ranks do not fight over cores):
@@ -54,7 +54,7 @@ SWEEP_TABLE = (40_000, 64)
 
 def worker(a: argparse.Namespace) -> None:
     import collflow as cf
-    from collflow.models_wide_deep import build_wide_deep
+    from collflow.models.wide_deep import build_wide_deep
 
     comm = cf.comm.init(backend="mpi", timeout=600)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -308,7 +308,7 @@ def _finite(v: Optional[float]) -> Optional[float]:
 
 def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) -> int:
     """--model wide_deep: embedding tables in "ps" (sharded) or "allreduce" (replicated) mode."""
-    from collflow.models_wide_deep import build_wide_deep
+    from collflow.models.wide_deep import build_wide_deep
     rank, size = comm.rank, comm.size
     steps_total = a.steps if a.steps is not None else 200
     m = build_wide_deep(vocab_size=a.vocab_size, embedding_dim=a.embedding_dim, mode=a.mode,

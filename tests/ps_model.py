@@ -6,7 +6,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 import collflow as cf
-from collflow.models_wide_deep import build_wide_deep
+from collflow.models.wide_deep import build_wide_deep
 from collflow.train import sharded as sh
 
 VOCAB, DIM, FIELDS, DENSE = 23, 3, 3, 2

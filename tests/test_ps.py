@@ -6,7 +6,7 @@ import pytest
 import collflow as cf
 from collflow.comm import ThreadWorld
 from collflow.comm import ps as P
-from collflow.models_wide_deep import ClickData, build_wide_deep
+from collflow.models.wide_deep import ClickData, build_wide_deep
 from collflow.nn.embedding_ps import Embedding
 from collflow.train import sharded as sh
 from collflow.train.sharded_checkpoint import ShardedSaver, restore_shards, save_shards, shard_files

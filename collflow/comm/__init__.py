@@ -27,7 +27,8 @@ from .abort import install_abort_handler, uninstall_abort_handler  # noqa: F401
 from . import plan_check as _plan_check  # noqa: F401  (compares ranks' collectives per plan)
 from ..graph.ops.collective_ops import (all_reduce, allgather, broadcast, alltoall, reduce_scatter,  # noqa: F401
                                         collective_key)
-from ..kernels import collective_kernels as _collective_kernels  # noqa: F401  (registers the kernels)
+from . import collective_kernels as _collective_kernels  # noqa: F401  (registers the kernels)
+from . import gpu_collectives as _gpu_collectives  # noqa: F401  (their GPU kernels, with CuPy)
 
 __all__ = [
     "init", "get", "rank", "size", "local_rank", "local_size", "is_initialized", "shutdown",

@@ -104,7 +104,6 @@ class Tensor:
         return list(self._consumers)
 
     def eval(self, feed_dict: Optional[dict] = None, session: Any = None) -> Any:
-        from ..runtime.session import get_default_session
         sess = session or get_default_session()
         if sess is None:
             raise ValueError("Tensor.eval() needs a session: pass session= or use `with sess.as_default():`")
@@ -213,7 +212,6 @@ class Operation:
         tensor._consumers.append(self)
 
     def run(self, feed_dict: Optional[dict] = None, session: Any = None) -> None:
-        from ..runtime.session import get_default_session
         sess = session or get_default_session()
         if sess is None:
             raise ValueError("Operation.run() needs a session: pass session= or use `with sess.as_default():`")
@@ -519,6 +517,24 @@ def _attr_repr(v: Any) -> str:
 # -- the default-graph stack ------------------------------------------------------
 _global_graph = Graph()
 _tls = threading.local()
+
+
+_session_tls = threading.local()
+
+
+def _session_stack() -> list:
+    """The thread's stack of default sessions (runtime/session.py pushes and pops it)."""
+    st = getattr(_session_tls, "stack", None)
+    if st is None:
+        st = []
+        _session_tls.stack = st
+    return st
+
+
+def get_default_session() -> Any:
+    """The innermost `with sess.as_default():` session of this thread, or None."""
+    st = _session_stack()
+    return st[-1] if st else None
 
 
 def _default_stack() -> List[Graph]:

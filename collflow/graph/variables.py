@@ -155,8 +155,7 @@ class Variable:
 
     def load(self, value: Any, session: Any = None) -> None:
         """Sets the value from NumPy without adding ops on every call."""
-        from ..runtime.session import get_default_session
-        sess = session or get_default_session()
+        sess = session or _g.get_default_session()
         if sess is None:
             raise ValueError("Variable.load() needs a session")
         sess._load_variable(self, value)

@@ -24,20 +24,8 @@ from .executor import CancellationToken, Plan, compile_plan
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
-_tls = threading.local()
-
-
-def _session_stack() -> list:
-    st = getattr(_tls, "stack", None)
-    if st is None:
-        st = []
-        _tls.stack = st
-    return st
-
-
-def get_default_session() -> Optional["Session"]:
-    st = _session_stack()
-    return st[-1] if st else None
+# the default-session stack lives in the graph layer (Tensor.eval and Operation.run use it)
+from ..graph.graph import _session_stack, get_default_session  # noqa: E402,F401
 
 
 class _Fetches:

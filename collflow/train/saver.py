@@ -32,7 +32,7 @@ from ..graph.ops import io_ops as _io_ops  # registers Save/Restore
 from ..graph.ops.constant_op import group
 from ..graph.ops.state_ops import assign
 from ..graph.variables import Variable
-from ..kernels import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
+from . import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
 from ..kernels.device import get_device
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy

@@ -12,10 +12,10 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import dtypes as _dt
-from .graph.graph import Tensor, Operation, name_scope
-from .graph.ops import array_ops, constant_op, math_ops
-from .graph.variables import Variable
+from .. import dtypes as _dt
+from ..graph.graph import Tensor, Operation, name_scope
+from ..graph.ops import array_ops, constant_op, math_ops
+from ..graph.variables import Variable
 
 __all__ = ["Model", "build_mlp", "build_cnn", "make_optimizer", "OPTIMIZERS", "DEFAULT_LEARNING_RATES"]
 
@@ -54,7 +54,7 @@ class Model:
 
 def make_optimizer(name: str, learning_rate: Optional[float] = None) -> Any:
     """A cf.train optimizer by short name: sgd, momentum (0.9), adam, adagrad, rmsprop."""
-    from . import train
+    from .. import train
     if name not in DEFAULT_LEARNING_RATES:
         raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
     lr = DEFAULT_LEARNING_RATES[name] if learning_rate is None else float(learning_rate)
@@ -77,7 +77,7 @@ def _glorot(rng: np.random.Generator, shape: Sequence[int], fan_in: int, fan_out
 def _activation(name: Any) -> Callable[[Tensor], Tensor]:
     if callable(name):
         return name
-    from . import nn
+    from .. import nn
     if name in ("relu", "tanh", "sigmoid", "leaky_relu"):
         return getattr(nn, name)
     raise ValueError(f"unknown activation {name!r}; use 'relu', 'tanh', 'sigmoid', 'leaky_relu' or a callable")
@@ -85,7 +85,7 @@ def _activation(name: Any) -> Callable[[Tensor], Tensor]:
 
 def _head(name: str, x: Tensor, y: Tensor, logits: Tensor, optimizer: Any, global_step: bool,
           variables: List[Variable], input_shape: Tuple[int, ...], num_classes: int) -> Model:
-    from . import nn
+    from .. import nn
     with name_scope("loss"):
         xent = nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
         loss = math_ops.reduce_mean(xent, name="loss")
@@ -95,7 +95,7 @@ def _head(name: str, x: Tensor, y: Tensor, logits: Tensor, optimizer: Any, globa
     train_op = None
     step = None
     if optimizer is not None:
-        from . import train
+        from .. import train
         if global_step:
             step = train.get_or_create_global_step()
         train_op = optimizer.minimize(loss, global_step=step, var_list=variables)
@@ -142,7 +142,7 @@ def build_cnn(input_shape: Sequence[int] = (8, 8, 1), num_classes: int = 10, fil
     Each entry of `filters` adds conv (kernel_size x kernel_size, SAME, stride 1) + ReLU +
     2x2 max-pool (stride 2, SAME); then flatten -> dense(`dense`) + ReLU -> logits.
     """
-    from . import nn
+    from .. import nn
     dt = _dt.as_dtype(dtype)
     h_, w_, c_ = (int(d) for d in input_shape)
     rng = np.random.default_rng(seed)

@@ -17,13 +17,14 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .registry import KernelContext, register_kernel
+from .base import CompletedHandle
+from ..kernels.registry import KernelContext, register_kernel
 
 
 def _communicator(ctx: KernelContext) -> Any:
     c = ctx.config.get("comm") if ctx.config else None
     if c is None:
-        from ..comm import get  # the comm layer sits below the kernels: imported when first needed
+        from . import get  # the package's default communicator (comm/__init__ imports this module)
         c = get()
     return c
 
@@ -74,7 +75,6 @@ def _map_arrays(fn: Callable[[Any], Any], r: Any) -> Any:
 
 
 def _completed(value: Any) -> Any:
-    from ..comm.base import CompletedHandle
     return CompletedHandle(value)
 
 

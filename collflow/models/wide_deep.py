@@ -28,11 +28,11 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import dtypes as _dt
-from .errors import InvalidArgumentError
-from .graph import graph as _g
-from .graph.ops import array_ops, constant_op, math_ops, nn_ops
-from .graph.variables import Variable, global_variables_initializer
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from ..graph import graph as _g
+from ..graph.ops import array_ops, constant_op, math_ops, nn_ops
+from ..graph.variables import Variable, global_variables_initializer
 
 __all__ = ["ClickData", "WideDeep", "build_wide_deep", "MODES"]
 
@@ -157,16 +157,16 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
     Weights start from NumPy draws of `seed` (tables too, up to EXACT_INIT_MAX elements), so
     both modes and any number of ranks start from the same parameters.
     """
-    from . import models as _models
-    from .nn.embedding_ps import Embedding
-    from .train import sharded as _sharded
-    from .train.global_step import get_or_create_global_step
-    from .train.optimizer import Optimizer
+    from .. import models as _models
+    from ..nn.embedding_ps import Embedding
+    from ..train import sharded as _sharded
+    from ..train.global_step import get_or_create_global_step
+    from ..train.optimizer import Optimizer
 
     if mode not in MODES:
         raise InvalidArgumentError(f"wide_deep mode must be one of {MODES}, got {mode!r}")
     if comm is None:
-        from .comm import get
+        from ..comm import get
         comm = get()
     dt = _dt.as_dtype(dtype)
     npdt = dt.np
@@ -183,7 +183,7 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
         if exact_init:
             deep_init: Any = rng.uniform(-0.05, 0.05, size=(vocab_size, embedding_dim)).astype(npdt)
         else:
-            from .graph.initializers import RandomUniform
+            from ..graph.initializers import RandomUniform
             deep_init = RandomUniform(-0.05, 0.05, seed=seed)
         deep_emb = Embedding(vocab_size, embedding_dim, mode, deep_init, dt, partition_strategy, comm=comm,
                              name="embedding")

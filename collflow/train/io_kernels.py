@@ -1,7 +1,7 @@
 """Kernels of Save and Restore (graph/ops/io_ops.py): HDF5 checkpoints written and read in a run.
 
-The file format and the atomic write live in collflow/train/checkpoint_io.py, imported when
-a plan with one of these ops is compiled (the format is shared with cf.train.Saver).
+The file format and the atomic write live in collflow/train/checkpoint_io.py (the format is
+shared with cf.train.Saver); the kernels live here, beside it, in the train layer.
 """
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError, NotFoundError
-from .registry import register_kernel, KernelContext
+from ..graph.shape import as_shape
+from ..kernels.registry import register_kernel, KernelContext
+from . import checkpoint_io as cio
 
 
 def _path(value: Any) -> str:
@@ -29,7 +31,6 @@ def _host(x: Any) -> np.ndarray:
 
 @register_kernel("Save")
 def _save(op: Any, ctx: KernelContext) -> Any:
-    from ..train import checkpoint_io as cio
     names = list(op.attrs["tensor_names"])
     rank, size = cio.process_rank_and_size()
     skip = op.attrs.get("chief_only", True) and rank != 0
@@ -47,8 +48,6 @@ def _save(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("Restore")
 def _restore(op: Any, ctx: KernelContext) -> Any:
-    from ..graph.shape import as_shape
-    from ..train import checkpoint_io as cio
     names = list(op.attrs["tensor_names"])
     dts = [d.np for d in op.attrs["dtypes"]]
     shapes = [as_shape(s) for s in op.attrs["shapes"]]
