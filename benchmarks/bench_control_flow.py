@@ -5,7 +5,9 @@ built with it, against the alternatives and against PyTorch.
 
 Part 1, per-iteration cost of a small loop body (v = v * 0.5 + 1.0 on a float32 vector of 16,
 `--iters` iterations, the same math in every row):
-- while_loop: one sess.run of a cf.while_loop whose trip count is fed;
+- while_loop: one sess.run of a cf.while_loop whose trip count is fed (compiled to a Python
+  `while` block, runtime/control_plan.py), and the same run by the frame-by-frame interpreter
+  (`config={"control_flow": "interpret"}`, the fallback for raw control flow);
 - unrolled: one sess.run of the body copied `--iters` times into the graph (static plan);
 - python loop: a Python loop calling sess.run once per step, feeding the previous value
   (and the same through Session.make_callable);
@@ -90,6 +92,12 @@ def bench_loop(iters: int, repeats: int, runs: int) -> List[Dict[str, Any]]:
     fired_b = _firings(sw, [v, gx], {x: x0, n: iters})
     measure("while_loop", lambda: fw(x0, iters), fired / iters if fired else None)
     measure("while_loop fwd+bwd", lambda: fwb(x0, iters), fired_b / iters if fired_b else None)
+    # the same graph run by the frame-by-frame interpreter (the fallback for raw control flow)
+    si = cf.Session(graph=g, config={"control_flow": "interpret"})
+    fi = si.make_callable(v, [x, n])
+    fib = si.make_callable([v, gx], [x, n])
+    measure("while_loop, interpreted", lambda: fi(x0, iters), None)
+    measure("while_loop fwd+bwd, interpreted", lambda: fib(x0, iters), None)
 
     g, x, v, gx = gr["unrolled"]
     su = cf.Session(graph=g)
@@ -152,17 +160,47 @@ def interleaved(fns: List[Callable[[], Any]], repeats: int, number: int) -> List
     return [common.summarize(m) for m in meds]
 
 
+def _plan_kernels(plan: Any) -> Tuple[Callable[[], List[Callable]], Callable[[List[Callable]], None]]:
+    """(get, set) of a plan's kernel callables: a compiled plan calls the `k<i>` globals of its
+    generated function, the dynamic executor its `_kern` list."""
+    if hasattr(plan, "_kern"):
+        def get_d() -> List[Callable]:
+            return list(plan._kern)
+
+        def set_d(ks: List[Callable]) -> None:
+            plan._kern = list(ks)
+        return get_d, set_d
+    glb = plan.fn.__globals__
+    keys = sorted(k for k in glb if k.startswith("k") and k[1:].isdigit())
+
+    def get_c() -> List[Callable]:
+        return [glb[k] for k in keys]
+
+    def set_c(ks: List[Callable]) -> None:
+        for k, f in zip(keys, ks):
+            glb[k] = f
+    return get_c, set_c
+
+
 def _firings(sess: Any, fetches: Any, feed: dict) -> Optional[int]:
-    """How many ops the dynamic executor fires for one run (from cProfile's call count)."""
-    prof = cProfile.Profile()
-    prof.enable()
+    """How many kernel calls one run makes (what the executor dispatches per run)."""
     sess.run(fetches, feed)
-    prof.disable()
-    st = pstats.Stats(prof)
-    for (fn, _line, name), stat in st.stats.items():  # type: ignore[attr-defined]
-        if name == "_fire" and fn.endswith("dynamic_executor.py"):
-            return int(stat[1])
-    return None
+    plan = sess.plan_for(fetches, feed)
+    get, put = _plan_kernels(plan)
+    orig = get()
+    calls = [0]
+
+    def count(k: Callable) -> Callable:
+        def counted(*a: Any) -> Any:
+            calls[0] += 1
+            return k(*a)
+        return counted
+    put([count(k) for k in orig])
+    try:
+        sess.run(fetches, feed)
+    finally:
+        put(orig)
+    return calls[0]
 
 
 # -- part 2: the LSTM ---------------------------------------------------------------------------
@@ -272,15 +310,16 @@ def bench_lstm(repeats: int, steps: int, threads: int, profile: bool) -> Tuple[L
 def profile_step(sess: Any, fetches: Any, feed: dict) -> Dict[str, Any]:
     """Where one dynamic_rnn training step spends its time.
 
-    Kernel time: every kernel of the plan wrapped in a timer (the dynamic plan keeps its
-    kernels in `_kern`); the rest of the step is the executor (deadness, frames, routing,
-    Python calls).  Plus cProfile's top functions by own time.
+    Kernel time: every kernel the plan calls wrapped in a timer (a compiled plan's `k<i>`
+    globals, or the interpreter's `_kern` list); the rest of the step is the executor's own
+    Python.  Plus cProfile's top functions by own time.
     """
     sess.run(fetches, feed)
     plan = sess.plan_for(fetches, feed) if hasattr(sess, "plan_for") else None
     info: Dict[str, Any] = {}
-    kern = getattr(plan, "_kern", None)
-    if plan is not None and kern is not None:
+    if plan is not None:
+        get, put = _plan_kernels(plan)
+        kern = get()
         spent = [0.0]
         calls = [0]
         pc = time.perf_counter
@@ -294,7 +333,7 @@ def profile_step(sess: Any, fetches: Any, feed: dict) -> Dict[str, Any]:
                     spent[0] += pc() - t0
                     calls[0] += 1
             return timed
-        plan._kern = [wrap(k) for k in kern]
+        put([wrap(k) for k in kern])
         try:
             totals = []
             kts = []
@@ -309,7 +348,7 @@ def profile_step(sess: Any, fetches: Any, feed: dict) -> Dict[str, Any]:
             info["kernel_calls"] = calls[0]
             info["kernel_fraction"] = info["kernel_ms"] / info["step_ms_timed_kernels"]
         finally:
-            plan._kern = kern
+            put(kern)
         ops = getattr(plan, "ops", [])
         info["plan_ops"] = len(ops)
         info["ops_in_forward_loop_body"] = sum(1 for o in ops if "/while/" in o.name and "_grad" not in o.name)
@@ -321,8 +360,6 @@ def profile_step(sess: Any, fetches: Any, feed: dict) -> Dict[str, Any]:
     buf = io.StringIO()
     st = pstats.Stats(prof, stream=buf)
     st.sort_stats("tottime").print_stats(12)
-    info["fired_ops"] = next((int(s[1]) for (fn, _l, name), s in st.stats.items()  # type: ignore[attr-defined]
-                              if name == "_fire"), None)
     info["cprofile_top"] = [ln.rstrip() for ln in buf.getvalue().splitlines() if ln.strip()][-14:]
     return info
 
@@ -373,7 +410,7 @@ def main() -> None:
 
     if prof:
         print("\nLSTM training step, dynamic_rnn, profile:")
-        for k in ("step_ms_timed_kernels", "kernel_ms", "kernel_fraction", "kernel_calls", "fired_ops", "plan_ops",
+        for k in ("step_ms_timed_kernels", "kernel_ms", "kernel_fraction", "kernel_calls", "plan_ops",
                   "ops_in_forward_loop_body", "ops_in_backward_loop_body"):
             if k in prof:
                 print(f"  {k}: {common._fmt(prof[k]) if isinstance(prof[k], float) else prof[k]}")

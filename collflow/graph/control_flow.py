@@ -178,7 +178,8 @@ class WhileContext(ControlFlowContext):
             # gradient functions also build gradients for inputs nobody asked about
             with self.graph.control_dependencies(None):
                 r = make_op("StackRead", [self.capture(fwd.stack_exit), self.grad_index],
-                            {"slot": None, "dtype": t.dtype, "shape": t.shape}, name="saved").outputs[0]
+                            {"slot": None, "dtype": t.dtype, "shape": t.shape,
+                             "maybe_absent": _on_a_branch(t, fwd.ctx)}, name="saved").outputs[0]
             self._pending_saves.append((t, r.op))
         reads[t] = r
         return r
@@ -466,6 +467,19 @@ def _frame_ctx(ctx: Any) -> Optional[WhileContext]:
     while ctx is not None and not isinstance(ctx, WhileContext):
         ctx = ctx.outer
     return ctx
+
+
+def _on_a_branch(t: _g.Tensor, frame: Any) -> bool:
+    """Whether forward tensor `t` may be absent in an iteration of `frame` (it lies on a cond
+    branch inside the loop body): its saved value is then read back as maybe-dead."""
+    if t.op.type == "Switch":
+        return True
+    ctx = t.op._ctx
+    while ctx is not None and ctx is not frame:
+        if isinstance(ctx, CondContext):
+            return True
+        ctx = ctx.outer
+    return False
 
 
 def _differentiable(t: _g.Tensor) -> bool:

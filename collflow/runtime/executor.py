@@ -229,12 +229,22 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
                     inplace[op] = (fn, ip[1])
 
     if dynamic:
-        from .dynamic_executor import DynamicPlan
         for check in _PLAN_CHECKS:
             check(session, sorted(needed, key=lambda o: o._id))
-        dplan = DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace)
-        dplan.placement = {op.name: placement[op] for op in needed}
-        return dplan  # type: ignore[return-value]
+        cplan: Any = None
+        if session._config.get("control_flow", "compile") != "interpret":
+            # loops and conds built by cf.while_loop / cf.cond compile to structured code;
+            # anything else is interpreted frame by frame
+            from .control_plan import Unstructured, compile_control_plan
+            try:
+                cplan = compile_control_plan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace)
+            except Unstructured:
+                cplan = None
+        if cplan is None:
+            from .dynamic_executor import DynamicPlan
+            cplan = DynamicPlan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace)
+        cplan.placement = {op.name: placement[op] for op in needed}
+        return cplan  # type: ignore[no-any-return]
 
     # edges that cross devices get a copy node (feeds arrive on the host)
     ins: Dict[Any, List[Any]] = {}
