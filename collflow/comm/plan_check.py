@@ -15,21 +15,10 @@ from typing import Any, List
 import numpy as np
 
 from ..errors import DeadlineExceededError, InvalidArgumentError
+from ..graph.graph import Operation
 from ..runtime.executor import register_plan_check
 
-__all__ = ["COLLECTIVE_OPS", "collective_signature", "check_plan"]
-
-COLLECTIVE_OPS = {"FusedAllReduce", "SparseAllGather", "FusedBroadcast", "AllReduce", "Allgather", "Broadcast",
-                  "AllToAll", "ReduceScatter", "CollectiveReduce", "AverageVariables"}
-
-
-def register_collective_op(*op_types: str) -> None:
-    COLLECTIVE_OPS.update(op_types)
-
-
-# collectives whose inputs may have a different first dimension on every rank (Horovod's
-# allgather of per-rank batches, a sparse gradient's rows, alltoall's splits)
-RAGGED_OPS = {"Allgather", "SparseAllGather", "AllToAll"}
+__all__ = ["collective_signature", "check_plan"]
 
 
 def _shape_repr(t: Any, ragged: bool) -> str:
@@ -45,14 +34,16 @@ def collective_signature(op: Any) -> str:
         from ..graph.ops.state_ops import variable_dtype_shape
         ins = ",".join(f"{dt.name}{shp}" for dt, shp in map(variable_dtype_shape, op.inputs))
     else:
-        ragged = op.type in RAGGED_OPS
+        # a ragged collective's inputs may differ in their first dimension between ranks
+        # (Horovod's allgather of per-rank batches, a sparse gradient's rows, PS lookups)
+        ragged = op.op_def.ragged
         ins = ",".join(f"{t.dtype.name}{_shape_repr(t, ragged)}" for t in op.inputs)
     return f"{op.type} {key!s} [{ins}]"
 
 
 def check_plan(session: Any, order: List[Any]) -> None:
     """Raises InvalidArgumentError on every rank when the ranks' collective sequences differ."""
-    colls = [op for op in order if getattr(op, "type", "") in COLLECTIVE_OPS]
+    colls = [op for op in order if isinstance(op, Operation) and op.op_def.collective]
     if not colls:
         return
     sigs = [collective_signature(op) for op in colls]

@@ -2,8 +2,17 @@
 
 An entry holds the op's shape/dtype inference (`shape_fn`), its gradient (`grad_fn`,
 registered separately with `register_gradient`, one line per op in the family's gradient
-table), whether it is stateful (never pruned by caching, never constant-folded), and how
-many outputs it has.  Kernels live in collflow.kernels, registered per (op type, device).
+table), and the facts the rest of the system reads instead of keeping lists of its own:
+
+- `stateful`: never constant-folded or deduplicated, never pruned as a no-op;
+- `collective`: every rank must issue it in the same order (the pre-run plan check compares
+  them across ranks), and it completes asynchronously;
+- `ragged`: a collective whose inputs' first dimension may differ between ranks;
+- `host_only`: runs on the CPU (its kernel works on host buffers: queues, stacks, MPI);
+- `variable_state`: stateful only through the variable handles it takes as inputs (an
+  update or read), so it may move past ops that touch other variables.
+
+Kernels live in collflow.kernels, registered per (op type, device).
 """
 from __future__ import annotations
 
@@ -18,16 +27,22 @@ ShapeFn = Callable[[Any], List[Tuple[Any, Any]]]
 class OpDef:
     """Static description of an op type."""
 
-    __slots__ = ("name", "shape_fn", "grad_fn", "stateful", "differentiable", "is_async", "doc")
+    __slots__ = ("name", "shape_fn", "grad_fn", "stateful", "differentiable", "is_async", "doc", "collective",
+                 "ragged", "host_only", "variable_state")
 
-    def __init__(self, name: str, shape_fn: ShapeFn, stateful: bool, doc: str = ""):
+    def __init__(self, name: str, shape_fn: ShapeFn, stateful: bool, doc: str = "", collective: bool = False,
+                 ragged: bool = False, host_only: bool = False, variable_state: bool = False):
         self.name = name
         self.shape_fn = shape_fn
         self.grad_fn: Optional[Callable] = None
         # None: unknown yet; False: declared not differentiable; True: has grad_fn
         self.differentiable: Optional[bool] = None
-        self.stateful = stateful
+        self.stateful = stateful or collective or variable_state
         self.doc = doc
+        self.collective = collective
+        self.ragged = ragged
+        self.host_only = host_only
+        self.variable_state = variable_state
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -36,13 +51,31 @@ class OpDef:
 _REGISTRY: Dict[str, OpDef] = {}
 
 
-def register_op(name: str, shape_fn: ShapeFn, *, stateful: bool = False, doc: str = "") -> OpDef:
-    """Registers op type `name`; `shape_fn(op)` returns [(dtype, shape), ...] per output."""
+def register_op(name: str, shape_fn: ShapeFn, *, stateful: bool = False, doc: str = "", collective: bool = False,
+                ragged: bool = False, host_only: bool = False, variable_state: bool = False) -> OpDef:
+    """Registers op type `name`; `shape_fn(op)` returns [(dtype, shape), ...] per output.
+
+    The keyword facts are described in the module docstring."""
     if name in _REGISTRY:
         raise ValueError(f"op type {name!r} is already registered")
-    d = OpDef(name, shape_fn, stateful, doc)
+    d = OpDef(name, shape_fn, stateful, doc, collective, ragged, host_only or name in _HOST_ONLY_LATER,
+              variable_state)
     _REGISTRY[name] = d
     return d
+
+
+# host_only declared (by a kernel module) before the op type itself was registered
+_HOST_ONLY_LATER: set = set()
+
+
+def declare_host_only(*names: str) -> None:
+    """Marks op types host-only, also those not registered yet (their kernels may load first)."""
+    for name in names:
+        d = _REGISTRY.get(name)
+        if d is None:
+            _HOST_ONLY_LATER.add(name)
+        else:
+            d.host_only = True
 
 
 def register_gradient(name: str) -> Callable[[Callable], Callable]:

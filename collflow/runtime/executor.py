@@ -376,10 +376,6 @@ def _fuse_pairs(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor]
     return [o for sl in slots for o in sl]
 
 
-# stateful op types whose only state is the variables whose handles they take as inputs
-_VARIABLE_OP_PREFIXES = ("Apply", "SparseApply", "ReadVariable", "AssignVariable", "AssignAddVariable",
-                         "AssignSubVariable", "Scatter", "VarIsInitialized", "VarHandle")
-
 
 def _var_name(t: Any) -> Optional[str]:
     """The shared name of the variable a resource tensor is the handle of, or None if unknown."""
@@ -417,7 +413,7 @@ def _hoistable(node: "FusedNode", between: List[Any], ins: Dict[Any, List[Any]])
             return None
         real = o.consumer if isinstance(o, FusedNode) else o
         if isinstance(real, Operation) and real.stateful:
-            if not real.type.startswith(_VARIABLE_OP_PREFIXES):
+            if not real.op_def.variable_state:  # state other than the variables it names
                 return None
             for t in ins[o]:
                 if t.dtype.name == "resource" and (_var_name(t) is None or _var_name(t) in targets):

@@ -15,23 +15,16 @@ from typing import Any, Dict, Iterable, List, Set
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph.graph import Operation, Tensor
+from ..graph.registry import declare_host_only
 from ..kernels.device import available_devices, get_device
 from ..kernels.registry import has_device_kernel, has_kernel
 
-__all__ = ["place", "choose_device", "HOST_ONLY_OPS", "register_host_only"]
-
-HOST_ONLY_OPS: Set[str] = {
-    "FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo",
-    "QueueClose", "QueueSize", "QueueIsClosed", "StackCreate", "StackPush", "StackRead",
-    # MPI moves host buffers; GPU tensors are staged through the host around these
-    "AllReduce", "Allgather", "Broadcast", "AllToAll", "ReduceScatter", "CollectiveReduce",
-    "FusedAllReduce", "SparseAllGather", "FusedBroadcast",
-}
+__all__ = ["place", "choose_device", "register_host_only"]
 
 
 def register_host_only(*op_types: str) -> None:
-    """Declares op types that must run on the host (e.g. a new input-pipeline op)."""
-    HOST_ONLY_OPS.update(op_types)
+    """Declares op types that must run on the host (sets their OpDef's `host_only`)."""
+    declare_host_only(*op_types)
 
 
 def _resource_source(t: Tensor) -> Operation:
@@ -57,7 +50,7 @@ def choose_device(op: Operation, session: Any) -> str:
                 f"(available: {', '.join(d.name for d in available_devices())}); "
                 "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
     default = session._default_device
-    if op.type in HOST_ONLY_OPS and not has_device_kernel(op.type, get_device(default).device_type):
+    if op.op_def.host_only and not has_device_kernel(op.type, get_device(default).device_type):
         # (a device-specific kernel, e.g. a NCCL all-reduce on the GPU, lifts the host-only rule)
         return "/cpu:0"
     return default if has_kernel(op.type, get_device(default).device_type) else "/cpu:0"

@@ -114,17 +114,17 @@ def _collective_reduce_spec(op: _g.Operation) -> list:
     return [(dt, op.inputs[0].shape)]
 
 
-register_op("AllReduce", _all_reduce_spec, stateful=True,
+register_op("AllReduce", _all_reduce_spec, collective=True, host_only=True,
             doc="Elementwise reduction over all ranks; every rank gets the result.")
-register_op("Allgather", _allgather_spec, stateful=True,
+register_op("Allgather", _allgather_spec, collective=True, ragged=True, host_only=True,
             doc="Concatenation along axis 0 of every rank's input (first dims may differ); "
                 "output 1: rows per rank.")
-register_op("Broadcast", _broadcast_spec, stateful=True, doc="The root rank's input on every rank.")
-register_op("AllToAll", _alltoall_spec, stateful=True,
+register_op("Broadcast", _broadcast_spec, collective=True, host_only=True, doc="The root rank's input on every rank.")
+register_op("AllToAll", _alltoall_spec, collective=True, ragged=True, host_only=True,
             doc="Rows splits[i] of the input go to rank i; output 1: rows received from each rank.")
-register_op("ReduceScatter", _reduce_scatter_spec, stateful=True,
+register_op("ReduceScatter", _reduce_scatter_spec, collective=True, host_only=True,
             doc="Reduction over all ranks, of which rank i keeps rows sizes[i] (equal blocks by default).")
-register_op("CollectiveReduce", _collective_reduce_spec, stateful=True,
+register_op("CollectiveReduce", _collective_reduce_spec, collective=True, host_only=True,
             doc="Reduction over all ranks on the root; zeros on the other ranks.")
 
 

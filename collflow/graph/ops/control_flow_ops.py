@@ -64,9 +64,9 @@ register_op("LoopCond", _loop_cond_spec)
 # forward values its gradients read.  StackPush(token, iteration, value) saves `value` under
 # (slot, iteration) and passes the token on (also when `value` is dead: an untaken cond
 # branch saves nothing); StackRead(stack, iteration) reads it back (dead if never saved).
-register_op("StackCreate", lambda op: [(_dt.resource, TensorShape(()))], stateful=True)
-register_op("StackPush", lambda op: [(op.inputs[0].dtype, TensorShape(()))], stateful=True)
-register_op("StackRead", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], stateful=True)
+register_op("StackCreate", lambda op: [(_dt.resource, TensorShape(()))], stateful=True, host_only=True)
+register_op("StackPush", lambda op: [(op.inputs[0].dtype, TensorShape(()))], stateful=True, host_only=True)
+register_op("StackRead", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], stateful=True, host_only=True)
 
 # Enter/Exit/NextIteration/LoopCond are differentiated as a whole loop (control_flow.py)
 not_differentiable("Enter", "Exit", "NextIteration", "LoopCond", "StackCreate", "StackPush", "StackRead")

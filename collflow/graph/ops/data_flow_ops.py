@@ -110,15 +110,15 @@ def _queue_spec(op: _g.Operation) -> list:
     return [(_dt.resource, TensorShape(()))]
 
 
-register_op("FIFOQueue", _queue_spec, stateful=True, doc="a bounded FIFO queue resource")
-register_op("QueueEnqueue", lambda op: _enqueue_spec(op, False), stateful=True)
-register_op("QueueEnqueueMany", lambda op: _enqueue_spec(op, True), stateful=True)
-register_op("QueueDequeue", lambda op: _dequeue_spec(op, False), stateful=True)
-register_op("QueueDequeueMany", lambda op: _dequeue_spec(op, True), stateful=True)
-register_op("QueueDequeueUpTo", lambda op: _dequeue_spec(op, True), stateful=True)
-register_op("QueueClose", lambda op: _scalar_spec(op, None), stateful=True)
-register_op("QueueSize", lambda op: _scalar_spec(op, _dt.int32), stateful=True)
-register_op("QueueIsClosed", lambda op: _scalar_spec(op, _dt.bool_), stateful=True)
+register_op("FIFOQueue", _queue_spec, stateful=True, host_only=True, doc="a bounded FIFO queue resource")
+register_op("QueueEnqueue", lambda op: _enqueue_spec(op, False), stateful=True, host_only=True)
+register_op("QueueEnqueueMany", lambda op: _enqueue_spec(op, True), stateful=True, host_only=True)
+register_op("QueueDequeue", lambda op: _dequeue_spec(op, False), stateful=True, host_only=True)
+register_op("QueueDequeueMany", lambda op: _dequeue_spec(op, True), stateful=True, host_only=True)
+register_op("QueueDequeueUpTo", lambda op: _dequeue_spec(op, True), stateful=True, host_only=True)
+register_op("QueueClose", lambda op: _scalar_spec(op, None), stateful=True, host_only=True)
+register_op("QueueSize", lambda op: _scalar_spec(op, _dt.int32), stateful=True, host_only=True)
+register_op("QueueIsClosed", lambda op: _scalar_spec(op, _dt.bool_), stateful=True, host_only=True)
 not_differentiable("FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany",
                    "QueueDequeueUpTo", "QueueClose", "QueueSize", "QueueIsClosed")
 

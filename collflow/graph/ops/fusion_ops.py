@@ -35,8 +35,8 @@ def _fused_spec(op: _g.Operation) -> list:
     return _same_spec(op)
 
 
-register_op("FusedAllReduce", _fused_spec, stateful=True)
-register_op("FusedBroadcast", _same_spec, stateful=True)
+register_op("FusedAllReduce", _fused_spec, collective=True, host_only=True)
+register_op("FusedBroadcast", _same_spec, collective=True, host_only=True)
 
 
 def _average_spec(op: _g.Operation) -> list:
@@ -55,7 +55,7 @@ def _average_spec(op: _g.Operation) -> list:
     return []
 
 
-register_op("AverageVariables", _average_spec, stateful=True,
+register_op("AverageVariables", _average_spec, collective=True,
             doc="Replaces variables, in place, by their average over the ranks (one collective).")
 
 
@@ -66,7 +66,7 @@ def _sparse_gather_spec(op: _g.Operation) -> list:
     return [(v.dtype, TensorShape(inner)), (i.dtype, TensorShape([None])), (v.dtype, TensorShape(()))]
 
 
-register_op("SparseAllGather", _sparse_gather_spec, stateful=True)
+register_op("SparseAllGather", _sparse_gather_spec, collective=True, ragged=True, host_only=True)
 # stateful: the value comes from the session's communicator, never fold it into a constant
 register_op("CommSize", lambda op: [(op.attrs["dtype"], TensorShape(()))], stateful=True,
             doc="The number of ranks of the session's communicator.")

@@ -93,13 +93,13 @@ def _push_spec(op: _g.Operation) -> list:
             (grad.dtype, TensorShape(()))]
 
 
-register_op("PSRoute", _route_spec, stateful=True,
+register_op("PSRoute", _route_spec, collective=True, ragged=True,
             doc="Dedup ids and send each owner the rows asked of it (Alltoallv).")
-register_op("PSGather", _gather_spec, stateful=True,
+register_op("PSGather", _gather_spec, collective=True, ragged=True,
             doc="Owners return the requested rows of their shards (Alltoallv); restored to ids' order.")
-register_op("PSPush", _push_spec, stateful=True,
+register_op("PSPush", _push_spec, collective=True, ragged=True,
             doc="Gradient rows summed per id and sent to their owners (Alltoallv).")
-register_op("PSCheckLayout", lambda op: (_layout(op), [])[1], stateful=True,
+register_op("PSCheckLayout", lambda op: (_layout(op), [])[1], collective=True,
             doc="Every rank's layout of a sharded table compared before the first step (allgather).")
 not_differentiable("PSRoute", "PSPush", "PSCheckLayout")
 

@@ -59,15 +59,15 @@ def _scatter_spec(op: _g.Operation) -> list:
     return [(dt, shp)]
 
 
-register_op("VarHandle", lambda op: [(_dt.resource, TensorShape(()))], stateful=True)
-register_op("ReadVariable", _value_spec, stateful=True)
-register_op("AssignVariable", _assign_spec, stateful=True)
-register_op("AssignAddVariable", _assign_spec, stateful=True)
-register_op("AssignSubVariable", _assign_spec, stateful=True)
-register_op("ScatterAdd", _scatter_spec, stateful=True)
-register_op("ScatterSub", _scatter_spec, stateful=True)
-register_op("ScatterUpdate", _scatter_spec, stateful=True)
-register_op("VarIsInitialized", lambda op: [(_dt.bool_, TensorShape(()))], stateful=True)
+register_op("VarHandle", lambda op: [(_dt.resource, TensorShape(()))], variable_state=True)
+register_op("ReadVariable", _value_spec, variable_state=True)
+register_op("AssignVariable", _assign_spec, variable_state=True)
+register_op("AssignAddVariable", _assign_spec, variable_state=True)
+register_op("AssignSubVariable", _assign_spec, variable_state=True)
+register_op("ScatterAdd", _scatter_spec, variable_state=True)
+register_op("ScatterSub", _scatter_spec, variable_state=True)
+register_op("ScatterUpdate", _scatter_spec, variable_state=True)
+register_op("VarIsInitialized", lambda op: [(_dt.bool_, TensorShape(()))], variable_state=True)
 
 not_differentiable("VarHandle", "AssignVariable", "AssignAddVariable", "AssignSubVariable",
                    "ScatterAdd", "ScatterSub", "ScatterUpdate", "VarIsInitialized")

@@ -94,8 +94,8 @@ def _check_apply(op: _g.Operation, n_handles: int, scalars: Sequence[str], spars
 
 def _register(kind: str) -> None:
     n, scalars = _LAYOUT[kind]
-    register_op("Apply" + kind, lambda op: _check_apply(op, n, scalars, False), stateful=True)
-    register_op("SparseApply" + kind, lambda op: _check_apply(op, n, scalars, True), stateful=True)
+    register_op("Apply" + kind, lambda op: _check_apply(op, n, scalars, False), variable_state=True)
+    register_op("SparseApply" + kind, lambda op: _check_apply(op, n, scalars, True), variable_state=True)
     not_differentiable("Apply" + kind, "SparseApply" + kind)
 
 
