@@ -29,6 +29,20 @@ if [ -d tests/mpi ]; then
       --timeout 120 --timeout-method=thread
   done
 fi
+# the serial suite again on the oldest versions pyproject.toml allows (skip: COLLFLOW_SKIP_FLOOR=1)
+if [ "${COLLFLOW_SKIP_FLOOR:-0}" != "1" ] && [ -z "${COLLFLOW_PYTHON:-}" ]; then
+  if [ ! -x .venv-floor/bin/python ]; then
+    python3 -m venv .venv-floor
+  fi
+  FPY="$ROOT/.venv-floor/bin/python"
+  if "$FPY" -m pip install -q --disable-pip-version-check -r scripts/floor-requirements.txt -e ".[test]" \
+      -c scripts/floor-requirements.txt; then
+    run "serial, floor versions" timeout 1800 env PATH="$(dirname "$FPY"):$PATH" "$FPY" -m pytest -q --color=no \
+      -p no:cacheprovider tests --ignore=tests/mpi
+  else
+    status=1; summary+=("serial, floor versions: could not install scripts/floor-requirements.txt")
+  fi
+fi
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"

@@ -21,7 +21,7 @@ def test_dying_input_is_reused_and_results_are_right():
         plan = s.plan_for(b, {x: xv})
     np.testing.assert_array_equal(out, np.maximum(xv * 2 - 1, 0))
     np.testing.assert_array_equal(xv, [[0.0, 1.0, -2.0]])  # the feed is never written
-    assert any("inplace_kernels" in k.__module__ for k in plan.kernels)
+    assert any("inplace_kernels" in getattr(k, "__module__", "") for k in plan.kernels)
 
 
 def test_alias_held_elsewhere_is_not_overwritten():
@@ -55,5 +55,5 @@ def test_forwarding_can_be_turned_off():
     xv = np.ones((2, 3), np.float32)
     with cf.Session(graph=g, config={"buffer_forwarding": False}) as s:
         plan = s.plan_for(b, {x: xv})
-        assert not any("inplace_kernels" in k.__module__ for k in plan.kernels)
+        assert not any("inplace_kernels" in getattr(k, "__module__", "") for k in plan.kernels)
         np.testing.assert_array_equal(s.run(b, {x: xv}), np.ones((2, 3)))

@@ -129,7 +129,8 @@ class _Walk:
         if key in self.seen:
             return False
         self.seen.add(key)
-        self.check_attributes(oid, name, info.num_attrs)
+        # h5a.get_num_attrs works on every h5py 3.x (ObjInfo.num_attrs only on newer ones)
+        self.check_attributes(oid, name, self.h5py.h5a.get_num_attrs(oid))
         return True
 
     def children(self, group: Any, base: str) -> Iterator[Tuple[str, Any]]:
