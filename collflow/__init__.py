@@ -24,6 +24,8 @@ from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F40
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients  # noqa: F401
 from .graph.control_flow import cond, while_loop  # noqa: F401
+from .graph.functional_ops import scan, map_fn, foldl, foldr  # noqa: F401
+from .graph.ops.reverse_ops import reverse, reverse_v2, reverse_sequence  # noqa: F401
 from .graph.variables import *  # noqa: F401,F403
 from .graph.variables import Variable  # noqa: F401
 from .graph.variable_scope import (VariableScope, variable_scope, get_variable_scope,  # noqa: F401
@@ -34,7 +36,8 @@ from .runtime.executor import CancellationToken  # noqa: F401
 from .runtime.tracing import RunOptions, RunMetadata, Timeline  # noqa: F401
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
-from .nn.rnn import TensorArray  # noqa: F401,E402
+from .graph.tensor_array import TensorArray  # noqa: F401,E402
+from . import contrib  # noqa: F401,E402  (tf.contrib.rnn only)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
 from .data import pipeline as _pipeline  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""Gradient-check cases for TensorArray ops and dynamic_rnn (collflow/nn/rnn.py)."""
+"""Gradient-check cases for TensorArray ops, dynamic_rnn (collflow/nn/rnn.py) and the reversals the
+bidirectional runners use (collflow/graph/ops/reverse_ops.py)."""
 import collflow as cf
 from collflow.nn import rnn
 from gradcheck import Case
@@ -70,6 +71,15 @@ def _rnn_in_while_and_cond(x, kernel, bias):
     return [looped, branch]
 
 
+def _reverse_sequence(x):
+    # lengths 3, 0, 1 of 3 steps: a full reversal, an untouched row, a one-step "reversal"
+    return cf.reverse_sequence(cf.sin(x), cf.constant([3, 0, 1]), seq_axis=1, batch_axis=0)
+
+
+def _reverse_sequence_time_major(x):
+    return cf.reverse_sequence(x * x, cf.constant([2, 4]), seq_axis=0, batch_axis=1)
+
+
 CASES = [
     Case("TensorArrayWriteV3", _write_stack, [(3, 2)], id="ta-write-stack"),
     Case("TensorArrayStackV3", _write_stack, [(3, 2)], id="ta-stack"),
@@ -83,4 +93,7 @@ CASES = [
          id="dynamic_rnn-basic-generic"),
     Case("TensorArrayReadV3", _rnn_in_while_and_cond, [(2, 3, 2), (4, 2), (2,)], low=-1.0, high=1.0,
          id="dynamic_rnn-nested-in-while-and-cond"),
+    Case("ReverseV2", lambda x: cf.reverse(cf.sin(x), [0, 2]), [(2, 3, 2)]),
+    Case("ReverseSequence", _reverse_sequence, [(3, 3, 2)], id="ReverseSequence-batch-major"),
+    Case("ReverseSequence", _reverse_sequence_time_major, [(4, 2, 3)], id="ReverseSequence-time-major"),
 ]

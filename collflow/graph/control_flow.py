@@ -29,6 +29,7 @@ from .ops.constant_op import constant, identity
 from .ops.op_util import make_op
 from .registry import register_gradient
 from .shape import TensorShape, as_shape
+from .tensor_array import TensorArray
 
 __all__ = ["cond", "while_loop"]
 
@@ -330,10 +331,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
                maximum_iterations: Any = None, name: Optional[str] = None) -> Any:
     """Repeats `body` while `cond` holds, inside the graph (one frame per loop).
 
-    loop_vars: a (nested) structure of tensors; body returns the same structure.
+    loop_vars: a (nested) structure of tensors and TensorArrays; body returns the same
+      structure (a TensorArray's flow is what the loop carries; see _ta_flows).
     shape_invariants: per-variable shapes allowed to change across iterations (None dims).
     maximum_iterations: stop after this many iterations at most.
     """
+    ta_vars, loop_vars = loop_vars, _ta_flows(loop_vars)
     flat_init = [_g.convert_to_tensor(v) for v in nest.flatten(loop_vars)]
     if not flat_init:
         raise InvalidArgumentError("while_loop: loop_vars must not be empty")
@@ -344,6 +347,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             raise InvalidArgumentError(f"while_loop: {len(inv)} shape_invariants for {len(flat_init)} loop variables")
     else:
         inv = [t.shape for t in flat_init]
+    inv = _ta_invariants(ta_vars, inv)
     for i, (t, s) in enumerate(zip(flat_init, inv)):
         if not s.is_compatible_with(t.shape):
             raise InvalidArgumentError(f"while_loop: loop variable {i} has shape {t.shape}, incompatible with its "
@@ -383,7 +387,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         with ctx.entered():
             # constants in cond run once per iteration: tie them to the first Merge
             ctx.pivot = merges[0]
-            vars_struct = nest.pack_sequence_as(loop_vars, merges[:n])
+            vars_struct = _with_tas(ta_vars, merges[:n])
             c = cond(*_as_args(vars_struct))
             c = _g.convert_to_tensor(c)
             if c.dtype != _dt.bool_ or c.shape.rank not in (None, 0):
@@ -396,7 +400,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             ctx.pivot = identity(cfo.switch(lc, lc, name="switch_pivot")[1], name="pivot")
             body_in = [identity(sw[1], name="body_in") for sw in switches]
             loop.body_inputs = body_in[:n]
-            out = body(*_as_args(nest.pack_sequence_as(loop_vars, body_in[:n])))
+            out = body(*_as_args(_with_tas(ta_vars, body_in[:n])))
             if n == 1 and not isinstance(loop_vars, (list, tuple, dict)) and isinstance(out, (list, tuple)) and len(out) == 1:
                 out = out[0]
             elif isinstance(loop_vars, (list, tuple)) and len(loop_vars) == 1 and not isinstance(out, (list, tuple, dict)):
@@ -406,6 +410,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             except ValueError:
                 raise InvalidArgumentError(f"while_loop: body must return the structure of loop_vars "
                                            f"({loop_vars!r}), got {out!r}") from None
+            ta_out, out = out, _ta_flows(out, ta_vars)
             flat_out = [ctx.process_inputs([_g.convert_to_tensor(o)])[0] for o in nest.flatten(out)]
             for i, (o, t, s) in enumerate(zip(flat_out, flat_init, inv)):
                 if o.dtype != t.dtype:
@@ -435,7 +440,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         loop.exits = exits[:n]
         loop.counter_exit = exits[n]
         loop.stack_exit = exits[n + 1]
-        return nest.pack_sequence_as(loop_vars, exits[:n])
+        return _with_tas(ta_out, exits[:n])
 
 
 def _as_args(struct: Any) -> list:
@@ -450,6 +455,41 @@ def _flatten_shapes(s: Any) -> list:
     if isinstance(s, (list, tuple)) and (len(s) == 0 or not all(isinstance(d, int) or d is None for d in s)):
         return [x for e in s for x in _flatten_shapes(e)]
     return [s]
+
+
+# -- TensorArrays as loop variables ------------------------------------------------------
+# TensorFlow lets a TensorArray be a loop variable: the loop carries its flow (a float32
+# scalar) and the body and the caller see TensorArrays rebuilt around the flow's versions.
+
+
+def _ta_flows(struct: Any, template: Any = None) -> Any:
+    """`struct` with each TensorArray replaced by its flow.  With `template` (the loop
+    variables), a TensorArray must sit exactly where the template has one."""
+    flat = nest.flatten(struct)
+    if template is not None:
+        for i, (t, x) in enumerate(zip(nest.flatten(template), flat)):
+            if isinstance(t, TensorArray) != isinstance(x, TensorArray):
+                kind = "a TensorArray" if isinstance(t, TensorArray) else "a tensor"
+                raise InvalidArgumentError(f"while_loop: loop variable {i} enters the loop as {kind} but the body "
+                                           f"returns {x!r} in its place")
+            if isinstance(t, TensorArray) and x.handle is not t.handle:
+                raise InvalidArgumentError(f"while_loop: loop variable {i}: the body must return the TensorArray "
+                                           "that entered the loop (after its writes), not another one")
+    if not any(isinstance(x, TensorArray) for x in flat):
+        return struct
+    return nest.pack_sequence_as(struct, [x.flow if isinstance(x, TensorArray) else x for x in flat])
+
+
+def _with_tas(template: Any, tensors: List[_g.Tensor]) -> Any:
+    """`tensors` packed as `template`, each TensorArray of it rebuilt around its tensor."""
+    flat = nest.flatten(template)
+    return nest.pack_sequence_as(template, [t.with_flow(x) if isinstance(t, TensorArray) else x
+                                            for t, x in zip(flat, tensors)])
+
+
+def _ta_invariants(template: Any, inv: List[TensorShape]) -> List[TensorShape]:
+    """A TensorArray's flow is a scalar whatever invariant was given for the array."""
+    return [TensorShape(()) if isinstance(t, TensorArray) else s for t, s in zip(nest.flatten(template), inv)]
 
 
 def loop_of(op: _g.Operation) -> Optional[_Loop]:

@@ -1,0 +1,19 @@
+"""tf.contrib: only `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn.
+
+    cell = cf.contrib.rnn.BasicLSTMCell(128)
+    outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
+
+The rest of tf.contrib is not provided.
+"""
+import types as _types
+
+from ..nn import rnn as _rnn
+
+__all__ = ["rnn"]
+
+rnn = _types.SimpleNamespace(
+    RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
+    LSTMCell=_rnn.LSTMCell, GRUCell=_rnn.GRUCell, MultiRNNCell=_rnn.MultiRNNCell,
+    DropoutWrapper=_rnn.DropoutWrapper, LSTMStateTuple=_rnn.LSTMStateTuple,
+    static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn)
+rnn.__doc__ = "tf.contrib.rnn: the core RNN cells, static_rnn and static_bidirectional_rnn."
