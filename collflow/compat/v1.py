@@ -41,6 +41,13 @@ def executing_eagerly() -> bool:
     return False
 
 
+# TF1 has the initializers at the top level too (tf.random_uniform_initializer, ...)
+from collflow.graph.initializers import (constant_initializer, glorot_normal_initializer,  # noqa: E402,F401
+                                         glorot_uniform_initializer, ones_initializer,
+                                         random_normal_initializer, random_uniform_initializer,
+                                         truncated_normal_initializer, variance_scaling_initializer,
+                                         zeros_initializer)
+
 initialize_all_variables = global_variables_initializer   # TF1's deprecated names
 initialize_local_variables = local_variables_initializer
 all_variables = global_variables
