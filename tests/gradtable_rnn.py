@@ -97,3 +97,20 @@ CASES = [
     Case("ReverseSequence", _reverse_sequence, [(3, 3, 2)], id="ReverseSequence-batch-major"),
     Case("ReverseSequence", _reverse_sequence_time_major, [(4, 2, 3)], id="ReverseSequence-time-major"),
 ]
+
+
+def _lstm_block(g, c):
+    c2, h2 = cf.graph.ops.rnn_ops.lstm_block_cell(g, c, forget_bias=1.0)
+    return [c2, h2]
+
+
+def _lstm_block_act(g, c):
+    # the activated gates (third output) used directly: their gradient is added in
+    op = cf.graph.ops.rnn_ops.lstm_block_cell(g, c)[0].op
+    return [op.outputs[0] * 0.5, op.outputs[2]]
+
+
+CASES += [
+    Case("LSTMBlockCell", _lstm_block, [(3, 8), (3, 2)], id="lstm-block-cell"),
+    Case("LSTMBlockCell", _lstm_block_act, [(2, 12), (2, 3)], id="lstm-block-cell-act"),
+]

@@ -3,5 +3,6 @@ from . import (basic_kernels, state_kernels, math_kernels, array_kernels, sparse
                nn_kernels, random_kernels, queue_kernels, control_flow_kernels, debug_kernels,
                inplace_kernels, into_kernels, training_kernels, fused_kernels)
 from . import tensor_array_kernels, reverse_kernels  # noqa: F401
+from . import rnn_kernels  # noqa: F401
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

@@ -35,6 +35,7 @@ from ..graph import nest
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_ops as _nn
+from ..graph.ops import rnn_ops as _rnn_ops
 from ..graph.ops.constant_op import constant
 from ..graph.shape import TensorShape, as_shape
 from ..graph.variable_scope import VariableScope, get_variable, get_variable_scope, variable_scope
@@ -398,6 +399,16 @@ class LSTMCell(RNNCell):
         return c, h
 
     def _gates(self, gates: _g.Tensor, c: _g.Tensor, forget_bias_added: bool) -> Tuple[Any, Any]:
+        if (not self._use_peepholes and self._cell_clip is None and self._activation is _nn.tanh
+                and gates.dtype.is_floating):
+            # the plain cell: one fused kernel for the gates and the state (TF's LSTMBlockCell)
+            new_c, h = _rnn_ops.lstm_block_cell(gates, c, 0.0 if forget_bias_added else self._forget_bias)
+            if self._num_proj is not None:
+                h = _m.matmul(h, self._proj_kernel)
+                if self._proj_clip is not None:
+                    h = _m.clip_by_value(h, -self._proj_clip, self._proj_clip)
+            state = LSTMStateTuple(new_c, h) if self._state_is_tuple else _a.concat([new_c, h], 1)
+            return h, state
         i, j, f, o = _a.split(gates, 4, axis=1)
         if not forget_bias_added and self._forget_bias != 0.0:
             f = f + self._forget_bias

@@ -1,0 +1,78 @@
+"""A fused LSTM cell step (TensorFlow's LSTMBlockCell): the gate nonlinearities and the state
+update of one step as one op, its gradient as one op.
+
+    c, h = lstm_block_cell(gates, c_prev, forget_bias)
+
+`gates` [batch, 4 units] are the pre-activations in TensorFlow's order i, j, f, o (the
+matrix product [x, h] . kernel + bias, computed by the caller: one GEMM, or the per-step part
+of it when the input projection is hoisted out of the loop).  Then, in one kernel,
+
+    i, j, f, o = sigmoid(g_i), tanh(g_j), sigmoid(g_f + forget_bias), sigmoid(g_o)
+    c = c_prev * f + i * j,   h = o * tanh(c)
+
+instead of a split, four activations and five elementwise ops (each a pass over memory and
+an op dispatch).  The op also outputs the activated gates, which its gradient reads.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .. import graph as _g
+from ..registry import not_differentiable, register_gradient, register_op
+from ..shape import TensorShape
+from .op_util import make_op
+
+__all__ = ["lstm_block_cell"]
+
+
+def _cell_spec(op: _g.Operation) -> list:
+    gates, c = op.inputs
+    if not gates.dtype.is_floating or gates.dtype != c.dtype:
+        raise ValueError(f"LSTMBlockCell needs floating gates and state of one dtype, got {gates.dtype.name} "
+                         f"and {c.dtype.name}")
+    if gates.shape.rank not in (None, 2) or c.shape.rank not in (None, 2):
+        raise ValueError(f"LSTMBlockCell needs gates [batch, 4 units] and c [batch, units], got {gates.shape} "
+                         f"and {c.shape}")
+    units = c.shape.dims[1] if c.shape.rank == 2 else None
+    g4 = gates.shape.dims[1] if gates.shape.rank == 2 else None
+    if units is not None and g4 is not None and g4 != 4 * units:
+        raise ValueError(f"LSTMBlockCell: gates have {g4} columns, 4 x units = {4 * units}")
+    batch = c.shape.dims[0] if c.shape.rank == 2 else (gates.shape.dims[0] if gates.shape.rank == 2 else None)
+    if units is None and g4 is not None:
+        units = g4 // 4
+    st = TensorShape([batch, units])
+    return [(c.dtype, st), (c.dtype, st), (c.dtype, TensorShape([batch, None if units is None else 4 * units]))]
+
+
+def _grad_spec(op: _g.Operation) -> list:
+    act, c_prev = op.inputs[0], op.inputs[1]
+    return [(act.dtype, act.shape), (c_prev.dtype, c_prev.shape)]
+
+
+# LSTMBlockCell(gates, c_prev) -> (c, h, act): act are the activated gates [i, j, f, o]
+register_op("LSTMBlockCell", _cell_spec, doc="one LSTM step's gates and state update, fused")
+# LSTMBlockCellGrad(act, c_prev, c, dc, dh, dact) -> (d_gates, d_c_prev)
+register_op("LSTMBlockCellGrad", _grad_spec, doc="the gradient of LSTMBlockCell")
+# second-order gradients through a fused cell are not built (nor through while loops)
+not_differentiable("LSTMBlockCellGrad")
+
+
+def lstm_block_cell(gates: Any, c_prev: Any, forget_bias: float = 0.0,
+                    name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(c, h) of one LSTM step from the gate pre-activations (order i, j, f, o) and c_prev."""
+    op = make_op("LSTMBlockCell", [gates, c_prev], {"forget_bias": float(forget_bias)}, name=name or "LSTMBlockCell")
+    return op.outputs[0], op.outputs[1]
+
+
+@register_gradient("LSTMBlockCell")
+def _lstm_block_cell_grad(op: _g.Operation, dc: Any, dh: Any, dact: Any) -> list:
+    from .array_ops import zeros_like
+    c = op.outputs[0]
+    dc = zeros_like(c) if dc is None else _g.convert_to_tensor(dc)
+    dh = zeros_like(c) if dh is None else _g.convert_to_tensor(dh)
+    ins = [op.outputs[2], op.inputs[1], c, dc, dh]
+    if dact is not None:
+        ins.append(_g.convert_to_tensor(dact))
+    g = make_op("LSTMBlockCellGrad", ins, {"forget_bias": op.attrs["forget_bias"]}, name="LSTMBlockCellGrad")
+    return [g.outputs[0], g.outputs[1]]
+
