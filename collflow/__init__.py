@@ -36,6 +36,11 @@ from .runtime.executor import CancellationToken  # noqa: F401
 from .runtime.tracing import RunOptions, RunMetadata, Timeline  # noqa: F401
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
+from .graph.ops.misc_ops import to_float, to_double, to_int32, to_int64  # noqa: F401,E402
+from .graph.ops.clip_ops import *  # noqa: F401,F403,E402  (tf.norm, tf.global_norm, tf.clip_by_*)
+from .graph.ops.case_ops import case  # noqa: F401,E402
+from .graph.ops.script_ops import py_func  # noqa: F401,E402
+from .nn import losses  # noqa: F401,E402  (tf.losses)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn only)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
@@ -47,3 +52,5 @@ for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runne
         setattr(train, _n, getattr(_pipeline, _n))
 
 bool = bool_  # noqa: A001  (tf.bool; defined last so nothing in this module sees it)
+from .graph.ops.misc_ops import range  # noqa: A001,E402  (tf.range; last, as bool)
+from .graph.ops.case_ops import tuple  # noqa: A001,E402  (tf.tuple; last, as bool)

@@ -4,7 +4,11 @@
 its own kernel is `cf.layers.conv2d` (also `cf.nn.layers.conv2d`).
 """
 from ..graph.ops.nn_ops import *  # noqa: F401,F403
+from ..graph.ops.nn_impl import *  # noqa: F401,F403
+from ..graph.ops.candidate_sampling_ops import *  # noqa: F401,F403
+from ..graph.ops.misc_ops import top_k, in_top_k  # noqa: F401
 from . import initializers, layers  # noqa: F401,E402
 from .rnn import *  # noqa: F401,F403
 from . import rnn  # noqa: F401
 from .embedding_ps import Embedding  # noqa: F401
+from . import losses  # noqa: F401,E402  (also cf.losses)

@@ -30,8 +30,10 @@ from ..graph.ops.constant_op import identity
 from ..graph import initializers as _init
 from ..graph.variable_scope import get_variable, variable_scope
 from ..graph.variables import Variable
+from .normalization import batch_normalization  # noqa: F401  (its own module, re-exported)
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "embedding"]
+__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "embedding",
+           "batch_normalization"]
 
 Activation = Union[None, str, Callable[[_g.Tensor], _g.Tensor]]
 

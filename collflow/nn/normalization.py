@@ -1,0 +1,162 @@
+"""Batch normalization as a layer (TensorFlow 1.x's tf.layers.batch_normalization).
+
+    h = cf.layers.batch_normalization(h, training=is_training)    # a bool or a bool tensor
+    update_ops = cf.get_collection(cf.GraphKeys.UPDATE_OPS)
+    with cf.control_dependencies(update_ops):
+        train_op = optimizer.minimize(loss)
+
+Variables, in the layer's variable scope (batch_normalization, batch_normalization_1, ...
+or `name`), made with cf.get_variable in TensorFlow's order: gamma (if scale), beta (if
+center), and the non-trainable moving_mean and moving_variance.  Training normalizes with
+the batch's mean and (biased) variance over every axis but `axis`, and adds to UPDATE_OPS
+the two moving-average updates  moving -= (moving - batch) * (1 - momentum).  Inference
+normalizes with the moving statistics and updates nothing.  With a bool tensor `training`
+both are built and the tensor chooses at run time (an update under False keeps the value).
+
+As TensorFlow's fused path (fused=None or True, a 4-D input, axis 1 or 3), the moving
+variance is updated with the batch variance times n / (n - 1) (Bessel's correction; n the
+number of values per channel) and epsilon is at least 1.001e-5; otherwise (fused=False, or
+another rank) with the biased variance.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError, UnimplementedError
+from ..graph import graph as _g
+from ..graph import initializers as _init
+from ..graph.graph import GraphKeys
+from ..graph.ops import array_ops as _a
+from ..graph.ops import math_ops as _m
+from ..graph.ops import nn_ops as _n
+from ..graph.ops import state_ops as _s
+from ..graph.ops.constant_op import constant
+from ..graph.ops.nn_impl import batch_normalization as _batch_norm_formula
+from ..graph.variable_scope import get_variable, variable_scope
+
+__all__ = ["batch_normalization"]
+
+_FUSED_MIN_EPSILON = 1.001e-5  # cuDNN's lower bound, which TensorFlow's fused path applies
+
+
+def _axes(axis: Any, rank: int) -> List[int]:
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(f"batch_normalization: axis {a} is out of range for an input of rank {rank}")
+        out.append(a % rank)
+    if len(set(out)) != len(out):
+        raise InvalidArgumentError(f"batch_normalization: duplicate axis in {axis}")
+    return sorted(out)
+
+
+def _training(training: Any) -> Any:
+    """A Python bool, or a bool scalar tensor (a constant one read now, as TensorFlow's smart_cond)."""
+    if isinstance(training, (bool, np.bool_)):
+        return bool(training)
+    t = _g.convert_to_tensor(training)
+    if t.dtype != _dt.bool_ or t.shape.rank not in (None, 0):
+        raise InvalidArgumentError(f"batch_normalization: training must be a Python bool or a scalar bool tensor, "
+                                   f"got {t.dtype.name} of shape {t.shape}")
+    if t.op.type == "Const":
+        return bool(np.asarray(t.op.attrs["value"]))
+    return t
+
+
+def _unsupported(**kw: Any) -> None:
+    for k, v in kw.items():
+        if v:
+            raise UnimplementedError(f"batch_normalization: {k} is not supported")
+
+
+def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, epsilon: float = 1e-3,
+                        center: bool = True, scale: bool = True, beta_initializer: Any = None,
+                        gamma_initializer: Any = None, moving_mean_initializer: Any = None,
+                        moving_variance_initializer: Any = None, beta_regularizer: Optional[Callable] = None,
+                        gamma_regularizer: Optional[Callable] = None, beta_constraint: Any = None,
+                        gamma_constraint: Any = None, training: Any = False, trainable: bool = True,
+                        name: Optional[str] = None, reuse: Any = None, renorm: bool = False,
+                        renorm_clipping: Any = None, renorm_momentum: float = 0.99, fused: Optional[bool] = None,
+                        virtual_batch_size: Optional[int] = None, adjustment: Any = None) -> _g.Tensor:
+    """Batch-normalizes `inputs` over every axis but `axis` (the channels; -1 by default).
+
+    training: a Python bool or a bool scalar tensor: batch statistics plus moving-average
+    updates in UPDATE_OPS when true, the moving statistics when false.  momentum: the
+    moving averages' decay; epsilon: added to the variance.  center/scale: learn beta/gamma.
+    Regularizers' losses go to REGULARIZATION_LOSSES.  renorm, virtual_batch_size,
+    adjustment and the constraints are not supported (an error says so).
+    """
+    _unsupported(renorm=renorm, virtual_batch_size=virtual_batch_size, adjustment=adjustment,
+                 beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
+    x = _g.convert_to_tensor(inputs)
+    if not x.dtype.is_floating:
+        raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")
+    rank = x.shape.rank
+    if rank is None or rank == 0:
+        raise InvalidArgumentError(f"batch_normalization needs an input of known rank >= 1, got shape {x.shape}")
+    axes = _axes(axis, rank)
+    dims = [x.shape.dims[a] for a in axes]
+    if any(d is None for d in dims):
+        raise InvalidArgumentError(f"batch_normalization: the normalized axis {axes} of the input must have a known "
+                                   f"size, got shape {x.shape}")
+    param_shape = dims if len(axes) == 1 else [x.shape.dims[i] if i in axes else 1 for i in range(rank)]
+    reduction_axes = [i for i in range(rank) if i not in axes]
+    use_fused = fused is not False and rank == 4 and axes in ([1], [3])
+    if use_fused:
+        epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
+    # half-precision inputs keep float32 statistics and parameters (as TensorFlow)
+    pdt = _dt.float32 if x.dtype == _dt.float16 else x.dtype
+    train = _training(training)
+    g = x.graph
+    with g.as_default(), variable_scope(name, default_name="batch_normalization", reuse=reuse):
+        def var(nm: str, init: Any, default: Any, reg: Optional[Callable], tr: bool) -> Any:
+            with g.control_dependencies(None):  # the initializers run on their own
+                return get_variable(nm, list(param_shape), pdt, initializer=_init.get(init) or default,
+                                    regularizer=reg, trainable=tr)
+
+        gamma = var("gamma", gamma_initializer, _init.Ones(), gamma_regularizer, trainable) if scale else None
+        beta = var("beta", beta_initializer, _init.Zeros(), beta_regularizer, trainable) if center else None
+        moving_mean = var("moving_mean", moving_mean_initializer, _init.Zeros(), None, False)
+        moving_var = var("moving_variance", moving_variance_initializer, _init.Ones(), None, False)
+
+        if train is False:
+            mean, variance = _g.convert_to_tensor(moving_mean), _g.convert_to_tensor(moving_var)
+        else:
+            xs = x if x.dtype == pdt else _m.cast(x, pdt)
+            batch_mean, batch_var = _n.moments(xs, reduction_axes, keepdims=len(axes) > 1)
+            update_var = batch_var
+            if use_fused:
+                n = _m.cast(_a.size(xs), pdt) / _m.cast(_a.size(batch_var), pdt)
+                update_var = batch_var * (n / _m.maximum(n - constant(1.0, dtype=pdt), constant(1.0, dtype=pdt)))
+            if train is True:
+                mean, variance = batch_mean, batch_var
+            else:
+                mean = _a.where(train, batch_mean, _g.convert_to_tensor(moving_mean))
+                variance = _a.where(train, batch_var, _g.convert_to_tensor(moving_var))
+            decay = constant(1.0 - float(momentum), dtype=pdt, name="decay")
+            for v, value in ((moving_mean, batch_mean), (moving_var, update_var)):
+                with g.name_scope("AssignMovingAvg"):
+                    delta = (_g.convert_to_tensor(v) - value) * decay
+                    if train is not True:
+                        delta = _a.where(train, delta, _a.zeros_like(delta))
+                    g.add_to_collection(GraphKeys.UPDATE_OPS, _s.assign_sub(v, delta, name="AssignMovingAvg"))
+
+        def bcast(t: Any) -> Any:
+            if t is None:
+                return None
+            t = _g.convert_to_tensor(t)
+            if t.dtype != x.dtype:
+                t = _m.cast(t, x.dtype)
+            if len(axes) == 1 and axes[0] != rank - 1:
+                shape = [1] * rank
+                shape[axes[0]] = param_shape[0]
+                t = _a.reshape(t, shape)
+            return t
+
+        return _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon)
+

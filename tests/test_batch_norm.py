@@ -1,0 +1,163 @@
+"""cf.layers.batch_normalization against TensorFlow 1.x's tf.layers.batch_normalization:
+variables, UPDATE_OPS, batch vs moving statistics, the fused path's Bessel correction.
+
+Its gradient in training mode is checked against finite differences in gradtable_losses.py.
+"""
+import numpy as np
+import pytest
+
+import collflow as cf
+
+RNG = np.random.default_rng(11)
+EPS = 1e-3
+
+
+def _names(vs):
+    return [v.name for v in vs]
+
+
+def test_variables_names_order_and_collections():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 4))
+        cf.layers.batch_normalization(x)
+        cf.layers.batch_normalization(x, name="bn", center=False)
+        cf.layers.batch_normalization(x, scale=False, trainable=False)
+        assert _names(cf.global_variables()) == [
+            "batch_normalization/gamma:0", "batch_normalization/beta:0", "batch_normalization/moving_mean:0",
+            "batch_normalization/moving_variance:0", "bn/gamma:0", "bn/moving_mean:0", "bn/moving_variance:0",
+            "batch_normalization_1/beta:0", "batch_normalization_1/moving_mean:0",
+            "batch_normalization_1/moving_variance:0"]
+        assert _names(cf.trainable_variables()) == ["batch_normalization/gamma:0", "batch_normalization/beta:0",
+                                                    "bn/gamma:0"]
+        assert all(v.shape.as_list() == [4] for v in cf.global_variables())
+        # training=False (the default) builds no updates
+        assert cf.get_collection(cf.GraphKeys.UPDATE_OPS) == []
+
+
+def _bn_graph(shape, training, **kw):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, shape)
+        y = cf.layers.batch_normalization(x, training=training, **kw)
+        ups = cf.get_collection(cf.GraphKeys.UPDATE_OPS)
+        init = cf.global_variables_initializer()
+    return g, x, y, ups, init
+
+
+def _moving(sess, g, name="batch_normalization"):
+    with g.as_default():
+        vs = {v.name: v for v in cf.global_variables()}
+    return sess.run([vs[f"{name}/moving_mean:0"], vs[f"{name}/moving_variance:0"]])
+
+
+def test_training_uses_batch_statistics_and_updates_the_moving_averages():
+    xv = RNG.normal(3.0, 2.0, size=(8, 3)).astype(np.float32)
+    g, x, y, ups, init = _bn_graph((None, 3), True, momentum=0.9)
+    assert len(ups) == 2
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        out = s.run(y, {x: xv})
+        mm0, mv0 = _moving(s, g)
+        s.run(ups, {x: xv})
+        mm1, mv1 = _moving(s, g)
+        s.run(ups, {x: xv})
+        mm2, _ = _moving(s, g)
+    mean, var = xv.mean(0), xv.var(0)
+    np.testing.assert_allclose(out, (xv - mean) / np.sqrt(var + EPS), rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(mm0, np.zeros(3))       # running the output alone updates nothing
+    np.testing.assert_allclose(mm1, 0.1 * mean, rtol=1e-5)
+    np.testing.assert_allclose(mv1, 0.9 + 0.1 * var, rtol=1e-5)   # the non-fused path: biased variance
+    np.testing.assert_allclose(mm2, 0.9 * 0.1 * mean + 0.1 * mean, rtol=1e-5)
+
+
+def test_inference_uses_the_moving_statistics_gamma_and_beta():
+    xv = RNG.normal(size=(5, 2)).astype(np.float32)
+    g, x, y, ups, init = _bn_graph((5, 2), False, gamma_initializer=cf.initializers.constant(2.0),
+                                   beta_initializer=cf.initializers.constant(0.5),
+                                   moving_mean_initializer=cf.initializers.constant(1.0),
+                                   moving_variance_initializer=cf.initializers.constant(4.0), epsilon=0.0)
+    assert ups == []
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        np.testing.assert_allclose(s.run(y, {x: xv}), (xv - 1.0) / 2.0 * 2.0 + 0.5, rtol=1e-6)
+
+
+def test_a_bool_tensor_chooses_at_run_time_and_false_updates_nothing():
+    xv = RNG.normal(1.0, 3.0, size=(6, 2)).astype(np.float32)
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 2))
+        training = cf.placeholder_with_default(False, ())
+        y = cf.layers.batch_normalization(x, training=training, momentum=0.5)
+        ups = cf.get_collection(cf.GraphKeys.UPDATE_OPS)
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        inf, _ = s.run([y, ups], {x: xv})
+        np.testing.assert_allclose(_moving(s, g), [np.zeros(2), np.ones(2)])
+        np.testing.assert_allclose(inf, xv / np.sqrt(1 + EPS), rtol=1e-5)
+        tr, _ = s.run([y, ups], {x: xv, training: True})
+        np.testing.assert_allclose(tr, (xv - xv.mean(0)) / np.sqrt(xv.var(0) + EPS), rtol=1e-4, atol=1e-5)
+        mm, mv = _moving(s, g)
+    np.testing.assert_allclose(mm, 0.5 * xv.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(mv, 0.5 + 0.5 * xv.var(0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("axis, fused, bessel", [(3, None, True), (1, True, True), (-1, False, False)])
+def test_4d_inputs_take_the_fused_path_with_bessels_correction(axis, fused, bessel):
+    xv = RNG.normal(size=(2, 3, 3, 4)).astype(np.float32)
+    ax = axis % 4
+    red = tuple(i for i in range(4) if i != ax)
+    n = xv.size // xv.shape[ax]
+    g, x, y, ups, init = _bn_graph(xv.shape, True, axis=axis, fused=fused, momentum=0.0)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        out, _ = s.run([y, ups], {x: xv})
+        mm, mv = _moving(s, g)
+    shape = [1] * 4
+    shape[ax] = xv.shape[ax]
+    mean, var = xv.mean(red).reshape(shape), xv.var(red).reshape(shape)
+    np.testing.assert_allclose(out, (xv - mean) / np.sqrt(var + EPS), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mm, mean.reshape(-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mv, var.reshape(-1) * (n / (n - 1) if bessel else 1.0), rtol=1e-5)
+
+
+def test_reuse_regularizers_and_unsupported_options():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 3))
+        cf.layers.batch_normalization(x, name="bn", gamma_regularizer=lambda v: cf.reduce_sum(v))
+        cf.layers.batch_normalization(x, name="bn", reuse=True)
+        assert len(cf.global_variables()) == 4
+        assert len(cf.get_collection(cf.GraphKeys.REGULARIZATION_LOSSES)) == 1
+        with pytest.raises(ValueError, match="already exists"):
+            cf.layers.batch_normalization(x, name="bn")
+        with pytest.raises(cf.UnimplementedError, match="renorm"):
+            cf.layers.batch_normalization(x, renorm=True)
+        with pytest.raises(cf.InvalidArgumentError, match="floating-point"):
+            cf.layers.batch_normalization(cf.placeholder(cf.int32, (None, 3)))
+        with pytest.raises(cf.InvalidArgumentError, match="known size"):
+            cf.layers.batch_normalization(cf.placeholder(cf.float32, (None, None)))
+        with pytest.raises(cf.InvalidArgumentError, match="scalar bool"):
+            cf.layers.batch_normalization(x, training=cf.constant(1.0))
+
+
+def test_update_ops_drive_training_with_control_dependencies():
+    # the TF1 idiom: the train op depends on UPDATE_OPS, so one run updates both
+    xv = RNG.normal(2.0, 1.0, size=(16, 3)).astype(np.float32)
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 3))
+        h = cf.layers.batch_normalization(cf.layers.dense(x, 3), training=True, momentum=0.0)
+        loss = cf.reduce_mean(cf.square(h - 1.0))
+        with cf.control_dependencies(cf.get_collection(cf.GraphKeys.UPDATE_OPS)):
+            train = cf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        dense_out = g.get_tensor_by_name("dense/MatMul:0")
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        before = s.run(dense_out, {x: xv})
+        s.run(train, {x: xv})
+        mm, _ = _moving(s, g)
+    np.testing.assert_allclose(mm, before.mean(0), rtol=1e-4, atol=1e-5)   # momentum 0: the batch mean
