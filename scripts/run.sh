@@ -4,4 +4,5 @@
 # scripts/train.py.
 source "$(dirname "$0")/setup_env.sh" ""  # no extras (and not this script's arguments)
 NP="${NP:-2}"
-exec timeout 1800 mpirun -n "$NP" --oversubscribe --bind-to none "$PY" scripts/train.py --model mlp --dataset digits "$@"
+# collflowrun (collflow/launcher.py) adds what this machine needs: root consent, --oversubscribe
+exec timeout 1800 "$(dirname "$PY")/collflowrun" -np "$NP" --verbose "$PY" scripts/train.py --model mlp --dataset digits "$@"

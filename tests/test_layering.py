@@ -14,7 +14,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 # lowest first; names at one level may import each other
 LAYERS = [
-    {"dtypes", "errors", "__version__"},
+    {"dtypes", "errors", "__version__", "platform", "launcher"},  # platform: tf.logging, tf.flags, tf.app
     {"graph", "initializers"},          # the graph, its ops, autodiff, control flow, initializers
     {"kernels"},                        # NumPy/CuPy kernels of the ops
     {"runtime"},                        # plans, executors, Session
