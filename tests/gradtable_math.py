@@ -56,3 +56,13 @@ CASES = [
                                          .fused_all_reduce([a, b], key="gradcheck")], [(3,), (2, 2)]),
     Case("Delay", lambda a: cf.delay(a * a, 0.0), [(3,)]),
 ]
+
+
+CASES += [
+    Case("Cumsum", lambda a: cf.graph.ops.scan_ops.cumsum(a, axis=1), [(3, 4)], id="cumsum"),
+    Case("Cumsum", lambda a: cf.graph.ops.scan_ops.cumsum(a, axis=0, exclusive=True, reverse=True), [(3, 4)],
+         id="cumsum-exclusive-reverse"),
+    Case("Cumprod", lambda a: cf.graph.ops.scan_ops.cumprod(a, axis=1), [(3, 4)], low=0.5, high=1.5, id="cumprod"),
+    Case("Cumprod", lambda a: cf.graph.ops.scan_ops.cumprod(a, axis=0, exclusive=True, reverse=True), [(3, 4)],
+         low=0.5, high=1.5, id="cumprod-exclusive-reverse"),
+]

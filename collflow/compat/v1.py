@@ -48,6 +48,8 @@ from collflow.graph.initializers import (constant_initializer, glorot_normal_ini
                                          truncated_normal_initializer, variance_scaling_initializer,
                                          zeros_initializer)
 
+from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
+
 initialize_all_variables = global_variables_initializer   # TF1's deprecated names
 initialize_local_variables = local_variables_initializer
 all_variables = global_variables

@@ -4,6 +4,7 @@ from . import (basic_kernels, state_kernels, math_kernels, array_kernels, sparse
                inplace_kernels, into_kernels, training_kernels, fused_kernels)
 from . import tensor_array_kernels, reverse_kernels  # noqa: F401
 from . import rnn_kernels  # noqa: F401
+from . import scan_kernels  # noqa: F401
 from . import misc_kernels, script_kernels, candidate_sampling_kernels  # noqa: F401
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

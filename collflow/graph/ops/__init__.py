@@ -2,3 +2,4 @@
 from . import constant_op, state_ops, math_ops, array_ops, nn_ops, random_ops, data_flow_ops, control_flow_ops, fusion_ops, debug_ops, training_ops, io_ops  # noqa: F401
 from . import reverse_ops  # noqa: F401  (tf.reverse, tf.reverse_sequence)
 from . import rnn_ops  # noqa: F401  (the fused LSTM cell)
+from . import scan_ops  # noqa: F401  (tf.cumsum, tf.cumprod)
