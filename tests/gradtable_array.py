@@ -104,3 +104,11 @@ CASES = [
     Case("MirrorPadGrad", lambda g: A.mirror_pad_grad(g, [[2, 2], [1, 0]], "SYMMETRIC"), [(6, 3)],
          id="MirrorPadGrad-symmetric"),
 ]
+
+
+def _reshape_dynamic(a):
+    b = cf.shape(a)[0]
+    return cf.reshape(a, [b * 2, -1]) * 3.0
+
+
+CASES += [Case("ReshapeDynamic", _reshape_dynamic, [(4, 6)], id="reshape-dynamic")]

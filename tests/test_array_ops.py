@@ -143,8 +143,16 @@ def test_reshape(graph):
         cf.reshape(x, [-1, -1])
     with pytest.raises(cf.InvalidArgumentError, match=r"cannot reshape a tensor of shape \(1, 4, 5\)"):
         run(cf.reshape(x, [3, -1]), {x: X345[:1]})
-    with pytest.raises(TypeError, match="known when the graph is built"):
-        cf.reshape(x, cf.placeholder(cf.int32, (2,)))
+    # a target computed at run time (TF1 allows it): rank known, entries where constant
+    target = cf.placeholder(cf.int32, (2,))
+    e = cf.reshape(x, target)
+    f = cf.reshape(x, [cf.shape(x)[0] * 2, -1])
+    assert e.op.type == "ReshapeDynamic" and e.shape == (None, None) and f.shape == (None, None)
+    re, rf = run([e, f], {x: X345[:2], target: np.array([4, 10], np.int32)})
+    assert_same(re, X345[:2].reshape(4, 10))
+    assert_same(rf, X345[:2].reshape(4, -1))
+    with pytest.raises(cf.InvalidArgumentError, match="cannot reshape"):
+        run(e, {x: X345[:2], target: np.array([7, 7], np.int32)})
 
 
 def test_reshape_like_and_rows(graph):

@@ -605,7 +605,36 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,
         # NumPy would make it a NaN (float) or an object array: TensorFlow refuses it too
         raise ValueError("None values not supported (a tensor was expected: did a function return None, or "
                          "cf.gradients find no path?)")
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        return _autopack(value, dtype, name)
     from .ops.constant_op import constant
     g = graph or get_default_graph()
     with g.as_default():
         return constant(value, dtype=dtype, name=name or "Const")
+
+
+def _holds_tensor(value: Any) -> bool:
+    """Whether a (nested) list/tuple has a Tensor (or something converting to one) inside."""
+    for v in value:
+        if isinstance(v, Tensor) or any(isinstance(v, cls) for cls, _ in _CONVERTERS):
+            return True
+        if isinstance(v, (list, tuple)) and _holds_tensor(v):
+            return True
+    return False
+
+
+def _autopack(value: Any, dtype: Any, name: Optional[str]) -> Tensor:
+    """[t0, 1, t2] -> stack([t0, 1, t2]) as TensorFlow does (e.g. zeros([tf.shape(x)[0], 12])):
+    the Python numbers take the dtype of the tensors among them."""
+    from .ops.array_ops import stack
+    dt = _dt.as_dtype(dtype) if dtype is not None else None
+    if dt is None:
+        for v in value:
+            t = v if isinstance(v, Tensor) else None
+            if t is None and not isinstance(v, (list, tuple, int, float, bool)) and not hasattr(v, "dtype"):
+                t = convert_to_tensor(v)
+            if t is not None:
+                dt = t.dtype
+                break
+    parts = [convert_to_tensor(v, dtype=dt) if not isinstance(v, Tensor) else v for v in value]
+    return stack(parts, axis=0, name=name or "packed")

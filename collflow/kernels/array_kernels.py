@@ -447,3 +447,10 @@ def _mirror_pad_grad(op: Any, ctx: KernelContext) -> Any:
             g = core
         return g
     return mirror_pad_grad
+
+
+@register_kernel("ReshapeDynamic")
+def _reshape_dynamic(op: Any, ctx: KernelContext) -> Any:
+    def reshape(x: Any, shape: Any) -> Any:
+        return x.reshape(tuple(int(d) for d in shape.reshape(-1)))
+    return reshape

@@ -3,3 +3,4 @@ from . import constant_op, state_ops, math_ops, array_ops, nn_ops, random_ops, d
 from . import reverse_ops  # noqa: F401  (tf.reverse, tf.reverse_sequence)
 from . import rnn_ops  # noqa: F401  (the fused LSTM cell)
 from . import scan_ops  # noqa: F401  (tf.cumsum, tf.cumprod)
+from . import dynamic_shape_ops  # noqa: F401  (reshape to a run-time shape)

@@ -698,6 +698,8 @@ def _static_shape_arg(shape: Any, what: str) -> Tuple[int, ...]:
 
 def zeros(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g.Tensor:
     """A tensor of zeros of a static `shape` (a Tensor shape makes a Fill)."""
+    if isinstance(shape, (list, tuple)) and _g._holds_tensor(shape):
+        shape = _g.convert_to_tensor(shape)
     if isinstance(shape, _g.Tensor):
         return fill(shape, _scalar(0, dtype, shape.graph), name=name or "zeros")
     return constant(np.zeros(_static_shape_arg(shape, "zeros"), dtype=_dt.as_dtype(dtype).np), name=name or "zeros")
@@ -705,6 +707,8 @@ def zeros(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _
 
 def ones(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g.Tensor:
     """A tensor of ones of a static `shape` (a Tensor shape makes a Fill)."""
+    if isinstance(shape, (list, tuple)) and _g._holds_tensor(shape):
+        shape = _g.convert_to_tensor(shape)
     if isinstance(shape, _g.Tensor):
         return fill(shape, _scalar(1, dtype, shape.graph), name=name or "ones")
     return constant(np.ones(_static_shape_arg(shape, "ones"), dtype=_dt.as_dtype(dtype).np), name=name or "ones")
@@ -724,6 +728,8 @@ def ones_like(x: Any, dtype: Any = None, name: Optional[str] = None) -> _g.Tenso
 
 def fill(dims: Any, value: Any, name: Optional[str] = None) -> _g.Tensor:
     """A tensor of shape `dims` (1-D int tensor or list) filled with scalar `value`."""
+    if isinstance(dims, (list, tuple)) and _g._holds_tensor(dims):
+        dims = _g.convert_to_tensor(dims)
     d = dims if isinstance(dims, _g.Tensor) else constant(np.asarray(dims, dtype=np.int64).reshape(-1), dtype=_dt.int64)
     return single("Fill", [d, _scalar(value, graph=d.graph)], name=name or "Fill")
 
@@ -762,10 +768,16 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 
 
 def reshape(x: Any, shape: Any, name: Optional[str] = None) -> _g.Tensor:
-    """Reshape to a target shape: a list of ints (one may be -1), a constant, or shape(y)."""
+    """Reshape to a target shape: a list of ints (one may be -1), a constant, shape(y), or a
+    shape computed at run time (a tensor, or a list holding tensors)."""
+    if isinstance(shape, (list, tuple)) and _g._holds_tensor(shape):
+        shape = _g.convert_to_tensor(shape)
     if isinstance(shape, _g.Tensor):
         if shape.op.type == "Shape":
             return reshape_like(x, shape.op.inputs[0], name=name)
+        if _const_value(shape) is None:
+            from .dynamic_shape_ops import reshape_dynamic
+            return reshape_dynamic(x, shape, name=name)
         shape = _int_list(shape, "reshape's target shape")
     shape = [int(-1 if d is None else d) for d in shape]
     return single("Reshape", [x], {"shape": tuple(shape)}, name=name or "Reshape")
