@@ -34,7 +34,11 @@ from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
 from .runtime.tracing import RunOptions, RunMetadata, Timeline  # noqa: F401
+from .runtime.config import ConfigProto, GPUOptions  # noqa: F401
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
+from . import summary  # noqa: F401,E402
+from .summary import Summary, SessionLog, Event, HistogramProto  # noqa: F401,E402  (tf.Summary, ...)
+from .platform import tf_logging as logging, flags, app  # noqa: F401,E402  (tf.logging, tf.flags, tf.app)
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
 from .graph.ops.misc_ops import to_float, to_double, to_int32, to_int64  # noqa: F401,E402
 from .graph.ops.clip_ops import *  # noqa: F401,F403,E402  (tf.norm, tf.global_norm, tf.clip_by_*)

@@ -11,11 +11,16 @@
 - `BatchIterator` / `batches(...)`: shuffled minibatches whose order is reproducible per
   epoch, whose position (epoch, offset) can be checkpointed, and which read one shard of
   each epoch per rank (`num_shards`, `shard_index`).
+- `Dataset`, `Iterator`: TensorFlow 1.x's tf.data (dataset.py, iterator_ops.py); the
+  loaders' train/test split class is `SplitDataset` here.
 """
-from .datasets import Dataset, load_digits, load_file, synthetic, split, DIGITS_PATH  # noqa: F401
+from .datasets import Dataset as SplitDataset, load_digits, load_file, synthetic, split, DIGITS_PATH  # noqa: F401
 from .batching import BatchIterator, batches, Position  # noqa: F401
+from .dataset import Dataset, TensorSpec  # noqa: F401
+from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
-__all__ = ["Dataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
+__all__ = ["Dataset", "TensorSpec", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
+           "SplitDataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
            "BatchIterator", "batches", "Position"]
 from . import text  # noqa: F401
 from .text import CharCorpus, load_stdlib_corpus  # noqa: F401

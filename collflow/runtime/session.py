@@ -19,6 +19,7 @@ from ..graph.graph import Graph, Operation, Tensor, get_default_graph
 from ..kernels.device import get_device, available_devices
 from ..kernels.registry import run_token_scope
 from . import tracing
+from .config import configure_device, configure_process, session_options
 from ..kernels.resources import ResourceContainer
 from .executor import CancellationToken, Plan, compile_plan
 
@@ -95,12 +96,13 @@ class Session:
     call; default on), `buffer_forwarding` (kernels may reuse a dead input's buffer; default
     on), `bucket_views` (ops computing gradients that a fused all-reduce packs write them
     straight into its send buffer; default on), `comm` (the communicator of the collective
-    ops; default cf.comm.get()).
+    ops; default cf.comm.get()).  config may also be a cf.ConfigProto (runtime/config.py
+    says which of its fields collflow honours and how).
     """
 
-    def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Optional[dict] = None):
+    def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Any = None):
         self.graph = graph if graph is not None else get_default_graph()
-        self._config: Dict[str, Any] = dict(config or {})
+        self._config: Dict[str, Any] = session_options(config)
         import os
         if os.environ.get("COLLFLOW_CHECK_OUTPUTS") == "1":
             self._config.setdefault("check_outputs", True)
@@ -109,7 +111,9 @@ class Session:
         self._lock = threading.RLock()
         self._closed = False
         self._active: set = set()
+        configure_process(self._config)
         self._default_device = self._pick_default_device(self._config.get("device", "auto"))
+        configure_device(self._config, get_device(self._default_device))
         self._ctx_stack: List[Any] = []
 
     # -- devices -------------------------------------------------------------------------
@@ -278,7 +282,7 @@ class Session:
 class InteractiveSession(Session):
     """A Session that installs itself as the default session on construction."""
 
-    def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Optional[dict] = None):
+    def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Any = None):
         super().__init__(target, graph, config)
         _session_stack().append(self)
 

@@ -14,3 +14,6 @@ from .checkpoint_io import DataLossError  # noqa: F401
 from . import sharded, sharded_checkpoint  # noqa: F401
 from .sharded import ShardedSyncReplicasOptimizer, ShardedVariable, get_variable  # noqa: F401
 from .sharded_checkpoint import ShardedSaver  # noqa: F401
+from .hooks import *  # noqa: F401,F403
+from .monitored_session import *  # noqa: F401,F403
+from ..summary.writer import summary_iterator  # noqa: F401  (TensorFlow 1.x's tf.train.summary_iterator)

@@ -1,0 +1,290 @@
+"""Iterators over a cf.data.Dataset: graph ops whose kernels run the pipeline on the host.
+
+Three stateful ops, all on the host:
+- IteratorV2: the iterator, a resource of the Session (one per op, or per shared_name);
+  for a one-shot iterator it also starts the pipeline at its first run in a Session;
+- MakeIterator (`iterator.initializer`): starts the dataset's pipeline from the beginning,
+  reading the values of the graph tensors the dataset uses (fed placeholders included);
+- IteratorGetNext (`get_next()`): the next element, or OutOfRangeError("End of sequence")
+  once the pipeline is exhausted (every later call too, until re-initialization).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterator as _PyIterator, List, Optional, Sequence
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
+from ..graph import graph as _g
+from ..graph import nest
+from ..graph.registry import register_op, not_differentiable
+from ..graph.shape import TensorShape, as_shape
+from ..kernels.registry import register_kernel, KernelContext
+from ..runtime.placement import register_host_only
+from .dataset import Dataset, IterationContext, TensorSpec, _normalize_structure, _frozen
+
+__all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
+
+
+# -- ops ---------------------------------------------------------------------------------------------
+
+def _iterator_spec(op: _g.Operation) -> list:
+    return [(_dt.resource, TensorShape(()))]
+
+
+def _iterator_op(handle: _g.Tensor) -> _g.Operation:
+    if handle.dtype != _dt.resource or handle.op.type != "IteratorV2":
+        raise ValueError(f"{handle.name} is not an iterator handle (the output of an IteratorV2 op)")
+    return handle.op
+
+
+def _check_dataset(op: _g.Operation, ds: Dataset) -> None:
+    it = _iterator_op(op.inputs[0]).attrs
+    types = [s.dtype for s in ds._flat_specs()]
+    if types != list(it["output_types"]):
+        raise ValueError(f"the iterator's elements have types {[t.name for t in it['output_types']]}; the dataset's "
+                         f"have {[t.name for t in types]}")
+    for a, b in zip(it["output_shapes"], ds._flat_specs()):
+        if not a.is_compatible_with(b.shape):
+            raise ValueError(f"the iterator's elements have shapes {list(it['output_shapes'])}; the dataset's have "
+                             f"{[s.shape for s in ds._flat_specs()]}")
+
+
+def _make_iterator_spec(op: _g.Operation) -> list:
+    _check_dataset(op, op.attrs["dataset"])
+    return []
+
+
+def _get_next_spec(op: _g.Operation) -> list:
+    a = _iterator_op(op.inputs[0]).attrs
+    return list(zip(a["output_types"], a["output_shapes"]))
+
+
+register_op("IteratorV2", _iterator_spec, stateful=True, doc="an iterator over a dataset (a Session resource)")
+register_op("MakeIterator", _make_iterator_spec, stateful=True, doc="(re)starts an iterator on a dataset")
+register_op("IteratorGetNext", _get_next_spec, stateful=True, doc="the next element of an iterator")
+not_differentiable("IteratorV2", "MakeIterator", "IteratorGetNext")
+register_host_only("IteratorV2", "MakeIterator", "IteratorGetNext")
+
+
+# -- the resource and the kernels -------------------------------------------------------------------------
+
+class IteratorResource:
+    """The running pipeline of one iterator in one Session (a generator of flat elements)."""
+
+    def __init__(self, name: str, specs: Sequence[TensorSpec]):
+        self.name = name
+        self.specs = list(specs)
+        self._lock = threading.Lock()
+        self._elements: Optional[_PyIterator[Any]] = None
+        self.started = False
+
+    def initialize(self, ds: Dataset, captures: Sequence[_g.Tensor], values: Sequence[Any], resources: Any) -> None:
+        """Starts `ds` from its beginning with the given values of its graph tensors."""
+        # a fed array may change after this run: the pipeline keeps a read-only copy (a constant's
+        # value is read-only already)
+        bound = {t: v if isinstance(v, np.ndarray) and not v.flags.writeable else _frozen(np.asarray(v))
+                 for t, v in zip(captures, values)}
+        with self._lock:
+            self._elements = ds._elements(IterationContext(resources, bound))
+            self.started = True
+
+    def get_next(self, op: Any) -> tuple:
+        with self._lock:
+            if self._elements is None:
+                raise FailedPreconditionError(
+                    "GetNext() failed because the iterator has not been initialized. Ensure that you have run the "
+                    "initializer operation for this iterator before getting the next element.", op)
+            try:
+                el = next(self._elements)
+            except StopIteration:
+                raise OutOfRangeError("End of sequence", op) from None
+            except BaseException:
+                self._elements = iter(())  # a pipeline that failed is over
+                raise
+        out = []
+        for k, (v, s) in enumerate(zip(el, self.specs)):
+            a = v if isinstance(v, np.ndarray) and v.dtype == s.dtype.np else np.asarray(v, dtype=s.dtype.np)
+            if not s.shape.matches_value(a.shape):
+                raise InvalidArgumentError(f"iterator {self.name!r}: component {k} of an element has shape "
+                                           f"{a.shape}, expected {s.shape}", op)
+            out.append(a)
+        return tuple(out)
+
+
+def _resource(op: Any, ctx: KernelContext) -> IteratorResource:
+    a = op.attrs
+    specs = [TensorSpec(s, t) for s, t in zip(a["output_shapes"], a["output_types"])]
+    return ctx.resources.get_or_create("iterator", "iterator:" + a["shared_name"],
+                                       lambda: IteratorResource(a["shared_name"], specs))
+
+
+@register_kernel("IteratorV2", "CPU")
+def _iterator_kernel(op: Any, ctx: KernelContext) -> Any:
+    res = _resource(op, ctx)
+    ds: Optional[Dataset] = op.attrs.get("dataset")
+    if ds is None:
+        def handle() -> IteratorResource:
+            return res
+        handle.constant_result = True  # type: ignore[attr-defined]  (the plan calls it once)
+        return handle
+    caps = ds._captures()
+    resources = ctx.resources
+
+    def one_shot(*values: Any) -> IteratorResource:
+        if not res.started:  # the first run in this Session starts the pipeline, once
+            res.initialize(ds, caps, values, resources)
+        return res
+    return one_shot
+
+
+@register_kernel("MakeIterator", "CPU")
+def _make_iterator_kernel(op: Any, ctx: KernelContext) -> Any:
+    ds: Dataset = op.attrs["dataset"]
+    caps = ds._captures()
+    resources = ctx.resources
+
+    def make(res: IteratorResource, *values: Any) -> None:
+        res.initialize(ds, caps, values, resources)
+    return make
+
+
+@register_kernel("IteratorGetNext", "CPU")
+def _get_next_kernel(op: Any, ctx: KernelContext) -> Any:
+    single = len(op.outputs) == 1
+
+    def get_next(res: IteratorResource) -> Any:
+        out = res.get_next(op)
+        return out[0] if single else out
+    return get_next
+
+
+# -- the Python class ----------------------------------------------------------------------------------------
+
+def _placeholders_upstream(ts: Sequence[_g.Tensor]) -> List[str]:
+    """Names of the placeholders the tensors depend on (a one-shot iterator cannot feed them)."""
+    seen, stack, found = set(), [t.op for t in ts], []
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type == "Placeholder":
+            found.append(op.name)
+        stack.extend(t.op for t in op.inputs)
+    return sorted(found)
+
+
+class Iterator:
+    """An iterator over datasets of one structure (TensorFlow 1.x's tf.data.Iterator)."""
+
+    def __init__(self, handle: _g.Tensor, initializer: Optional[_g.Operation], structure: Any):
+        self._handle = handle
+        self._initializer = initializer
+        self._structure = structure
+
+    # -- construction ----------------------------------------------------------------------------------
+    @staticmethod
+    def _make(structure: Any, graph: _g.Graph, shared_name: Optional[str], dataset: Optional[Dataset],
+              inputs: Sequence[_g.Tensor], name: str) -> _g.Tensor:
+        flat = nest.flatten(structure)
+        attrs = {"output_types": tuple(s.dtype for s in flat), "output_shapes": tuple(s.shape for s in flat),
+                 "dataset": dataset}
+        with graph.as_default():
+            # by default the op's own name, unique in the graph, hence in its Session's container
+            attrs["shared_name"] = shared_name or graph.unique_name(name, mark_as_used=False)
+            return graph.create_op("IteratorV2", list(inputs), attrs, name=name).outputs[0]
+
+    @classmethod
+    def _one_shot(cls, ds: Dataset) -> "Iterator":
+        caps = ds._captures()
+        fed = _placeholders_upstream(caps)
+        if fed:
+            raise InvalidArgumentError(
+                f"make_one_shot_iterator: the dataset depends on placeholder(s) {fed}, which a one-shot iterator "
+                "cannot be fed; use make_initializable_iterator() and feed them when running iterator.initializer")
+        g = ds._graph() or _g.get_default_graph()
+        handle = cls._make(ds._structure, g, None, ds, caps, "OneShotIterator")
+        return cls(handle, None, ds._structure)
+
+    @classmethod
+    def _initializable(cls, ds: Dataset, shared_name: Optional[str]) -> "Iterator":
+        g = ds._graph() or _g.get_default_graph()
+        handle = cls._make(ds._structure, g, shared_name, None, [], "Iterator")
+        it = cls(handle, None, ds._structure)
+        it._initializer = it.make_initializer(ds)
+        return it
+
+    @staticmethod
+    def from_structure(output_types: Any, output_shapes: Any = None, shared_name: Optional[str] = None,
+                       output_classes: Any = None) -> "Iterator":
+        """An iterator not bound to a dataset: `make_initializer(dataset)` makes the op that
+        (re)starts it on any dataset of this structure (a reinitializable iterator)."""
+        types = _normalize_structure(output_types)
+        flat_types = [_dt.as_dtype(t) for t in nest.flatten(types)]
+        if output_shapes is None:
+            flat_shapes = [TensorShape(None)] * len(flat_types)
+        else:
+            from .dataset import _flatten_up_to
+            flat_shapes = ([as_shape(output_shapes)] if not isinstance(types, (tuple, dict))
+                           else [as_shape(s) for s in _flatten_up_to(types, _normalize_structure(output_shapes))])
+        structure = nest.pack_sequence_as(types, [TensorSpec(s, t) for s, t in zip(flat_shapes, flat_types)])
+        handle = Iterator._make(structure, _g.get_default_graph(), shared_name, None, [], "Iterator")
+        return Iterator(handle, None, structure)
+
+    # -- use ----------------------------------------------------------------------------------------------
+    @property
+    def initializer(self) -> _g.Operation:
+        if self._initializer is None:
+            raise ValueError("Iterator does not have an initializer.")
+        return self._initializer
+
+    def make_initializer(self, dataset: Dataset, name: Optional[str] = None) -> _g.Operation:
+        """An op that starts this iterator on `dataset` (from its beginning) when run."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"make_initializer takes a cf.data.Dataset, got {type(dataset).__name__}")
+        g = self._handle.graph
+        caps = dataset._captures()
+        with g.as_default():
+            return g.create_op("MakeIterator", [self._handle] + caps, {"dataset": dataset},
+                               name=name or "make_initializer")
+
+    def get_next(self, name: Optional[str] = None) -> Any:
+        """Tensors holding the next element (a nest like the dataset's elements); running them
+        advances the iterator (OutOfRangeError at the end)."""
+        g = self._handle.graph
+        with g.as_default():
+            op = g.create_op("IteratorGetNext", [self._handle], {}, name=name or "IteratorGetNext")
+        return nest.pack_sequence_as(self._structure, list(op.outputs))
+
+    def string_handle(self, name: Optional[str] = None) -> Any:
+        raise NotImplementedError("Iterator.string_handle (feedable iterators) is not implemented in collflow; "
+                                  "use Iterator.from_structure with make_initializer for each dataset")
+
+    @property
+    def output_types(self) -> Any:
+        return nest.pack_sequence_as(self._structure, [s.dtype for s in nest.flatten(self._structure)])
+
+    @property
+    def output_shapes(self) -> Any:
+        return nest.pack_sequence_as(self._structure, [s.shape for s in nest.flatten(self._structure)])
+
+    @property
+    def output_classes(self) -> Any:
+        return nest.pack_sequence_as(self._structure, [_g.Tensor for _ in nest.flatten(self._structure)])
+
+    @property
+    def element_spec(self) -> Any:
+        return self._structure
+
+
+def make_one_shot_iterator(dataset: Dataset) -> Iterator:
+    """tf.compat.v1.data.make_one_shot_iterator."""
+    return dataset.make_one_shot_iterator()
+
+
+def make_initializable_iterator(dataset: Dataset, shared_name: Optional[str] = None) -> Iterator:
+    """tf.compat.v1.data.make_initializable_iterator."""
+    return dataset.make_initializable_iterator(shared_name)

@@ -1,0 +1,304 @@
+"""The protocol buffers TensorBoard reads, encoded and decoded by hand (no protobuf dependency).
+
+Each message class lists its fields as (number, name, kind, default); one generic encoder
+and decoder follow the table.  Kinds: double, float, int64, int32, enum, bool, string,
+bytes, a message class, or a list of one of those in brackets (`["string"]`, `[Value]`;
+repeated doubles are written packed, as proto3 does).  Field numbers are those of
+TensorFlow's event.proto, summary.proto, histogram.proto, tensor.proto and graph.proto.
+
+As in proto3, a scalar field equal to its default is not written, except oneof members
+(ONEOF): those are written whenever set, so a scalar summary of 0.0 still carries its
+value; a message field is written when set or not empty.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
+
+from ..errors import InvalidArgumentError
+
+__all__ = ["Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
+           "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING"]
+
+DT_STRING = 7  # TensorFlow's DataType enum value for strings
+
+_WIRE_VARINT, _WIRE_64, _WIRE_LEN, _WIRE_32 = 0, 1, 2, 5
+_VARINT_KINDS = ("int64", "int32", "enum", "bool")
+
+
+def encode_varint(n: int) -> bytes:
+    """Base-128 varint; a negative int64 is written as its 64-bit two's complement."""
+    if n < 0:
+        n += 1 << 64
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _decode_varint(buf: bytes, pos: int) -> Tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise InvalidArgumentError("truncated protocol buffer (a varint runs past the end)")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise InvalidArgumentError("malformed protocol buffer (a varint longer than 10 bytes)")
+
+
+def _key(number: int, wire: int) -> bytes:
+    return encode_varint((number << 3) | wire)
+
+
+def _encode_one(number: int, kind: Any, v: Any) -> bytes:
+    if kind == "double":
+        return _key(number, _WIRE_64) + struct.pack("<d", float(v))
+    if kind == "float":
+        return _key(number, _WIRE_32) + struct.pack("<f", float(v))
+    if kind in _VARINT_KINDS:
+        return _key(number, _WIRE_VARINT) + encode_varint(int(v))
+    if kind == "string":
+        data = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+    elif kind == "bytes":
+        data = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+    else:  # a message
+        data = v.SerializeToString()
+    return _key(number, _WIRE_LEN) + encode_varint(len(data)) + data
+
+
+def _fields(data: bytes) -> Iterator[Tuple[int, int, Any]]:
+    """(field number, wire type, raw value) of each field of a serialized message."""
+    pos, n = 0, len(data)
+    while pos < n:
+        key, pos = _decode_varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == _WIRE_VARINT:
+            v, pos = _decode_varint(data, pos)
+        elif wire == _WIRE_64:
+            v, pos = data[pos:pos + 8], pos + 8
+        elif wire == _WIRE_32:
+            v, pos = data[pos:pos + 4], pos + 4
+        elif wire == _WIRE_LEN:
+            ln, pos = _decode_varint(data, pos)
+            v, pos = data[pos:pos + ln], pos + ln
+        else:
+            raise InvalidArgumentError(f"unsupported protocol buffer wire type {wire} (field {number})")
+        if pos > n:
+            raise InvalidArgumentError("truncated protocol buffer")
+        yield number, wire, v
+
+
+def _decode_scalar(kind: Any, wire: int, raw: Any) -> Any:
+    if kind == "double":
+        return struct.unpack("<d", raw)[0]
+    if kind == "float":
+        return struct.unpack("<f", raw)[0]
+    if kind in ("int64", "int32"):
+        return raw - (1 << 64) if raw >= 1 << 63 else raw
+    if kind == "enum":
+        return raw
+    if kind == "bool":
+        return bool(raw)
+    if kind == "string":
+        return bytes(raw).decode("utf-8", errors="replace")
+    if kind == "bytes":
+        return bytes(raw)
+    return kind.FromString(bytes(raw))
+
+
+class Message:
+    """Base of the hand-written messages, with protobuf's Python semantics: keyword
+    construction, unset fields read as their defaults (an empty message for a message field),
+    HasField, SerializeToString, FromString."""
+
+    FIELDS: Sequence[Tuple[int, str, Any, Any]] = ()
+    ONEOF: frozenset = frozenset()  # members of the message's oneof: written whenever set
+
+    def __init__(self, **kwargs: Any):
+        object.__setattr__(self, "_present", set())
+        for _, name, kind, default in self.FIELDS:
+            if isinstance(kind, list):
+                v: Any = []
+            elif isinstance(kind, type):
+                v = kind()
+            else:
+                v = default
+            object.__setattr__(self, name, v)
+        for k, v in kwargs.items():
+            if k not in self._names():
+                raise ValueError(f'Protocol message {type(self).__name__} has no "{k}" field.')
+            setattr(self, k, list(v) if isinstance(v, (list, tuple)) else v)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._names():
+            raise AttributeError(f'Assignment not allowed (no field "{name}" in protocol message object '
+                                 f'{type(self).__name__}).')
+        object.__setattr__(self, name, value)
+        self._present.add(name)
+
+    @classmethod
+    def _names(cls) -> Dict[str, Any]:
+        names = cls.__dict__.get("_NAMES")
+        if names is None:
+            names = {f[1]: f for f in cls.FIELDS}
+            cls._NAMES = names  # type: ignore[attr-defined]
+        return names
+
+    def HasField(self, name: str) -> bool:  # noqa: N802 (protobuf's name)
+        """Whether a message or oneof field is set."""
+        _, _, kind, default = self._names()[name]
+        v = getattr(self, name)
+        if isinstance(kind, type):
+            return name in self._present or bool(v.SerializeToString())
+        return name in self._present if name in self.ONEOF else v != default
+
+    def _written(self, name: str, kind: Any, default: Any, v: Any) -> bool:
+        if isinstance(kind, type):
+            return name in self._present or bool(v.SerializeToString())
+        return (name in self.ONEOF and name in self._present) or v != default
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 (protobuf's name)
+        out = bytearray()
+        for number, name, kind, default in self.FIELDS:
+            v = getattr(self, name)
+            if isinstance(kind, list):
+                k = kind[0]
+                if not v:
+                    continue
+                if k == "double":  # packed
+                    body = struct.pack(f"<{len(v)}d", *[float(x) for x in v])
+                    out += _key(number, _WIRE_LEN) + encode_varint(len(body)) + body
+                else:
+                    for x in v:
+                        out += _encode_one(number, k, x)
+            elif self._written(name, kind, default, v):
+                out += _encode_one(number, kind, v)
+        return bytes(out)
+
+    @classmethod
+    def FromString(cls, data: bytes) -> "Message":  # noqa: N802 (protobuf's name)
+        by_number: Dict[int, Tuple[str, Any]] = {f[0]: (f[1], f[2]) for f in cls.FIELDS}
+        msg = cls()
+        for number, wire, raw in _fields(bytes(data)):
+            spec = by_number.get(number)
+            if spec is None:
+                continue  # an unknown field: skipped, as protobuf does
+            name, kind = spec
+            if isinstance(kind, list):
+                k = kind[0]
+                if k == "double" and wire == _WIRE_LEN:
+                    getattr(msg, name).extend(struct.unpack(f"<{len(raw) // 8}d", raw))
+                else:
+                    getattr(msg, name).append(_decode_scalar(k, wire, raw))
+            else:
+                setattr(msg, name, _decode_scalar(kind, wire, raw))
+        return msg
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, f[1]) == getattr(other, f[1]) for f in self.FIELDS)
+
+    def __repr__(self) -> str:
+        shown = [f"{name}={getattr(self, name)!r}" for _, name, kind, default in self.FIELDS
+                 if (getattr(self, name) if isinstance(kind, list) else self._written(name, kind, default,
+                                                                                      getattr(self, name)))]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class HistogramProto(Message):
+    FIELDS = ((1, "min", "double", 0.0), (2, "max", "double", 0.0), (3, "num", "double", 0.0),
+              (4, "sum", "double", 0.0), (5, "sum_squares", "double", 0.0),
+              (6, "bucket_limit", ["double"], None), (7, "bucket", ["double"], None))
+
+
+class _Dim(Message):
+    FIELDS = ((1, "size", "int64", 0), (2, "name", "string", ""))
+
+
+class TensorShapeProto(Message):
+    Dim = _Dim
+    FIELDS = ((2, "dim", [_Dim], None), (3, "unknown_rank", "bool", False))
+
+
+class TensorProto(Message):
+    """Only what summaries use: dtype, shape and string values."""
+    FIELDS = ((1, "dtype", "enum", 0), (2, "tensor_shape", TensorShapeProto, None),
+              (8, "string_val", ["bytes"], None))
+
+
+class _PluginData(Message):
+    FIELDS = ((1, "plugin_name", "string", ""), (2, "content", "bytes", b""))
+
+
+class SummaryMetadata(Message):
+    PluginData = _PluginData
+    FIELDS = ((1, "plugin_data", _PluginData, None), (2, "display_name", "string", ""),
+              (3, "summary_description", "string", ""))
+
+
+class _Image(Message):
+    FIELDS = ((1, "height", "int32", 0), (2, "width", "int32", 0), (3, "colorspace", "int32", 0),
+              (4, "encoded_image_string", "bytes", b""))
+
+
+class _Value(Message):
+    FIELDS = ((7, "node_name", "string", ""), (1, "tag", "string", ""), (9, "metadata", SummaryMetadata, None),
+              (2, "simple_value", "float", 0.0), (4, "image", _Image, None), (5, "histo", HistogramProto, None),
+              (8, "tensor", TensorProto, None))
+    ONEOF = frozenset({"simple_value", "image", "histo", "tensor"})
+
+
+class Summary(Message):
+    """tf.Summary: `Summary(value=[Summary.Value(tag="loss", simple_value=0.5)])`."""
+    Value = _Value
+    Image = _Image
+    FIELDS = ((1, "value", [_Value], None),)
+
+
+class SessionLog(Message):
+    """tf.SessionLog: status START, STOP or CHECKPOINT (with checkpoint_path)."""
+    STATUS_UNSPECIFIED, START, STOP, CHECKPOINT = 0, 1, 2, 3
+    FIELDS = ((1, "status", "enum", 0), (2, "checkpoint_path", "string", ""), (3, "msg", "string", ""))
+
+
+class Event(Message):
+    """tf.Event: one record of an event file (wall_time, step and one of the payloads)."""
+    FIELDS = ((1, "wall_time", "double", 0.0), (2, "step", "int64", 0), (3, "file_version", "string", ""),
+              (4, "graph_def", "bytes", b""), (5, "summary", Summary, None), (7, "session_log", SessionLog, None))
+    ONEOF = frozenset({"file_version", "graph_def", "summary", "session_log"})
+
+    def WhichOneof(self, group: str) -> Any:  # noqa: N802 (protobuf's name)
+        """The name of the payload field that is set ("what"), or None."""
+        if group != "what":
+            raise ValueError(f'Protocol message Event has no "{group}" oneof')
+        return next((n for n in ("file_version", "graph_def", "summary", "session_log") if self.HasField(n)), None)
+
+
+class NodeDef(Message):
+    FIELDS = ((1, "name", "string", ""), (2, "op", "string", ""), (3, "input", ["string"], None),
+              (4, "device", "string", ""))
+
+
+class GraphDef(Message):
+    """Nodes only (names, op types, inputs, devices): what TensorBoard's graph tab draws."""
+    FIELDS = ((1, "node", [NodeDef], None),)
+
+
+def graph_def(graph: Any) -> GraphDef:
+    """The GraphDef of a cf.Graph: one node per op; input "op" for output 0, "op:k" for the
+    others, "^op" for control inputs."""
+    nodes: List[NodeDef] = []
+    for op in graph.get_operations():
+        inputs = [t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}" for t in op.inputs]
+        inputs += ["^" + c.name for c in op.control_inputs]
+        nodes.append(NodeDef(name=op.name, op=op.type, input=inputs, device=op.device or ""))
+    return GraphDef(node=nodes)
