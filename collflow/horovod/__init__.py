@@ -29,6 +29,7 @@ from ..graph.ops import array_ops, math_ops, state_ops
 from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable, global_variables
 from ..train.distributed import broadcast_global_variables as _broadcast_variables
+from ..train.hooks import SessionRunHook
 from ..train.optimizer import Optimizer
 from ..train.sync_replicas import SyncReplicasOptimizer
 
@@ -236,7 +237,7 @@ def broadcast_variables(variables: Sequence[Variable], root_rank: int) -> _g.Ope
     return _broadcast_variables(int(root_rank), var_list=list(variables))
 
 
-class BroadcastGlobalVariablesHook:
+class BroadcastGlobalVariablesHook(SessionRunHook):
     """A SessionRunHook that broadcasts root_rank's variables once the session exists, so
     every replica starts identical (also after a restore from a checkpoint)."""
 
@@ -253,15 +254,6 @@ class BroadcastGlobalVariablesHook:
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         session.run(self.bcast_op)
-
-    def before_run(self, run_context: Any) -> None:
-        return None
-
-    def after_run(self, run_context: Any, run_values: Any) -> None:
-        return None
-
-    def end(self, session: Any) -> None:
-        return None
 
 
 # -- the optimizer -------------------------------------------------------------------------------
