@@ -430,9 +430,10 @@ def test_launch_hints_say_whether_the_plan_waits_at_once():
         b = single("TestExec_Hinted", [x], {"tag": "scalar_between"}, name="scalar_between") * scale
         # a big independent op runs while the collective is in flight: overlap, not at once
         c = single("TestExec_Hinted", [x], {"tag": "overlapped"}, name="overlapped")
-        big = cf.matmul(cf.ones((64, 64)), cf.ones((64, 64)))
+        m = cf.placeholder(cf.float32, (64, 64))  # fed, so the product is not folded into a constant
+        big = cf.matmul(m, m)
         d = c + cf.reduce_sum(big)
-    feed = {x: np.zeros(256, np.float32)}
+    feed = {x: np.zeros(256, np.float32), m: np.ones((64, 64), np.float32)}
     with cf.Session(graph=g) as s:
         np.testing.assert_array_equal(s.run(a, feed), np.ones(256))
         assert HINTS["alone"]["wait_now"] is True

@@ -82,7 +82,8 @@ class Plan:
         return self.fn(feed_values, token)
 
 
-def _needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], fed: Set[Tensor]) -> Set[Operation]:
+def _needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], fed: Set[Tensor],
+                resolve: Optional[Callable[[Any], Any]] = None) -> Set[Operation]:
     needed: Set[Operation] = set()
     stack: List[Operation] = [t.op for t in fetch_tensors if t not in fed] + list(targets)
     while stack:
@@ -91,6 +92,8 @@ def _needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], f
             continue
         needed.add(op)
         for t in op.inputs:
+            if resolve is not None:
+                t = resolve(t)
             if t not in fed and t.op not in needed:
                 stack.append(t.op)
         for c in op.control_inputs:
@@ -171,6 +174,11 @@ class _CopyTensor:
         self.name = op.name
 
 
+def _is_folded(t: Any) -> bool:
+    from .passes import FoldedConst
+    return isinstance(t.op, FoldedConst)
+
+
 def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: List[Operation],
                  feeds: List[Tensor], trace: bool = False) -> Plan:
     """Builds the plan for these fetches (None entries are op fetches), targets and feeds.
@@ -189,12 +197,25 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
 
     from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
     dynamic = any(op.type in CONTROL_FLOW_TYPES for op in needed)
+    rw = None
+    if not dynamic and session._config.get("optimize", True) and str(session._default_device).startswith("/cpu"):
+        # constant folding and common-subexpression elimination (runtime/passes.py)
+        from .passes import optimize
+        rw = optimize(needed, fed, targets, session)
+        if rw:
+            fetch_tensors = [rw.resolve(t) if t is not None else None for t in fetch_tensors]
+            real_fetches = [t for t in fetch_tensors if t is not None]
+            needed = _needed_ops([t for t in real_fetches if not _is_folded(t)], targets, fed, rw.resolve)
+            needed |= {t.op for t in real_fetches if _is_folded(t)}
+            needed |= {rw.resolve(t).op for op in list(needed) if isinstance(op, Operation)
+                       for t in op.inputs if _is_folded(rw.resolve(t))}
     if dynamic:
         # the frame-aware executor runs on one device per op, without copy nodes
         placement = {op: session._device_for(op) for op in needed}
     else:
         from .placement import place
-        placement = place(needed, session)
+        placement = place({op for op in needed if isinstance(op, Operation)}, session)
+        placement.update({op: "/cpu:0" for op in needed if not isinstance(op, Operation)})
 
     # bind kernels: one factory call per op, on its device
     kernels: Dict[Any, Callable] = {}
@@ -211,6 +232,9 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         return ctx
 
     for op in sorted(needed, key=lambda o: o._id):
+        if not isinstance(op, Operation):  # a constant folded by the passes
+            kernels[op] = op.kernel()
+            continue
         ctx = context(placement[op])
         factory, is_async = get_kernel(op, ctx.device.device_type)
         try:
@@ -249,10 +273,11 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     # edges that cross devices get a copy node (feeds arrive on the host)
     ins: Dict[Any, List[Any]] = {}
     copies: Dict[Tuple[Tensor, str], CopyNode] = {}
+    resolve = rw.resolve if rw else (lambda t: t)
     for op in needed:
         dst = placement[op]
         row = []
-        for t in op.inputs:
+        for t in map(resolve, op.inputs):
             src = "/cpu:0" if t in fed else placement[t.op]
             if src != dst and t.dtype.name != "resource":
                 cn = copies.get((t, dst))
