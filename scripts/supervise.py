@@ -9,28 +9,56 @@ exits 0.  When it exits non-zero or is killed by a signal (a rank died: mpirun t
 others and fails), the supervisor logs why, with the checkpoint the next attempt will resume
 from when --checkpoint-dir is given, and starts it again (the training script restores the
 latest checkpoint itself), up to --max-restarts times; then it gives up with the command's
-status.  SIGTERM or SIGINT sent to the supervisor are passed to the command's process group
-and end supervision: no restart follows (after --grace seconds the group is killed).
+status.  Exit status 2 (a usage error: bad arguments, ranks that disagree, a directory in use)
+is not retried: the next attempt would fail the same way.  SIGTERM, SIGINT or SIGHUP (the
+terminal or ssh session closed) sent to the supervisor end supervision: TERM or INT is passed
+to the command's process group, HUP as TERM (so the job checkpoints and stops); no restart
+follows, and after --grace seconds the group is killed.
 
-Each attempt sees COLLFLOW_RESTART_COUNT (0 for the first) and COLLFLOW_SUPERVISED=1 in its
-environment.  Log lines go to stderr, prefixed with "[supervise]".
+With --checkpoint-dir the supervisor holds that directory's lock (collflow/train/dir_lock.py)
+for its whole life, so a second supervisor, or a train.py not started by this one, on the same
+directory refuses at once, naming this one's pid.
+
+Each attempt sees COLLFLOW_RESTART_COUNT (0 for the first), COLLFLOW_SUPERVISED=1 and
+COLLFLOW_SUPERVISOR_PID (this process, the lock's holder) in its environment.  Log lines go to
+stderr, prefixed with "[supervise]".
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import types
 from typing import List, Optional, Sequence
 
 INDEX_FILENAME = "checkpoint.json"  # collflow/train/checkpoint_io.py (read here without importing collflow)
+USAGE_ERROR = 2  # argparse's status, and train.py's for a job that cannot start: never retried
+
+
+def _load_dir_lock() -> types.ModuleType:
+    """collflow/train/dir_lock.py (standard library only), loaded by path so the supervisor does
+    not import collflow and NumPy; the installed package's where this script stands alone."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "collflow", "train",
+                        "dir_lock.py")
+    if not os.path.exists(path):
+        from collflow.train import dir_lock
+        return dir_lock
+    spec = importlib.util.spec_from_file_location("_collflow_dir_lock", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
 
 
 def log(msg: str) -> None:
-    print(f"[supervise] {msg}", file=sys.stderr, flush=True)
+    try:
+        print(f"[supervise] {msg}", file=sys.stderr, flush=True)
+    except OSError:  # the terminal went away (SIGHUP): supervision goes on without a log
+        pass
 
 
 def describe_status(rc: int) -> str:
@@ -67,7 +95,8 @@ def latest_checkpoint(directory: Optional[str]) -> Optional[str]:
 
 
 class Supervisor:
-    """Starts `cmd`, waits, restarts on failure; forwards SIGTERM/SIGINT and then stops."""
+    """Starts `cmd`, waits, restarts on failure; forwards SIGTERM/SIGINT (SIGHUP as SIGTERM)
+    and then stops.  Holds `checkpoint_dir`'s lock while it runs."""
 
     def __init__(self, cmd: Sequence[str], max_restarts: int, restart_delay: float, grace: float,
                  checkpoint_dir: Optional[str] = None):
@@ -82,11 +111,14 @@ class Supervisor:
     def _on_signal(self, signum: int, frame: object) -> None:
         first = self.stop_signal is None
         self.stop_signal = signum
+        # a hang-up is no request to die at once: the job checkpoints and stops, as on TERM
+        fwd = signal.SIGTERM if signum == signal.SIGHUP else signum
         p = self.proc
         if p is not None and p.poll() is None:
             if first:
-                log(f"received {_signame(signum)}: passing it to the command and stopping (no restart)")
-            self._signal_group(p, signum)
+                log(f"received {_signame(signum)}: passing " + ("it" if fwd == signum else _signame(fwd))
+                    + " to the command and stopping (no restart)")
+            self._signal_group(p, fwd)
 
     @staticmethod
     def _signal_group(p: subprocess.Popen, signum: int) -> None:
@@ -110,11 +142,29 @@ class Supervisor:
                 return p.wait()
 
     def run(self) -> int:
-        for s in (signal.SIGTERM, signal.SIGINT):
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(s, self._on_signal)
+        lock = None
+        if self.checkpoint_dir:
+            dir_lock = _load_dir_lock()
+            try:
+                lock = dir_lock.DirLock(self.checkpoint_dir, "supervisor").acquire()
+            except dir_lock.DirectoryLocked as e:
+                log(e.message)
+                return USAGE_ERROR
+            except OSError as e:
+                log(f"cannot lock checkpoint directory {self.checkpoint_dir!r} ({e}); going on without the lock")
+        try:
+            return self._supervise()
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _supervise(self) -> int:
         attempt = 0
         while True:
-            env = dict(os.environ, COLLFLOW_RESTART_COUNT=str(attempt), COLLFLOW_SUPERVISED="1")
+            env = dict(os.environ, COLLFLOW_RESTART_COUNT=str(attempt), COLLFLOW_SUPERVISED="1",
+                       COLLFLOW_SUPERVISOR_PID=str(os.getpid()))
             resume = latest_checkpoint(self.checkpoint_dir)
             log(f"attempt {attempt + 1} of {self.max_restarts + 1}: {' '.join(self.cmd)}"
                 + (f" (resuming from {resume})" if resume else ""))
@@ -137,6 +187,10 @@ class Supervisor:
             if self.stop_signal is not None:
                 log(f"the command {why} after {_signame(self.stop_signal)}; stopping")
                 return 128 + self.stop_signal
+            if rc == USAGE_ERROR:
+                log(f"the command {why} after {took:.1f} s: a usage error (bad arguments or settings, ranks that "
+                    "disagree, a directory in use); not restarting, the next attempt would fail the same way")
+                return rc
             if attempt >= self.max_restarts:
                 log(f"the command {why} after {took:.1f} s; giving up after {attempt} restart(s) "
                     f"(--max-restarts {self.max_restarts})")
@@ -164,7 +218,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--grace", type=float, default=60.0,
                    help="seconds the command has to stop after a forwarded SIGTERM before it is killed (default 60)")
     p.add_argument("--checkpoint-dir", default=None,
-                   help="the job's checkpoint directory, to report what each restart resumes from")
+                   help="the job's checkpoint directory: locked against a second job while supervising, and "
+                        "named in reports of what each restart resumes from")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command to run (after --)")
     a = p.parse_args(argv)
     cmd: List[str] = list(a.command)

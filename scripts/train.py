@@ -11,6 +11,13 @@ to an .h5/.hdf5/.npz file with arrays x, y (and optionally x_test, y_test).
 Output: log lines go to stderr, each starting with "[rank R]" (the progress bar too);
 stdout gets exactly one line, the JSON metrics (final_loss, test_accuracy, samples_per_sec,
 steps, ...), also written to --metrics-out when given.
+
+Before training, the ranks check what they must agree on (flags, data, the checkpoint they
+resume from; collflow/train/agreement.py) and rank 0 checks and locks --checkpoint-dir.
+Exit status: 0 done (also a resumed job that was already complete), 1 failed (diverged, a
+peer left or failed, ranks resumed from different checkpoints), 2 cannot start (bad flags or
+data, ranks that disagree, a checkpoint directory read-only or in use; supervise.py does not
+retry it), 143 stopped by SIGTERM after saving a checkpoint.
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections import deque
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -36,6 +44,7 @@ from collflow import data as cfdata
 from collflow import models
 from collflow.data import text as cftext
 from collflow.nn import rnn as cfrnn
+from collflow.train import agreement, dir_lock
 
 DEFAULT_EPOCHS = 30
 DEFAULT_BATCH = 64
@@ -50,6 +59,17 @@ def _init_comm() -> Any:
     """The world's communicator: MPI under mpirun/mpiexec (an uncaught error on any rank then
     aborts every rank with that rank's traceback), a world of one otherwise."""
     return cf.comm.init()
+
+
+def _world_rank() -> int:
+    """This process's rank before (or without) a communicator: MPI's, else the launcher's, else 0."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized():
+        return mpi.COMM_WORLD.Get_rank()
+    for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
+        if os.environ.get(v, "").isdigit():
+            return int(os.environ[v])
+    return 0
 
 
 class Log:
@@ -129,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"passes over the data (default {DEFAULT_EPOCHS})")
     run.add_argument("--steps", type=_positive_int, default=None, help="train for exactly this many steps instead")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and the shuffling (default 0)")
+    p.add_argument("--num-classes", type=_positive_int, default=None,
+                   help="classes of the data: labels must be 0..N-1 (default: the dataset's; for a file, its "
+                        "largest label + 1, with a warning when most of those classes never occur)")
     p.add_argument("--metrics-out", metavar="FILE", default=None, help="also write the JSON metrics here")
     p.add_argument("--hidden", type=_int_list, default=None,
                    help="hidden layer sizes of the MLP, comma-separated (default 128)")
@@ -194,6 +217,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         if a.dataset not in ("digits", "stdlib"):
             p.error("--model lstm trains on the Python stdlib source corpus: leave --dataset out or pass stdlib")
         a.dataset = "stdlib"
+        if a.num_classes is not None:
+            p.error("--num-classes does not apply to --model lstm (its classes are the corpus' characters)")
     elif a.dataset not in ("digits", "synthetic"):
         if not os.path.exists(a.dataset):
             p.error(f"--dataset {a.dataset!r}: no such file; expected 'digits', 'synthetic' or the path of an "
@@ -248,12 +273,17 @@ def load_dataset(a: argparse.Namespace) -> cfdata.Dataset:
     if a.dataset == "digits":
         # the split is fixed (seed 0) so test accuracy is comparable across --seed values
         ds = cfdata.load_digits(test_fraction=a.test_fraction, seed=0)
+        if a.num_classes is not None:
+            if a.num_classes < ds.num_classes:
+                raise cf.InvalidArgumentError(f"--num-classes {a.num_classes}: the digits have {ds.num_classes} "
+                                              f"classes (labels 0..{ds.num_classes - 1})")
+            ds.num_classes = a.num_classes
         return ds.reshape((8, 8, 1)) if a.model == "cnn" else ds
     if a.dataset == "synthetic":
         shape = a.synthetic_shape or ((28, 28, 1) if a.model == "cnn" else (784,))
-        ds = cfdata.synthetic(a.synthetic_size, shape, 10, seed=0, test_fraction=a.test_fraction)
+        ds = cfdata.synthetic(a.synthetic_size, shape, a.num_classes or 10, seed=0, test_fraction=a.test_fraction)
     else:
-        ds = cfdata.load_file(a.dataset, test_fraction=a.test_fraction, seed=0)
+        ds = cfdata.load_file(a.dataset, test_fraction=a.test_fraction, seed=0, num_classes=a.num_classes)
     fs = ds.feature_shape
     if a.model == "mlp":
         return ds.flatten()
@@ -304,12 +334,93 @@ def _finite(v: Optional[float]) -> Optional[float]:
     return None if v is None or not math.isfinite(v) else float(v)
 
 
+# -- what the ranks must agree on, and what a job needs before it starts ---------------------
+
+# flags each rank may set for itself: its own output files and display, its device, and where
+# it finds the data and the checkpoints (node-local paths may differ; the data's identity and
+# whether a rank checkpoints at all are compared instead)
+RANK_LOCAL_FLAGS = frozenset({"metrics_out", "timeline", "trace_path", "no_progress", "device", "dataset",
+                              "checkpoint_dir"})
+
+
+def run_fingerprint(a: argparse.Namespace, ds: Optional[cfdata.Dataset]) -> Dict[str, Any]:
+    """What every rank must agree on: every other flag (data order seed, hyperparameters, step
+    counts, model shape, parallelism), whether it checkpoints, and the data's identity
+    (array shapes plus a digest of each array's first and last bytes)."""
+    v: Dict[str, Any] = {k: (list(x) if isinstance(x, tuple) else x)
+                         for k, x in sorted(vars(a).items()) if k not in RANK_LOCAL_FLAGS}
+    v["checkpointing"] = bool(a.checkpoint_dir)
+    if ds is not None:
+        v["data"] = agreement.dataset_identity({"x_train": ds.x_train, "y_train": ds.y_train,
+                                                "x_test": ds.x_test, "y_test": ds.y_test})
+        v["classes"] = ds.num_classes
+    return v
+
+
+def claim_checkpoint_dir(directory: str, log: Log) -> Tuple[Optional[str], Optional[dir_lock.DirLock]]:
+    """(why this job cannot use `directory` or None, the lock it holds on it or None): the
+    directory must be writable (found now, not at the first save) and used by no other job."""
+    try:
+        dir_lock.check_writable(directory)
+    except OSError as e:
+        return e.strerror or str(e), None
+    try:
+        return None, dir_lock.lock_directory(directory, "training job")
+    except dir_lock.DirectoryLocked as e:
+        return e.message, None
+    except OSError as e:  # a file system without locks: go on, unprotected
+        log(f"warning: cannot lock checkpoint directory {directory!r} ({e}); make sure no other job uses it")
+        return None, None
+
+
+# optimizer state kept per parameter (slots)
+_OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2, "adagrad": 1, "rmsprop": 2}
+
+
+def check_model_fits(a: argparse.Namespace, ds: cfdata.Dataset) -> None:
+    """Raises, before the model is built, when its output layer alone (float32 values,
+    gradients and optimizer slots) would not fit in this machine's memory, naming the class
+    count and where it came from: a huge label would otherwise fail deep inside the model
+    builder, asking for terabytes."""
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    width = a.filters[-1] if a.model == "cnn" else a.hidden[-1]  # the last layer's inputs (at least)
+    params = (width + 1) * ds.num_classes
+    need = params * 4 * (2 + _OPTIMIZER_SLOTS.get(a.optimizer, 2))
+    if need <= mem:
+        return
+    src = ds.info.get("num_classes_inferred_from")
+    cls = f"{ds.num_classes:,} classes" + (
+        f", inferred from the largest label ({src} in {a.dataset!r}): pass --num-classes, or fix that label"
+        if src else "")
+    raise cf.errors.ResourceExhaustedError(
+        f"the model would not fit in memory: its output layer alone has {params:,} parameters, about "
+        f"{need / 2**30:,.1f} GiB with gradients and {a.optimizer}'s slots (float32), and this machine has "
+        f"{mem / 2**30:,.1f} GiB; the data has {cls}")
+
+
+def check_agreement(comm: Any, log: Log, values: Dict[str, Any], problem: Optional[str] = None) -> bool:
+    """The pre-run check (collective): every rank's flags and data agree, and no rank has a
+    `problem` starting.  False (logged, and said to the peers) when not."""
+    try:
+        agreement.check_run_agreement(comm, values, problem=problem)
+    except cf.CollflowError as e:
+        log.error(e.message)
+        agreement.announce_exit(comm, "it could not start")
+        return False
+    return True
+
+
 # -- main ----------------------------------------------------------------------------------
 
 def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) -> int:
     """--model wide_deep: embedding tables in "ps" (sharded) or "allreduce" (replicated) mode."""
     from collflow.models.wide_deep import build_wide_deep
     rank, size = comm.rank, comm.size
+    if not check_agreement(comm, log, run_fingerprint(a, None)):
+        return 2
     steps_total = a.steps if a.steps is not None else 200
     m = build_wide_deep(vocab_size=a.vocab_size, embedding_dim=a.embedding_dim, mode=a.mode,
                         optimizer=a.optimizer, learning_rate=a.lr, batch_size=a.batch_size, seed=a.seed, comm=comm,
@@ -358,25 +469,55 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     t_start = time.perf_counter()
     a = parse_args(argv)
-    comm = _init_comm()
+    try:
+        comm = _init_comm()
+    except cf.CollflowError as e:  # e.g. the ranks' COLLFLOW_* settings differ: said on every rank
+        Log(_world_rank()).error(e.message)
+        return 2
+    log = Log(comm.rank)
+    with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
+        return run(a, comm, log, t_start, cleanup)
+
+
+def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: contextlib.ExitStack) -> int:
+    """Checks what the job needs and what the ranks must agree on, then trains; the exit status."""
     rank, size = comm.rank, comm.size
-    log = Log(rank)
     if a.timeline:
         try:
             log(f"timeline of the collectives: {comm.start_timeline(a.timeline)}")
         except OSError as e:
             log.error(f"--timeline {a.timeline!r}: {e}")
+            agreement.announce_exit(comm, f"--timeline {a.timeline!r}: {e}")
             return 2
     if a.model == "wide_deep":
         return train_wide_deep(a, comm, log, t_start)
     if not 0 <= a.backup_ranks < size:
         log.error(f"--backup-ranks must be in [0, {size - 1}] with {size} ranks, got {a.backup_ranks}")
         return 2
+    # what could stop this rank, found before any training collective: every rank then says
+    # why, instead of its peers waiting for it
+    problem: Optional[str] = None
+    ds: Optional[cfdata.Dataset] = None
     try:
-        ds = load_dataset(a)
+        with warnings.catch_warnings(record=True) as caught:  # e.g. labels that look like outliers
+            warnings.simplefilter("always")
+            ds = load_dataset(a)
+        for w in caught:
+            log(f"warning: {w.message}")
     except cf.CollflowError as e:
-        log.error(str(e))
+        problem = e.message
+    if problem is None and a.checkpoint_dir and rank == 0:  # only rank 0 writes checkpoints
+        problem, lock = claim_checkpoint_dir(a.checkpoint_dir, log)
+        if lock is not None:
+            cleanup.callback(lock.release)
+    if problem is None:
+        try:
+            check_model_fits(a, ds)
+        except cf.CollflowError as e:
+            problem = e.message
+    if not check_agreement(comm, log, run_fingerprint(a, ds), problem):
         return 2
+    assert ds is not None
 
     g = cf.Graph()
     with g.as_default():
@@ -409,6 +550,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         res = None
         if ckpt is not None and a.resume:
             res = ckpt.restore_or_initialize(sess, init)   # the latest valid checkpoint, else init
+            try:  # before anything collective: every rank must resume from the same file
+                agreement.check_resume_agreement(comm, res, a.checkpoint_dir)
+            except cf.CollflowError as e:
+                log.error(e.message)
+                ckpt.close()
+                return 1
         else:
             sess.run(init)
         if bcast is not None:
@@ -423,6 +570,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ckpt is not None:
             ckpt.install_signal_handler()                   # SIGTERM: checkpoint after this step, exit 143
         total = a.steps if a.steps is not None else it.total_steps
+        expected = a.steps if a.steps is not None else steps + it.total_steps  # where this rank stops
+        complete = res is not None and expected <= steps
+        if complete:
+            log(f"the job is already complete: {res.path} is at step {steps}, and "
+                + (f"--steps {a.steps}" if a.steps is not None else f"--epochs {a.epochs}")
+                + " asks for no more; nothing to train (pass more steps or epochs to go on)")
         show_bar = not a.no_progress and rank == 0 and sys.stderr.isatty()
         bar = None
         if show_bar:
@@ -438,59 +591,73 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         recent: deque = deque(maxlen=max(1, len(it)))  # the losses of the last epoch's worth of steps
         epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
         t_train = time.perf_counter()
-        for xb, yb in (it if a.steps is None or steps < a.steps else ()):
-            dly = delay_for(steps)
-            if sync is not None and sync.backup_ranks:
-                lv = sync.run_step(sess, m.loss, {m.x: xb, m.y: yb, slow: dly})
-                late = sync.quorum_history(sess)[-1]["late"]
-                for r in late:
-                    late_counts[r] += 1
-                loss = float("nan") if lv is None else float(lv)
-            elif a.trace_step == steps + 1:
-                md = cf.RunMetadata()
-                loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly},
-                                      options=cf.RunOptions(trace_level=cf.RunOptions.FULL_TRACE),
-                                      run_metadata=md)[0])
-                write_step_trace(md, a.trace_path, rank, log)
-            elif dly:
-                loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly})[0])
-            else:
-                loss = float(step_fn(xb, yb)[0])
-            steps += 1
-            run_steps += 1
-            samples += len(yb)
-            if ckpt is not None:
-                ckpt.maybe_save(sess, steps, it.state_dict)
-            done = a.steps is not None and steps >= a.steps  # stop before drawing another batch
-            if math.isnan(loss) and sync is not None and sync.backup_ranks:
+        stop_reason = ""
+        try:
+            for xb, yb in (it if a.steps is None or steps < a.steps else ()):
+                dly = delay_for(steps)
+                if sync is not None and sync.backup_ranks:
+                    lv = sync.run_step(sess, m.loss, {m.x: xb, m.y: yb, slow: dly})
+                    late = sync.quorum_history(sess)[-1]["late"]
+                    for r in late:
+                        late_counts[r] += 1
+                    loss = float("nan") if lv is None else float(lv)
+                elif a.trace_step == steps + 1:
+                    md = cf.RunMetadata()
+                    loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly},
+                                          options=cf.RunOptions(trace_level=cf.RunOptions.FULL_TRACE),
+                                          run_metadata=md)[0])
+                    write_step_trace(md, a.trace_path, rank, log)
+                elif dly:
+                    loss = float(sess.run([m.loss, m.train_op], {m.x: xb, m.y: yb, slow: dly})[0])
+                else:
+                    loss = float(step_fn(xb, yb)[0])
+                steps += 1
+                run_steps += 1
+                samples += len(yb)
+                if ckpt is not None:
+                    ckpt.maybe_save(sess, steps, it.state_dict)
+                done = a.steps is not None and steps >= a.steps  # stop before drawing another batch
+                if math.isnan(loss) and sync is not None and sync.backup_ranks:
+                    if done:
+                        break
+                    continue  # this rank was late: it computed no loss this step
+                if initial_loss is None:
+                    initial_loss = loss
+                recent.append(loss)
+                epoch_loss += loss
+                epoch_n += 1
+                epoch_samples += len(yb)
+                if bar is not None:
+                    bar.update(1)
+                    if steps % 10 == 0:
+                        el = time.perf_counter() - t_train
+                        bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples * size / el:,.0f}", refresh=False)
+                if it.epoch != epoch and epoch_n:  # an epoch just ended
+                    dt = time.perf_counter() - epoch_t0
+                    log(f"epoch {epoch + 1}" + (f"/{a.epochs}" if a.epochs else "")
+                        + f": loss {epoch_loss / epoch_n:.4f}, {epoch_samples * size / dt:,.0f} samples/s (all ranks)"
+                        + (f", late steps per rank {late_counts}" if a.backup_ranks else ""))
+                    epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
+                if not math.isfinite(loss):
+                    log.error(f"the loss is {loss} at step {steps}; training diverged (try a smaller --lr)")
+                    stop_reason = f"its loss diverged ({loss}) at step {steps}"
+                    break
                 if done:
                     break
-                continue  # this rank was late: it computed no loss this step
-            if initial_loss is None:
-                initial_loss = loss
-            recent.append(loss)
-            epoch_loss += loss
-            epoch_n += 1
-            epoch_samples += len(yb)
+        except cf.CollflowError as e:  # a peer left, failed or timed out: say where this rank stood
+            if ckpt is not None:
+                ckpt.close()
             if bar is not None:
-                bar.update(1)
-                if steps % 10 == 0:
-                    el = time.perf_counter() - t_train
-                    bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples * size / el:,.0f}", refresh=False)
-            if it.epoch != epoch and epoch_n:  # an epoch just ended
-                dt = time.perf_counter() - epoch_t0
-                log(f"epoch {epoch + 1}" + (f"/{a.epochs}" if a.epochs else "")
-                    + f": loss {epoch_loss / epoch_n:.4f}, {epoch_samples * size / dt:,.0f} samples/s (all ranks)"
-                    + (f", late steps per rank {late_counts}" if a.backup_ranks else ""))
-                epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
-            if not math.isfinite(loss):
-                log.error(f"the loss is {loss} at step {steps}; training diverged (try a smaller --lr)")
-                break
-            if done:
-                break
+                bar.close()
+                log.bar = None
+            log.error(f"{e.message}; this rank expected {expected} steps and stopped at step {steps}")
+            agreement.announce_exit(comm, f"it failed at step {steps}: {e.message.splitlines()[0][:300]}")
+            return 1
+        agreement.announce_exit(comm, stop_reason or f"it finished training after {steps} steps")
         train_time = time.perf_counter() - t_train
         if ckpt is not None:
-            ckpt.save(sess, steps, it.state_dict())
+            if run_steps:  # a job already complete has nothing new to save
+                ckpt.save(sess, steps, it.state_dict())
             ckpt.close()
         if bar is not None:
             if samples and train_time > 0 and recent:
@@ -541,6 +708,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     }
     if a.backup_ranks:
         metrics["late_steps_per_rank"] = late_counts
+    if complete:
+        metrics["already_complete"] = True
     if a.model == "lstm":
         metrics.update(hidden=list(a.hidden), seq_len=a.seq_len, embed=a.embed,
                        final_perplexity=_finite(math.exp(min(final_loss, 700))) if final_loss is not None else None,
@@ -562,7 +731,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(line, flush=True)
     # a rank that was late every step has no loss of its own: only divergence is a failure
     diverged = final_loss is not None and not math.isfinite(final_loss)
-    no_loss = final_loss is None and not (a.backup_ranks and steps)
+    # (a job resumed already complete trains no step: that is no failure either)
+    no_loss = final_loss is None and not (a.backup_ranks and steps) and not complete
     return 1 if diverged or no_loss else 0
 
 

@@ -59,7 +59,7 @@ def test_default_op_names_and_lookup_errors():
 
 def test_invalid_scope_name():
     g = cf.Graph()
-    with g.as_default(), pytest.raises(cf.errors.InvalidArgumentError, match="invalid name scope"):
+    with g.as_default(), pytest.raises(cf.errors.InvalidArgumentError, match="is not a valid scope name"):
         with cf.name_scope("bad name!"):
             pass
 

@@ -166,8 +166,9 @@ def _dead_pid():
 
 
 def test_stale_arenas_of_dead_ranks_are_removed(tmp_path):
-    """Files a rank killed during the start-up handshake leaves: removed by the next job once
-    their creator is gone and they are older than a handshake could be."""
+    """Files a rank killed during the start-up handshake leaves: removed by the next job at once
+    when their creator is gone; when its pid runs, only once older than a handshake could be
+    (the pid was reused)."""
     uid = os.getuid()
     dead = _dead_pid()
     try:
@@ -176,16 +177,16 @@ def test_stale_arenas_of_dead_ranks_are_removed(tmp_path):
     except ProcessLookupError:
         pass
     old = tmp_path / f"collflow-{uid}-abcd-1-{dead}"
-    fresh = tmp_path / f"collflow-{uid}-abce-1-{dead}"         # too young: maybe mid-handshake
-    alive = tmp_path / f"collflow-{uid}-abcf-0-{os.getppid()}"  # its creator runs
+    fresh = tmp_path / f"collflow-{uid}-abce-1-{dead}"         # young, but its creator is gone
+    alive = tmp_path / f"collflow-{uid}-abcf-0-{os.getppid()}"  # its creator runs: maybe mid-handshake
+    reused = tmp_path / f"collflow-{uid}-abci-0-{os.getppid()}"  # the pid runs, the file is old: reused
     legacy = tmp_path / f"collflow-{uid}-abcg-0"               # no pid in the name: kept
     other = tmp_path / f"collflow-{uid + 1}-abch-0-{dead}"     # another user's
-    for f in (old, fresh, alive, legacy, other):
+    for f in (old, fresh, alive, reused, legacy, other):
         f.write_bytes(b"x")
-    for f in (old, alive, legacy, other):
+    for f in (old, reused, legacy, other):
         os.utime(f, (1, 1))  # long ago
     removed = shm.remove_stale_arenas(str(tmp_path), min_age_s=60.0)
-    assert removed == [str(old)]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        p.name for p in (fresh, alive, legacy, other))
+    assert sorted(removed) == sorted(str(p) for p in (old, fresh, reused))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, legacy, other))
     assert shm.remove_stale_arenas(str(tmp_path / "missing")) == []

@@ -157,3 +157,90 @@ def test_describe_status():
     with pytest.raises(SystemExit):
         mod.parse_args([])
     assert mod.parse_args(["--", "echo", "hi"]).command == ["echo", "hi"]
+
+
+# -- hang-ups, one job per directory, what is not retried -----------------------------------------
+
+TERM_AWARE = ("import signal, sys, time\n"
+              "def bye(s, f):\n"
+              "    print('child got', signal.Signals(s).name, flush=True); sys.exit(143)\n"
+              "signal.signal(signal.SIGTERM, bye)\n"
+              "print('up', flush=True)\n"
+              "time.sleep(60)\n")
+
+
+def _start(*args):
+    return subprocess.Popen([sys.executable, SUPERVISE, "--restart-delay", "0", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _finish(p, timeout=30):
+    try:
+        rc = p.wait(timeout)
+        return rc, p.stdout.read(), p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+        p.stderr.close()
+
+
+def test_sighup_stops_the_job_like_sigterm_and_the_lock_goes_with_the_supervisor(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    p = _start("--max-restarts", "5", "--checkpoint-dir", str(ckpt), "--", sys.executable, "-c", TERM_AWARE)
+    assert p.stdout.readline().strip() == "up"
+    p.send_signal(signal.SIGHUP)  # the ssh session dropped
+    rc, out, err = _finish(p)
+    assert rc == 128 + signal.SIGHUP
+    assert "child got SIGTERM" in out  # forwarded as TERM: the job can checkpoint and stop
+    assert "received SIGHUP: passing SIGTERM to the command and stopping (no restart)" in err
+    assert "attempt 2" not in err
+    # the supervisor's lock died with it: the directory is free again
+    q = _start("--max-restarts", "0", "--checkpoint-dir", str(ckpt), "--", sys.executable, "-c", "pass")
+    assert _finish(q)[0] == 0
+
+
+def test_a_second_supervisor_on_the_same_directory_refuses_at_once(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    first = _start("--checkpoint-dir", str(ckpt), "--", sys.executable, "-c", TERM_AWARE)
+    try:
+        assert first.stdout.readline().strip() == "up"
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, SUPERVISE, "--checkpoint-dir", str(ckpt), "--",
+                            sys.executable, "-c", "print('second job ran')"], capture_output=True, text=True,
+                           timeout=60)
+        assert time.monotonic() - t0 < 10
+        assert r.returncode == 2 and "second job ran" not in r.stdout
+        assert f"is in use: its lock {str(ckpt / 'collflow.lock')!r} is held by pid {first.pid}" in r.stderr
+        assert "supervise.py" in r.stderr  # the holder's command line
+        assert first.poll() is None  # the first job goes on, untouched
+    finally:
+        first.send_signal(signal.SIGTERM)
+        rc, out, err = _finish(first)
+    assert rc == 128 + signal.SIGTERM and "child got SIGTERM" in out
+
+
+def test_usage_errors_are_not_retried(tmp_path):
+    r = subprocess.run([sys.executable, SUPERVISE, "--max-restarts", "3", "--restart-delay", "0", "--",
+                        sys.executable, "-c", "import sys; sys.exit(2)"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "exited with status 2" in r.stderr and "a usage error" in r.stderr and "not restarting" in r.stderr
+    assert "attempt 2" not in r.stderr
+
+
+def test_rerunning_a_finished_job_says_it_is_complete_and_succeeds(tmp_path):
+    train = os.path.join(ROOT, "scripts", "train.py")
+    ckpt = str(tmp_path / "ckpt")
+    cmd = [sys.executable, SUPERVISE, "--max-restarts", "2", "--restart-delay", "0", "--checkpoint-dir", ckpt, "--",
+           sys.executable, train, "--no-progress", "--steps", "6", "--checkpoint-dir", ckpt]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "the job is already complete" in again.stderr and "ckpt-6.h5 is at step 6" in again.stderr
+    assert "attempt 2" not in again.stderr and "finished successfully" in again.stderr
+    m1, m2 = json.loads(first.stdout), json.loads(again.stdout)
+    assert m2["already_complete"] is True and m2["steps"] == 6 and m2["steps_this_run"] == 0
+    assert m2["test_loss"] == m1["test_loss"]  # the finished model, restored as it was
+    assert sorted(f for f in os.listdir(ckpt) if f.endswith(".h5")) == ["ckpt-6.h5"]  # nothing rewritten

@@ -23,6 +23,9 @@ Design (one MPICommunicator wraps one mpi4py intracommunicator):
   broken and sends every peer a notice; their waits (and later collectives) raise the same
   kind of error ("rank R reported: ..."), so no rank is left hanging.  Buffers of
   collectives that can no longer complete are kept alive, since MPI may still write them.
+  A rank that closes the communicator sends the same channel a departure notice (how many
+  collectives it issued, `exit_reason`); a peer waiting for a later one fails at once
+  (collflow.comm.departure).
 * Shared memory.  When every rank is on one host, all-reduces run through
   collflow.comm.shm instead of MPI (`empty()` hands out arrays in this rank's arena, which
   those collectives read and write in place).  They are numbered like any collective and
@@ -49,6 +52,8 @@ from ..errors import (AbortedError, CollflowError, DeadlineExceededError, Intern
 from .base import (KINDS, SUPPORTED_DTYPES, CollectiveHandle, Communicator, Signature, _as_array,
                    _check_counts, _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
                    mismatch_error, sleep_backoff)
+from . import departure as _departure
+from . import settings as _settings
 from . import shm as _shm
 
 __all__ = ["MPICommunicator", "import_mpi"]
@@ -59,6 +64,7 @@ _REC_NAME_OFF, _REC_NAME_LEN = 13 * 8, 19 * 8
 _REC_MODE = 12                      # 1: the rank waits at once (a vote for the blocking call)
 _FAIL_BYTES = 1024
 _FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
+_FAIL_LEFT = 4                      # not a failure: a rank left (collflow.comm.departure)
 _MAX_DIMS = 6
 _PROGRESS_INTERVAL_S = 5e-5
 _POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
@@ -343,21 +349,29 @@ class MPICommunicator(Communicator):
     `shm` (default: on unless $COLLFLOW_SHM=0) runs all-reduces through shared memory when
     every rank is on one host (collflow.comm.shm; `shm_active` says whether it is, and
     `shm_reason` why not); True insists (UnavailableError where it cannot be used).
-    Creating one is collective over `comm`.
+    Creating one is collective over `comm`; the ranks first settle the COLLFLOW_* settings
+    they must share (collflow.comm.settings: rank 0's values, or an error naming a
+    difference).  `exit_reason`: what `close()` tells the peers about why this rank left
+    (collflow.comm.departure); a peer waiting for a collective this rank never issued fails
+    at once, naming it.
     """
 
     backend = "mpi"
 
     def __init__(self, comm: Any = None, timeout: Optional[float] = None, track_arrivals: Optional[bool] = None,
                  progress_thread: bool = True, shm: Optional[bool] = None):
-        super().__init__(timeout)
         MPI = import_mpi()
-        self._MPI = MPI
         base = MPI.COMM_WORLD if comm is None else comm
         if not isinstance(base, MPI.Intracomm):
             raise InvalidArgumentError(
                 f"cf.comm needs an mpi4py intracommunicator (such as MPI.COMM_WORLD), got {type(base).__name__}")
+        if base.Get_size() > 1:  # before anything reads them (the timeout, below)
+            track_arrivals = _settings.negotiate(base, {"track_arrivals": track_arrivals})["track_arrivals"]
+        super().__init__(timeout)
+        self._MPI = MPI
         self.mpi_comm = base
+        self.exit_reason: Optional[str] = None
+        self._departed = _departure.Departures()
         self._rank = base.Get_rank()
         self._size = base.Get_size()
         self._c1 = base.Dup()
@@ -517,7 +531,7 @@ class MPICommunicator(Communicator):
                 for d in list(self._deferred):
                     self._resolve(d)
             with self._lock:
-                self._check_usable()
+                self._check_usable(launching=sig)
                 seq = self._seq
                 h = _MPIHandle(self, seq, sig)
                 if self._track:
@@ -659,11 +673,16 @@ class MPICommunicator(Communicator):
         self._inflight.append(h)  # nothing posted: _fail_inflight finds no request to keep
         self._timed_out(h, timeout)
 
-    def _check_usable(self, drain: bool = True) -> None:
+    def _check_usable(self, drain: bool = True, launching: Optional[Signature] = None) -> None:
         """(lock held) Raises the communicator's error if it broke; `drain`: read control
-        messages first."""
+        messages first; `launching`: the collective about to be numbered self._seq, which
+        fails here if a peer left before issuing it."""
         if drain and self._size > 1:
             self._drain_ctl()
+        if launching is not None and self._departed and self._broken is None:
+            err = self._departed.error_for(self._seq, f"collective #{self._seq} {launching.describe()}", self._rank)
+            if err is not None:
+                self._break(err)
         if self._broken is not None:
             self._fail_inflight()
             self._raise_broken()
@@ -777,8 +796,22 @@ class MPICommunicator(Communicator):
             src = st.Get_source()
             code, msg = _decode_fail(self._fail_buf)
             self._fail_req = self._ctl.Irecv(self._fail_buf, source=self._MPI.ANY_SOURCE, tag=_TAG_FAIL)
-            if self._broken is None:
+            if code == _FAIL_LEFT:
+                self._departed.record(src, msg)
+            elif self._broken is None:
                 self._broken = (src, _fail_error(code, f"rank {src} reported: {msg}"))
+        if self._departed and self._broken is None:
+            self._check_departed()
+
+    def _check_departed(self) -> None:
+        """(lock held) Breaks the communicator when a collective in flight or queued was
+        never issued by a peer that left (its peers hear of it too)."""
+        pending = [h for h in (*self._inflight, *self._deferred, *self._shm_pending) if not h._done]
+        for h in sorted(pending, key=lambda h: h.seq):
+            err = self._departed.error_for(h.seq, h.description, self._rank)
+            if err is not None:
+                self._break(err)
+                return
 
     def _on_arrival(self, src: int, seq: int, body: bytes) -> None:
         self._peer_last[src] = seq
@@ -905,7 +938,7 @@ class MPICommunicator(Communicator):
             with self._lock:
                 # MPI calls cost tens of microseconds here: control messages are read at
                 # most every millisecond (a wait polls them anyway)
-                self._check_usable(drain=time.monotonic() - self._last_drain >= 1e-3)
+                self._check_usable(drain=time.monotonic() - self._last_drain >= 1e-3, launching=sig)
                 seq = self._seq
                 # the peers compare records in shared memory; this rank's is kept for a peer
                 # that issues an MPI collective as #seq (its record then names both)
@@ -1249,7 +1282,8 @@ class MPICommunicator(Communicator):
         self.mpi_comm.Abort(code)
 
     def close(self) -> None:
-        """Stops the progress thread and releases the private communicators (not the user's)."""
+        """Stops the progress thread, tells the peers this rank left (`exit_reason`), and
+        releases the private communicators (not the user's, nor the control one: see below)."""
         if self._closed:
             return
         self.stop_timeline()
@@ -1261,11 +1295,24 @@ class MPICommunicator(Communicator):
                 self._break(AbortedError(f"{h.description}: rank {self._rank} closed its communicator with "
                                          f"{len(self._shm_pending)} shared-memory collective(s) not run"))
                 self._fail_inflight()
+            if self._size > 1 and self._broken is None:  # tell the peers this rank is gone, and why
+                buf = _encode_fail(_FAIL_LEFT, _departure.encode(self._seq, self.exit_reason))
+                for p in range(self._size):
+                    if p != self._rank:
+                        try:
+                            self._sends.append((self._ctl.Isend(buf, dest=p, tag=_TAG_FAIL), buf))
+                        except Exception:
+                            pass
         if self._shm is not None:
             self._shm.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
         with self._lock:
+            # give the notices a moment to leave; a send still pending is completed by MPI
+            # while this process finalizes (a peer busy computing can take longer to take it)
+            end = time.monotonic() + 0.02
+            while self._sends and time.monotonic() < end:
+                self._sends = [s for s in self._sends if not s[0].Test()]
             if self._size > 1:
                 for req in (self._arr_req, self._fail_req):
                     try:
@@ -1275,7 +1322,10 @@ class MPICommunicator(Communicator):
                         pass
             healthy = self._broken is None and not self._inflight and not self._zombies
             if healthy:
-                for c in (self._c1, self._c2, self._ctl):
+                # not `_ctl`: a peer's notice or record may still be on its way, and MPI would
+                # hand it to the next communicator given this one's context id (of another
+                # group, even: an abort inside MPI); kept, the id is never reused
+                for c in (self._c1, self._c2):
                     try:
                         c.Free()
                     except Exception:

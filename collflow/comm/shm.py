@@ -125,9 +125,10 @@ def _arena_name(token: str, rank: int, pid: int) -> str:
 
 def remove_stale_arenas(directory: str = "/dev/shm", min_age_s: float = STALE_AFTER_S) -> List[str]:
     """Removes this user's arena files left by ranks killed during the start-up handshake:
-    those whose creator (the pid in the name) no longer runs, last modified over `min_age_s`
-    ago.  The paths removed.  Best effort: errors (a file another rank removed first, an
-    unreadable directory) are ignored."""
+    at once those whose creator (the pid in the name) no longer runs; those whose pid runs
+    only when last modified over `min_age_s` ago (a handshake takes milliseconds, so the pid
+    was reused).  The paths removed.  Best effort: errors (a file another rank removed
+    first, an unreadable directory) are ignored."""
     removed: List[str] = []
     mine = f"{_ARENA_PREFIX}{os.getuid()}-"
     try:
@@ -146,14 +147,14 @@ def remove_stale_arenas(directory: str = "/dev/shm", min_age_s: float = STALE_AF
             continue
         try:
             os.kill(pid, 0)
-            continue  # the creator runs (or the pid was reused: then the file is kept)
+            alive = True  # the creator, in its handshake, or a reuse of its pid
         except ProcessLookupError:
-            pass
+            alive = False
         except OSError:  # e.g. EPERM: a process of that pid exists
-            continue
+            alive = True
         path = os.path.join(directory, name)
         try:
-            if now - os.stat(path).st_mtime < min_age_s:
+            if alive and now - os.stat(path).st_mtime < min_age_s:
                 continue
             os.unlink(path)
             removed.append(path)

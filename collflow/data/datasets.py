@@ -7,6 +7,7 @@ every rerun) sees the same split without communicating.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -159,21 +160,43 @@ def _read_h5(path: str) -> Dict[str, np.ndarray]:
     return out
 
 
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def _first(mask: np.ndarray) -> int:
+    """The index of the first True of a 1-D mask (which has one)."""
+    return int(np.argmax(mask))
+
+
 def _as_labels(y: np.ndarray, key: str, path: str) -> np.ndarray:
+    """Class labels as int32, or an error naming the file, the array, the first offending
+    value and its index (nothing is wrapped: int64 2**32 + 3 is not class 3)."""
     y = np.asarray(y)
     if y.ndim != 1:
         raise InvalidArgumentError(f"{path!r}: {key!r} must be a 1-D array of class labels, got shape {y.shape}")
     if y.dtype.kind == "f":
-        if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
-            raise InvalidArgumentError(f"{path!r}: {key!r} must hold integer class labels, got non-integer floats")
+        bad = ~np.isfinite(y) | (y != np.round(y))
+        if bad.any():
+            i = _first(bad)
+            raise InvalidArgumentError(f"{path!r}: {key!r} must hold integer class labels, got non-integer floats "
+                                       f"(the first: {y[i].item()!r} at index {i})")
     elif y.dtype.kind not in "iub":
         raise InvalidArgumentError(f"{path!r}: {key!r} must hold integer class labels, got dtype {y.dtype}")
     if y.size and y.min() < 0:
-        raise InvalidArgumentError(f"{path!r}: {key!r} has negative labels (min {y.min()}); labels must be 0..C-1")
+        i = _first(y < 0)
+        raise InvalidArgumentError(f"{path!r}: {key!r} has a negative label {y[i].item()!r} at index {i}; labels must be "
+                                   "0..C-1")
+    if y.size and y.max() > _INT32_MAX:
+        i = _first(y > _INT32_MAX)
+        raise InvalidArgumentError(f"{path!r}: {key!r} has label {int(y[i])} at index {i}, beyond the int32 range "
+                                   f"of class labels (0..{_INT32_MAX}); it would wrap to another class")
     return y.astype(np.int32)
 
 
 def _as_features(x: np.ndarray, key: str, path: str, scale: Optional[float]) -> np.ndarray:
+    """Features as float32, or an error naming the first NaN or infinite value (or one
+    float32 cannot hold) and its index: a model cannot learn from them, and the loss would
+    only say it diverged."""
     x = np.asarray(x)
     if x.ndim < 2:
         raise InvalidArgumentError(
@@ -182,10 +205,49 @@ def _as_features(x: np.ndarray, key: str, path: str, scale: Optional[float]) -> 
         raise InvalidArgumentError(f"{path!r}: {key!r} must be numeric, got dtype {x.dtype}")
     if scale is None and x.dtype == np.uint8:
         scale = 1.0 / 255.0  # 8-bit images: the usual [0, 1] scaling
-    out = x.astype(np.float32)
-    if scale is not None and scale != 1.0:
-        out *= np.float32(scale)
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below, by position
+        out = x.astype(np.float32)
+        if scale is not None and scale != 1.0:
+            out *= np.float32(scale)
+    finite = np.isfinite(out)
+    if not finite.all():
+        idx = tuple(int(i) for i in np.unravel_index(_first(~finite.reshape(-1)), out.shape))
+        v = x[idx].item()
+        what = "a NaN" if np.isnan(v) else ("an infinite value" if np.isinf(v) else
+                                           f"{v!r}, beyond float32's range (scaled: {out[idx].item()})")
+        raise InvalidArgumentError(
+            f"{path!r}: {key!r} has {what} at index {idx} (example {idx[0]}); {int((~finite).sum())} value(s) are "
+            "not finite in float32. Clean or drop those examples: training on them only diverges")
     return out
+
+
+def _check_classes(ys: Dict[str, np.ndarray], path: str, num_classes: Optional[int]) -> Tuple[int, Dict[str, Any]]:
+    """(the class count, notes for Dataset.info) for the labels `ys` (by array name).
+
+    With `num_classes`, every label must be below it (else an error naming the value and
+    its index).  Without, it is the largest label + 1; when fewer than half of those classes
+    occur, a warning names the largest label and where it is (an outlier such as 99999
+    among digits would silently build a 100,000-class model)."""
+    top_key, top_i, top = "", -1, -1
+    for k, y in ys.items():
+        if y.size and int(y.max()) > top:
+            top_key, top_i, top = k, int(np.argmax(y)), int(y.max())
+    if num_classes is not None:
+        if int(num_classes) < 1:
+            raise InvalidArgumentError(f"num_classes must be positive, got {num_classes}")
+        if top >= num_classes:
+            raise InvalidArgumentError(f"{path!r}: {top_key!r} has label {top} at index {top_i}, but there are "
+                                       f"num_classes={num_classes} classes (labels 0..{int(num_classes) - 1})")
+        return int(num_classes), {}
+    n = top + 1
+    seen = len(np.unique(np.concatenate([y for y in ys.values()])))
+    note = {"num_classes_inferred_from": f"label {top} at index {top_i} of {top_key!r}"}
+    if seen * 2 < n:
+        warnings.warn(f"{path!r}: inferred {n} classes from the largest label, {top} at index {top_i} of "
+                      f"{top_key!r}, but only {seen} distinct labels occur: is it an outlier? Pass the class "
+                      "count (--num-classes, num_classes=) to check the labels against it", UserWarning,
+                      stacklevel=3)
+    return n, note
 
 
 def load_file(path: str, test_fraction: float = 0.2, seed: int = 0, scale: Optional[float] = None,
@@ -195,7 +257,11 @@ def load_file(path: str, test_fraction: float = 0.2, seed: int = 0, scale: Optio
     The file holds arrays `x` (examples, features...) and `y` (examples,) of integer labels,
     and optionally `x_test`, `y_test`; without them the test part is split off `x`, `y` with
     `test_fraction` and `seed` (stratified).  Features become float32 (uint8 data is scaled by
-    1/255 unless `scale` is given; other dtypes are multiplied by `scale` when given).
+    1/255 unless `scale` is given; other dtypes are multiplied by `scale` when given); a NaN
+    or infinite feature is an error naming its index.  Labels must be integers in
+    0..num_classes-1 (and int32); without `num_classes` it is the largest label + 1, with a
+    UserWarning when fewer than half of those classes occur.  Errors name the file, the array,
+    the offending value and its index.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -239,13 +305,10 @@ def load_file(path: str, test_fraction: float = 0.2, seed: int = 0, scale: Optio
         xtr, ytr = x, y
     else:
         xtr, ytr, xte, yte = split(x, y, test_fraction, seed, stratify=True)
-    seen = int(max(ytr.max(initial=-1), yte.max(initial=-1))) + 1
-    if num_classes is None:
-        num_classes = seen
-    elif seen > num_classes:
-        raise InvalidArgumentError(f"dataset file {path!r} has label {seen - 1}, but num_classes={num_classes}")
+    num_classes, notes = _check_classes({"y": y, **({"y_test": yte} if "y_test" in arrs else {})}, path,
+                                        num_classes)
     name = os.path.splitext(os.path.basename(path))[0]
-    return Dataset(xtr, ytr, xte, yte, int(num_classes), name, {"path": os.path.abspath(path)})
+    return Dataset(xtr, ytr, xte, yte, int(num_classes), name, {"path": os.path.abspath(path), **notes})
 
 
 def synthetic(n: int = 10000, shape: Sequence[int] = (784,), num_classes: int = 10, seed: int = 0,

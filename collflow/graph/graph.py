@@ -30,6 +30,23 @@ __all__ = [
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
+_NAME_RULE = "TF1's rule: letters, digits, '.', '_', '-' and '/', starting with a letter, digit or '.'"
+
+
+def _check_node_name(scope: str, name: str) -> None:
+    """Raises, as TF1 does, when an op name given by `name=` (within `scope`) is not a valid
+    node name: no spaces, newlines or ':' (that separates a tensor's output index).  A scope
+    entered verbatim ('x:0/', as Variable(name='x:0') does) is named as the culprit."""
+    full = f"{scope}/{name}" if scope else name
+    if isinstance(name, str) and _VALID_NAME.fullmatch(full):
+        return
+    if isinstance(name, str) and scope and _VALID_NAME.fullmatch(name):
+        bad, what = scope, "scope"
+    else:
+        bad, what = full, "node"
+    raise InvalidArgumentError(f"{bad!r} is not a valid {what} name ({_NAME_RULE}"
+                               + ("; ':' separates a tensor's output index, as in 'x:0'" if ":" in str(bad) else "")
+                               + ")")
 
 
 class GraphKeys:
@@ -306,8 +323,8 @@ class Graph:
         if name.endswith("/"):
             scope = name[:-1]
         else:
-            if not _VALID_NAME.match(name):
-                raise InvalidArgumentError(f"invalid name scope {name!r}")
+            if not _VALID_NAME.fullmatch(name):
+                raise InvalidArgumentError(f"{name!r} is not a valid scope name ({_NAME_RULE})")
             scope = self.unique_name(name)
         st.append(scope)
         try:
@@ -378,6 +395,8 @@ class Graph:
                 raise InvalidArgumentError(
                     f"{op_type} op: input {t.name} belongs to another graph than the one being built")
         with self._lock:
+            if name:  # a name= the caller gave (TF1 checks it; ours are valid by construction)
+                _check_node_name(self._current_scope(), name)
             uname = self.unique_name(name or op_type)
             dev = canonical_device(device) if device is not None else self._current_device()
             op = Operation(self, op_def, uname, tensors, dict(attrs or {}), dev, self._current_control_inputs())
