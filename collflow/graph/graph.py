@@ -61,6 +61,9 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     GLOBAL_STEP = "global_step"
     INIT_OP = "init_op"
+    # collflow: (broadcast op, training step ops) records: a Session runs the broadcast of rank
+    # 0's variables before its first run of such a step, unless a broadcast already ran
+    REPLICA_SYNC = "replica_sync"
 
 
 def canonical_device(spec: Optional[str]) -> Optional[str]:

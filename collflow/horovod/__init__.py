@@ -31,7 +31,7 @@ from ..graph.variables import Variable, global_variables
 from ..train.distributed import broadcast_global_variables as _broadcast_variables
 from ..train.hooks import SessionRunHook
 from ..train.optimizer import Optimizer
-from ..train.sync_replicas import SyncReplicasOptimizer
+from ..train.sync_replicas import SyncReplicasOptimizer, add_replica_sync
 
 __all__ = [
     "init", "shutdown", "is_initialized", "size", "rank", "local_size", "local_rank", "cross_size", "cross_rank",
@@ -300,9 +300,13 @@ class _DistributedOptimizer(Optimizer):
     def apply_gradients(self, grads_and_vars: Sequence[Tuple[Any, Variable]], global_step: Optional[Variable] = None,
                         name: Optional[str] = None) -> _g.Operation:
         """Applies the (already reduced) gradients with the wrapped optimizer."""
+        pairs = list(grads_and_vars)
         if self._passes > 1:
-            return self._aggregated_apply(list(grads_and_vars), global_step, name)
-        return self._opt.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+            op = self._aggregated_apply(pairs, global_step, name)
+        else:
+            op = self._opt.apply_gradients(pairs, global_step=global_step, name=name)
+        add_replica_sync(op.graph, op)  # replicas start identical even without the broadcast hook
+        return op
 
     def minimize(self, loss: Any, global_step: Optional[Variable] = None, var_list: Any = None,
                  gate_gradients: int = Optimizer.GATE_OP, aggregation_method: Any = None,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import CollflowError, InvalidArgumentError
-from ..graph.graph import Graph, Operation, Tensor, get_default_graph
+from ..graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from ..kernels.device import get_device, available_devices
 from ..kernels.registry import run_token_scope
 from . import tracing
@@ -115,6 +115,7 @@ class Session:
         self._default_device = self._pick_default_device(self._config.get("device", "auto"))
         configure_device(self._config, get_device(self._default_device))
         self._ctx_stack: List[Any] = []
+        self._replicas_synced = False
 
     # -- devices -------------------------------------------------------------------------
     @staticmethod
@@ -151,6 +152,8 @@ class Session:
         feed_tensors, feed_values = self._resolve_feeds(feed_dict)
         trace = tracing.wants_trace(options)
         plan, order = self._get_plan(fetch_map.elements, feed_tensors, trace)
+        if not self._replicas_synced and self.graph.get_collection(GraphKeys.REPLICA_SYNC):
+            self._sync_replicas(plan)
         if order is not None:
             feed_values = [feed_values[j] for j in order]
         tok = cancel_token if cancel_token is not None else CancellationToken()
@@ -167,6 +170,20 @@ class Session:
                 tracing.fill(run_metadata, plan.ops, plan.placement, records)
         out = [_to_host(v) for v in vals]
         return fetch_map.rebuild(out)
+
+    def _sync_replicas(self, plan: Any) -> None:
+        """Before this session's first synchronous training step (a SyncReplicasOptimizer's
+        or Horovod optimizer's train op): the broadcast of rank 0's variables, unless this
+        session already ran a broadcast.  Every rank reaches its first step together."""
+        ops = set(plan.ops)
+        if any(isinstance(o, Operation) and o.type == "FusedBroadcast" for o in ops):
+            self._replicas_synced = True  # the user's broadcast_global_variables (or ours)
+            return
+        recs = self.graph.get_collection(GraphKeys.REPLICA_SYNC)
+        if not any(ops & rec.steps for rec in recs):
+            return
+        self._replicas_synced = True
+        self.run([rec.broadcast for rec in recs])
 
     def _resolve_feeds(self, feed_dict: Optional[dict]) -> Tuple[List[Tensor], List[Any]]:
         if not feed_dict:

@@ -115,6 +115,7 @@ class SyncReplicasOptimizer(Optimizer):
         else:
             reduced = self.reduce_gradients(pairs)
             self._train_op = self._opt.apply_gradients(reduced, global_step=global_step, name=name)
+        add_replica_sync(pairs[0][1].graph, self._train_op)
         return self._train_op
 
     def _averages_parameters(self, pairs: List[Tuple[Any, Variable]], fold: bool) -> bool:
@@ -336,6 +337,31 @@ class SyncReplicasOptimizer(Optimizer):
             if sess is None or s is sess:
                 q.close()
                 del self._quorums[s]
+
+
+class ReplicaSync:
+    """The broadcast of rank 0's variables and the training steps it must precede."""
+
+    def __init__(self, broadcast: _g.Operation):
+        self.broadcast = broadcast
+        self.steps: set = set()
+
+
+def add_replica_sync(g: _g.Graph, step: Optional[_g.Operation]) -> None:
+    """Registers `step` as a synchronous training step: a Session runs one broadcast of rank
+    0's variables before its first run of such a step (as PyTorch's DDP broadcasts when a
+    model is wrapped), so replicas start identical even when nobody ran
+    broadcast_global_variables.  One broadcast per graph, built on first use."""
+    recs = g.get_collection(_g.GraphKeys.REPLICA_SYNC)
+    if not recs:
+        from .distributed import broadcast_global_variables
+        with g.as_default():
+            rec = ReplicaSync(broadcast_global_variables(0, name="replica_sync"))
+        g.add_to_collection(_g.GraphKeys.REPLICA_SYNC, rec)
+    else:
+        rec = recs[0]
+    if step is not None:
+        rec.steps.add(step)
 
 
 def _zeros_for(t: _g.Tensor, shape: Optional[List[int]]) -> Any:

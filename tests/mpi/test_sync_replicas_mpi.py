@@ -95,3 +95,23 @@ def test_gradients_computed_into_the_bucket_under_mpi(comm, average):
             assert k.input_slots.bucket.placed == 3
             seen.append((addr(k.input_slots.bucket.buf), tuple(addr(b.buf) for b in k.result_buffers)))
     assert sum(a == b for a, b in zip(seen[1:], seen[2:])) >= 3, seen
+
+
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_replicas_start_identical_without_an_explicit_broadcast(comm, opt):
+    """As PyTorch's DDP does when wrapping a model: the first collective step of a session
+    broadcasts rank 0's variables, so a program that forgot broadcast_global_variables still
+    trains one model (here every rank initializes with its own seed)."""
+    n, r = comm.size, comm.rank
+    m = dp.build(opt, comm=comm, init_seed=100 + r)
+    xs, ys, ids = dp.data(4, 4 * n)
+    with cf.Session(graph=m["graph"], config={"comm": comm}) as s:
+        s.run(m["init"])  # no s.run(m["bcast"])
+        for k in range(4):
+            sl = slice(r * 4, (r + 1) * 4)
+            s.run(m["train"], {m["x"]: xs[k, sl], m["y"]: ys[k, sl], m["ids"]: ids[k, sl]})
+        mine = s.run(m["vars"])
+    ref = dp.train_single(dp.build(opt, sync=False, init_seed=100), steps=4, global_batch=4 * n)
+    for a, b in zip(mine, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
