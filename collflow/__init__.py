@@ -48,6 +48,14 @@ from .nn import losses  # noqa: F401,E402  (tf.losses)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn only)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
+from .graph.ops.math_extra_ops import *  # noqa: F401,F403,E402  (tf.div, tf.floor, tf.erf, tf.linspace, ...)
+from .graph.ops.matrix_ops import *  # noqa: F401,F403,E402  (tf.einsum, tf.tensordot, tf.eye, tf.diag, ...)
+from .graph.ops.index_ops import *  # noqa: F401,F403,E402  (tf.gather_nd, tf.scatter_nd, tf.boolean_mask, ...)
+from .graph.ops.segment_ops import *  # noqa: F401,F403,E402  (tf.segment_*, tf.unsorted_segment_*)
+from .graph.ops.check_ops import *  # noqa: F401,F403,E402  (tf.Assert, tf.assert_*, tf.check_numerics)
+from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print is last, below)
+from .graph.ops.categorical_ops import multinomial  # noqa: F401,E402
+from . import image  # noqa: F401,E402  (tf.image)
 from .data import pipeline as _pipeline  # noqa: E402
 
 # TensorFlow's tf.train names for the input-pipeline threads (data sits below train in the layering)
@@ -58,3 +66,5 @@ for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runne
 bool = bool_  # noqa: A001  (tf.bool; defined last so nothing in this module sees it)
 from .graph.ops.misc_ops import range  # noqa: A001,E402  (tf.range; last, as bool)
 from .graph.ops.case_ops import tuple  # noqa: A001,E402  (tf.tuple; last, as bool)
+from .graph.ops.math_extra_ops import round  # noqa: A001,E402  (tf.round; last, as bool)
+from .graph.ops.logging_ops import print  # noqa: A001,E402  (tf.print; last, as bool)

@@ -21,7 +21,7 @@ LAYERS = [
     {"comm", "summary"},                # communicators and collective kernels; summary ops
     {"train", "profile"},               # optimizers, checkpoints, sync replicas, hooks
     {"data"},                           # input pipelines and datasets
-    {"nn", "layers"},                   # layers, cells, losses
+    {"nn", "layers", "image"},          # layers, cells, losses; tf.image
     {"contrib", "models", "horovod"},   # built from everything below
     {"compat"},                         # TF1's namespace over all of collflow
 ]

@@ -4,3 +4,5 @@ from . import reverse_ops  # noqa: F401  (tf.reverse, tf.reverse_sequence)
 from . import rnn_ops  # noqa: F401  (the fused LSTM cell)
 from . import scan_ops  # noqa: F401  (tf.cumsum, tf.cumprod)
 from . import dynamic_shape_ops  # noqa: F401  (reshape to a run-time shape)
+from . import (math_extra_ops, matrix_ops, index_ops, segment_ops, logging_ops, check_ops,  # noqa: F401
+               nn_extra_ops, image_ops, categorical_ops)  # (TF1 fidelity part 3: tf.div, tf.einsum, ...)

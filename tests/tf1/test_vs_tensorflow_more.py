@@ -1,0 +1,259 @@
+"""Differential tests against real TensorFlow 1.x for the ops of TF1 fidelity part 3 (tf.div,
+tf.round, tf.einsum, tf.gather_nd, the segment reductions, tf.nn.elu, tf.image.resize_*, ...):
+the same graph built in both, fed the same data, values and gradients compared (float32, 1e-5),
+plus what tf.Print / tf.print write and what tf.Assert / tf.check_numerics raise.
+
+Skipped cleanly without TensorFlow (`pip install -e ".[conformance]"`).  tf.multinomial is
+random and has no case here (its sampling is tested against its distribution in
+tests/test_more_ops2.py).
+"""
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tfdiff import check_case  # noqa: E402  (sets TensorFlow's environment first)
+
+tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+
+import collflow.compat.v1 as cft  # noqa: E402
+
+tft = tensorflow.compat.v1
+tft.disable_eager_execution()
+
+
+def _f(tf, t):
+    return tf.cast(t, tf.float32)
+
+
+def _ints(tf, a, scale=3.0):
+    """float inputs in [-2, 2) as int32 in [-6, 6], zeros replaced by 1 (divisors)."""
+    i = tf.cast(a * scale, tf.int32)
+    return tf.where(tf.equal(i, 0), tf.ones_like(i), i)
+
+
+_HALVES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 3.51]
+_SPECIAL = [np.nan, np.inf, -np.inf, 1.0]
+
+# (id, fn(tf, *xs) -> tensor or list, input specs): see tfdiff.py
+CASES = [
+    # division and rounding
+    ("div_float", lambda tf, a, b: tf.div(a, b), [(3, 4), ("pos", 3, 4)]),
+    ("div_int_floors", lambda tf, a, b: _f(tf, tf.div(_ints(tf, a), _ints(tf, b, 1.7))), [(3, 4), (3, 4)]),
+    ("realdiv", lambda tf, a, b: tf.realdiv(a, b), [(3, 4), ("pos", 4)]),
+    ("truncatediv", lambda tf, a, b: _f(tf, tf.truncatediv(_ints(tf, a), _ints(tf, b, 1.7))), [(3, 4), (3, 4)]),
+    ("truncatemod", lambda tf, a, b: _f(tf, tf.truncatemod(_ints(tf, a), _ints(tf, b, 1.7))), [(3, 4), (3, 4)]),
+    ("floormod", lambda tf, a, b: tf.floormod(a, b), [(3, 4), ("pos", 3, 4)]),
+    ("floor_ceil", lambda tf, a: [tf.floor(a * 3.0), tf.ceil(a * 3.0)], [(3, 4)]),
+    ("round_half_even", lambda tf, a: tf.round(tf.constant(_HALVES)) + a, [(8,)]),
+    ("round_rint", lambda tf, a: [tf.round(a * 3.0), tf.rint(a * 3.0)], [(3, 4)]),
+    ("rint_halves", lambda tf, a: tf.rint(tf.constant(_HALVES)) * a, [(8,)]),
+    ("is_nan_finite_inf", lambda tf, a: [_f(tf, tf.is_nan(a + _SPECIAL)), _f(tf, tf.is_finite(a + _SPECIAL)),
+                                         _f(tf, tf.is_inf(a + _SPECIAL))], [(4,)]),
+    ("erf", lambda tf, a: tf.erf(a), [(3, 5)]),
+    ("atan2", lambda tf, a, b: tf.atan2(a, b), [(3, 4), (3, 4)]),
+    ("count_nonzero", lambda tf, a: [_f(tf, tf.count_nonzero(tf.nn.relu(a))),
+                                     _f(tf, tf.count_nonzero(tf.nn.relu(a), axis=1, keepdims=True))], [(3, 4)]),
+    ("linspace", lambda tf, a: tf.linspace(tf.reduce_min(a), tf.reduce_max(a), 7) + tf.lin_space(0.0, 1.0, 4)[1],
+     [(5,)]),
+    # matrices and contractions
+    ("eye", lambda tf, a: tf.eye(3, 4, batch_shape=[2]) * tf.reduce_sum(a), [(2,)]),
+    ("meshgrid_xy", lambda tf, a, b: tf.meshgrid(a, b), [(3,), (2,)]),
+    ("meshgrid_ij", lambda tf, a, b, c: tf.meshgrid(a, b, c, indexing="ij"), [(3,), (2,), (4,)]),
+    ("einsum_matmul", lambda tf, a, b: tf.einsum("ij,jk->ik", a, b), [(3, 4), (4, 5)]),
+    ("einsum_batch_transpose", lambda tf, a, b: tf.einsum("bij,bkj->bki", a, b), [(2, 3, 4), (2, 5, 4)]),
+    ("einsum_implicit", lambda tf, a, b: tf.einsum("ij,jk", a, b), [(3, 4), (4, 2)]),
+    ("einsum_trace_diag", lambda tf, a: [tf.einsum("ii->", a), tf.einsum("ii->i", a)], [(4, 4)]),
+    ("einsum_outer_sum", lambda tf, a, b: tf.einsum("i,j->ij", a, b) + tf.einsum("ij->j", tf.einsum("i,j->ij", a, b)),
+     [(3,), (4,)]),
+    ("einsum_ellipsis", lambda tf, a, b: tf.einsum("...ij,...jk->...ik", a, b), [(2, 3, 4), (2, 4, 2)]),
+    ("einsum_three", lambda tf, a, b, c: tf.einsum("ij,jk,kl->il", a, b, c), [(2, 3), (3, 4), (4, 2)]),
+    ("tensordot_int", lambda tf, a, b: tf.tensordot(a, b, 1), [(2, 3), (3, 4)]),
+    ("tensordot_pairs", lambda tf, a, b: tf.tensordot(a, b, [[0, 2], [1, 0]]), [(3, 2, 4), (4, 3, 5)]),
+    ("tensordot_outer", lambda tf, a, b: tf.tensordot(a, b, 0), [(2, 3), (2,)]),
+    ("diag", lambda tf, a: tf.diag(a), [(2, 3)]),
+    ("diag_part", lambda tf, a: tf.diag_part(a), [(2, 3, 2, 3)]),
+    ("matrix_diag", lambda tf, a: tf.matrix_diag(a), [(2, 3)]),
+    ("matrix_diag_part", lambda tf, a: [tf.matrix_diag_part(a), tf.matrix_diag_part(tf.transpose(a, [0, 2, 1]))],
+     [(2, 3, 4)]),
+    ("matrix_set_diag", lambda tf, a, d: tf.matrix_set_diag(a, d), [(2, 4, 3), (2, 3)]),
+    # gathering and scattering
+    ("gather_nd", lambda tf, p: tf.gather_nd(p, [[0, 1], [2, 0], [0, 1]]), [(3, 2, 4)]),
+    ("gather_nd_full", lambda tf, p: tf.gather_nd(p, [[[0, 1, 1]], [[2, 0, 0]]]), [(3, 2, 2)]),
+    ("gather_nd_rows", lambda tf, p: tf.gather_nd(p, [[2], [0], [2]]) * 2.0, [(3, 4)]),
+    ("scatter_nd", lambda tf, u: tf.scatter_nd([[1, 0], [0, 2], [1, 0]], u, [2, 3, 4]), [(3, 4)]),
+    # boolean_mask's selected dimension is not static: fetched through a reshape to its known size
+    ("boolean_mask", lambda tf, t: tf.reshape(
+        tf.boolean_mask(t, tf.constant([[True, False, True], [False, True, True]])), [4, 4]), [(2, 3, 4)]),
+    ("boolean_mask_axis", lambda tf, t: tf.reshape(
+        tf.boolean_mask(t, tf.constant([False, True, True, False]), axis=2), [2, 3, 2]), [(2, 3, 4)]),
+    ("sparse_to_dense", lambda tf, v, d: tf.sparse_to_dense([[0, 1], [1, 0], [2, 3]], [3, 4], v, tf.reduce_sum(d)),
+     [(3,), (2,)]),
+    # TensorFlow's own gradient of 1-D indices fails (a GatherNd shape error): values only
+    ("sparse_to_dense_1d", lambda tf, a: tf.sparse_to_dense([1, 3], [5], tf.constant([2.0, 3.0]), -1.0) * a,
+     [(5,)]),
+    # segment reductions (empty segments only where the result stays finite); the sorted ones'
+    # number of segments is not static in TensorFlow: fetched through a reshape
+    ("segment_sum_mean", lambda tf, d: [tf.reshape(tf.segment_sum(d, [0, 0, 2, 3, 3]), [4, 3]),
+                                        tf.reshape(tf.segment_mean(d, [0, 0, 2, 3, 3]), [4, 3])], [(5, 3)]),
+    ("segment_max_min", lambda tf, d: [tf.reshape(tf.segment_max(d, [0, 1, 1, 2, 2]), [3, 3]),
+                                       tf.reshape(tf.segment_min(d, [0, 0, 1, 1, 2]), [3, 3])], [(5, 3)]),
+    ("segment_max_empty_is_zero", lambda tf, d: tf.reshape(tf.segment_max(d, [0, 0, 3, 3]), [4, 2]), [(4, 2)]),
+    ("unsorted_segment_sum", lambda tf, d: tf.unsorted_segment_sum(d, [3, -1, 0, 3, 1], 5), [(5, 2)]),
+    ("unsorted_segment_sum_2d_ids", lambda tf, d: tf.unsorted_segment_sum(d, [[2, 0, 1], [1, 1, -1]], 3),
+     [(2, 3, 2)]),
+    ("unsorted_segment_mean", lambda tf, d: tf.unsorted_segment_mean(d, [3, 0, 0, 3, 1], 5), [(5, 2)]),
+    ("unsorted_segment_max", lambda tf, d: tf.unsorted_segment_max(d, [2, 0, 0, 2, 1], 3), [(5, 2)]),
+    ("unsorted_segment_min", lambda tf, d: tf.unsorted_segment_min(d, [[2, 0], [0, 1]], 3), [(2, 2, 3)]),
+    # pass-through checks
+    ("Print_identity", lambda tf, a: tf.Print(a * 2.0, [a], message="x", first_n=0), [(3,)]),
+    ("check_numerics", lambda tf, a: tf.check_numerics(a * a, "a"), [(3, 2)]),
+    ("verify_tensor_all_finite", lambda tf, a: tf.verify_tensor_all_finite(tf.sin(a), "a"), [(3,)]),
+    # activations
+    ("relu6", lambda tf, a: tf.nn.relu6(a * 4.0), [(4, 5)]),
+    ("elu", lambda tf, a: tf.nn.elu(a), [(4, 5)]),
+    ("selu", lambda tf, a: tf.nn.selu(a), [(4, 5)]),
+    ("softplus", lambda tf, a: tf.nn.softplus(a * 10.0), [(4, 5)]),
+    ("softsign", lambda tf, a: tf.nn.softsign(a), [(4, 5)]),
+    ("leaky_relu", lambda tf, a: tf.nn.leaky_relu(a, 0.1), [(4, 5)]),
+    ("lrn", lambda tf, a: tf.nn.lrn(a, depth_radius=2, bias=1.5, alpha=0.3, beta=0.75), [(2, 3, 2, 7)]),
+    ("local_response_normalization", lambda tf, a: tf.nn.local_response_normalization(a), [(1, 2, 2, 12)]),
+    # convolution transposed
+    ("conv2d_transpose_same", lambda tf, x, w: tf.nn.conv2d_transpose(x, w, [2, 6, 6, 3], [1, 2, 2, 1], "SAME"),
+     [(2, 3, 3, 4), (3, 3, 3, 4)]),
+    ("conv2d_transpose_valid", lambda tf, x, w: tf.nn.conv2d_transpose(x, w, [1, 7, 5, 2], [1, 2, 1, 1], "VALID"),
+     [(1, 3, 3, 3), (3, 3, 2, 3)]),
+    ("conv2d_transpose_tensor_shape", lambda tf, x, w: tf.nn.conv2d_transpose(
+        x, w, tf.stack([tf.shape(x)[0], 5, 5, 2]), [1, 2, 2, 1], "SAME"), [(2, 3, 3, 3), (2, 2, 2, 3)]),
+    # images
+    ("resize_bilinear_up", lambda tf, a: tf.image.resize_bilinear(a, [5, 7]), [(2, 3, 4, 2)]),
+    ("resize_bilinear_down", lambda tf, a: tf.image.resize_bilinear(a, [2, 3]), [(1, 5, 7, 1)]),
+    ("resize_bilinear_align", lambda tf, a: tf.image.resize_bilinear(a, [5, 6], align_corners=True),
+     [(1, 3, 4, 2)]),
+    ("resize_bilinear_half_pixel", lambda tf, a: tf.image.resize_bilinear(a, [7, 3], half_pixel_centers=True),
+     [(2, 4, 5, 1)]),
+    ("resize_nearest_up", lambda tf, a: tf.image.resize_nearest_neighbor(a, [5, 7]), [(2, 3, 4, 2)]),
+    ("resize_nearest_down", lambda tf, a: tf.image.resize_nearest_neighbor(a, [2, 3]), [(1, 5, 7, 1)]),
+    ("resize_nearest_align", lambda tf, a: tf.image.resize_nearest_neighbor(a, [7, 5], align_corners=True),
+     [(1, 3, 4, 2)]),
+    ("resize_nearest_half_pixel", lambda tf, a: tf.image.resize_nearest_neighbor(a, [7, 3], half_pixel_centers=True),
+     [(2, 4, 5, 1)]),
+    ("resize_images_single", lambda tf, a: tf.image.resize_images(a, [6, 2]), [(3, 4, 2)]),
+    ("resize_images_nearest", lambda tf, a: tf.image.resize_images(a, [6, 2], tf.image.ResizeMethod.NEAREST_NEIGHBOR),
+     [(2, 3, 4, 2)]),
+    ("resize_images_aspect", lambda tf, a: tf.image.resize_images(a, [8, 8], preserve_aspect_ratio=True),
+     [(1, 3, 5, 1)]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_values_and_gradients_match_tensorflow(case):
+    check_case(case, tft, cft)
+
+
+# -- what the printing ops write --------------------------------------------------------------------
+
+
+def _run_print(tf, build):
+    g = tf.Graph()
+    with g.as_default():
+        fetch = build(tf)
+        with tf.Session(graph=g) as s:
+            for _ in range(3):
+                s.run(fetch)
+
+
+PRINTS = [
+    ("Print_summarize", lambda tf: tf.Print(tf.constant(1.0), [tf.constant([1.0, 2.5, 1 / 3, 4.0, 5.0]),
+                                                               tf.constant([[1, 2], [3, 4]]),
+                                                               tf.constant([True, False])], message="msg: ")),
+    ("Print_nested_first_n", lambda tf: tf.Print(tf.constant(1.0), [tf.reshape(tf.range(24), [2, 3, 4]),
+                                                                    tf.constant(np.float64(1 / 3)),
+                                                                    tf.constant(1e-7), tf.constant("s\tr")],
+                                                  first_n=2, summarize=5)),
+    ("Print_all_and_empty", lambda tf: tf.Print(tf.constant(1.0), [tf.range(6), tf.zeros([2, 0])], summarize=-1)),
+    ("print_v2", lambda tf: tf.print("hello", tf.constant([1.0, 2.5, 1 / 3, 4.0, 5.0]), tf.constant([[1, 2], [3, 4]]),
+                                     tf.reshape(tf.range(24), [2, 3, 4]), tf.range(10), tf.constant("s"), 1.5,
+                                     {"a": tf.constant([7, 8])}, summarize=2)),
+    ("print_v2_sep_end", lambda tf: tf.print(tf.constant(1 / 3), tf.constant(np.float64(1 / 3)),
+                                             tf.constant([True, False]), tf.reshape(tf.range(8), [2, 2, 2]),
+                                             sep="|", end="<\n")),
+    ("print_v2_all", lambda tf: tf.print(tf.reshape(tf.range(40), [5, 8]), summarize=-1)),
+]
+
+
+@pytest.mark.parametrize("case", PRINTS, ids=[c[0] for c in PRINTS])
+def test_printed_text_matches_tensorflow(case, capfd):
+    _, build = case
+    _run_print(tft, build)
+    want = capfd.readouterr().err
+    _run_print(cft, build)
+    got = capfd.readouterr().err
+    # TensorFlow's log lines (deprecation warnings) are not part of what the op prints
+    want = "".join(ln for ln in want.splitlines(keepends=True) if not re.match(r"^(WARNING|I\d{4}|W\d{4})", ln))
+    assert want.strip(), "TensorFlow printed nothing: the capture is broken"
+    assert got == want
+
+
+# -- what the checks raise ----------------------------------------------------------------------------
+
+
+def _failure(tf, build, feed_values):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None])
+        op = build(tf, x)
+        with tf.Session(graph=g) as s:
+            with pytest.raises(tf.errors.InvalidArgumentError) as e:
+                s.run(op, {x: feed_values})
+    return e.value.message
+
+
+def _core(message):
+    """The failing condition's own text: TensorFlow adds graph-execution context around it."""
+    for ln in message.splitlines():
+        if ln.startswith("assertion failed:") or " : Tensor had " in ln:
+            return ln.replace("\t", "").split(" [[")[0].strip()
+    return message
+
+
+CHECKS = [
+    ("Assert", lambda tf, x: tf.Assert(tf.reduce_all(x > 0), [x, "text", tf.constant([4, 5, 6])], summarize=2),
+     [1.0, -2.0, 3.0]),
+    ("assert_equal", lambda tf, x: tf.assert_equal(x, tf.constant([1.0, 2.0, 3.0]), message="custom"), [1, 2, 4]),
+    ("assert_less", lambda tf, x: tf.assert_less(x, 3.0), [1, 5, 2, 7]),
+    ("assert_positive", lambda tf, x: tf.assert_positive(x), [1, -1, 0, 2]),
+    ("assert_non_negative", lambda tf, x: tf.assert_non_negative(x, message="nonneg"), [1, -1]),
+    ("check_numerics_nan", lambda tf, x: tf.check_numerics(x, "mymsg"), [1, np.nan]),
+    ("check_numerics_both", lambda tf, x: tf.check_numerics(x, "mymsg"), [1, np.inf, np.nan]),
+    ("check_numerics_inf", lambda tf, x: tf.check_numerics(x, "mymsg"), [1, -np.inf]),
+]
+
+
+def _renamed(message):
+    # tensor names may differ between the two graphs (the constants' scopes)
+    return re.sub(r"\([\w/]+:\d+\)", "(name)", message)
+
+
+@pytest.mark.parametrize("case", CHECKS, ids=[c[0] for c in CHECKS])
+def test_check_failures_match_tensorflow(case):
+    _, build, feed = case
+    want = _core(_failure(tft, build, feed))
+    got = _core(_failure(cft, build, feed))
+    assert want.startswith("assertion failed: [") or " : Tensor had " in want, want
+    assert _renamed(got) == _renamed(want)
+
+
+def test_static_checks_match_tensorflow():
+    for tf in (tft, cft):
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32, [None])
+            with pytest.raises(ValueError, match=r"must have rank 2\.  Received rank 1, shape"):
+                tf.assert_rank(x, 2)
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"^mm\nCondition x == y did not hold element-wise:\nx \(.*\) = \n\[1 2\]\n"
+                                     r"y \(.*\) = \n\[1 3\]$"):
+                tf.assert_equal(tf.constant([1, 2]), tf.constant([1, 3]), message="mm")
