@@ -114,3 +114,11 @@ CASES += [
     Case("LSTMBlockCell", _lstm_block, [(3, 8), (3, 2)], id="lstm-block-cell"),
     Case("LSTMBlockCell", _lstm_block_act, [(2, 12), (2, 3)], id="lstm-block-cell-act"),
 ]
+
+
+def _block_lstm(p, h0, c0, w):
+    hs, cs = cf.graph.ops.rnn_ops.block_lstm(p, h0, c0, w, forget_bias=0.5)
+    return [hs, cs[-1]]
+
+
+CASES += [Case("BlockLSTM", _block_lstm, [(4, 2, 8), (2, 2), (2, 2), (2, 8)], id="block-lstm")]

@@ -567,3 +567,29 @@ def test_bad_arguments_are_clear_errors():
             lstm(cf.placeholder(cf.float32, (2, 5)), lstm.zero_state(2, cf.float32))
         with pytest.raises(cf.InvalidArgumentError, match="depth"):
             rnn_cell.GRUCell(2)(cf.placeholder(cf.float32, (2, None)), cf.zeros([2, 2]))
+
+
+def test_dynamic_rnn_runs_a_plain_lstm_as_one_fused_op_with_the_loops_answer():
+    """A plain LSTMCell without sequence_length runs as BlockLSTM (no while loop); its outputs,
+    final state and gradients equal the per-step loop's; an unknown time dimension works."""
+    rng = np.random.default_rng(3)
+    xv = rng.normal(size=(3, 7, 4))
+    results = []
+    for fused in (True, False):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (3, None, 4))
+            cell = cf.nn.rnn_cell.LSTMCell(5, initializer=cf.initializers.random_uniform(-0.5, 0.5, seed=2))
+            if not fused:
+                cell.fused_sequence = lambda: None
+            out, st = cf.nn.dynamic_rnn(cell, x, dtype=cf.float64)
+            loss = cf.reduce_sum(out * out) + cf.reduce_sum(st.c * 0.3) + cf.reduce_sum(st.h)
+            grads = cf.gradients(loss, [x] + cf.trainable_variables())
+            types = {op.type for op in g.get_operations()}
+            assert ("BlockLSTM" in types) == fused and ("Exit" in types) == (not fused)
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            results.append(s.run([out, st.c, st.h] + grads, {x: xv}))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -11,27 +11,63 @@ from typing import Any
 from .registry import KernelContext, register_kernel
 
 
+def _cell_forward(xp: Any, gates: Any, c_prev: Any, fb: float, act: Any) -> tuple:
+    """One step's activated gates (into `act`), c and h."""
+    n = c_prev.shape[1]
+    half = gates.dtype.type(0.5)
+    xp.multiply(gates, half, out=act)
+    if fb:
+        act[:, 2 * n:3 * n] += gates.dtype.type(0.5 * fb)
+    xp.tanh(act, out=act)
+    act *= half
+    act += half                                   # sigmoid of all four gates ...
+    xp.tanh(gates[:, n:2 * n], out=act[:, n:2 * n])  # ... then j is tanh instead
+    i, j, f, o = act[:, :n], act[:, n:2 * n], act[:, 2 * n:3 * n], act[:, 3 * n:]
+    c = xp.multiply(c_prev, f)
+    ij = xp.multiply(i, j)
+    c += ij
+    h = xp.tanh(c)
+    h *= o
+    return c, h
+
+
+def _cell_backward(xp: Any, act: Any, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any, dg: Any) -> Any:
+    """Gate pre-activation gradients (into `dg`) and dc_prev of one step."""
+    n = c_prev.shape[1]
+    one = act.dtype.type(1)
+    i, j, f, o = act[:, :n], act[:, n:2 * n], act[:, 2 * n:3 * n], act[:, 3 * n:]
+    tc = xp.tanh(c)
+    dgi, dgj, dgf, dgo = dg[:, :n], dg[:, n:2 * n], dg[:, 2 * n:3 * n], dg[:, 3 * n:]
+    # do = dh * tanh(c); dct = dc + dh * o * (1 - tanh(c)^2)
+    xp.multiply(dh, tc, out=dgo)
+    dct = xp.multiply(tc, tc)
+    xp.subtract(one, dct, out=dct)
+    dct *= o
+    dct *= dh
+    if dc is not None:
+        dct += dc
+    # pre-activation gradients: sigmoid' = s (1 - s), tanh' = 1 - t^2
+    xp.multiply(dct, j, out=dgi)
+    xp.multiply(dct, i, out=dgj)
+    xp.multiply(dct, c_prev, out=dgf)
+    if dact is not None:  # someone used the activated gates themselves
+        dg += dact
+    tmp = xp.subtract(one, act)
+    tmp *= act                                    # s (1 - s) for i, f, o (j fixed below)
+    xp.multiply(j, j, out=tmp[:, n:2 * n])
+    xp.subtract(one, tmp[:, n:2 * n], out=tmp[:, n:2 * n])
+    dg *= tmp
+    return xp.multiply(dct, f)
+
+
 @register_kernel("LSTMBlockCell")
 def _lstm_block_cell(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     fb = op.attrs["forget_bias"]
 
     def cell(gates: Any, c_prev: Any) -> tuple:
-        n = c_prev.shape[1]
-        half = gates.dtype.type(0.5)
-        act = xp.multiply(gates, half)
-        if fb:
-            act[:, 2 * n:3 * n] += gates.dtype.type(0.5 * fb)
-        xp.tanh(act, out=act)
-        act *= half
-        act += half                                   # sigmoid of all four gates ...
-        xp.tanh(gates[:, n:2 * n], out=act[:, n:2 * n])  # ... then j is tanh instead
-        i, j, f, o = act[:, :n], act[:, n:2 * n], act[:, 2 * n:3 * n], act[:, 3 * n:]
-        c = xp.multiply(c_prev, f)
-        ij = xp.multiply(i, j)
-        c += ij
-        h = xp.tanh(c)
-        h *= o
+        act = xp.empty_like(gates)
+        c, h = _cell_forward(xp, gates, c_prev, fb, act)
         return c, h, act
     return cell
 
@@ -41,30 +77,55 @@ def _lstm_block_cell_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
     def grad(act: Any, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any = None) -> tuple:
-        n = c_prev.shape[1]
-        one = act.dtype.type(1)
-        i, j, f, o = act[:, :n], act[:, n:2 * n], act[:, 2 * n:3 * n], act[:, 3 * n:]
-        tc = xp.tanh(c)
         dg = xp.empty_like(act)
-        dgi, dgj, dgf, dgo = dg[:, :n], dg[:, n:2 * n], dg[:, 2 * n:3 * n], dg[:, 3 * n:]
-        # do = dh * tanh(c); dct = dc + dh * o * (1 - tanh(c)^2)
-        xp.multiply(dh, tc, out=dgo)
-        dct = xp.multiply(tc, tc)
-        xp.subtract(one, dct, out=dct)
-        dct *= o
-        dct *= dh
-        dct += dc
-        # pre-activation gradients: sigmoid' = s (1 - s), tanh' = 1 - t^2
-        xp.multiply(dct, j, out=dgi)
-        xp.multiply(dct, i, out=dgj)
-        xp.multiply(dct, c_prev, out=dgf)
-        if dact is not None:  # someone used the activated gates themselves
-            dg += dact
-        tmp = xp.subtract(one, act)
-        tmp *= act                                    # s (1 - s) for i, f, o (j fixed below)
-        xp.multiply(j, j, out=tmp[:, n:2 * n])
-        xp.subtract(one, tmp[:, n:2 * n], out=tmp[:, n:2 * n])
-        dg *= tmp
-        dc_prev = xp.multiply(dct, f)
+        dc_prev = _cell_backward(xp, act, c_prev, c, dc, dh, dact, dg)
         return dg, dc_prev
+    return grad
+
+
+@register_kernel("BlockLSTM")
+def _block_lstm(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    fb = op.attrs["forget_bias"]
+
+    def run(p: Any, h0: Any, c0: Any, w_h: Any) -> tuple:
+        t_steps, b, g4 = p.shape
+        n = g4 // 4
+        hs = xp.empty((t_steps, b, n), dtype=p.dtype)
+        cs = xp.empty((t_steps, b, n), dtype=p.dtype)
+        acts = xp.empty_like(p)
+        gates = xp.empty((b, g4), dtype=p.dtype)
+        h, c = h0, c0
+        for t in range(t_steps):
+            xp.matmul(h, w_h, out=gates)
+            gates += p[t]
+            c, h = _cell_forward(xp, gates, c, fb, acts[t])
+            cs[t] = c
+            hs[t] = h
+        return hs, cs, acts
+    return run
+
+
+@register_kernel("BlockLSTMGrad")
+def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def grad(h0: Any, c0: Any, w_h: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any, dacts: Any = None) -> tuple:
+        t_steps, b, n = hs.shape
+        if t_steps == 0:
+            return xp.zeros_like(acts), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w_h)
+        dg = xp.empty_like(acts)
+        dh_next = xp.zeros_like(h0)
+        dc_next = xp.zeros_like(c0)
+        w_t = xp.ascontiguousarray(w_h.T)  # once: BLAS runs a plain product faster than a transposed one
+        for t in range(t_steps - 1, -1, -1):
+            dh = dhs[t] + dh_next
+            dc = dcs[t] + dc_next
+            c_prev = cs[t - 1] if t else c0
+            dc_next = _cell_backward(xp, acts[t], c_prev, cs[t], dc, dh, None if dacts is None else dacts[t], dg[t])
+            dh_next = xp.matmul(dg[t], w_t, out=dh_next if t < t_steps - 1 else None)
+        # the recurrent weights' gradient as one product over all steps (not one per step)
+        h_prev = xp.concatenate([h0[None], hs[:-1]], axis=0).reshape(t_steps * b, n)
+        dw = xp.matmul(h_prev.T, dg.reshape(t_steps * b, 4 * n))
+        return dg, dh_next, dc_next, dw
     return grad

@@ -133,6 +133,18 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         else:
             n_steps = n_time
 
+        fused_fn = getattr(cell, "fused_sequence", None)
+        fused = fused_fn() if fused_fn is not None and seq is None else None
+        if fused is not None:
+            # the whole sequence as one fused op (no while loop): one GEMM for the input
+            # projection, one kernel for the steps, one for their gradient
+            project, run = fused
+            p = project(_a.reshape(x_tm, (-1, int(depth))))
+            p = _a.reshape(p, [n_time if t_static is None else t_static, batch, p.shape.dims[-1]])
+            outputs, final_state = run(p, state0)
+            if not time_major:
+                outputs = _a.transpose(outputs, (1, 0, 2))
+            return outputs, final_state
         proj_fn = getattr(cell, "input_projection", None)
         proj = proj_fn() if proj_fn is not None else None
         if proj is not None:

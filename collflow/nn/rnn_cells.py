@@ -453,6 +453,29 @@ class LSTMCell(RNNCell):
             return self._gates(p + _m.matmul(h, w_h), c, True)
         return project, step
 
+    def fused_sequence(self) -> Optional[Tuple[Callable, Callable]]:
+        """(project, run) for dynamic_rnn to run the whole sequence as one fused op
+        (rnn_ops.block_lstm), or None when this cell's options need the per-step loop.
+
+        project maps [n, depth] inputs to the gate pre-activations (bias and forget_bias
+        folded in); run(p [time, batch, 4n], state) -> (outputs [time, batch, n], state)."""
+        if (self._use_peepholes or self._cell_clip is not None or self._num_proj is not None
+                or self._activation is not _nn.tanh):
+            return None
+        proj = self.input_projection()
+        if proj is None:
+            return None
+        project, _ = proj
+        w_h = _a.split(self._kernel, [self.input_depth, self._h_depth], axis=0)[1]
+
+        def run(p: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+            c0, h0 = self._unpack(state)
+            hs, cs = _rnn_ops.block_lstm(p, h0, c0, w_h)
+            c_last, h_last = cs[-1], hs[-1]
+            state = LSTMStateTuple(c_last, h_last) if self._state_is_tuple else _a.concat([c_last, h_last], 1)
+            return hs, state
+        return project, run
+
 
 class BasicLSTMCell(LSTMCell):
     """LSTMCell without peepholes, clipping or projection (tf.nn.rnn_cell.BasicLSTMCell).

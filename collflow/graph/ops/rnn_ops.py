@@ -12,6 +12,12 @@ of it when the input projection is hoisted out of the loop).  Then, in one kerne
 
 instead of a split, four activations and five elementwise ops (each a pass over memory and
 an op dispatch).  The op also outputs the activated gates, which its gradient reads.
+
+`block_lstm` runs a whole sequence the same way (TensorFlow's LSTMBlockFusedCell): given the
+input projection p [time, batch, 4 units] (x_t . W_x + bias, one GEMM for all steps), h0, c0
+and the recurrent kernel W_h, one kernel runs every step (h . W_h, then the cell), and its
+gradient runs the steps backwards and computes W_h's gradient as one product over all steps
+instead of one per step.  No while loop, no per-step op dispatch.
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
 from .op_util import make_op
 
-__all__ = ["lstm_block_cell"]
+__all__ = ["lstm_block_cell", "block_lstm"]
 
 
 def _cell_spec(op: _g.Operation) -> list:
@@ -76,3 +82,52 @@ def _lstm_block_cell_grad(op: _g.Operation, dc: Any, dh: Any, dact: Any) -> list
     g = make_op("LSTMBlockCellGrad", ins, {"forget_bias": op.attrs["forget_bias"]}, name="LSTMBlockCellGrad")
     return [g.outputs[0], g.outputs[1]]
 
+
+
+def _block_spec(op: _g.Operation) -> list:
+    p, h0, c0, w = op.inputs
+    if not p.dtype.is_floating or any(t.dtype != p.dtype for t in (h0, c0, w)):
+        raise ValueError("BlockLSTM needs floating inputs of one dtype, got "
+                         + ", ".join(t.dtype.name for t in op.inputs))
+    if p.shape.rank not in (None, 3) or w.shape.rank not in (None, 2):
+        raise ValueError(f"BlockLSTM needs p [time, batch, 4 units] and w_h [units, 4 units], got {p.shape} "
+                         f"and {w.shape}")
+    t, b = (p.shape.dims[0], p.shape.dims[1]) if p.shape.rank == 3 else (None, None)
+    units = w.shape.dims[0] if w.shape.rank == 2 else None
+    if units is not None and p.shape.rank == 3 and p.shape.dims[2] not in (None, 4 * units):
+        raise ValueError(f"BlockLSTM: p has {p.shape.dims[2]} columns, 4 x units = {4 * units}")
+    seq = TensorShape([t, b, units])
+    return [(p.dtype, seq), (p.dtype, seq), (p.dtype, p.shape)]
+
+
+def _block_grad_spec(op: _g.Operation) -> list:
+    h0, c0, w = op.inputs[0], op.inputs[1], op.inputs[2]
+    acts = op.inputs[5]
+    return [(acts.dtype, acts.shape), (h0.dtype, h0.shape), (c0.dtype, c0.shape), (w.dtype, w.shape)]
+
+
+# BlockLSTM(p, h0, c0, w_h) -> (h [T, B, H], c [T, B, H], act [T, B, 4H])
+register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
+# BlockLSTMGrad(h0, c0, w_h, h, c, act, dh, dc[, dact]) -> (dp, dh0, dc0, dw_h)
+register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
+not_differentiable("BlockLSTMGrad")
+
+
+def block_lstm(p: Any, h0: Any, c0: Any, w_h: Any, forget_bias: float = 0.0,
+               name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(h, c) of every step [time, batch, units] for input projections p [time, batch, 4 units]."""
+    op = make_op("BlockLSTM", [p, h0, c0, w_h], {"forget_bias": float(forget_bias)}, name=name or "BlockLSTM")
+    return op.outputs[0], op.outputs[1]
+
+
+@register_gradient("BlockLSTM")
+def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
+    from .array_ops import zeros_like
+    h, c, act = op.outputs
+    dh = zeros_like(h) if dh is None else _g.convert_to_tensor(dh)
+    dc = zeros_like(c) if dc is None else _g.convert_to_tensor(dc)
+    ins = [op.inputs[1], op.inputs[2], op.inputs[3], h, c, act, dh, dc]
+    if dact is not None:
+        ins.append(_g.convert_to_tensor(dact))
+    g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"]}, name="BlockLSTMGrad")
+    return list(g.outputs)
