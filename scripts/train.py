@@ -198,7 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--check-replicas", action="store_true",
                    help="at the end, verify every rank's variables are bit-identical to rank 0's")
     cf.train.add_checkpoint_arguments(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (also off when stderr is not a TTY)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar on a terminal, and no progress lines (every 10 s / 10%% of steps) otherwise")
+    p.add_argument("--logdir", metavar="DIR", default=None,
+                   help="TensorBoard event files from rank 0: loss per step, samples/s, learning rate, the graph, "
+                        "test loss and accuracy (tensorboard --logdir DIR)")
     return p
 
 
@@ -340,7 +344,52 @@ def _finite(v: Optional[float]) -> Optional[float]:
 # it finds the data and the checkpoints (node-local paths may differ; the data's identity and
 # whether a rank checkpoints at all are compared instead)
 RANK_LOCAL_FLAGS = frozenset({"metrics_out", "timeline", "trace_path", "no_progress", "device", "dataset",
-                              "checkpoint_dir"})
+                              "checkpoint_dir", "logdir"})
+
+
+def output_problem(a: argparse.Namespace, rank: int) -> Optional[str]:
+    """Why an output flag cannot be written (checked before training, not after it), or None."""
+    paths = []
+    if rank == 0 and a.metrics_out:
+        paths.append(("--metrics-out", os.path.dirname(os.path.abspath(a.metrics_out)) or "."))
+    if rank == 0 and a.logdir:
+        paths.append(("--logdir", os.path.abspath(a.logdir)))
+    if a.trace_step:
+        paths.append(("--trace-path", os.path.dirname(os.path.abspath(a.trace_path.replace("{rank}", str(rank))))
+                      or "."))
+    for flag, d in paths:
+        try:
+            os.makedirs(d, exist_ok=True)
+            dir_lock.check_writable(d)
+        except OSError as e:
+            return f"{flag}: cannot write to {d!r} ({e.strerror or e})"
+    return None
+
+
+class Progress:
+    """Rank 0's progress lines where no bar can be drawn (stderr is not a terminal, e.g. under
+    mpirun): every 10 s and at least every 10% of the steps, with loss, samples/s and ETA."""
+
+    def __init__(self, log: Log, total: int, start: int, size: int, every_s: float = 10.0):
+        self.log, self.total, self.size, self.every_s = log, max(1, total), size, every_s
+        self.t0 = self.last_t = time.perf_counter()
+        self.start = start
+        self.tenth = max(1, self.total // 10)
+        self.next_step = (start // self.tenth + 1) * self.tenth
+
+    def update(self, step: int, loss: float, samples: int) -> None:
+        now = time.perf_counter()
+        if step < self.next_step and now - self.last_t < self.every_s and step < self.total:
+            return
+        self.last_t = now
+        while self.next_step <= step:
+            self.next_step += self.tenth
+        el = now - self.t0
+        done = step - self.start
+        rate = samples * self.size / el if el > 0 else 0.0
+        eta = (self.total - step) * el / done if done > 0 else 0.0
+        self.log(f"step {step}/{self.total} ({100 * step // self.total}%): loss {loss:.4f}, "
+                 f"{rate:,.0f} samples/s (all ranks), ETA {eta:.0f} s")
 
 
 def run_fingerprint(a: argparse.Namespace, ds: Optional[cfdata.Dataset]) -> Dict[str, Any]:
@@ -515,6 +564,8 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
             check_model_fits(a, ds)
         except cf.CollflowError as e:
             problem = e.message
+    if problem is None:
+        problem = output_problem(a, rank)
     if not check_agreement(comm, log, run_fingerprint(a, ds), problem):
         return 2
     assert ds is not None
@@ -578,6 +629,10 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 + " asks for no more; nothing to train (pass more steps or epochs to go on)")
         show_bar = not a.no_progress and rank == 0 and sys.stderr.isatty()
         bar = None
+        progress = Progress(log, total, steps, size) if not a.no_progress and rank == 0 and not show_bar else None
+        writer = None
+        if a.logdir and rank == 0:
+            writer = cf.summary.FileWriter(a.logdir, graph=g)
         if show_bar:
             from tqdm import tqdm
             bar = tqdm(total=total, initial=min(steps, total), desc=f"[rank {rank}] train", unit="step",
@@ -632,6 +687,15 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                     if steps % 10 == 0:
                         el = time.perf_counter() - t_train
                         bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples * size / el:,.0f}", refresh=False)
+                elif progress is not None:
+                    progress.update(steps, loss, samples)
+                if writer is not None:
+                    el = time.perf_counter() - t_train
+                    values = [cf.Summary.Value(tag="loss", simple_value=loss),
+                              cf.Summary.Value(tag="learning_rate", simple_value=a.lr)]
+                    if el > 0:
+                        values.append(cf.Summary.Value(tag="samples_per_sec", simple_value=samples * size / el))
+                    writer.add_summary(cf.Summary(value=values), steps)
                 if it.epoch != epoch and epoch_n:  # an epoch just ended
                     dt = time.perf_counter() - epoch_t0
                     log(f"epoch {epoch + 1}" + (f"/{a.epochs}" if a.epochs else "")
@@ -645,6 +709,8 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 if done:
                     break
         except cf.CollflowError as e:  # a peer left, failed or timed out: say where this rank stood
+            if writer is not None:
+                writer.close()
             if ckpt is not None:
                 ckpt.close()
             if bar is not None:
@@ -671,6 +737,12 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
         if sync is not None:
             sync.close(sess)
         test_loss, test_acc = evaluate(sess, m, ds.x_test, ds.y_test)
+        if writer is not None:
+            values = [cf.Summary.Value(tag=t, simple_value=v) for t, v in
+                      (("test_loss", test_loss), ("test_accuracy", test_acc)) if v is not None]
+            writer.add_summary(cf.Summary(value=values), steps)
+            writer.close()
+            log(f"TensorBoard event files: {a.logdir}")
     if comm.timeline is not None:
         log(f"timeline written: {comm.stop_timeline()}")
 

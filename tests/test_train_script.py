@@ -147,3 +147,38 @@ def test_trace_step_writes_a_chrome_trace_of_that_step(tmp_path):
     ops = {e["args"]["op"] for e in ev if e["ph"] == "X"}
     assert {"MatMul", "SparseSoftmaxCrossEntropyWithLogits"} <= ops
     assert not [f for f in os.listdir(tmp_path) if ".tmp" in f]  # written atomically
+
+
+def test_progress_lines_without_a_terminal_and_tensorboard_logdir(tmp_path):
+    """Under mpirun stderr is no terminal: rank 0 logs progress lines (at least every 10% of the
+    steps) with loss, samples/s and ETA; --logdir writes TensorBoard event files that TensorBoard's
+    own reader (when installed) or our record reader finds the scalars in."""
+    p = run_train("--model", "mlp", "--dataset", "digits", "--steps", "30", "--logdir", str(tmp_path / "tb"))
+    lines = [ln for ln in p.stderr.splitlines() if "ETA" in ln]
+    assert len(lines) >= 9, p.stderr  # 10%, 20%, ... of 30 steps
+    assert "step 3/30 (10%): loss" in lines[0] and "samples/s" in lines[0]
+    assert "step 30/30 (100%)" in lines[-1]
+    files = os.listdir(tmp_path / "tb")
+    assert len(files) == 1 and files[0].startswith("events.out.tfevents.")
+    import collflow as cf
+    tags = {}
+    for ev in cf.summary.summary_iterator(str(tmp_path / "tb" / files[0])):
+        if ev.HasField("summary"):
+            for v in ev.summary.value:
+                tags.setdefault(v.tag, []).append(ev.step)
+    assert tags["loss"] == list(range(1, 31)) and "samples_per_sec" in tags and "learning_rate" in tags
+    assert tags["test_accuracy"] == [30]
+    q = run_train("--model", "mlp", "--dataset", "digits", "--steps", "5", "--no-progress")
+    assert "ETA" not in q.stderr
+
+
+def test_unwritable_outputs_fail_before_training(tmp_path):
+    """A path that cannot be written is found before training (one line naming the flag, exit 2),
+    not after it with the run's result lost.  A regular file where a directory must be makes a
+    path no one can write, root included."""
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("x")
+    for flag, target in (("--metrics-out", blocker / "m.json"), ("--logdir", blocker / "tb")):
+        p = run_train("--model", "mlp", "--steps", "50", flag, str(target), check=False)
+        assert p.returncode == 2, p.stderr
+        assert f"{flag}: cannot write" in p.stderr and not p.stdout.strip()
