@@ -238,3 +238,39 @@ def save_restore(tf: Any, d: Any, path: str) -> Dict[str, Any]:
         saver.restore(sess, tf.train.latest_checkpoint(path.rsplit("/", 1)[0]))
         after, st = sess.run([loss, step], feed)
     return {"saved": saved, "before": before, "after": after, "step": st}
+
+
+def word2vec(tf: Any, d: Any, steps: int = 150) -> Dict[str, Any]:
+    """The TF1 word2vec tutorial (basic): skip-gram pairs, an embedding table, tf.nn.nce_loss
+    with its log-uniform sampler, SGD; then cosine similarities of normalized embeddings.
+    The corpus is a tiny synthetic one where words 2k and 2k+1 always appear together."""
+    vocab, dim, batch, num_sampled = 40, 8, 64, 8
+    rng = np.random.default_rng(5)
+    words = rng.integers(0, vocab // 2, 4000) * 2
+    corpus = np.stack([words, words + 1], 1).reshape(-1)
+    g = tf.Graph()
+    with g.as_default():
+        train_inputs = tf.placeholder(tf.int32, shape=[batch])
+        train_labels = tf.placeholder(tf.int32, shape=[batch, 1])
+        embeddings = tf.Variable(tf.random_uniform([vocab, dim], -1.0, 1.0, seed=1))
+        embed = tf.nn.embedding_lookup(embeddings, train_inputs)
+        nce_weights = tf.Variable(tf.truncated_normal([vocab, dim], stddev=1.0 / np.sqrt(dim), seed=2))
+        nce_biases = tf.Variable(tf.zeros([vocab]))
+        loss = tf.reduce_mean(tf.nn.nce_loss(weights=nce_weights, biases=nce_biases, labels=train_labels,
+                                             inputs=embed, num_sampled=num_sampled, num_classes=vocab))
+        optimizer = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
+        norm = tf.sqrt(tf.reduce_sum(tf.square(embeddings), 1, keepdims=True))
+        normalized = embeddings / norm
+        similarity = tf.matmul(normalized, normalized, transpose_b=True)
+        init = tf.global_variables_initializer()
+    losses = []
+    with tf.Session(graph=g) as sess:
+        sess.run(init)
+        for i in range(steps):
+            k = rng.integers(0, len(corpus) - 1, batch)
+            centre = corpus[k]
+            context = np.where(centre % 2 == 0, centre + 1, centre - 1)  # the word's partner
+            _, l = sess.run([optimizer, loss], {train_inputs: centre, train_labels: context[:, None]})
+            losses.append(l)
+        sim = sess.run(similarity)
+    return {"losses": np.array(losses), "similarity": sim}

@@ -63,3 +63,14 @@ def test_save_restore_round_trip(tmp_path):
     r = programs.save_restore(cft, DATA, str(tmp_path / "model.ckpt"))
     assert r["saved"] == str(tmp_path / "model.ckpt") + "-10" and r["step"] == 10
     assert r["after"] == r["before"]
+
+
+def test_word2vec_learns_its_pairs():
+    # random negative samples differ from TensorFlow's, so this checks learning, not numbers
+    r = programs.word2vec(cft, DATA)
+    losses = r["losses"]
+    assert np.mean(losses[-20:]) < 0.6 * np.mean(losses[:20]), (losses[:5], losses[-5:])
+    sim = r["similarity"]
+    partner = [sim[2 * k, 2 * k + 1] for k in range(20)]
+    others = [sim[2 * k, (2 * k + 7) % 40] for k in range(20)]
+    assert np.mean(partner) > np.mean(others)
