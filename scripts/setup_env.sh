@@ -14,7 +14,15 @@ else
   fi
   PY="$ROOT/.venv/bin/python"
 fi
-"$PY" -m pip install -q --disable-pip-version-check -e ".${EXTRAS:+[$EXTRAS]}"
+# skip the install when pyproject.toml and the extras are what the last install used
+# (an editable install picks up code changes by itself); COLLFLOW_REINSTALL=1 forces it
+STAMP="$(dirname "$PY")/../.collflow-install-stamp-${EXTRAS:-base}"
+WANT="$( (cat pyproject.toml; echo "extras=$EXTRAS"; "$PY" --version) | sha256sum | cut -d' ' -f1)"
+if [ "${COLLFLOW_REINSTALL:-0}" = "1" ] || [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ] \
+    || ! "$PY" -c "import collflow" >/dev/null 2>&1; then
+  "$PY" -m pip install -q --disable-pip-version-check -e ".${EXTRAS:+[$EXTRAS]}"
+  echo "$WANT" > "$STAMP" 2>/dev/null || true
+fi
 export PATH="$(dirname "$PY"):$PATH"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # more ranks than cores is normal here (2-core machines): let Open MPI place them
