@@ -132,7 +132,9 @@ def _int_list(s: str) -> Tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="train.py", description="Train a collflow MLP or CNN classifier; prints one JSON line of metrics.")
+        prog="train.py", description="Train a collflow model (an MLP or CNN classifier, a char-LSTM language model, "
+                                     "or the wide_deep click model with sharded embedding tables); prints one JSON "
+                                     "line of metrics.")
     p.add_argument("--model", choices=("mlp", "cnn", "lstm", "wide_deep"), default="mlp",
                    help="model family (default mlp)")
     p.add_argument("--dataset", default="digits",
@@ -217,6 +219,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         p.error(f"--test-fraction must be in [0, 1), got {a.test_fraction}")
     if a.seed < 0:
         p.error(f"--seed must be non-negative, got {a.seed}")
+    if a.model == "wide_deep" and a.dataset != "digits":
+        p.error("--model wide_deep trains on synthetic Zipf-distributed click data (see --vocab-size, "
+                "--embedding-dim, --mode); leave --dataset out")
     if a.model == "lstm":
         if a.dataset not in ("digits", "stdlib"):
             p.error("--model lstm trains on the Python stdlib source corpus: leave --dataset out or pass stdlib")
@@ -464,11 +469,22 @@ def check_agreement(comm: Any, log: Log, values: Dict[str, Any], problem: Option
 
 # -- main ----------------------------------------------------------------------------------
 
-def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) -> int:
-    """--model wide_deep: embedding tables in "ps" (sharded) or "allreduce" (replicated) mode."""
+def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
+                    cleanup: Optional[contextlib.ExitStack] = None) -> int:
+    """--model wide_deep: embedding tables in "ps" (sharded) or "allreduce" (replicated) mode.
+    With --checkpoint-dir, every rank saves its shards (cf.train.ShardedSaver) every
+    --checkpoint-every-steps and at the end, and a rerun resumes at the saved step."""
     from collflow.models.wide_deep import build_wide_deep
+    from collflow.train.sharded_checkpoint import ShardedSaver
     rank, size = comm.rank, comm.size
-    if not check_agreement(comm, log, run_fingerprint(a, None)):
+    problem: Optional[str] = None
+    if a.checkpoint_dir and rank == 0:
+        problem, lock = claim_checkpoint_dir(a.checkpoint_dir, log)
+        if lock is not None and cleanup is not None:
+            cleanup.callback(lock.release)
+    if problem is None:
+        problem = output_problem(a, rank)
+    if not check_agreement(comm, log, run_fingerprint(a, None), problem):
         return 2
     steps_total = a.steps if a.steps is not None else 200
     m = build_wide_deep(vocab_size=a.vocab_size, embedding_dim=a.embedding_dim, mode=a.mode,
@@ -478,17 +494,34 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) 
         f"{size} rank(s), {a.optimizer}, {steps_total} steps")
     losses = []
     comm.reset_stats()
+    saver = ShardedSaver(comm=comm, graph=m.graph, max_to_keep=a.max_to_keep) if a.checkpoint_dir else None
+    prefix = os.path.join(a.checkpoint_dir, "wide_deep") if a.checkpoint_dir else ""
+    start = 0
     with cf.Session(graph=m.graph, config={"device": a.device, "comm": comm}) as sess:
         sess.run(m.init_op)
         if m.bcast_op is not None:
             sess.run(m.bcast_op)
+        if saver is not None and a.resume:
+            latest = cf.train.latest_checkpoint(a.checkpoint_dir, prefix="wide_deep")
+            if latest is not None:
+                res = saver.restore(sess, latest)
+                start = int(res.global_step or 0)
+                log(f"resumed from {res.path} at step {start} (written by {res.world_size} rank(s))")
+        if start >= steps_total:
+            log(f"the job is already complete: the checkpoint is at step {start} and --steps asks for "
+                f"{steps_total}; nothing to train")
         t0 = time.perf_counter()
-        for k, fd in enumerate(m.batches(steps_total)):
+        for k, fd in enumerate(m.batches(max(0, steps_total - start), start=start)):
             loss, _ = sess.run([m.loss, m.train_op], fd)
             losses.append(float(loss))
-            if (k + 1) % max(1, steps_total // 5) == 0:
-                log(f"step {k + 1}: loss {np.mean(losses[-20:]):.4f}")
+            step = start + k + 1
+            if step % max(1, steps_total // 5) == 0:
+                log(f"step {step}: loss {np.mean(losses[-20:]):.4f}")
+            if saver is not None and a.checkpoint_every_steps and step % a.checkpoint_every_steps == 0:
+                saver.save(sess, prefix, global_step=step)
         train_time = time.perf_counter() - t0
+        if saver is not None and losses:
+            saver.save(sess, prefix, global_step=start + len(losses))
         # held-out batches (steps never trained on): loss and click accuracy
         ev_l, ev_a = [], []
         for fd in m.batches(5, start=10**6):
@@ -504,7 +537,10 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) 
                "test_loss": _finite(float(np.mean(ev_l))), "test_accuracy": _finite(float(np.mean(ev_a))),
                "samples_per_sec": _finite(len(losses) * a.batch_size * size / train_time) if train_time else None,
                "train_time_s": round(train_time, 4), "wall_time_s": round(time.perf_counter() - t_start, 4),
-               "world_size": size, "global_batch": a.batch_size * size,
+               "world_size": size, "global_batch": a.batch_size * size, "rank": rank,
+               "transport": ("shared memory" if getattr(comm, "shm_active", False) else
+                             "mpi" if getattr(comm, "backend", "") == "mpi" else "none"),
+               "resumed_from_step": start, "already_complete": start >= steps_total,
                "bytes_sent_per_step": (sent / max(1, len(losses))) if sent is not None else None}
     if rank == 0:
         line = json.dumps(metrics)
@@ -512,7 +548,7 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float) 
             with open(a.metrics_out, "w") as f:
                 f.write(line + "\n")
         print(line, flush=True)
-    return 0 if metrics["final_loss"] is not None else 1
+    return 0 if metrics["final_loss"] is not None or start >= steps_total else 1
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -539,7 +575,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
             agreement.announce_exit(comm, f"--timeline {a.timeline!r}: {e}")
             return 2
     if a.model == "wide_deep":
-        return train_wide_deep(a, comm, log, t_start)
+        return train_wide_deep(a, comm, log, t_start, cleanup)
     if not 0 <= a.backup_ranks < size:
         log.error(f"--backup-ranks must be in [0, {size - 1}] with {size} ranks, got {a.backup_ranks}")
         return 2

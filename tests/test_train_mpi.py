@@ -62,3 +62,19 @@ def test_wide_deep_ps_and_allreduce_modes_agree_and_learn():
     assert ps["final_loss"] < ps["initial_loss"]
     assert abs(ps["final_loss"] - ar["final_loss"]) < 1e-5
     assert ps["bytes_sent_per_step"] < ar["bytes_sent_per_step"]
+
+
+def test_wide_deep_checkpoints_and_resumes(tmp_path):
+    """--model wide_deep honours --checkpoint-dir: every rank saves its shards, a rerun with more
+    steps resumes at the saved step, a rerun of a finished job says so and exits 0."""
+    ck = str(tmp_path / "ck")
+    args = ["--model", "wide_deep", "--vocab-size", "5000", "--embedding-dim", "8", "--batch-size", "32",
+            "--checkpoint-dir", ck, "--checkpoint-every-steps", "10"]
+    m1, _ = _run(2, *args, "--steps", "20")
+    assert m1["steps"] == 20 and m1["resumed_from_step"] == 0 and m1["transport"] in ("shared memory", "mpi")
+    assert m1["rank"] == 0 and os.path.exists(os.path.join(ck, "wide_deep-20.h5"))
+    assert any(f.startswith("wide_deep-20.shard-") for f in os.listdir(ck))
+    m2, err2 = _run(2, *args, "--steps", "30")
+    assert m2["resumed_from_step"] == 20 and m2["steps"] == 10 and "resumed from" in err2
+    m3, err3 = _run(2, *args, "--steps", "30")
+    assert m3["already_complete"] is True and "already complete" in err3

@@ -229,12 +229,13 @@ class ShardedSaver:
                                **saver_kwargs)
 
     def save(self, sess: Any, save_path: str, global_step: Any = None, pipeline: Any = None) -> str:
-        """Writes the checkpoint on every rank's part; returns the main file's path."""
-        path = self.saver.save(sess, save_path, global_step=global_step, pipeline=pipeline)
-        step = None
-        m = re.search(r"-(\d+)\.h5$", path)
-        if m:
-            step = int(m.group(1))
+        """Writes the checkpoint on every rank's part; returns the main file's path.
+
+        save_path: a TensorFlow-style prefix (`dir/model.ckpt`) or an .h5 file name."""
+        from .saver import _path_with_step, _step_value
+        self.saver.save(sess, save_path, global_step=global_step, pipeline=pipeline)
+        step = _step_value(sess, global_step)
+        path = _path_with_step(save_path, step)  # the main file, whatever form save_path had
         save_shards(sess, path, self.comm, global_step=step)
         if self.comm.rank == 0:
             _remove_orphans(os.path.dirname(path))
@@ -244,6 +245,8 @@ class ShardedSaver:
         """Restores the replicated variables and this rank's shards (from any number of ranks).
 
         allow_unverified: accept files without checksums (see cio.CheckpointReader)."""
+        from .saver import checkpoint_file
+        save_path = checkpoint_file(save_path)  # a prefix names <prefix>.h5
         res = self.saver.restore(sess, save_path, strict=strict, allow_unverified=allow_unverified)
         restore_shards(sess, save_path, self.comm, strict=strict, allow_unverified=allow_unverified)
         return res
