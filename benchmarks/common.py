@@ -16,7 +16,14 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results")
+# a user's run writes to benchmarks/results/local/ (ignored by git); `--save` (any benchmark)
+# or COLLFLOW_BENCH_SAVE=1 writes the committed results in benchmarks/results/
+SAVE = "--save" in sys.argv or os.environ.get("COLLFLOW_BENCH_SAVE") == "1"
+if "--save" in sys.argv:  # consumed here, before the benchmark's own argument parser
+    sys.argv.remove("--save")
+    os.environ["COLLFLOW_BENCH_SAVE"] = "1"  # and for the copies a benchmark launches under mpiexec
+RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results") if SAVE else os.path.join(ROOT, "benchmarks", "results",
+                                                                                      "local")
 
 if ROOT not in sys.path:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, ROOT)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import math
 import os
 import sys
@@ -560,8 +561,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         Log(_world_rank()).error(e.message)
         return 2
     log = Log(comm.rank)
-    with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
-        return run(a, comm, log, t_start, cleanup)
+    _library_logging(comm.rank)
+    try:
+        with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
+            return run(a, comm, log, t_start, cleanup)
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
+        log.error("interrupted (Ctrl-C)")
+        return 130
+
+
+def _library_logging(rank: int) -> None:
+    """collflow's own log lines (checkpoint fallbacks, SIGTERM handling, ...) in train.py's
+    format, "[rank R] ...", on stderr; warnings and above."""
+    lg = logging.getLogger("collflow")
+    h = logging.StreamHandler(sys.stderr)
+    h.setFormatter(logging.Formatter(f"[rank {rank}] %(message)s"))
+    lg.handlers[:] = [h]
+    lg.propagate = False
+    if lg.level == logging.NOTSET:
+        lg.setLevel(logging.WARNING)
 
 
 def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: contextlib.ExitStack) -> int:

@@ -182,3 +182,24 @@ def test_unwritable_outputs_fail_before_training(tmp_path):
         p = run_train("--model", "mlp", "--steps", "50", flag, str(target), check=False)
         assert p.returncode == 2, p.stderr
         assert f"{flag}: cannot write" in p.stderr and not p.stdout.strip()
+
+
+def test_library_messages_carry_the_rank_and_ctrl_c_is_one_line(tmp_path):
+    """collflow's own warnings (here SIGTERM's save-and-exit) print as "[rank R] ..." like train.py's
+    lines; a serial Ctrl-C (SIGINT) ends with one line and status 130, not a traceback."""
+    import signal
+    e = dict(os.environ)
+    args = [sys.executable, SCRIPT, "--model", "mlp", "--steps", "100000", "--batch-size", "8"]
+    p = subprocess.Popen(args + ["--checkpoint-dir", str(tmp_path / "ck")], stderr=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=e)
+    time.sleep(4)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err[-2000:]
+    sig_lines = [ln for ln in err.splitlines() if "SIGTERM" in ln]
+    assert sig_lines and all(ln.startswith("[rank 0] ") for ln in sig_lines), err[-2000:]
+    q = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=e)
+    time.sleep(4)
+    q.send_signal(signal.SIGINT)
+    out, err = q.communicate(timeout=60)
+    assert q.returncode == 130 and "Traceback" not in err and "[rank 0] error: interrupted (Ctrl-C)" in err, err[-2000:]
