@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -164,13 +163,7 @@ def launch(np_: int, mode: str, vocab: int, dim: int, zipf: float, global_batch:
     busy = _wait_for_quiet()
     fd, path = tempfile.mkstemp(suffix=".json", prefix="bench_ps_")
     os.close(fd)
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               COLLFLOW_CHECK_OUTPUTS="0", PYTHONUNBUFFERED="1")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
-    if mpiexec is None:
-        raise SystemExit("mpiexec not found: install Open MPI (and mpi4py)")
+    mpiexec, env = common.mpi_launch_env()
     cmd = [mpiexec, "-n", str(np_), "--oversubscribe", sys.executable, os.path.abspath(__file__), "--worker",
            "--mode", mode, "--vocab", str(vocab), "--dim", str(dim), "--zipf", str(zipf),
            "--global-batch", str(global_batch), "--steps", str(steps), "--warmup", str(warmup), "--json", path]

@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a user's run writes to benchmarks/results/local/ (ignored by git); `--save` (any benchmark)
@@ -214,6 +214,20 @@ def wait_for_quiet(max_load: float, max_wait: float) -> List[str]:
         return [f"the 1-minute load average was still {la[0]:.2f} (> {max_load}) after waiting "
                 f"{max_wait:.0f} s for other work to finish: timings are contended"]
     return []
+
+
+def mpi_launch_env() -> Tuple[str, Dict[str, str]]:
+    """(mpiexec's path, the environment of a benchmark's MPI job): one BLAS thread per rank,
+    output checks off, unbuffered, and Open MPI's root variables when running as root."""
+    import shutil
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               COLLFLOW_CHECK_OUTPUTS="0", PYTHONUNBUFFERED="1")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    mpiexec = shutil.which("mpiexec") or shutil.which("mpirun")
+    if mpiexec is None:
+        raise SystemExit("mpiexec not found: install Open MPI (and mpi4py)")
+    return mpiexec, env
 
 
 def launch_mpi(script: str, np_: int, extra: Sequence[str], timeout: float = 1800) -> Dict[str, Any]:

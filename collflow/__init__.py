@@ -68,3 +68,12 @@ from .graph.ops.misc_ops import range  # noqa: A001,E402  (tf.range; last, as bo
 from .graph.ops.case_ops import tuple  # noqa: A001,E402  (tf.tuple; last, as bool)
 from .graph.ops.math_extra_ops import round  # noqa: A001,E402  (tf.round; last, as bool)
 from .graph.ops.logging_ops import print  # noqa: A001,E402  (tf.print; last, as bool)
+
+
+def __getattr__(name: str) -> object:
+    """`cf.profile` (the scaling model, collflow/profile/) is imported on first use: 34 ms that
+    a training job does not need."""
+    if name == "profile":
+        import importlib
+        return importlib.import_module(".profile", __name__)
+    raise AttributeError(f"module 'collflow' has no attribute {name!r}")
