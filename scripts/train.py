@@ -31,7 +31,7 @@ import sys
 import time
 import warnings
 from collections import deque
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -470,6 +470,25 @@ def check_agreement(comm: Any, log: Log, values: Dict[str, Any], problem: Option
 
 # -- main ----------------------------------------------------------------------------------
 
+def transport_name(comm: Any) -> str:
+    """How gradients or variables are combined: shared memory on one host, hierarchical
+    (shared memory within hosts, MPI between them) across hosts, else MPI."""
+    hosts = getattr(comm, "num_hosts", None)
+    if hosts is not None:
+        return f"hierarchical ({hosts} hosts x {comm.local_size} ranks)"
+    if getattr(comm, "shm_active", False):
+        return "shared memory"
+    return "mpi" if getattr(comm, "backend", "") == "mpi" else "none"
+
+
+def peak_rss_per_rank(comm: Any) -> List[float]:
+    """Every rank's peak resident memory (MB, the process's ru_maxrss) so far, on every rank."""
+    import resource
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    mine = np.array([kb / 1024.0 if sys.platform != "darwin" else kb / 2.0 ** 20], dtype=np.float64)
+    return [float(x) for x in np.asarray(comm.allgather(mine)).reshape(-1)] if comm.size > 1 else [float(mine[0])]
+
+
 def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
                     cleanup: Optional[contextlib.ExitStack] = None) -> int:
     """--model wide_deep: embedding tables in "ps" (sharded) or "allreduce" (replicated) mode.
@@ -494,7 +513,6 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
     log(f"wide_deep ({a.mode} mode): vocab {a.vocab_size} x {a.embedding_dim}, batch {a.batch_size} per rank x "
         f"{size} rank(s), {a.optimizer}, {steps_total} steps")
     losses = []
-    comm.reset_stats()
     saver = ShardedSaver(comm=comm, graph=m.graph, max_to_keep=a.max_to_keep) if a.checkpoint_dir else None
     prefix = os.path.join(a.checkpoint_dir, "wide_deep") if a.checkpoint_dir else ""
     start = 0
@@ -511,6 +529,7 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
         if start >= steps_total:
             log(f"the job is already complete: the checkpoint is at step {start} and --steps asks for "
                 f"{steps_total}; nothing to train")
+        comm.reset_stats()  # bytes of the training steps only (not the initial broadcast)
         t0 = time.perf_counter()
         for k, fd in enumerate(m.batches(max(0, steps_total - start), start=start)):
             loss, _ = sess.run([m.loss, m.train_op], fd)
@@ -521,6 +540,7 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
             if saver is not None and a.checkpoint_every_steps and step % a.checkpoint_every_steps == 0:
                 saver.save(sess, prefix, global_step=step)
         train_time = time.perf_counter() - t0
+        stats = dict(comm.stats) if isinstance(getattr(comm, "stats", None), dict) else None
         if saver is not None and losses:
             saver.save(sess, prefix, global_step=start + len(losses))
         # held-out batches (steps never trained on): loss and click accuracy
@@ -529,8 +549,9 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
             lv, lg = sess.run([m.loss, m.logits], fd)
             ev_l.append(float(lv))
             ev_a.append(float(np.mean((np.asarray(lg).reshape(-1) > 0) == (fd[m.labels].reshape(-1) > 0.5))))
-    sent = sum(v for k, v in comm.stats.items() if "sent" in k and isinstance(v, (int, float))) \
-        if isinstance(getattr(comm, "stats", None), dict) else None
+    sent = sum(v for k, v in stats.items() if "sent" in k and isinstance(v, (int, float))) \
+        if stats is not None else None
+    rss = peak_rss_per_rank(comm)
     metrics = {"model": "wide_deep", "mode": a.mode, "vocab_size": a.vocab_size, "embedding_dim": a.embedding_dim,
                "optimizer": a.optimizer, "batch_size": a.batch_size, "steps": len(losses),
                "initial_loss": _finite(losses[0]) if losses else None,
@@ -539,10 +560,10 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
                "samples_per_sec": _finite(len(losses) * a.batch_size * size / train_time) if train_time else None,
                "train_time_s": round(train_time, 4), "wall_time_s": round(time.perf_counter() - t_start, 4),
                "world_size": size, "global_batch": a.batch_size * size, "rank": rank,
-               "transport": ("shared memory" if getattr(comm, "shm_active", False) else
-                             "mpi" if getattr(comm, "backend", "") == "mpi" else "none"),
+               "transport": transport_name(comm),
                "resumed_from_step": start, "already_complete": start >= steps_total,
-               "bytes_sent_per_step": (sent / max(1, len(losses))) if sent is not None else None}
+               "bytes_sent_per_step": (sent / max(1, len(losses))) if sent is not None else None,
+               "peak_rss_mb": round(max(rss), 1), "peak_rss_mb_per_rank": [round(x, 1) for x in rss]}
     if rank == 0:
         line = json.dumps(metrics)
         if a.metrics_out:
@@ -828,8 +849,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
         "fusion_mb": a.fusion_mb,
         "backup_ranks": a.backup_ranks,
         # how gradients or variables are combined: shared memory on one host, else MPI
-        "transport": ("shared memory" if getattr(comm, "shm_active", False) else
-                      "mpi" if comm.backend == "mpi" else "none"),
+        "transport": transport_name(comm),
         "average_parameters": bool(sync is not None and "AverageVariables" in {o.type for o in g.get_operations()}),
     }
     if a.backup_ranks:

@@ -126,6 +126,81 @@ def test_only_the_requested_rows_travel():
     assert res2[1][3]["alltoallv_bytes_sent"] == 8 * (H + 1) + 8 * 2 * D + 8 * (D + D)
 
 
+def _many_world(n, fused, ids_by_rank, seed=0):
+    """Tables a [V, 3], b [V, 1] (mod), c [V, 2] (read by no loss), d [V, 2] (div: its own
+    route): looked up with embedding_lookup_many (fused) or one by one; values, gradients
+    (None where no loss reads the table) and the exchanges made."""
+    world = ThreadWorld(n, timeout=30)
+    rng = np.random.default_rng(seed)
+    inits = {"a": rng.normal(size=(V, 3)), "b": rng.normal(size=(V, 1)), "c": rng.normal(size=(V, 2)),
+             "d": rng.normal(size=(V, 2))}
+    wts = {k: rng.normal(size=(6, 2) + v.shape[1:]) for k, v in inits.items()}
+    models = []
+    for r in range(n):
+        g = cf.Graph()
+        with g.as_default():
+            ids = cf.placeholder(cf.int64, (None, 2), name="ids")
+            svs = [sh.get_variable(k, v.shape, cf.float64, initializer=v, partitioner="div" if k == "d" else "mod",
+                                   comm=world.comm(r)) for k, v in sorted(inits.items())]
+            if fused:
+                ys = sh.embedding_lookup_many(svs, ids)
+            else:
+                ys = [sh.embedding_lookup(sv, ids) for sv in svs]
+            loss = sum(cf.reduce_sum(y * wts[k]) for k, y in zip(sorted(inits), ys) if k != "c")
+            grads = cf.gradients(loss, [sv.shard for sv in svs])
+            models.append((g, ids, svs, ys, grads, cf.global_variables_initializer()))
+
+    def fn(c):
+        g, ids, svs, ys, grads, init = models[c.rank]
+        assert grads[2] is None  # table c: no loss reads it
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            s.run(init)
+            c.reset_stats()
+            out = s.run([ys, [gr for gr in grads if gr is not None]], {ids: ids_by_rank[c.rank]})
+            stats = dict(c.stats)
+        types = [op.type for op in g.get_operations()]
+        return out, [sv.owned_ids() for sv in svs], stats, types
+    return world.run(fn)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_lookup_many_exchanges_tables_together_with_the_same_answers(n):
+    rng = np.random.default_rng(10 + n)
+    ids = rng.integers(0, V, size=(n, 6, 2))
+    fused = _many_world(n, True, ids)
+    apart = _many_world(n, False, ids)
+    for r in range(n):
+        (ys_f, gs_f), owned, stats_f, types_f = fused[r]
+        (ys_a, gs_a), _, stats_a, types_a = apart[r]
+        for yf, ya in zip(ys_f, ys_a):
+            np.testing.assert_array_equal(yf, ya)
+        for gf, ga in zip(gs_f, gs_a):
+            np.testing.assert_array_equal(gf.indices, ga.indices)
+            np.testing.assert_allclose(gf.values, ga.values, rtol=1e-13)
+        # a, b, c share a route and one exchange each way; d is split otherwise: its own
+        assert types_f.count("PSRoute") == 2 and types_f.count("PSGatherN") == 1
+        assert types_f.count("PSGather") == 1 and types_f.count("PSPushN") == 1 and types_f.count("PSPush") == 1
+        assert types_a.count("PSGather") == 4 and types_a.count("PSPush") == 3
+        # route, rows and push for {a, b, c}, and for d: 6 exchanges against 2 routes + 4 + 3
+        assert stats_f["alltoallv_calls"] == 6 and stats_a["alltoallv_calls"] == 9
+
+
+def test_lookup_many_falls_back_for_tables_it_cannot_fuse():
+    g = cf.Graph()
+    with g.as_default():
+        ids = cf.constant(np.array([[1, 2]], dtype=np.int64))
+        plain = cf.Variable(np.ones((V, 2)))
+        sv = sh.get_variable("t", (V, 2), cf.float64, initializer=np.zeros((V, 2)), partitioner="mod")
+        y_plain, y_sv = sh.embedding_lookup_many([plain, sv], ids)
+        types = [op.type for op in g.get_operations()]
+        assert "PSGatherN" not in types and types.count("PSGather") == 1
+        with cf.Session(graph=g) as s:
+            s.run(cf.global_variables_initializer())
+            a, b = s.run([y_plain, y_sv])
+    np.testing.assert_array_equal(a, np.ones((1, 2, 2)))
+    np.testing.assert_array_equal(b, np.zeros((1, 2, 2)))
+
+
 # -- PS mode == all-reduce mode ------------------------------------------------------------------
 
 
@@ -157,7 +232,9 @@ def test_hybrid_step_pushes_shards_and_all_reduces_the_rest():
     m = pm.build("ps", "adam", world.comm(0))
     types = [op.type for op in m.graph.get_operations()]
     assert types.count("PSRoute") == 1            # both tables share the route of their ids
-    assert types.count("PSGather") == 2 and types.count("PSPush") == 2
+    # ... and one exchange each way: their rows side by side (PSGatherN, PSPushN)
+    assert types.count("PSGatherN") == 1 and types.count("PSPushN") == 1
+    assert "PSGather" not in types and "PSPush" not in types
     assert "SparseAllGather" not in types and "IndexedSlicesToDense" not in types
     buckets = [v for b in m.optimizer.buckets for v in b]
     assert not any(name.startswith(("embedding", "wide/part")) for name in buckets)

@@ -7,7 +7,8 @@ Routing and sums happen on the host (the communicator works on host buffers); on
 shard's rows are gathered on the device and copied once each way.
 
 Collective keys: "<key>/ids" (requests), "<key>/rows" (replies), "<key>/push" (gradients),
-"<key>/layout" (the initializer's check).
+"<key>/layout" (the initializer's check).  PSGatherN and PSPushN (several tables at the same
+route) put the tables' rows side by side, flattened, so one exchange carries them all.
 """
 from __future__ import annotations
 
@@ -25,18 +26,19 @@ __all__: list = []
 
 # routing and pushes are host work around MPI; PSGather runs where the shard lives (it gathers
 # the served rows there and copies only those to the host)
-register_host_only("PSRoute", "PSPush", "PSCheckLayout")
+register_host_only("PSRoute", "PSPush", "PSPushN", "PSCheckLayout")
 
 
 class _Setup:
     """What every PS kernel binds at plan time."""
 
-    __slots__ = ("comm", "layout", "key", "timeout", "xp", "to_host", "to_dev", "op")
+    __slots__ = ("comm", "layout", "layouts", "key", "timeout", "xp", "to_host", "to_dev", "op")
 
     def __init__(self, op: Any, ctx: KernelContext):
         self.op = op
         self.comm = communicator_for(ctx)
-        self.layout = op.attrs["layout"]
+        self.layouts = tuple(op.attrs.get("layouts") or (op.attrs["layout"],))
+        self.layout = self.layouts[0]
         self.key = op.attrs["key"]
         t = ctx.config.get("collective_timeout") if ctx.config else None
         self.timeout = None if t is None else float(t)
@@ -115,6 +117,13 @@ def _route(op: Any, ctx: KernelContext) -> Any:
     return run
 
 
+def _check_served(s: _Setup, served: Any, shard: Any, lay: Any) -> None:
+    if served.shape[0] and int(served.max()) >= shard.shape[0]:
+        raise InvalidArgumentError(
+            f"sharded variable {lay.name!r}: a rank asked for row {int(served.max())} of this rank's shard, "
+            f"which has {shard.shape[0]} rows (mismatched shard layouts?)")
+
+
 @register_kernel("PSGather", is_async=True)
 def _gather(op: Any, ctx: KernelContext) -> Any:
     s = _Setup(op, ctx)
@@ -124,10 +133,7 @@ def _gather(op: Any, ctx: KernelContext) -> Any:
 
     def run(shard: Any, served: Any, served_counts: Any, request_counts: Any, inverse: Any, ids: Any) -> Any:
         served_counts, request_counts, inverse = s.host(served_counts), s.host(request_counts), s.host(inverse)
-        if served.shape[0] and int(served.max()) >= shard.shape[0]:
-            raise InvalidArgumentError(
-                f"sharded variable {lay.name!r}: a rank asked for row {int(served.max())} of this rank's shard, "
-                f"which has {shard.shape[0]} rows (mismatched shard layouts?)")
+        _check_served(s, served, shard, lay)
         rows = s.host(s.xp.take(shard, s.dev(served), axis=0))
         out_shape = tuple(ids.shape) + row_shape
 
@@ -138,54 +144,119 @@ def _gather(op: Any, ctx: KernelContext) -> Any:
     return run
 
 
+def _widths(layouts: tuple) -> list:
+    return [int(np.prod(lay.row_shape, dtype=np.int64)) for lay in layouts]
+
+
+@register_kernel("PSGatherN", is_async=True)
+def _gather_n(op: Any, ctx: KernelContext) -> Any:
+    s = _Setup(op, ctx)
+    lays, comm = s.layouts, s.comm
+    k = len(lays)
+    widths = _widths(lays)
+    edges = np.cumsum([0] + widths)
+    key = s.key + "/rows"
+
+    def run(*args: Any) -> Any:
+        shards = args[:k]
+        served, served_counts, request_counts, inverse, ids = args[k:]
+        served_counts, request_counts, inverse = s.host(served_counts), s.host(request_counts), s.host(inverse)
+        dev_served = s.dev(served)
+        rows = np.empty((served.shape[0], int(edges[-1])), dtype=np.dtype(lays[0].dtype))
+        for i, (shard, lay) in enumerate(zip(shards, lays)):
+            _check_served(s, served, shard, lay)
+            rows[:, edges[i]:edges[i + 1]] = s.host(s.xp.take(shard, dev_served, axis=0)).reshape(-1, widths[i])
+        lead = tuple(ids.shape)
+
+        def finish(res: Any) -> tuple:
+            vals = np.take(res[0], inverse, axis=0)
+            return tuple(s.dev(np.ascontiguousarray(vals[:, edges[i]:edges[i + 1]]).reshape(
+                lead + tuple(lays[i].row_shape))) for i in range(k))
+        return s.then(comm.alltoallv_async(rows, served_counts, request_counts, name=key), finish)
+    return run
+
+
+def _push_exchange(s: _Setup, ctx: KernelContext, g: np.ndarray, inverse: Any, request_counts: Any, served: Any,
+                   served_counts: Any, key: str, finish_rows: Callable[[np.ndarray, np.ndarray, Any], Any]) -> Any:
+    """Sums the gradient rows `g` [ids, ...] per unique id, sends them to their owners in one
+    Alltoallv, and hands the owner's rows summed per served row (and their rows, and the
+    number of contributing ranks) to `finish_rows`."""
+    size = s.comm.size
+    row_shape = tuple(g.shape[1:])
+    dtype = g.dtype
+    n_uniq = int(request_counts.sum())
+    summed = _ps.segment_sum(g, inverse, n_uniq)
+    flag = _contribution(ctx)
+    # one flag row in front of each block: its first element tells the owner whether this
+    # rank contributed (late backup ranks send 0 and zero rows), so counts stay as routed
+    send = np.empty((n_uniq + size,) + row_shape, dtype=dtype)
+    o = r = 0
+    for k in range(size):
+        if row_shape:
+            send[o] = 0
+            send[o].flat[0] = flag
+        else:
+            send[o] = flag
+        o += 1
+        c = int(request_counts[k])
+        if flag == 0.0:
+            send[o:o + c] = 0
+        else:
+            send[o:o + c] = summed[r:r + c]
+        o += c
+        r += c
+
+    def finish(res: Any) -> Any:
+        recv = res[0]
+        off = _ps.block_offsets(served_counts + 1)[:-1]
+        count = np.asarray(recv[off].reshape(size, -1)[:, 0].sum(), dtype=dtype).reshape(())
+        keep = np.ones(recv.shape[0], dtype=bool)
+        keep[off] = False
+        rows = recv[keep]
+        # several ranks may push the same row: the owner sums them here, once, so the
+        # optimizer's sparse update gets each row once
+        uniq, inv = np.unique(served, return_inverse=True)
+        if uniq.shape[0] == served.shape[0]:
+            merged = rows[np.argsort(inv.reshape(-1), kind="stable")]
+        else:
+            merged = _ps.segment_sum(rows, inv.reshape(-1), uniq.shape[0])
+        return finish_rows(merged, uniq, count)
+    return s.then(s.comm.alltoallv_async(send, request_counts + 1, served_counts + 1, name=key), finish)
+
+
 @register_kernel("PSPush", is_async=True)
 def _push(op: Any, ctx: KernelContext) -> Any:
     s = _Setup(op, ctx)
-    lay, comm = s.layout, s.comm
-    size = comm.size
-    row_shape = tuple(lay.row_shape)
-    dtype = op.outputs[0].dtype.np
-    key = s.key
+    row_shape = tuple(s.layout.row_shape)
 
     def run(grad: Any, inverse: Any, request_counts: Any, served: Any, served_counts: Any) -> Any:
         # host-only op: every input arrives on the host
-        g = grad.reshape((-1,) + row_shape)
-        n_uniq = int(request_counts.sum())
-        summed = _ps.segment_sum(g, inverse, n_uniq)
-        flag = _contribution(ctx)
-        # one flag row in front of each block: its first element tells the owner whether this
-        # rank contributed (late backup ranks send 0 and zero rows), so counts stay as routed
-        send = np.empty((n_uniq + size,) + row_shape, dtype=dtype)
-        o = r = 0
-        for k in range(size):
-            if row_shape:
-                send[o] = 0
-                send[o].flat[0] = flag
-            else:
-                send[o] = flag
-            o += 1
-            c = int(request_counts[k])
-            if flag == 0.0:
-                send[o:o + c] = 0
-            else:
-                send[o:o + c] = summed[r:r + c]
-            o += c
-            r += c
+        return _push_exchange(s, ctx, grad.reshape((-1,) + row_shape), inverse, request_counts, served,
+                              served_counts, s.key, lambda rows, uniq, count: (rows, uniq, count))
+    return run
 
-        def finish(res: Any) -> tuple:
-            recv = res[0]
-            off = _ps.block_offsets(served_counts + 1)[:-1]
-            count = np.asarray(recv[off].reshape(size, -1)[:, 0].sum(), dtype=dtype).reshape(())
-            keep = np.ones(recv.shape[0], dtype=bool)
-            keep[off] = False
-            rows = recv[keep]
-            # several ranks may push the same row: the owner sums them here, once, so the
-            # optimizer's sparse update gets each row once
-            uniq, inv = np.unique(served, return_inverse=True)
-            if uniq.shape[0] == served.shape[0]:
-                return rows[np.argsort(inv.reshape(-1), kind="stable")], uniq, count
-            return _ps.segment_sum(rows, inv.reshape(-1), uniq.shape[0]), uniq, count
-        return s.then(comm.alltoallv_async(send, request_counts + 1, served_counts + 1, name=key), finish)
+
+@register_kernel("PSPushN", is_async=True)
+def _push_n(op: Any, ctx: KernelContext) -> Any:
+    s = _Setup(op, ctx)
+    lays = s.layouts
+    k = len(lays)
+    widths = _widths(lays)
+    edges = np.cumsum([0] + widths)
+    dtype = op.outputs[0].dtype.np
+
+    def split(rows: np.ndarray, uniq: np.ndarray, count: Any) -> tuple:
+        return tuple(np.ascontiguousarray(rows[:, edges[i]:edges[i + 1]]).reshape(
+            (-1,) + tuple(lays[i].row_shape)) for i in range(k)) + (uniq, count)
+
+    def run(*args: Any) -> Any:
+        grads = args[:k]
+        inverse, request_counts, served, served_counts = args[k:]
+        m = inverse.shape[0]
+        g = np.empty((m, int(edges[-1])), dtype=dtype)
+        for i in range(k):
+            g[:, edges[i]:edges[i + 1]] = grads[i].reshape(m, widths[i])
+        return _push_exchange(s, ctx, g, inverse, request_counts, served, served_counts, s.key, split)
     return run
 
 

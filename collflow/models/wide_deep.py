@@ -9,7 +9,7 @@ The model (Cheng et al., "Wide & Deep Learning", 2016, in the shape used by CTR 
   loss    = mean sigmoid cross-entropy(labels, deep + wide)
 
 Both tables (`embedding` [vocab, dim] and `wide` [vocab, 1]) are cf.nn.Embedding layers in
-mode "ps" (rows sharded over the ranks, Alltoallv lookups and pushes; they share one route)
+mode "ps" (rows sharded over the ranks; both tables share one route and one Alltoallv each way)
 or "allreduce" (replicated; sparse gradients allgathered, or all-reduced densely).  Dense
 layers always go through the fused all-reduce.
 
@@ -143,10 +143,13 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
                     partition_strategy: str = "mod", comm: Any = None, sync: Optional[bool] = None,
                     sparse_as_dense: bool = False, batch_size: int = 256, zipf_exponent: float = 1.1,
                     seed: int = 0, data_seed: Optional[int] = None, exact_init: Optional[bool] = None,
-                    fusion_threshold_bytes: Optional[int] = None, graph: Optional[_g.Graph] = None) -> WideDeep:
+                    fusion_threshold_bytes: Optional[int] = None, graph: Optional[_g.Graph] = None,
+                    fuse_lookups: bool = True) -> WideDeep:
     """Builds wide_deep in a new graph (or `graph`) and returns its handles and data.
 
     mode: "ps" (tables sharded over the ranks of `comm`) or "allreduce" (replicated).
+    fuse_lookups: in "ps" mode, the two tables' rows (and gradients) travel in one exchange
+    each way (embedding_lookup_many); False looks them up one by one (for comparison).
     optimizer: a name ("sgd", "adam", "adagrad", "momentum", "rmsprop") or a cf.train
     Optimizer.  comm: the communicator (default: the process's).  sync: wrap the optimizer in
     ShardedSyncReplicasOptimizer (default: when there is more than one rank).
@@ -189,8 +192,13 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
                              name="embedding")
         wide_emb = Embedding(vocab_size, 1, mode, 0.0, dt, partition_strategy, comm=comm, name="wide")
         dense_vars: List[Variable] = []
+        # both tables at the same ids: in "ps" mode one route and one exchange each way for both
+        if fuse_lookups:
+            e, wide_rows = _sharded.embedding_lookup_many([deep_emb.table, wide_emb.table], ids)
+        else:
+            e, wide_rows = deep_emb(ids), wide_emb(ids)
         with g.name_scope("deep"):
-            e = deep_emb(ids)                                     # [b, fields, dim]
+            # e: [b, fields, dim]
             x = array_ops.reshape(e, [-1, num_fields * embedding_dim])
             if num_dense:
                 x = array_ops.concat([x, dense], 1)
@@ -205,7 +213,7 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
                 width = h
             deep_logit = array_ops.reshape(x, [-1])
         with g.name_scope("wide"):
-            wsum = math_ops.reduce_sum(wide_emb(ids), axis=[1, 2])
+            wsum = math_ops.reduce_sum(wide_rows, axis=[1, 2])
             wbias = Variable(np.zeros((), dtype=npdt), name="bias")
             dense_vars.append(wbias)
         logits = deep_logit + wsum + wbias

@@ -46,6 +46,7 @@ from ..graph.variables import Variable
 from .sync_replicas import SyncReplicasOptimizer
 
 __all__ = ["ShardedVariable", "RankPartitioner", "rank_partitioner", "get_variable", "embedding_lookup",
+           "embedding_lookup_many",
            "is_shard_variable", "sharded_variable_of", "sharded_variables", "shard_state_variables",
            "replicated_variables", "sharded_gradient", "ShardedSyncReplicasOptimizer",
            "broadcast_replicated_variables", "SHARDED_VARIABLES"]
@@ -280,6 +281,47 @@ def embedding_lookup(params: Any, ids: Any, name: Optional[str] = None, **kwargs
             raise InvalidArgumentError(f"embedding_lookup on {sv.name!r}: ids must be integers, got {ids_t.dtype.name}")
         routed = _route_for(g, ids_t, sv)
         return ps_ops.gather(sv.shard.value(), routed, ids_t, lay, key=f"ps/{sv.name}", name="gather")
+
+
+def embedding_lookup_many(params: Sequence[Any], ids: Any, name: Optional[str] = None) -> List[_g.Tensor]:
+    """[embedding_lookup(p, ids) for p in params], with the sharded tables that are split alike
+    and share a dtype looked up together: one route, one exchange of their rows (PSGatherN)
+    and, for their gradients, one exchange back (PSPushN), instead of one pair per table.
+
+    Values and gradients are those of separate lookups; a table no loss reads gets no gradient.
+    """
+    params = list(params)
+    out: List[Optional[_g.Tensor]] = [None] * len(params)
+    groups: Dict[tuple, List[int]] = {}
+    for i, p in enumerate(params):
+        if isinstance(p, ShardedVariable):
+            lay = p.layout
+            groups.setdefault((lay.vocab, lay.strategy, lay.num_shards, lay.shard_index, lay.dtype, id(p.graph)),
+                              []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        svs = [params[i] for i in members]
+        g = svs[0].graph
+        with g.as_default(), g.name_scope(name or "embedding_lookup"):
+            ids_t = _g.convert_to_tensor(ids)
+            if ids_t.graph is not g:
+                raise InvalidArgumentError(f"embedding_lookup_many: ids {ids_t.name} belong to another graph than "
+                                           f"{svs[0].name!r}")
+            if not ids_t.dtype.is_integer:
+                raise InvalidArgumentError(f"embedding_lookup_many on {svs[0].name!r}: ids must be integers, got "
+                                           f"{ids_t.dtype.name}")
+            routed = None
+            for sv in svs:
+                routed = _route_for(g, ids_t, sv)
+            vals = ps_ops.gather_many([sv.shard.value() for sv in svs], routed, ids_t, [sv.layout for sv in svs],
+                                      key="ps/" + "+".join(sv.name for sv in svs), name="gather")
+        for i, v in zip(members, vals):
+            out[i] = v
+    for i, p in enumerate(params):
+        if out[i] is None:
+            out[i] = embedding_lookup(p, ids, name=name)
+    return out  # type: ignore[return-value]
 
 
 def _route_for(g: _g.Graph, ids: _g.Tensor, sv: ShardedVariable) -> tuple:

@@ -23,6 +23,18 @@ loss of its gradient rows for this rank's rows (the adjoint of the routed gather
 owner applies once per step with the usual SparseApply* kernels.  PSCheckLayout (run by the
 shard's initializer) compares every rank's layout before the first step.
 
+Several tables looked up with the same ids and split alike (wide_deep's deep and wide
+tables) share one route, and with `gather_many` one exchange each way as well:
+
+  PSGatherN(shard_1..shard_k, served_rows, served_counts, request_counts, inverse, ids)
+                      one Alltoallv carries every table's rows side by side -> k lookups
+  PSPushN(grad_1..grad_j, inverse, request_counts, served_rows, served_counts)
+                      its gradient: one Alltoallv of every table's gradient rows
+                      -> values_1..values_j, indices, contributing ranks
+
+Each collective carries a fixed cost per call (a latency per peer in an all-to-all), so at
+k tables this is 1 + 2 exchanges a step instead of 1 + 2k (docs/scaling.md).
+
 Each op carries `layout` (a collflow.comm.ps.ShardLayout) and `key` (derived from the graph,
 the same on every rank) naming its collectives.  Routes depend only on the ids and the
 partitioning, so tables partitioned alike share one PSRoute for the same ids.
@@ -44,7 +56,7 @@ from .op_util import make_op
 
 __all__: List[str] = []
 
-PS_OP_TYPES = ("PSRoute", "PSGather", "PSPush", "PSCheckLayout")
+PS_OP_TYPES = ("PSRoute", "PSGather", "PSPush", "PSGatherN", "PSPushN", "PSCheckLayout")
 
 
 def _layout(op: _g.Operation) -> Any:
@@ -93,6 +105,50 @@ def _push_spec(op: _g.Operation) -> list:
             (grad.dtype, TensorShape(()))]
 
 
+def _layouts(op: _g.Operation) -> tuple:
+    lays = tuple(op.attrs.get("layouts") or ())
+    if not lays or not all(hasattr(lay, "num_shards") for lay in lays):
+        raise ValueError(f"{op.type} needs `layouts` (ShardLayouts, one per table), got {lays!r}")
+    return lays
+
+
+def _gather_n_spec(op: _g.Operation) -> list:
+    lays = _layouts(op)
+    k = len(lays)
+    if len(op.inputs) != k + 5:
+        raise ValueError(f"PSGatherN over {k} tables takes {k + 5} inputs, got {len(op.inputs)}")
+    shards = op.inputs[:k]
+    served, scounts, rcounts, inverse, ids = op.inputs[k:]
+    for t in (served, scounts, rcounts, inverse):
+        if t.dtype != _dt.int64:
+            raise ValueError(f"routing input {t.name} must be int64, got {t.dtype.name}")
+    out = []
+    for shard, lay in zip(shards, lays):
+        if shard.dtype.name != lay.dtype or shard.dtype != shards[0].dtype:
+            raise ValueError(f"the shards of one PSGatherN share one dtype and their layouts': {shard.name} is "
+                             f"{shard.dtype.name}, its layout {lay.dtype}, the first shard {shards[0].dtype.name}")
+        if shard.shape.rank is not None and not TensorShape(list(shard.shape.dims[1:])).is_compatible_with(
+                TensorShape(list(lay.row_shape))):
+            raise ValueError(f"shard rows of shape {shard.shape} do not match the layout's rows {lay.row_shape}")
+        out.append((shard.dtype, TensorShape(None) if ids.shape.rank is None
+                    else TensorShape(list(ids.shape.dims) + list(lay.row_shape))))
+    return out
+
+
+def _push_n_spec(op: _g.Operation) -> list:
+    lays = _layouts(op)
+    k = len(lays)
+    if len(op.inputs) != k + 4:
+        raise ValueError(f"PSPushN over {k} tables takes {k + 4} inputs, got {len(op.inputs)}")
+    grads = op.inputs[:k]
+    if not grads[0].dtype.is_floating or any(g.dtype != grads[0].dtype for g in grads):
+        raise ValueError(f"PSPushN pushes floating-point gradients of one dtype, got "
+                         f"{[g.dtype.name for g in grads]}")
+    dt = grads[0].dtype
+    return ([(dt, TensorShape([None] + list(lay.row_shape))) for lay in lays]
+            + [(_dt.int64, TensorShape([None])), (dt, TensorShape(()))])
+
+
 register_op("PSRoute", _route_spec, collective=True, ragged=True,
             doc="Dedup ids and send each owner the rows asked of it (Alltoallv).")
 register_op("PSGather", _gather_spec, collective=True, ragged=True,
@@ -101,7 +157,11 @@ register_op("PSPush", _push_spec, collective=True, ragged=True,
             doc="Gradient rows summed per id and sent to their owners (Alltoallv).")
 register_op("PSCheckLayout", lambda op: (_layout(op), [])[1], collective=True,
             doc="Every rank's layout of a sharded table compared before the first step (allgather).")
-not_differentiable("PSRoute", "PSPush", "PSCheckLayout")
+register_op("PSGatherN", _gather_n_spec, collective=True, ragged=True,
+            doc="Several tables' rows at the same routed ids in one Alltoallv (gather_many).")
+register_op("PSPushN", _push_n_spec, collective=True, ragged=True,
+            doc="Several tables' gradient rows to their owners in one Alltoallv.")
+not_differentiable("PSRoute", "PSPush", "PSPushN", "PSCheckLayout")
 
 
 @register_gradient("PSGather")
@@ -111,11 +171,36 @@ def _gather_grad(op: _g.Operation, grad: Any) -> list:
         grad = _g.convert_to_tensor(grad)
     lay = op.attrs["layout"]
     values, indices, _count = push(grad, inverse, rcounts, served, scounts, lay, key=op.attrs["key"] + "/push")
+    return [IndexedSlices(values, indices, _dense_shape(shard), shard.shape), None, None, None, None, None]
+
+
+def _dense_shape(shard: Any) -> _g.Tensor:
     if shard.shape.is_fully_defined():
-        dense_shape = constant(np.asarray(shard.shape.dims, dtype=np.int64), name="dense_shape")
-    else:
-        dense_shape = array_ops.shape(shard, out_type=_dt.int64)
-    return [IndexedSlices(values, indices, dense_shape, shard.shape), None, None, None, None, None]
+        return constant(np.asarray(shard.shape.dims, dtype=np.int64), name="dense_shape")
+    return array_ops.shape(shard, out_type=_dt.int64)
+
+
+@register_gradient("PSGatherN")
+def _gather_n_grad(op: _g.Operation, *grads: Any) -> list:
+    lays = op.attrs["layouts"]
+    k = len(lays)
+    shards = op.inputs[:k]
+    served, scounts, rcounts, inverse, _ids = op.inputs[k:]
+    # the gradient machinery fills a multi-output op's missing gradients with ZerosLike of the
+    # output; a table no loss reads keeps None (pushing zeros would move its Adam moments)
+    have = [i for i in range(k) if grads[i] is not None
+            and not (isinstance(grads[i], _g.Tensor) and grads[i].op.type == "ZerosLike"
+                     and grads[i].op.inputs[0] is op.outputs[i])]
+    out: list = [None] * (k + 5)
+    if not have:
+        return out
+    dense = [_g.convert_to_tensor(grads[i]) if isinstance(grads[i], IndexedSlices) else grads[i] for i in have]
+    pop = make_op("PSPushN", dense + [inverse, rcounts, served, scounts],
+                  {"layouts": tuple(lays[i] for i in have), "key": op.attrs["key"] + "/push"}, name="PSPushN")
+    indices = pop.outputs[len(have)]
+    for j, i in enumerate(have):
+        out[i] = IndexedSlices(pop.outputs[j], indices, _dense_shape(shards[i]), shards[i].shape)
+    return out
 
 
 # -- constructors -------------------------------------------------------------------------
@@ -135,6 +220,16 @@ def gather(shard: Any, routed: Sequence[_g.Tensor], ids: Any, layout: Any, key: 
     rcounts, served, scounts, inverse = routed
     return make_op("PSGather", [shard, served, scounts, rcounts, inverse, ids], {"layout": layout, "key": key},
                    name=name or "PSGather").outputs[0]
+
+
+def gather_many(shards: Sequence[Any], routed: Sequence[_g.Tensor], ids: Any, layouts: Sequence[Any], key: str,
+                name: Optional[str] = None) -> List[_g.Tensor]:
+    """Rows of several sharded tables at the same `ids`, routed once and exchanged in one
+    Alltoallv each way (their gradients too); the tables share the partitioning and dtype."""
+    rcounts, served, scounts, inverse = routed
+    op = make_op("PSGatherN", list(shards) + [served, scounts, rcounts, inverse, ids],
+                 {"layouts": tuple(layouts), "key": key}, name=name or "PSGatherN")
+    return list(op.outputs)
 
 
 def push(grad: Any, inverse: Any, request_counts: Any, served_rows: Any, served_counts: Any, layout: Any,
@@ -162,6 +257,8 @@ def push_count(values: Any) -> Optional[_g.Tensor]:
             continue
         if t.op.type == "PSPush":
             return t.op.outputs[2]
+        if t.op.type == "PSPushN":
+            return t.op.outputs[-1]
         if t.op.type in ("ConcatV2", "Identity"):
             stack.extend(t.op.inputs)
     return None
