@@ -10,7 +10,8 @@ from typing import Any, Optional
 __all__ = [
     "CollflowError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "CancelledError", "UnimplementedError", "InternalError", "DeadlineExceededError",
-    "AbortedError", "OutOfRangeError", "ResourceExhaustedError", "UnavailableError",
+    "AbortedError", "OutOfRangeError", "ResourceExhaustedError", "UnavailableError", "DataLossError",
+    "UnsafeCheckpointError",
 ]
 
 
@@ -78,3 +79,13 @@ class ResourceExhaustedError(CollflowError, MemoryError):
 
 class UnavailableError(CollflowError):
     """A needed service (backend, device, peer) is not available."""
+
+
+class DataLossError(CollflowError):
+    """A checkpoint file is truncated, corrupt or not a collflow checkpoint (TensorFlow's name)."""
+
+
+class UnsafeCheckpointError(DataLossError):
+    """A checkpoint file or index entry breaks what collflow reads (train/checkpoint_policy.py):
+    links, storage outside the file, non-numeric types, sizes the file cannot hold, no
+    checksums, a name outside the directory.  A DataLossError, so restores fall back past it."""

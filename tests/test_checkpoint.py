@@ -19,6 +19,7 @@ from collflow.data import BatchIterator
 from collflow.graph.ops import io_ops
 from collflow.kernels.resources import LiveSnapshot, VariableState
 from collflow.train import checkpoint_io as cio
+from collflow.train import checkpoint_storage as cst
 from collflow.train import checkpoint_manager as cm_mod
 from collflow.train.checkpoint_manager import CheckpointManager
 from collflow.train.saver import Saver, latest_checkpoint
@@ -401,12 +402,12 @@ def test_should_save_by_steps_and_seconds(tmp_path, monkeypatch):
 
 def test_async_save_returns_at_once_and_writes_the_snapshot(tmp_path, monkeypatch):
     gate = __import__("threading").Event()
-    real = cio._pwrite_all
+    real = cst._pwrite_all
 
     def slow(fd, buf, off):
         gate.wait(10)
         real(fd, buf, off)
-    monkeypatch.setattr(cio, "_pwrite_all", slow)
+    monkeypatch.setattr(cst, "_pwrite_all", slow)
     g = cf.Graph()
     with g.as_default():
         w = cf.Variable(np.zeros(4096, np.float32), name="w")
@@ -448,7 +449,7 @@ def test_running_checksum_equals_the_checksum_of_the_whole_buffer():
     data = np.random.default_rng(3).integers(0, 256, 3 * 4096 + 1234, dtype=np.uint8)
     whole = cio.checksum(memoryview(data))
     for cuts in ([], [1], [4095, 4096, 4097], [10, 5000, 9000, 13000], list(range(0, data.size, 777))):
-        r = cio._RunningChecksum()
+        r = cst._RunningChecksum()
         for a, b in zip([0] + cuts, cuts + [data.size]):
             r.update(memoryview(data[a:b]))
         assert r.digest() == whole, cuts
@@ -555,10 +556,10 @@ def test_async_save_during_sparse_and_dense_updates_equals_a_sync_save(tmp_path,
     import threading
     from collflow.train import saver as saver_mod
     monkeypatch.setattr(saver_mod, "LIVE_SNAPSHOT_MIN_BYTES", 0)  # every variable of rank >= 1 is live
-    monkeypatch.setattr(cio, "_SOURCE_PIECE", piece)
+    monkeypatch.setattr(cst, "_SOURCE_PIECE", piece)
     direct_fds = []
-    real_open_direct = cio.open_direct
-    monkeypatch.setattr(cio, "open_direct", lambda p: direct_fds.append(real_open_direct(p)) or direct_fds[-1])
+    real_open_direct = cst.open_direct
+    monkeypatch.setattr(cst, "open_direct", lambda p: direct_fds.append(real_open_direct(p)) or direct_fds[-1])
     g, step, init, feeds = _sparse_model(rows)
     with cf.Session(graph=g) as s:
         s.run(init)
@@ -567,7 +568,7 @@ def test_async_save_during_sparse_and_dense_updates_equals_a_sync_save(tmp_path,
         sync_path = CheckpointManager(str(tmp_path / "sync")).save(s, 4)
         # the writer waits for a training step after each piece it writes
         wrote, stepped = threading.Semaphore(0), threading.Semaphore(0)
-        real = cio._pwrite_all
+        real = cst._pwrite_all
 
         used = set()
 
@@ -576,7 +577,7 @@ def test_async_save_during_sparse_and_dense_updates_equals_a_sync_save(tmp_path,
             used.add(fd)
             wrote.release()
             assert stepped.acquire(timeout=30)
-        monkeypatch.setattr(cio, "_pwrite_all", slow)
+        monkeypatch.setattr(cst, "_pwrite_all", slow)
         emb = s.resources.variables["emb"]
         emb_id, dense_id = id(emb.value), id(s.resources.variables["dense/kernel"].value)
         saved_rows = []
@@ -611,9 +612,9 @@ def test_async_save_during_sparse_and_dense_updates_equals_a_sync_save(tmp_path,
 def test_async_writer_failure_is_raised_and_ends_the_snapshots(tmp_path, monkeypatch):
     from collflow.train import saver as saver_mod
     monkeypatch.setattr(saver_mod, "LIVE_SNAPSHOT_MIN_BYTES", 0)
-    monkeypatch.setattr(cio, "_SOURCE_PIECE", 5 * 6 * 4)
+    monkeypatch.setattr(cst, "_SOURCE_PIECE", 5 * 6 * 4)
     g, step, init, feeds = _sparse_model()
-    real = cio._pwrite_all
+    real = cst._pwrite_all
     calls = []
 
     def failing(fd, buf, off):
@@ -624,13 +625,13 @@ def test_async_writer_failure_is_raised_and_ends_the_snapshots(tmp_path, monkeyp
     with cf.Session(graph=g) as s:
         s.run(init)
         ck = CheckpointManager(str(tmp_path), async_save=True)
-        monkeypatch.setattr(cio, "_pwrite_all", failing)
+        monkeypatch.setattr(cst, "_pwrite_all", failing)
         ck.save(s, 1)
         with pytest.raises(OSError, match="disk full"):
             ck.wait()
         assert all(st.pending is None for st in s.resources.variables.values())
         assert not os.listdir(tmp_path)  # no partial file left; nothing indexed
-        monkeypatch.setattr(cio, "_pwrite_all", real)
+        monkeypatch.setattr(cst, "_pwrite_all", real)
         s.run(step, feeds[0])
         want = {k: st.value.copy() for k, st in s.resources.variables.items()}
         path = ck.save(s, 2)
@@ -736,7 +737,7 @@ _CHILD = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import numpy as np
     import collflow as cf
-    from collflow.train import checkpoint_io as cio
+    from collflow.train import checkpoint_storage as cst
     from collflow.train.checkpoint_manager import CheckpointManager
     n = int(sys.argv[2])
     g = cf.Graph()
@@ -749,12 +750,12 @@ _CHILD = textwrap.dedent("""
         if mode == "stall":
             w.load(np.full(n, 1, np.float32), s); v.load(np.full(3, 1, np.float32), s)
             ck.save(s, 1)
-            real = cio._pwrite_all
+            real = cst._pwrite_all
             def stall(fd, buf, off):
                 real(fd, buf[: len(buf) // 2], off)   # half a variable on disk ...
                 print("WRITING", flush=True)
                 time.sleep(60)                        # ... and the kill comes now
-            cio._pwrite_all = stall
+            cst._pwrite_all = stall
             w.load(np.full(n, 2, np.float32), s); v.load(np.full(3, 2, np.float32), s)
             ck.save(s, 2)
         else:  # save one checkpoint after another until killed (async_loop: asynchronous saves)

@@ -10,7 +10,7 @@ from .distributed import *  # noqa: F401,F403
 from .saver import Saver, RestoreResult, latest_checkpoint, checkpoint_exists  # noqa: F401
 from .checkpoint_manager import CheckpointManager, add_checkpoint_arguments, manager_from_args  # noqa: F401
 from .preemption import PreemptionHandler  # noqa: F401
-from .checkpoint_io import DataLossError  # noqa: F401
+from ..errors import DataLossError  # noqa: F401
 from . import sharded, sharded_checkpoint  # noqa: F401
 from .sharded import ShardedSyncReplicasOptimizer, ShardedVariable, get_variable  # noqa: F401
 from .sharded_checkpoint import ShardedSaver  # noqa: F401

@@ -1,4 +1,9 @@
-"""Checkpoint files on disk: the HDF5 layout, atomic and durable writes, verified reads, the index.
+"""Checkpoint files on disk: the HDF5 layout, atomic and durable writes, verified reads.
+
+Checkpoint code by idea: this module is the format (layout, writing and reading a file);
+checkpoint_storage the file primitives under it (durable writes, checksums, pieces, O_DIRECT);
+checkpoint_index a directory's index and retention; checkpoint_policy what a file may hold;
+sharded_checkpoint the resharding of sharded variables onto another number of ranks.
 
 One checkpoint is one HDF5 file (h5py; no pickle anywhere):
 
@@ -40,61 +45,37 @@ it is written.
 """
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
-import re
-import threading
 import time
-import zlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
 from .. import __version__ as _collflow_version
-from ..errors import CollflowError, InvalidArgumentError, NotFoundError
+from ..errors import DataLossError, InvalidArgumentError, NotFoundError, UnsafeCheckpointError
 from . import checkpoint_policy as _policy
+# the file primitives and the directory index are modules of their own (the storage module is
+# used by name, so a test that replaces one of its functions reaches every caller); the public
+# names stay importable from here
+from . import checkpoint_storage as _st
+from .checkpoint_index import (INDEX_FILENAME, IndexEntry, _short, read_index, retention_plan, scan_directory,
+                               write_index)
+from .checkpoint_storage import TMP_SUFFIX, atomic_write_bytes, checksum, fsync_directory, open_direct
 
 __all__ = ["DataLossError", "UnsafeCheckpointError", "CheckpointData", "CheckpointReader", "write_checkpoint",
            "read_checkpoint", "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
            "FORMAT", "FORMAT_VERSION", "INDEX_FILENAME", "TMP_SUFFIX", "scan_directory", "retention_plan",
-           "process_rank_and_size"]
+           "process_rank_and_size", "checksum", "open_direct"]
 
 FORMAT = "collflow.checkpoint"
 FORMAT_VERSION = 1
-INDEX_FORMAT = "collflow.checkpoint_index"
-INDEX_FILENAME = "checkpoint.json"
-TMP_SUFFIX = ".tmp"
 
-# bytes per os.pwrite / preadv call and per CRC piece: large enough to run at disk speed,
-# small enough that the CRC of one piece overlaps the write of the next
-_PIECE = 16 << 20
-# pieces larger than this are checksummed on the helper thread, smaller ones inline
-_INLINE_CRC = 1 << 20
-# the checksum's block (see checksum()); _PIECE is a multiple of it
-_BLOCK = 4096
-# bytes per piece read from a row source (LiveSnapshot), two of them in memory at a time (one
-# read while the other is written).  Large pieces mean few rounds of Python per gigabyte, each
-# of which takes the GIL from the training thread (measured: a 1 GB async save stalled
-# training ~145 ms with 8 MB pieces, ~80 ms with 32 MB, median of 12, noise +-100 ms)
-_SOURCE_PIECE = 32 << 20
 _CHECKSUMS = "checksums/block_crc32"
 
 
 log = logging.getLogger("collflow.checkpoint")
-
-
-class DataLossError(CollflowError):
-    """A checkpoint file is truncated, corrupt or not a collflow checkpoint (TensorFlow's name)."""
-
-
-class UnsafeCheckpointError(DataLossError):
-    """A checkpoint file or index entry breaks what collflow reads (checkpoint_policy): links,
-    storage outside the file, non-numeric types, sizes the file cannot hold, no checksums, a
-    name outside the directory.  A DataLossError, so restores fall back past it."""
 
 
 @dataclass
@@ -158,300 +139,6 @@ def process_rank_and_size() -> Tuple[int, int]:
         if os.environ.get(r, "").isdigit() and os.environ.get(s, "").isdigit():
             return int(os.environ[r]), int(os.environ[s])
     return 0, 1
-
-
-# -- durable file primitives ---------------------------------------------------------------------
-
-
-def fsync_directory(directory: str) -> None:
-    """Makes a rename or unlink in `directory` durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: str, data: bytes, durable: bool = True) -> None:
-    """Replaces `path` by `data` atomically: write path.tmp, fsync, rename, fsync the directory."""
-    tmp = path + TMP_SUFFIX
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            if durable:
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
-    if durable:
-        fsync_directory(os.path.dirname(os.path.abspath(path)))
-
-
-def _remove_quietly(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:
-        pass
-
-
-def _pwrite_all(fd: int, buf: memoryview, offset: int) -> None:
-    """Writes all of `buf` at `offset` (os.pwrite may write less than asked)."""
-    done, n = 0, len(buf)
-    while done < n:
-        k = os.pwrite(fd, buf[done:], offset + done)
-        if k <= 0:
-            raise OSError(f"pwrite wrote {k} bytes")
-        done += k
-
-
-def _pread_all(fd: int, buf: memoryview, offset: int) -> int:
-    """Fills `buf` from `offset`; returns the bytes read (less only at the end of the file)."""
-    done, n = 0, len(buf)
-    while done < n:
-        k = os.preadv(fd, [buf[done:]], offset + done)
-        if k <= 0:
-            break
-        done += k
-    return done
-
-
-def checksum(buf: memoryview, value: int = 0) -> int:
-    """The checkpoint checksum of `buf`, continuing `value` (feed pieces of 4 KiB multiples).
-
-    CRC-32 of the sequence of little-endian uint64 sums (mod 2**64) of each 4096-byte block,
-    then of the trailing bytes: position-sensitive like a CRC (blocks swapped, truncated or
-    zeroed change it; so does any one changed word), at about 3x the speed of zlib.crc32 over
-    the data itself, since NumPy sums at memory bandwidth and the CRC sees 1/512 of the bytes.
-    """
-    nb = len(buf) // _BLOCK
-    if nb:
-        words = np.frombuffer(buf, dtype="<u8", count=nb * (_BLOCK // 8)).reshape(nb, _BLOCK // 8)
-        value = zlib.crc32(memoryview(words.sum(axis=1, dtype=np.uint64).astype("<u8", copy=False)), value)
-    if len(buf) > nb * _BLOCK:
-        value = zlib.crc32(buf[nb * _BLOCK:], value)
-    return value
-
-
-class _RunningChecksum:
-    """checksum() of a byte stream fed in pieces of any length (carries a partial block over)."""
-
-    def __init__(self) -> None:
-        self.value = 0
-        self._tail = bytearray()
-
-    def update(self, buf: memoryview) -> None:
-        if self._tail:
-            need = _BLOCK - len(self._tail)
-            self._tail += buf[:need]
-            buf = buf[need:]
-            if len(self._tail) < _BLOCK:
-                return
-            self.value = checksum(memoryview(self._tail), self.value)
-            self._tail = bytearray()
-        whole = len(buf) - len(buf) % _BLOCK
-        if whole:
-            self.value = checksum(buf[:whole], self.value)
-        if whole < len(buf):
-            self._tail = bytearray(buf[whole:])
-
-    def digest(self) -> int:
-        if self._tail:
-            self.value = checksum(memoryview(self._tail), self.value)
-            self._tail = bytearray()
-        return self.value
-
-
-class _CrcChains:
-    """Checksums computed on one helper thread, in submission order, beside this thread's I/O.
-
-    `add(key, buf)` queues checksum(buf) continuing key's running value; `result()` waits for
-    all and returns {key: crc}.  One worker keeps each key's pieces in order; zlib releases
-    the GIL, so the checksums overlap the reads or writes of the next pieces.
-    """
-
-    def __init__(self, parallel: bool = True):
-        self.parallel = parallel
-        self.crcs: Dict[Any, int] = {}
-        self._futs: list = []
-
-    def _step(self, key: Any, buf: memoryview) -> None:
-        self.crcs[key] = checksum(buf, self.crcs.get(key, 0))
-
-    def add(self, key: Any, buf: memoryview) -> None:
-        if self.parallel and len(buf) > _INLINE_CRC:
-            self._futs.append(_crc_pool().submit(self._step, key, buf))
-        else:
-            if self._futs:  # keep the order of key's pieces
-                self.wait()
-            self._step(key, buf)
-
-    def wait(self) -> None:
-        futs, self._futs = self._futs, []
-        for f in futs:
-            f.result()
-
-    def result(self) -> Dict[Any, int]:
-        self.wait()
-        return self.crcs
-
-
-_CRC_POOL: Optional[ThreadPoolExecutor] = None
-_CRC_POOL_LOCK = threading.Lock()
-
-
-def _crc_pool() -> ThreadPoolExecutor:
-    global _CRC_POOL
-    with _CRC_POOL_LOCK:
-        if _CRC_POOL is None:
-            # one worker: the pieces of one array are checksummed in order
-            _CRC_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="collflow-crc")
-        return _CRC_POOL
-
-
-def _byte_view(arr: np.ndarray) -> memoryview:
-    """The raw bytes of a C-contiguous array, without a copy."""
-    return memoryview(arr.reshape(-1).view(np.uint8))
-
-
-def _write_pieces(fd: int, mv: memoryview, offset: int, crcs: _CrcChains, key: Any) -> None:
-    """Writes `mv` at `offset` piece by piece, queueing each piece's checksum."""
-    for start in range(0, len(mv), _PIECE):
-        piece = mv[start:start + _PIECE]
-        crcs.add(key, piece)
-        _pwrite_all(fd, piece, offset + start)
-
-
-def _materialize(src: Any) -> np.ndarray:
-    """A row source's snapshot-time value as one array (for the tiny ones HDF5 stores inline)."""
-    try:
-        full = np.empty(tuple(src.shape), dtype=src.dtype)
-        if full.size:
-            src.read_rows(0, full.shape[0], full)
-        return full
-    finally:
-        src.release()
-
-
-_IO_POOL: Optional[ThreadPoolExecutor] = None
-
-
-def _io_pool() -> ThreadPoolExecutor:
-    global _IO_POOL
-    with _CRC_POOL_LOCK:
-        if _IO_POOL is None:
-            # one worker: the pieces of a row source are written in order, one at a time
-            _IO_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="collflow-ckpt-io")
-        return _IO_POOL
-
-
-def _aligned_empty(nbytes: int) -> np.ndarray:
-    """Uninitialized bytes starting at a multiple of _BLOCK (what O_DIRECT needs)."""
-    raw = np.empty(nbytes + _BLOCK, dtype=np.uint8)
-    start = -raw.ctypes.data % _BLOCK
-    return raw[start:start + nbytes]
-
-
-def open_direct(path: str) -> Optional[int]:
-    """A write descriptor of `path` bypassing the page cache (O_DIRECT), or None where the
-    platform or file system has none."""
-    flag = getattr(os, "O_DIRECT", 0)
-    if not flag:
-        return None
-    try:
-        return os.open(path, os.O_WRONLY | flag)
-    except OSError:
-        return None
-
-
-class _PieceWriter:
-    """Writes pieces at file offsets on a helper thread, one in flight, while the caller
-    prepares the next.  Whole 4 KiB blocks of aligned pieces go through the O_DIRECT
-    descriptor when there is one (no page-cache copy, and almost no CPU: the device reads the
-    buffer), the rest through the ordinary one."""
-
-    def __init__(self, fd: int, dfd: Optional[int]):
-        self.fd, self.dfd = fd, dfd
-        self._fut: Any = None
-
-    def _write(self, mv: memoryview, off: int, direct: bool) -> None:
-        whole = len(mv) - len(mv) % _BLOCK if direct and self.dfd is not None else 0
-        if whole:
-            try:
-                _pwrite_all(self.dfd, mv[:whole], off)  # type: ignore[arg-type]
-            except OSError as e:
-                import errno
-                if e.errno != errno.EINVAL:
-                    raise
-                self.dfd = None  # the file system refused this alignment: the page cache from now on
-                whole = 0
-        if whole < len(mv):
-            _pwrite_all(self.fd, mv[whole:], off + whole)
-
-    def submit(self, mv: memoryview, off: int, direct: bool) -> None:
-        self.wait()
-        self._fut = _io_pool().submit(self._write, mv, off, direct)
-
-    def wait(self) -> None:
-        fut, self._fut = self._fut, None
-        if fut is not None:
-            fut.result()
-
-
-def _write_source(writer: _PieceWriter, src: Any, offset: int) -> int:
-    """Writes a row source's snapshot-time rows at `offset`; returns their checksum.
-
-    Rows are read piece by piece into two alternating scratch buffers: while one is written
-    (on the helper thread), the next is read and checksummed.  Pieces are whole 4 KiB blocks
-    where the row size allows, so they can bypass the page cache.  Releases the source once
-    written (or on failure).
-    """
-    try:
-        shape, dt = tuple(src.shape), np.dtype(src.dtype)
-        n = shape[0]
-        row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dt.itemsize
-        crc = _RunningChecksum()
-        if n and row_bytes:
-            unit = _BLOCK // math.gcd(row_bytes, _BLOCK)  # rows filling whole blocks
-            direct = writer.dfd is not None and offset % _BLOCK == 0 and unit * row_bytes <= _SOURCE_PIECE
-            step = max(1, _SOURCE_PIECE // row_bytes)
-            if direct:
-                step = step // unit * unit
-            step = min(step, n)
-            bufs = [_aligned_empty(step * row_bytes).view(dt).reshape((step,) + shape[1:]) for _ in range(2)]
-            try:
-                for i, r0 in enumerate(range(0, n, step)):
-                    r1 = min(n, r0 + step)
-                    buf = bufs[i % 2][:r1 - r0]  # its last write was waited for before the previous submit
-                    src.read_rows(r0, r1, buf)
-                    mv = _byte_view(buf)
-                    crc.update(mv)
-                    writer.submit(mv, offset + r0 * row_bytes, direct)
-            finally:
-                writer.wait()
-        return crc.digest()
-    finally:
-        src.release()
-
-
-def _read_pieces(fd: int, mv: memoryview, offset: int, crcs: Optional[_CrcChains], key: Any) -> int:
-    """Fills `mv` from `offset` piece by piece (queueing checksums); returns the bytes read."""
-    got = 0
-    for start in range(0, len(mv), _PIECE):
-        piece = mv[start:start + _PIECE]
-        k = _pread_all(fd, piece, offset + start)
-        got += k
-        if crcs is not None:
-            crcs.add(key, piece[:k])
-        if k < len(piece):
-            break
-    return got
 
 
 # -- RNG state encoding (nested dicts of ints / strings / arrays as HDF5 attrs) --------------------
@@ -610,7 +297,7 @@ def write_checkpoint(path: str, data: CheckpointData, durable: bool = True, para
                 if off is None and arr.nbytes:
                     # HDF5 stores some tiny datasets (scalars) without a fixed offset: write those through it
                     if _is_source(arr):
-                        arr = _materialize(arr)
+                        arr = _st._materialize(arr)
                     ds[...] = arr
                 layout.append((off, arr))
             crc_ds = f.create_dataset(_CHECKSUMS, shape=(len(names),), dtype=np.uint32, dcpl=_contiguous_dcpl())
@@ -627,25 +314,25 @@ def write_checkpoint(path: str, data: CheckpointData, durable: bool = True, para
                         f"the input pipeline position must map names to ints, got {k!r}: {v!r}")
                 pg.attrs[str(k)] = np.int64(v)
         fd = os.open(tmp, os.O_WRONLY)
-        dfd = open_direct(tmp) if any(_is_source(arr) for _, arr in layout) else None
+        dfd = _st.open_direct(tmp) if any(_is_source(arr) for _, arr in layout) else None
         try:
-            chains = _CrcChains(parallel)
+            chains = _st._CrcChains(parallel)
             source_crcs: Dict[int, int] = {}
-            pieces = _PieceWriter(fd, dfd)
+            pieces = _st._PieceWriter(fd, dfd)
             for i, (off, arr) in enumerate(layout):
                 if off is None:  # empty, or already written through HDF5
                     if _is_source(arr):
-                        arr = _materialize(arr)
-                    chains.add(i, _byte_view(arr))
+                        arr = _st._materialize(arr)
+                    chains.add(i, _st._byte_view(arr))
                 elif _is_source(arr):
-                    source_crcs[i] = _write_source(pieces, arr, off)
+                    source_crcs[i] = _st._write_source(pieces, arr, off)
                 else:
-                    _write_pieces(fd, _byte_view(arr), off, chains, i)
+                    _st._write_pieces(fd, _st._byte_view(arr), off, chains, i)
             done = chains.result()
             done.update(source_crcs)
             crcs = np.array([done.get(i, 0) for i in range(len(names))], dtype="<u4")
             if len(names):
-                _pwrite_all(fd, memoryview(crcs.view(np.uint8)), crc_off)
+                _st._pwrite_all(fd, memoryview(crcs.view(np.uint8)), crc_off)
             if durable:
                 os.fsync(fd)  # the O_DIRECT writes too: it flushes the device's cache
         finally:
@@ -654,7 +341,7 @@ def write_checkpoint(path: str, data: CheckpointData, durable: bool = True, para
                 os.close(dfd)
         os.replace(tmp, path)
     except BaseException:
-        _remove_quietly(tmp)
+        _st._remove_quietly(tmp)
         raise
     if durable:
         fsync_directory(directory)
@@ -774,7 +461,7 @@ class CheckpointReader:
         if missing:
             raise NotFoundError(f"checkpoint {self.path} has no variable(s) {', '.join(missing)}")
         fd = os.open(self.path, os.O_RDONLY)
-        chains = _CrcChains() if verify else None
+        chains = _st._CrcChains() if verify else None
         try:
             for n in names:
                 e = self.entries[n]
@@ -784,8 +471,8 @@ class CheckpointReader:
                     if arr.nbytes:
                         self._file[e.dataset].read_direct(arr)
                     if chains is not None:
-                        chains.add(n, _byte_view(arr))
-                elif _read_pieces(fd, _byte_view(arr), e.offset, chains, n) != arr.nbytes:
+                        chains.add(n, _st._byte_view(arr))
+                elif _st._read_pieces(fd, _st._byte_view(arr), e.offset, chains, n) != arr.nbytes:
                     raise DataLossError(f"checkpoint {self.path} is truncated inside variable {n!r}")
                 out[n] = arr
         finally:
@@ -820,11 +507,6 @@ class CheckpointReader:
         self.close()
 
 
-def _short(e: BaseException) -> str:
-    s = str(e).strip().splitlines()
-    return s[0] if s else type(e).__name__
-
-
 def read_checkpoint(path: str, verify: bool = True, allow_unverified: bool = False) -> CheckpointData:
     """Reads a whole checkpoint (every variable, verified) into a CheckpointData.
 
@@ -834,110 +516,3 @@ def read_checkpoint(path: str, verify: bool = True, allow_unverified: bool = Fal
         return CheckpointData(variables=variables, rng=r.rng, pipeline=r.pipeline, global_step=r.global_step,
                               world_size=r.world_size, graph_fingerprint=r.graph_fingerprint,
                               collflow_version=r.collflow_version, timestamp=r.timestamp)
-
-
-# -- the index of a directory ----------------------------------------------------------------------
-
-
-@dataclass
-class IndexEntry:
-    """One checkpoint of a directory: its file name (relative), step, time written, kept forever."""
-
-    path: str
-    step: Optional[int]
-    time: float
-    keep: bool = False
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "step": self.step, "time": self.time, "keep": self.keep}
-
-
-def read_index(directory: str) -> List[IndexEntry]:
-    """The checkpoints listed in `directory`'s index, oldest first ([] when there is none).
-
-    An unreadable index is reported as DataLossError (callers fall back to scanning).  An
-    entry that is not a plain file name ('/', '..', an absolute path, NUL) is left out with a
-    warning naming it: it could make a restore read, or retention delete, outside `directory`.
-    """
-    p = os.path.join(directory, INDEX_FILENAME)
-    try:
-        with open(p, "rb") as f:
-            doc = json.loads(f.read().decode())
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as e:
-        raise DataLossError(f"checkpoint index {p} is unreadable: {_short(e)}") from None
-    if not isinstance(doc, dict) or doc.get("format") != INDEX_FORMAT:
-        raise DataLossError(f"{p} is not a collflow checkpoint index")
-    out = []
-    for d in doc.get("checkpoints", []):
-        try:
-            e = IndexEntry(d["path"], None if d.get("step") is None else int(d["step"]),
-                           float(d.get("time", 0.0)), bool(d.get("keep", False)))
-        except (KeyError, TypeError, ValueError):
-            raise DataLossError(f"checkpoint index {p} has a malformed entry {d!r}") from None
-        why = _policy.entry_problem(e.path)
-        if why is not None:
-            log.warning("checkpoint index %s: entry %r refused (%s); ignoring it, nothing outside %s is read or "
-                        "deleted", p, e.path, why, directory)
-            continue
-        out.append(e)
-    return out
-
-
-def write_index(directory: str, entries: Sequence[IndexEntry], durable: bool = True) -> None:
-    """Replaces `directory`'s index atomically (entries oldest first; the last is the latest)."""
-    doc = {"format": INDEX_FORMAT, "version": 1,
-           "latest": entries[-1].path if entries else None,
-           "checkpoints": [e.to_json() for e in entries]}
-    atomic_write_bytes(os.path.join(directory, INDEX_FILENAME),
-                       (json.dumps(doc, indent=1) + "\n").encode(), durable=durable)
-
-
-def scan_directory(directory: str, prefix: str) -> List[IndexEntry]:
-    """Checkpoint files named `<prefix>-<step>.h5` in `directory`, by step (then time written).
-
-    Finds checkpoints the index does not list (a crash between the rename of a checkpoint
-    and the update of the index leaves one); `*.tmp` files are never included.
-    """
-    pat = re.compile(r"^" + re.escape(prefix) + r"-(\d+)\.h5$")
-    out = []
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return []
-    for n in names:
-        m = pat.match(n)
-        if m:
-            try:
-                mtime = os.path.getmtime(os.path.join(directory, n))
-            except OSError:
-                continue
-            out.append(IndexEntry(n, int(m.group(1)), mtime))
-    out.sort(key=lambda e: (e.step, e.time))
-    return out
-
-
-def retention_plan(entries: Sequence[IndexEntry], max_to_keep: Optional[int], keep_every_n_hours: Optional[float],
-                   last_preserved: float) -> Tuple[List[IndexEntry], List[IndexEntry], float]:
-    """Which checkpoints (oldest first) to keep and which to delete.
-
-    The newest `max_to_keep` are kept (None or 0: all); an older one is kept for good (its
-    `keep` flag set) when it was written at least `keep_every_n_hours` after the last one kept
-    that way (TensorFlow's keep_checkpoint_every_n_hours).  Returns (kept, to_delete, the new
-    time of the last checkpoint kept for good).
-    """
-    entries = list(entries)
-    if not max_to_keep or max_to_keep <= 0:
-        return entries, [], last_preserved
-    recent = [e for e in entries if not e.keep]
-    delete: List[IndexEntry] = []
-    for e in recent[:max(0, len(recent) - max_to_keep)]:
-        if keep_every_n_hours is not None and keep_every_n_hours > 0 \
-                and e.time - last_preserved >= keep_every_n_hours * 3600.0:
-            e.keep = True
-            last_preserved = e.time
-        else:
-            delete.append(e)
-    gone = {id(e) for e in delete}
-    return [e for e in entries if id(e) not in gone], delete, last_preserved

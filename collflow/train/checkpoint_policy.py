@@ -31,16 +31,16 @@ from typing import Any, Iterable, Iterator, Optional, Set, Tuple
 
 import numpy as np
 
+from ..errors import UnsafeCheckpointError
+
 __all__ = ["check_file", "checksum_table", "entry_problem", "contained_path"]
 
 log = logging.getLogger("collflow.checkpoint")
 
 
 def _unsafe(msg: str) -> Exception:
-    """checkpoint_io.UnsafeCheckpointError(msg): a DataLossError, so every caller that falls
-    back past a damaged checkpoint falls back past a refused one too.  Imported here, at
-    call time, because checkpoint_io imports this module."""
-    from .checkpoint_io import UnsafeCheckpointError
+    """UnsafeCheckpointError(msg): a DataLossError, so every caller that falls back past a
+    damaged checkpoint falls back past a refused one too."""
     return UnsafeCheckpointError(msg)
 
 
