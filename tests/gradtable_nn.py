@@ -68,6 +68,12 @@ CASES = [
     Case("Conv2DBackpropInput",
          lambda w, dy: cf.nn.conv2d_backprop_input([1, 5, 5, 2], w, dy, strides=2, padding="SAME"),
          [(3, 3, 2, 3), (1, 3, 3, 3)]),
+    # stride 1: the input gradient as a full correlation (even kernels pad unevenly under SAME)
+    Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=1, padding="SAME"), [(2, 5, 6, 2), (4, 3, 2, 3)],
+         id="Conv2D-same-stride1-even-kernel"),
+    Case("Conv2DBackpropInput",
+         lambda w, dy: cf.nn.conv2d_backprop_input([2, 6, 5, 3], w, dy, strides=1, padding="VALID"),
+         [(3, 2, 3, 2), (2, 4, 4, 2)], id="Conv2DBackpropInput-valid-stride1"),
     Case("Conv2DBackpropFilter",
          lambda x, dy: cf.nn.conv2d_backprop_filter(x, [3, 3, 2, 3], dy, strides=1, padding="VALID"),
          [(1, 5, 5, 2), (1, 3, 3, 3)]),
@@ -76,6 +82,9 @@ CASES = [
          [(2, 4, 4, 2)]),
     Case("MaxPool", lambda x: cf.nn.max_pool2d(x, ksize=3, strides=2, padding="SAME"), [(1, 5, 5, 2)],
          id="MaxPool-same-overlapping"),
+    # windows that tile the input (the gradient's fast road), unequal sides
+    Case("MaxPool", lambda x: cf.nn.max_pool(x, ksize=[1, 2, 3, 1], strides=[1, 2, 3, 1], padding="SAME"),
+         [(2, 4, 6, 3)], id="MaxPool-tiled-2x3"),
     Case("AvgPool", lambda x: cf.nn.avg_pool(x, ksize=2, strides=2, padding="VALID"), [(2, 4, 4, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool2d(_dyn(x, (None, 5, 5, 2)), ksize=3, strides=2, padding="SAME"),
          [(1, 5, 5, 2)], id="AvgPool-same-dynamic-batch"),
