@@ -107,7 +107,7 @@ def test_fused_buckets_mixing_large_and_small_gradients_and_reused_results():
     """Large gradients are all-reduced where they are, small ones packed; a result the caller
     still holds is never overwritten by the next step (the receive buffers are reused only
     when nobody holds them)."""
-    from collflow.comm.fusion import DIRECT_ELEMENTS
+    from collflow.comm.buckets import DIRECT_ELEMENTS
     shapes = [(DIRECT_ELEMENTS,), (3, 5), (2, DIRECT_ELEMENTS // 2 + 1), (7,)]
     world = ThreadWorld(2, timeout=30)
 

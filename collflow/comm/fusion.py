@@ -23,6 +23,7 @@ from ..errors import InvalidArgumentError
 from ..kernels.registry import register_kernel, KernelContext
 from . import compression as _codec
 from .base import CompletedHandle
+from .buckets import split_direct
 
 __all__ = ["pack", "unpack", "communicator_for"]
 
@@ -99,12 +100,8 @@ def _contribution(ctx: KernelContext) -> float:
     return 1.0 if fn is None else float(fn())
 
 
-# a gradient of at least this many elements (256 KiB of float32) is all-reduced on its own
-DIRECT_ELEMENTS = 1 << 16
-
-
-def _static_size(t: Any) -> int:
-    return t.shape.num_elements() if t.shape.is_fully_defined() else 0
+def _static_size(t: Any) -> Optional[int]:
+    return t.shape.num_elements() if t.shape.is_fully_defined() else None
 
 
 class _ReusedResult:
@@ -329,9 +326,7 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         # lone gradient, and large ones.  Packing pays for small gradients (one collective's
         # latency for all); for a large one it is only a copy.  Decided from the static
         # shapes, so every rank splits the bucket alike.
-        direct = [] if (flagged or prescale) else [
-            i for i, t in enumerate(op.inputs) if nout == 1 or _static_size(t) >= DIRECT_ELEMENTS]
-        packed = [i for i in range(nout) if i not in direct]
+        direct, packed = split_direct([_static_size(t) for t in op.inputs], pack_all=flagged or prescale)
         wide_p = np.result_type(*[dtypes[i] for i in packed]) if packed else wide
         static = packed and all(op.inputs[i].shape.is_fully_defined() for i in packed)
         # buffers from the communicator: where it all-reduces through shared memory, these

@@ -25,9 +25,10 @@ replica (exact for equal replicas); elsewhere it is MPI's sum divided by the ran
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from ..comm import fusion as _fusion  # noqa: F401  (registers the fused collective kernels)
+from ..comm.buckets import GradSpec, plan_buckets
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.indexed_slices import IndexedSlices
@@ -38,9 +39,34 @@ from ..graph.ops.fusion_ops import COMPRESSIONS, average_variables, comm_size, f
 from ..graph.variables import Variable
 from .optimizer import Optimizer
 
-__all__ = ["SyncReplicasOptimizer", "DistributedOptimizer"]
+__all__ = ["SyncReplicasOptimizer", "DistributedOptimizer", "GradBucket"]
 
 DEFAULT_FUSION_BYTES = 64 * 1024 * 1024
+
+
+class GradBucket:
+    """One bucket of dense gradients, as a reduce_hook sees it (PyTorch DDP's GradBucket).
+
+    index: its place in the order buckets are reduced (the backward pass's); gradients: the
+    local gradient tensors; variables: theirs; key: the bucket's collective name (the same on
+    every rank); average, compression: the optimizer's settings.
+    """
+
+    def __init__(self, index: int, gradients: List[Any], variables: List[Variable], key: str, average: bool,
+                 compression: str):
+        self.index, self.gradients, self.variables = index, gradients, variables
+        self.key, self.average, self.compression = key, average, compression
+
+    def all_reduce(self, gradients: Optional[Sequence[Any]] = None, average: Optional[bool] = None) -> List[Any]:
+        """The default reduction: one fused all-reduce of `gradients` (default: the bucket's),
+        averaged unless `average` says otherwise, with the optimizer's compression."""
+        ts = list(self.gradients if gradients is None else gradients)
+        avg = self.average if average is None else bool(average)
+        return list(fused_all_reduce(ts, key=self.key, average=avg, compression=self.compression,
+                                     name=f"allreduce_bucket{self.index}"))
+
+    def __repr__(self) -> str:
+        return f"<GradBucket {self.index}: {', '.join(v.op.name for v in self.variables)}>"
 
 
 class SyncReplicasOptimizer(Optimizer):
@@ -56,11 +82,18 @@ class SyncReplicasOptimizer(Optimizer):
     (dense gradients of known shapes, no backup ranks, compression or shards) and the
     communicator all-reduces through shared memory; False: never; True: wherever it applies
     (an error where it cannot).
+    reduce_hook: `hook(bucket: GradBucket) -> [reduced gradient per bucket.gradients]`, called
+    once per bucket while the graph is built (PyTorch DDP's communication hooks): it decides
+    how the bucket's dense gradients are combined, e.g. `bucket.all_reduce()` (the default)
+    after a graph op of its own, or per-gradient `cf.comm.all_reduce`.  Its results replace
+    the averaged gradients (so it averages where it means to).  Implies
+    average_parameters=False and plain gradient application.
     """
 
     def __init__(self, opt: Optimizer, comm: Any = None, fusion_threshold_bytes: int = DEFAULT_FUSION_BYTES,
                  compression: Optional[str] = None, sparse_as_dense: bool = False, average: bool = True,
-                 backup_ranks: int = 0, name: str = "SyncReplicas", average_parameters: Optional[bool] = None):
+                 backup_ranks: int = 0, name: str = "SyncReplicas", average_parameters: Optional[bool] = None,
+                 reduce_hook: Optional[Callable[["GradBucket"], Sequence[Any]]] = None):
         super().__init__(False, name)
         if not isinstance(opt, Optimizer):
             raise TypeError(f"SyncReplicasOptimizer wraps a cf.train.Optimizer, got {type(opt).__name__}")
@@ -82,7 +115,13 @@ class SyncReplicasOptimizer(Optimizer):
             raise InvalidArgumentError(
                 f"average_parameters=True needs an optimizer whose update is linear in the gradient (plain "
                 f"SGD); {type(opt).__name__} is not: its gradients are averaged instead")
-        self._average_parameters = average_parameters
+        if reduce_hook is not None and not callable(reduce_hook):
+            raise InvalidArgumentError(f"reduce_hook must be callable, got {type(reduce_hook).__name__}")
+        if reduce_hook is not None and average_parameters:
+            raise InvalidArgumentError("reduce_hook decides how gradients are combined; it cannot be used with "
+                                       "average_parameters=True (which averages variables instead)")
+        self._reduce_hook = reduce_hook
+        self._average_parameters = False if reduce_hook is not None else average_parameters
         self.buckets: List[List[str]] = []  # names of the gradients in each bucket (for inspection)
         self._local_grads: List[Any] = []   # this rank's gradient tensors, as the collectives take them
         self._train_op: Optional[_g.Operation] = None
@@ -101,7 +140,7 @@ class SyncReplicasOptimizer(Optimizer):
         # Plain SGD takes the sums and folds the 1/ranks of the average into its learning rate
         # (a scalar product instead of a pass over every gradient; Horovod's postscale, for
         # free).  Not with backup ranks (the divisor changes per step), compression, or PS shards.
-        fold = (self._average and not self.backup_ranks and self._compression == "none"
+        fold = (self._average and not self.backup_ranks and self._compression == "none" and self._reduce_hook is None
                 and self._opt.folds_gradient_scale and not split_sharded(pairs)[0])
         if self._averages_parameters(pairs, fold):
             self._train_op = self._step_then_average(pairs, global_step, name)
@@ -231,13 +270,31 @@ class SyncReplicasOptimizer(Optimizer):
                 tensors = [t for _, t, _ in bucket]
                 key = f"{self._name}/bucket{b}:" + ",".join(v.op.name for _, _, v in bucket)
                 avg = self._average if average is None else bool(average)
-                reduced = fused_all_reduce(tensors, key=key, average=avg, compression=self._compression,
-                                           name=f"allreduce_bucket{b}")
+                gb = GradBucket(b, tensors, [v for _, _, v in bucket], key, avg, self._compression)
+                reduced = gb.all_reduce() if self._reduce_hook is None else self._run_hook(gb)
                 self.buckets.append([v.op.name for _, _, v in bucket])
                 for (i, t, v), r in zip(bucket, reduced):
                     r.set_shape(t.shape)
                     out[i] = r
         return [(o, v) for o, (_, v) in zip(out, pairs)]
+
+    def _run_hook(self, bucket: "GradBucket") -> List[Any]:
+        hook = self._reduce_hook
+        assert hook is not None
+        out = list(hook(bucket))
+        if len(out) != len(bucket.gradients):
+            raise InvalidArgumentError(
+                f"reduce_hook returned {len(out)} tensors for bucket {bucket.index}, which holds "
+                f"{len(bucket.gradients)} gradients ({', '.join(v.op.name for v in bucket.variables)})")
+        res = []
+        for t, gr, v in zip(out, bucket.gradients, bucket.variables):
+            t = _g.convert_to_tensor(t)
+            if t.dtype != gr.dtype or not t.shape.is_compatible_with(gr.shape):
+                raise InvalidArgumentError(
+                    f"reduce_hook returned {t.dtype.name} {t.shape} for the gradient of {v.op.name!r}, which is "
+                    f"{gr.dtype.name} {gr.shape}")
+            res.append(t)
+        return res
 
     def _gate(self, g: _g.Graph, live: list) -> list:
         """Backup ranks: a rank reports "ready" once its whole backward pass is done, so every
@@ -257,22 +314,9 @@ class SyncReplicasOptimizer(Optimizer):
         return out
 
     def _buckets(self, dense: List[Tuple[int, _g.Tensor, Variable]]) -> List[list]:
-        buckets: List[list] = []
-        cur: list = []
-        size = 0
-        for item in dense:
-            t = item[1]
-            n = t.shape.num_elements()
-            nbytes = (n if n is not None else 1 << 30) * t.dtype.itemsize
-            if cur and (self._fusion == 0 or size + nbytes > self._fusion or t.dtype != cur[0][1].dtype
-                        or item[2].device != cur[0][2].device):
-                buckets.append(cur)
-                cur, size = [], 0
-            cur.append(item)
-            size += nbytes
-        if cur:
-            buckets.append(cur)
-        return buckets
+        """The (index, gradient, variable) items grouped by collflow.comm.buckets.plan_buckets."""
+        specs = [GradSpec(t.shape.num_elements(), t.dtype, t.dtype.itemsize, v.device) for _, t, v in dense]
+        return [[dense[i] for i in b.members] for b in plan_buckets(specs, self._fusion)]
 
     def _gather_sparse(self, gr: IndexedSlices, v: Variable) -> IndexedSlices:
         key = f"{self._name}/sparse:{v.op.name}"
