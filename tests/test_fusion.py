@@ -1,4 +1,4 @@
-"""Plan-level fusion (runtime/executor.py `_fuse_pairs`, kernels/fused_kernels.py) and the
+"""Plan-level fusion (runtime/plan_fusion.py `_fuse_pairs`, kernels/fused_kernels.py) and the
 binding of NumPy's BLAS (kernels/blas.py): fused pairs give the unfused graph's results (up to
 rounding), keep every read and update in its place, and are left alone when the
 intermediate is needed elsewhere."""

@@ -1,7 +1,7 @@
 """Into-variants of NumPy kernels: the op's output written into an array the executor gives.
 
 The executor uses them to let an op compute its result straight into a slot its consumer
-offers instead of a fresh array (runtime/executor.py `_place_outputs`).  The case that pays:
+offers instead of a fresh array (runtime/plan_buffers.py `_place_outputs`).  The case that pays:
 a gradient computed into the fusion buffer of the FusedAllReduce that reads it (PyTorch
 DDP's gradient_as_bucket_view), so the bucket needs no packing copy before the collective.
 The ops here are the ones that compute gradients of small parameters (bias gradients,

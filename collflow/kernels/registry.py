@@ -188,7 +188,7 @@ def register_into(op_type: str) -> Callable[[KernelFactory], KernelFactory]:
     convention (a ufunc is such a function), or None when the op's attributes or dtypes
     do not allow it.  The executor uses it to let a producer compute
     straight into a slot its consumer offers, e.g. a gradient into the fusion buffer of the
-    all-reduce that reads it (runtime/executor.py `_place_outputs`).  `out` has the op's
+    all-reduce that reads it (runtime/plan_buffers.py `_place_outputs`).  `out` has the op's
     static output shape and dtype; the result must equal the plain kernel's."""
     def deco(factory: KernelFactory) -> KernelFactory:
         if op_type in _INTO:
@@ -213,7 +213,7 @@ def register_fusion(consumer_type: str, producer_type: str) -> Callable[[Callabl
 
     The executor fuses a pair when that input is the producer's only output, the consumer is
     its only use in the plan, it is neither fed nor fetched, and both ops run on one device
-    (see runtime/executor.py `_fuse_pairs`).  `factory(producer, consumer, k, ctx)` returns the
+    (see runtime/plan_fusion.py `_fuse_pairs`).  `factory(producer, consumer, k, ctx)` returns the
     fused callable, or None when this pair does not qualify; the callable takes the
     consumer's inputs with input k replaced by the producer's inputs, and returns what the
     consumer returns.  The fused result must equal the unfused one up to rounding.
