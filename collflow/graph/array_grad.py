@@ -15,6 +15,7 @@ from .indexed_slices import IndexedSlices
 from .registry import register_gradient as reg
 from .ops import array_ops as a
 from .ops import math_ops as m
+from .ops.slicing_ops import _slice_key
 from .ops.constant_op import constant
 from .ops.op_util import single
 
@@ -53,7 +54,7 @@ reg("Unpack")(lambda op, *gs: [a.stack(gs, axis=op.attrs["axis"])])
 reg("StridedSlice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], op.attrs["key"])])
 reg("StridedSliceGrad")(lambda op, g: [single("StridedSlice", [g], {"key": op.attrs["key"]})]
                         + [None] * (len(op.inputs) - 1))
-reg("Slice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], a._slice_key(op.attrs["begin"], op.attrs["size"]))])
+reg("Slice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], _slice_key(op.attrs["begin"], op.attrs["size"]))])
 reg("MirrorPad")(lambda op, g: [a.mirror_pad_grad(g, op.attrs["paddings"], op.attrs["mode"])])
 reg("MirrorPadGrad")(lambda op, g: [single("MirrorPad", [g], {"paddings": op.attrs["paddings"],
                                                               "mode": op.attrs["mode"]})])

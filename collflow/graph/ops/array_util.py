@@ -1,0 +1,101 @@
+"""Helpers shared by the array op modules (array_ops.py, slicing_ops.py): static values and
+shapes of tensors, axis normalisation, scalar constants."""
+from __future__ import annotations
+
+import builtins
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ...errors import InvalidArgumentError
+from .. import graph as _g
+from ..shape import TensorShape
+from .constant_op import _to_array
+
+__all__: list = []
+
+# `slice` is a public op; Python's own is needed for index keys
+_pyslice = builtins.slice
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _const_value(t: _g.Tensor) -> Optional[np.ndarray]:
+    """The value of a Const tensor known at graph-construction time, else None."""
+    if t.op.type == "Const":
+        return t.op.attrs["value"]
+    return None
+
+
+def _shape_tensor_static(t: _g.Tensor) -> TensorShape:
+    """What is statically known of the shape that a 1-D int tensor `t` holds."""
+    val = _const_value(t)
+    if val is not None:
+        return TensorShape([int(d) for d in np.asarray(val).reshape(-1)])
+    if t.op.type == "Shape":  # shape(x): as much as x's static shape says
+        return t.op.inputs[0].shape
+    if t.op.type == "Pack" and t.op.attrs["axis"] == 0 and all(s.shape.rank == 0 for s in t.op.inputs):
+        # stack([n, 3]): the constant entries are known
+        vals = [_const_value(s) for s in t.op.inputs]
+        return TensorShape([None if v is None else int(v) for v in vals])
+    n = t.shape[0] if t.shape.rank == 1 else None
+    return TensorShape(None if n is None else [None] * n)
+
+
+def _norm_axis(axis: int, rank: Optional[int], what: str, extra: int = 0) -> int:
+    """axis in [-(rank+extra), rank+extra) made non-negative; left as is when rank is unknown."""
+    axis = int(axis)
+    if rank is None:
+        return axis
+    n = rank + extra
+    if not -n <= axis < n:
+        raise ValueError(f"{what}: axis {axis} is out of range [{-n}, {n}) for a tensor of rank {rank}")
+    return axis % n
+
+
+def _static_dims(x: _g.Tensor) -> Optional[Tuple[int, ...]]:
+    """x's shape as a tuple of ints when fully known, else None."""
+    return tuple(x.shape.dims) if x.shape.is_fully_defined() else None  # type: ignore[arg-type]
+
+
+def _like_inputs(x: _g.Tensor) -> Tuple[list, Optional[Tuple[int, ...]]]:
+    """([], static shape) when x's shape is fully known, else ([x], None) to read it at run time."""
+    dims = _static_dims(x)
+    return ([], dims) if dims is not None else ([x], None)
+
+
+def _like_shape(op: _g.Operation, i: int) -> TensorShape:
+    """Static shape of a helper op's `shape` attr, or of its optional like-input i."""
+    if op.attrs.get("shape") is not None:
+        return TensorShape(op.attrs["shape"])
+    return op.inputs[i].shape if len(op.inputs) > i else TensorShape(None)
+
+
+def _scalar(value: Any, dtype: Any = None, graph: Optional[_g.Graph] = None) -> _g.Tensor:
+    """`value` as a tensor of `dtype`: a Tensor as is (dtype checked), else a rank-0 constant."""
+    if isinstance(value, _g.Tensor) or hasattr(value, "handle"):
+        return _g.convert_to_tensor(value, dtype=dtype)
+    arr = _to_array(value, None if dtype is None else _dt.as_dtype(dtype))
+    dt = _dt.as_dtype(arr.dtype)
+    if arr.ndim:
+        raise InvalidArgumentError(f"expected a scalar, got {value!r}")
+    arr = arr.copy()  # own it, read-only: consumers must never write into a constant
+    arr.setflags(write=False)
+    g = graph or _g.get_default_graph()
+    return g.create_op("Const", [], {"value": arr, "dtype": dt}, name="Const").outputs[0]
+
+
+def _int_list(v: Any, what: str) -> List[int]:
+    """A static list of ints from a list/tuple/ndarray or a Const tensor."""
+    if isinstance(v, _g.Tensor):
+        c = _const_value(v)
+        if c is None:
+            raise TypeError(f"{what} must be known when the graph is built (a list of ints or a constant), "
+                            f"got the computed tensor {v.name}")
+        v = c
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "iu" and arr.size:
+        raise TypeError(f"{what} must be integers, got {v!r}")
+    return [int(d) for d in arr.reshape(-1)]

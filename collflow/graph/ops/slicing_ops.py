@@ -1,0 +1,329 @@
+"""Array ops that pick parts of tensors: gather and scatter, slice and strided_slice (Python
+indexing, `t[1:, ::2]`), pad.  Shape functions here; gradients in graph/array_grad.py;
+kernels in kernels/array_kernels.py.  Re-exported by array_ops (their historical home).
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from .. import graph as _g
+from ..registry import register_op, not_differentiable
+from ..shape import TensorShape
+from .op_util import single
+from .array_util import _int_list, _like_inputs, _like_shape, _norm_axis, _pyslice, _scalar
+
+__all__ = ["gather", "scatter_like", "slice", "strided_slice", "strided_slice_grad", "pad", "mirror_pad_grad"]
+
+
+# -- gathering and scattering --------------------------------------------------------------
+
+
+def _gather_spec(op: _g.Operation) -> list:
+    params, idx = op.inputs
+    if not idx.dtype.is_integer:
+        raise ValueError(f"gather indices must be integers, got {idx.dtype.name}")
+    axis = op.attrs["axis"]
+    if params.shape.rank is None or idx.shape.rank is None:
+        return [(params.dtype, TensorShape(None))]
+    pd = list(params.shape.dims)
+    if not pd:
+        raise ValueError("gather: params must be at least 1-D, got a scalar")
+    if not -len(pd) <= axis < len(pd):
+        raise ValueError(f"gather axis {axis} out of range for params of shape {params.shape}")
+    axis %= len(pd)
+    return [(params.dtype, TensorShape(pd[:axis] + list(idx.shape.dims) + pd[axis + 1:]))]
+
+
+register_op("GatherV2", _gather_spec)
+
+
+def _scatter_like_spec(op: _g.Operation) -> list:
+    upd, idx = op.inputs[:2]
+    if not idx.dtype.is_integer:
+        raise ValueError(f"scatter indices must be integers, got {idx.dtype.name}")
+    return [(upd.dtype, _like_shape(op, 2))]
+
+
+# zeros of the params' shape with input 0 added at input 1's positions along `axis`
+# (duplicates accumulate): the dense gradient of a gather along a non-leading axis
+register_op("ScatterLike", _scatter_like_spec)
+
+# -- slicing and padding -------------------------------------------------------------------
+
+
+def _expand_key(key: Tuple[Any, ...], rank: int) -> List[Any]:
+    """The key with its Ellipsis (or missing trailing dims) expanded to full slices."""
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > rank:
+        raise ValueError(f"too many indices ({consumed}) for a tensor of rank {rank}")
+    fill_ = [_pyslice(None)] * (rank - consumed)
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        return list(key[:i]) + fill_ + list(key[i + 1:])
+    return list(key) + fill_
+
+
+def _slice_len(s: _pyslice, d: Optional[int]) -> Optional[int]:
+    return None if d is None else len(range(*s.indices(d)))
+
+
+def _index_shape(shape: TensorShape, key: Tuple[Any, ...]) -> TensorShape:
+    """Static shape of x[key] for a basic-indexing key."""
+    if shape.rank is None:
+        return TensorShape(None)
+    out: List[Optional[int]] = []
+    dims = iter(shape.dims)
+    for k in _expand_key(key, shape.rank):
+        if k is None:
+            out.append(1)
+            continue
+        d = next(dims)
+        if isinstance(k, _pyslice):
+            out.append(_slice_len(k, d))
+        elif d is not None and not -d <= k < d:
+            raise ValueError(f"index {k} is out of bounds for a dimension of size {d} (shape {shape})")
+    return TensorShape(out)
+
+
+def _check_key(key: Tuple[Any, ...]) -> None:
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise ValueError("an index can only have a single ellipsis ('...')")
+    for k in key:
+        if isinstance(k, _pyslice) and k.step == 0:
+            raise ValueError("slice step cannot be zero")
+
+
+def _strided_slice_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    key = op.attrs["key"]
+    _check_key(key)
+    return [(x.dtype, _index_shape(x.shape, key))]
+
+
+# x[key] for a static basic-indexing key (ints, slices with steps, Ellipsis, newaxis)
+register_op("StridedSlice", _strided_slice_spec)
+
+
+def _strided_slice_grad_spec(op: _g.Operation) -> list:
+    return [(op.inputs[0].dtype, _like_shape(op, 1))]
+
+
+# zeros of the sliced tensor's shape with input 0 written at `key`: StridedSlice's gradient
+register_op("StridedSliceGrad", _strided_slice_grad_spec)
+
+
+def _slice_key(begin: Sequence[int], size: Sequence[int]) -> Tuple[_pyslice, ...]:
+    return tuple(_pyslice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
+
+
+def _slice_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    begin, sz = op.attrs["begin"], op.attrs["size"]
+    if len(begin) != len(sz):
+        raise ValueError(f"slice: begin {list(begin)} and size {list(sz)} differ in length")
+    if any(b < 0 for b in begin) or any(s < -1 for s in sz):
+        raise ValueError(f"slice: begin must be >= 0 and size >= -1, got begin={list(begin)} size={list(sz)}")
+    if x.shape.rank is None:
+        return [(x.dtype, TensorShape([None if s == -1 else s for s in sz]))]
+    if len(begin) != x.shape.rank:
+        raise ValueError(f"slice: begin and size need one entry per dimension of shape {x.shape}, "
+                         f"got {len(begin)}")
+    out: List[Optional[int]] = []
+    for i, (b, s, d) in enumerate(zip(begin, sz, x.shape.dims)):
+        if d is not None and (b > d or (s != -1 and b + s > d)):
+            raise ValueError(f"slice: begin {b} + size {s} exceeds dimension {i} of shape {x.shape}")
+        out.append((None if d is None else d - b) if s == -1 else s)
+    return [(x.dtype, TensorShape(out))]
+
+
+register_op("Slice", _slice_spec)
+
+_PAD_MODES = ("CONSTANT", "REFLECT", "SYMMETRIC")
+
+
+def _pad_out_shape(x: _g.Tensor, paddings: Sequence[Tuple[int, int]], mode: str) -> TensorShape:
+    if any(a < 0 or b < 0 for a, b in paddings):
+        raise ValueError(f"pad: paddings must be non-negative, got {[list(p) for p in paddings]}")
+    if x.shape.rank is None:
+        return TensorShape([None] * len(paddings))
+    if len(paddings) != x.shape.rank:
+        raise ValueError(f"pad: paddings need one [before, after] pair per dimension of shape {x.shape}, "
+                         f"got {len(paddings)}")
+    out: List[Optional[int]] = []
+    for i, ((a, b), d) in enumerate(zip(paddings, x.shape.dims)):
+        if d is not None and mode != "CONSTANT":
+            lim = d - 1 if mode == "REFLECT" else d
+            if a > lim or b > lim:
+                raise ValueError(f"pad: {mode} paddings of dimension {i} must be at most {lim} for shape "
+                                 f"{x.shape}, got {[a, b]}")
+        out.append(None if d is None else d + a + b)
+    return TensorShape(out)
+
+
+def _pad_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    if len(op.inputs) > 1:
+        c = op.inputs[1]
+        if c.dtype != x.dtype:
+            raise ValueError(f"pad: constant_values has dtype {c.dtype.name}, the input {x.dtype.name}")
+        if c.shape.rank not in (None, 0):
+            raise ValueError(f"pad: constant_values must be a scalar, got shape {c.shape}")
+    return [(x.dtype, _pad_out_shape(x, op.attrs["paddings"], op.attrs.get("mode", "CONSTANT")))]
+
+
+register_op("PadV2", _pad_spec)
+register_op("MirrorPad", _pad_spec)
+
+
+def _mirror_pad_grad_spec(op: _g.Operation) -> list:
+    g = op.inputs[0]
+    pads = op.attrs["paddings"]
+    if g.shape.rank is None:
+        return [(g.dtype, TensorShape([None] * len(pads)))]
+    if len(pads) != g.shape.rank:
+        raise ValueError(f"mirror pad gradient: {len(pads)} paddings for shape {g.shape}")
+    return [(g.dtype, TensorShape([None if d is None else d - a - b for d, (a, b) in zip(g.shape.dims, pads)]))]
+
+
+# fold the mirrored borders of input 0 back onto its centre: MirrorPad's gradient
+register_op("MirrorPadGrad", _mirror_pad_grad_spec)
+
+not_differentiable("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "SizeRatio", "OneHot")
+
+
+# -- constructors: gathering, slicing, padding ---------------------------------------------
+
+
+def gather(params: Any, indices: Any, axis: int = 0, name: Optional[str] = None) -> _g.Tensor:
+    """Slices of params along `axis` at `indices` (any rank; out = params.shape[:axis] +
+    indices.shape + params.shape[axis+1:]).  The gradient w.r.t. params is IndexedSlices
+    for axis 0.  Indices must lie in [0, params.shape[axis])."""
+    params = _g.convert_to_tensor(params)
+    axis = int(axis)
+    if axis < 0 and params.shape.rank is not None:
+        axis = _norm_axis(axis, params.shape.rank, "gather")
+    return single("GatherV2", [params, indices], {"axis": axis}, name=name or "GatherV2")
+
+
+def scatter_like(updates: Any, indices: Any, params: Any, axis: int, name: Optional[str] = None) -> _g.Tensor:
+    """Zeros shaped like `params`, with `updates` added at `indices` along `axis` (duplicates add):
+    the dense adjoint of gather(params, indices, axis)."""
+    params = _g.convert_to_tensor(params)
+    extra, dims = _like_inputs(params)
+    return single("ScatterLike", [updates, indices] + extra, {"axis": int(axis), "shape": dims},
+                  name=name or "ScatterLike")
+
+
+def slice(input_: Any, begin: Sequence[int], size: Sequence[int], name: Optional[str] = None) -> _g.Tensor:  # noqa: A001
+    """input_[begin[i] : begin[i] + size[i]] along every dimension i (size -1: to the end)."""
+    b = tuple(_int_list(begin, "slice begin"))
+    s = tuple(_int_list(size, "slice size"))
+    return single("Slice", [input_], {"begin": b, "size": s}, name=name or "Slice")
+
+
+def _normalize_key(key: Any) -> Tuple[Tuple[Any, ...], List[Tuple[int, _g.Tensor]]]:
+    """(static key, [(position, scalar int tensor)]) for a __getitem__ key.
+
+    Tensor positions are replaced by full slices in the static key; each is applied after as
+    a gather with a scalar index.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    out: List[Any] = []
+    tensors: List[Tuple[int, _g.Tensor]] = []
+    for k in key:
+        if k is None or k is Ellipsis:
+            out.append(k)
+        elif isinstance(k, (bool, np.bool_)):
+            raise TypeError("boolean indices are not supported; use cf.where or a mask multiply")
+        elif isinstance(k, (int, np.integer)):
+            out.append(int(k))
+        elif isinstance(k, _pyslice):
+            parts = []
+            for v in (k.start, k.stop, k.step):
+                if v is not None and not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+                    raise TypeError(f"slice bounds must be Python ints or None, got {v!r} in {k}")
+                parts.append(None if v is None else int(v))
+            out.append(_pyslice(*parts))
+        elif isinstance(k, _g.Tensor) or hasattr(k, "handle"):
+            t = _g.convert_to_tensor(k)
+            if not t.dtype.is_integer or t.shape.rank != 0:
+                raise TypeError(f"a tensor index must be a scalar int32/int64 tensor, got {t!r}; use cf.gather "
+                                "for arrays of indices")
+            tensors.append((len(out), t))
+            out.append(_pyslice(None))
+        else:
+            raise TypeError(f"only integers, slices, Ellipsis, cf.newaxis (None) and scalar int tensors are valid "
+                            f"indices, got {k!r} of type {type(k).__name__}; use cf.gather for arrays of indices")
+    key_t = tuple(out)
+    try:
+        _check_key(key_t)
+    except ValueError as e:
+        raise InvalidArgumentError(str(e)) from None
+    return key_t, tensors
+
+
+def strided_slice(x: Any, key: Any, name: Optional[str] = None) -> _g.Tensor:
+    """x[key] with NumPy basic-indexing semantics (what `x[1:3, ::2, ..., None]` builds)."""
+    x = _g.convert_to_tensor(x)
+    key_t, tensors = _normalize_key(key)
+    y = x
+    if not all(isinstance(k, _pyslice) and k == _pyslice(None) for k in key_t):
+        y = single("StridedSlice", [x], {"key": key_t}, name=name or "strided_slice")
+    if tensors:
+        # output axis of each tensor position: counted from the front before an Ellipsis and
+        # from the back after it (so an unknown rank does not matter)
+        if Ellipsis in key_t:
+            e = key_t.index(Ellipsis)
+        else:
+            e = len(key_t)
+        removed = 0
+        for pos, t in tensors:
+            if pos < e:
+                ax = sum(1 for k in key_t[:pos] if not isinstance(k, int)) - removed
+            else:
+                ax = -sum(1 for k in key_t[pos:] if not isinstance(k, int) and k is not Ellipsis)
+            y = gather(y, t, axis=ax)
+            removed += 1 if pos < e else 0
+    return y
+
+
+def strided_slice_grad(g: Any, x: Any, key: Tuple[Any, ...], name: Optional[str] = None) -> _g.Tensor:
+    """Zeros shaped like x with g written at x[key] (StridedSlice's gradient)."""
+    x = _g.convert_to_tensor(x)
+    extra, dims = _like_inputs(x)
+    return single("StridedSliceGrad", [g] + extra, {"key": tuple(key), "shape": dims},
+                  name=name or "StridedSliceGrad")
+
+
+def _pairs(paddings: Any) -> Tuple[Tuple[int, int], ...]:
+    flat = _int_list(paddings, "pad paddings")
+    if len(flat) % 2:
+        raise InvalidArgumentError(f"pad: paddings must be [[before, after], ...] per dimension, got {paddings!r}")
+    return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+
+
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
+        name: Optional[str] = None) -> _g.Tensor:
+    """Pads dimension i with paddings[i][0] entries before and paddings[i][1] after.
+
+    mode: CONSTANT (constant_values), REFLECT (mirror without the edge; padding < dim) or
+    SYMMETRIC (mirror with the edge; padding <= dim), case-insensitive.
+    """
+    x = _g.convert_to_tensor(tensor)
+    pads = _pairs(paddings)
+    mode_u = str(mode).upper()
+    if mode_u not in _PAD_MODES:
+        raise InvalidArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    if mode_u == "CONSTANT":
+        c = _scalar(constant_values, x.dtype, x.graph)
+        return single("PadV2", [x, c], {"paddings": pads}, name=name or "Pad")
+    return single("MirrorPad", [x], {"paddings": pads, "mode": mode_u}, name=name or "MirrorPad")
+
+
+def mirror_pad_grad(g: Any, paddings: Any, mode: str, name: Optional[str] = None) -> _g.Tensor:
+    """Folds the mirrored borders of g back onto its centre (MirrorPad's gradient)."""
+    return single("MirrorPadGrad", [g], {"paddings": _pairs(paddings), "mode": mode}, name=name or "MirrorPadGrad")
