@@ -66,6 +66,10 @@ _FAIL_BYTES = 1024
 _FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
 _FAIL_LEFT = 4                      # not a failure: a rank left (collflow.comm.departure)
 _MAX_DIMS = 6
+# a collective's stages (_MPIHandle._stage): not posted yet (a wait-now collective waiting for
+# the peers' votes); first phase in flight; first phase done, waiting its turn to post the
+# second (second phases start in collective order); second phase in flight
+_UNPOSTED, _PHASE1, _TURN, _PHASE2 = 0, 1, 15, 2
 _PROGRESS_INTERVAL_S = 5e-5
 _POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
 # a queued shared-memory all-reduce nobody waits for is run by the progress thread after this
@@ -182,9 +186,7 @@ class _MPIHandle(CollectiveHandle):
         self.seq = seq
         self.sig = sig
         self._req: Any = None
-        # 0: not posted yet (a wait-now collective); 1: first phase in flight; 15: waiting its
-        # turn for phase 2; 2: second phase in flight
-        self._stage = 1
+        self._stage = _PHASE1
         self._post1: Optional[Callable[[], Any]] = None
         self._blocking: Optional[Callable[[], Any]] = None
         self._t0 = 0.0      # timeline: launched at; posted to MPI at
@@ -203,7 +205,7 @@ class _MPIHandle(CollectiveHandle):
         return f"collective #{self.seq} {self.sig.describe()}"
 
     def done(self) -> bool:
-        if self._stage == 0:
+        if self._stage == _UNPOSTED:
             self._comm._resolve(self)
         if not self._done:
             c = self._comm
@@ -217,7 +219,7 @@ class _MPIHandle(CollectiveHandle):
     def wait(self, timeout: Optional[float] = None) -> Any:
         if self._comm._shm_pending:  # earlier shared-memory collectives run first
             self._comm._shm_run_until(self.seq - 1, timeout)
-        if self._stage == 0:
+        if self._stage == _UNPOSTED:
             self._comm._resolve(self, timeout)
         if not self._done:
             c = self._comm
@@ -260,7 +262,7 @@ class _MPIHandle(CollectiveHandle):
     def abandon(self) -> None:
         # peers that voted for the blocking call are (or will be) inside it: take part, so a
         # failure on this rank after the launch cannot leave them hanging
-        if self._stage == 0:
+        if self._stage == _UNPOSTED:
             try:
                 self._comm._resolve(self)
             except Exception:
@@ -542,7 +544,7 @@ class MPICommunicator(Communicator):
                 if self.timeline is not None:
                     h._t0 = time.perf_counter()
                 if blocking is not None:
-                    h._stage = 0
+                    h._stage = _UNPOSTED
                     h._post1 = post1
                     h._blocking = blocking
                     self._deferred.append(h)
@@ -603,7 +605,7 @@ class MPICommunicator(Communicator):
         collective with a nonblocking one).  Waiting for the records is bounded by the timeout
         and names the ranks that did not arrive, like any wait."""
         with self._post_lock:
-            if h._stage != 0:
+            if h._stage != _UNPOSTED:
                 return
             for d in [d for d in self._deferred if d.seq < h.seq]:
                 self._resolve(d, timeout)  # collectives are posted in the order they were started
@@ -631,7 +633,7 @@ class MPICommunicator(Communicator):
                 tl.span("NEGOTIATE " + (h.sig.name or h.sig.kind), 1, h._t0, t_neg, h.sig.kind,
                         {"seq": h.seq, "peers_waiting_at_once": votes})
             if votes == self._size - 1:
-                h._stage = 1
+                h._stage = _PHASE1
                 self.blocking_calls += 1
                 try:
                     blocking()
@@ -648,7 +650,7 @@ class MPICommunicator(Communicator):
                 h._complete()
                 return
             with self._lock:
-                h._stage = 1
+                h._stage = _PHASE1
                 h._tpost = t_neg
                 self._post_locked(h, h._post1)
                 h._post1 = None
@@ -659,7 +661,7 @@ class MPICommunicator(Communicator):
         assert self._broken is not None
         err = self._broken[1]
         for d in self._deferred:
-            d._stage = 1
+            d._stage = _PHASE1
             d._error = err
             d._done = True
             d._post1 = d._blocking = d._finish = None
@@ -668,7 +670,7 @@ class MPICommunicator(Communicator):
 
     def _fail_deferred_timeout(self, h: _MPIHandle, timeout: float) -> None:
         # the same error as a posted collective's timeout: which ranks did not arrive
-        h._stage = 1
+        h._stage = _PHASE1
         self._deferred.remove(h)
         self._inflight.append(h)  # nothing posted: _fail_inflight finds no request to keep
         self._timed_out(h, timeout)
@@ -758,18 +760,18 @@ class MPICommunicator(Communicator):
                         keep.extend(inflight[k:])
                         break
                     pending += 1
-                    if h._stage == 1 and h._req.Test():
+                    if h._stage == _PHASE1 and h._req.Test():
                         if h._post2 is None:
                             h._complete()
                             pending -= 1
                             continue
-                        h._stage = 15
-                    if h._stage == 15:
+                        h._stage = _TURN
+                    if h._stage == _TURN:
                         if h._vseq == self._v_posted:  # second phases start in collective order
                             h._req = h._post2()
-                            h._stage = 2
+                            h._stage = _PHASE2
                             self._v_posted += 1
-                    elif h._stage == 2 and h._req.Test():
+                    elif h._stage == _PHASE2 and h._req.Test():
                         h._complete()
                         pending -= 1
                         continue

@@ -56,6 +56,11 @@ import numpy as np
 
 from .base import sleep_backoff
 
+# the stages of one piece of an all-reduce (ShmOp.stage; see the module doc): publish the
+# piece and arrive; reduce the owned range once every rank published; finish once every
+# rank reduced (copy the staged parts out); done after the last piece
+_PUBLISH, _REDUCE, _FINISH, _DONE = 0, 1, 2, 3
+
 __all__ = ["ShmWorld", "ShmMismatch", "ShmPeerBroken", "ShmTimeout", "available"]
 
 # control block: int64 words; the phase counter and the broken flag on their own cache lines
@@ -494,9 +499,9 @@ class ShmWorld:
         ctl = self._ctl
         while True:
             st = o.stage
-            if st == 0:    # publish piece k and arrive
+            if st == _PUBLISH:    # publish piece k and arrive
                 self._publish(o)
-            elif st == 1:  # everyone published: reduce the owned range into every output
+            elif st == _REDUCE:   # everyone published: reduce the owned range into every output
                 for p in self._peers:
                     if ctl[p][_W_ARRIVE] < o.phase:
                         return False
@@ -507,8 +512,8 @@ class ShmWorld:
                 self._phase += 1
                 o.phase = self._phase
                 self._me[_W_ARRIVE] = o.phase
-                o.stage = 2
-            elif st == 2:  # every output is complete, every input read
+                o.stage = _FINISH
+            elif st == _FINISH:   # every output is complete, every input read
                 for p in self._peers:
                     if ctl[p][_W_ARRIVE] < o.phase:
                         return False
@@ -520,7 +525,7 @@ class ShmWorld:
                     if hi < m:
                         np.copyto(o.os[a + hi:a + m], stg[hi:])
                 o.k += 1
-                o.stage = 0 if o.k < o.pieces else 3
+                o.stage = _PUBLISH if o.k < o.pieces else _DONE
             else:
                 o.x = o.out = o.xs = o.os = None
                 return True
@@ -552,7 +557,7 @@ class ShmWorld:
         self._phase += 1
         o.phase = self._phase
         me[_W_ARRIVE] = o.phase   # last: peers read the fields above once they see it
-        o.stage = 1
+        o.stage = _REDUCE
 
     def _reduce_owned(self, o: "ShmOp") -> None:
         """Rank r's elements [lo, hi) of the piece: reduced over every rank's input in rank
@@ -608,7 +613,8 @@ class ShmOp:
         self.x_off, self.o_off, self.per = x_off, o_off, per
         self.n, self.isz, self.dtype = x.size, x.itemsize, x.dtype
         self.pieces = max(1, -(-self.n // per))
-        self.k = self.stage = self.phase = 0
+        self.k = self.phase = 0
+        self.stage = _PUBLISH
         self.a = self.m = self.lo = self.hi = 0
 
 
