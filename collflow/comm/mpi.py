@@ -1,5 +1,9 @@
 """The MPI backend: mpi4py's nonblocking buffer collectives on host NumPy arrays.
 
+Modules: this one holds the communicator's core (launching, ordering, progress, failures,
+lifecycle); mpi_collectives.py the collective methods; mpi_shm.py the scheduling of
+shared-memory all-reduces; mpi_wire.py the records and notices the ranks exchange.
+
 Design (one MPICommunicator wraps one mpi4py intracommunicator):
 
 * Three private duplicates of the user's communicator: `c1` carries the collectives, `c2`
@@ -37,45 +41,35 @@ Design (one MPICommunicator wraps one mpi4py intracommunicator):
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import sys
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..errors import (AbortedError, CollflowError, DeadlineExceededError, InternalError, InvalidArgumentError,
-                      UnavailableError)
-from .base import (KINDS, SUPPORTED_DTYPES, CollectiveHandle, Communicator, Signature, _as_array,
-                   _check_counts, _check_reduce, _equal_blocks, _missing_error, _need_rows, _rows, error_copy,
-                   mismatch_error, sleep_backoff)
+from ..errors import AbortedError, CollflowError, InternalError, InvalidArgumentError, UnavailableError
 from . import departure as _departure
 from . import settings as _settings
 from . import shm as _shm
+from .base import CollectiveHandle, Communicator, Signature, _missing_error, error_copy, mismatch_error, sleep_backoff
+# the parts of the communicator: its collectives, its shared-memory scheduling and the bytes
+# the ranks exchange about them, one module each
+from .mpi_collectives import MPICollectives
+from .mpi_shm import ShmScheduling, _ShmHandle
+from .mpi_wire import (_FAIL_BYTES, _FAIL_LEFT, _REC_INTS, _REC_MODE, _TAG_ARRIVE, _TAG_FAIL, _bodies_conflict,
+                       _body_signature, _decode_fail, _encode_fail, _encode_record, _fail_code, _fail_error)
 
 __all__ = ["MPICommunicator", "import_mpi"]
 
-_TAG_ARRIVE, _TAG_FAIL = 17, 18
-_REC_INTS = 32                      # an arrival record: 32 int64 = 256 bytes
-_REC_NAME_OFF, _REC_NAME_LEN = 13 * 8, 19 * 8
-_REC_MODE = 12                      # 1: the rank waits at once (a vote for the blocking call)
-_FAIL_BYTES = 1024
-_FAIL_TIMEOUT, _FAIL_MISMATCH, _FAIL_OTHER = 1, 2, 3
-_FAIL_LEFT = 4                      # not a failure: a rank left (collflow.comm.departure)
-_MAX_DIMS = 6
 # a collective's stages (_MPIHandle._stage): not posted yet (a wait-now collective waiting for
 # the peers' votes); first phase in flight; first phase done, waiting its turn to post the
 # second (second phases start in collective order); second phase in flight
 _UNPOSTED, _PHASE1, _TURN, _PHASE2 = 0, 1, 15, 2
 _PROGRESS_INTERVAL_S = 5e-5
 _POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
-# a queued shared-memory all-reduce nobody waits for is run by the progress thread after this
-# long, also without a spare core (its caller may be blocked elsewhere, e.g. in MPI or in
-# another communicator's wait, while a peer waits for it); a training step waits sooner
-_SHM_IDLE_S = 0.1
 
 
 def import_mpi() -> Any:
@@ -96,82 +90,6 @@ def _has_float16(MPI: Any) -> bool:
     except Exception:
         return False
     return True
-
-
-# -- wire formats ---------------------------------------------------------------------------
-def _name_bytes(name: str) -> bytes:
-    b = name.encode("utf-8")
-    if len(b) <= _REC_NAME_LEN:
-        return b
-    # long names: a prefix plus a digest of the whole, so distinct names stay distinct
-    digest = hashlib.blake2b(b, digest_size=8).hexdigest().encode()
-    return b[:_REC_NAME_LEN - 17] + b"~" + digest
-
-
-def _encode_record(buf: np.ndarray, seq: int, sig: Signature) -> None:
-    buf[:] = 0
-    buf[0] = seq
-    buf[1] = KINDS.index(sig.kind)
-    buf[2] = SUPPORTED_DTYPES.index(sig.dtype) if sig.dtype else -1
-    shape = sig.shape
-    buf[3] = len(shape)
-    dims = list(shape)
-    if len(dims) > _MAX_DIMS:  # the tail of a very high-rank shape travels as a digest
-        tail = hashlib.blake2b(repr(dims[_MAX_DIMS - 1:]).encode(), digest_size=7).digest()
-        dims = dims[:_MAX_DIMS - 1] + [int.from_bytes(tail, "little")]
-    buf[4:4 + len(dims)] = dims
-    buf[10] = sig.aux
-    nb = _name_bytes(sig.name)
-    buf[11] = len(nb)
-    raw = buf.view(np.uint8)
-    raw[_REC_NAME_OFF:_REC_NAME_OFF + len(nb)] = np.frombuffer(nb, dtype=np.uint8)
-
-
-def _decode_record(buf: np.ndarray) -> Tuple[int, Signature]:
-    seq, kind, dt, ndim = (int(v) for v in buf[:4])
-    dims = tuple(int(v) for v in buf[4:4 + min(ndim, _MAX_DIMS)])
-    nlen = int(buf[11])
-    name = bytes(buf.view(np.uint8)[_REC_NAME_OFF:_REC_NAME_OFF + nlen]).decode("utf-8", "replace")
-    return seq, Signature(KINDS[kind], name, SUPPORTED_DTYPES[dt] if dt >= 0 else "", dims, int(buf[10]))
-
-
-def _body_signature(body: bytes) -> Signature:
-    """Decodes a record body (a record without its sequence number)."""
-    buf = np.zeros(_REC_INTS, dtype=np.int64)
-    buf.view(np.uint8)[8:] = np.frombuffer(body, dtype=np.uint8)
-    return _decode_record(buf)[1]
-
-
-def _bodies_conflict(a: bytes, b: bytes) -> bool:
-    # equal bytes is the common case; otherwise decide on the decoded signatures (variable
-    # first dimensions of allgatherv/alltoallv may differ legitimately)
-    return a != b and _body_signature(a).conflicts(_body_signature(b))
-
-
-def _encode_fail(code: int, message: str) -> np.ndarray:
-    buf = np.zeros(_FAIL_BYTES, dtype=np.uint8)
-    b = message.encode("utf-8")[:_FAIL_BYTES - 16]
-    buf[:16].view(np.int64)[:] = (code, len(b))
-    buf[16:16 + len(b)] = np.frombuffer(b, dtype=np.uint8)
-    return buf
-
-
-def _decode_fail(buf: np.ndarray) -> Tuple[int, str]:
-    code, n = (int(v) for v in buf[:16].view(np.int64))
-    return code, bytes(buf[16:16 + n]).decode("utf-8", "replace")
-
-
-def _fail_error(code: int, message: str) -> CollflowError:
-    cls = {_FAIL_TIMEOUT: DeadlineExceededError, _FAIL_MISMATCH: InvalidArgumentError}.get(code, AbortedError)
-    return cls(message)
-
-
-def _fail_code(err: BaseException) -> int:
-    if isinstance(err, DeadlineExceededError):
-        return _FAIL_TIMEOUT
-    if isinstance(err, InvalidArgumentError):
-        return _FAIL_MISMATCH
-    return _FAIL_OTHER
 
 
 # -- handles ----------------------------------------------------------------------------------
@@ -269,65 +187,6 @@ class _MPIHandle(CollectiveHandle):
                 pass
 
 
-class _ShmHandle(CollectiveHandle):
-    """An all-reduce through shared memory (collflow.comm.shm): queued when launched, run by
-    the first thread that waits for it or a later collective (or abandons it)."""
-
-    __slots__ = ("_comm", "seq", "sig", "_op", "_out", "_result", "_error", "_done", "timeout", "_t0", "_born")
-
-    def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature, op: "_shm.ShmOp"):
-        self._comm = comm
-        self.seq = seq
-        self.sig = sig
-        self._born = time.monotonic()
-        self._op: Optional[_shm.ShmOp] = op
-        self._out = op.out
-        self._result: Any = None
-        self._error: Optional[CollflowError] = None
-        self._done = False
-        self.timeout: Optional[float] = None
-        self._t0 = 0.0
-
-    @property
-    def description(self) -> str:
-        return f"collective #{self.seq} {self.sig.describe()}"
-
-    def done(self) -> bool:
-        if not self._done:
-            self._comm._shm_try()
-        return self._done
-
-    def wait(self, timeout: Optional[float] = None) -> Any:
-        if not self._done:
-            self._comm._shm_run_until(self.seq, timeout)
-        if self._error is not None:
-            raise error_copy(self._error)
-        return self._result
-
-    def abandon(self) -> None:
-        # the peers wait for this rank in shared memory: take part
-        if not self._done:
-            try:
-                self._comm._shm_run_until(self.seq, None)
-            except Exception:
-                pass
-
-    def _limit(self, timeout: Optional[float]) -> float:
-        if timeout is not None:
-            return timeout
-        return self.timeout if self.timeout is not None else self._comm.timeout
-
-    def _fail(self, err: CollflowError) -> None:
-        self._error = err
-        self._op = self._out = None
-        self._done = True
-
-    def _complete(self) -> None:
-        self._result = self._out
-        self._op = self._out = None
-        self._done = True
-
-
 _LIVE: "weakref.WeakSet[MPICommunicator]" = weakref.WeakSet()
 
 
@@ -341,7 +200,7 @@ def _close_all() -> None:
             pass
 
 
-class MPICommunicator(Communicator):
+class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
     """Collectives over an mpi4py intracommunicator (MPI.COMM_WORLD by default).
 
     `timeout` (seconds; default $COLLFLOW_COLLECTIVE_TIMEOUT or 300) bounds every wait.
@@ -892,17 +751,6 @@ class MPICommunicator(Communicator):
         self._fail_inflight()
         raise err
 
-    def _shm_due(self) -> Optional[float]:
-        """Seconds until the progress thread may advance the oldest queued shared-memory
-        collective (0: now), None when none is queued."""
-        try:
-            h = self._shm_pending[0]
-        except IndexError:
-            return None
-        if self.shm_background:
-            return 0.0
-        return max(0.0, h._born + _SHM_IDLE_S - time.monotonic())
-
     def _progress_loop(self) -> None:
         while not self._closed:
             due = self._shm_due()
@@ -923,360 +771,6 @@ class MPICommunicator(Communicator):
                 finally:
                     self._lock.release()
             time.sleep(_PROGRESS_INTERVAL_S)
-
-    # -- shared memory ---------------------------------------------------------------------------
-    def _launch_shm(self, sig: Signature, x: np.ndarray, out: np.ndarray, op: str,
-                    wait_now: bool = False) -> _ShmHandle:
-        """Queues an all-reduce through shared memory (numbered like any collective).  Unless
-        the caller waits at once, the progress thread may advance it (see the module doc)."""
-        if self._closed:
-            raise AbortedError(f"{sig.kind} on a closed communicator")
-        shm = self._shm
-        assert shm is not None
-        with self._post_lock:
-            if self._deferred:  # an earlier wait-now collective goes first
-                for d in list(self._deferred):
-                    self._resolve(d)
-            with self._lock:
-                # MPI calls cost tens of microseconds here: control messages are read at
-                # most every millisecond (a wait polls them anyway)
-                self._check_usable(drain=time.monotonic() - self._last_drain >= 1e-3, launching=sig)
-                seq = self._seq
-                # the peers compare records in shared memory; this rank's is kept for a peer
-                # that issues an MPI collective as #seq (its record then names both)
-                record = self._announce(seq, sig, send=False) if self._track else \
-                    self._template(sig).tobytes()[8:]
-                h = _ShmHandle(self, seq, sig, shm.start(x, out, op, seq, record))
-                self._seq += 1
-                if self.timeline is not None:
-                    h._t0 = time.perf_counter()
-                self._shm_pending.append(h)
-                # the progress thread advances it in the background where a core is free,
-                # else once it has waited _SHM_IDLE_S for its caller (who may be blocked
-                # elsewhere: a peer's collective must not hang on it)
-                if not wait_now and self._progress and not self._closed:
-                    if self._thread is None:
-                        self._start_progress()
-                    else:
-                        self._wake.set()
-        return h
-
-    def _shm_run_until(self, seq: int, timeout: Optional[float]) -> None:
-        """Runs the queued shared-memory collectives numbered <= seq to completion, in order;
-        each one's error goes to its handle (and breaks the communicator).  `timeout` bounds
-        them all together (else each has its own limit)."""
-        end = None if timeout is None else time.monotonic() + timeout
-        with self._shm_lock:
-            while True:
-                with self._lock:
-                    if not self._shm_pending or self._shm_pending[0].seq > seq:
-                        return
-                    h = self._shm_pending[0]
-                self._shm_step(h, True, None if end is None else max(0.0, end - time.monotonic()))
-
-    def _shm_try(self) -> None:
-        """Moves the queued shared-memory collectives on as far as they go without waiting
-        (the progress thread, done()); does nothing while another thread is running them."""
-        if not self._shm_lock.acquire(blocking=False):
-            return
-        try:
-            while True:
-                with self._lock:
-                    if not self._shm_pending:
-                        return
-                    h = self._shm_pending[0]
-                if not self._shm_step(h, False, None):
-                    return
-        finally:
-            self._shm_lock.release()
-
-    def _shm_step(self, h: _ShmHandle, blocking: bool, timeout: Optional[float]) -> bool:
-        """(_shm_lock held; h heads the queue) Advances h: to completion when `blocking` (bounded
-        by its limit), else as far as it goes without waiting.  Whether h is done."""
-        shm = self._shm
-        assert shm is not None
-        t = h._limit(timeout)
-        try:
-            if self._broken is not None:
-                with self._lock:
-                    self._check_usable(drain=False)
-            if blocking:
-                self._waiters += 1  # the progress thread stands aside
-                try:
-                    shm.run(h._op, time.monotonic() + t, self._shm_poll, _bodies_conflict)
-                finally:
-                    self._waiters -= 1
-            else:
-                shm.check_broken()
-                if not shm.advance(h._op, _bodies_conflict):
-                    return False
-        except CollflowError as e:  # the communicator broke meanwhile (a notice, a poll)
-            err: CollflowError = e
-        except _shm.ShmMismatch as m:
-            err = self._shm_mismatch_error(h.seq, m.published)
-        except _shm.ShmTimeout as m:
-            err = self._shm_timeout_error(h, t, m.missing)
-        except _shm.ShmPeerBroken as b:
-            with self._lock:
-                if self._broken is None:
-                    self._broken = (b.rank, _fail_error(b.code, f"rank {b.rank} reported: {b.message}"))
-                err = self._broken[1]
-        except Exception as e:  # pragma: no cover - a bug: fail this collective, not the process
-            err = InternalError(f"{h.description} failed in shared memory: {type(e).__name__}: {e}")
-        else:
-            tl = self.timeline
-            if tl is not None and h._t0:
-                tl.span(h.sig.name or h.sig.kind, 2, h._t0, time.perf_counter(), h.sig.kind,
-                        {"seq": h.seq, "kind": h.sig.kind, "dtype": h.sig.dtype, "shape": list(h.sig.shape),
-                         "mode": "shared memory"})
-            with self._lock:
-                if self._shm_pending and self._shm_pending[0] is h:
-                    del self._shm_pending[0]
-            h._complete()
-            return True
-        with self._lock:
-            self._break(err)
-            self._fail_inflight()  # fails every queued one, h included
-        if not h._done:
-            h._fail(err)
-        return True
-
-    def _shm_poll(self) -> None:
-        """Called by shared-memory waits every millisecond: MPI progress, control messages,
-        and the error if the communicator broke."""
-        with self._lock:
-            self._poll_locked(drain=True)
-            self._check_usable(drain=False)
-
-    def _shm_mismatch_error(self, seq: int, published: Dict[int, Tuple[int, bytes]]) -> CollflowError:
-        if all(pseq == seq for pseq, _ in published.values()):
-            return mismatch_error(seq, {p: _body_signature(b) for p, (_, b) in published.items()})
-        parts = "; ".join(f"rank {p}: collective #{pseq} {_body_signature(b).describe()}"
-                          for p, (pseq, b) in sorted(published.items()))
-        return InvalidArgumentError(
-            f"mismatched collectives: ranks met in shared memory at different collectives ({parts}). "
-            "Every rank must issue the same collectives (names, shapes, dtypes) in the same order")
-
-    def _shm_timeout_error(self, h: _ShmHandle, timeout: float, missing: List[int]) -> CollflowError:
-        shm = self._shm
-        assert shm is not None
-        notes = []
-        for p in missing:
-            # where the peer is: its last MPI record or the last collective it entered in
-            # shared memory, whichever is newer
-            last, body = self._peer_last[p], self._peer_rec[p]
-            pseq, pbody = shm.published(p)
-            if pbody.strip(b"\0") and pseq > last:
-                last, body = pseq, pbody
-            if last >= h.seq:
-                notes.append(f"rank {p} started it but did not reach the shared-memory exchange (stuck or dead?)")
-            elif body is None or last < 0:
-                notes.append(f"rank {p} has started no collective")
-            else:
-                notes.append(f"rank {p} is at collective #{last} {_body_signature(body).describe()}")
-        return _missing_error(f"{h.description} on rank {self._rank}", timeout, missing,
-                              f" ({'; '.join(notes)})" if notes else "")
-
-    # -- the collectives ---------------------------------------------------------------------
-    def _reduce_wire(self, x: np.ndarray) -> Tuple[np.ndarray, Any]:
-        """(the array MPI reduces, the dtype to turn the result back into, or None)."""
-        if x.dtype == np.float16 and not self._f16_native:  # reduce in float32 where MPI lacks float16
-            return x.astype(np.float32), np.float16
-        return x, None
-
-    def _move_wire(self, x: np.ndarray) -> Tuple[np.ndarray, Any]:
-        """Moving data is copying bits: float16 travels as uint16 where MPI lacks float16."""
-        if x.dtype == np.float16 and not self._f16_native:
-            return x.view(np.uint16), np.float16
-        return x, None
-
-    def allreduce(self, x: Any, op: str = "sum", name: Optional[str] = None,
-                  out: Optional[np.ndarray] = None) -> np.ndarray:
-        return self.allreduce_async(x, op, name, out=out, wait_now=True).wait()
-
-    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None,
-                        out: Optional[np.ndarray] = None, wait_now: bool = False) -> CollectiveHandle:
-        """Nonblocking all-reduce.  `out`: a receive buffer to reuse.  `wait_now`: the caller
-        waits for the result before anything else (no overlap to lose), so the collective may
-        run as MPI's blocking call when every rank says the same."""
-        x = _as_array(x, "allreduce")
-        _check_reduce(op, x.dtype, "allreduce")
-        self._count("allreduce", x.nbytes, x.nbytes)
-        if self._shm is not None:
-            recv = out if (out is not None and out.shape == x.shape and out.dtype == x.dtype
-                           and out.flags.c_contiguous and out.flags.writeable) else self.empty(x.shape, x.dtype)
-            return self._launch_shm(Signature.of("allreduce", name, x, op), x, recv, op, wait_now)
-        w, back = self._reduce_wire(x)
-        mop = self._mpi_op(op, x.dtype)
-        c1, n = self._c1, self._size
-        if out is x and out.flags.writeable and back is None:  # in place (MPI_IN_PLACE)
-            recv = x
-            send: Any = self._MPI.IN_PLACE
-        else:
-            # a caller-kept receive buffer saves the page faults of a fresh one (several ms per 16 MiB)
-            recv = out if (out is not None and back is None and out.shape == w.shape and out.dtype == w.dtype
-                           and out.flags.c_contiguous and out.flags.writeable and out is not w) \
-                else np.empty_like(w)
-            send = w
-
-        def finish() -> np.ndarray:
-            if op == "mean":
-                np.divide(recv, n, out=recv)
-            return recv if back is None else recv.astype(back)
-        return self._launch(Signature.of("allreduce", name, x, op), lambda: c1.Iallreduce(send, recv, op=mop),
-                            finish, (w, recv),
-                            blocking=(lambda: c1.Allreduce(send, recv, op=mop)) if wait_now else None)
-
-    def allgather_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "allgather")
-        self._count("allgather", x.nbytes, x.nbytes * (self._size - 1))
-        w, back = self._move_wire(x)
-        recv = np.empty((self._size * _rows(w),) + w.shape[1:], dtype=w.dtype)
-        c1 = self._c1
-        return self._launch(Signature.of("allgather", name, x), lambda: c1.Iallgather(w, recv),
-                            lambda: recv if back is None else recv.view(back), (w, recv))
-
-    def allgatherv_async(self, x: Any, counts: Optional[Sequence[int]] = None,
-                         name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "allgatherv")
-        rows = _rows(x)
-        self._count("allgatherv", x.nbytes, 0)
-        sig = Signature.of("allgatherv", name, x)
-        w, back = self._move_wire(x)
-        row_elems = int(np.prod(w.shape[1:], dtype=np.int64))
-        mt = self._mpi_type(w.dtype)
-        st: Dict[str, Any] = {}
-
-        def post_v(comm: Any, cnt: np.ndarray) -> Any:
-            recv = np.empty((int(cnt.sum()),) + w.shape[1:], dtype=w.dtype)
-            ecnt = cnt * row_elems
-            displs = np.concatenate([[0], np.cumsum(ecnt)[:-1]]).astype(np.int64)
-            st["recv"], st["cnt"] = recv, cnt
-            st["keep"] = (recv, ecnt, displs)
-            return comm.Iallgatherv(w, [recv, (ecnt, displs), mt])
-
-        def finish() -> Tuple[np.ndarray, np.ndarray]:
-            recv = st["recv"]
-            return (recv if back is None else recv.view(back)), st["cnt"].copy()
-
-        if counts is not None:
-            cnt = _check_counts(counts, self._size, "allgatherv")
-            if int(cnt[self._rank]) != rows:
-                raise InvalidArgumentError(
-                    f"allgatherv: counts[{self._rank}] = {int(cnt[self._rank])}, but this rank has {rows} rows")
-            c1 = self._c1
-            return self._launch(sig, lambda: post_v(c1, cnt), finish, (w, st))
-        mine = np.array([rows], dtype=np.int64)
-        all_counts = np.empty(self._size, dtype=np.int64)
-        c1, c2 = self._c1, self._c2
-        return self._launch(sig, lambda: c1.Iallgather(mine, all_counts), finish, (w, mine, all_counts, st),
-                            post2=lambda: post_v(c2, all_counts))
-
-    def broadcast_async(self, x: Any, root: int = 0, name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "broadcast")
-        root = self._check_root(root, "broadcast")
-        me = self._rank == root
-        self._count("broadcast", x.nbytes if me else 0, 0 if me else x.nbytes)
-        w, back = self._move_wire(x)
-        buf = w.copy() if me else np.empty_like(w)
-        c1 = self._c1
-        return self._launch(Signature.of("broadcast", name, x, root=root), lambda: c1.Ibcast(buf, root=root),
-                            lambda: buf if back is None else buf.view(back), (buf,))
-
-    def alltoall_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "alltoall")
-        _need_rows(x, "alltoall")
-        _equal_blocks(x.shape[0], self._size, "alltoall")
-        other = x.nbytes - x.nbytes // self._size
-        self._count("alltoall", other, other)
-        w, back = self._move_wire(x)
-        recv = np.empty_like(w)
-        c1 = self._c1
-        return self._launch(Signature.of("alltoall", name, x), lambda: c1.Ialltoall(w, recv),
-                            lambda: recv if back is None else recv.view(back), (w, recv))
-
-    def alltoallv_async(self, x: Any, send_counts: Sequence[int], recv_counts: Optional[Sequence[int]] = None,
-                        name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "alltoallv")
-        _need_rows(x, "alltoallv")
-        sc = _check_counts(send_counts, self._size, "alltoallv send_counts", total=x.shape[0])
-        row_elems = int(np.prod(x.shape[1:], dtype=np.int64))
-        self._count("alltoallv", int(sc.sum() - sc[self._rank]) * row_elems * x.itemsize, 0)
-        sig = Signature.of("alltoallv", name, x)
-        w, back = self._move_wire(x)
-        mt = self._mpi_type(w.dtype)
-        es = sc * row_elems
-        sd = np.concatenate([[0], np.cumsum(es)[:-1]]).astype(np.int64)
-        st: Dict[str, Any] = {}
-
-        def post_v(comm: Any, rc: np.ndarray) -> Any:
-            recv = np.empty((int(rc.sum()),) + w.shape[1:], dtype=w.dtype)
-            er = rc * row_elems
-            rd = np.concatenate([[0], np.cumsum(er)[:-1]]).astype(np.int64)
-            st["recv"], st["rc"] = recv, rc
-            st["keep"] = (recv, er, rd)
-            return comm.Ialltoallv([w, (es, sd), mt], [recv, (er, rd), mt])
-
-        def finish() -> Tuple[np.ndarray, np.ndarray]:
-            recv = st["recv"]
-            return (recv if back is None else recv.view(back)), st["rc"].copy()
-
-        if recv_counts is not None:
-            rc = _check_counts(recv_counts, self._size, "alltoallv recv_counts")
-            c1 = self._c1
-            return self._launch(sig, lambda: post_v(c1, rc), finish, (w, es, sd, st))
-        rc_buf = np.empty(self._size, dtype=np.int64)
-        c1, c2 = self._c1, self._c2
-        return self._launch(sig, lambda: c1.Ialltoall(sc, rc_buf), finish, (w, sc, es, sd, rc_buf, st),
-                            post2=lambda: post_v(c2, rc_buf))
-
-    def reduce_scatter_async(self, x: Any, counts: Optional[Sequence[int]] = None, op: str = "sum",
-                             name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "reduce_scatter")
-        _check_reduce(op, x.dtype, "reduce_scatter")
-        _need_rows(x, "reduce_scatter")
-        rows = x.shape[0]
-        cnt = (_equal_blocks(rows, self._size, "reduce_scatter") if counts is None
-               else _check_counts(counts, self._size, "reduce_scatter counts", total=rows))
-        self._count("reduce_scatter", x.nbytes, 0)
-        w, back = self._reduce_wire(x)
-        row_elems = int(np.prod(w.shape[1:], dtype=np.int64))
-        recv = np.empty((int(cnt[self._rank]),) + w.shape[1:], dtype=w.dtype)
-        ecnt = (cnt * row_elems).tolist()
-        mop = self._mpi_op(op, x.dtype)
-        c1, n = self._c1, self._size
-
-        def finish() -> np.ndarray:
-            if op == "mean":
-                np.divide(recv, n, out=recv)
-            return recv if back is None else recv.astype(back)
-        return self._launch(Signature.of("reduce_scatter", name, x, op),
-                            lambda: c1.Ireduce_scatter(w, recv, ecnt, op=mop), finish, (w, recv))
-
-    def reduce_async(self, x: Any, root: int = 0, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
-        x = _as_array(x, "reduce")
-        _check_reduce(op, x.dtype, "reduce")
-        root = self._check_root(root, "reduce")
-        me = self._rank == root
-        self._count("reduce", x.nbytes, x.nbytes if me else 0)
-        w, back = self._reduce_wire(x)
-        recv = np.empty_like(w) if me else None
-        mop = self._mpi_op(op, x.dtype)
-        c1, n = self._c1, self._size
-
-        def finish() -> Optional[np.ndarray]:
-            if recv is None:
-                return None
-            if op == "mean":
-                np.divide(recv, n, out=recv)
-            return recv if back is None else recv.astype(back)
-        return self._launch(Signature.of("reduce", name, x, op, root),
-                            lambda: c1.Ireduce(w, recv, op=mop, root=root), finish, (w, recv))
-
-    def barrier_async(self, name: Optional[str] = None) -> CollectiveHandle:
-        self._count("barrier", 0, 0)
-        c1 = self._c1
-        return self._launch(Signature.of("barrier", name, None), lambda: c1.Ibarrier(), lambda: None, ())
 
     # -- lifecycle ------------------------------------------------------------------------------
     def abort(self, code: int = 1) -> None:
