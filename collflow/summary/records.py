@@ -1,4 +1,5 @@
-"""TFRecord framing with masked CRC-32C, the container of TensorBoard's event files.
+"""Reading TFRecord framing with masked CRC-32C, the container of TensorBoard's event files
+(cf.train.summary_iterator).  Writing is tensorboardX's (summary/writer.py).
 
 A record is: length (uint64, little-endian), masked crc32c of those 8 bytes (uint32),
 the data, masked crc32c of the data (uint32).  CRC-32C (Castagnoli, reflected polynomial
@@ -12,7 +13,7 @@ from typing import BinaryIO, Iterator, List
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["crc32c", "masked_crc32c", "encode_record", "read_records"]
+__all__ = ["crc32c", "masked_crc32c", "read_records"]
 
 
 def _make_table() -> List[int]:
@@ -41,12 +42,6 @@ def masked_crc32c(data: bytes) -> int:
     """TensorFlow's masked CRC: storing a CRC of data that itself holds CRCs stays robust."""
     crc = crc32c(data)
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def encode_record(data: bytes) -> bytes:
-    """One TFRecord holding `data`."""
-    header = struct.pack("<Q", len(data))
-    return header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
 
 
 def read_records(f: BinaryIO, path: str = "<stream>") -> Iterator[bytes]:

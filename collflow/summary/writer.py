@@ -6,8 +6,10 @@
     writer.close()
 
 The file is `<logdir>/events.out.tfevents.<10-digit seconds>.<hostname><suffix>`, a
-sequence of TFRecords (records.py) each holding one `Event` (proto.py); the first event
-carries file_version "brain.Event:2".  TensorBoard, or `summary_iterator` here, reads it.
+sequence of TFRecords, each holding one `Event` (proto.py); the first event carries
+file_version "brain.Event:2".  The records are framed by tensorboardX's RecordWriter (a
+maintained writer of TensorBoard's format); TensorBoard, or `summary_iterator` here
+(records.py reads the framing back), reads the file.
 
 Events are written on the caller's thread into a buffered file, which is flushed when
 `max_queue` events are pending, when `flush_secs` passed since the last flush (checked at
@@ -27,11 +29,21 @@ from typing import Any, BinaryIO, Dict, Iterator, Optional
 from ..errors import InvalidArgumentError
 from ..platform import tf_logging
 from . import proto
-from .records import encode_record, read_records
+from .records import read_records
 
 __all__ = ["FileWriter", "FileWriterCache", "summary_iterator"]
 
 FILE_VERSION = "brain.Event:2"
+
+
+def _record_writer(path: str) -> Any:
+    """tensorboardX's writer of TFRecord framing (masked CRC-32C) onto `path`."""
+    try:
+        from tensorboardX.record_writer import RecordWriter
+    except ImportError:
+        raise InvalidArgumentError("cf.summary.FileWriter writes event files with tensorboardX: "
+                                   "`pip install tensorboardX` (a collflow dependency)") from None
+    return RecordWriter(path)
 
 
 def _open_event_file(logdir: str, suffix: str) -> BinaryIO:
@@ -67,7 +79,8 @@ class FileWriter:
         self._flush_secs = float(flush_secs)
         self._suffix = filename_suffix or ""
         self._lock = threading.Lock()
-        self._file: Optional[BinaryIO] = None
+        self._file: Any = None            # a tensorboardX RecordWriter while open
+        self._path: Optional[str] = None
         self._closed = True
         self.reopen()
         if graph is not None or graph_def is not None:
@@ -80,7 +93,7 @@ class FileWriter:
     @property
     def path(self) -> Optional[str]:
         """The event file being written (None once closed)."""
-        return None if self._file is None else self._file.name
+        return None if self._file is None else self._path
 
     def reopen(self) -> None:
         """Starts a new event file after close() (a no-op on an open writer)."""
@@ -88,7 +101,12 @@ class FileWriter:
             if not self._closed:
                 return
             os.makedirs(self._logdir, exist_ok=True)
-            self._file = _open_event_file(self._logdir, self._suffix)
+            # the name is claimed exclusively (a second writer in the same second gets its
+            # own file), then the record writer writes it
+            claimed = _open_event_file(self._logdir, self._suffix)
+            claimed.close()
+            self._path = claimed.name
+            self._file = _record_writer(self._path)
             self._closed = False
             self._pending = 0
             self._last_flush = time.monotonic()
@@ -97,7 +115,7 @@ class FileWriter:
 
     def _write_locked(self, event: proto.Event) -> None:
         assert self._file is not None
-        self._file.write(encode_record(event.SerializeToString()))
+        self._file.write(event.SerializeToString())
         self._pending += 1
         if self._pending >= self._max_queue or time.monotonic() - self._last_flush >= self._flush_secs:
             self._flush_locked()
