@@ -281,10 +281,13 @@ class Communicator:
             self.stats = _new_stats()
 
     def _count(self, kind: str, sent: int, received: int) -> None:
+        self._tally(self.stats, kind, sent, received)
+
+    def _tally(self, s: Dict[str, int], kind: str, sent: int, received: int) -> None:
+        """Adds one `kind` call to the counters `s` (bytes stay 0 at size 1)."""
         if self.size == 1:
             sent = received = 0
         with self._stats_lock:
-            s = self.stats
             s["calls"] += 1
             s[f"{kind}_calls"] += 1
             s["bytes_sent"] += sent

@@ -173,13 +173,7 @@ class HierarchicalCommunicator(Communicator):
                 c.reset_stats()
 
     def _count(self, kind: str, sent: int, received: int) -> None:
-        with self._stats_lock:
-            s = self._own_stats
-            s["calls"] += 1
-            s[f"{kind}_calls"] += 1
-            s["bytes_sent"] += sent
-            s[f"{kind}_bytes_sent"] += sent
-            s["bytes_received"] += received
+        self._tally(self._own_stats, kind, sent, received)  # `stats` is a merged copy
 
     @property
     def inter_host_bytes_sent(self) -> int:

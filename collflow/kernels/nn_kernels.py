@@ -265,14 +265,26 @@ def _pad(xp: Any, x: Any, geo: _Geometry, fill: float = 0) -> Any:
     return out
 
 
-def _windows(xp: Any, xpad: Any, geo: _Geometry, kh: int, kw: int, strides: Tuple[int, int],
+def _windows(xp: Any, xpad: Any, oh: int, ow: int, kh: int, kw: int, strides: Tuple[int, int],
              dil: Tuple[int, int]) -> Any:
     """A read-only strided view (N, OH, OW, KH, KW, C) of every window; no copy."""
     n, _, _, c = xpad.shape
     sn, sh, sw, sc = xpad.strides
     return xp.lib.stride_tricks.as_strided(
-        xpad, shape=(n, geo.oh, geo.ow, kh, kw, c),
+        xpad, shape=(n, oh, ow, kh, kw, c),
         strides=(sn, sh * strides[0], sw * strides[1], sh * dil[0], sw * dil[1], sc))
+
+
+def _window_gemm(xp: Any, win: Any, w2: Any) -> Any:
+    """(N * OH * OW, cols): every window (N, OH, OW, KH, KW, C) times w2 (KH * KW * C, cols),
+    a cache-sized batch range at a time (the reshape packs a range's windows into columns:
+    the only copy)."""
+    n, oh, ow, kh, kw, c = win.shape
+    m = oh * ow
+    out = xp.empty((n * m, w2.shape[1]), dtype=win.dtype)
+    for a, b in _chunks(xp, n, m * kh * kw * c * win.itemsize):
+        xp.matmul(win[a:b].reshape((b - a) * m, kh * kw * c), w2, out=out[a * m:b * m])
+    return out
 
 
 def _offset(geo: _Geometry, i: int, j: int, strides: Tuple[int, int], dil: Tuple[int, int]) -> Tuple[slice, slice]:
@@ -314,14 +326,8 @@ def _conv2d(op: Any, ctx: KernelContext) -> Any:
         kh, kw, ci, co = w.shape
         _check_channels(c, ci, op, x.shape, w.shape)
         geo = geometry(h, wd, kh, kw)
-        win = _windows(xp, _pad(xp, x, geo), geo, kh, kw, strides, dil)
-        w2 = w.reshape(kh * kw * ci, co)
-        m = geo.oh * geo.ow
-        out = xp.empty((n * m, co), dtype=x.dtype)
-        for a, b in _chunks(xp, n, m * kh * kw * c * x.itemsize):
-            # the reshape packs the strided window view into columns (the only copy)
-            xp.matmul(win[a:b].reshape((b - a) * m, kh * kw * c), w2, out=out[a * m:b * m])
-        return out.reshape(n, geo.oh, geo.ow, co)
+        win = _windows(xp, _pad(xp, x, geo), geo.oh, geo.ow, kh, kw, strides, dil)
+        return _window_gemm(xp, win, w.reshape(kh * kw * ci, co)).reshape(n, geo.oh, geo.ow, co)
     return conv2d
 
 
@@ -351,13 +357,8 @@ def _full_correlation(xp: Any, dy: Any, w: Any, geo: _Geometry, h: int, wd: int)
     dyp = xp.zeros((n, oh + pt + pb, ow + pl + pr, co), dtype=dy.dtype)
     dyp[:, pt:pt + oh, pl:pl + ow, :] = dy
     wf = xp.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2)).reshape(kh * kw * co, ci)
-    sn, sh, sw, sc = dyp.strides
-    win = xp.lib.stride_tricks.as_strided(dyp, shape=(n, h, wd, kh, kw, co), strides=(sn, sh, sw, sh, sw, sc))
-    m = h * wd
-    out = xp.empty((n * m, ci), dtype=dy.dtype)
-    for a, b in _chunks(xp, n, m * kh * kw * co * dy.itemsize):
-        xp.matmul(win[a:b].reshape((b - a) * m, kh * kw * co), wf, out=out[a * m:b * m])
-    return out.reshape(n, h, wd, ci)
+    win = _windows(xp, dyp, h, wd, kh, kw, (1, 1), (1, 1))
+    return _window_gemm(xp, win, wf).reshape(n, h, wd, ci)
 
 
 @register_kernel("Conv2DBackpropInput")
@@ -422,7 +423,7 @@ def _conv2d_bp_filter(op: Any, ctx: KernelContext) -> Any:
             raise InvalidArgumentError(f"{op.type}: out_backprop has shape {tuple(dy.shape)}, expected "
                                        f"{(n, geo.oh, geo.ow, co)} for input {tuple(x.shape)} and filter "
                                        f"{(kh, kw, ci, co)}", op)
-        win = _windows(xp, _pad(xp, x, geo), geo, kh, kw, strides, dil)
+        win = _windows(xp, _pad(xp, x, geo), geo.oh, geo.ow, kh, kw, strides, dil)
         m = geo.oh * geo.ow
         dw = None
         for a, b in _chunks(xp, n, m * kh * kw * c * x.itemsize):

@@ -24,7 +24,7 @@ import os
 import socket
 import threading
 import time
-from typing import Any, BinaryIO, Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from ..errors import InvalidArgumentError
 from ..platform import tf_logging
@@ -46,14 +46,16 @@ def _record_writer(path: str) -> Any:
     return RecordWriter(path)
 
 
-def _open_event_file(logdir: str, suffix: str) -> BinaryIO:
+def _claim_event_file(logdir: str, suffix: str) -> str:
+    """Creates a new, empty event file in `logdir` and returns its path; exclusive, so a
+    second writer in the same second gets its own file rather than clobbering this one."""
     base = f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}"
     path = os.path.join(logdir, base + suffix)
     n = 0
     while True:
         try:
-            # exclusive: a second writer in the same second gets its own file, not this one clobbered
-            return open(path, "xb")
+            with open(path, "xb"):
+                return path
         except FileExistsError:
             n += 1
             path = os.path.join(logdir, f"{base}.{os.getpid()}.{n}{suffix}")
@@ -101,11 +103,7 @@ class FileWriter:
             if not self._closed:
                 return
             os.makedirs(self._logdir, exist_ok=True)
-            # the name is claimed exclusively (a second writer in the same second gets its
-            # own file), then the record writer writes it
-            claimed = _open_event_file(self._logdir, self._suffix)
-            claimed.close()
-            self._path = claimed.name
+            self._path = _claim_event_file(self._logdir, self._suffix)
             self._file = _record_writer(self._path)
             self._closed = False
             self._pending = 0

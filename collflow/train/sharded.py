@@ -274,11 +274,7 @@ def embedding_lookup(params: Any, ids: Any, name: Optional[str] = None, **kwargs
     g = sv.graph
     lay = sv.layout
     with g.as_default(), g.name_scope(name or "embedding_lookup"):
-        ids_t = _g.convert_to_tensor(ids)
-        if ids_t.graph is not g:
-            raise InvalidArgumentError(f"embedding_lookup: ids {ids_t.name} belong to another graph than {sv.name!r}")
-        if not ids_t.dtype.is_integer:
-            raise InvalidArgumentError(f"embedding_lookup on {sv.name!r}: ids must be integers, got {ids_t.dtype.name}")
+        ids_t = _ids_tensor(g, ids, sv, "embedding_lookup")
         routed = _route_for(g, ids_t, sv)
         return ps_ops.gather(sv.shard.value(), routed, ids_t, lay, key=f"ps/{sv.name}", name="gather")
 
@@ -295,22 +291,15 @@ def embedding_lookup_many(params: Sequence[Any], ids: Any, name: Optional[str] =
     groups: Dict[tuple, List[int]] = {}
     for i, p in enumerate(params):
         if isinstance(p, ShardedVariable):
-            lay = p.layout
-            groups.setdefault((lay.vocab, lay.strategy, lay.num_shards, lay.shard_index, lay.dtype, id(p.graph)),
-                              []).append(i)
+            # the tables that share a route (and a dtype, for one exchange buffer)
+            groups.setdefault(_route_key(p.layout) + (p.layout.dtype, id(p.graph)), []).append(i)
     for members in groups.values():
         if len(members) < 2:
             continue
         svs = [params[i] for i in members]
         g = svs[0].graph
         with g.as_default(), g.name_scope(name or "embedding_lookup"):
-            ids_t = _g.convert_to_tensor(ids)
-            if ids_t.graph is not g:
-                raise InvalidArgumentError(f"embedding_lookup_many: ids {ids_t.name} belong to another graph than "
-                                           f"{svs[0].name!r}")
-            if not ids_t.dtype.is_integer:
-                raise InvalidArgumentError(f"embedding_lookup_many on {svs[0].name!r}: ids must be integers, got "
-                                           f"{ids_t.dtype.name}")
+            ids_t = _ids_tensor(g, ids, svs[0], "embedding_lookup_many")
             routed = None
             for sv in svs:
                 routed = _route_for(g, ids_t, sv)
@@ -324,10 +313,25 @@ def embedding_lookup_many(params: Sequence[Any], ids: Any, name: Optional[str] =
     return out  # type: ignore[return-value]
 
 
+def _ids_tensor(g: _g.Graph, ids: Any, sv: ShardedVariable, what: str) -> _g.Tensor:
+    """`ids` as a tensor of `g`, checked to be integers (the error names `what` and the table)."""
+    ids_t = _g.convert_to_tensor(ids)
+    if ids_t.graph is not g:
+        raise InvalidArgumentError(f"{what}: ids {ids_t.name} belong to another graph than {sv.name!r}")
+    if not ids_t.dtype.is_integer:
+        raise InvalidArgumentError(f"{what} on {sv.name!r}: ids must be integers, got {ids_t.dtype.name}")
+    return ids_t
+
+
+def _route_key(lay: _ps.ShardLayout) -> tuple:
+    """What a route depends on besides the ids: the partitioning."""
+    return (lay.vocab, lay.strategy, lay.num_shards, lay.shard_index)
+
+
 def _route_for(g: _g.Graph, ids: _g.Tensor, sv: ShardedVariable) -> tuple:
     """One PSRoute per (ids, partitioning): tables split alike share their routes."""
     lay = sv.layout
-    cache_key = ("ps_route", ids, lay.vocab, lay.strategy, lay.num_shards, lay.shard_index)
+    cache_key = ("ps_route", ids) + _route_key(lay)
     in_cf = g._get_control_flow_context() is not None
     hit = None if in_cf else g._aux.get(cache_key)
     if hit is not None:

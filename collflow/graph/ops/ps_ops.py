@@ -80,20 +80,31 @@ def _route_spec(op: _g.Operation) -> list:
             (_dt.int64, TensorShape([n_ids]))]
 
 
+def _check_routing(routing: Sequence[_g.Tensor]) -> None:
+    for t in routing:
+        if t.dtype != _dt.int64:
+            raise ValueError(f"routing input {t.name} must be int64, got {t.dtype.name}")
+
+
+def _check_shard_rows(shard: _g.Tensor, lay: Any) -> None:
+    if shard.shape.rank is not None and not TensorShape(list(shard.shape.dims[1:])).is_compatible_with(
+            TensorShape(list(lay.row_shape))):
+        raise ValueError(f"shard rows of shape {shard.shape} do not match the layout's rows {lay.row_shape}")
+
+
+def _lookup_shape(ids: _g.Tensor, lay: Any) -> TensorShape:
+    """ids.shape + the table's row shape."""
+    return TensorShape(None) if ids.shape.rank is None else TensorShape(list(ids.shape.dims) + list(lay.row_shape))
+
+
 def _gather_spec(op: _g.Operation) -> list:
     lay = _layout(op)
     shard, served, scounts, rcounts, inverse, ids = op.inputs
     if shard.dtype.name != lay.dtype:
         raise ValueError(f"the shard has dtype {shard.dtype.name}, the layout {lay.dtype}")
-    if shard.shape.rank is not None and not TensorShape(list(shard.shape.dims[1:])).is_compatible_with(
-            TensorShape(list(lay.row_shape))):
-        raise ValueError(f"shard rows of shape {shard.shape} do not match the layout's rows {lay.row_shape}")
-    for t in (served, scounts, rcounts, inverse):
-        if t.dtype != _dt.int64:
-            raise ValueError(f"routing input {t.name} must be int64, got {t.dtype.name}")
-    out = (TensorShape(None) if ids.shape.rank is None
-           else TensorShape(list(ids.shape.dims) + list(lay.row_shape)))
-    return [(shard.dtype, out)]
+    _check_shard_rows(shard, lay)
+    _check_routing((served, scounts, rcounts, inverse))
+    return [(shard.dtype, _lookup_shape(ids, lay))]
 
 
 def _push_spec(op: _g.Operation) -> list:
@@ -118,20 +129,15 @@ def _gather_n_spec(op: _g.Operation) -> list:
     if len(op.inputs) != k + 5:
         raise ValueError(f"PSGatherN over {k} tables takes {k + 5} inputs, got {len(op.inputs)}")
     shards = op.inputs[:k]
-    served, scounts, rcounts, inverse, ids = op.inputs[k:]
-    for t in (served, scounts, rcounts, inverse):
-        if t.dtype != _dt.int64:
-            raise ValueError(f"routing input {t.name} must be int64, got {t.dtype.name}")
+    *routing, ids = op.inputs[k:]
+    _check_routing(routing)
     out = []
     for shard, lay in zip(shards, lays):
         if shard.dtype.name != lay.dtype or shard.dtype != shards[0].dtype:
             raise ValueError(f"the shards of one PSGatherN share one dtype and their layouts': {shard.name} is "
                              f"{shard.dtype.name}, its layout {lay.dtype}, the first shard {shards[0].dtype.name}")
-        if shard.shape.rank is not None and not TensorShape(list(shard.shape.dims[1:])).is_compatible_with(
-                TensorShape(list(lay.row_shape))):
-            raise ValueError(f"shard rows of shape {shard.shape} do not match the layout's rows {lay.row_shape}")
-        out.append((shard.dtype, TensorShape(None) if ids.shape.rank is None
-                    else TensorShape(list(ids.shape.dims) + list(lay.row_shape))))
+        _check_shard_rows(shard, lay)
+        out.append((shard.dtype, _lookup_shape(ids, lay)))
     return out
 
 
