@@ -47,7 +47,6 @@ LR = 1e-3
 
 def worker(args: argparse.Namespace) -> None:
     import collflow as cf
-    from collflow import models
     comm = cf.comm.init(timeout=300)
     r, n = comm.rank, comm.size
     rng = np.random.default_rng(100 + r)
@@ -56,18 +55,7 @@ def worker(args: argparse.Namespace) -> None:
         raise SystemExit(f"--global-batch {args.global_batch} is not divisible by np={n}")
 
     def build(batch: int, sync: bool, average_parameters: Any = None) -> Any:
-        g = cf.Graph()
-        with g.as_default():
-            sgd = cf.train.GradientDescentOptimizer(LR)
-            opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=args.fusion_mb << 20,
-                                                 average_parameters=average_parameters) if sync else sgd
-            m = models.build_mlp(SIZES[0], SIZES[1:-1], SIZES[-1], optimizer=opt, seed=0, global_step=False)
-            init = cf.global_variables_initializer()
-            bcast = cf.train.broadcast_global_variables(0) if sync else None
-        sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
-        sess.run(init)
-        if bcast is not None:
-            sess.run(bcast)
+        sess, m, _ = common.mlp_session(cf, comm, SIZES, LR, args.fusion_mb << 20, sync, average_parameters)
         # a few distinct batches of this rank's data, cycled
         xs = [rng.random((batch, SIZES[0]), dtype=np.float32) for _ in range(4)]
         ys = [rng.integers(0, SIZES[-1], batch).astype(np.int32) for _ in range(4)]

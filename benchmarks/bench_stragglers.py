@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 
 
 def worker(args: argparse.Namespace) -> None:
+    import common  # before collflow loads (it turns off output checking)
     import collflow as cf
     comm = cf.comm.init(backend="mpi", timeout=120)
     r, n = comm.rank, comm.size
@@ -38,20 +39,7 @@ def worker(args: argparse.Namespace) -> None:
     ys = np.argmax(xs @ w_true, axis=-1).astype(np.int32)
 
     def build(b: int):
-        g = cf.Graph()
-        with g.as_default():
-            x = cf.placeholder(cf.float32, (None, din), name="x")
-            y = cf.placeholder(cf.int32, (None,), name="y")
-            slow = cf.placeholder_with_default(cf.constant(0.0, dtype=cf.float64), (), name="slow")
-            init_rng = np.random.default_rng(1)
-            w1 = cf.Variable((init_rng.normal(size=(din, hid)) * 0.05).astype(np.float32))
-            w2 = cf.Variable((init_rng.normal(size=(hid, classes)) * 0.05).astype(np.float32))
-            h = cf.nn.relu(cf.matmul(cf.delay(x, slow), w1))
-            loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(h, w2)))
-            opt = cf.train.SyncReplicasOptimizer(cf.train.MomentumOptimizer(0.05, 0.9), comm=comm, backup_ranks=b)
-            train = opt.minimize(loss)
-            init = cf.global_variables_initializer()
-            bcast = cf.train.broadcast_global_variables(0)
+        g, x, y, slow, loss, opt, _train, init, bcast = common.straggler_graph(cf, comm, din, hid, classes, 0.05, b)
         return g, x, y, slow, loss, opt, init, bcast
 
     def run(b: int, delay_fn, steps: int, target: float = None):

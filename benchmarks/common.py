@@ -246,3 +246,48 @@ def launch_mpi(script: str, np_: int, extra: Sequence[str], timeout: float = 180
         sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
         raise SystemExit(f"{os.path.basename(script)}: the MPI run failed at np={np_} (exit {p.returncode})")
     return json.loads(line[-1][len("RESULT "):])
+
+
+# -- models more than one benchmark builds ---------------------------------------------------
+
+
+def mlp_session(cf: Any, comm: Any, sizes: Sequence[int], lr: float, fusion_bytes: int, sync: bool,
+                average_parameters: Any = None) -> Tuple[Any, Any, Any]:
+    """(session, model, optimizer) of collflow.models' MLP `sizes` with SGD at `lr`, wrapped
+    in SyncReplicasOptimizer when `sync`; variables initialized (and broadcast when `sync`)."""
+    from collflow import models
+    g = cf.Graph()
+    with g.as_default():
+        sgd = cf.train.GradientDescentOptimizer(lr)
+        opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=fusion_bytes,
+                                             average_parameters=average_parameters) if sync else sgd
+        m = models.build_mlp(sizes[0], sizes[1:-1], sizes[-1], optimizer=opt, seed=0, global_step=False)
+        init = cf.global_variables_initializer()
+        bcast = cf.train.broadcast_global_variables(0) if sync else None
+    sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
+    sess.run(init)
+    if bcast is not None:
+        sess.run(bcast)
+    return sess, m, opt
+
+
+def straggler_graph(cf: Any, comm: Any, din: int, hid: int, classes: int, lr: float, backup_ranks: int) -> Any:
+    """The backup-rank benchmarks' model: a 2-layer ReLU classifier whose input passes through
+    cf.delay (placeholder `slow`: seconds), Momentum(lr, 0.9) under SyncReplicasOptimizer with
+    `backup_ranks`.  (graph, x, y, slow, loss, optimizer, train op, init op, broadcast op)."""
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, din), name="x")
+        y = cf.placeholder(cf.int32, (None,), name="y")
+        slow = cf.placeholder_with_default(cf.constant(0.0, dtype=cf.float64), (), name="slow")
+        init_rng = np.random.default_rng(1)
+        w1 = cf.Variable((init_rng.normal(size=(din, hid)) * 0.05).astype(np.float32))
+        w2 = cf.Variable((init_rng.normal(size=(hid, classes)) * 0.05).astype(np.float32))
+        h = cf.nn.relu(cf.matmul(cf.delay(x, slow), w1))
+        loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(h, w2)))
+        opt = cf.train.SyncReplicasOptimizer(cf.train.MomentumOptimizer(lr, 0.9), comm=comm,
+                                             backup_ranks=backup_ranks)
+        train = opt.minimize(loss)
+        init = cf.global_variables_initializer()
+        bcast = cf.train.broadcast_global_variables(0)
+    return g, x, y, slow, loss, opt, train, init, bcast

@@ -21,6 +21,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+import common  # the benchmarks' shared helpers (benchmarks/ is on sys.path: bench_scale_model.py)
+
 MLP = dict(sizes=(784, 1024, 1024, 10), per_rank=256, lr=1e-3, fusion=4 << 20)
 WD = dict(vocab=100_000, dim=64, fields=16, dense=4, hidden=(128, 64), per_rank=256, zipf=1.0)
 BK = dict(din=512, hid=1024, classes=10, per_rank=256, median_delay=4e-3, sigma=1.0)
@@ -62,20 +64,8 @@ class Case:
 
 def build_mlp(comm: Any, sync: bool, average_parameters: Optional[bool], seed: int = 0) -> Case:
     import collflow as cf
-    from collflow import models
     sizes = MLP["sizes"]
-    g = cf.Graph()
-    with g.as_default():
-        sgd = cf.train.GradientDescentOptimizer(MLP["lr"])
-        opt = (cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=MLP["fusion"],
-                                              average_parameters=average_parameters) if sync else sgd)
-        m = models.build_mlp(sizes[0], sizes[1:-1], sizes[-1], optimizer=opt, seed=0, global_step=False)
-        init = cf.global_variables_initializer()
-        bcast = cf.train.broadcast_global_variables(0) if sync else None
-    sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
-    sess.run(init)
-    if bcast is not None:
-        sess.run(bcast)
+    sess, m, opt = common.mlp_session(cf, comm, sizes, MLP["lr"], MLP["fusion"], sync, average_parameters)
     rng = np.random.default_rng(100 + seed)
     b = MLP["per_rank"]
     feeds = [{m.x: rng.random((b, sizes[0]), dtype=np.float32),
@@ -148,20 +138,7 @@ def build_backup(comm: Any, b: int, rank: int, loopback: bool = False) -> Case:
     w_true = rng.normal(size=(din, classes))
     xs = rng.normal(size=(4, per_rank, din)).astype(np.float32) + rank
     ys = np.argmax(xs @ w_true, axis=-1).astype(np.int32)
-    g = cf.Graph()
-    with g.as_default():
-        x = cf.placeholder(cf.float32, (None, din), name="x")
-        y = cf.placeholder(cf.int32, (None,), name="y")
-        slow = cf.placeholder_with_default(cf.constant(0.0, dtype=cf.float64), (), name="slow")
-        init_rng = np.random.default_rng(1)
-        w1 = cf.Variable((init_rng.normal(size=(din, hid)) * 0.05).astype(np.float32))
-        w2 = cf.Variable((init_rng.normal(size=(hid, classes)) * 0.05).astype(np.float32))
-        h = cf.nn.relu(cf.matmul(cf.delay(x, slow), w1))
-        loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(h, w2)))
-        opt = cf.train.SyncReplicasOptimizer(cf.train.MomentumOptimizer(0.01, 0.9), comm=comm, backup_ranks=b)
-        train = opt.minimize(loss)
-        init = cf.global_variables_initializer()
-        bcast = cf.train.broadcast_global_variables(0)
+    g, x, y, slow, loss, opt, train, init, bcast = common.straggler_graph(cf, comm, din, hid, classes, 0.01, b)
     config: Dict[str, Any] = {"comm": comm, "check_outputs": False}
     if loopback and b:
         config["contribution"] = lambda: 1.0  # the backup path's flagged buckets, as a member sends them
