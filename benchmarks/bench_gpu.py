@@ -18,20 +18,44 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 
-def cuda_time(fn, steps: int, warmup: int = 10) -> float:
+def cuda_time(fn, steps: int, warmup: int = 10, stream=None) -> float:
+    """Median seconds of fn() between two CUDA events on `stream` (default: the current one)."""
     import cupy as cp
+    stream = stream if stream is not None else cp.cuda.get_current_stream()
     for _ in range(warmup):
         fn()
-    cp.cuda.get_current_stream().synchronize()
+    stream.synchronize()
     ts = []
     for _ in range(steps):
         a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
+        a.record(stream)
         fn()
-        b.record()
+        b.record(stream)
         b.synchronize()
         ts.append(cp.cuda.get_elapsed_time(a, b) / 1e3)
     return float(np.median(ts))
+
+
+def graph_time(make_step, steps: int):
+    """(seconds, None) for the step captured once into a CUDA graph and replayed, or
+    (None, reason) when the step cannot be captured (a host synchronisation inside it, say).
+    The step is built and warmed up on the capture stream so its buffers come from the pool."""
+    import cupy as cp
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        fn = make_step()
+        for _ in range(5):
+            fn()
+        s.synchronize()
+        try:
+            s.begin_capture()
+            try:
+                fn()
+            finally:
+                graph = s.end_capture()
+        except Exception as e:  # the reason is the result: report it, do not hide it
+            return None, f"{type(e).__name__}: {e}"[:300]
+        return cuda_time(lambda: graph.launch(stream=s), steps, 5, stream=s), None
 
 
 def collflow_step(model: str, batch: int):
@@ -92,9 +116,15 @@ def main() -> None:
     for model, batch in (("mlp", 256), ("mlp", 4096), ("cnn", 256)):
         c = cuda_time(collflow_step(model, batch), args.steps)
         t = cuda_time(torch_step(model, batch), args.steps) if have_torch else None
-        res[f"{model}_b{batch}"] = {"collflow_s": c, "torch_s": t, "ratio": (c / t) if t else None}
+        cg, why = graph_time(lambda: collflow_step(model, batch), args.steps)
+        res[f"{model}_b{batch}"] = {"collflow_s": c, "torch_s": t, "ratio": (c / t) if t else None,
+                                    "collflow_cuda_graph_s": cg, "cuda_graph_error": why,
+                                    "graph_ratio": (cg / t) if (cg and t) else None}
         rows.append([f"{model} batch {batch}", f"{c * 1e3:.3f}", f"{t * 1e3:.3f}" if t else "n/a",
-                     f"{c / t:.2f}" if t else "n/a"])
+                     f"{c / t:.2f}" if t else "n/a", f"{cg * 1e3:.3f}" if cg else "failed",
+                     f"{cg / t:.2f}" if (cg and t) else "n/a"])
+        if why:
+            print(f"{model} batch {batch}: CUDA graph capture failed: {why}")
     n = 8192
     a = cp.random.standard_normal((n, n), dtype=cp.float32)
     cf_gemm = cuda_time(lambda: cp.matmul(a, a), 20, 3)
@@ -104,14 +134,16 @@ def main() -> None:
         ta = torch.randn(n, n, device="cuda")
         tt = cuda_time(lambda: ta @ ta, 20, 3)
         res["gemm_8192_f32"]["torch_cublas_tflops"] = flops / tt / 1e12
-    payload = {"benchmark": "bench_gpu", "machine": common.machine_info(), "device": cp.cuda.runtime.getDeviceProperties(
-        dev.index)["name"].decode(), "results": res}
-    path = common.save_results("bench_gpu", payload)
+    name = cp.cuda.runtime.getDeviceProperties(dev.index)["name"].decode()
+    slug = "".join(ch if ch.isalnum() else "_" for ch in name.lower().replace("nvidia ", "")).strip("_")
+    payload = {"device": name, "cupy": cp.__version__, "torch": getattr(torch, "__version__", None),
+               "steps": args.steps, "results": res}
+    path = common.save_results(f"bench_gpu_{slug}", payload)
     g = res["gemm_8192_f32"]
     print(f"GEMM 8192^2 f32: collflow (CuPy) {g['collflow_cupy_tflops']:.1f} TFLOP/s, "
           f"cuBLAS via torch {g.get('torch_cublas_tflops', float('nan')):.1f} TFLOP/s")
     print(f"results: {path}")
-    print(common.fmt_table(["step", "collflow ms", "torch ms", "x torch"], rows))
+    print(common.fmt_table(["step", "collflow ms", "torch ms", "x torch", "graph ms", "graph x torch"], rows))
 
 
 if __name__ == "__main__":

@@ -432,6 +432,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
             return run(a, comm, log, t_start, cleanup)
+    except cf.CollflowError as e:  # bad input found by the library (e.g. --device /gpu:0 without a GPU)
+        log.error(e.message)
+        return 1
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
         log.error("interrupted (Ctrl-C)")
         return 130
