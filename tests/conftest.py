@@ -5,3 +5,10 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 # verify every kernel's output dtype/shape against the graph while testing
 os.environ.setdefault("COLLFLOW_CHECK_OUTPUTS", "1")
+# sessions with device 'auto' run on the CPU, also where a GPU is visible: the suite states
+# CPU behaviour (plans, BLAS paths, TF1's CPU errors); tests/test_gpu.py pins /gpu:0 itself.
+# COLLFLOW_TEST_DEVICE=gpu runs the whole suite on the GPU instead (a diagnostic: benchmarks/gpu_check.sh)
+if os.environ.get("COLLFLOW_TEST_DEVICE") == "gpu":
+    os.environ.pop("COLLFLOW_DEVICE", None)
+else:
+    os.environ.setdefault("COLLFLOW_DEVICE", "/cpu:0")

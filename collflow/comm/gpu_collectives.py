@@ -68,7 +68,8 @@ def _register() -> None:
         key = op.attrs["key"]
         average = op.attrs["average"]
         dtypes = [t.dtype.np for t in op.outputs]
-        wide = cp.result_type(*dtypes)
+        # half-precision gradients are summed in float32: a sum of ranks' halves can overflow
+        wide = cp.result_type(*dtypes, cp.float32)
         nout = len(op.outputs)
 
         def unpack(summed: Any, arrays: Any) -> Any:

@@ -39,6 +39,19 @@ class _NCCLHandle(CollectiveHandle):
         return bool(self.event.done)
 
 
+def _shared_unique_id(nccl: Any, mpi_comm: Communicator) -> Any:
+    """Rank 0's NCCL unique id on every rank, in the form this CuPy's NcclCommunicator takes
+    (a tuple of 128 ints in older CuPy, 128 bytes in newer): byte 0 of the broadcast says which."""
+    buf = np.zeros(129, dtype=np.int8)
+    if mpi_comm.rank == 0:
+        uid = nccl.get_unique_id()
+        raw = bytes(uid) if isinstance(uid, (bytes, bytearray)) else np.asarray(uid, dtype=np.int64).astype(np.int8).tobytes()
+        buf[0] = 1 if isinstance(uid, (bytes, bytearray)) else 0
+        buf[1:1 + len(raw)] = np.frombuffer(raw, dtype=np.int8)
+    buf = mpi_comm.broadcast(buf, root=0, name="nccl/unique_id")
+    return buf[1:].tobytes() if buf[0] == 1 else tuple(int(v) for v in buf[1:])
+
+
 class NCCLCommunicator(Communicator):
     """All-reduce, broadcast and allgather of CuPy arrays over NCCL (same ranks as `mpi_comm`)."""
 
@@ -50,11 +63,7 @@ class NCCLCommunicator(Communicator):
         from cupy.cuda import nccl
         self.cp, self.nccl = cp, nccl
         self.mpi = mpi_comm
-        uid = np.zeros(128, dtype=np.int8)
-        if mpi_comm.rank == 0:
-            uid[:] = np.asarray(nccl.get_unique_id(), dtype=np.int8)
-        uid = mpi_comm.broadcast(uid, root=0, name="nccl/unique_id")
-        self.comm = nccl.NcclCommunicator(mpi_comm.size, tuple(int(v) for v in uid), mpi_comm.rank)
+        self.comm = nccl.NcclCommunicator(mpi_comm.size, _shared_unique_id(nccl, mpi_comm), mpi_comm.rank)
         self.stream = cp.cuda.Stream(non_blocking=True)
         self._types = {np.dtype(np.float16): nccl.NCCL_FLOAT16, np.dtype(np.float32): nccl.NCCL_FLOAT32,
                        np.dtype(np.float64): nccl.NCCL_FLOAT64, np.dtype(np.int32): nccl.NCCL_INT32,
@@ -96,7 +105,7 @@ class NCCLCommunicator(Communicator):
             self.nccl.groupStart()
             try:
                 for k, x in enumerate(xs):
-                    x = cp.ascontiguousarray(x)
+                    x = cp.ascontiguousarray(x).reshape(x.shape)  # keeps 0-d
                     o = outs[k] if outs is not None and outs[k] is not None else cp.empty_like(x)
                     self.comm.allReduce(x.data.ptr, o.data.ptr, x.size, self._dtype(x), self._ops[op],
                                         self.stream.ptr)

@@ -337,11 +337,7 @@ def _gather(op: Any, ctx: KernelContext) -> Any:
 
 def _scatter_add(xp: Any, out: Any, idx: Any, rows: Any) -> None:
     """out[idx[i]] += rows[i] for every i, duplicates accumulating (in place on `out`)."""
-    if xp is np:
-        np.add.at(out, idx, rows)
-    else:
-        import cupyx  # the GPU path: CuPy's atomic scatter-add
-        cupyx.scatter_add(out, idx, rows)
+    xp.add.at(out, idx, rows)  # CuPy's is an atomic add on the GPU (cupyx.scatter_add is deprecated)
 
 
 @register_kernel("ScatterLike")

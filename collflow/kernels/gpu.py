@@ -92,6 +92,21 @@ class _CopyHandle:
         return self.event.done
 
 
+class _Ready:
+    """A copy with nothing to do (the value is already where it is wanted)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def wait(self) -> Any:
+        return self.value
+
+    def done(self) -> bool:
+        return True
+
+
 def copy_function(src: Device, dst: Device) -> Callable[[Any], Any]:
     """An asynchronous copy kernel from `src` to `dst` (one side a CuPy device)."""
     cp = _state["cupy"]
@@ -99,16 +114,21 @@ def copy_function(src: Device, dst: Device) -> Callable[[Any], Any]:
         raise RuntimeError("GPU copies need CuPy and a GPU")
     stream = _state["copy_stream"]
     if src.xp is np:  # host -> device
-        def h2d(x: Any) -> _CopyHandle:
-            # page-locked staging lets the copy overlap compute; the array lives until copied
+        def h2d(x: Any) -> Any:  # a handle: _CopyHandle or _Ready
+            if isinstance(x, cp.ndarray):  # a CuPy array fed to a host tensor: already there
+                return _Ready(x)
+            # (not np.ascontiguousarray: it turns a 0-d array into shape (1,))
             with stream:
-                d = cp.asarray(np.ascontiguousarray(x))
+                d = cp.asarray(x)
                 ev = stream.record()
             return _CopyHandle(d, ev, False)
         h2d.is_async = True  # type: ignore[attr-defined]
         return h2d
     if dst.xp is np:  # device -> host
-        def d2h(x: Any) -> _CopyHandle:
+        def d2h(x: Any) -> Any:
+            if not isinstance(x, cp.ndarray):  # a host value (a NumPy feed, say): nothing to copy
+                return _Ready(x)
+            x = cp.ascontiguousarray(x).reshape(x.shape)  # get(out=) needs C order; keeps 0-d
             # the copy stream must see the producer's writes first
             stream.wait_event(cp.cuda.get_current_stream().record())
             out = cp.cuda.alloc_pinned_memory(x.nbytes)

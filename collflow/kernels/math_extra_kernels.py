@@ -124,7 +124,8 @@ def _lin_space(op: Any, ctx: KernelContext) -> Any:
         n = int(num)
         if n <= 0:
             raise InvalidArgumentError(f"linspace requires num > 0, got {n}", op)
-        s, e = dt.type(start), dt.type(stop)
+        # 0-d arrays of the device's module (a CuPy scalar has no implicit host conversion)
+        s, e = xp.asarray(start, dtype=dt).reshape(()), xp.asarray(stop, dtype=dt).reshape(())
         out = xp.arange(n, dtype=dt)
         if n > 1:
             # start + i * step in the output dtype, the last value exactly stop (as TensorFlow)

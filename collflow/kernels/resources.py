@@ -78,7 +78,10 @@ class VariableState:
         to it as counted in writable() (`cached` of them the state's cached view), or a
         read-only array, or a view of another array (reads of it reference that array, so
         the count cannot see them)."""
-        return refs > _EXCLUSIVE_REFS + cached or not v.flags.writeable or isinstance(v.base, np.ndarray)
+        if isinstance(v, np.ndarray):
+            return refs > _EXCLUSIVE_REFS + cached or not v.flags.writeable or isinstance(v.base, np.ndarray)
+        # a device (CuPy) array: always writable; a view shares another array's memory
+        return refs > _EXCLUSIVE_REFS + cached or getattr(v, "base", None) is not None
 
     def settle(self) -> None:
         """Waits until no collective is writing this variable's array (see `busy`)."""

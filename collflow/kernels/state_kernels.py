@@ -93,9 +93,9 @@ def _scatter(op: Any, ctx: KernelContext, how: str) -> Any:
             if how == "update":
                 v[idx] = upd
             elif how == "add":
-                xp.add.at(v, idx, upd) if xp.__name__ == "numpy" else xp.scatter_add(v, idx, upd)
+                xp.add.at(v, idx, upd)  # atomic on the GPU (CuPy's ufunc.at)
             else:
-                xp.subtract.at(v, idx, upd) if xp.__name__ == "numpy" else xp.scatter_add(v, idx, -upd)
+                xp.subtract.at(v, idx, upd)
             del v  # drop our reference before taking the snapshot
             return st.snapshot(op)
     return scatter

@@ -198,11 +198,7 @@ def _sum_duplicates(xp: Any, op: Any, st: Any, var: Any, values: Any, indices: A
         return s[starts], np.add.reduceat(values[order], starts, axis=0)
     uniq, inv = xp.unique(idx, return_inverse=True)
     summed = xp.zeros((uniq.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype)
-    if hasattr(xp.add, "at"):
-        xp.add.at(summed, inv.reshape(-1), values)
-    else:  # pragma: no cover - older CuPy
-        import cupyx
-        cupyx.scatter_add(summed, inv.reshape(-1), values)
+    xp.add.at(summed, inv.reshape(-1), values)
     return uniq, summed
 
 

@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..runtime.tracing import RunMetadata, RunOptions, StepStats
 
 __all__ = ["Segment", "StepProfile", "profile_step", "from_step_stats", "median_profile", "segment_keys"]
@@ -144,11 +144,21 @@ def _events(step_stats: StepStats) -> List[Tuple[int, int, str, str, str]]:
     return out
 
 
+def _op_named(graph: Any, name: str) -> Any:
+    """The op called `name`, or None (a copy node's name, "x:0->/gpu:0", is no op of the graph)."""
+    if graph is None:
+        return None
+    try:
+        return graph.get_operation_by_name(name)
+    except NotFoundError:
+        return None
+
+
 def _op_keys(graph: Any, ops: Sequence[str]) -> List[Tuple[str, str]]:
     """(collective key, op name) of the collective ops, the longest key first ("a/b" before "a")."""
     keys = []
     for name in ops:
-        op = graph.get_operation_by_name(name) if graph is not None else None
+        op = _op_named(graph, name)
         key = op.attrs.get("key") if op is not None else None
         if key:
             keys.append((str(key), name))

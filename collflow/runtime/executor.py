@@ -185,6 +185,8 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     if dynamic:
         for check in _PLAN_CHECKS:
             check(session, sorted(needed, key=lambda o: o._id))
+        from .placement import bridge_devices
+        bridge_devices(kernels, placement, needed)
         cplan: Any = None
         if session._config.get("control_flow", "compile") != "interpret":
             # loops and conds built by cf.while_loop / cf.cond compile to structured code;

@@ -50,6 +50,8 @@ def choose_device(op: Operation, session: Any) -> str:
                 f"(available: {', '.join(d.name for d in available_devices())}); "
                 "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
     default = session._default_device
+    if default != "/cpu:0" and any(t.dtype == _dt.string for t in op.inputs + op.outputs):
+        return "/cpu:0"  # strings (file names, tensor names) have no device representation
     if op.op_def.host_only and not has_device_kernel(op.type, get_device(default).device_type):
         # (a device-specific kernel, e.g. a NCCL all-reduce on the GPU, lifts the host-only rule)
         return "/cpu:0"
@@ -82,3 +84,49 @@ def place(ops: Iterable[Operation], session: Any) -> Dict[Operation, str]:
         for op in sorted(out, key=lambda o: o._id):
             print(f"[placement] {op.name} ({op.type}): {out[op]}", file=sys.stderr)
     return out
+
+
+# ops that only route values through frames and branches: their consumers move the values
+_ROUTING = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "RefEnter", "RefSwitch",
+                      "RefMerge", "RefExit", "RefNextIteration", "Identity", "NoOp", "ControlTrigger"})
+
+
+def bridge_devices(kernels: Dict[Any, Any], placement: Dict[Any, str], ops: Iterable[Any]) -> None:
+    """Plans with loops and conds run without copy nodes (one device per op): when a plan
+    uses a GPU, each kernel is wrapped to move the inputs that live on another device (feeds,
+    host-only ops' outputs, values from a CPU op) to its own device as it runs."""
+    import numpy as np
+    devs = {get_device(placement[op]) for op in ops if isinstance(op, Operation)}
+    if all(d.xp is np for d in devs):
+        return
+    for op in ops:
+        if not isinstance(op, Operation) or not op.inputs or op.type in _ROUTING or op not in kernels:
+            continue
+        xp = get_device(placement[op]).xp
+        kernels[op] = _on_host(kernels[op]) if xp is np else _on_device(kernels[op], xp)
+
+
+def _on_host(k: Any) -> Any:
+    def run(*args: Any) -> Any:
+        return k(*[a.get() if type(a).__module__.startswith("cupy") else a for a in args])
+    return _like(run, k)
+
+
+def _on_device(k: Any, xp: Any) -> Any:
+    import numpy as np
+
+    def move(a: Any) -> Any:
+        if isinstance(a, (np.ndarray, np.generic)) and a.dtype.kind in "biuf":
+            return xp.asarray(a)
+        return a
+
+    def run(*args: Any) -> Any:
+        return k(*[move(a) for a in args])
+    return _like(run, k)
+
+
+def _like(run: Any, k: Any) -> Any:
+    for attr in ("is_async", "constant_result"):  # what the executors read off a kernel
+        if hasattr(k, attr):
+            setattr(run, attr, getattr(k, attr))
+    return run

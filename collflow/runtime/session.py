@@ -7,6 +7,7 @@ arrays (None for an Operation).  Any tensor may be fed.  Plans are compiled once
 """
 from __future__ import annotations
 
+import os
 import contextlib
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -88,7 +89,8 @@ def _fetch_element(graph: Graph, f: Any) -> Any:
 class Session:
     """Runs ops of one graph; holds variables and queues (TensorFlow 1.x `tf.Session`).
 
-    config keys: `device` ('auto', '/cpu:0', '/gpu:0'; default 'auto'),
+    config keys: `device` ('auto', '/cpu:0', '/gpu:0'; default 'auto': this rank's GPU when
+    there is one, else the CPU; the environment variable COLLFLOW_DEVICE overrides 'auto'),
     `allow_soft_placement` (place ops on an unavailable device on the CPU instead),
     `check_outputs` (verify every kernel's output dtype/shape against the graph; slow),
     `operation_timeout_in_ms` (blocking ops such as queue dequeue give up after this),
@@ -124,6 +126,8 @@ class Session:
         if spec != "/cpu:0":
             from ..kernels import gpu
             gpu.setup()  # registers this rank's GPU when CuPy sees one (once per process)
+        if spec in (None, "auto") and os.environ.get("COLLFLOW_DEVICE", "auto") != "auto":
+            spec = os.environ["COLLFLOW_DEVICE"]  # e.g. /cpu:0 on a GPU machine (the test suite does)
         if spec in (None, "auto"):
             for d in available_devices():
                 if d.device_type == "GPU":
