@@ -54,6 +54,8 @@ def _env(**extra):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1", OMPI_MCA_rmaps_base_oversubscribe="1")
     env.pop("COLLFLOW_CHECK_OUTPUTS", None)
+    for k in [k for k in env if k.startswith("PYTEST_XDIST")]:  # the inner pytest is no xdist worker
+        env.pop(k)
     env.update(extra)
     return env
 

@@ -11,6 +11,9 @@ from collflow.graph.registry import register_op
 @pytest.fixture
 def fake_gpu():
     # a "GPU" whose array module is NumPy: generic kernels serve it, copies are real copies
+    from collflow.kernels import gpu
+    if gpu.setup() is not None:  # CuPy's kernels are registered for the GPU type: no simulation
+        pytest.skip("a real GPU is /gpu:0 here (tests/test_gpu.py covers it)")
     register_device(Device("/gpu:0", "GPU", 0, np))
     yield "/gpu:0"
     unregister_device("/gpu:0")

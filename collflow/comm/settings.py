@@ -48,6 +48,8 @@ SETTINGS: Dict[str, Tuple[str, str]] = {
                                       "round differently"),
     "COLLFLOW_DISABLE_GPU": (COMPARED, "whether a rank computes on its GPU (read at import): the ranks' "
                                        "devices and collective kernels would differ"),
+    "COLLFLOW_DEVICE": (COMPARED, "where sessions with device 'auto' compute (a GPU or the CPU): the ranks' "
+                                  "kernels, and so their rounding and collective kernels, would differ"),
     "COLLFLOW_CHECK_OUTPUTS": (LOCAL, "a debugging check of kernel outputs; changes no value, no collective"),
     "COLLFLOW_TIMELINE": (LOCAL, "the path of this rank's own trace file"),
     "COLLFLOW_SUPERVISOR_PID": (LOCAL, "the supervisor holding the checkpoint directory's lock for this job "

@@ -27,8 +27,37 @@ def add_rows(xp: Any, out: Any, ids: Any, rows: Any) -> None:
 
 def _scatter_extreme(xp: Any, kind: str, out: Any, ids: Any, rows: Any) -> None:
     """out[ids] = kind(out[ids], rows), ids repeating."""
-    # NumPy's ufunc.at, or CuPy's (atomic on the GPU; cupyx.scatter_max/min are deprecated)
-    (xp.maximum if kind == "max" else xp.minimum).at(out, ids, rows)
+    f = xp.maximum if kind == "max" else xp.minimum
+    if xp is np or np.dtype(out.dtype) in _ATOMIC_EXACT:
+        f.at(out, ids, rows)  # NumPy's, or CuPy's atomic one (cupyx.scatter_max/min are deprecated)
+    else:
+        _scatter_extreme_sorted(xp, f, out, ids, rows)
+
+
+# CuPy's maximum.at/minimum.at are exact for these; float64 came back rounded to float32 on
+# an H200 (CuPy 14.2) and float16 is refused, so those go through a sort instead
+_ATOMIC_EXACT = frozenset(np.dtype(t) for t in (np.float32, np.int32, np.int64, np.uint32, np.uint64))
+
+
+def _scatter_extreme_sorted(xp: Any, f: Any, out: Any, ids: Any, rows: Any) -> None:
+    """out[ids] = f(out[ids], rows) without atomics: rows sorted by id, a segmented
+    Hillis-Steele scan (log2(n) vectorised passes) leaves each id's extreme in its last row."""
+    n = int(ids.shape[0])
+    if n == 0:
+        return
+    order = xp.argsort(ids)
+    sid = ids[order]
+    v = rows[order]
+    tail = (1,) * (v.ndim - 1)
+    shift = 1
+    while shift < n:
+        same = (sid[shift:] == sid[:-shift]).reshape((n - shift,) + tail)
+        v[shift:] = xp.where(same, f(v[shift:], v[:-shift]), v[shift:])  # right side read first
+        shift *= 2
+    last = xp.ones(n, dtype=bool)
+    last[:-1] = sid[1:] != sid[:-1]
+    seg = sid[last]
+    out[seg] = f(out[seg], v[last])
 
 
 def _extreme_fill(dt: np.dtype, kind: str) -> Any:
