@@ -74,16 +74,19 @@ def is_available() -> bool:
 
 
 class _CopyHandle:
-    """An in-flight copy on the copy stream; wait() orders the consumer after it."""
+    """An in-flight copy on the copy stream; wait() orders the consumer after it.  `source`
+    keeps a device source alive until the copy has read it: freed earlier, CuPy's pool could
+    hand its memory to a kernel on the compute stream while the copy stream still reads it."""
 
-    __slots__ = ("value", "event", "to_host")
+    __slots__ = ("value", "event", "to_host", "source")
 
-    def __init__(self, value: Any, event: Any, to_host: bool):
-        self.value, self.event, self.to_host = value, event, to_host
+    def __init__(self, value: Any, event: Any, to_host: bool, source: Any = None):
+        self.value, self.event, self.to_host, self.source = value, event, to_host, source
 
     def wait(self) -> Any:
         if self.to_host:
             self.event.synchronize()  # the host needs the bytes now
+            self.source = None
         else:
             _state["cupy"].cuda.get_current_stream().wait_event(self.event)
         return self.value
@@ -117,7 +120,12 @@ def copy_function(src: Device, dst: Device) -> Callable[[Any], Any]:
         def h2d(x: Any) -> Any:  # a handle: _CopyHandle or _Ready
             if isinstance(x, cp.ndarray):  # a CuPy array fed to a host tensor: already there
                 return _Ready(x)
-            # (not np.ascontiguousarray: it turns a 0-d array into shape (1,))
+            # The copy stream first waits for the work already queued on the compute stream:
+            # the block the pool hands out here may have been freed by the host while kernels
+            # that read it (last step's feed, say) are still queued there; seen as a flaky
+            # wrong average in test_gpu on an H200.  (Not np.ascontiguousarray: it turns a 0-d
+            # array into shape (1,).)
+            stream.wait_event(cp.cuda.get_current_stream().record())
             with stream:
                 d = cp.asarray(x)
                 ev = stream.record()
@@ -134,7 +142,7 @@ def copy_function(src: Device, dst: Device) -> Callable[[Any], Any]:
             out = cp.cuda.alloc_pinned_memory(x.nbytes)
             host = np.frombuffer(out, dtype=x.dtype, count=x.size).reshape(x.shape)
             x.get(stream=stream, out=host)
-            return _CopyHandle(host, stream.record(), True)
+            return _CopyHandle(host, stream.record(), True, source=x)
         d2h.is_async = True  # type: ignore[attr-defined]
         return d2h
 
