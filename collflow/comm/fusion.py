@@ -630,8 +630,10 @@ def _comm_size(op: Any, ctx: KernelContext) -> Any:
     comm = communicator_for(ctx)
     dt = op.attrs["dtype"].np
 
-    def run() -> np.ndarray:
-        return np.asarray(comm.size, dtype=dt)
+    xp = ctx.xp
+
+    def run() -> Any:  # on the op's device: a GPU consumer gets a CuPy scalar, not a host one
+        return xp.asarray(comm.size, dtype=dt)
     return run
 
 
