@@ -53,7 +53,7 @@ XDIST=""
 $PY -c "import xdist" 2>/dev/null && XDIST="-n 8"
 pids=()
 if has test; then
-  ( timeout $(( $(left) > 170 ? 170 : $(left) )) $PY -m pytest tests/test_gpu.py -q -rfEs $XDIST --timeout 120 \
+  ( timeout $(( $(left) > 170 ? 170 : $(left) )) $PY -m pytest tests/test_gpu.py tests/test_gpu_ops.py -q -rfEs $XDIST --timeout 120 \
       -p no:cacheprovider -p no:benchmark > "$WORK/test_gpu.log" 2>&1; echo "rc=$?" >> "$WORK/test_gpu.log" ) &
   pids+=($!)
 fi
@@ -133,14 +133,14 @@ fi
 
 if has suite && [ "$(left)" -gt 40 ]; then
   # as a user with a GPU runs it (sessions with device 'auto' on the CPU, test_gpu on the GPU)
-  timeout $(( $(left) / 2 )) $PY -m pytest tests --ignore=tests/mpi --ignore=tests/test_gpu.py -v ${XDIST:+-n 12} \
+  timeout $(( $(left) / 2 )) $PY -m pytest tests --ignore=tests/mpi --ignore=tests/test_gpu.py --ignore=tests/test_gpu_ops.py -v ${XDIST:+-n 12} \
     --timeout 120 -p no:cacheprovider -p no:benchmark > "$WORK/suite.log" 2>&1
   log "suite (GPU visible): rc=$? $(grep -c ' PASSED' "$WORK/suite.log") passed, $(grep -c -E ' (FAILED|ERROR)' "$WORK/suite.log") failed"
   grep -E " (FAILED|ERROR) " "$WORK/suite.log" | sed 's/^\[gw[0-9]*\] \[ *[0-9]*%\] //' | cut -c1-160 | head -20 >> "$SUM"
 fi
 if has gpusuite && [ "$(left)" -gt 40 ]; then
   # the diagnostic: every session of the suite on the GPU (CPU-specific tests are expected to differ)
-  COLLFLOW_TEST_DEVICE=gpu timeout $(( $(left) - 10 )) $PY -m pytest tests --ignore=tests/mpi --ignore=tests/test_gpu.py \
+  COLLFLOW_TEST_DEVICE=gpu timeout $(( $(left) - 10 )) $PY -m pytest tests --ignore=tests/mpi --ignore=tests/test_gpu.py --ignore=tests/test_gpu_ops.py \
     -v ${XDIST:+-n 12} --timeout 120 -p no:cacheprovider -p no:benchmark > "$WORK/gpusuite.log" 2>&1
   log "suite on the GPU: rc=$? $(grep -c ' PASSED' "$WORK/gpusuite.log") passed, $(grep -c -E ' (FAILED|ERROR)' "$WORK/gpusuite.log") failed"
 fi
