@@ -10,8 +10,8 @@ from typing import Any, Optional
 __all__ = [
     "CollflowError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "CancelledError", "UnimplementedError", "InternalError", "DeadlineExceededError",
-    "AbortedError", "OutOfRangeError", "ResourceExhaustedError", "UnavailableError", "DataLossError",
-    "UnsafeCheckpointError",
+    "AbortedError", "OutOfRangeError", "ResourceExhaustedError", "UnavailableError", "PeerFailedError",
+    "DataLossError", "UnsafeCheckpointError",
 ]
 
 
@@ -79,6 +79,11 @@ class ResourceExhaustedError(CollflowError, MemoryError):
 
 class UnavailableError(CollflowError):
     """A needed service (backend, device, peer) is not available."""
+
+
+class PeerFailedError(AbortedError):
+    """MPI reported a rank of the communicator as failed (ULFM's MPI_ERR_PROC_FAILED) or the
+    communicator as revoked by a rank that saw one: the elastic mode shrinks the world."""
 
 
 class DataLossError(CollflowError):

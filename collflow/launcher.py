@@ -75,8 +75,11 @@ def _hosts_slots(hosts: Optional[str]) -> int:
 def build_command(np_: int, program: Sequence[str], hosts: Optional[str] = None, hostfile: Optional[str] = None,
                   mpirun: Optional[str] = None, flavour: Optional[str] = None, env: Optional[Dict[str, str]] = None,
                   is_root: Optional[bool] = None, cores: Optional[int] = None,
-                  extra_mpi_args: Sequence[str] = ()) -> Tuple[List[str], Dict[str, str], List[str]]:
-    """(argv, environment, notes) of the launch; raises SystemExit with a message on bad input."""
+                  extra_mpi_args: Sequence[str] = (), elastic: Optional[bool] = None
+                  ) -> Tuple[List[str], Dict[str, str], List[str]]:
+    """(argv, environment, notes) of the launch; raises SystemExit with a message on bad input.
+    `elastic` (default: when the program asks for it, `--elastic K` with K > 0) starts Open
+    MPI with fault tolerance (`--with-ft ulfm`), so a dead rank is reported, not fatal."""
     if np_ < 1:
         raise SystemExit("collflowrun: -np must be at least 1")
     if not program:
@@ -89,6 +92,14 @@ def build_command(np_: int, program: Sequence[str], hosts: Optional[str] = None,
     env = dict(os.environ if env is None else env)
     notes: List[str] = []
     argv = [mpirun, "-n", str(np_)]
+    if elastic is None:
+        elastic = _program_is_elastic(program)
+        if elastic:
+            notes.append("the program runs --elastic: added --with-ft ulfm (a dead rank is reported, not fatal)")
+    if elastic:
+        if flavour != "openmpi":
+            raise SystemExit(f"collflowrun: the elastic mode needs Open MPI 5 (ULFM); {mpirun} is {flavour}")
+        argv += ["--with-ft", "ulfm"]
     root = (os.geteuid() == 0) if is_root is None and hasattr(os, "geteuid") else bool(is_root)
     if flavour == "openmpi":
         if root and env.get("OMPI_ALLOW_RUN_AS_ROOT") != "1":
@@ -123,6 +134,16 @@ def build_command(np_: int, program: Sequence[str], hosts: Optional[str] = None,
     return argv, env, notes
 
 
+def _program_is_elastic(program: Sequence[str]) -> bool:
+    """Whether the program's arguments include `--elastic K` (or `--elastic=K`) with K > 0."""
+    for i, arg in enumerate(program):
+        value = arg.split("=", 1)[1] if arg.startswith("--elastic=") else (
+            program[i + 1] if arg == "--elastic" and i + 1 < len(program) else None)
+        if value is not None:
+            return value.strip().isdigit() and int(value) > 0
+    return False
+
+
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="collflowrun", description="Run a collflow program on N ranks under MPI.",
@@ -131,6 +152,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     ap.add_argument("-H", "--hosts", help="hosts and slots, e.g. node1:4,node2:4")
     ap.add_argument("--hostfile", help="an MPI hostfile")
     ap.add_argument("--mpi-args", default="", help="extra arguments for mpirun, quoted as one string")
+    ap.add_argument("--elastic", action="store_true", default=None,
+                    help="start MPI with fault tolerance (Open MPI's --with-ft ulfm); automatic when the program "
+                         "has --elastic K")
     ap.add_argument("--verbose", action="store_true", help="print the mpirun command before running it")
     ap.add_argument("--dry-run", action="store_true", help="print the mpirun command and exit")
     ap.add_argument("program", nargs=argparse.REMAINDER)
@@ -144,7 +168,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Console entry point: builds the mpirun line and replaces this process with it."""
     a = _parse(list(sys.argv[1:] if argv is None else argv))
     cmd, env, notes = build_command(a.np, a.program, hosts=a.hosts, hostfile=a.hostfile,
-                                    extra_mpi_args=a.mpi_args.split() if a.mpi_args else ())
+                                    extra_mpi_args=a.mpi_args.split() if a.mpi_args else (), elastic=a.elastic)
     for n in notes:
         print(f"collflowrun: {n}", file=sys.stderr)
     if a.verbose or a.dry_run:

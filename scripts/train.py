@@ -46,6 +46,7 @@ from collflow import models
 from collflow.data import text as cftext
 from collflow.nn import rnn as cfrnn
 from collflow.train import agreement, dir_lock
+from collflow.train.elastic import ElasticState
 
 # the command line lives in train_args.py, next to this file (found also when this file is
 # loaded by path, as the tests do)
@@ -57,10 +58,35 @@ EVAL_BATCH = 1024
 
 # -- ranks and logging -------------------------------------------------------------------
 
-def _init_comm() -> Any:
+def _init_comm(elastic: bool = False) -> Any:
     """The world's communicator: MPI under mpirun/mpiexec (an uncaught error on any rank then
-    aborts every rank with that rank's traceback), a world of one otherwise."""
+    aborts every rank with that rank's traceback), a world of one otherwise.  With --elastic,
+    one that a dead rank can shrink (MPI transport, `mpirun --with-ft ulfm`)."""
+    if elastic:
+        from collflow.comm import elastic as cf_elastic
+        cf_elastic.require_ft()
+        return cf_elastic.elastic_communicator()
     return cf.comm.init()
+
+
+# fault drills (tests/faults): COLLFLOW_FAULT_KILL="R:S" makes world rank R kill itself with
+# SIGKILL (as `kill -9` would) right after its step S
+_FAULT: Dict[str, Optional[int]] = {"kill_after": None}
+
+
+def _arm_fault_drill(world_rank: int) -> None:
+    spec = os.environ.get("COLLFLOW_FAULT_KILL", "")
+    if spec:
+        r, _, s = spec.partition(":")
+        if r.strip().isdigit() and s.strip().isdigit() and int(r) == world_rank:
+            _FAULT["kill_after"] = int(s)
+
+
+def _fault_drill(steps: int) -> None:
+    if _FAULT["kill_after"] == steps:
+        import signal
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _world_rank() -> int:
@@ -423,21 +449,47 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     t_start = time.perf_counter()
     a = parse_args(argv)
     try:
-        comm = _init_comm()
+        comm = _init_comm(elastic=bool(a.elastic))
     except cf.CollflowError as e:  # e.g. the ranks' COLLFLOW_* settings differ: said on every rank
         Log(_world_rank()).error(e.message)
         return 2
     log = Log(comm.rank)
     _library_logging(comm.rank)
+    _arm_fault_drill(comm.rank)
+    el = ElasticState(a.elastic) if a.elastic else None
     try:
-        with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
-            return run(a, comm, log, t_start, cleanup)
-    except cf.CollflowError as e:  # bad input found by the library (e.g. --device /gpu:0 without a GPU)
+        while True:
+            try:
+                with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
+                    return run(a, comm, log, t_start, cleanup, el)
+            except cf.CollflowError as e:  # bad input found by the library (e.g. --device /gpu:0 without a GPU)
+                if el is None:
+                    raise
+                comm, log = _survive(comm, log, el, e)
+    except cf.CollflowError as e:
         log.error(e.message)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
         log.error("interrupted (Ctrl-C)")
         return 130
+
+
+def _survive(comm: Any, log: "Log", el: ElasticState, err: cf.CollflowError) -> Tuple[Any, "Log"]:
+    """--elastic: after a failed collective, the survivors' new communicator (and this rank's
+    log under its new rank); re-raises `err` when no rank died."""
+    from collflow.comm import elastic as cf_elastic
+    t0 = time.perf_counter()
+    old_rank, old_size = comm.rank, comm.size
+    new, took = cf_elastic.shrink(comm)
+    if new is None:
+        raise err
+    el.shrinks += 1
+    log = Log(new.rank)
+    _library_logging(new.rank)
+    log.error(f"(was rank {old_rank} of {old_size}) {err.message.splitlines()[0][:200]}; {old_size - new.size} "
+              f"rank(s) gone: going on with {new.size} from the last commit (the world shrank in {took:.3f} s, "
+              f"{time.perf_counter() - t0:.3f} s with the new communicator)")
+    return new, log
 
 
 def _library_logging(rank: int) -> None:
@@ -452,7 +504,8 @@ def _library_logging(rank: int) -> None:
         lg.setLevel(logging.WARNING)
 
 
-def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: contextlib.ExitStack) -> int:
+def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: contextlib.ExitStack,
+        el: Optional[ElasticState] = None) -> int:
     """Checks what the job needs and what the ranks must agree on, then trains; the exit status."""
     rank, size = comm.rank, comm.size
     if a.timeline:
@@ -542,6 +595,17 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 it.set_position(res.pipeline["epoch"], res.pipeline["offset"] * res.world_size // size)
             steps = res.global_step
             log(f"resumed from {res.path} at step {steps} (written by {res.world_size} rank(s))")
+        if el is not None:
+            state_vars = g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES)
+            back = el.agree(comm)  # collective: the newest step every survivor committed
+            if back is None:       # the first start: the replicas' common state is the first commit
+                el.commit(sess, state_vars, steps, it.state_dict(), size)
+            else:
+                el.restore(sess, state_vars, back)
+                it.set_position(back.pipeline["epoch"], back.pipeline["offset"] * back.world_size // size)
+                steps = back.step
+                log(f"rolled back to the commit of step {steps} (taken on {back.world_size} ranks); "
+                    f"{size} rank(s) go on, the data re-sharded over them")
         if ckpt is not None:
             ckpt.install_signal_handler()                   # SIGTERM: checkpoint after this step, exit 143
         total = a.steps if a.steps is not None else it.total_steps
@@ -595,6 +659,9 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 samples += len(yb)
                 if ckpt is not None:
                     ckpt.maybe_save(sess, steps, it.state_dict)
+                if el is not None:
+                    el.step_done(sess, state_vars, steps, it.state_dict, size)
+                _fault_drill(steps)
                 done = a.steps is not None and steps >= a.steps  # stop before drawing another batch
                 if math.isnan(loss) and sync is not None and sync.backup_ranks:
                     if done:
@@ -640,6 +707,9 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
             if bar is not None:
                 bar.close()
                 log.bar = None
+            if el is not None:  # the elastic driver shrinks the world and comes back
+                el.failed(steps)
+                raise
             log.error(f"{e.message}; this rank expected {expected} steps and stopped at step {steps}")
             agreement.announce_exit(comm, f"it failed at step {steps}: {e.message.splitlines()[0][:300]}")
             return 1
@@ -703,6 +773,10 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
     }
     if a.backup_ranks:
         metrics["late_steps_per_rank"] = late_counts
+    if el is not None:
+        metrics["elastic"] = {"commit_every": el.every, "shrinks": el.shrinks, "steps_lost": el.lost_steps,
+                              "recovery_s": [round(t, 4) for t in el.recovery_s],
+                              "last_commit": el.commits[-1].step if el.commits else None}
     if complete:
         metrics["already_complete"] = True
     if a.model == "lstm":

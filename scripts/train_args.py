@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gradient compression on the wire (default none)")
     d.add_argument("--backup-ranks", type=int, default=0,
                    help="each step aggregates the first (world size - b) ranks to finish (default 0)")
+    d.add_argument("--elastic", type=int, default=0, metavar="K",
+                   help="survive a dead rank without a restart: commit the state in memory every K steps and, "
+                        "when a rank dies, go on with the others from the last commit (needs `mpirun --with-ft "
+                        "ulfm`, Open MPI 5; `collflowrun --elastic` adds it; default 0: off)")
     d.add_argument("--no-average-parameters", dest="average_parameters", action="store_false",
                    help="plain SGD: all-reduce the gradients, then apply them (default: each rank steps, "
                         "then the updated variables are averaged in place, the same update)")
@@ -160,6 +164,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                     "SyncReplicasOptimizer.run_step); use --timeline for the collectives")
         if a.model == "wide_deep":
             p.error("--trace-step is not available for --model wide_deep")
+    if a.elastic < 0:
+        p.error(f"--elastic K commits every K >= 1 steps (0: off), got {a.elastic}")
+    if a.elastic and a.model == "wide_deep":
+        p.error("--elastic supports the data-parallel models (mlp, cnn, lstm); wide_deep's sharded tables "
+                "would have to move to the survivors, which the elastic mode does not do yet")
+    if a.elastic and a.backup_ranks:
+        p.error("--elastic with --backup-ranks is not supported yet (use one or the other)")
     if a.epochs is None and a.steps is None:
         a.epochs = DEFAULT_EPOCHS
     if a.hidden is None:

@@ -60,7 +60,8 @@ from .base import CollectiveHandle, Communicator, Signature, _missing_error, err
 from .mpi_collectives import MPICollectives
 from .mpi_shm import ShmScheduling, _ShmHandle
 from .mpi_wire import (_FAIL_BYTES, _FAIL_LEFT, _REC_INTS, _REC_MODE, _TAG_ARRIVE, _TAG_FAIL, _bodies_conflict,
-                       _body_signature, _decode_fail, _encode_fail, _encode_record, _fail_code, _fail_error)
+                       _body_signature, _decode_fail, _encode_fail, _encode_record, _fail_code, _fail_error,
+                       _peer_failure)
 
 __all__ = ["MPICommunicator", "import_mpi"]
 
@@ -198,6 +199,14 @@ def _close_all() -> None:
             c.close()
         except Exception:
             pass
+
+
+def _sent(req: Any) -> bool:
+    """Whether a notice's send is over: completed, or failed (a dead or revoked peer)."""
+    try:
+        return bool(req.Test())
+    except Exception:
+        return True
 
 
 class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
@@ -420,7 +429,8 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         try:
             h._req = post1()
         except Exception as e:
-            err = InternalError(f"starting {h.description} failed: {type(e).__name__}: {e}")
+            err = _peer_failure(e, f"starting {h.description}") or InternalError(
+                f"starting {h.description} failed: {type(e).__name__}: {e}")
             self._break(err)
             raise err from e
         if post2 is not None:
@@ -636,14 +646,15 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                         continue
                     keep.append(h)
             except Exception as e:
-                err = e if isinstance(e, CollflowError) else InternalError(
-                    f"MPI failed while collectives were in flight: {type(e).__name__}: {e}")
+                err = e if isinstance(e, CollflowError) else (
+                    _peer_failure(e, "collectives in flight") or InternalError(
+                        f"MPI failed while collectives were in flight: {type(e).__name__}: {e}"))
                 self._break(err)
                 self._fail_inflight()
                 return
             self._inflight = keep
         if self._sends:
-            self._sends = [s for s in self._sends if not s[0].Test()]
+            self._sends = [s for s in self._sends if not _sent(s[0])]
 
     def _drain_ctl(self) -> None:
         self._last_drain = time.monotonic()
@@ -777,6 +788,16 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         """MPI_Abort: ends every rank of the job."""
         self.mpi_comm.Abort(code)
 
+    def revoke(self) -> None:
+        """ULFM (Open MPI 5, `mpirun --with-ft ulfm`): revokes this communicator's MPI
+        communicators, so a rank still blocked in one returns with MPI_ERR_REVOKED instead of
+        waiting for a dead peer.  The communicator is unusable after it; close() it."""
+        for c in (self._c1, self._c2, self._ctl, self.mpi_comm):
+            try:
+                c.Revoke()
+            except Exception:  # revoked already, or an MPI without ULFM
+                pass
+
     def close(self) -> None:
         """Stops the progress thread, tells the peers this rank left (`exit_reason`), and
         releases the private communicators (not the user's, nor the control one: see below)."""
@@ -808,7 +829,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
             # while this process finalizes (a peer busy computing can take longer to take it)
             end = time.monotonic() + 0.02
             while self._sends and time.monotonic() < end:
-                self._sends = [s for s in self._sends if not s[0].Test()]
+                self._sends = [s for s in self._sends if not _sent(s[0])]
             if self._size > 1:
                 for req in (self._arr_req, self._fail_req):
                     try:

@@ -5,11 +5,11 @@ whether it waits at once) and failure notices (timeout, mismatch, other, a rank 
 from __future__ import annotations
 
 import hashlib
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
-from ..errors import AbortedError, CollflowError, DeadlineExceededError, InvalidArgumentError
+from ..errors import AbortedError, CollflowError, DeadlineExceededError, InvalidArgumentError, PeerFailedError
 from .base import KINDS, Signature, SUPPORTED_DTYPES
 
 __all__: list = []
@@ -98,3 +98,16 @@ def _fail_code(err: BaseException) -> int:
     if isinstance(err, InvalidArgumentError):
         return _FAIL_MISMATCH
     return _FAIL_OTHER
+
+
+def _peer_failure(e: BaseException, what: str) -> Optional[CollflowError]:
+    """PeerFailedError when `e` is MPI's report of a failed process or a revoked communicator
+    (ULFM's error classes), else None."""
+    cls = getattr(e, "Get_error_class", None)
+    if cls is None:
+        return None
+    from mpi4py import MPI  # the exception came from it: imported
+    code = cls()
+    if code in tuple(getattr(MPI, n, -1) for n in ("ERR_PROC_FAILED", "ERR_PROC_FAILED_PENDING", "ERR_REVOKED")):
+        return PeerFailedError(f"{what}: MPI reports {e.Get_error_string()} (a rank of the job died)")
+    return None
