@@ -98,6 +98,10 @@ def main() -> None:
         "uninterrupted_mean_pm_2sd": band,
         "killed_within_mean_pm_2sd": (all(band[0] <= r["test_loss"] <= band[1] for r in ok_killed)
                                       if band else None),
+        # a loss below the band is a better model, not a failure: the one-sided check
+        "killed_not_above_mean_plus_2sd": all(r["test_loss"] <= band[1] for r in ok_killed) if band else None,
+        "same_seed_test_loss_delta": [round(k["test_loss"] - u["test_loss"], 5) for k, u in zip(killed, plain)
+                                      if k.get("test_loss") is not None and u.get("test_loss") is not None],
     }
     payload = {"config": vars(a), "uninterrupted": plain, "killed": killed, "summary": summary}
     path = common.save_results("bench_elastic", payload)
