@@ -29,7 +29,8 @@ import common  # noqa: E402
 TRAIN = os.path.join(common.ROOT, "scripts", "train.py")
 
 
-def run_job(steps: int, seed: int, every: int, kill: Optional[str], timeout: int = 300) -> Dict[str, Any]:
+def run_job(steps: int, seed: int, every: int, kill: Optional[str], timeout: int = 300,
+            respawn: bool = False) -> Dict[str, Any]:
     fd, path = tempfile.mkstemp(suffix=".json", prefix="bench_elastic_")
     os.close(fd)
     mpiexec, env = common.mpi_launch_env()
@@ -39,7 +40,7 @@ def run_job(steps: int, seed: int, every: int, kill: Optional[str], timeout: int
         env["COLLFLOW_FAULT_KILL"] = kill
     cmd = [mpiexec, "--with-ft", "ulfm", "-n", "3", "--oversubscribe", "--bind-to", "none", sys.executable, TRAIN,
            "--steps", str(steps), "--seed", str(seed), "--elastic", str(every), "--check-replicas", "--no-progress",
-           "--metrics-out", path]
+           "--metrics-out", path] + (["--elastic-respawn"] if respawn else [])
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         with open(path) as f:
@@ -50,7 +51,7 @@ def run_job(steps: int, seed: int, every: int, kill: Optional[str], timeout: int
     finally:
         os.unlink(path)
     el = m.get("elastic", {})
-    return {"rc": p.returncode, "seed": seed, "killed": kill, "world_size": m.get("world_size"),
+    return {"rc": p.returncode, "seed": seed, "killed": kill, "respawn": respawn, "world_size": m.get("world_size"),
             "recovery_s": el.get("recovery_s"), "steps_lost": el.get("steps_lost"), "shrinks": el.get("shrinks"),
             "bit_identical": "replicas are bit-identical" in p.stderr, "steps": m.get("steps"),
             "final_loss": m.get("final_loss"), "test_loss": m.get("test_loss"),
@@ -65,13 +66,15 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     a = ap.parse_args()
     rows: List[List[Any]] = []
-    plain, killed = [], []
+    plain, killed, respawned = [], [], []
     for seed in range(a.seeds):
         plain.append(run_job(a.steps, seed, a.commit_every, None))
         victim = seed % 3  # rank 0, 1 and 2 in turn
         killed.append(run_job(a.steps, seed, a.commit_every, f"{victim}:{a.kill_after}"))
-    for r in plain + killed:
-        rows.append([r.get("killed") or "-", r.get("seed"), r.get("rc"), r.get("world_size"),
+        respawned.append(run_job(a.steps, seed, a.commit_every, f"{(victim + 1) % 3}:{a.kill_after}", respawn=True))
+    for r in plain + killed + respawned:
+        rows.append([(r.get("killed") or "-") + (" +respawn" if r.get("respawn") else ""), r.get("seed"), r.get("rc"),
+                     r.get("world_size"),
                      r.get("recovery_s"), r.get("steps_lost"), r.get("bit_identical"),
                      None if r.get("test_loss") is None else round(r["test_loss"], 4),
                      None if r.get("test_accuracy") is None else round(r["test_accuracy"], 4)])
@@ -90,7 +93,7 @@ def main() -> None:
         "all_killed_runs_finished_on_2": all(r.get("rc") == 0 and r.get("world_size") == 2 for r in killed),
         "max_recovery_s": max((max(r["recovery_s"]) for r in ok_killed if r.get("recovery_s")), default=None),
         "max_steps_lost": max((r["steps_lost"] for r in ok_killed if r.get("steps_lost") is not None), default=None),
-        "all_bit_identical": all(r.get("bit_identical") for r in plain + killed),
+        "all_bit_identical": all(r.get("bit_identical") for r in plain + killed + respawned),
         "uninterrupted_test_loss_range": spread,
         "killed_test_losses": [r["test_loss"] for r in ok_killed],
         "killed_within_uninterrupted_range": (all(spread[0] <= r["test_loss"] <= spread[1] for r in ok_killed)
@@ -102,8 +105,16 @@ def main() -> None:
         "killed_not_above_mean_plus_2sd": all(r["test_loss"] <= band[1] for r in ok_killed) if band else None,
         "same_seed_test_loss_delta": [round(k["test_loss"] - u["test_loss"], 5) for k, u in zip(killed, plain)
                                       if k.get("test_loss") is not None and u.get("test_loss") is not None],
+        # --elastic-respawn: the world is whole again after the rollback, so the run repeats the
+        # uninterrupted run's steps exactly
+        "respawn_runs_whole_again": all(r.get("rc") == 0 and r.get("world_size") == 3 for r in respawned),
+        "respawn_max_recovery_s": max((max(r["recovery_s"]) for r in respawned if r.get("recovery_s")), default=None),
+        "respawn_equal_to_uninterrupted": all(r.get("test_loss") == u.get("test_loss") and
+                                              r.get("final_loss") == u.get("final_loss")
+                                              for r, u in zip(respawned, plain)),
     }
-    payload = {"config": vars(a), "uninterrupted": plain, "killed": killed, "summary": summary}
+    payload = {"config": vars(a), "uninterrupted": plain, "killed": killed, "respawned": respawned,
+               "summary": summary}
     path = common.save_results("bench_elastic", payload)
     print(f"results: {path}")
     print(json.dumps(summary, indent=1))

@@ -118,6 +118,10 @@ class Log:
     def error(self, msg: str) -> None:
         self._write("error: " + msg)
 
+    def every_rank(self, msg: str) -> None:
+        """A line every rank prints (what happened to this rank), not only rank 0."""
+        self._write(msg)
+
     def _write(self, msg: str) -> None:
         line = f"{self.prefix} {msg}"
         if self.bar is not None:
@@ -455,23 +459,55 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     log = Log(comm.rank)
     _library_logging(comm.rank)
-    _arm_fault_drill(comm.rank)
     el = ElasticState(a.elastic) if a.elastic else None
+    if el is not None:
+        from collflow.comm import elastic as cf_elastic
+        el.respawn = a.elastic_respawn
+        if cf_elastic.is_respawned():  # started by the survivors in a dead rank's place
+            log.every_rank(f"joined the job as rank {comm.rank} of {comm.size}, replacing a rank that died")
+        else:
+            _arm_fault_drill(comm.rank)
+    else:
+        _arm_fault_drill(comm.rank)
     try:
         while True:
             try:
                 with contextlib.ExitStack() as cleanup:  # releases the checkpoint directory's lock at the end
-                    return run(a, comm, log, t_start, cleanup, el)
+                    rc = run(a, comm, log, t_start, cleanup, el)
+                break
             except cf.CollflowError as e:  # bad input found by the library (e.g. --device /gpu:0 without a GPU)
                 if el is None:
                     raise
                 comm, log = _survive(comm, log, el, e)
     except cf.CollflowError as e:
         log.error(e.message)
-        return 1
+        rc = 1
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
         log.error("interrupted (Ctrl-C)")
         return 130
+    if el is not None:
+        _elastic_exit(comm, rc)
+    return rc
+
+
+def _elastic_exit(comm: Any, rc: int) -> None:
+    """Ends an elastic rank without MPI_Finalize, once every rank is done: after a shrink,
+    Open MPI's finalize now and then waited forever (1 run in ~25 here) for requests of the
+    revoked communicators.  Under `--with-ft ulfm` a rank leaving without it is no error."""
+    from collflow.comm import elastic as cf_elastic
+    try:
+        comm.barrier()  # (bounded by the collective timeout)
+    except cf.CollflowError:
+        pass
+    if cf_elastic.is_respawned():
+        return  # a process the survivors spawned finalizes (its launcher wants it; it saw no revoke)
+    try:
+        comm.close()
+    except Exception:
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
 
 
 def _survive(comm: Any, log: "Log", el: ElasticState, err: cf.CollflowError) -> Tuple[Any, "Log"]:
@@ -480,15 +516,18 @@ def _survive(comm: Any, log: "Log", el: ElasticState, err: cf.CollflowError) -> 
     from collflow.comm import elastic as cf_elastic
     t0 = time.perf_counter()
     old_rank, old_size = comm.rank, comm.size
-    new, took = cf_elastic.shrink(comm)
+    respawn = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if el.respawn else None
+    new, lost, took = cf_elastic.shrink(comm, respawn=respawn)
     if new is None:
         raise err
     el.shrinks += 1
+    el.respawned += lost if respawn else 0
     log = Log(new.rank)
     _library_logging(new.rank)
-    log.error(f"(was rank {old_rank} of {old_size}) {err.message.splitlines()[0][:200]}; {old_size - new.size} "
-              f"rank(s) gone: going on with {new.size} from the last commit (the world shrank in {took:.3f} s, "
-              f"{time.perf_counter() - t0:.3f} s with the new communicator)")
+    how = (f"started {lost} new rank(s) in its place: going on with {new.size}" if respawn
+           else f"going on with {new.size}")
+    log.every_rank(f"(was rank {old_rank} of {old_size}) {err.message.splitlines()[0][:200]}; {lost} rank(s) gone, "
+              f"{how} from the last commit ({took:.3f} s; {time.perf_counter() - t0:.3f} s with the new communicator)")
     return new, log
 
 
@@ -597,7 +636,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
             log(f"resumed from {res.path} at step {steps} (written by {res.world_size} rank(s))")
         if el is not None:
             state_vars = g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES)
-            back = el.agree(comm)  # collective: the newest step every survivor committed
+            back = el.agree(comm, state_vars)  # collective: the newest step every survivor committed
             if back is None:       # the first start: the replicas' common state is the first commit
                 el.commit(sess, state_vars, steps, it.state_dict(), size)
             else:
@@ -774,7 +813,8 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
     if a.backup_ranks:
         metrics["late_steps_per_rank"] = late_counts
     if el is not None:
-        metrics["elastic"] = {"commit_every": el.every, "shrinks": el.shrinks, "steps_lost": el.lost_steps,
+        metrics["elastic"] = {"commit_every": el.every, "shrinks": el.shrinks, "respawned": el.respawned,
+                              "steps_lost": el.lost_steps,
                               "recovery_s": [round(t, 4) for t in el.recovery_s],
                               "last_commit": el.commits[-1].step if el.commits else None}
     if complete:

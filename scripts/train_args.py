@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="survive a dead rank without a restart: commit the state in memory every K steps and, "
                         "when a rank dies, go on with the others from the last commit (needs `mpirun --with-ft "
                         "ulfm`, Open MPI 5; `collflowrun --elastic` adds it; default 0: off)")
+    d.add_argument("--elastic-respawn", action="store_true",
+                   help="with --elastic: the survivors start a new process for each dead rank (MPI_Comm_spawn "
+                        "of this program), which joins at the commit they roll back to: the world stays whole")
     d.add_argument("--no-average-parameters", dest="average_parameters", action="store_false",
                    help="plain SGD: all-reduce the gradients, then apply them (default: each rank steps, "
                         "then the updated variables are averaged in place, the same update)")
@@ -169,6 +172,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if a.elastic and a.model == "wide_deep":
         p.error("--elastic supports the data-parallel models (mlp, cnn, lstm); wide_deep's sharded tables "
                 "would have to move to the survivors, which the elastic mode does not do yet")
+    if a.elastic_respawn and not a.elastic:
+        p.error("--elastic-respawn goes with --elastic K")
     if a.elastic and a.backup_ranks:
         p.error("--elastic with --backup-ranks is not supported yet (use one or the other)")
     if a.epochs is None and a.steps is None:

@@ -797,6 +797,15 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 c.Revoke()
             except Exception:  # revoked already, or an MPI without ULFM
                 pass
+        # requests on a revoked communicator complete (in error): complete them now, so none is
+        # still pending in MPI_Finalize (seen to hang the end of an elastic job now and then)
+        with self._lock:
+            reqs = [h._req for h in self._inflight if h._req is not None] + [z[0] for z in self._zombies]
+            for req in reqs:
+                try:
+                    req.Wait()
+                except Exception:
+                    pass
 
     def close(self) -> None:
         """Stops the progress thread, tells the peers this rank left (`exit_reason`), and

@@ -41,6 +41,8 @@ class ElasticState:
         self.every = every
         self.commits: List[Commit] = []
         self.shrinks = 0
+        self.respawn = False  # start a new process for each dead rank (collflow.comm.elastic.shrink)
+        self.respawned = 0
         self.lost_steps = 0  # steps this rank had completed past the commit it rolled back to
         self.failed_at: Optional[int] = None  # the steps this rank had completed when it failed
         # seconds from the last step before each failure to the first step after it: finding
@@ -77,18 +79,48 @@ class ElasticState:
         self.commits = (self.commits + [c])[-2:]
         return c
 
-    def agree(self, comm: Any) -> Optional[Commit]:
-        """The newest commit every rank of `comm` has (None: no rank has committed yet).
-        Collective over `comm`."""
-        mine = np.array([self.commits[-1].step if self.commits else -1], dtype=np.int64)
-        least = int(comm.allreduce(mine, "min")[0])
-        if least < 0:
+    def agree(self, comm: Any, variables: Sequence[Any] = ()) -> Optional[Commit]:
+        """The newest commit every survivor of `comm` has (None: no rank has committed yet).
+        Ranks without any commit are newcomers (spawned to replace dead ranks): they get that
+        commit from rank 0, a survivor (`variables` name what to receive).  Collective."""
+        big = np.iinfo(np.int64).max
+        # (newest commit step, -1 for a newcomer): the minimum over the ranks says both at once
+        mine = np.array([self.commits[-1].step if self.commits else big, 0 if self.commits else -1], dtype=np.int64)
+        least, newcomers = (int(v) for v in comm.allreduce(mine, "min"))
+        if least == big:
             return None
-        for c in reversed(self.commits):
-            if c.step == least:
-                return c
-        raise DataLossError(f"the survivors' newest common commit is step {least}, which this rank no longer "
-                            f"holds (it keeps steps {[c.step for c in self.commits]})")
+        got = None
+        if self.commits:
+            for c in reversed(self.commits):
+                if c.step == least:
+                    got = c
+            if got is None:
+                raise DataLossError(f"the survivors' newest common commit is step {least}, which this rank no "
+                                    f"longer holds (it keeps steps {[c.step for c in self.commits]})")
+        if newcomers < 0:  # some rank has none: rank 0 hands the commit over
+            got = self._share(comm, got, variables)
+        return got
+
+    def _share(self, comm: Any, commit: Optional[Commit], variables: Sequence[Any]) -> Commit:
+        """Rank 0's commit on every rank (newcomers receive it; survivors keep theirs)."""
+        head = np.zeros(5, dtype=np.int64)
+        if comm.rank == 0:
+            assert commit is not None
+            p = commit.pipeline
+            head[:] = [commit.step, int(p.get("epoch", 0)), int(p.get("offset", 0)), commit.world_size, 1]
+        head = np.asarray(comm.broadcast(head, root=0, name="elastic/commit_head"))
+        values: Dict[str, np.ndarray] = {}
+        for v in sorted(variables, key=lambda v: v.op.name):
+            name = v.op.name
+            # (np.require, not ascontiguousarray: that makes a 0-d value shape (1,))
+            buf = (np.require(commit.values[name], requirements="C") if commit is not None
+                   else np.zeros(v.shape.as_list(), dtype=v.dtype.np))
+            values[name] = np.array(comm.broadcast(buf, root=0, name=f"elastic/{name}"), copy=True)
+        if commit is not None:
+            return commit
+        got = Commit(int(head[0]), values, {"epoch": int(head[1]), "offset": int(head[2])}, int(head[3]))
+        self.commits = [got]
+        return got
 
     def restore(self, sess: Any, variables: Sequence[Any], commit: Commit) -> None:
         """Loads `commit` into the variables of a (new) session, by variable name."""

@@ -168,3 +168,47 @@ def test_no_failure_no_shrink_and_the_same_training_as_without_elastic(tmp_path)
     # equal up to the summation order of MPI's all-reduce algorithms (blocking vs nonblocking)
     assert plain["final_loss"] == pytest.approx(m["final_loss"], rel=1e-6)
     assert plain["test_loss"] == pytest.approx(m["test_loss"], rel=1e-6)
+
+
+def test_a_newcomer_gets_the_survivors_commit_from_rank_0():
+    """A rank spawned to replace a dead one has no commit: rank 0 hands over the one the
+    survivors agree on (values, step, input position), and all load the same values."""
+    def rank(c):
+        g, vs, bump, init = _graph()
+        el = ElasticState(every=3)
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            if c.rank < 2:  # the survivors trained 7 steps; rank 2 is the newcomer
+                for k in range(1, 8):
+                    s.run(bump)
+                    if el.due(k):
+                        el.commit(s, vs, k, {"epoch": 1, "offset": 64 + k}, world_size=3)
+            back = el.agree(c, vs)
+            el.restore(s, vs, back)
+            return back.step, back.pipeline["epoch"], back.pipeline["offset"], back.world_size, s.run(vs)
+
+    out = ThreadWorld(3, timeout=30).run(rank)
+    for step, epoch, offset, ws, (w, st) in out:
+        assert (step, epoch, offset, ws) == (6, 1, 70, 3)
+        np.testing.assert_array_equal(w, np.full((2, 3), 6.0))
+        assert st == 6
+
+
+@needs_mpirun
+def test_a_respawned_rank_rejoins_and_the_run_equals_an_uninterrupted_one(tmp_path):
+    """--elastic-respawn: the survivors start a new process for the dead rank, which joins at
+    the commit they roll back to; the world stays at 3 ranks, so the steps after the rollback
+    are the uninterrupted run's steps again: the same losses, bit for bit."""
+    out = tmp_path / "respawn.json"
+    cmd = ["timeout", "150", "mpirun", "--with-ft", "ulfm", "-n", "3", "--oversubscribe", "--bind-to", "none",
+           sys.executable, TRAIN, "--steps", "100", "--elastic", "10", "--elastic-respawn", "--check-replicas",
+           "--no-progress", "--metrics-out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_env(COLLFLOW_FAULT_KILL="1:35"), timeout=200)
+    assert p.returncode == 0, p.stderr[-3000:]
+    m = json.loads(out.read_text())
+    assert m["world_size"] == 3 and m["elastic"]["shrinks"] == 1 and m["elastic"]["respawned"] == 1
+    assert m["elastic"]["recovery_s"][0] < 10.0
+    assert "joined the job as rank 2 of 3" in p.stderr and "replicas are bit-identical" in p.stderr
+    _, plain = _elastic_job(tmp_path, None, steps=100)
+    assert plain["elastic"]["shrinks"] == 0
+    assert (m["final_loss"], m["test_loss"]) == (plain["final_loss"], plain["test_loss"])
