@@ -485,49 +485,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
         log.error("interrupted (Ctrl-C)")
         return 130
-    if el is not None:
-        _elastic_exit(comm, rc)
+    if el is not None:  # every rank done: leave without MPI_Finalize (collflow.train.elastic.exit_rank)
+        from collflow.train import elastic
+        elastic.exit_rank(comm, rc)
     return rc
-
-
-def _elastic_exit(comm: Any, rc: int) -> None:
-    """Ends an elastic rank without MPI_Finalize, once every rank is done: after a shrink,
-    Open MPI's finalize now and then waited forever (1 run in ~25 here) for requests of the
-    revoked communicators.  Under `--with-ft ulfm` a rank leaving without it is no error."""
-    from collflow.comm import elastic as cf_elastic
-    try:
-        comm.barrier()  # (bounded by the collective timeout)
-    except cf.CollflowError:
-        pass
-    if cf_elastic.is_respawned():
-        return  # a process the survivors spawned finalizes (its launcher wants it; it saw no revoke)
-    try:
-        comm.close()
-    except Exception:
-        pass
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(rc)
 
 
 def _survive(comm: Any, log: "Log", el: ElasticState, err: cf.CollflowError) -> Tuple[Any, "Log"]:
     """--elastic: after a failed collective, the survivors' new communicator (and this rank's
     log under its new rank); re-raises `err` when no rank died."""
-    from collflow.comm import elastic as cf_elastic
+    from collflow.train import elastic
     t0 = time.perf_counter()
     old_rank, old_size = comm.rank, comm.size
     respawn = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if el.respawn else None
-    new, lost, took = cf_elastic.shrink(comm, respawn=respawn)
-    if new is None:
-        raise err
-    el.shrinks += 1
-    el.respawned += lost if respawn else 0
+    new, lost, took = elastic.survive(comm, el, err, respawn)
     log = Log(new.rank)
     _library_logging(new.rank)
     how = (f"started {lost} new rank(s) in its place: going on with {new.size}" if respawn
            else f"going on with {new.size}")
-    log.every_rank(f"(was rank {old_rank} of {old_size}) {err.message.splitlines()[0][:200]}; {lost} rank(s) gone, "
-              f"{how} from the last commit ({took:.3f} s; {time.perf_counter() - t0:.3f} s with the new communicator)")
+    log.every_rank(f"(was rank {old_rank} of {old_size}) {err.message.splitlines()[0][:200]}; {lost} rank(s) "
+                   f"gone, {how} from the last commit ({took:.3f} s; {time.perf_counter() - t0:.3f} s with the new "
+                   "communicator)")
     return new, log
 
 
@@ -715,16 +693,16 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 if bar is not None:
                     bar.update(1)
                     if steps % 10 == 0:
-                        el = time.perf_counter() - t_train
-                        bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples * size / el:,.0f}", refresh=False)
+                        elapsed = time.perf_counter() - t_train
+                        bar.set_postfix(loss=f"{loss:.4f}", samples_s=f"{samples * size / elapsed:,.0f}", refresh=False)
                 elif progress is not None:
                     progress.update(steps, loss, samples)
                 if writer is not None:
-                    el = time.perf_counter() - t_train
+                    elapsed = time.perf_counter() - t_train
                     values = [cf.Summary.Value(tag="loss", simple_value=loss),
                               cf.Summary.Value(tag="learning_rate", simple_value=a.lr)]
-                    if el > 0:
-                        values.append(cf.Summary.Value(tag="samples_per_sec", simple_value=samples * size / el))
+                    if elapsed > 0:
+                        values.append(cf.Summary.Value(tag="samples_per_sec", simple_value=samples * size / elapsed))
                     writer.add_summary(cf.Summary(value=values), steps)
                 if it.epoch != epoch and epoch_n:  # an epoch just ended
                     dt = time.perf_counter() - epoch_t0

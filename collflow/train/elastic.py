@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..errors import DataLossError, InvalidArgumentError
 
-__all__ = ["Commit", "ElasticState"]
+__all__ = ["Commit", "ElasticState", "Context", "run", "survive", "exit_rank"]
 
 
 @dataclass
@@ -49,6 +49,7 @@ class ElasticState:
         # out, shrinking, rebuilding the session, rolling back, one step
         self.recovery_s: List[float] = []
         self._last_step_t: Optional[float] = None
+        self.last_step = 0
         self._down_since: Optional[float] = None
 
     def due(self, step: int) -> bool:
@@ -62,12 +63,14 @@ class ElasticState:
             self.recovery_s.append(now - self._down_since)
             self._down_since = None
         self._last_step_t = now
+        self.last_step = step
         if self.due(step):
             self.commit(sess, variables, step, pipeline(), world_size)
 
-    def failed(self, step: int) -> None:
-        """A collective failed after `step` completed steps (the driver shrinks the world next)."""
-        self.failed_at = step
+    def failed(self, step: Optional[int] = None) -> None:
+        """A collective failed after `step` (default: the last step_done) completed steps (the
+        driver shrinks the world next)."""
+        self.failed_at = self.last_step if step is None else step
         self._down_since = self._last_step_t if self._last_step_t is not None else time.monotonic()
 
     def commit(self, sess: Any, variables: Sequence[Any], step: int, pipeline: Optional[Dict[str, Any]] = None,
@@ -133,3 +136,98 @@ class ElasticState:
         if self.failed_at is not None:
             self.lost_steps += max(0, self.failed_at - commit.step)
             self.failed_at = None
+
+
+# -- the driver for user programs (train.py uses the same pieces) ------------------------------
+
+class Context:
+    """What one attempt of an elastic training function gets: the current communicator, this
+    rank's commits, and helpers to load the agreed commit and to commit as steps complete."""
+
+    def __init__(self, comm: Any, state: ElasticState):
+        self.comm = comm
+        self.state = state
+
+    @property
+    def rank(self) -> int:
+        return self.comm.rank
+
+    @property
+    def size(self) -> int:
+        return self.comm.size
+
+    def restore(self, sess: Any, variables: Sequence[Any], pipeline: Optional[Dict[str, Any]] = None) -> int:
+        """After initialising (and broadcasting) the variables: loads the commit the ranks agree
+        on and returns its step, or commits the current state as step 0 on the first start.
+        Collective."""
+        back = self.state.agree(self.comm, variables)
+        if back is None:
+            self.state.commit(sess, variables, 0, pipeline, self.size)
+            return 0
+        self.state.restore(sess, variables, back)
+        return back.step
+
+    def step_done(self, sess: Any, variables: Sequence[Any], step: int,
+                  pipeline: Callable[[], Dict[str, Any]] = dict) -> None:
+        self.state.step_done(sess, variables, step, pipeline, self.size)
+
+
+def survive(comm: Any, state: ElasticState, err: BaseException, respawn: Optional[Sequence[str]] = None
+            ) -> Tuple[Any, int, float]:
+    """After a failed collective: (the survivors' communicator, ranks lost, seconds); re-raises
+    `err` when no rank died.  Every survivor calls it."""
+    from ..comm import elastic as comm_elastic
+    new, lost, took = comm_elastic.shrink(comm, respawn=respawn)
+    if new is None:
+        raise err
+    state.shrinks += 1
+    state.respawned += lost if respawn else 0
+    return new, lost, took
+
+
+def exit_rank(comm: Any, status: int = 0) -> None:
+    """Ends this elastic rank once every rank is done: a barrier, then exit without
+    MPI_Finalize, which after a shrink now and then waited forever for requests of the revoked
+    communicators (Open MPI 5; under `--with-ft ulfm` leaving without it is no error).  A
+    process the survivors spawned returns instead and finalizes (its launcher requires it)."""
+    import os
+    import sys
+    from ..comm import elastic as comm_elastic
+    from ..errors import CollflowError
+    try:
+        comm.barrier()  # bounded by the collective timeout
+    except CollflowError:
+        pass
+    if comm_elastic.is_respawned():
+        return
+    try:
+        comm.close()
+    except Exception:
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def run(fn: Callable[[Context], Any], commit_every: int, respawn: bool = False, comm: Any = None) -> Any:
+    """Runs `fn(ctx)` until it returns, calling it again after each rank failure with the
+    survivors' communicator (Horovod Elastic's `run` + `state.commit()`, inside MPI).  `fn`
+    builds its graph and session over `ctx.comm`, calls `ctx.restore(...)` after initialising
+    and `ctx.step_done(...)` after each step; a failed collective ends the attempt.  Needs
+    `mpirun --with-ft ulfm`.  `respawn`: start a process running this program in each dead
+    rank's place (it joins at the agreed commit)."""
+    import sys
+    import os
+    from ..comm import elastic as comm_elastic
+    from ..errors import CollflowError
+    comm_elastic.require_ft()
+    comm = comm if comm is not None else comm_elastic.elastic_communicator()
+    state = ElasticState(commit_every)
+    argv = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if respawn else None
+    while True:
+        ctx = Context(comm, state)
+        try:
+            return fn(ctx)
+        except CollflowError as e:
+            state.failed()
+            comm, _, _ = survive(comm, state, e, argv)

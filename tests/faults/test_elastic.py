@@ -212,3 +212,63 @@ def test_a_respawned_rank_rejoins_and_the_run_equals_an_uninterrupted_one(tmp_pa
     _, plain = _elastic_job(tmp_path, None, steps=100)
     assert plain["elastic"]["shrinks"] == 0
     assert (m["final_loss"], m["test_loss"]) == (plain["final_loss"], plain["test_loss"])
+
+
+USER_PROGRAM = r'''
+import json, os, signal, sys
+import numpy as np
+import collflow as cf
+from collflow.train import elastic
+from mpi4py import MPI
+
+WORLD_RANK = MPI.COMM_WORLD.Get_rank()
+KILL = os.environ.get("DRILL") == "1" and WORLD_RANK == 2 and MPI.Comm.Get_parent() == MPI.COMM_NULL
+
+def train(ctx):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (None, 4))
+        y = cf.placeholder(cf.float64, (None, 1))
+        w = cf.Variable(np.zeros((4, 1)), name="w")
+        loss = cf.reduce_mean(cf.square(cf.matmul(x, w) - y))
+        opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=ctx.comm)
+        step_op = opt.minimize(loss)
+        init = cf.global_variables_initializer()
+        vs = g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES)
+    true_w = np.array([[1.0], [-2.0], [0.5], [3.0]])
+    with cf.Session(graph=g, config={"comm": ctx.comm}) as s:
+        s.run(init)
+        step = ctx.restore(s, vs)
+        while step < 60:
+            rng = np.random.default_rng(1000 * step + ctx.rank)
+            xb = rng.normal(size=(8, 4))
+            s.run(step_op, {x: xb, y: xb @ true_w})
+            step += 1
+            ctx.step_done(s, vs, step)
+            if KILL and step == 23:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return s.run(w), ctx.comm
+
+w, comm = elastic.run(train, commit_every=5, respawn=os.environ.get("RESPAWN") == "1")
+print(json.dumps({"rank": comm.rank, "size": comm.size, "w": w.ravel().tolist()}), flush=True)
+elastic.exit_rank(comm)
+'''
+
+
+@needs_mpirun
+@pytest.mark.parametrize("respawn", ["0", "1"])
+def test_a_user_program_survives_through_elastic_run(tmp_path, respawn):
+    """collflow.train.elastic.run for a program of one's own (not train.py): the kill of rank
+    2 after step 23 is survived, the survivors end with equal weights close to the truth."""
+    prog = tmp_path / "job.py"
+    prog.write_text(USER_PROGRAM)
+    cmd = ["timeout", "150", "mpirun", "--with-ft", "ulfm", "-n", "3", "--oversubscribe", "--bind-to", "none",
+           sys.executable, str(prog)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_env(DRILL="1", RESPAWN=respawn), timeout=200)
+    assert p.returncode == 0, p.stderr[-3000:]
+    outs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    want = 3 if respawn == "1" else 2
+    assert sorted(o["rank"] for o in outs) == list(range(want)) and all(o["size"] == want for o in outs)
+    ws = [o["w"] for o in outs]
+    assert all(w == ws[0] for w in ws)
+    np.testing.assert_allclose(ws[0], [1.0, -2.0, 0.5, 3.0], atol=0.05)
