@@ -366,7 +366,7 @@ def peak_rss_per_rank(comm: Any) -> List[float]:
 
 
 def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
-                    cleanup: Optional[contextlib.ExitStack] = None) -> int:
+                    cleanup: Optional[contextlib.ExitStack] = None, el: Optional[ElasticState] = None) -> int:
     """--model wide_deep: embedding tables in "ps" (sharded) or "allreduce" (replicated) mode.
     With --checkpoint-dir, every rank saves its shards (cf.train.ShardedSaver) every
     --checkpoint-every-steps and at the end, and a rerun resumes at the saved step."""
@@ -415,6 +415,7 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
                 log(f"step {step}: loss {np.mean(losses[-20:]):.4f}")
             if saver is not None and a.checkpoint_every_steps and step % a.checkpoint_every_steps == 0:
                 saver.save(sess, prefix, global_step=step)
+            _fault_drill(step)
         train_time = time.perf_counter() - t0
         stats = dict(comm.stats) if isinstance(getattr(comm, "stats", None), dict) else None
         if saver is not None and losses:
@@ -440,6 +441,9 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
                "resumed_from_step": start, "already_complete": start >= steps_total,
                "bytes_sent_per_step": (sent / max(1, len(losses))) if sent is not None else None,
                "peak_rss_mb": round(max(rss), 1), "peak_rss_mb_per_rank": [round(x, 1) for x in rss]}
+    if el is not None:  # wide_deep's commits are its sharded checkpoints
+        metrics["elastic"] = {"commit_every": a.checkpoint_every_steps, "shrinks": el.shrinks,
+                              "respawned": el.respawned}
     if rank == 0:
         line = json.dumps(metrics)
         if a.metrics_out:
@@ -533,7 +537,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
             agreement.announce_exit(comm, f"--timeline {a.timeline!r}: {e}")
             return 2
     if a.model == "wide_deep":
-        return train_wide_deep(a, comm, log, t_start, cleanup)
+        return train_wide_deep(a, comm, log, t_start, cleanup, el)
     if not 0 <= a.backup_ranks < size:
         log.error(f"--backup-ranks must be in [0, {size - 1}] with {size} ranks, got {a.backup_ranks}")
         return 2

@@ -170,8 +170,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if a.elastic < 0:
         p.error(f"--elastic K commits every K >= 1 steps (0: off), got {a.elastic}")
     if a.elastic and a.model == "wide_deep":
-        p.error("--elastic supports the data-parallel models (mlp, cnn, lstm); wide_deep's sharded tables "
-                "would have to move to the survivors, which the elastic mode does not do yet")
+        # the sharded tables of a dead rank are gone from memory: wide_deep rolls back to its last
+        # sharded checkpoint, which restores onto the survivors' number of ranks
+        if not a.checkpoint_dir:
+            p.error("--elastic with --model wide_deep needs --checkpoint-dir: a dead rank's table shards "
+                    "come back from the last sharded checkpoint (written every K steps)")
+        if a.checkpoint_every_steps is None:
+            a.checkpoint_every_steps = a.elastic
     if a.elastic_respawn and not a.elastic:
         p.error("--elastic-respawn goes with --elastic K")
     if a.elastic and a.backup_ranks:

@@ -111,7 +111,7 @@ def test_elastic_without_fault_tolerant_mpi_is_one_clear_line():
 
 
 @pytest.mark.parametrize("args,msg", [(["--elastic", "-1"], "K >= 1"),
-                                      (["--elastic", "5", "--model", "wide_deep"], "wide_deep"),
+                                      (["--elastic-respawn"], "goes with --elastic"),
                                       (["--elastic", "5", "--backup-ranks", "1"], "--backup-ranks")])
 def test_elastic_flag_errors(args, msg):
     p = subprocess.run([sys.executable, TRAIN, "--steps", "3", *args], capture_output=True, text=True, env=_env(),
@@ -272,3 +272,36 @@ def test_a_user_program_survives_through_elastic_run(tmp_path, respawn):
     ws = [o["w"] for o in outs]
     assert all(w == ws[0] for w in ws)
     np.testing.assert_allclose(ws[0], [1.0, -2.0, 0.5, 3.0], atol=0.05)
+
+
+@needs_mpirun
+@pytest.mark.parametrize("respawn", [False, True])
+def test_wide_deep_rolls_back_to_its_sharded_checkpoint(tmp_path, respawn):
+    """wide_deep's table shards of a dead rank are gone from memory: the survivors restore the
+    last sharded checkpoint (written every K steps) onto their number of ranks and go on; with
+    respawn the world is whole again and the run equals an uninterrupted one."""
+    def job(name, kill, extra):
+        out = tmp_path / f"{name}.json"
+        cmd = ["timeout", "150", "mpirun", "--with-ft", "ulfm", "-n", "3", "--oversubscribe", "--bind-to", "none",
+               sys.executable, TRAIN, "--model", "wide_deep", "--mode", "ps", "--steps", "60", "--elastic", "10",
+               "--checkpoint-dir", str(tmp_path / f"ck_{name}"), "--no-progress", "--metrics-out", str(out), *extra]
+        env = _env(COLLFLOW_FAULT_KILL=kill) if kill else _env()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=200)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return p, json.loads(out.read_text())
+
+    p, m = job("killed", "1:25", ["--elastic-respawn"] if respawn else [])
+    assert "at step 20 (written by 3 rank(s))" in p.stderr
+    assert m["resumed_from_step"] == 20 and m["elastic"]["shrinks"] == 1
+    assert m["world_size"] == (3 if respawn else 2)
+    if respawn:
+        _, plain = job("plain", None, [])
+        assert (m["final_loss"], m["test_loss"]) == (plain["final_loss"], plain["test_loss"])
+    else:
+        assert m["final_loss"] < m["initial_loss"] + 0.05 and m["test_accuracy"] > 0.55
+
+
+def test_wide_deep_elastic_needs_a_checkpoint_dir():
+    p = subprocess.run([sys.executable, TRAIN, "--model", "wide_deep", "--steps", "3", "--elastic", "5"],
+                       capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 2 and "--checkpoint-dir" in p.stderr
