@@ -3,6 +3,7 @@ import sys
 
 # tests import their helpers (gradcheck, tables) by module name
 sys.path.insert(0, os.path.dirname(__file__))
+from worlds import world  # noqa: E402,F401  (one test body, two worlds: tests/worlds.py)
 # verify every kernel's output dtype/shape against the graph while testing
 os.environ.setdefault("COLLFLOW_CHECK_OUTPUTS", "1")
 # sessions with device 'auto' run on the CPU, also where a GPU is visible: the suite states

@@ -1,5 +1,7 @@
-"""The MPI backend under mpiexec (pytest-mpi): every collective against NumPy, graph ops,
-overlap through the executor, timeouts that name the missing rank, named mismatches.
+"""The MPI backend under mpiexec (pytest-mpi): graph ops, overlap through the executor, timeouts
+that name the missing rank, named mismatches, MPI's own paths (float16 without MPI float16,
+local ranks).  Every collective against NumPy is tests/test_collectives_two_worlds.py (one
+body, run on thread ranks serially and on these MPI ranks).
 
     mpiexec -n 2 --oversubscribe python -m pytest -q -p no:cacheprovider tests/mpi --with-mpi
     mpiexec -n 3 --oversubscribe python -m pytest -q -p no:cacheprovider tests/mpi --with-mpi
@@ -64,118 +66,6 @@ def _close(a, b, dtype):
 
 
 # -- every collective against NumPy -----------------------------------------------------------
-@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
-def test_allreduce(comm, dtype, op):
-    if op == "mean" and np.dtype(dtype).kind != "f":
-        pytest.skip("mean is for floating types")
-    n, r = comm.size, comm.rank
-    lo, hi = (1, 2) if op == "prod" else (-3, 3)
-    xs = [_data(s, (5, 3), dtype, seed=1, low=lo, high=hi) for s in range(n)]
-    got = comm.allreduce(xs[r], op=op, name=f"t/{op}")
-    _close(got, reference("allreduce", xs, op=op)[r], dtype)
-    if op == "sum":
-        _close(got, np.sum(np.stack(xs).astype(np.float64), axis=0).astype(dtype), dtype)
-    assert not np.shares_memory(got, xs[r])
-
-
-def test_allreduce_bool_scalar_empty_and_large(comm):
-    n, r = comm.size, comm.rank
-    bs = [_data(s, (7,), bool, seed=2) for s in range(n)]
-    np.testing.assert_array_equal(comm.allreduce(bs[r], "max"), np.logical_or.reduce(bs))
-    np.testing.assert_array_equal(comm.allreduce(bs[r], "min"), np.logical_and.reduce(bs))
-    s = comm.allreduce(np.float64(r + 1))
-    assert s.shape == () and s == n * (n + 1) / 2
-    assert comm.allreduce(np.zeros((0, 4), np.float32)).shape == (0, 4)
-    big = np.full(1 << 20, r + 1, dtype=np.float32)  # 4 MiB: several rounds inside MPI
-    np.testing.assert_array_equal(comm.allreduce(big, "mean"), np.full(1 << 20, (n + 1) / 2, np.float32))
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
-def test_allgather(comm, dtype):
-    n, r = comm.size, comm.rank
-    xs = [_data(s, (2, 3), dtype, seed=3) for s in range(n)]
-    _close(comm.allgather(xs[r]), np.concatenate(xs), dtype)
-    ss = [_data(s, (), dtype, seed=4) for s in range(n)]
-    _close(comm.allgather(ss[r]), np.stack(ss), dtype)
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
-def test_allgatherv_variable_rows(comm, dtype):
-    n, r = comm.size, comm.rank
-    rows = [(2 * s + 1) % 3 for s in range(n)]  # 1, 0, 2, ...: one rank may send nothing
-    xs = [_data(s, (rows[s], 2, 2), dtype, seed=5) for s in range(n)]
-    vals, counts = comm.allgatherv(xs[r], name="gv")
-    _close(vals, np.concatenate(xs), dtype)
-    np.testing.assert_array_equal(counts, rows)
-    vals2, counts2 = comm.allgatherv(xs[r], counts=rows, name="gv-known")  # one phase when counts are known
-    _close(vals2, np.concatenate(xs), dtype)
-    np.testing.assert_array_equal(counts2, rows)
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
-def test_broadcast_from_every_root(comm, dtype):
-    n, r = comm.size, comm.rank
-    xs = [_data(s, (4,), dtype, seed=6) for s in range(n)]
-    for root in range(n):
-        got = comm.broadcast(xs[r], root=root, name=f"b{root}")
-        _close(got, xs[root], dtype)
-        assert not np.shares_memory(got, xs[r])
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
-def test_alltoall(comm, dtype):
-    n, r = comm.size, comm.rank
-    xs = [_data(s, (2 * n, 3), dtype, seed=7) for s in range(n)]
-    got = comm.alltoall(xs[r])
-    _close(got, reference("alltoall", xs)[r], dtype)
-    _close(got, np.concatenate([xs[s][2 * r:2 * r + 2] for s in range(n)]), dtype)
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=_ids)
-def test_alltoallv_variable_counts(comm, dtype):
-    n, r = comm.size, comm.rank
-    sends = [[(s + 2 * d) % 3 for d in range(n)] for s in range(n)]  # zeros included
-    xs = [_data(s, (sum(sends[s]), 2), dtype, seed=8) for s in range(n)]
-    want_vals, want_counts = reference("alltoallv", xs, counts=sends)[r]
-    vals, counts = comm.alltoallv(xs[r], sends[r], name="a2av")
-    _close(vals, want_vals, dtype)
-    np.testing.assert_array_equal(counts, want_counts)
-    vals, counts = comm.alltoallv(xs[r], sends[r], recv_counts=[sends[s][r] for s in range(n)])
-    _close(vals, want_vals, dtype)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32], ids=_ids)
-def test_reduce_scatter_and_reduce(comm, dtype):
-    n, r = comm.size, comm.rank
-    xs = [_data(s, (2 * n, 2), dtype, seed=9) for s in range(n)]
-    _close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], dtype)
-    counts = [s for s in range(n)]
-    counts[0] += 2 * n - sum(counts)
-    _close(comm.reduce_scatter(xs[r], counts=counts, op="max"),
-           reference("reduce_scatter", xs, op="max", counts=[counts] * n)[r], dtype)
-    for root in range(n):
-        got = comm.reduce(xs[r], root=root)
-        if r == root:
-            _close(got, reference("reduce", xs, root=root)[r], dtype)
-        else:
-            assert got is None
-
-
-def test_barrier_and_stats(comm):
-    n, r = comm.size, comm.rank
-    comm.reset_stats()
-    comm.barrier()
-    x = np.ones(100, np.float64)
-    comm.allreduce(x)
-    comm.broadcast(x, root=0)
-    s = comm.stats
-    assert s["barrier_calls"] == 1 and s["allreduce_calls"] == 1 and s["calls"] == 3
-    assert s["allreduce_bytes_sent"] == 800
-    assert s["broadcast_bytes_sent"] == (800 if r == 0 else 0)
-    assert s["bytes_sent"] == 800 + (800 if r == 0 else 0)
-
-
 def test_local_rank(comm):
     import socket
     assert 0 <= comm.local_rank < comm.local_size <= comm.size
@@ -462,3 +352,4 @@ def test_timeline_records_negotiation_blocking_and_nonblocking_collectives(mpi_c
     if comm.rank == 0:
         import shutil
         shutil.rmtree(d, ignore_errors=True)
+
