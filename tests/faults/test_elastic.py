@@ -305,3 +305,36 @@ def test_wide_deep_elastic_needs_a_checkpoint_dir():
     p = subprocess.run([sys.executable, TRAIN, "--model", "wide_deep", "--steps", "3", "--elastic", "5"],
                        capture_output=True, text=True, env=_env(), timeout=120)
     assert p.returncode == 2 and "--checkpoint-dir" in p.stderr
+
+
+@needs_mpirun
+def test_an_external_kill_9_at_an_arbitrary_moment(tmp_path):
+    """kill -9 from outside, mid-step (not the drill's clean point between steps)."""
+    import signal
+    import time
+    out = tmp_path / "ext.json"
+    cmd = ["timeout", "150", "mpirun", "--with-ft", "ulfm", "-n", "3", "--oversubscribe", "--bind-to", "none",
+           sys.executable, TRAIN, "--model", "cnn", "--steps", "1500", "--elastic", "20", "--check-replicas",
+           "--no-progress", "--metrics-out", str(out)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        victim = None
+        deadline = time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:  # rank processes: children of prterun
+            time.sleep(0.2)
+            ps = subprocess.run(["pgrep", "-f", f"^{sys.executable} {TRAIN} --model cnn"], capture_output=True,
+                                text=True).stdout.split()
+            if len(ps) == 3:
+                time.sleep(2.5)  # well into training
+                victim = int(sorted(ps)[1])
+        assert victim is not None, "the ranks did not start"
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = p.communicate(timeout=180)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, stderr[-3000:]
+    m = json.loads(out.read_text())
+    assert m["world_size"] == 2 and m["steps"] == 1500 and m["elastic"]["shrinks"] == 1
+    assert m["elastic"]["steps_lost"] <= 20 and m["elastic"]["recovery_s"][0] < 10.0
+    assert "replicas are bit-identical across ranks" in stderr
