@@ -46,6 +46,7 @@ from collflow import models
 from collflow.data import text as cftext
 from collflow.nn import rnn as cfrnn
 from collflow.train import agreement, dir_lock
+from collflow.train import elastic
 from collflow.train.elastic import ElasticState
 
 # the command line lives in train_args.py, next to this file (found also when this file is
@@ -67,26 +68,6 @@ def _init_comm(elastic: bool = False) -> Any:
         cf_elastic.require_ft()
         return cf_elastic.elastic_communicator()
     return cf.comm.init()
-
-
-# fault drills (tests/faults): COLLFLOW_FAULT_KILL="R:S" makes world rank R kill itself with
-# SIGKILL (as `kill -9` would) right after its step S
-_FAULT: Dict[str, Optional[int]] = {"kill_after": None}
-
-
-def _arm_fault_drill(world_rank: int) -> None:
-    spec = os.environ.get("COLLFLOW_FAULT_KILL", "")
-    if spec:
-        r, _, s = spec.partition(":")
-        if r.strip().isdigit() and s.strip().isdigit() and int(r) == world_rank:
-            _FAULT["kill_after"] = int(s)
-
-
-def _fault_drill(steps: int) -> None:
-    if _FAULT["kill_after"] == steps:
-        import signal
-        sys.stderr.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _world_rank() -> int:
@@ -415,7 +396,7 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
                 log(f"step {step}: loss {np.mean(losses[-20:]):.4f}")
             if saver is not None and a.checkpoint_every_steps and step % a.checkpoint_every_steps == 0:
                 saver.save(sess, prefix, global_step=step)
-            _fault_drill(step)
+            elastic.fire(step)
         train_time = time.perf_counter() - t0
         stats = dict(comm.stats) if isinstance(getattr(comm, "stats", None), dict) else None
         if saver is not None and losses:
@@ -470,9 +451,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if cf_elastic.is_respawned():  # started by the survivors in a dead rank's place
             log.every_rank(f"joined the job as rank {comm.rank} of {comm.size}, replacing a rank that died")
         else:
-            _arm_fault_drill(comm.rank)
+            elastic.arm(comm.rank)
     else:
-        _arm_fault_drill(comm.rank)
+        elastic.arm(comm.rank)
     try:
         while True:
             try:
@@ -490,7 +471,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log.error("interrupted (Ctrl-C)")
         return 130
     if el is not None:  # every rank done: leave without MPI_Finalize (collflow.train.elastic.exit_rank)
-        from collflow.train import elastic
         elastic.exit_rank(comm, rc)
     return rc
 
@@ -498,7 +478,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _survive(comm: Any, log: "Log", el: ElasticState, err: cf.CollflowError) -> Tuple[Any, "Log"]:
     """--elastic: after a failed collective, the survivors' new communicator (and this rank's
     log under its new rank); re-raises `err` when no rank died."""
-    from collflow.train import elastic
     t0 = time.perf_counter()
     old_rank, old_size = comm.rank, comm.size
     respawn = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if el.respawn else None
@@ -682,7 +661,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                     ckpt.maybe_save(sess, steps, it.state_dict)
                 if el is not None:
                     el.step_done(sess, state_vars, steps, it.state_dict, size)
-                _fault_drill(steps)
+                elastic.fire(steps)
                 done = a.steps is not None and steps >= a.steps  # stop before drawing another batch
                 if math.isnan(loss) and sync is not None and sync.backup_ranks:
                     if done:

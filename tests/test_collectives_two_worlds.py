@@ -10,29 +10,10 @@ import numpy as np
 import pytest
 
 from collflow.comm.local import reference
+from worlds import assert_close, rank_data
 
 DTYPES = [np.float32, np.float64, np.int32, np.float16]
 _ids = lambda d: np.dtype(d).name  # noqa: E731
-
-
-def _data(rank, shape, dtype, seed=0, low=-3, high=3):
-    rng = np.random.default_rng(7919 * seed + rank)
-    if np.dtype(dtype).kind == "f":
-        return rng.uniform(low, high, size=shape).astype(dtype)
-    if np.dtype(dtype).kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    return rng.integers(low * 10, high * 10, size=shape).astype(dtype)
-
-
-def _close(a, b, dtype):
-    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    if np.dtype(dtype) == np.float16:  # MPI may sum in another order, in half precision
-        np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=2e-2, atol=2e-2)
-    elif np.dtype(dtype).kind == "f":
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
-    else:
-        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
@@ -43,11 +24,11 @@ def test_allreduce(world, dtype, op):
             pytest.skip("mean is for floating types")
         n, r = comm.size, comm.rank
         lo, hi = (1, 2) if op == "prod" else (-3, 3)
-        xs = [_data(s, (5, 3), dtype, seed=1, low=lo, high=hi) for s in range(n)]
+        xs = [rank_data(s, (5, 3), dtype, seed=1, low=lo, high=hi) for s in range(n)]
         got = comm.allreduce(xs[r], op=op, name=f"t/{op}")
-        _close(got, reference("allreduce", xs, op=op)[r], dtype)
+        assert_close(got, reference("allreduce", xs, op=op)[r], dtype)
         if op == "sum":
-            _close(got, np.sum(np.stack(xs).astype(np.float64), axis=0).astype(dtype), dtype)
+            assert_close(got, np.sum(np.stack(xs).astype(np.float64), axis=0).astype(dtype), dtype)
         assert not np.shares_memory(got, xs[r])
     world.run(body)
 
@@ -55,7 +36,7 @@ def test_allreduce(world, dtype, op):
 def test_allreduce_bool_scalar_empty_and_large(world):
     def body(comm):
         n, r = comm.size, comm.rank
-        bs = [_data(s, (7,), bool, seed=2) for s in range(n)]
+        bs = [rank_data(s, (7,), bool, seed=2) for s in range(n)]
         np.testing.assert_array_equal(comm.allreduce(bs[r], "max"), np.logical_or.reduce(bs))
         np.testing.assert_array_equal(comm.allreduce(bs[r], "min"), np.logical_and.reduce(bs))
         s = comm.allreduce(np.float64(r + 1))
@@ -70,10 +51,10 @@ def test_allreduce_bool_scalar_empty_and_large(world):
 def test_allgather(world, dtype):
     def body(comm):
         n, r = comm.size, comm.rank
-        xs = [_data(s, (2, 3), dtype, seed=3) for s in range(n)]
-        _close(comm.allgather(xs[r]), np.concatenate(xs), dtype)
-        ss = [_data(s, (), dtype, seed=4) for s in range(n)]
-        _close(comm.allgather(ss[r]), np.stack(ss), dtype)
+        xs = [rank_data(s, (2, 3), dtype, seed=3) for s in range(n)]
+        assert_close(comm.allgather(xs[r]), np.concatenate(xs), dtype)
+        ss = [rank_data(s, (), dtype, seed=4) for s in range(n)]
+        assert_close(comm.allgather(ss[r]), np.stack(ss), dtype)
     world.run(body)
 
 
@@ -82,12 +63,12 @@ def test_allgatherv_variable_rows(world, dtype):
     def body(comm):
         n, r = comm.size, comm.rank
         rows = [(2 * s + 1) % 3 for s in range(n)]  # 1, 0, 2, ...: one rank may send nothing
-        xs = [_data(s, (rows[s], 2, 2), dtype, seed=5) for s in range(n)]
+        xs = [rank_data(s, (rows[s], 2, 2), dtype, seed=5) for s in range(n)]
         vals, counts = comm.allgatherv(xs[r], name="gv")
-        _close(vals, np.concatenate(xs), dtype)
+        assert_close(vals, np.concatenate(xs), dtype)
         np.testing.assert_array_equal(counts, rows)
         vals2, counts2 = comm.allgatherv(xs[r], counts=rows, name="gv-known")  # one phase when counts are known
-        _close(vals2, np.concatenate(xs), dtype)
+        assert_close(vals2, np.concatenate(xs), dtype)
         np.testing.assert_array_equal(counts2, rows)
     world.run(body)
 
@@ -96,10 +77,10 @@ def test_allgatherv_variable_rows(world, dtype):
 def test_broadcast_from_every_root(world, dtype):
     def body(comm):
         n, r = comm.size, comm.rank
-        xs = [_data(s, (4,), dtype, seed=6) for s in range(n)]
+        xs = [rank_data(s, (4,), dtype, seed=6) for s in range(n)]
         for root in range(n):
             got = comm.broadcast(xs[r], root=root, name=f"b{root}")
-            _close(got, xs[root], dtype)
+            assert_close(got, xs[root], dtype)
             assert not np.shares_memory(got, xs[r])
     world.run(body)
 
@@ -108,10 +89,10 @@ def test_broadcast_from_every_root(world, dtype):
 def test_alltoall(world, dtype):
     def body(comm):
         n, r = comm.size, comm.rank
-        xs = [_data(s, (2 * n, 3), dtype, seed=7) for s in range(n)]
+        xs = [rank_data(s, (2 * n, 3), dtype, seed=7) for s in range(n)]
         got = comm.alltoall(xs[r])
-        _close(got, reference("alltoall", xs)[r], dtype)
-        _close(got, np.concatenate([xs[s][2 * r:2 * r + 2] for s in range(n)]), dtype)
+        assert_close(got, reference("alltoall", xs)[r], dtype)
+        assert_close(got, np.concatenate([xs[s][2 * r:2 * r + 2] for s in range(n)]), dtype)
     world.run(body)
 
 
@@ -120,13 +101,13 @@ def test_alltoallv_variable_counts(world, dtype):
     def body(comm):
         n, r = comm.size, comm.rank
         sends = [[(s + 2 * d) % 3 for d in range(n)] for s in range(n)]  # zeros included
-        xs = [_data(s, (sum(sends[s]), 2), dtype, seed=8) for s in range(n)]
+        xs = [rank_data(s, (sum(sends[s]), 2), dtype, seed=8) for s in range(n)]
         want_vals, want_counts = reference("alltoallv", xs, counts=sends)[r]
         vals, counts = comm.alltoallv(xs[r], sends[r], name="a2av")
-        _close(vals, want_vals, dtype)
+        assert_close(vals, want_vals, dtype)
         np.testing.assert_array_equal(counts, want_counts)
         vals, counts = comm.alltoallv(xs[r], sends[r], recv_counts=[sends[s][r] for s in range(n)])
-        _close(vals, want_vals, dtype)
+        assert_close(vals, want_vals, dtype)
     world.run(body)
 
 
@@ -134,16 +115,16 @@ def test_alltoallv_variable_counts(world, dtype):
 def test_reduce_scatter_and_reduce(world, dtype):
     def body(comm):
         n, r = comm.size, comm.rank
-        xs = [_data(s, (2 * n, 2), dtype, seed=9) for s in range(n)]
-        _close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], dtype)
+        xs = [rank_data(s, (2 * n, 2), dtype, seed=9) for s in range(n)]
+        assert_close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], dtype)
         counts = [s for s in range(n)]
         counts[0] += 2 * n - sum(counts)
-        _close(comm.reduce_scatter(xs[r], counts=counts, op="max"),
+        assert_close(comm.reduce_scatter(xs[r], counts=counts, op="max"),
                reference("reduce_scatter", xs, op="max", counts=[counts] * n)[r], dtype)
         for root in range(n):
             got = comm.reduce(xs[r], root=root)
             if r == root:
-                _close(got, reference("reduce", xs, root=root)[r], dtype)
+                assert_close(got, reference("reduce", xs, root=root)[r], dtype)
             else:
                 assert got is None
     world.run(body)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, List
 
+import numpy as np
 import pytest
 
 import collflow.comm as cc
@@ -56,3 +57,26 @@ def world(request):
     assert c.shm_active == (request.param == "shm")
     yield _OnMPI(c)
     c.close()
+
+
+def rank_data(rank, shape, dtype, seed=0, low=-3, high=3):
+    """Rank `rank`'s input of a collective test: any rank can make every rank's, from seeds."""
+    rng = np.random.default_rng(7919 * seed + rank)
+    if np.dtype(dtype).kind == "f":
+        return rng.uniform(low, high, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    return rng.integers(low * 10, high * 10, size=shape).astype(dtype)
+
+
+def assert_close(a, b, dtype):
+    """A collective's result against the expected one: exact for integers, to rounding for
+    floats (half precision loosely: MPI may sum in another order)."""
+    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    if np.dtype(dtype) == np.float16:
+        np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=2e-2, atol=2e-2)
+    elif np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(a, b)

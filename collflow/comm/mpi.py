@@ -61,7 +61,7 @@ from .mpi_collectives import MPICollectives
 from .mpi_shm import ShmScheduling, _ShmHandle
 from .mpi_wire import (_FAIL_BYTES, _FAIL_LEFT, _REC_INTS, _REC_MODE, _TAG_ARRIVE, _TAG_FAIL, _bodies_conflict,
                        _body_signature, _decode_fail, _encode_fail, _encode_record, _fail_code, _fail_error,
-                       _peer_failure)
+                       _peer_failure, _sent)
 
 __all__ = ["MPICommunicator", "import_mpi"]
 
@@ -199,14 +199,6 @@ def _close_all() -> None:
             c.close()
         except Exception:
             pass
-
-
-def _sent(req: Any) -> bool:
-    """Whether a notice's send is over: completed, or failed (a dead or revoked peer)."""
-    try:
-        return bool(req.Test())
-    except Exception:
-        return True
 
 
 class MPICommunicator(MPICollectives, ShmScheduling, Communicator):

@@ -5,7 +5,7 @@ whether it waits at once) and failure notices (timeout, mismatch, other, a rank 
 from __future__ import annotations
 
 import hashlib
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -111,3 +111,11 @@ def _peer_failure(e: BaseException, what: str) -> Optional[CollflowError]:
     if code in tuple(getattr(MPI, n, -1) for n in ("ERR_PROC_FAILED", "ERR_PROC_FAILED_PENDING", "ERR_REVOKED")):
         return PeerFailedError(f"{what}: MPI reports {e.Get_error_string()} (a rank of the job died)")
     return None
+
+
+def _sent(req: Any) -> bool:
+    """Whether a notice's send is over: completed, or failed (a dead or revoked peer)."""
+    try:
+        return bool(req.Test())
+    except Exception:
+        return True

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import DataLossError, InvalidArgumentError
 
-__all__ = ["Commit", "ElasticState", "Context", "run", "survive", "exit_rank"]
+__all__ = ["Commit", "ElasticState", "Context", "run", "survive", "exit_rank", "arm", "fire"]
 
 
 @dataclass
@@ -136,6 +136,29 @@ class ElasticState:
         if self.failed_at is not None:
             self.lost_steps += max(0, self.failed_at - commit.step)
             self.failed_at = None
+
+
+# -- the kill -9 drill ---------------------------------------------------------------------------
+# COLLFLOW_FAULT_KILL="R:S": world rank R kills itself with SIGKILL (what `kill -9` does) right
+# after its step S (tests/faults, benchmarks/bench_elastic.py); a spawned replacement never does
+_DRILL: Dict[str, Optional[int]] = {"kill_after": None}
+
+
+def arm(world_rank: int) -> None:
+    import os
+    spec = os.environ.get("COLLFLOW_FAULT_KILL", "")
+    r, _, s = spec.partition(":")
+    if r.strip().isdigit() and s.strip().isdigit() and int(r) == world_rank:
+        _DRILL["kill_after"] = int(s)
+
+
+def fire(step: int) -> None:
+    if _DRILL["kill_after"] == step:
+        import os
+        import signal
+        import sys
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # -- the driver for user programs (train.py uses the same pieces) ------------------------------

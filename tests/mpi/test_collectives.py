@@ -17,6 +17,7 @@ import pytest
 import collflow as cf
 import collflow.comm as cc
 from collflow.comm.local import reference
+from worlds import assert_close, rank_data
 from collflow.errors import DeadlineExceededError, InvalidArgumentError
 
 pytestmark = pytest.mark.mpi(min_size=2)
@@ -45,26 +46,6 @@ def mpi_comm():
     c.close()
 
 
-def _data(rank, shape, dtype, seed=0, low=-3, high=3):
-    rng = np.random.default_rng(7919 * seed + rank)
-    if np.dtype(dtype).kind == "f":
-        return rng.uniform(low, high, size=shape).astype(dtype)
-    if np.dtype(dtype).kind == "b":
-        return rng.integers(0, 2, size=shape).astype(bool)
-    return rng.integers(low * 10, high * 10, size=shape).astype(dtype)
-
-
-def _close(a, b, dtype):
-    assert a.dtype == np.dtype(dtype), (a.dtype, dtype)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    if np.dtype(dtype) == np.float16:  # MPI may sum in another order, in half precision
-        np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=2e-2, atol=2e-2)
-    elif np.dtype(dtype).kind == "f":
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
-    else:
-        np.testing.assert_array_equal(a, b)
-
-
 # -- every collective against NumPy -----------------------------------------------------------
 def test_local_rank(comm):
     import socket
@@ -82,19 +63,19 @@ def test_float16_where_mpi_has_no_float16(comm):
     n, r = comm.size, comm.rank
     was, comm._f16_native = comm._f16_native, False
     try:
-        xs = [_data(s, (2 * n, 3), np.float16, seed=15) for s in range(n)]
+        xs = [rank_data(s, (2 * n, 3), np.float16, seed=15) for s in range(n)]
         for op in ("sum", "mean", "max"):
-            _close(comm.allreduce(xs[r], op), reference("allreduce", xs, op=op)[r], np.float16)
+            assert_close(comm.allreduce(xs[r], op), reference("allreduce", xs, op=op)[r], np.float16)
         np.testing.assert_array_equal(comm.allgatherv(xs[r][:r + 1])[0], np.concatenate([x[:s + 1] for s, x in
                                                                                          enumerate(xs)]))
         np.testing.assert_array_equal(comm.allgather(xs[r]), np.concatenate(xs))
         np.testing.assert_array_equal(comm.broadcast(xs[r], root=n - 1), xs[n - 1])
         np.testing.assert_array_equal(comm.alltoall(xs[r]), reference("alltoall", xs)[r])
         np.testing.assert_array_equal(comm.alltoallv(xs[r], [2] * n)[0], reference("alltoall", xs)[r])
-        _close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], np.float16)
+        assert_close(comm.reduce_scatter(xs[r]), reference("reduce_scatter", xs, counts=[[2] * n] * n)[r], np.float16)
         got = comm.reduce(xs[r], root=0)
         if r == 0:
-            _close(got, reference("reduce", xs)[0], np.float16)
+            assert_close(got, reference("reduce", xs)[0], np.float16)
     finally:
         comm._f16_native = was
 
@@ -152,9 +133,9 @@ def test_graph_collectives_and_gradients(comm):
         gy, = cf.gradients(cf.reduce_sum(y * w), x)
         gz, = cf.gradients(cf.reduce_sum(z * w), x)
         gb, = cf.gradients(cf.reduce_sum(b * w), x)
-    xs = [_data(s, (2, 3), np.float64, seed=11) for s in range(n)]
-    ws = [_data(s, (2, 3), np.float64, seed=12) for s in range(n)]
-    wz = [_data(s, (2 * n, 3), np.float64, seed=13) for s in range(n)]
+    xs = [rank_data(s, (2, 3), np.float64, seed=11) for s in range(n)]
+    ws = [rank_data(s, (2, 3), np.float64, seed=12) for s in range(n)]
+    wz = [rank_data(s, (2 * n, 3), np.float64, seed=13) for s in range(n)]
     with cf.Session(graph=g, config={"comm": comm}) as sess:
         yv, bv, gyv, gbv = sess.run([y, b, gy, gb], {x: xs[r], w: ws[r]})
         zv, gzv = sess.run([z, gz], {x: xs[r], w: wz[r]})
@@ -176,7 +157,7 @@ def test_graph_alltoall_with_splits_and_reduce_scatter(comm):
         a, rs = cc.alltoall(x, splits=sp)
         e = cc.alltoall(cf.concat([x[:1]] * n, 0))
         q = cc.reduce_scatter(cf.concat([x[:1]] * n, 0))
-    xs = [_data(s, (sum(splits[s]), 2), np.float32, seed=14) for s in range(n)]
+    xs = [rank_data(s, (sum(splits[s]), 2), np.float32, seed=14) for s in range(n)]
     with cf.Session(graph=g, config={"comm": comm}) as sess:
         av, rv, ev, qv = sess.run([a, rs, e, q], {x: xs[r], sp: np.array(splits[r], np.int32)})
     want, cnt = reference("alltoallv", xs, counts=splits)[r]
@@ -277,7 +258,7 @@ def test_mismatched_collectives_are_named_on_every_rank(shm):
 def test_wait_now_collectives_block_only_when_every_rank_waits_at_once(mpi_comm):
     comm = mpi_comm
     n, r = comm.size, comm.rank
-    x = [_data(q, (1000,), np.float64, seed=31) for q in range(n)]
+    x = [rank_data(q, (1000,), np.float64, seed=31) for q in range(n)]
     want = np.sum(x, axis=0)
     before = comm.blocking_calls
     # every rank waits at once: one blocking MPI call
@@ -302,7 +283,7 @@ def test_graph_allreduce_waited_at_once_uses_the_blocking_call(mpi_comm):
     n, r = comm.size, comm.rank
     g = cf.Graph()
     with g.as_default():
-        v = cf.Variable(_data(r, (64, 8), np.float32, seed=32), name="v")
+        v = cf.Variable(rank_data(r, (64, 8), np.float32, seed=32), name="v")
         opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=comm)
         (red, _), = opt.reduce_gradients([(v.value(), v)])
         (sums, _), = opt.reduce_gradients([(v.value() * 2.0, v)], average=False)
@@ -311,7 +292,7 @@ def test_graph_allreduce_waited_at_once_uses_the_blocking_call(mpi_comm):
         before = comm.blocking_calls
         got, got_sums = s.run(red), s.run(sums)
         assert comm.blocking_calls == before + 2
-    want = np.sum([_data(q, (64, 8), np.float32, seed=32) for q in range(n)], axis=0)
+    want = np.sum([rank_data(q, (64, 8), np.float32, seed=32) for q in range(n)], axis=0)
     np.testing.assert_allclose(got, want / n, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got_sums, 2 * want, rtol=1e-5, atol=1e-5)
 
