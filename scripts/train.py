@@ -595,6 +595,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 it.set_position(res.pipeline["epoch"], res.pipeline["offset"] * res.world_size // size)
             steps = res.global_step
             log(f"resumed from {res.path} at step {steps} (written by {res.world_size} rank(s))")
+        carried: Dict[str, Any] = {}  # this rank's loss record up to the commit rolled back to
         if el is not None:
             state_vars = g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES)
             back = el.agree(comm, state_vars)  # collective: the newest step every survivor committed
@@ -602,6 +603,7 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 el.commit(sess, state_vars, steps, it.state_dict(), size)
             else:
                 el.restore(sess, state_vars, back)
+                carried = back.notes
                 it.set_position(back.pipeline["epoch"], back.pipeline["offset"] * back.world_size // size)
                 steps = back.step
                 log(f"rolled back to the commit of step {steps} (taken on {back.world_size} ranks); "
@@ -630,8 +632,8 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
         run_steps = 0
         samples = 0
         late_counts = [0] * size
-        initial_loss: Optional[float] = None
-        recent: deque = deque(maxlen=max(1, len(it)))  # the losses of the last epoch's worth of steps
+        initial_loss: Optional[float] = carried.get("initial_loss")
+        recent: deque = deque(carried.get("recent", ()), maxlen=max(1, len(it)))  # the last epoch's losses
         epoch_loss, epoch_n, epoch_samples, epoch_t0, epoch = 0.0, 0, 0, time.perf_counter(), it.epoch
         t_train = time.perf_counter()
         stop_reason = ""
@@ -660,7 +662,9 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
                 if ckpt is not None:
                     ckpt.maybe_save(sess, steps, it.state_dict)
                 if el is not None:
-                    el.step_done(sess, state_vars, steps, it.state_dict, size)
+                    el.step_done(sess, state_vars, steps, it.state_dict, size,
+                                 notes=lambda: {"recent": list(recent) + [loss],
+                                                "initial_loss": loss if initial_loss is None else initial_loss})
                 elastic.fire(steps)
                 done = a.steps is not None and steps >= a.steps  # stop before drawing another batch
                 if math.isnan(loss) and sync is not None and sync.backup_ranks:

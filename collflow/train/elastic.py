@@ -29,6 +29,7 @@ class Commit:
     values: Dict[str, np.ndarray]
     pipeline: Dict[str, Any] = field(default_factory=dict)
     world_size: int = 1
+    notes: Dict[str, Any] = field(default_factory=dict)  # this rank's own record (losses so far, ...)
 
 
 class ElasticState:
@@ -56,8 +57,9 @@ class ElasticState:
         return step % self.every == 0
 
     def step_done(self, sess: Any, variables: Sequence[Any], step: int, pipeline: Callable[[], Dict[str, Any]],
-                  world_size: int) -> None:
-        """After each training step: times a recovery, commits when one is due."""
+                  world_size: int, notes: Optional[Callable[[], Dict[str, Any]]] = None) -> None:
+        """After each training step: times a recovery, commits when one is due (with `notes()`:
+        what this rank wants back after a rollback besides the variables, e.g. its losses)."""
         now = time.monotonic()
         if self._down_since is not None:
             self.recovery_s.append(now - self._down_since)
@@ -65,7 +67,9 @@ class ElasticState:
         self._last_step_t = now
         self.last_step = step
         if self.due(step):
-            self.commit(sess, variables, step, pipeline(), world_size)
+            c = self.commit(sess, variables, step, pipeline(), world_size)
+            if notes is not None:
+                c.notes = notes()
 
     def failed(self, step: Optional[int] = None) -> None:
         """A collective failed after `step` (default: the last step_done) completed steps (the
