@@ -1,0 +1,157 @@
+"""Kernels placed on a GPU return device arrays, checked without a GPU.
+
+A kernel that builds its result with NumPy (`np.asarray(...)`) instead of the device's array
+module hands a host array to the GPU ops after it; on a real GPU that fails far from its cause
+(seen on an H200: CommSize's host scalar reached a RealDiv in SyncReplicasOptimizer).  Here a
+simulated device computes with NumPy through a module whose every array is a subclass
+(`DevArray`): a kernel on that device returning a plain ndarray or NumPy scalar is flagged.
+Runs every case of the gradient table and a synchronous two-rank training step on it.
+"""
+import collections
+import types
+
+import numpy as np
+import pytest
+
+import collflow as cf
+import collflow.kernels.device as device_mod
+import collflow.runtime.executor as executor_mod
+from collflow.kernels.device import Device, register_device, unregister_device
+
+import test_gradients
+
+# passed through unchanged by design, not made by the kernel: Identity in loop plans forwards
+# its input (the consumer moves it); indexing a NumPy array gives a NumPy scalar where CuPy
+# gives a 0-d device array (TensorArrayRead of a 1-d array)
+ARTIFACTS = {"Identity", "TensorArrayReadV3"}
+
+
+class DevArray(np.ndarray):
+    """An array 'on the device'."""
+
+
+def _dev(r):
+    if type(r) is np.ndarray:
+        return r.view(DevArray)
+    if isinstance(r, np.generic):
+        return np.asarray(r).view(DevArray)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):  # a named tuple (linalg's results)
+        return type(r)(*(_dev(x) for x in r))
+    if isinstance(r, (tuple, list)):
+        return type(r)(_dev(x) for x in r)
+    return r
+
+
+class _DeviceModule:
+    """NumPy, with every array it returns a DevArray (ufuncs keep the subclass themselves)."""
+
+    def __init__(self, mod):
+        self._m = mod
+
+    def __getattr__(self, name):
+        obj = getattr(self._m, name)
+        if isinstance(obj, types.ModuleType):
+            return _DeviceModule(obj)
+        if isinstance(obj, (np.ufunc, type)) or not callable(obj):
+            return obj
+        return lambda *a, **k: _dev(obj(*a, **k))
+
+
+@pytest.fixture
+def strict_gpu(monkeypatch):
+    from collflow.kernels import gpu
+    if gpu.setup() is not None:
+        pytest.skip("a real GPU is /gpu:0 here (tests/test_gpu.py covers it)")
+    xp = _DeviceModule(np)
+    register_device(Device("/gpu:0", "GPU", 0, xp))
+    plain = device_mod.copy_between
+
+    def copy_between(src, dst):
+        if dst.xp is xp:
+            return lambda x: np.array(x, copy=True).view(DevArray) if isinstance(x, (np.ndarray, np.generic)) else x
+        if src.xp is xp:
+            return lambda x: np.array(x, copy=True) if isinstance(x, np.ndarray) else x
+        return plain(src, dst)
+    monkeypatch.setattr(device_mod, "copy_between", copy_between)
+
+    flagged = collections.defaultdict(set)
+    bind = executor_mod.get_kernel
+
+    def get_kernel(op, device_type):
+        factory, is_async = bind(op, device_type)
+        if device_type != "GPU" or is_async:
+            return factory, is_async
+
+        def watched(op_, ctx):
+            k = factory(op_, ctx)
+            if ctx.xp is not xp or k is None:
+                return k
+
+            def run(*args):
+                out = k(*args)
+                for v in (out if isinstance(out, tuple) else (out,)):
+                    if type(v) is np.ndarray or isinstance(v, np.generic):
+                        flagged[op_.type].add(op_.name)
+                return out
+            for attr in ("constant_result", "is_async"):
+                if hasattr(k, attr):
+                    setattr(run, attr, getattr(k, attr))
+            return run
+        return watched, is_async
+    monkeypatch.setattr(executor_mod, "get_kernel", get_kernel)
+    yield flagged
+    unregister_device("/gpu:0")
+
+
+def test_kernels_of_the_gradient_table_return_device_arrays(strict_gpu):
+    ran = 0
+    for case in test_gradients.ALL_CASES:
+        if case.op in ("PSGather", "PSGatherN"):  # their GPU path stages through CuPy's asnumpy
+            continue
+        rng = np.random.default_rng(0)
+        values = ([np.asarray(v, dtype=np.float64) for v in case.make_inputs(rng)] if case.make_inputs is not None
+                  else [rng.uniform(case.low, case.high, size=s) for s in case.shapes])
+        g = cf.Graph()
+        with g.as_default():
+            xs = ([cf.Variable(v.copy(), name=f"x{i}") for i, v in enumerate(values)] if case.as_variables
+                  else [cf.placeholder(cf.float64, v.shape) for v in values])
+            made = case.fn(*xs)
+            ys = [cf.convert_to_tensor(y) for y in (made if isinstance(made, (list, tuple)) else [made])
+                  if getattr(y, "dtype", None) is not None and y.dtype.is_floating]
+            loss = cf.add_n([cf.reduce_sum(y * y) for y in ys])
+            grads = [cf.convert_to_tensor(gr) for gr in cf.gradients(loss, xs) if gr is not None]
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g, config={"device": "/gpu:0"}) as s:
+            s.run(init)
+            s.run(ys + grads, {} if case.as_variables else dict(zip(xs, values)))
+        ran += 1
+    assert ran > 250
+    leaks = {t: sorted(n)[:3] for t, n in strict_gpu.items() if t not in ARTIFACTS}
+    assert not leaks, f"kernels on the GPU returned host arrays: {leaks}"
+
+
+def test_a_synchronous_training_step_keeps_device_arrays(strict_gpu):
+    """SyncReplicasOptimizer's graph on two thread ranks (CommSize, the averaging scale, the
+    fused all-reduce's consumers): the path where a host scalar from CommSize once leaked."""
+    from collflow.comm import ThreadWorld
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (None, 6))
+            y = cf.placeholder(cf.int32, (None,))
+            w = cf.Variable(np.random.default_rng(0).normal(size=(6, 3)), name="w")
+            loss = cf.reduce_mean(cf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=cf.matmul(x, w)))
+            train = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.5), comm=c).minimize(loss)
+            init = cf.global_variables_initializer()
+        rng = np.random.default_rng(c.rank)
+        with cf.Session(graph=g, config={"comm": c, "device": "/gpu:0"}) as s:
+            s.run(init)
+            for _ in range(2):
+                s.run(train, {x: rng.normal(size=(4, 6)), y: rng.integers(0, 3, 4).astype(np.int32)})
+            return {op.type for op in g.get_operations()}
+
+    types_made = ThreadWorld(2, timeout=30).run(rank)[0]
+    assert "CommSize" in types_made
+    leaks = {t: sorted(n)[:3] for t, n in strict_gpu.items() if t not in ARTIFACTS}
+    assert not leaks, f"kernels on the GPU returned host arrays: {leaks}"
