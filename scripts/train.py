@@ -444,14 +444,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     log = Log(comm.rank)
     _library_logging(comm.rank)
-    el = ElasticState(a.elastic) if a.elastic else None
-    if el is not None:
-        from collflow.comm import elastic as cf_elastic
-        el.respawn = a.elastic_respawn
-        if cf_elastic.is_respawned():  # started by the survivors in a dead rank's place
-            log.every_rank(f"joined the job as rank {comm.rank} of {comm.size}, replacing a rank that died")
-        else:
-            elastic.arm(comm.rank)
+    el = ElasticState(a.elastic, respawn=a.elastic_respawn) if a.elastic else None
+    from collflow.comm import elastic as cf_elastic
+    if el is not None and cf_elastic.is_respawned():  # started by the survivors in a dead rank's place
+        log.every_rank(f"joined the job as rank {comm.rank} of {comm.size}, replacing a rank that died")
     else:
         elastic.arm(comm.rank)
     try:
@@ -480,11 +476,10 @@ def _survive(comm: Any, log: "Log", el: ElasticState, err: cf.CollflowError) -> 
     log under its new rank); re-raises `err` when no rank died."""
     t0 = time.perf_counter()
     old_rank, old_size = comm.rank, comm.size
-    respawn = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if el.respawn else None
-    new, lost, took = elastic.survive(comm, el, err, respawn)
+    new, lost, took = elastic.survive(comm, el, err)
     log = Log(new.rank)
     _library_logging(new.rank)
-    how = (f"started {lost} new rank(s) in its place: going on with {new.size}" if respawn
+    how = (f"started {lost} new rank(s) in its place: going on with {new.size}" if el.respawn
            else f"going on with {new.size}")
     log.every_rank(f"(was rank {old_rank} of {old_size}) {err.message.splitlines()[0][:200]}; {lost} rank(s) "
                    f"gone, {how} from the last commit ({took:.3f} s; {time.perf_counter() - t0:.3f} s with the new "
@@ -598,11 +593,9 @@ def run(a: argparse.Namespace, comm: Any, log: Log, t_start: float, cleanup: con
         carried: Dict[str, Any] = {}  # this rank's loss record up to the commit rolled back to
         if el is not None:
             state_vars = g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES)
-            back = el.agree(comm, state_vars)  # collective: the newest step every survivor committed
-            if back is None:       # the first start: the replicas' common state is the first commit
-                el.commit(sess, state_vars, steps, it.state_dict(), size)
-            else:
-                el.restore(sess, state_vars, back)
+            # collective: the newest commit every survivor holds, or (first start) commit this state
+            back = el.resume(comm, sess, state_vars, steps, it.state_dict())
+            if back is not None:
                 carried = back.notes
                 it.set_position(back.pipeline["epoch"], back.pipeline["offset"] * back.world_size // size)
                 steps = back.step

@@ -8,7 +8,7 @@ transport: shared memory segments would name the dead rank's peers).  When nobod
 error was something else) the shrunk world is as large as the old one and `shrink` returns
 None: the caller re-raises the error.  With `respawn`, the survivors then start one new process
 per dead rank (MPI_Comm_spawn of the same program) and merge with it: the world is whole again,
-the newcomers last; a newcomer finds its parents with `joined_communicator()`.  The training
+the newcomers last; in a newcomer, `elastic_communicator()` is that merged world.  The training
 side (in-memory commits, rollback, re-sharding, handing the commit to newcomers) is
 collflow.train.elastic.
 """

@@ -45,9 +45,9 @@ def _shared_unique_id(nccl: Any, mpi_comm: Communicator) -> Any:
     buf = np.zeros(129, dtype=np.int8)
     if mpi_comm.rank == 0:
         uid = nccl.get_unique_id()
-        raw = bytes(uid) if isinstance(uid, (bytes, bytearray)) else np.asarray(uid, dtype=np.int64).astype(np.int8).tobytes()
-        buf[0] = 1 if isinstance(uid, (bytes, bytearray)) else 0
-        buf[1:1 + len(raw)] = np.frombuffer(raw, dtype=np.int8)
+        as_bytes = isinstance(uid, (bytes, bytearray))
+        buf[0] = int(as_bytes)
+        buf[1:] = np.frombuffer(bytes(uid), dtype=np.int8) if as_bytes else np.asarray(uid, dtype=np.int64)
     buf = mpi_comm.broadcast(buf, root=0, name="nccl/unique_id")
     return buf[1:].tobytes() if buf[0] == 1 else tuple(int(v) for v in buf[1:])
 

@@ -11,13 +11,16 @@ re-sharded over them.
 """
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import DataLossError, InvalidArgumentError
+from ..errors import CollflowError, DataLossError, InvalidArgumentError
 
 __all__ = ["Commit", "ElasticState", "Context", "run", "survive", "exit_rank", "arm", "fire"]
 
@@ -33,16 +36,16 @@ class Commit:
 
 
 class ElasticState:
-    """The commits of one rank (`every`: steps between commits) and how many times the world
-    has shrunk so far."""
+    """The commits of one rank (`every`: steps between commits), whether a dead rank is replaced
+    by a new process (`respawn`), and how many times the world has shrunk so far."""
 
-    def __init__(self, every: int):
+    def __init__(self, every: int, respawn: bool = False):
         if every < 1:
             raise InvalidArgumentError(f"the elastic commit interval must be >= 1 step, got {every}")
         self.every = every
+        self.respawn = respawn
         self.commits: List[Commit] = []
         self.shrinks = 0
-        self.respawn = False  # start a new process for each dead rank (collflow.comm.elastic.shrink)
         self.respawned = 0
         self.lost_steps = 0  # steps this rank had completed past the commit it rolled back to
         self.failed_at: Optional[int] = None  # the steps this rank had completed when it failed
@@ -86,6 +89,18 @@ class ElasticState:
         self.commits = (self.commits + [c])[-2:]
         return c
 
+    def resume(self, comm: Any, sess: Any, variables: Sequence[Any], step: int,
+               pipeline: Optional[Dict[str, Any]] = None) -> Optional[Commit]:
+        """After initialising (and broadcasting) the variables: loads the commit the ranks agree
+        on and returns it, or, on the first start, commits the current state as `step` and
+        returns None.  Collective."""
+        back = self.agree(comm, variables)
+        if back is None:
+            self.commit(sess, variables, step, pipeline, comm.size)
+        else:
+            self.restore(sess, variables, back)
+        return back
+
     def agree(self, comm: Any, variables: Sequence[Any] = ()) -> Optional[Commit]:
         """The newest commit every survivor of `comm` has (None: no rank has committed yet).
         Ranks without any commit are newcomers (spawned to replace dead ranks): they get that
@@ -110,11 +125,11 @@ class ElasticState:
 
     def _share(self, comm: Any, commit: Optional[Commit], variables: Sequence[Any]) -> Commit:
         """Rank 0's commit on every rank (newcomers receive it; survivors keep theirs)."""
-        head = np.zeros(5, dtype=np.int64)
+        head = np.zeros(4, dtype=np.int64)
         if comm.rank == 0:
             assert commit is not None
             p = commit.pipeline
-            head[:] = [commit.step, int(p.get("epoch", 0)), int(p.get("offset", 0)), commit.world_size, 1]
+            head[:] = [commit.step, int(p.get("epoch", 0)), int(p.get("offset", 0)), commit.world_size]
         head = np.asarray(comm.broadcast(head, root=0, name="elastic/commit_head"))
         values: Dict[str, np.ndarray] = {}
         for v in sorted(variables, key=lambda v: v.op.name):
@@ -149,7 +164,6 @@ _DRILL: Dict[str, Optional[int]] = {"kill_after": None}
 
 
 def arm(world_rank: int) -> None:
-    import os
     spec = os.environ.get("COLLFLOW_FAULT_KILL", "")
     r, _, s = spec.partition(":")
     if r.strip().isdigit() and s.strip().isdigit() and int(r) == world_rank:
@@ -158,9 +172,6 @@ def arm(world_rank: int) -> None:
 
 def fire(step: int) -> None:
     if _DRILL["kill_after"] == step:
-        import os
-        import signal
-        import sys
         sys.stderr.flush()
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -184,26 +195,22 @@ class Context:
         return self.comm.size
 
     def restore(self, sess: Any, variables: Sequence[Any], pipeline: Optional[Dict[str, Any]] = None) -> int:
-        """After initialising (and broadcasting) the variables: loads the commit the ranks agree
-        on and returns its step, or commits the current state as step 0 on the first start.
-        Collective."""
-        back = self.state.agree(self.comm, variables)
-        if back is None:
-            self.state.commit(sess, variables, 0, pipeline, self.size)
-            return 0
-        self.state.restore(sess, variables, back)
-        return back.step
+        """After initialising (and broadcasting) the variables: the step to go on from, 0 on
+        the first start (ElasticState.resume).  Collective."""
+        back = self.state.resume(self.comm, sess, variables, 0, pipeline)
+        return 0 if back is None else back.step
 
     def step_done(self, sess: Any, variables: Sequence[Any], step: int,
                   pipeline: Callable[[], Dict[str, Any]] = dict) -> None:
         self.state.step_done(sess, variables, step, pipeline, self.size)
 
 
-def survive(comm: Any, state: ElasticState, err: BaseException, respawn: Optional[Sequence[str]] = None
-            ) -> Tuple[Any, int, float]:
+def survive(comm: Any, state: ElasticState, err: BaseException) -> Tuple[Any, int, float]:
     """After a failed collective: (the survivors' communicator, ranks lost, seconds); re-raises
-    `err` when no rank died.  Every survivor calls it."""
+    `err` when no rank died.  Every survivor calls it.  With `state.respawn`, each dead rank is
+    replaced by a new process running this program with its arguments."""
     from ..comm import elastic as comm_elastic
+    respawn = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if state.respawn else None
     new, lost, took = comm_elastic.shrink(comm, respawn=respawn)
     if new is None:
         raise err
@@ -217,10 +224,7 @@ def exit_rank(comm: Any, status: int = 0) -> None:
     MPI_Finalize, which after a shrink now and then waited forever for requests of the revoked
     communicators (Open MPI 5; under `--with-ft ulfm` leaving without it is no error).  A
     process the survivors spawned returns instead and finalizes (its launcher requires it)."""
-    import os
-    import sys
     from ..comm import elastic as comm_elastic
-    from ..errors import CollflowError
     try:
         comm.barrier()  # bounded by the collective timeout
     except CollflowError:
@@ -243,18 +247,14 @@ def run(fn: Callable[[Context], Any], commit_every: int, respawn: bool = False, 
     and `ctx.step_done(...)` after each step; a failed collective ends the attempt.  Needs
     `mpirun --with-ft ulfm`.  `respawn`: start a process running this program in each dead
     rank's place (it joins at the agreed commit)."""
-    import sys
-    import os
     from ..comm import elastic as comm_elastic
-    from ..errors import CollflowError
     comm_elastic.require_ft()
     comm = comm if comm is not None else comm_elastic.elastic_communicator()
-    state = ElasticState(commit_every)
-    argv = [os.path.abspath(sys.argv[0])] + sys.argv[1:] if respawn else None
+    state = ElasticState(commit_every, respawn)
     while True:
         ctx = Context(comm, state)
         try:
             return fn(ctx)
         except CollflowError as e:
             state.failed()
-            comm, _, _ = survive(comm, state, e, argv)
+            comm, _, _ = survive(comm, state, e)
