@@ -101,3 +101,48 @@ def check_case(case: Case, seed: int = 0) -> None:
             np.testing.assert_allclose(
                 analytic_full[i], num, rtol=case.rtol, atol=case.atol,
                 err_msg=f"gradient of {case} w.r.t. input {i} (shape {v.shape}) differs from finite differences")
+
+
+_CF_FLOATS = {np.dtype(np.float64): cf.float64, np.dtype(np.float32): cf.float32, np.dtype(np.float16): cf.float16}
+
+
+@dataclasses.dataclass
+class CaseGraph:
+    """A case built to run on a device (tests/test_gpu.py, tests/test_device_discipline.py):
+    its float outputs `ys`, the gradients of sum(y * y) w.r.t. the inputs, and the feed."""
+    graph: Any
+    xs: list
+    values: list
+    ys: list
+    grads: list
+    init: Any
+    as_variables: bool
+
+    @property
+    def feed(self) -> dict:
+        return {} if self.as_variables else dict(zip(self.xs, self.values))
+
+
+def case_graph(case: Case, dtype: Any = np.float64, seed: int = 0) -> CaseGraph:
+    """The case's op and its gradients in `dtype`, inputs as placeholders or (as_variables)
+    variables, as check_case builds them.  A case written in float64 only raises its
+    InvalidArgumentError in another dtype."""
+    rng = np.random.default_rng(seed)
+    if case.make_inputs is not None:
+        values = [np.asarray(v, dtype=dtype) for v in case.make_inputs(rng)]
+    else:
+        values = [rng.uniform(case.low, case.high, size=s).astype(dtype) for s in case.shapes]
+    cfd = _CF_FLOATS[np.dtype(dtype)]
+    g = cf.Graph()
+    with g.as_default():
+        if case.as_variables:
+            xs = [cf.Variable(v.copy(), name=f"x{i}") for i, v in enumerate(values)]
+        else:
+            xs = [cf.placeholder(cfd, v.shape) for v in values]
+        made = case.fn(*xs)
+        ys = [cf.convert_to_tensor(y) for y in (made if isinstance(made, (list, tuple)) else [made])
+              if getattr(y, "dtype", None) is not None and y.dtype.is_floating]
+        loss = cf.add_n([cf.reduce_sum(cf.cast(y, cfd) * cf.cast(y, cfd)) for y in ys])
+        grads = [cf.convert_to_tensor(gr) for gr in cf.gradients(loss, xs) if gr is not None]
+        init = cf.global_variables_initializer()
+    return CaseGraph(g, xs, values, ys, grads, init, case.as_variables)

@@ -18,6 +18,7 @@ import collflow.kernels.device as device_mod
 import collflow.runtime.executor as executor_mod
 from collflow.kernels.device import Device, register_device, unregister_device
 
+import gradcheck
 import test_gradients
 
 # passed through unchanged by design, not made by the kernel: Identity in loop plans forwards
@@ -108,22 +109,10 @@ def test_kernels_of_the_gradient_table_return_device_arrays(strict_gpu):
     for case in test_gradients.ALL_CASES:
         if case.op in ("PSGather", "PSGatherN"):  # their GPU path stages through CuPy's asnumpy
             continue
-        rng = np.random.default_rng(0)
-        values = ([np.asarray(v, dtype=np.float64) for v in case.make_inputs(rng)] if case.make_inputs is not None
-                  else [rng.uniform(case.low, case.high, size=s) for s in case.shapes])
-        g = cf.Graph()
-        with g.as_default():
-            xs = ([cf.Variable(v.copy(), name=f"x{i}") for i, v in enumerate(values)] if case.as_variables
-                  else [cf.placeholder(cf.float64, v.shape) for v in values])
-            made = case.fn(*xs)
-            ys = [cf.convert_to_tensor(y) for y in (made if isinstance(made, (list, tuple)) else [made])
-                  if getattr(y, "dtype", None) is not None and y.dtype.is_floating]
-            loss = cf.add_n([cf.reduce_sum(y * y) for y in ys])
-            grads = [cf.convert_to_tensor(gr) for gr in cf.gradients(loss, xs) if gr is not None]
-            init = cf.global_variables_initializer()
-        with cf.Session(graph=g, config={"device": "/gpu:0"}) as s:
-            s.run(init)
-            s.run(ys + grads, {} if case.as_variables else dict(zip(xs, values)))
+        cg = gradcheck.case_graph(case)
+        with cf.Session(graph=cg.graph, config={"device": "/gpu:0"}) as s:
+            s.run(cg.init)
+            s.run(cg.ys + cg.grads, cg.feed)
         ran += 1
     assert ran > 250
     leaks = {t: sorted(n)[:3] for t, n in strict_gpu.items() if t not in ARTIFACTS}

@@ -15,47 +15,27 @@ pytestmark = pytest.mark.gpu
 if gpu.setup() is None:
     pytest.skip("no CuPy or no GPU on this machine", allow_module_level=True)
 
+import gradcheck  # noqa: E402
 import test_gradients  # noqa: E402
 
 CASES = [c for c in test_gradients.ALL_CASES if c.op not in ("FusedAllReduce",)]
 
 
-_CF = {np.float64: cf.float64, np.float32: cf.float32, np.float16: cf.float16}
-
-
 @pytest.mark.parametrize("case", CASES, ids=str)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_gpu_kernel_matches_numpy(case, dtype):
-    rng = np.random.default_rng(0)
-    if case.make_inputs is not None:
-        values = [np.asarray(v, dtype=dtype) for v in case.make_inputs(rng)]
-    else:
-        values = [rng.uniform(case.low, case.high, size=s).astype(dtype) for s in case.shapes]
-    cfd = _CF[dtype]
-    g = cf.Graph()
-    with g.as_default():
-        if case.as_variables:  # as the gradient check builds it (tests/gradcheck.py)
-            xs = [cf.Variable(v.copy(), name=f"x{i}") for i, v in enumerate(values)]
-        else:
-            xs = [cf.placeholder(cfd, v.shape) for v in values]
-        try:
-            made = case.fn(*xs)
-        except cf.errors.InvalidArgumentError as e:
-            if dtype != np.float64 and "float64" in str(e):  # the case builds float64 tensors of its own
-                pytest.skip(f"{case} is written in float64 only")
-            raise
-        ys = [cf.convert_to_tensor(y) for y in (made if isinstance(made, (list, tuple)) else [made])
-              if getattr(y, "dtype", None) is not None and y.dtype.is_floating]
-        loss = cf.add_n([cf.reduce_sum(cf.cast(y, cfd) * cf.cast(y, cfd)) for y in ys])
-        grads = [gr for gr in cf.gradients(loss, xs) if gr is not None]
-        grads = [cf.convert_to_tensor(gr) for gr in grads]
-        init = cf.global_variables_initializer()
+    try:
+        cg = gradcheck.case_graph(case, dtype)  # as the gradient check builds it
+    except cf.errors.InvalidArgumentError as e:
+        if dtype != np.float64 and "float64" in str(e):  # the case builds float64 tensors of its own
+            pytest.skip(f"{case} is written in float64 only")
+        raise
     out = {}
     for dev in ("/cpu:0", "/gpu:0"):
-        with cf.Session(graph=g, config={"device": dev}) as s:
+        with cf.Session(graph=cg.graph, config={"device": dev}) as s:
             try:
-                s.run(init)
-                out[dev] = s.run(ys + grads, {} if case.as_variables else dict(zip(xs, values)))
+                s.run(cg.init)
+                out[dev] = s.run(cg.ys + cg.grads, cg.feed)
             except cf.CollflowError as e:
                 if dtype == np.float16 and dev == "/cpu:0":  # no reference: NumPy has no half kernel
                     pytest.skip(f"{case.op} has no float16 kernel on the CPU: {e.message[:80]}")
