@@ -11,7 +11,13 @@ from .registry import register_kernel, KernelContext
 def _const(op: Any, ctx: KernelContext) -> Any:
     # moved to the device once, when the plan is compiled
     v = ctx.xp.asarray(op.attrs["value"])
-    return lambda: v
+
+    def const() -> Any:
+        return v
+    # the same object on every call: a plan binds it once (a constant inside a loop body is
+    # then no call per iteration)
+    const.constant_result = True  # type: ignore[attr-defined]
+    return const
 
 
 @register_kernel("Placeholder")

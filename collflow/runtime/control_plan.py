@@ -226,8 +226,11 @@ class _Gen:
     """Emits the plan function's source for the analysed blocks."""
 
     def __init__(self, session: Any, feeds: List[Tensor], fetches: List[Optional[Tensor]],
-                 kernels: Dict[Operation, Callable], async_ops: Set[Operation], trace: bool):
+                 kernels: Dict[Operation, Callable], async_ops: Set[Operation], trace: bool,
+                 inplace: Optional[Dict[Operation, Any]] = None):
         self.kernels = kernels
+        self.inplace = inplace or {}
+        self.forwarded: List[Operation] = []    # ops given their in-place kernel (buffer forwarding)
         self.async_ops = async_ops
         self.trace = trace
         self.check = bool(session._config.get("check_outputs", False))
@@ -295,7 +298,7 @@ class _Gen:
                 self.loop(it, depth)
                 defined.update(x.outputs[0] for x in it.exits)
             else:
-                self.op(it, depth)
+                self.op(it, depth, self._forwardable(it, k, uses, defined, keep_roots))
                 if it.type != "Switch":
                     defined.update(it.outputs)
             freed = set()
@@ -306,7 +309,28 @@ class _Gen:
                     self.emit(depth, f"{self.slot[r]} = None")
                     freed.add(r)
 
-    def op(self, op: Operation, depth: int) -> None:
+    def _forwardable(self, op: Operation, k: int, uses: Dict[Tensor, int], defined: Set[Tensor],
+                     keep_roots: Set[Tensor]) -> bool:
+        """Buffer forwarding, as in static plans (plan_buffers.py): whether `op` may run its
+        in-place kernel, the value it may overwrite dying at item k of this block.  Only a
+        value computed in this block (a value from outside is read again by every iteration),
+        not kept past it (loop-carried, fetched, read by the loop body), not a feed or a plan
+        constant, read once by the op and not by a collective.  The kernel still checks at
+        run time that nobody else holds the array (a saved stack value, a merge's variable)."""
+        ip = self.inplace.get(op)
+        if ip is None:
+            return False
+        j = ip[1]
+        if j >= len(op.inputs):
+            return False
+        t = op.inputs[j]
+        r = _root(t)
+        slot = self.slot.get(r, "")
+        return (uses.get(r) == k and r in defined and r not in keep_roots and r not in self.feeds
+                and sum(_root(x) is r for x in op.inputs) == 1 and r.op not in self.async_ops
+                and r.dtype.name != "resource" and not slot.startswith(("c", "f")))
+
+    def op(self, op: Operation, depth: int, forward: bool = False) -> None:
         i = self._register(op)
         t = op.type
         if t == "Switch":
@@ -383,6 +407,9 @@ class _Gen:
             self.guard[op.outputs[0]] = None
             return
         kname = f"k{i}"
+        if forward:
+            kernel = self.inplace[op][0]
+            self.forwarded.append(op)
         self.names[kname] = kernel
         outs = []
         for o in op.outputs:
@@ -526,14 +553,17 @@ def _inputs_of(it: Any) -> List[Tensor]:
 
 def compile_control_plan(session: Any, needed: Set[Operation], feeds: List[Tensor],
                          fetches: List[Optional[Tensor]], kernels: Dict[Operation, Callable],
-                         async_ops: Set[Operation], trace: bool = False) -> Plan:
-    """The plan of a graph with cf.cond / cf.while_loop control flow (raises Unstructured)."""
+                         async_ops: Set[Operation], trace: bool = False,
+                         inplace: Optional[Dict[Operation, Any]] = None) -> Plan:
+    """The plan of a graph with cf.cond / cf.while_loop control flow (raises Unstructured).
+    `inplace`: op -> (in-place kernel, index of the input it may overwrite), for buffer
+    forwarding."""
     an = _Analysis(needed)
     for t in fetches:
         if t is not None and _frame_of(t.op) is not None and t.op.type != "Exit":
             raise InvalidArgumentError(f"cannot fetch {t.name}: it lives inside a while loop (fetch what the loop "
                                        "returns instead)", t.op)
-    gen = _Gen(session, feeds, fetches, kernels, async_ops, trace)
+    gen = _Gen(session, feeds, fetches, kernels, async_ops, trace, inplace)
     if trace:
         gen.emit(2, "_tr = _tok.trace if _tok.trace is not None else []")
     for k in range(len(feeds)):
@@ -595,4 +625,5 @@ def compile_control_plan(session: Any, needed: Set[Operation], feeds: List[Tenso
     exec(code, gen.names)
     plan = Plan(list(ops_t), list(feeds), list(fetches), gen.names["_plan"], src,
                 [kernels.get(o) for o in ops_t], async_ops)
+    plan.forwarded = [o.name for o in gen.forwarded]
     return plan

@@ -139,13 +139,11 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
             needed |= {t.op for t in real_fetches if _is_folded(t)}
             needed |= {rw.resolve(t).op for op in list(needed) if isinstance(op, Operation)
                        for t in op.inputs if _is_folded(rw.resolve(t))}
-    if dynamic:
-        # the frame-aware executor runs on one device per op, without copy nodes
-        placement = {op: session._device_for(op) for op in needed}
-    else:
-        from .placement import place
-        placement = place({op for op in needed if isinstance(op, Operation)}, session)
-        placement.update({op: "/cpu:0" for op in needed if not isinstance(op, Operation)})
+    # one placer for every plan; plans with control flow then move values across devices
+    # inside the kernels (placement.bridge_devices) instead of through copy nodes
+    from .placement import place
+    placement = place({op for op in needed if isinstance(op, Operation)}, session)
+    placement.update({op: "/cpu:0" for op in needed if not isinstance(op, Operation)})
 
     # bind kernels: one factory call per op, on its device
     kernels: Dict[Any, Callable] = {}
@@ -193,7 +191,9 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
             # anything else is interpreted frame by frame
             from .control_plan import Unstructured, compile_control_plan
             try:
-                cplan = compile_control_plan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace)
+                forward = inplace if session._config.get("buffer_forwarding", True) else {}
+                cplan = compile_control_plan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace,
+                                             inplace=forward)
             except Unstructured:
                 cplan = None
         if cplan is None:
@@ -233,12 +233,14 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         check(session, order)
     if session._config.get("fuse_ops", True):
         order = _fuse_pairs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
+    forwarded: List[Any] = []
     if session._config.get("buffer_forwarding", True):
-        _forward_buffers(order, ins, feeds, fetch_tensors, kernels, inplace, async_ops)
+        forwarded = _forward_buffers(order, ins, feeds, fetch_tensors, kernels, inplace, async_ops)
     on_fail: List[Callable[[], None]] = []
     if session._config.get("bucket_views", True):
         on_fail = _place_outputs(order, ins, feeds, fetch_tensors, kernels, async_ops, placement, context)
     plan = _codegen(session, order, ins, feeds, fetch_tensors, kernels, async_ops, on_fail, trace)
     plan.placement = {op.name: placement[op] for op in needed}
     plan.copies = [cn.name for cn in copies.values()]
+    plan.forwarded = [op.name for op in forwarded]
     return plan

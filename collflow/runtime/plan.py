@@ -46,6 +46,7 @@ class Plan:
                  fn: Callable, source: str, kernels: List[Callable], async_ops: Set[Operation]):
         self.placement: Dict[str, str] = {}
         self.copies: List[str] = []
+        self.forwarded: List[str] = []  # ops running their in-place kernel (buffer forwarding)
         self.ops = ops
         self.feeds = feeds
         self.fetches = fetches

@@ -13,8 +13,9 @@ __all__: List[str] = []
 
 def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
                      fetch_tensors: List[Optional[Tensor]], kernels: Dict[Any, Callable],
-                     inplace: Dict[Any, Tuple[Callable, int]], async_ops: Set[Any]) -> None:
-    """Swaps in the in-place kernel variant where the overwritable input dies at that op."""
+                     inplace: Dict[Any, Tuple[Callable, int]], async_ops: Set[Any]) -> List[Any]:
+    """Swaps in the in-place kernel variant where the overwritable input dies at that op;
+    returns those ops."""
     last: Dict[Any, int] = {}
     for i, op in enumerate(order):
         for t in ins[op]:
@@ -22,6 +23,7 @@ def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Te
     keep = set(feeds) | {t for t in fetch_tensors if t is not None}
     # an async op (a collective) may still be reading its inputs after later ops ran
     keep.update(t for op in order if op in async_ops for t in ins[op])
+    done: List[Any] = []
     for i, op in enumerate(order):
         ip = inplace.get(op)
         if ip is None:
@@ -34,6 +36,8 @@ def _forward_buffers(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Te
         if (last.get(t) == i and t not in keep and row.count(t) == 1 and t.op not in async_ops
                 and t.dtype.name != "resource"):
             kernels[op] = fn
+            done.append(op)
+    return done
 
 
 def _place_outputs(order: List[Any], ins: Dict[Any, List[Any]], feeds: List[Tensor],
