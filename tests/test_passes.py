@@ -92,3 +92,49 @@ def test_a_kernel_error_in_a_constant_subgraph_surfaces_at_run_time():
     with cf.Session(graph=g) as s:
         with pytest.raises(cf.InvalidArgumentError):
             s.run(bad)
+
+
+def test_folding_a_shape_only_op_keeps_its_inputs_side_effects():
+    """TF1 runs the assign behind tf.zeros_like(assign) / tf.shape(assign) even though the
+    result needs only its static shape; folding them must not drop the assign."""
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(np.zeros(3, np.float32))
+        z = cf.zeros_like(cf.assign_add(v, np.ones(3, np.float32)))
+        sh = cf.shape(cf.assign_add(v, np.full(3, 2.0, np.float32)))
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        np.testing.assert_array_equal(s.run(z), np.zeros(3))
+        np.testing.assert_array_equal(s.run(v), np.ones(3))
+        np.testing.assert_array_equal(s.run(sh), [3])
+        np.testing.assert_array_equal(s.run(v), np.full(3, 3.0))
+        assert not any(o.type in ("ZerosLike", "Shape") for o in s.plan_for(z).ops)
+
+
+# -- plans with loops and conds: the ops around them are folded and merged ---------------------
+
+def _loop_and_cond(x):
+    a = cf.tanh(x) * 2.0
+    b = cf.tanh(x) * 2.0                     # a duplicate around the loop: merged
+    k = cf.exp(cf.constant(0.5)) + 1.0       # constants: folded
+    v = cf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 0.5 + a), [0, b])[1]
+    w = cf.cond(cf.reduce_sum(x) > 0, lambda: v * k, lambda: cf.zeros_like(v) + cf.tanh(x) * 2.0)
+    return w, cf.gradients(cf.reduce_sum(w * w), x)[0]
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["true-branch", "false-branch"])
+def test_control_flow_plans_fold_and_merge_around_loops_and_conds(sign):
+    def build():
+        x = cf.placeholder(cf.float32, (4,))
+        return list(_loop_and_cond(x)), [x]
+    xv = sign * np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    (r0, p0), (r1, p1) = _plans(build, lambda f: {f[0]: xv})
+    for u, v in zip(r0, r1):
+        np.testing.assert_array_equal(u, v)
+    top0 = [o for o in p0.ops if getattr(o, "_ctx", None) is None]
+    top1 = [o for o in p1.ops if getattr(o, "_ctx", None) is None]
+    assert [o.type for o in top0].count("Tanh") == 2 and [o.type for o in top1].count("Tanh") == 1
+    assert "Exp" in [o.type for o in top0] and "Exp" not in [o.type for o in top1]
+    # ops inside the cond's branches are left alone (one may not run: a folded value always exists)
+    assert [o.type for o in p1.ops if getattr(o, "_ctx", None) is not None].count("Tanh") >= 1

@@ -44,7 +44,7 @@ class Unstructured(Exception):
 
 def _frame_of(op: Operation) -> Any:
     """The while-loop context whose frame `op` runs in (None at the top level)."""
-    ctx = op._ctx
+    ctx = getattr(op, "_ctx", None)  # (a constant folded by the passes has none)
     while ctx is not None and not hasattr(ctx, "frame_name"):
         ctx = ctx.outer
     return ctx
@@ -53,8 +53,9 @@ def _frame_of(op: Operation) -> Any:
 class _Loop:
     """One while loop of the plan: its parts, and the blocks of its condition and body."""
 
-    def __init__(self, ctx: Any):
+    def __init__(self, ctx: Any, ins: Dict[Any, List[Any]]):
         self.ctx = ctx
+        self.ins = ins                             # op -> its inputs as the plan reads them
         self.merges: List[Operation] = []          # loop variables, in creation order
         self.enter_of: Dict[Operation, Operation] = {}   # merge -> its Enter
         self.next_of: Dict[Operation, Operation] = {}    # merge -> its NextIteration
@@ -70,7 +71,7 @@ class _Loop:
 
     # what the parent block sees: a node with inputs (the Enters' inputs) and the exits
     def external_inputs(self) -> List[Tensor]:
-        ins = [e.inputs[0] for e in self.enter_of.values()] + [e.inputs[0] for e in self.const_enters]
+        ins = [self.ins[e][0] for e in self.enter_of.values()] + [self.ins[e][0] for e in self.const_enters]
         return ins
 
     def external_controls(self) -> List[Operation]:
@@ -83,8 +84,9 @@ class _Loop:
 class _Analysis:
     """Splits the needed ops into the top-level block and one _Loop per frame."""
 
-    def __init__(self, needed: Set[Operation]):
+    def __init__(self, needed: Set[Operation], ins: Dict[Any, List[Any]]):
         self.needed = needed
+        self.ins = ins
         frames: Dict[Any, List[Operation]] = {}
         for op in needed:
             f = None if op.type == "Exit" else _frame_of(op)
@@ -94,14 +96,14 @@ class _Analysis:
         self.loops: Dict[Any, _Loop] = {}
         for ctx in frames:
             if ctx is not None:
-                self.loops[ctx] = _Loop(ctx)
+                self.loops[ctx] = _Loop(ctx, ins)
         for ctx, ops in frames.items():
             if ctx is not None:
                 self._fill_loop(self.loops[ctx], ops)
         # exits: attach to their loop (they sit in the parent frame)
         for op in needed:
             if op.type == "Exit":
-                sw = op.inputs[0].op
+                sw = ins[op][0].op
                 inner = _frame_of(sw)
                 if inner not in self.loops:
                     raise Unstructured(f"exit {op.name} without its loop")
@@ -118,13 +120,14 @@ class _Analysis:
 
     def _fill_loop(self, lp: _Loop, ops: List[Operation]) -> None:
         lp.members = set(ops)
+        ins = self.ins
         for op in ops:
-            if op.type == "Merge" and len(op.inputs) == 2 and op.inputs[1].op.type == "NextIteration":
-                if op.inputs[0].op.type != "Enter":
+            if op.type == "Merge" and len(ins[op]) == 2 and ins[op][1].op.type == "NextIteration":
+                if ins[op][0].op.type != "Enter":
                     raise Unstructured(f"loop merge {op.name} is not fed by an Enter")
                 lp.merges.append(op)
-                lp.enter_of[op] = op.inputs[0].op
-                lp.next_of[op] = op.inputs[1].op
+                lp.enter_of[op] = ins[op][0].op
+                lp.next_of[op] = ins[op][1].op
             elif op.type == "LoopCond":
                 if lp.loop_cond is not None:
                     raise Unstructured(f"two loop conditions in frame {lp.ctx.frame_name}")
@@ -135,7 +138,7 @@ class _Analysis:
             raise Unstructured(f"frame {getattr(lp.ctx, 'frame_name', '?')} has no loop condition")
         lc = lp.loop_cond.outputs[0]
         for op in ops:
-            if op.type == "Switch" and op.inputs[1] is lc:
+            if op.type == "Switch" and ins[op][1] is lc:
                 lp.switches.append(op)
             elif op.type == "Enter" and not op.attrs.get("is_constant") and not any(
                     c.type == "Merge" for c in op.outputs[0]._consumers if c in lp.members):
@@ -151,7 +154,7 @@ class _Analysis:
         # the condition: ancestors of LoopCond within the frame (stopping at merges and enters)
         cond_ops: Set[Operation] = set()
         cond_loops: Set[_Loop] = set()
-        stack = [t.op for t in lp.loop_cond.inputs] + list(lp.loop_cond.control_inputs)
+        stack = [t.op for t in self.ins[lp.loop_cond]] + list(lp.loop_cond.control_inputs)
         exit_loop = {x: il for il in inner for x in il.exits}
         while stack:
             op = stack.pop()
@@ -167,7 +170,7 @@ class _Analysis:
             if op not in lp.members:
                 continue  # a value from outside the frame cannot reach here but through an Enter
             cond_ops.add(op)
-            stack.extend(t.op for t in op.inputs)
+            stack.extend(t.op for t in self.ins[op])
             stack.extend(op.control_inputs)
         body_ops = [op for op in lp.members if op not in structural and op not in cond_ops and op.type != "Exit"]
         body_ops += [x for x in lp.members if x.type == "Exit" and x not in exit_loop]
@@ -187,7 +190,7 @@ class _Analysis:
             if isinstance(it, _Loop):
                 srcs = [t.op for t in it.external_inputs()] + it.external_controls()
             else:
-                srcs = [t.op for t in it.inputs] + list(it.control_inputs)
+                srcs = [t.op for t in self.ins[it]] + list(it.control_inputs)
             deps[it] = {producer[s] for s in srcs if s in producer and producer[s] is not it}
         users: Dict[Any, List[Any]] = {it: [] for it in items}
         indeg = {}
@@ -227,8 +230,9 @@ class _Gen:
 
     def __init__(self, session: Any, feeds: List[Tensor], fetches: List[Optional[Tensor]],
                  kernels: Dict[Operation, Callable], async_ops: Set[Operation], trace: bool,
-                 inplace: Optional[Dict[Operation, Any]] = None):
+                 ins: Dict[Any, List[Any]], inplace: Optional[Dict[Operation, Any]] = None):
         self.kernels = kernels
+        self.ins = ins
         self.inplace = inplace or {}
         self.forwarded: List[Operation] = []    # ops given their in-place kernel (buffer forwarding)
         self.async_ops = async_ops
@@ -276,7 +280,7 @@ class _Gen:
         return v
 
     def input_guard(self, depth: int, op: Operation) -> Optional[str]:
-        gs = [self.guard.get(t) for t in op.inputs if t in self.slot]
+        gs = [self.guard.get(t) for t in self.ins[op] if t in self.slot]
         gs += [self.op_guard.get(c) for c in op.control_inputs if c in self.op_guard]
         return self.conj(depth, gs)
 
@@ -287,11 +291,12 @@ class _Gen:
 
         A cond Switch's outputs are its input under a guard (the same variable), so uses are
         counted per root value: a value is freed after the last use of any of its aliases."""
+        ins = self.ins
         uses: Dict[Tensor, int] = {}
         for k, it in enumerate(items):
-            for t in _inputs_of(it):
-                uses[_root(t)] = k
-        keep_roots = {_root(t) for t in keep} | {_root(t) for t in self.fetch_set}
+            for t in _inputs_of(it, ins):
+                uses[_root(t, ins)] = k
+        keep_roots = {_root(t, ins) for t in keep} | {_root(t, ins) for t in self.fetch_set}
         defined: Set[Tensor] = set(self.feeds) if top else set()
         for k, it in enumerate(items):
             if isinstance(it, _Loop):
@@ -302,8 +307,8 @@ class _Gen:
                 if it.type != "Switch":
                     defined.update(it.outputs)
             freed = set()
-            for t in _inputs_of(it):
-                r = _root(t)
+            for t in _inputs_of(it, ins):
+                r = _root(t, ins)
                 if (uses.get(r) == k and r in defined and r not in keep_roots and r not in freed
                         and r in self.slot and not self.slot[r].startswith("c")):
                     self.emit(depth, f"{self.slot[r]} = None")
@@ -321,20 +326,20 @@ class _Gen:
         if ip is None:
             return False
         j = ip[1]
-        if j >= len(op.inputs):
+        row = self.ins[op]
+        if j >= len(row):
             return False
-        t = op.inputs[j]
-        r = _root(t)
+        r = _root(row[j], self.ins)
         slot = self.slot.get(r, "")
         return (uses.get(r) == k and r in defined and r not in keep_roots and r not in self.feeds
-                and sum(_root(x) is r for x in op.inputs) == 1 and r.op not in self.async_ops
+                and sum(_root(x, self.ins) is r for x in row) == 1 and r.op not in self.async_ops
                 and r.dtype.name != "resource" and not slot.startswith(("c", "f")))
 
     def op(self, op: Operation, depth: int, forward: bool = False) -> None:
         i = self._register(op)
         t = op.type
         if t == "Switch":
-            data, pred = op.inputs
+            data, pred = self.ins[op]
             g = self.input_guard(depth, op)
             self.op_guard[op] = g
             p = self.var("p")
@@ -349,7 +354,7 @@ class _Gen:
         if t == "Merge":
             # the first input that exists; unguarded inputs always exist
             v, idx = self.var("v"), self.var("x")
-            ins = [(k, x) for k, x in enumerate(op.inputs)]
+            ins = list(enumerate(self.ins[op]))
             always = any(self.guard.get(x) is None for _, x in ins)
             first = True
             for k, x in ins:
@@ -382,11 +387,11 @@ class _Gen:
         self.op_guard[op] = g
         kernel = self.kernels[op]
         args = []
-        for x in op.inputs:
+        for x in self.ins[op]:
             args.append(self.slot[x])
         if t == "StackPush":
             # the token passes on; the value is saved only where it exists (its guard is in g)
-            tok, it_, _val = op.inputs
+            tok, it_, _val = self.ins[op]
             kname = f"k{i}"
             self.names[kname] = kernel
             out = self.var("v")
@@ -399,7 +404,7 @@ class _Gen:
                 inner = depth + 1
             self.emit(inner, f"_i = {i}; {kname}({', '.join(args)})")
             return
-        if (getattr(kernel, "constant_result", False) and not self.trace and not op.inputs and op not in self.async_ops
+        if (getattr(kernel, "constant_result", False) and not self.trace and not self.ins[op] and op not in self.async_ops
                 and len(op.outputs) == 1 and g is None):
             c = f"c{i}"
             self.names[c] = kernel()
@@ -460,7 +465,7 @@ class _Gen:
             inner = depth + 1
         # loop invariants are the outside values themselves
         for e in lp.const_enters:
-            self.slot[e.outputs[0]] = self.slot[e.inputs[0]]
+            self.slot[e.outputs[0]] = self.slot[self.ins[e][0]]
             self.guard[e.outputs[0]] = None
             self._register(e)
         mvars = {}
@@ -470,17 +475,18 @@ class _Gen:
             e = lp.enter_of[m]
             self._register(e)
             self._register(m)
-            self.emit(inner, f"{mv} = {self.slot[e.inputs[0]]}")
+            self.emit(inner, f"{mv} = {self.slot[self.ins[e][0]]}")
             self.slot[m.outputs[0]] = mv
             self.guard[m.outputs[0]] = None
             self.slot[m.outputs[1]] = "_ONE"  # value_index of a loop merge: never read in practice
             self.guard[m.outputs[1]] = None
         self.emit(inner, "while True:")
         body_depth = inner + 1
-        carried = {lp.next_of[m].inputs[0] for m in lp.merges}
+        ins = self.ins
+        carried = {ins[lp.next_of[m]][0] for m in lp.merges}
         # values of the condition block that the body reads stay until the body is done
-        self.block(lp.cond, body_depth, keep=carried | set(lp.loop_cond.inputs) | _reads(lp.body))
-        lc = lp.loop_cond.inputs[0]
+        self.block(lp.cond, body_depth, keep=carried | set(ins[lp.loop_cond]) | _reads(lp.body, ins))
+        lc = ins[lp.loop_cond][0]
         self._register(lp.loop_cond)
         if self.guard.get(lc):
             raise Unstructured(f"the condition of loop {lp.name} lies on a cond branch")
@@ -489,16 +495,16 @@ class _Gen:
         self.emit(body_depth, f"if not {self.slot[lc]}: break")
         for sw in lp.switches:
             self._register(sw)
-            self.slot[sw.outputs[1]] = self.slot[sw.inputs[0]]
+            self.slot[sw.outputs[1]] = self.slot[ins[sw][0]]
             self.guard[sw.outputs[1]] = None
-            self.slot[sw.outputs[0]] = self.slot[sw.inputs[0]]  # read by the exits, after the loop
+            self.slot[sw.outputs[0]] = self.slot[ins[sw][0]]  # read by the exits, after the loop
             self.guard[sw.outputs[0]] = None
         self.block(lp.body, body_depth, keep=carried)
         nexts = []
         for m in lp.merges:
             nx = lp.next_of[m]
             self._register(nx)
-            src = nx.inputs[0]
+            src = ins[nx][0]
             gs = self.guard.get(src)
             if gs:  # a loop variable must exist at the end of every iteration
                 self.emit(body_depth, f"if not {gs}: _dead_next({self._register(nx)})")
@@ -508,7 +514,7 @@ class _Gen:
         for x in lp.exits:
             self._register(x)
             v = self.var("v")
-            self.emit(inner, f"{v} = {self.slot[x.inputs[0]]}")
+            self.emit(inner, f"{v} = {self.slot[ins[x][0]]}")
             self.slot[x.outputs[0]] = v
             self.guard[x.outputs[0]] = g
             self.op_guard[x] = g
@@ -524,46 +530,53 @@ def _int32(v: int) -> Any:
     return np.asarray(v, dtype=np.int32)
 
 
-def _root(t: Tensor) -> Tensor:
+def _root(t: Tensor, ins: Dict[Any, List[Any]]) -> Tensor:
     """The value a tensor is an alias of: a cond Switch passes its input on under a guard."""
-    while t.op.type == "Switch" and t.op.inputs[1].op.type != "LoopCond":
-        t = t.op.inputs[0]
+    while t.op.type == "Switch":
+        row = ins.get(t.op) or t.op.inputs
+        if row[1].op.type == "LoopCond":
+            break
+        t = row[0]
     return t
 
 
-def _reads(items: List[Any]) -> Set[Tensor]:
+def _reads(items: List[Any], ins: Dict[Any, List[Any]]) -> Set[Tensor]:
     """Every tensor the items read, those of nested loops included."""
     out: Set[Tensor] = set()
     for it in items:
-        out.update(_inputs_of(it))
+        out.update(_inputs_of(it, ins))
         if isinstance(it, _Loop):
-            out.update(_reads(it.cond))
-            out.update(_reads(it.body))
-            out.update(it.next_of[m].inputs[0] for m in it.merges)
+            out.update(_reads(it.cond, ins))
+            out.update(_reads(it.body, ins))
+            out.update(ins[it.next_of[m]][0] for m in it.merges)
     return out
 
 
-def _inputs_of(it: Any) -> List[Tensor]:
+def _inputs_of(it: Any, ins: Dict[Any, List[Any]]) -> List[Tensor]:
     if isinstance(it, _Loop):
         out = it.external_inputs()
         # values of this block read inside the loop (by nested items) count as used here
         return out
-    return list(it.inputs)
+    return list(ins[it])
 
 
 def compile_control_plan(session: Any, needed: Set[Operation], feeds: List[Tensor],
                          fetches: List[Optional[Tensor]], kernels: Dict[Operation, Callable],
                          async_ops: Set[Operation], trace: bool = False,
-                         inplace: Optional[Dict[Operation, Any]] = None) -> Plan:
+                         inplace: Optional[Dict[Operation, Any]] = None,
+                         ins: Optional[Dict[Any, List[Any]]] = None) -> Plan:
     """The plan of a graph with cf.cond / cf.while_loop control flow (raises Unstructured).
     `inplace`: op -> (in-place kernel, index of the input it may overwrite), for buffer
-    forwarding."""
-    an = _Analysis(needed)
+    forwarding; `ins`: op -> the inputs it reads (the passes may have redirected some to an
+    equal value or a folded constant; default: the graph's)."""
+    if ins is None:
+        ins = {op: list(op.inputs) for op in needed}
+    an = _Analysis(needed, ins)
     for t in fetches:
         if t is not None and _frame_of(t.op) is not None and t.op.type != "Exit":
             raise InvalidArgumentError(f"cannot fetch {t.name}: it lives inside a while loop (fetch what the loop "
                                        "returns instead)", t.op)
-    gen = _Gen(session, feeds, fetches, kernels, async_ops, trace, inplace)
+    gen = _Gen(session, feeds, fetches, kernels, async_ops, trace, ins, inplace)
     if trace:
         gen.emit(2, "_tr = _tok.trace if _tok.trace is not None else []")
     for k in range(len(feeds)):
@@ -604,7 +617,7 @@ def compile_control_plan(session: Any, needed: Set[Operation], feeds: List[Tenso
         if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
             raise e
         op = ops_t[i]
-        raise_op_error(op, e, [frame.get(slot.get(t, ""), gen.names.get(slot.get(t, ""))) for t in op.inputs])
+        raise_op_error(op, e, [frame.get(slot.get(t, ""), gen.names.get(slot.get(t, ""))) for t in ins[op]])
 
     def _chk(i: int, outs: tuple) -> None:
         check_outputs(ops_t[i], outs)

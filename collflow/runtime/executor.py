@@ -110,10 +110,11 @@ def _is_folded(t: Any) -> bool:
 
 
 def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: List[Operation],
-                 feeds: List[Tensor], trace: bool = False) -> Plan:
+                 feeds: List[Tensor], trace: bool = False, passes: bool = True) -> Plan:
     """Builds the plan for these fetches (None entries are op fetches), targets and feeds.
     `trace`: the plan records every kernel call's start and end into its run token's
-    `trace` list (runtime/tracing.py)."""
+    `trace` list (runtime/tracing.py).  `passes=False` skips folding and CSE."""
+    given_fetches = list(fetch_tensors)
     fed = set(feeds)
     real_fetches = [t for t in fetch_tensors if t is not None]
     needed = _needed_ops(real_fetches, targets, fed)
@@ -128,10 +129,13 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
     dynamic = any(op.type in CONTROL_FLOW_TYPES for op in needed)
     rw = None
-    if not dynamic and session._config.get("optimize", True) and str(session._default_device).startswith("/cpu"):
-        # constant folding and common-subexpression elimination (runtime/passes.py)
+    interpret = dynamic and session._config.get("control_flow", "compile") == "interpret"
+    if (passes and not interpret and session._config.get("optimize", True)
+            and str(session._default_device).startswith("/cpu")):
+        # constant folding and common-subexpression elimination (runtime/passes.py); with
+        # control flow, on the ops outside loops and conds
         from .passes import optimize
-        rw = optimize(needed, fed, targets, session)
+        rw = optimize(needed, fed, targets, session, top_level_only=dynamic)
         if rw:
             fetch_tensors = [rw.resolve(t) if t is not None else None for t in fetch_tensors]
             real_fetches = [t for t in fetch_tensors if t is not None]
@@ -139,6 +143,9 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
             needed |= {t.op for t in real_fetches if _is_folded(t)}
             needed |= {rw.resolve(t).op for op in list(needed) if isinstance(op, Operation)
                        for t in op.inputs if _is_folded(rw.resolve(t))}
+            # what folded constants must still run after (a shape-only op's input producer)
+            needed |= _needed_ops([], [c for op in needed if not isinstance(op, Operation)
+                                       for c in op.control_inputs], fed, rw.resolve)
     # one placer for every plan; plans with control flow then move values across devices
     # inside the kernels (placement.bridge_devices) instead of through copy nodes
     from .placement import place
@@ -186,15 +193,19 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         from .placement import bridge_devices
         bridge_devices(kernels, placement, needed)
         cplan: Any = None
-        if session._config.get("control_flow", "compile") != "interpret":
+        if not interpret:
             # loops and conds built by cf.while_loop / cf.cond compile to structured code;
             # anything else is interpreted frame by frame
             from .control_plan import Unstructured, compile_control_plan
+            resolve_d = rw.resolve if rw else (lambda t: t)
+            ins_d = {op: [resolve_d(t) for t in op.inputs] for op in needed}
             try:
                 forward = inplace if session._config.get("buffer_forwarding", True) else {}
                 cplan = compile_control_plan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace,
-                                             inplace=forward)
+                                             inplace=forward, ins=ins_d)
             except Unstructured:
+                if rw:  # the interpreter runs the graph as it is: compile again without the rewrites
+                    return compile_plan(session, given_fetches, targets, feeds, trace, passes=False)
                 cplan = None
         if cplan is None:
             from .dynamic_executor import DynamicPlan

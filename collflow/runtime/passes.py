@@ -36,17 +36,22 @@ _NO_CSE = {"NoOp", "Placeholder", "PlaceholderWithDefault", "Identity"}
 
 
 class FoldedConst:
-    """A plan-level constant standing for tensor `src`, whose value was computed at compile time."""
+    """A plan-level constant standing for tensor `src`, whose value was computed at compile time.
+
+    `control_inputs`: what must still run before it: the producer of the input a shape-only
+    op read (TF's constant folding keeps that edge too), so folding `tf.shape(x)` or
+    `tf.zeros_like(x)` never drops x's side effects (an assign, a loop that fills a
+    TensorArray its gradient reads)."""
 
     type = "Const"
-    control_inputs: List[Any] = []
     inputs: List[Any] = []
     attrs: Dict[str, Any] = {}
     stateful = False
     device: Optional[str] = None
 
-    def __init__(self, src: Tensor, value: np.ndarray):
+    def __init__(self, src: Tensor, value: np.ndarray, after: Sequence[Any] = ()):
         self.src = src
+        self.control_inputs: List[Any] = list(after)
         self.value = value
         self.name = f"{src.op.name}:{src.value_index}/folded"
         self.graph = src.graph
@@ -91,14 +96,29 @@ class Rewrite:
         return bool(self.alias)
 
 
-def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operation], session: Any) -> Rewrite:
-    """Constant folding and CSE over the plan's ops (see the module docstring)."""
+def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operation], session: Any,
+             top_level_only: bool = False) -> Rewrite:
+    """Constant folding and CSE over the plan's ops (see the module docstring).
+    `top_level_only` (plans with loops and conds): ops inside a loop or cond and the
+    control-flow ops themselves are left as they are; only the ops around them are folded
+    and merged."""
+    from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
     rw = Rewrite()
+    # ops that may not run: downstream of a cond's Switch (through data or control edges)
+    # until a Merge with a live input.  A folded or merged value always exists, so such an
+    # op's value must not become one (a Merge would take a branch that was not taken).
+    maybe_dead: Set[Any] = set()
     values: Dict[Any, np.ndarray] = {}     # resolved tensor -> its constant value
     seen: Dict[Tuple, Operation] = {}
     target_set = set(targets)
     ctx: Optional[KernelContext] = None
     for op in sorted(needed, key=lambda o: o._id):
+        if top_level_only:
+            if _maybe_dead(op, maybe_dead):
+                maybe_dead.add(op)
+                continue
+            if op._ctx is not None or op.type in CONTROL_FLOW_TYPES:
+                continue
         ins = [rw.resolve(t) for t in op.inputs]
         if op.type == "Const" and not op.control_inputs and op._ctx is None:
             values[op.outputs[0]] = op.attrs["value"]
@@ -108,8 +128,11 @@ def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operati
                 ctx = KernelContext(dev.xp, dev, session._resources, session, session._config)
             outs = _evaluate(op, ins, values, ctx)
             if outs is not None:
+                # a shape-only op's input is not a constant: its producer still runs first
+                after = ([x.op for x in ins if x not in fed and not isinstance(x.op, FoldedConst)]
+                         if op.type in _SHAPE_ONLY else [])
                 for t, v in zip(op.outputs, outs):
-                    node = FoldedConst(t, v)
+                    node = FoldedConst(t, v, after)
                     rw.folded.append(node)
                     rw.alias[t] = node.outputs[0]
                     values[node.outputs[0]] = v
@@ -127,6 +150,18 @@ def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operati
             rw.alias[a] = rw.resolve(b)
         rw.merged += 1
     return rw
+
+
+def _maybe_dead(op: Operation, dead: Set[Any]) -> bool:
+    """Whether `op` may be skipped at run time, given which ops before it may be."""
+    t = op.type
+    if t in ("Switch", "RefSwitch") and op.inputs[1].op.type != "LoopCond":
+        return True
+    if t in ("Merge", "RefMerge"):
+        if len(op.inputs) == 2 and op.inputs[1].op.type in ("NextIteration", "RefNextIteration"):
+            return op.inputs[0].op in dead  # a loop's merge: as its Enter
+        return all(x.op in dead for x in op.inputs)
+    return any(x.op in dead for x in op.inputs) or any(c in dead for c in op.control_inputs)
 
 
 def _foldable(op: Operation, ins: List[Any], values: Dict[Any, np.ndarray], fed: Set[Tensor],
