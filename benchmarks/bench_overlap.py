@@ -12,6 +12,9 @@ every optimizer but plain SGD takes).
                  being computed;
   - deferred:    the same graph as "on" with comm.overlap=False: each collective is posted
                  only when the plan waits for it, as MPI's blocking call;
+  - with a cond: the graph of "on" plus a cf.cond on an is-training flag (fetched with the
+                 loss), which makes the step a control-flow plan (runtime/control_plan.py);
+                 such plans issue collectives early and wait late like static ones;
   - overlap off: the same buckets, but every gradient reaches the collectives through an
                  identity with control dependencies on ALL gradients (built here, in the
                  benchmark: no collflow option), so no all-reduce starts before the whole
@@ -58,7 +61,8 @@ LR = 1e-3
 
 
 def build(cf: Any, comm: Any, variant: str) -> Dict[str, Any]:
-    """One variant's graph and session: variant in {on, deferred, off, one_bucket, compute_only, sgd_default}."""
+    """One variant's graph and session: variant in {on, cond, deferred, off, one_bucket, compute_only,
+    sgd_default}."""
     from collflow import models
     g = cf.Graph()
     with g.as_default():
@@ -68,7 +72,7 @@ def build(cf: Any, comm: Any, variant: str) -> Dict[str, Any]:
         if variant == "compute_only":
             train = sgd.minimize(m.loss, var_list=m.variables)
         else:
-            fusion = FUSION if variant in ("on", "deferred", "off", "sgd_default") else 64 << 20
+            fusion = FUSION if variant in ("on", "cond", "deferred", "off", "sgd_default") else 64 << 20
             opt = cf.train.SyncReplicasOptimizer(sgd, comm=comm, fusion_threshold_bytes=fusion,
                                                  average_parameters=None if variant == "sgd_default" else False)
             gv = opt.compute_gradients(m.loss, var_list=m.variables)
@@ -78,13 +82,17 @@ def build(cf: Any, comm: Any, variant: str) -> Dict[str, Any]:
                     gv = [(cf.identity(gr), v) for gr, v in gv]
             train = opt.apply_gradients(gv)
             buckets = opt.buckets
+        loss = m.loss
+        if variant == "cond":
+            training = cf.placeholder_with_default(True, [], name="is_training")
+            loss = cf.cond(training, lambda: m.loss * 1.0, lambda: m.loss * 0.0)
         init = cf.global_variables_initializer()
         bcast = cf.train.broadcast_global_variables(0) if variant != "compute_only" else None
     sess = cf.Session(graph=g, config={"comm": comm, "check_outputs": False})
     sess.run(init)
     if bcast is not None:
         sess.run(bcast)
-    return dict(sess=sess, m=m, train=train, buckets=buckets)
+    return dict(sess=sess, m=m, train=train, buckets=buckets, loss=loss)
 
 
 def plan_order(v: Dict[str, Any]) -> Dict[str, Any]:
@@ -116,6 +124,7 @@ def worker(args: argparse.Namespace) -> None:
     y = rng.integers(0, SIZES[-1], args.batch).astype(np.int32)
 
     names = {"on": "overlap on: 4 MiB buckets issued as gradients complete",
+             "cond": "overlap on, with a cf.cond in the step (a control-flow plan)",
              "deferred": "comm.overlap=False: the same buckets, each posted at its wait",
              "off": "overlap off: 4 MiB buckets gated after the whole backward",
              "one_bucket": "one 64 MiB bucket (default fusion), for the record",
@@ -126,7 +135,7 @@ def worker(args: argparse.Namespace) -> None:
 
     def step_fn(k: str) -> Callable[[], Any]:
         v, fd = variants[k], feeds[k]
-        sess, fetches = v["sess"], [v["m"].loss, v["train"]]
+        sess, fetches = v["sess"], [v["loss"], v["train"]]
         # "deferred" keeps every collective out of MPI until the plan waits for it
         ov = k != "deferred"
 
@@ -169,7 +178,7 @@ def worker(args: argparse.Namespace) -> None:
     # one traced step per variant: when (after the step began) each all-reduce was issued
     traces: Dict[str, Dict[str, Any]] = {}
     orig = comm.allreduce_async
-    for k in ("on", "off", "one_bucket"):
+    for k in ("on", "cond", "off", "one_bucket"):
         issued: List[float] = []
 
         def traced(*a: Any, _issued: List[float] = issued, **kw: Any) -> Any:
@@ -223,7 +232,9 @@ def main() -> None:
     exposed_off, exposed_on = t_off - t_cmp, t_on - t_cmp
     hidden = (t_off - t_on) / exposed_off if exposed_off > 0 else None
     t_def = s["deferred"]["median"]
+    t_cond = s["cond"]["median"]
     summary = {"on_ms": t_on * 1e3, "off_ms": t_off * 1e3, "off_over_on": ratio, "deferred_ms": t_def * 1e3,
+               "cond_ms": t_cond * 1e3, "cond_over_on": t_cond / t_on,
                "compute_only_ms": t_cmp * 1e3, "allreduce_only_ms": t_ar * 1e3,
                "communication_cost_off_ms": exposed_off * 1e3, "communication_cost_on_ms": exposed_on * 1e3,
                "fraction_of_off_cost_removed_by_overlap": hidden}
@@ -242,7 +253,7 @@ def main() -> None:
     for nt in notes:
         print("note:", nt)
     print(f"buckets (4 MiB): {len(res['buckets']['on'])}: " + " | ".join(",".join(b) for b in res["buckets"]["on"]))
-    for k in ("on", "off", "one_bucket"):
+    for k in ("on", "cond", "off", "one_bucket"):
         tr = res["traces"][k]
         print(f"traced step, {k}: step {tr['step_ms']:.1f} ms, all-reduces issued at "
               + ", ".join(f"{t:.1f}" for t in tr["allreduce_issued_ms"]) + " ms; plan: MatMuls before each: "
@@ -253,12 +264,14 @@ def main() -> None:
           f"{res['grad_bytes'] / 1e6:.1f} MB of gradients (median of {args.repeats} repeats x {args.steps} steps, "
           "slower rank)")
     rows = [[res["names"][k], s[k]["median"] * 1e3, s[k]["min"] * 1e3, s[k]["median"] / t_on]
-            for k in ("on", "deferred", "off", "one_bucket", "compute_only", "allreduce_only", "sgd_default")]
+            for k in ("on", "cond", "deferred", "off", "one_bucket", "compute_only", "allreduce_only", "sgd_default")]
     print(common.fmt_table(["variant", "median step ms", "min ms", "x overlap on"], rows))
     print(f"\noverlap off / on = {ratio:.3f}; communication cost over compute-only: off {exposed_off * 1e3:.1f} ms, "
           f"on {exposed_on * 1e3:.1f} ms"
           + (f" (overlap removes {hidden * 100:.0f}% of it)" if hidden is not None else ""))
     print(f"deferred to the waits (comm.overlap=False): {t_def * 1e3:.1f} ms/step = {t_def / t_on:.3f}x overlap on")
+    print(f"with a cf.cond in the step (a control-flow plan): {t_cond * 1e3:.1f} ms/step = {t_cond / t_on:.3f}x "
+          f"overlap on ({t_cond / t_off:.3f}x overlap off)")
     t_sgd = s["sgd_default"]["median"]
     print(f"SGD's default (averaged variables): {t_sgd * 1e3:.1f} ms/step, {(t_sgd - t_cmp) * 1e3:.1f} ms over "
           f"compute-only (the gradient path with overlap: {exposed_on * 1e3:.1f} ms)")

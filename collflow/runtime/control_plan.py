@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 from ..errors import CancelledError, InternalError, InvalidArgumentError
 from ..graph.graph import Operation, Tensor
 from ..kernels.control_flow_kernels import DEAD
+from .codegen import _abandon_handles
 from .executor import CancellationToken, Plan, check_outputs, raise_op_error
 
 __all__ = ["Unstructured", "compile_control_plan"]
@@ -69,7 +70,14 @@ class _Loop:
         self._id = 0                               # ordering key in the parent block
         self.name = ""
 
-    # what the parent block sees: a node with inputs (the Enters' inputs) and the exits
+    # what the parent block sees: a node with inputs (the Enters' inputs) and the exits; to the
+    # static plans' passes (run on the top block) an opaque node they never move ops across
+    type = "while"
+
+    @property
+    def control_inputs(self) -> List[Operation]:
+        return self.external_controls()
+
     def external_inputs(self) -> List[Tensor]:
         ins = [self.ins[e][0] for e in self.enter_of.values()] + [self.ins[e][0] for e in self.const_enters]
         return ins
@@ -84,9 +92,10 @@ class _Loop:
 class _Analysis:
     """Splits the needed ops into the top-level block and one _Loop per frame."""
 
-    def __init__(self, needed: Set[Operation], ins: Dict[Any, List[Any]]):
+    def __init__(self, needed: Set[Operation], ins: Dict[Any, List[Any]], async_ops: Set[Any] = frozenset()):
         self.needed = needed
         self.ins = ins
+        self.async_ops = async_ops
         frames: Dict[Any, List[Operation]] = {}
         for op in needed:
             f = None if op.type == "Exit" else _frame_of(op)
@@ -114,7 +123,7 @@ class _Analysis:
             lp._id = min(ids)
             lp.name = getattr(lp.ctx, "frame_name", "while")
         self.top = self._block([op for op in frames.get(None, []) if op.type != "Exit"],
-                               [lp for lp in self.loops.values() if _parent(lp.ctx) is None])
+                               [lp for lp in self.loops.values() if _parent(lp.ctx) is None], top=True)
         for lp in self.loops.values():
             self._blocks_of(lp)
 
@@ -178,8 +187,10 @@ class _Analysis:
         lp.body = self._block(sorted(body_ops, key=lambda o: o._id),
                               sorted((il for il in inner if il not in cond_loops), key=lambda x: x._id))
 
-    def _block(self, ops: List[Operation], loops: List[_Loop]) -> List[Any]:
-        """Topological order of ops and loop nodes (loop exits stand for their loop)."""
+    def _block(self, ops: List[Operation], loops: List[_Loop], top: bool = False) -> List[Any]:
+        """Topological order of ops and loop nodes (loop exits stand for their loop).  In the
+        top block, as in static plans: collectives as early as their inputs allow, their
+        consumers as late (the plan waits for a collective just before its first consumer)."""
         items: List[Any] = list(ops) + list(loops)
         producer: Dict[Operation, Any] = {op: op for op in ops}
         for lp in loops:
@@ -198,17 +209,24 @@ class _Analysis:
             indeg[it] = len(ds)
             for d in ds:
                 users[d].append(it)
-        heap = [(it._id, k, it) for k, it in enumerate(items) if indeg[it] == 0]
+        asy = self.async_ops if top else frozenset()
+
+        def prio(it: Any) -> int:
+            if it in asy:
+                return 0
+            return 2 if any(d in asy for d in deps[it]) else 1
+
+        heap = [(prio(it), it._id, k, it) for k, it in enumerate(items) if indeg[it] == 0]
         heapq.heapify(heap)
         seq = {it: k for k, it in enumerate(items)}
         order: List[Any] = []
         while heap:
-            _, _, it = heapq.heappop(heap)
+            it = heapq.heappop(heap)[-1]
             order.append(it)
             for u in users[it]:
                 indeg[u] -= 1
                 if indeg[u] == 0:
-                    heapq.heappush(heap, (u._id, seq[u], u))
+                    heapq.heappush(heap, (prio(u), u._id, seq[u], u))
         if len(order) != len(items):
             raise Unstructured("a cycle outside while-loop frames")
         return order
@@ -235,6 +253,10 @@ class _Gen:
         self.ins = ins
         self.inplace = inplace or {}
         self.forwarded: List[Operation] = []    # ops given their in-place kernel (buffer forwarding)
+        # collectives of the top block issued and not yet waited for: op -> (handle variable,
+        # items emitted when it was issued)
+        self.pending: Dict[Operation, Any] = {}
+        self.emitted = 0
         self.async_ops = async_ops
         self.trace = trace
         self.check = bool(session._config.get("check_outputs", False))
@@ -297,13 +319,18 @@ class _Gen:
             for t in _inputs_of(it, ins):
                 uses[_root(t, ins)] = k
         keep_roots = {_root(t, ins) for t in keep} | {_root(t, ins) for t in self.fetch_set}
+        if top:  # a collective in flight may still read its inputs: never overwritten in place
+            keep_roots |= {_root(t, ins) for it in items if it in self.async_ops for t in ins[it]}
         defined: Set[Tensor] = set(self.feeds) if top else set()
         for k, it in enumerate(items):
+            if top and self.pending:
+                self._wait_for(it, depth)
+            self.emitted += 1
             if isinstance(it, _Loop):
                 self.loop(it, depth)
                 defined.update(x.outputs[0] for x in it.exits)
             else:
-                self.op(it, depth, self._forwardable(it, k, uses, defined, keep_roots))
+                self.op(it, depth, self._forwardable(it, k, uses, defined, keep_roots), top)
                 if it.type != "Switch":
                     defined.update(it.outputs)
             freed = set()
@@ -313,6 +340,40 @@ class _Gen:
                         and r in self.slot and not self.slot[r].startswith("c")):
                     self.emit(depth, f"{self.slot[r]} = None")
                     freed.add(r)
+        for a in list(self.pending) if top else ():  # every collective completes within the run
+            self.wait(a, depth)
+
+    def _wait_for(self, it: Any, depth: int) -> None:
+        """Emits the waits for the pending collectives item `it` reads (data or control, in
+        nested loops too), before it."""
+        ts, ops = _needs(it, self.ins)
+        for a in list(self.pending):
+            if a in ops or any(t.op is a for t in ts):
+                self.wait(a, depth)
+
+    def wait(self, a: Operation, depth: int) -> None:
+        hv, at = self.pending.pop(a)
+        i = self.index[a]
+        outs = []
+        for o in a.outputs:
+            v = self.var("v")
+            self.slot[o] = v
+            self.guard[o] = None
+            outs.append(v)
+        tgt = ("" if not outs else (outs[0] if len(outs) == 1 else ", ".join(outs) + ",")) + (" = " if outs else "")
+        self.emit(depth, f"_i = {i}")
+        if self.trace:
+            self.emit(depth, "_t0 = _clock()")
+        self.emit(depth, f"{tgt}{hv}.wait()")
+        if self.trace:
+            self.emit(depth, f"_tr.append(({i}, 2, _t0, _clock()))")
+        self.emit(depth, f"{hv} = None")
+        if self.check and outs:
+            self.emit(depth, f"_chk({i}, ({', '.join(outs)},))")
+        hints = getattr(self.kernels.get(a), "launch_hints", None)
+        if isinstance(hints, dict):
+            # nothing ran in between: no overlap to lose (the collective may block in MPI)
+            hints["wait_now"] = self.emitted == at
 
     def _forwardable(self, op: Operation, k: int, uses: Dict[Tensor, int], defined: Set[Tensor],
                      keep_roots: Set[Tensor]) -> bool:
@@ -335,7 +396,7 @@ class _Gen:
                 and sum(_root(x, self.ins) is r for x in row) == 1 and r.op not in self.async_ops
                 and r.dtype.name != "resource" and not slot.startswith(("c", "f")))
 
-    def op(self, op: Operation, depth: int, forward: bool = False) -> None:
+    def op(self, op: Operation, depth: int, forward: bool = False, top: bool = False) -> None:
         i = self._register(op)
         t = op.type
         if t == "Switch":
@@ -416,6 +477,19 @@ class _Gen:
             kernel = self.inplace[op][0]
             self.forwarded.append(op)
         self.names[kname] = kernel
+        if top and op in self.async_ops and g is None:
+            # issued here, waited for before its first consumer (block/_wait_for): the rest of
+            # the step, backward loops included, runs while it is in flight
+            hv = f"h{i}"
+            self.emit(depth, f"_i = {i}")
+            self.emit(depth, "if _tok.c: _cancelled(_i, _tok)")
+            if self.trace:
+                self.emit(depth, "_t0 = _clock()")
+            self.emit(depth, f"{hv} = {kname}({', '.join(args)})")
+            if self.trace:
+                self.emit(depth, f"_tr.append(({i}, 1, _t0, _clock()))")
+            self.pending[op] = (hv, self.emitted)
+            return
         outs = []
         for o in op.outputs:
             s = self.var("v")
@@ -552,6 +626,19 @@ def _reads(items: List[Any], ins: Dict[Any, List[Any]]) -> Set[Tensor]:
     return out
 
 
+def _needs(it: Any, ins: Dict[Any, List[Any]]) -> Any:
+    """(tensors, ops): what item `it` reads by data and control edges, nested loops included."""
+    if not isinstance(it, _Loop):
+        return set(ins[it]), set(it.control_inputs)
+    ts = _reads([it], ins)
+    ops = set(it.external_controls())
+    for sub in it.cond + it.body:
+        t2, o2 = _needs(sub, ins)
+        ts |= t2
+        ops |= o2
+    return ts, ops
+
+
 def _inputs_of(it: Any, ins: Dict[Any, List[Any]]) -> List[Tensor]:
     if isinstance(it, _Loop):
         out = it.external_inputs()
@@ -564,14 +651,20 @@ def compile_control_plan(session: Any, needed: Set[Operation], feeds: List[Tenso
                          fetches: List[Optional[Tensor]], kernels: Dict[Operation, Callable],
                          async_ops: Set[Operation], trace: bool = False,
                          inplace: Optional[Dict[Operation, Any]] = None,
-                         ins: Optional[Dict[Any, List[Any]]] = None) -> Plan:
+                         ins: Optional[Dict[Any, List[Any]]] = None,
+                         top_passes: Optional[Callable[[List[Any], Dict[Any, List[Any]]], Any]] = None) -> Plan:
     """The plan of a graph with cf.cond / cf.while_loop control flow (raises Unstructured).
     `inplace`: op -> (in-place kernel, index of the input it may overwrite), for buffer
     forwarding; `ins`: op -> the inputs it reads (the passes may have redirected some to an
-    equal value or a folded constant; default: the graph's)."""
+    equal value or a folded constant; default: the graph's).  `top_passes(items, ins)` ->
+    (items, failure hooks): the static plans' passes, run on the top block (loops are opaque
+    nodes there), e.g. producer/consumer fusion and bucket views (executor.py)."""
     if ins is None:
         ins = {op: list(op.inputs) for op in needed}
-    an = _Analysis(needed, ins)
+    an = _Analysis(needed, ins, async_ops)
+    on_fail: Sequence[Callable[[], None]] = ()
+    if top_passes is not None:
+        an.top, on_fail = top_passes(an.top, ins)
     for t in fetches:
         if t is not None and _frame_of(t.op) is not None and t.op.type != "Exit":
             raise InvalidArgumentError(f"cannot fetch {t.name}: it lives inside a while loop (fetch what the loop "
@@ -614,6 +707,12 @@ def compile_control_plan(session: Any, needed: Set[Operation], feeds: List[Tenso
                                    op)
 
     def _fail(i: int, e: BaseException, frame: dict) -> None:
+        _abandon_handles(frame)  # collectives issued and not waited for
+        for hook in on_fail:     # e.g. give up fusion-buffer claims of this run's producers
+            try:
+                hook()
+            except Exception:
+                pass
         if isinstance(e, (KeyboardInterrupt, SystemExit)) or i < 0:
             raise e
         op = ops_t[i]

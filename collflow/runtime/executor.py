@@ -199,10 +199,23 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
             from .control_plan import Unstructured, compile_control_plan
             resolve_d = rw.resolve if rw else (lambda t: t)
             ins_d = {op: [resolve_d(t) for t in op.inputs] for op in needed}
+            cfg = session._config
+
+            def top_passes(items: List[Any], ins_t: Dict[Any, List[Any]]) -> Tuple[List[Any], List[Callable]]:
+                # the static plans' fusion and bucket views on the top block (loops are opaque)
+                for it in items:
+                    if it not in ins_t:
+                        ins_t[it] = it.external_inputs()
+                if cfg.get("fuse_ops", True):
+                    items = _fuse_pairs(items, ins_t, feeds, fetch_tensors, kernels, async_ops, placement, context)
+                aborts: List[Callable] = []
+                if cfg.get("bucket_views", True):
+                    aborts = _place_outputs(items, ins_t, feeds, fetch_tensors, kernels, async_ops, placement, context)
+                return items, aborts
             try:
-                forward = inplace if session._config.get("buffer_forwarding", True) else {}
+                forward = inplace if cfg.get("buffer_forwarding", True) else {}
                 cplan = compile_control_plan(session, needed, feeds, fetch_tensors, kernels, async_ops, trace=trace,
-                                             inplace=forward, ins=ins_d)
+                                             inplace=forward, ins=ins_d, top_passes=top_passes)
             except Unstructured:
                 if rw:  # the interpreter runs the graph as it is: compile again without the rewrites
                     return compile_plan(session, given_fetches, targets, feeds, trace, passes=False)

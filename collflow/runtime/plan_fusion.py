@@ -139,6 +139,8 @@ def _hoistable(node: "FusedNode", between: List[Any], ins: Dict[Any, List[Any]])
                 continue
             return None
         real = o.consumer if isinstance(o, FusedNode) else o
+        if not isinstance(real, Operation) and getattr(real, "type", None) != "Const":
+            return None  # an opaque node (a whole loop of a control-flow plan): never moved across
         if isinstance(real, Operation) and real.stateful:
             if not real.op_def.variable_state:  # state other than the variables it names
                 return None
