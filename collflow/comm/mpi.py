@@ -2,7 +2,9 @@
 
 Modules: this one holds the communicator's core (launching, ordering, progress, failures,
 lifecycle); mpi_collectives.py the collective methods; mpi_shm.py the scheduling of
-shared-memory all-reduces; mpi_wire.py the records and notices the ranks exchange.
+shared-memory all-reduces; mpi_negotiation.py the arrival records and notices the ranks
+exchange (a part of its own: `Negotiation`, called through its methods), mpi_wire.py their
+bytes.
 
 Design (one MPICommunicator wraps one mpi4py intracommunicator):
 
@@ -51,17 +53,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..errors import AbortedError, CollflowError, InternalError, InvalidArgumentError, UnavailableError
-from . import departure as _departure
 from . import settings as _settings
 from . import shm as _shm
-from .base import CollectiveHandle, Communicator, Signature, _missing_error, error_copy, mismatch_error, sleep_backoff
+from .base import CollectiveHandle, Communicator, Signature, _missing_error, error_copy, sleep_backoff
 # the parts of the communicator: its collectives, its shared-memory scheduling and the bytes
 # the ranks exchange about them, one module each
 from .mpi_collectives import MPICollectives
 from .mpi_shm import ShmScheduling, _ShmHandle
-from .mpi_wire import (_FAIL_BYTES, _FAIL_LEFT, _REC_INTS, _REC_MODE, _TAG_ARRIVE, _TAG_FAIL, _bodies_conflict,
-                       _body_signature, _decode_fail, _encode_fail, _encode_record, _fail_code, _fail_error,
-                       _peer_failure, _sent)
+from .mpi_negotiation import Negotiation
+from .mpi_wire import _body_signature, _fail_code, _peer_failure
 
 __all__ = ["MPICommunicator", "import_mpi"]
 
@@ -233,7 +233,6 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         self._MPI = MPI
         self.mpi_comm = base
         self.exit_reason: Optional[str] = None
-        self._departed = _departure.Departures()
         self._rank = base.Get_rank()
         self._size = base.Get_size()
         self._c1 = base.Dup()
@@ -260,29 +259,16 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         self._v_posted = 0    # second phases started so far (they start in this order)
         self._broken: Optional[Tuple[int, CollflowError]] = None
         self._zombies: List[tuple] = []  # (request, buffers) of collectives that cannot finish
-        self._peer_last = [-1] * self._size
-        self._peer_rec: List[Optional[bytes]] = [None] * self._size  # last record body of each peer
-        self._mine: Dict[int, bytes] = {}                     # own record bodies by sequence number
-        self._mine_limit = 256                                # prune _mine beyond this many
-        self._theirs: Dict[int, Dict[int, bytes]] = {}        # records of peers ahead of this rank
-        self._templates: Dict[Signature, np.ndarray] = {}     # encoded records, reused every step
-        self._last_drain = 0.0
-        self._sends: List[Tuple[Any, np.ndarray]] = []
         self._deferred: List[_MPIHandle] = []                  # wait-now collectives not posted yet
-        self._votes: Dict[int, int] = {}                      # seq -> peers that will wait at once
         self._post_lock = threading.RLock()                   # posts happen in collective order
         self.blocking_calls = 0                               # collectives run as one blocking call
         self._waiters = 0
         self._closed = False
-        self._status = MPI.Status()
         self._dtypes: Dict[str, Any] = {}
         self._f16_native = _has_float16(MPI)
         self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
-        if self._size > 1:
-            self._arr_buf = np.zeros(_REC_INTS, dtype=np.int64)
-            self._arr_req = self._ctl.Irecv(self._arr_buf, source=MPI.ANY_SOURCE, tag=_TAG_ARRIVE)
-            self._fail_buf = np.zeros(_FAIL_BYTES, dtype=np.uint8)
-            self._fail_req = self._ctl.Irecv(self._fail_buf, source=MPI.ANY_SOURCE, tag=_TAG_FAIL)
+        # arrival records and notices on the control communicator (mpi_negotiation.py)
+        self._neg = Negotiation(self._ctl, MPI, self._rank, self._size, self._track)
         self._wake = threading.Event()
         # started with the first nonblocking collective: a rank whose collectives all run as
         # blocking calls has no second thread (an idle one measurably slowed such steps)
@@ -450,7 +436,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 now = time.monotonic()
                 with self._lock:
                     if not ready():
-                        self._poll_locked(drain=now - self._last_drain >= drain_every)
+                        self._poll_locked(drain=now - self._neg.last_drain >= drain_every)
                     if ready():
                         return
                     if now >= deadline:
@@ -478,12 +464,13 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
             peers = [p for p in range(self._size) if p != self._rank]
             # every poll drains the records (and completes their sends); a broken
             # communicator fails the handle, which ends the wait with its error
-            self._spin_until(lambda: h._done or all(self._peer_last[p] >= h.seq for p in peers), t,
+            last = self._neg.peer_last
+            self._spin_until(lambda: h._done or all(last[p] >= h.seq for p in peers), t,
                              lambda: self._fail_deferred_timeout(h, t), drain_every=0.0)
             with self._lock:
                 if h._done:  # failed meanwhile (the communicator broke)
                     return
-                votes = self._votes.pop(h.seq, 0)
+                votes = self._neg.pop_votes(h.seq)
                 self._deferred.remove(h)
                 blocking = h._blocking
                 h._blocking = None
@@ -542,8 +529,9 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         fails here if a peer left before issuing it."""
         if drain and self._size > 1:
             self._drain_ctl()
-        if launching is not None and self._departed and self._broken is None:
-            err = self._departed.error_for(self._seq, f"collective #{self._seq} {launching.describe()}", self._rank)
+        departed = self._neg.departed
+        if launching is not None and departed and self._broken is None:
+            err = departed.error_for(self._seq, f"collective #{self._seq} {launching.describe()}", self._rank)
             if err is not None:
                 self._break(err)
         if self._broken is not None:
@@ -554,52 +542,13 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         assert self._broken is not None
         raise error_copy(self._broken[1])
 
-    def _template(self, sig: Signature) -> np.ndarray:
-        """The encoded arrival record of `sig` (sequence number 0, mode 0), cached."""
-        tpl = self._templates.get(sig)
-        if tpl is None:
-            tpl = np.zeros(_REC_INTS, dtype=np.int64)
-            _encode_record(tpl, 0, sig)
-            if len(self._templates) < 4096:
-                self._templates[sig] = tpl
-        return tpl
-
     def _announce(self, seq: int, sig: Signature, wait_now: bool = False, send: bool = True) -> bytes:
-        """Records collective #seq as this rank's (compared with the peers' records of it, now
-        if theirs came first, else when they arrive) and sends the record to every peer.
-        send=False (shared-memory collectives, whose records the peers read in shared
-        memory): only recorded, so a peer's MPI collective issued as #seq is still caught."""
-        buf = self._template(sig).copy()
-        buf[0] = seq
-        buf[_REC_MODE] = int(wait_now)
-        mine = buf.tobytes()[8:]
-        theirs = self._theirs.pop(seq, None)
-        if theirs:
-            bad = {p: b for p, b in theirs.items() if _bodies_conflict(mine, b)}
-            if bad:
-                bad[self._rank] = mine
-                err = mismatch_error(seq, {p: _body_signature(b) for p, b in bad.items()})
-                self._break(err)
-                raise error_copy(err)
-        self._mine[seq] = mine
-        if send:
-            isend = self._ctl.Isend
-            for p in range(self._size):
-                if p != self._rank:
-                    self._sends.append((isend(buf, dest=p, tag=_TAG_ARRIVE), buf))
-        if len(self._mine) > self._mine_limit:
-            lo = min(v for p, v in enumerate(self._peer_last) if p != self._rank)
-            for k in [k for k in self._mine if k <= lo]:
-                del self._mine[k]
-            for k in [k for k in self._votes if k <= lo - 256]:
-                del self._votes[k]
-            if len(self._mine) > 4096:
-                # peers that send no records (their collectives ran in shared memory) leave
-                # lo behind: keep the newest; a record 4096 collectives late is not waited for
-                for k in sorted(self._mine)[:-4096]:
-                    del self._mine[k]
-            # next pass once it has doubled: pruning stays O(1) per collective
-            self._mine_limit = max(256, 2 * len(self._mine))
+        """(lock held) Announces collective #seq (Negotiation.announce); a conflict with a
+        peer's record of it that came first breaks the communicator and raises."""
+        mine, err = self._neg.announce(seq, sig, wait_now, send)
+        if err is not None:
+            self._break(err)
+            raise error_copy(err)
         return mine
 
     # -- progress (called with self._lock held) -------------------------------------------------
@@ -645,26 +594,17 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 self._fail_inflight()
                 return
             self._inflight = keep
-        if self._sends:
-            self._sends = [s for s in self._sends if not _sent(s[0])]
+        self._neg.reap_sends()
 
     def _drain_ctl(self) -> None:
-        self._last_drain = time.monotonic()
-        st = self._status
-        while self._arr_req.Test(st):
-            src = st.Get_source()
-            rec = self._arr_buf.tobytes()
-            self._arr_req = self._ctl.Irecv(self._arr_buf, source=self._MPI.ANY_SOURCE, tag=_TAG_ARRIVE)
-            self._on_arrival(src, int.from_bytes(rec[:8], sys.byteorder, signed=True), rec[8:])
-        while self._fail_req.Test(st):
-            src = st.Get_source()
-            code, msg = _decode_fail(self._fail_buf)
-            self._fail_req = self._ctl.Irecv(self._fail_buf, source=self._MPI.ANY_SOURCE, tag=_TAG_FAIL)
-            if code == _FAIL_LEFT:
-                self._departed.record(src, msg)
-            elif self._broken is None:
-                self._broken = (src, _fail_error(code, f"rank {src} reported: {msg}"))
-        if self._departed and self._broken is None:
+        """(lock held) Reads the control messages: a mismatch breaks the communicator, a peer's
+        failure notice breaks it with the peer's error, a departure may (_check_departed)."""
+        mismatch, notice = self._neg.drain(self._seq, self._broken is None)
+        if mismatch is not None:
+            self._break(mismatch)
+        if notice is not None and self._broken is None:
+            self._broken = notice
+        if self._neg.departed and self._broken is None:
             self._check_departed()
 
     def _check_departed(self) -> None:
@@ -672,23 +612,10 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         never issued by a peer that left (its peers hear of it too)."""
         pending = [h for h in (*self._inflight, *self._deferred, *self._shm_pending) if not h._done]
         for h in sorted(pending, key=lambda h: h.seq):
-            err = self._departed.error_for(h.seq, h.description, self._rank)
+            err = self._neg.departed.error_for(h.seq, h.description, self._rank)
             if err is not None:
                 self._break(err)
                 return
-
-    def _on_arrival(self, src: int, seq: int, body: bytes) -> None:
-        self._peer_last[src] = seq
-        self._peer_rec[src] = body
-        if body[(_REC_MODE - 1) * 8]:
-            self._votes[seq] = self._votes.get(seq, 0) + 1
-        mine = self._mine.get(seq)
-        if mine is None:
-            if seq >= self._seq:  # the peer is ahead: compare when this rank gets there
-                self._theirs.setdefault(seq, {})[src] = body
-            return
-        if self._broken is None and _bodies_conflict(mine, body):
-            self._break(mismatch_error(seq, {self._rank: _body_signature(mine), src: _body_signature(body)}))
 
     def _break(self, err: CollflowError) -> None:
         """Marks the communicator unusable and tells every peer why."""
@@ -698,13 +625,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         if self._shm is not None:  # peers waiting in shared memory see it at once
             self._shm.mark_broken(_fail_code(err), err.message)
         if self._size > 1:
-            buf = _encode_fail(_fail_code(err), err.message)
-            for p in range(self._size):
-                if p != self._rank:
-                    try:
-                        self._sends.append((self._ctl.Isend(buf, dest=p, tag=_TAG_FAIL), buf))
-                    except Exception:
-                        pass
+            self._neg.notify_failure(err)
 
     def _fail_inflight(self) -> None:
         assert self._broken is not None
@@ -741,12 +662,13 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                                  "; which ranks did not arrive is unknown (arrival tracking is off: "
                                  "COLLFLOW_TRACK_ARRIVALS=0)")
         else:
-            missing = [p for p in range(self._size) if p != self._rank and self._peer_last[p] < h.seq]
+            last = self._neg.peer_last
+            missing = [p for p in range(self._size) if p != self._rank and last[p] < h.seq]
             notes = []
             for p in missing:
-                b = self._peer_rec[p]
+                b = self._neg.peer_record(p)
                 notes.append(f"rank {p} has started no collective" if b is None else
-                             f"rank {p} is at collective #{self._peer_last[p]} {_body_signature(b).describe()}")
+                             f"rank {p} is at collective #{last[p]} {_body_signature(b).describe()}")
             detail = f" ({'; '.join(notes)})" if notes else (
                 "; every rank started it, so it is stuck inside MPI (a peer died, or mismatched sizes?)")
             err = _missing_error(what, timeout, missing, detail)
@@ -768,7 +690,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 self._shm_try()
             if self._inflight and self._lock.acquire(blocking=False):
                 try:
-                    self._poll_locked(drain=time.monotonic() - self._last_drain > 1e-3)
+                    self._poll_locked(drain=time.monotonic() - self._neg.last_drain > 1e-3)
                 except Exception:  # pragma: no cover - _poll_locked already records errors
                     pass
                 finally:
@@ -814,13 +736,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                                          f"{len(self._shm_pending)} shared-memory collective(s) not run"))
                 self._fail_inflight()
             if self._size > 1 and self._broken is None:  # tell the peers this rank is gone, and why
-                buf = _encode_fail(_FAIL_LEFT, _departure.encode(self._seq, self.exit_reason))
-                for p in range(self._size):
-                    if p != self._rank:
-                        try:
-                            self._sends.append((self._ctl.Isend(buf, dest=p, tag=_TAG_FAIL), buf))
-                        except Exception:
-                            pass
+                self._neg.notify_departure(self._seq, self.exit_reason)
         if self._shm is not None:
             self._shm.close()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -828,16 +744,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         with self._lock:
             # give the notices a moment to leave; a send still pending is completed by MPI
             # while this process finalizes (a peer busy computing can take longer to take it)
-            end = time.monotonic() + 0.02
-            while self._sends and time.monotonic() < end:
-                self._sends = [s for s in self._sends if not _sent(s[0])]
-            if self._size > 1:
-                for req in (self._arr_req, self._fail_req):
-                    try:
-                        req.Cancel()
-                        req.Wait()
-                    except Exception:
-                        pass
+            self._neg.close(linger_s=0.02)
             healthy = self._broken is None and not self._inflight and not self._zombies
             if healthy:
                 # not `_ctl`: a peer's notice or record may still be on its way, and MPI would

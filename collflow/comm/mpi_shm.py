@@ -114,12 +114,11 @@ class ShmScheduling:
             with self._lock:
                 # MPI calls cost tens of microseconds here: control messages are read at
                 # most every millisecond (a wait polls them anyway)
-                self._check_usable(drain=time.monotonic() - self._last_drain >= 1e-3, launching=sig)
+                self._check_usable(drain=time.monotonic() - self._neg.last_drain >= 1e-3, launching=sig)
                 seq = self._seq
                 # the peers compare records in shared memory; this rank's is kept for a peer
                 # that issues an MPI collective as #seq (its record then names both)
-                record = self._announce(seq, sig, send=False) if self._track else \
-                    self._template(sig).tobytes()[8:]
+                record = self._announce(seq, sig, send=False) if self._track else self._neg.record_body(sig)
                 h = _ShmHandle(self, seq, sig, shm.start(x, out, op, seq, record))
                 self._seq += 1
                 if self.timeline is not None:
@@ -238,7 +237,7 @@ class ShmScheduling:
         for p in missing:
             # where the peer is: its last MPI record or the last collective it entered in
             # shared memory, whichever is newer
-            last, body = self._peer_last[p], self._peer_rec[p]
+            last, body = self._neg.peer_last[p], self._neg.peer_record(p)
             pseq, pbody = shm.published(p)
             if pbody.strip(b"\0") and pseq > last:
                 last, body = pseq, pbody
