@@ -1,22 +1,21 @@
 """The MPI backend: mpi4py's nonblocking buffer collectives on host NumPy arrays.
 
-Modules: this one holds the communicator's core (launching, ordering, progress, failures,
-lifecycle); mpi_collectives.py the collective methods; mpi_shm.py the scheduling of
-shared-memory all-reduces; mpi_negotiation.py the arrival records and notices the ranks
-exchange (a part of its own: `Negotiation`, called through its methods), mpi_wire.py their
-bytes.
+Parts, one module each, each called through its own methods: this module holds the
+communicator's core (numbering and launching collectives, the MPI requests in flight and
+their second phases, failures, lifecycle); mpi_negotiation.py the arrival records and notices
+the ranks exchange (`Negotiation`; mpi_wire.py their bytes); mpi_progress.py the progress
+thread (`Progress`); mpi_shm.py the queue of shared-memory all-reduces (`ShmQueue`, which sees
+the communicator only through the `ShmHost` interface); mpi_collectives.py the collective
+methods (the public API, a mixin over the core's launch calls).
 
 Design (one MPICommunicator wraps one mpi4py intracommunicator):
 
 * Three private duplicates of the user's communicator: `c1` carries the collectives, `c2`
   the second phase of two-phase collectives (an allgatherv or alltoallv whose counts must
   first be exchanged), `ctl` the control messages below.  User traffic never mixes with ours.
-* Progress.  Open MPI advances a nonblocking collective only inside MPI calls, so a
-  collective started before a long computation would sit idle until its wait.  A daemon
-  "progress" thread tests the in-flight requests every ~50 us while any are in flight
-  (mpi4py releases the GIL inside MPI), which is what lets gradient all-reduces overlap the
-  backward pass.  A thread waiting on a handle polls itself and the progress thread stands
-  aside; one lock serializes every test of a request.
+* Progress (mpi_progress.py).  A daemon thread tests the in-flight requests every ~50 us
+  while any are in flight; a thread waiting on a handle polls itself and the progress thread
+  stands aside; one lock serializes every test of a request.
 * Order.  Ranks must start collectives on a communicator in the same order.  Collectives
   are started by the calling thread in program order (c1); second phases are started
   strictly in the order of their collectives (c2), whichever first phase finished first.
@@ -59,8 +58,9 @@ from .base import CollectiveHandle, Communicator, Signature, _missing_error, err
 # the parts of the communicator: its collectives, its shared-memory scheduling and the bytes
 # the ranks exchange about them, one module each
 from .mpi_collectives import MPICollectives
-from .mpi_shm import ShmScheduling, _ShmHandle
+from .mpi_shm import ShmQueue, _ShmHandle
 from .mpi_negotiation import Negotiation
+from .mpi_progress import Progress
 from .mpi_wire import _body_signature, _fail_code, _peer_failure
 
 __all__ = ["MPICommunicator", "import_mpi"]
@@ -69,7 +69,6 @@ __all__ = ["MPICommunicator", "import_mpi"]
 # the peers' votes); first phase in flight; first phase done, waiting its turn to post the
 # second (second phases start in collective order); second phase in flight
 _UNPOSTED, _PHASE1, _TURN, _PHASE2 = 0, 1, 15, 2
-_PROGRESS_INTERVAL_S = 5e-5
 _POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
 
 
@@ -136,8 +135,9 @@ class _MPIHandle(CollectiveHandle):
         return self._done
 
     def wait(self, timeout: Optional[float] = None) -> Any:
-        if self._comm._shm_pending:  # earlier shared-memory collectives run first
-            self._comm._shm_run_until(self.seq - 1, timeout)
+        q = self._comm._shmq
+        if q is not None and len(q):  # earlier shared-memory collectives run first
+            q.run_until(self.seq - 1, timeout)
         if self._stage == _UNPOSTED:
             self._comm._resolve(self, timeout)
         if not self._done:
@@ -188,6 +188,61 @@ class _MPIHandle(CollectiveHandle):
                 pass
 
 
+class _AsShmHost:
+    """The communicator as its ShmQueue sees it (mpi_shm.ShmHost)."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, c: "MPICommunicator"):
+        self._c = c
+
+    @property
+    def lock(self) -> Any:
+        return self._c._lock
+
+    @property
+    def timeout(self) -> float:
+        return self._c.timeout
+
+    @property
+    def timeline(self) -> Any:
+        return self._c.timeline
+
+    @property
+    def rank(self) -> int:
+        return self._c._rank
+
+    @property
+    def negotiation(self) -> Negotiation:
+        return self._c._neg
+
+    @property
+    def broken(self) -> bool:
+        return self._c._broken is not None
+
+    def check_usable(self) -> None:
+        self._c._check_usable(drain=False)
+
+    def poll(self) -> None:
+        c = self._c
+        with c._lock:
+            c._poll_locked(drain=True)
+            c._check_usable(drain=False)
+
+    def adopt_failure(self, rank: int, err: CollflowError) -> CollflowError:
+        c = self._c
+        if c._broken is None:
+            c._broken = (rank, err)
+        return c._broken[1]
+
+    def fail(self, err: CollflowError) -> None:
+        self._c._break(err)
+        self._c._fail_inflight()
+
+    def waiting(self) -> Any:
+        return self._c._waiting()
+
+
 _LIVE: "weakref.WeakSet[MPICommunicator]" = weakref.WeakSet()
 
 
@@ -201,7 +256,7 @@ def _close_all() -> None:
             pass
 
 
-class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
+class MPICommunicator(MPICollectives, Communicator):
     """Collectives over an mpi4py intracommunicator (MPI.COMM_WORLD by default).
 
     `timeout` (seconds; default $COLLFLOW_COLLECTIVE_TIMEOUT or 300) bounds every wait.
@@ -262,26 +317,23 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         self._deferred: List[_MPIHandle] = []                  # wait-now collectives not posted yet
         self._post_lock = threading.RLock()                   # posts happen in collective order
         self.blocking_calls = 0                               # collectives run as one blocking call
-        self._waiters = 0
         self._closed = False
         self._dtypes: Dict[str, Any] = {}
         self._f16_native = _has_float16(MPI)
         self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
         # arrival records and notices on the control communicator (mpi_negotiation.py)
         self._neg = Negotiation(self._ctl, MPI, self._rank, self._size, self._track)
-        self._wake = threading.Event()
-        # started with the first nonblocking collective: a rank whose collectives all run as
-        # blocking calls has no second thread (an idle one measurably slowed such steps)
-        self._progress = progress_thread and self._size > 1
-        self._thread: Optional[threading.Thread] = None
-        self._shm: Optional[_shm.ShmWorld] = None
-        self._shm_pending: List[_ShmHandle] = []  # launched, not yet run (collective order)
-        self._shm_lock = threading.Lock()          # one shared-memory collective runs at a time
+        # the progress engine (mpi_progress.py); started with the first nonblocking collective
+        self._prog = Progress(progress_thread and self._size > 1, lambda: bool(self._inflight),
+                              self._progress_poll, lambda: self._shmq.due() if self._shmq is not None else None,
+                              lambda: self._shmq.try_advance() if self._shmq is not None else None)
+        # the shared-memory all-reduces (mpi_shm.py), when every rank is on this host
+        self._shmq: Optional[ShmQueue] = None
         # Whether the progress thread runs shared-memory all-reduces in the background.  Only
         # with a core to spare: the reduction is work a core must do, and on a machine whose
         # cores all compute (a rank per core) running it beside the backward pass measured
         # slower than running it at the wait (MLP step, 2 ranks on 2 cores: +1.4 ms).
-        self.shm_background = self._local_size < cores
+        self._shm_background = self._local_size < cores
         self.shm_reason = "a world of one rank" if self._size == 1 else ""
         if self._size > 1:
             # collective even where shm=False: the ranks agree on one answer
@@ -293,7 +345,8 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 if self._rank == 0 and not _shm.expected_off(why):
                     print(f"[rank 0] collflow: shared-memory all-reduce off ({why}); all-reduces go through MPI",
                           file=sys.stderr, flush=True)
-            self._shm = world
+            if world is not None:
+                self._shmq = ShmQueue(world, _AsShmHost(self), self._shm_background)
         _LIVE.add(self)
 
     # -- topology -------------------------------------------------------------------------------
@@ -315,12 +368,29 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
 
     @property
     def pending(self) -> int:
-        return len(self._inflight) + len(self._shm_pending)
+        return len(self._inflight) + (len(self._shmq) if self._shmq is not None else 0)
 
     @property
     def shm_active(self) -> bool:
         """Whether all-reduces run through shared memory (every rank on this host)."""
-        return self._shm is not None
+        return self._shmq is not None
+
+    @property
+    def _shm(self) -> Optional[_shm.ShmWorld]:
+        """This rank's shared-memory world (arena), when all-reduces go through it."""
+        return self._shmq.world if self._shmq is not None else None
+
+    @property
+    def shm_background(self) -> bool:
+        """Whether the progress thread runs shared-memory all-reduces in the background (by
+        default only with a core to spare); settable."""
+        return self._shmq.background if self._shmq is not None else self._shm_background
+
+    @shm_background.setter
+    def shm_background(self, on: bool) -> None:
+        self._shm_background = bool(on)
+        if self._shmq is not None:
+            self._shmq.background = bool(on)
 
     def empty(self, shape: Any, dtype: Any) -> np.ndarray:
         """An uninitialised array that this communicator's all-reduces read and write in place
@@ -397,8 +467,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                     return h
                 h._tpost = h._t0
                 self._post_locked(h, post1, post2)
-        if self._thread is not None:
-            self._wake.set()
+        self._prog.wake()
         return h
 
     def _post_locked(self, h: _MPIHandle, post1: Callable[[], Any],
@@ -416,12 +485,51 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
             h._vseq = self._v_next
             self._v_next += 1
         self._inflight.append(h)
-        if self._progress and self._thread is None and not self._closed:
-            self._start_progress()
+        if not self._closed:
+            self._prog.start()
 
-    def _start_progress(self) -> None:
-        self._thread = threading.Thread(target=self._progress_loop, name="collflow-mpi-progress", daemon=True)
-        self._thread.start()
+    def _launch_shm(self, sig: Signature, x: np.ndarray, out: np.ndarray, op: str,
+                    wait_now: bool = False) -> _ShmHandle:
+        """Numbers an all-reduce like any collective and queues it in shared memory (mpi_shm).
+        Unless the caller waits at once, the progress thread may advance it."""
+        if self._closed:
+            raise AbortedError(f"{sig.kind} on a closed communicator")
+        q = self._shmq
+        assert q is not None
+        with self._post_lock:
+            if self._deferred:  # an earlier wait-now collective goes first
+                for d in list(self._deferred):
+                    self._resolve(d)
+            with self._lock:
+                # MPI calls cost tens of microseconds here: control messages are read at
+                # most every millisecond (a wait polls them anyway)
+                self._check_usable(drain=time.monotonic() - self._neg.last_drain >= 1e-3, launching=sig)
+                seq = self._seq
+                # the peers compare records in shared memory; this rank's is kept for a peer
+                # that issues an MPI collective as #seq (its record then names both)
+                record = self._announce(seq, sig, send=False) if self._track else self._neg.record_body(sig)
+                h = q.enqueue(seq, sig, x, out, op, record)
+                self._seq += 1
+                # the progress thread advances it in the background where a core is free,
+                # else once it has waited for its caller a while (who may be blocked
+                # elsewhere: a peer's collective must not hang on it)
+                if not wait_now and not self._closed:
+                    self._prog.start()
+                    self._prog.wake()
+        return h
+
+    def _waiting(self) -> Any:
+        """A context: the calling thread waits and polls itself; the progress thread stands aside."""
+        return self._prog.waiting()
+
+    def _progress_poll(self) -> None:
+        """The progress thread's poll of the requests in flight: only when the lock is free
+        (a thread holding it polls anyway)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._poll_locked(drain=time.monotonic() - self._neg.last_drain > 1e-3)
+            finally:
+                self._lock.release()
 
     def _spin_until(self, ready: Callable[[], bool], timeout: float, on_timeout: Callable[[], None],
                     drain_every: float) -> None:
@@ -430,8 +538,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         (which raises) runs under the lock."""
         start = time.monotonic()
         deadline = start + timeout
-        self._waiters += 1
-        try:
+        with self._prog.waiting():
             while True:
                 now = time.monotonic()
                 with self._lock:
@@ -442,8 +549,6 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                     if now >= deadline:
                         on_timeout()
                 sleep_backoff(start, now, self._oversubscribed)
-        finally:
-            self._waiters -= 1
 
     def _resolve(self, h: _MPIHandle, timeout: Optional[float] = None) -> None:
         """Posts a wait-now collective once every peer's arrival record for it is in: as the
@@ -456,8 +561,9 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 return
             for d in [d for d in self._deferred if d.seq < h.seq]:
                 self._resolve(d, timeout)  # collectives are posted in the order they were started
-            if self._shm_pending:  # never block inside MPI while a peer waits in shared memory
-                self._shm_run_until(h.seq - 1, timeout)
+            q = self._shmq
+            if q is not None and len(q):  # never block inside MPI while a peer waits in shared memory
+                q.run_until(h.seq - 1, timeout)
                 if h._done:  # failed meanwhile
                     return
             t = h._limit(timeout)
@@ -502,8 +608,7 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
                 h._tpost = t_neg
                 self._post_locked(h, h._post1)
                 h._post1 = None
-        if self._thread is not None:
-            self._wake.set()
+        self._prog.wake()
 
     def _fail_deferred(self) -> None:
         assert self._broken is not None
@@ -610,7 +715,8 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
     def _check_departed(self) -> None:
         """(lock held) Breaks the communicator when a collective in flight or queued was
         never issued by a peer that left (its peers hear of it too)."""
-        pending = [h for h in (*self._inflight, *self._deferred, *self._shm_pending) if not h._done]
+        queued = self._shmq.handles() if self._shmq is not None else []
+        pending = [h for h in (*self._inflight, *self._deferred, *queued) if not h._done]
         for h in sorted(pending, key=lambda h: h.seq):
             err = self._neg.departed.error_for(h.seq, h.description, self._rank)
             if err is not None:
@@ -643,12 +749,8 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         self._inflight = []
         if self._deferred:
             self._fail_deferred()
-        if self._shm is not None:
-            self._shm.freeze()  # peers may still write into this rank's blocks
-            for s in self._shm_pending:
-                if not s._done:
-                    s._fail(err)
-            self._shm_pending = []
+        if self._shmq is not None:
+            self._shmq.fail_all(err)
 
     def _timed_out(self, h: _MPIHandle, timeout: float) -> None:
         if self._size > 1:
@@ -675,27 +777,6 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
         self._break(err)
         self._fail_inflight()
         raise err
-
-    def _progress_loop(self) -> None:
-        while not self._closed:
-            due = self._shm_due()
-            if not self._inflight and (due is None or due > 0):
-                self._wake.wait(0.1 if due is None else min(0.1, due))
-                self._wake.clear()
-                continue
-            if self._waiters:  # a waiting thread polls itself; stay out of its way
-                time.sleep(1e-3)
-                continue
-            if due == 0:
-                self._shm_try()
-            if self._inflight and self._lock.acquire(blocking=False):
-                try:
-                    self._poll_locked(drain=time.monotonic() - self._neg.last_drain > 1e-3)
-                except Exception:  # pragma: no cover - _poll_locked already records errors
-                    pass
-                finally:
-                    self._lock.release()
-            time.sleep(_PROGRESS_INTERVAL_S)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def abort(self, code: int = 1) -> None:
@@ -728,19 +809,19 @@ class MPICommunicator(MPICollectives, ShmScheduling, Communicator):
             return
         self.stop_timeline()
         self._closed = True
-        self._wake.set()
+        self._prog.stop()
         with self._lock:
-            if self._shm_pending:  # peers may be waiting for them: tell them, do not let them hang
-                h = self._shm_pending[0]
+            queued = self._shmq.handles() if self._shmq is not None else []
+            if queued:  # peers may be waiting for them: tell them, do not let them hang
+                h = queued[0]
                 self._break(AbortedError(f"{h.description}: rank {self._rank} closed its communicator with "
-                                         f"{len(self._shm_pending)} shared-memory collective(s) not run"))
+                                         f"{len(queued)} shared-memory collective(s) not run"))
                 self._fail_inflight()
             if self._size > 1 and self._broken is None:  # tell the peers this rank is gone, and why
                 self._neg.notify_departure(self._seq, self.exit_reason)
         if self._shm is not None:
             self._shm.close()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5.0)
+        self._prog.join(timeout=5.0)
         with self._lock:
             # give the notices a moment to leave; a send still pending is completed by MPI
             # while this process finalizes (a peer busy computing can take longer to take it)

@@ -1,22 +1,27 @@
-"""MPICommunicator's shared-memory all-reduces (collflow.comm.shm underneath): they are
-numbered like any collective and queued when launched; the thread that waits for one (or for
-a later collective, or abandons it) runs every earlier one in order, and the progress thread
-runs them where a core is free, or once nobody has waited for them for _SHM_IDLE_S.
-A mixin of MPICommunicator: its methods use the communicator's state.
+"""MPICommunicator's shared-memory all-reduces (collflow.comm.shm underneath), as a part of
+its own: `ShmQueue`.  They are numbered like any collective (by the communicator) and queued
+here when launched; the thread that waits for one (or for a later collective, or abandons it)
+runs every earlier one in order, and the progress thread runs them where a core is free, or
+once nobody has waited for them for _SHM_IDLE_S.
+
+The queue talks to its communicator only through `ShmHost` (below): the state lock they
+share, whether it broke, polling MPI and the control messages, failing everything in flight,
+the peers' last records (for timeout messages).
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, ContextManager, Dict, List, Optional, Protocol, Tuple
 
 import numpy as np
 
-from ..errors import AbortedError, CollflowError, InternalError, InvalidArgumentError
+from ..errors import CollflowError, InternalError, InvalidArgumentError
 from . import shm as _shm
 from .base import _missing_error, CollectiveHandle, error_copy, mismatch_error, Signature
 from .mpi_wire import _bodies_conflict, _body_signature, _fail_error
 
-__all__: list = []
+__all__ = ["ShmHost", "ShmQueue"]
 
 # a queued shared-memory all-reduce nobody waits for is run by the progress thread after this
 # long, also without a spare core (its caller may be blocked elsewhere, e.g. in MPI or in
@@ -24,14 +29,40 @@ __all__: list = []
 _SHM_IDLE_S = 0.1
 
 
+class ShmHost(Protocol):
+    """What a ShmQueue needs of its communicator."""
+
+    lock: threading.Lock      # the communicator's state lock (the queue's list is read under it too)
+    timeout: float            # a collective's default time limit
+    timeline: Any             # the communicator's timeline recorder, or None
+    rank: int
+    negotiation: Any          # mpi_negotiation.Negotiation: the peers' last records
+    broken: bool              # whether the communicator broke (read without the lock)
+
+    def check_usable(self) -> None:
+        """(lock held) Raises the communicator's error if it broke."""
+
+    def poll(self) -> None:
+        """MPI progress and control messages (takes the lock); raises if the communicator broke."""
+
+    def adopt_failure(self, rank: int, err: CollflowError) -> CollflowError:
+        """(lock held) A peer broke (its shared-memory flag): the communicator's error now."""
+
+    def fail(self, err: CollflowError) -> None:
+        """(lock held) Breaks the communicator with err and fails every collective in flight."""
+
+    def waiting(self) -> ContextManager[None]:
+        """While inside, a thread waits and polls itself (the progress thread stands aside)."""
+
+
 class _ShmHandle(CollectiveHandle):
     """An all-reduce through shared memory (collflow.comm.shm): queued when launched, run by
     the first thread that waits for it or a later collective (or abandons it)."""
 
-    __slots__ = ("_comm", "seq", "sig", "_op", "_out", "_result", "_error", "_done", "timeout", "_t0", "_born")
+    __slots__ = ("_queue", "seq", "sig", "_op", "_out", "_result", "_error", "_done", "timeout", "_t0", "_born")
 
-    def __init__(self, comm: "Any", seq: int, sig: Signature, op: "_shm.ShmOp"):
-        self._comm = comm
+    def __init__(self, queue: "ShmQueue", seq: int, sig: Signature, op: "_shm.ShmOp"):
+        self._queue = queue
         self.seq = seq
         self.sig = sig
         self._born = time.monotonic()
@@ -49,12 +80,12 @@ class _ShmHandle(CollectiveHandle):
 
     def done(self) -> bool:
         if not self._done:
-            self._comm._shm_try()
+            self._queue.try_advance()
         return self._done
 
     def wait(self, timeout: Optional[float] = None) -> Any:
         if not self._done:
-            self._comm._shm_run_until(self.seq, timeout)
+            self._queue.run_until(self.seq, timeout)
         if self._error is not None:
             raise error_copy(self._error)
         return self._result
@@ -63,14 +94,14 @@ class _ShmHandle(CollectiveHandle):
         # the peers wait for this rank in shared memory: take part
         if not self._done:
             try:
-                self._comm._shm_run_until(self.seq, None)
+                self._queue.run_until(self.seq, None)
             except Exception:
                 pass
 
     def _limit(self, timeout: Optional[float]) -> float:
         if timeout is not None:
             return timeout
-        return self.timeout if self.timeout is not None else self._comm.timeout
+        return self.timeout if self.timeout is not None else self._queue.host.timeout
 
     def _fail(self, err: CollflowError) -> None:
         self._error = err
@@ -83,102 +114,96 @@ class _ShmHandle(CollectiveHandle):
         self._done = True
 
 
-class ShmScheduling:
-    """MPICommunicator's shared-memory scheduling (see the module doc)."""
+class ShmQueue:
+    """The queued shared-memory all-reduces of one communicator (see the module doc)."""
 
-    def _shm_due(self) -> Optional[float]:
-        """Seconds until the progress thread may advance the oldest queued shared-memory
-        collective (0: now), None when none is queued."""
+    def __init__(self, world: "_shm.ShmWorld", host: ShmHost, background: bool):
+        self.world = world
+        self.host = host
+        # whether the progress thread runs them in the background (only with a core to spare)
+        self.background = background
+        self._pending: List[_ShmHandle] = []  # launched, not yet run (collective order)
+        self._run_lock = threading.Lock()      # one shared-memory collective runs at a time
+
+    # -- the queue (read under the host's lock) ---------------------------------------------
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def handles(self) -> List[_ShmHandle]:
+        return list(self._pending)
+
+    def enqueue(self, seq: int, sig: Signature, x: np.ndarray, out: np.ndarray, op: str,
+                record: bytes) -> _ShmHandle:
+        """(host lock held) Queues collective #seq, an all-reduce of x into out; `record`: its
+        signature record, which the peers compare in shared memory."""
+        h = _ShmHandle(self, seq, sig, self.world.start(x, out, op, seq, record))
+        if self.host.timeline is not None:
+            h._t0 = time.perf_counter()
+        self._pending.append(h)
+        return h
+
+    def fail_all(self, err: CollflowError) -> None:
+        """(host lock held) The communicator broke: every queued one fails; the arena is
+        frozen (peers may still write into this rank's blocks)."""
+        self.world.freeze()
+        for s in self._pending:
+            if not s._done:
+                s._fail(err)
+        self._pending = []
+
+    def due(self) -> Optional[float]:
+        """Seconds until the progress thread may advance the oldest queued collective (0:
+        now), None when none is queued."""
         try:
-            h = self._shm_pending[0]
+            h = self._pending[0]
         except IndexError:
             return None
-        if self.shm_background:
+        if self.background:
             return 0.0
         return max(0.0, h._born + _SHM_IDLE_S - time.monotonic())
 
-
-    # -- shared memory ---------------------------------------------------------------------------
-    def _launch_shm(self, sig: Signature, x: np.ndarray, out: np.ndarray, op: str,
-                    wait_now: bool = False) -> _ShmHandle:
-        """Queues an all-reduce through shared memory (numbered like any collective).  Unless
-        the caller waits at once, the progress thread may advance it (see the module doc)."""
-        if self._closed:
-            raise AbortedError(f"{sig.kind} on a closed communicator")
-        shm = self._shm
-        assert shm is not None
-        with self._post_lock:
-            if self._deferred:  # an earlier wait-now collective goes first
-                for d in list(self._deferred):
-                    self._resolve(d)
-            with self._lock:
-                # MPI calls cost tens of microseconds here: control messages are read at
-                # most every millisecond (a wait polls them anyway)
-                self._check_usable(drain=time.monotonic() - self._neg.last_drain >= 1e-3, launching=sig)
-                seq = self._seq
-                # the peers compare records in shared memory; this rank's is kept for a peer
-                # that issues an MPI collective as #seq (its record then names both)
-                record = self._announce(seq, sig, send=False) if self._track else self._neg.record_body(sig)
-                h = _ShmHandle(self, seq, sig, shm.start(x, out, op, seq, record))
-                self._seq += 1
-                if self.timeline is not None:
-                    h._t0 = time.perf_counter()
-                self._shm_pending.append(h)
-                # the progress thread advances it in the background where a core is free,
-                # else once it has waited _SHM_IDLE_S for its caller (who may be blocked
-                # elsewhere: a peer's collective must not hang on it)
-                if not wait_now and self._progress and not self._closed:
-                    if self._thread is None:
-                        self._start_progress()
-                    else:
-                        self._wake.set()
-        return h
-
-    def _shm_run_until(self, seq: int, timeout: Optional[float]) -> None:
+    # -- running them ----------------------------------------------------------------------------
+    def run_until(self, seq: int, timeout: Optional[float]) -> None:
         """Runs the queued shared-memory collectives numbered <= seq to completion, in order;
         each one's error goes to its handle (and breaks the communicator).  `timeout` bounds
         them all together (else each has its own limit)."""
         end = None if timeout is None else time.monotonic() + timeout
-        with self._shm_lock:
+        with self._run_lock:
             while True:
-                with self._lock:
-                    if not self._shm_pending or self._shm_pending[0].seq > seq:
+                with self.host.lock:
+                    if not self._pending or self._pending[0].seq > seq:
                         return
-                    h = self._shm_pending[0]
-                self._shm_step(h, True, None if end is None else max(0.0, end - time.monotonic()))
+                    h = self._pending[0]
+                self._step(h, True, None if end is None else max(0.0, end - time.monotonic()))
 
-    def _shm_try(self) -> None:
+    def try_advance(self) -> None:
         """Moves the queued shared-memory collectives on as far as they go without waiting
         (the progress thread, done()); does nothing while another thread is running them."""
-        if not self._shm_lock.acquire(blocking=False):
+        if not self._run_lock.acquire(blocking=False):
             return
         try:
             while True:
-                with self._lock:
-                    if not self._shm_pending:
+                with self.host.lock:
+                    if not self._pending:
                         return
-                    h = self._shm_pending[0]
-                if not self._shm_step(h, False, None):
+                    h = self._pending[0]
+                if not self._step(h, False, None):
                     return
         finally:
-            self._shm_lock.release()
+            self._run_lock.release()
 
-    def _shm_step(self, h: _ShmHandle, blocking: bool, timeout: Optional[float]) -> bool:
-        """(_shm_lock held; h heads the queue) Advances h: to completion when `blocking` (bounded
+    def _step(self, h: _ShmHandle, blocking: bool, timeout: Optional[float]) -> bool:
+        """(_run_lock held; h heads the queue) Advances h: to completion when `blocking` (bounded
         by its limit), else as far as it goes without waiting.  Whether h is done."""
-        shm = self._shm
-        assert shm is not None
+        shm, host = self.world, self.host
         t = h._limit(timeout)
         try:
-            if self._broken is not None:
-                with self._lock:
-                    self._check_usable(drain=False)
+            if host.broken:
+                with host.lock:
+                    host.check_usable()
             if blocking:
-                self._waiters += 1  # the progress thread stands aside
-                try:
-                    shm.run(h._op, time.monotonic() + t, self._shm_poll, _bodies_conflict)
-                finally:
-                    self._waiters -= 1
+                with host.waiting():  # the progress thread stands aside
+                    shm.run(h._op, time.monotonic() + t, host.poll, _bodies_conflict)
             else:
                 shm.check_broken()
                 if not shm.advance(h._op, _bodies_conflict):
@@ -186,58 +211,38 @@ class ShmScheduling:
         except CollflowError as e:  # the communicator broke meanwhile (a notice, a poll)
             err: CollflowError = e
         except _shm.ShmMismatch as m:
-            err = self._shm_mismatch_error(h.seq, m.published)
+            err = _mismatch_error(h.seq, m.published)
         except _shm.ShmTimeout as m:
-            err = self._shm_timeout_error(h, t, m.missing)
+            err = self._timeout_error(h, t, m.missing)
         except _shm.ShmPeerBroken as b:
-            with self._lock:
-                if self._broken is None:
-                    self._broken = (b.rank, _fail_error(b.code, f"rank {b.rank} reported: {b.message}"))
-                err = self._broken[1]
+            with host.lock:
+                err = host.adopt_failure(b.rank, _fail_error(b.code, f"rank {b.rank} reported: {b.message}"))
         except Exception as e:  # pragma: no cover - a bug: fail this collective, not the process
             err = InternalError(f"{h.description} failed in shared memory: {type(e).__name__}: {e}")
         else:
-            tl = self.timeline
+            tl = host.timeline
             if tl is not None and h._t0:
                 tl.span(h.sig.name or h.sig.kind, 2, h._t0, time.perf_counter(), h.sig.kind,
                         {"seq": h.seq, "kind": h.sig.kind, "dtype": h.sig.dtype, "shape": list(h.sig.shape),
                          "mode": "shared memory"})
-            with self._lock:
-                if self._shm_pending and self._shm_pending[0] is h:
-                    del self._shm_pending[0]
+            with host.lock:
+                if self._pending and self._pending[0] is h:
+                    del self._pending[0]
             h._complete()
             return True
-        with self._lock:
-            self._break(err)
-            self._fail_inflight()  # fails every queued one, h included
+        with host.lock:
+            host.fail(err)  # fails every queued one, h included
         if not h._done:
             h._fail(err)
         return True
 
-    def _shm_poll(self) -> None:
-        """Called by shared-memory waits every millisecond: MPI progress, control messages,
-        and the error if the communicator broke."""
-        with self._lock:
-            self._poll_locked(drain=True)
-            self._check_usable(drain=False)
-
-    def _shm_mismatch_error(self, seq: int, published: Dict[int, Tuple[int, bytes]]) -> CollflowError:
-        if all(pseq == seq for pseq, _ in published.values()):
-            return mismatch_error(seq, {p: _body_signature(b) for p, (_, b) in published.items()})
-        parts = "; ".join(f"rank {p}: collective #{pseq} {_body_signature(b).describe()}"
-                          for p, (pseq, b) in sorted(published.items()))
-        return InvalidArgumentError(
-            f"mismatched collectives: ranks met in shared memory at different collectives ({parts}). "
-            "Every rank must issue the same collectives (names, shapes, dtypes) in the same order")
-
-    def _shm_timeout_error(self, h: _ShmHandle, timeout: float, missing: List[int]) -> CollflowError:
-        shm = self._shm
-        assert shm is not None
+    def _timeout_error(self, h: _ShmHandle, timeout: float, missing: List[int]) -> CollflowError:
+        shm, neg = self.world, self.host.negotiation
         notes = []
         for p in missing:
             # where the peer is: its last MPI record or the last collective it entered in
             # shared memory, whichever is newer
-            last, body = self._neg.peer_last[p], self._neg.peer_record(p)
+            last, body = neg.peer_last[p], neg.peer_record(p)
             pseq, pbody = shm.published(p)
             if pbody.strip(b"\0") and pseq > last:
                 last, body = pseq, pbody
@@ -247,5 +252,15 @@ class ShmScheduling:
                 notes.append(f"rank {p} has started no collective")
             else:
                 notes.append(f"rank {p} is at collective #{last} {_body_signature(body).describe()}")
-        return _missing_error(f"{h.description} on rank {self._rank}", timeout, missing,
+        return _missing_error(f"{h.description} on rank {self.host.rank}", timeout, missing,
                               f" ({'; '.join(notes)})" if notes else "")
+
+
+def _mismatch_error(seq: int, published: Dict[int, Tuple[int, bytes]]) -> CollflowError:
+    if all(pseq == seq for pseq, _ in published.values()):
+        return mismatch_error(seq, {p: _body_signature(b) for p, (_, b) in published.items()})
+    parts = "; ".join(f"rank {p}: collective #{pseq} {_body_signature(b).describe()}"
+                      for p, (pseq, b) in sorted(published.items()))
+    return InvalidArgumentError(
+        f"mismatched collectives: ranks met in shared memory at different collectives ({parts}). "
+        "Every rank must issue the same collectives (names, shapes, dtypes) in the same order")
