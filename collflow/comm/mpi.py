@@ -1,8 +1,9 @@
 """The MPI backend: mpi4py's nonblocking buffer collectives on host NumPy arrays.
 
 Parts, one module each, each called through its own methods: this module holds the
-communicator's core (numbering and launching collectives, the MPI requests in flight and
-their second phases, failures, lifecycle); mpi_negotiation.py the arrival records and notices
+communicator's core (numbering and launching collectives, the wait-now negotiation, failures,
+lifecycle); mpi_requests.py the MPI requests in flight and their second phases (`InFlight`);
+mpi_negotiation.py the arrival records and notices
 the ranks exchange (`Negotiation`; mpi_wire.py their bytes); mpi_progress.py the progress
 thread (`Progress`); mpi_shm.py the queue of shared-memory all-reduces (`ShmQueue`, which sees
 the communicator only through the `ShmHost` interface); mpi_collectives.py the collective
@@ -16,9 +17,8 @@ Design (one MPICommunicator wraps one mpi4py intracommunicator):
 * Progress (mpi_progress.py).  A daemon thread tests the in-flight requests every ~50 us
   while any are in flight; a thread waiting on a handle polls itself and the progress thread
   stands aside; one lock serializes every test of a request.
-* Order.  Ranks must start collectives on a communicator in the same order.  Collectives
-  are started by the calling thread in program order (c1); second phases are started
-  strictly in the order of their collectives (c2), whichever first phase finished first.
+* Order.  Ranks must start collectives on a communicator in the same order: the calling
+  thread starts them in program order (c1); second phases go in turn (c2, mpi_requests.py).
 * Arrivals.  Starting collective #k, a rank sends every peer a 256-byte record (k, kind,
   dtype, shape, reduction/root, name) on `ctl`.  A wait that runs past the timeout reads
   the records received so far and names the ranks whose last record is older than #k
@@ -61,15 +61,11 @@ from .mpi_collectives import MPICollectives
 from .mpi_shm import ShmQueue, _ShmHandle
 from .mpi_negotiation import Negotiation
 from .mpi_progress import Progress
+from .mpi_requests import PHASE1, UNPOSTED, InFlight
 from .mpi_wire import _body_signature, _fail_code, _peer_failure
 
 __all__ = ["MPICommunicator", "import_mpi"]
 
-# a collective's stages (_MPIHandle._stage): not posted yet (a wait-now collective waiting for
-# the peers' votes); first phase in flight; first phase done, waiting its turn to post the
-# second (second phases start in collective order); second phase in flight
-_UNPOSTED, _PHASE1, _TURN, _PHASE2 = 0, 1, 15, 2
-_POLL_DEPTH = 4                     # incomplete collectives tested per poll, oldest first
 
 
 def import_mpi() -> Any:
@@ -96,23 +92,23 @@ def _has_float16(MPI: Any) -> bool:
 class _MPIHandle(CollectiveHandle):
     """One collective in flight: its current request, its optional second phase, its result."""
 
-    __slots__ = ("_comm", "seq", "sig", "_req", "_stage", "_post2", "_vseq", "_finish", "_bufs", "_result",
+    __slots__ = ("_comm", "seq", "sig", "req", "stage", "post2", "vseq", "_finish", "bufs", "_result",
                  "_error", "_done", "timeout", "_post1", "_blocking", "_t0", "_tpost")
 
     def __init__(self, comm: "MPICommunicator", seq: int, sig: Signature):
         self._comm = comm
         self.seq = seq
         self.sig = sig
-        self._req: Any = None
-        self._stage = _PHASE1
+        self.req: Any = None
+        self.stage = PHASE1
         self._post1: Optional[Callable[[], Any]] = None
         self._blocking: Optional[Callable[[], Any]] = None
         self._t0 = 0.0      # timeline: launched at; posted to MPI at
         self._tpost = 0.0
-        self._post2: Optional[Callable[[], Any]] = None
-        self._vseq = -1
+        self.post2: Optional[Callable[[], Any]] = None
+        self.vseq = -1
         self._finish: Optional[Callable[[], Any]] = None
-        self._bufs: tuple = ()     # every array MPI may touch until the request completes
+        self.bufs: tuple = ()     # every array MPI may touch until the request completes
         self._result: Any = None
         self._error: Optional[CollflowError] = None
         self._done = False
@@ -123,7 +119,7 @@ class _MPIHandle(CollectiveHandle):
         return f"collective #{self.seq} {self.sig.describe()}"
 
     def done(self) -> bool:
-        if self._stage == _UNPOSTED:
+        if self.stage == UNPOSTED:
             self._comm._resolve(self)
         if not self._done:
             c = self._comm
@@ -138,7 +134,7 @@ class _MPIHandle(CollectiveHandle):
         q = self._comm._shmq
         if q is not None and len(q):  # earlier shared-memory collectives run first
             q.run_until(self.seq - 1, timeout)
-        if self._stage == _UNPOSTED:
+        if self.stage == UNPOSTED:
             self._comm._resolve(self, timeout)
         if not self._done:
             c = self._comm
@@ -149,7 +145,7 @@ class _MPIHandle(CollectiveHandle):
             raise error_copy(self._error)
         return self._result
 
-    def _complete(self) -> None:
+    def complete(self) -> None:
         tl = self._comm.timeline
         if tl is not None and self._tpost:
             tl.flight(self.sig.name or self.sig.kind, self.seq, self._tpost, time.perf_counter(),
@@ -161,11 +157,24 @@ class _MPIHandle(CollectiveHandle):
         except Exception as e:  # a bug in a finisher must not kill the progress thread
             self._error = InternalError(f"{self.description} failed after completing: {type(e).__name__}: {e}")
         self._finish = None
-        self._post2 = None
+        self.post2 = None
         self._post1 = None
         self._blocking = None
-        self._bufs = ()
-        self._req = None
+        self.bufs = ()
+        self.req = None
+        self._done = True
+
+    @property
+    def settled(self) -> bool:
+        """Completed or failed (without polling, unlike done())."""
+        return self._done
+
+    def fail(self, err: CollflowError) -> None:
+        """(the transport's) This collective can no longer complete: it fails with err."""
+        self._finish = None
+        self._error = err
+        self.req = None
+        self.bufs = ()
         self._done = True
 
     def _limit(self, timeout: Optional[float]) -> float:
@@ -181,7 +190,7 @@ class _MPIHandle(CollectiveHandle):
     def abandon(self) -> None:
         # peers that voted for the blocking call are (or will be) inside it: take part, so a
         # failure on this rank after the launch cannot leave them hanging
-        if self._stage == _UNPOSTED:
+        if self.stage == UNPOSTED:
             try:
                 self._comm._resolve(self)
             except Exception:
@@ -308,12 +317,9 @@ class MPICommunicator(MPICollectives, Communicator):
             track_arrivals = os.environ.get("COLLFLOW_TRACK_ARRIVALS", "1") != "0"
         self._track = bool(track_arrivals) and self._size > 1
         self._lock = threading.Lock()
-        self._inflight: List[_MPIHandle] = []
+        self._inflight = InFlight()  # the MPI requests of collectives in flight (mpi_requests.py)
         self._seq = 0
-        self._v_next = 0      # next second-phase number to hand out
-        self._v_posted = 0    # second phases started so far (they start in this order)
         self._broken: Optional[Tuple[int, CollflowError]] = None
-        self._zombies: List[tuple] = []  # (request, buffers) of collectives that cannot finish
         self._deferred: List[_MPIHandle] = []                  # wait-now collectives not posted yet
         self._post_lock = threading.RLock()                   # posts happen in collective order
         self.blocking_calls = 0                               # collectives run as one blocking call
@@ -456,11 +462,11 @@ class MPICommunicator(MPICollectives, Communicator):
                     self._announce(seq, sig, blocking is not None)  # raises on a mismatch already known
                 self._seq += 1
                 h._finish = finish
-                h._bufs = bufs
+                h.bufs = bufs
                 if self.timeline is not None:
                     h._t0 = time.perf_counter()
                 if blocking is not None:
-                    h._stage = _UNPOSTED
+                    h.stage = UNPOSTED
                     h._post1 = post1
                     h._blocking = blocking
                     self._deferred.append(h)
@@ -474,17 +480,12 @@ class MPICommunicator(MPICollectives, Communicator):
                      post2: Optional[Callable[[], Any]] = None) -> None:
         """Hands a collective's (first) nonblocking call to MPI and queues it for polling."""
         try:
-            h._req = post1()
+            self._inflight.post(h, post1, post2)
         except Exception as e:
             err = _peer_failure(e, f"starting {h.description}") or InternalError(
                 f"starting {h.description} failed: {type(e).__name__}: {e}")
             self._break(err)
             raise err from e
-        if post2 is not None:
-            h._post2 = post2
-            h._vseq = self._v_next
-            self._v_next += 1
-        self._inflight.append(h)
         if not self._closed:
             self._prog.start()
 
@@ -557,7 +558,7 @@ class MPICommunicator(MPICollectives, Communicator):
         collective with a nonblocking one).  Waiting for the records is bounded by the timeout
         and names the ranks that did not arrive, like any wait."""
         with self._post_lock:
-            if h._stage != _UNPOSTED:
+            if h.stage != UNPOSTED:
                 return
             for d in [d for d in self._deferred if d.seq < h.seq]:
                 self._resolve(d, timeout)  # collectives are posted in the order they were started
@@ -587,7 +588,7 @@ class MPICommunicator(MPICollectives, Communicator):
                 tl.span("NEGOTIATE " + (h.sig.name or h.sig.kind), 1, h._t0, t_neg, h.sig.kind,
                         {"seq": h.seq, "peers_waiting_at_once": votes})
             if votes == self._size - 1:
-                h._stage = _PHASE1
+                h.stage = PHASE1
                 self.blocking_calls += 1
                 try:
                     blocking()
@@ -601,10 +602,10 @@ class MPICommunicator(MPICollectives, Communicator):
                     h._error = err
                     h._done = True
                     return
-                h._complete()
+                h.complete()
                 return
             with self._lock:
-                h._stage = _PHASE1
+                h.stage = PHASE1
                 h._tpost = t_neg
                 self._post_locked(h, h._post1)
                 h._post1 = None
@@ -614,18 +615,18 @@ class MPICommunicator(MPICollectives, Communicator):
         assert self._broken is not None
         err = self._broken[1]
         for d in self._deferred:
-            d._stage = _PHASE1
+            d.stage = PHASE1
             d._error = err
             d._done = True
             d._post1 = d._blocking = d._finish = None
-            d._bufs = ()
+            d.bufs = ()
         self._deferred = []
 
     def _fail_deferred_timeout(self, h: _MPIHandle, timeout: float) -> None:
         # the same error as a posted collective's timeout: which ranks did not arrive
-        h._stage = _PHASE1
+        h.stage = PHASE1
         self._deferred.remove(h)
-        self._inflight.append(h)  # nothing posted: _fail_inflight finds no request to keep
+        self._inflight.add_unposted(h)  # nothing posted: _fail_inflight finds no request to keep
         self._timed_out(h, timeout)
 
     def _check_usable(self, drain: bool = True, launching: Optional[Signature] = None) -> None:
@@ -664,33 +665,8 @@ class MPICommunicator(MPICollectives, Communicator):
             self._fail_inflight()
             return
         if self._inflight:
-            keep = []
-            pending = 0
-            inflight = self._inflight
             try:
-                for k, h in enumerate(inflight):
-                    if pending >= _POLL_DEPTH:
-                        # collectives complete about in the order they started: testing the
-                        # later ones of a long queue on every poll only costs time (O(n^2))
-                        keep.extend(inflight[k:])
-                        break
-                    pending += 1
-                    if h._stage == _PHASE1 and h._req.Test():
-                        if h._post2 is None:
-                            h._complete()
-                            pending -= 1
-                            continue
-                        h._stage = _TURN
-                    if h._stage == _TURN:
-                        if h._vseq == self._v_posted:  # second phases start in collective order
-                            h._req = h._post2()
-                            h._stage = _PHASE2
-                            self._v_posted += 1
-                    elif h._stage == _PHASE2 and h._req.Test():
-                        h._complete()
-                        pending -= 1
-                        continue
-                    keep.append(h)
+                self._inflight.test()
             except Exception as e:
                 err = e if isinstance(e, CollflowError) else (
                     _peer_failure(e, "collectives in flight") or InternalError(
@@ -698,7 +674,6 @@ class MPICommunicator(MPICollectives, Communicator):
                 self._break(err)
                 self._fail_inflight()
                 return
-            self._inflight = keep
         self._neg.reap_sends()
 
     def _drain_ctl(self) -> None:
@@ -716,7 +691,7 @@ class MPICommunicator(MPICollectives, Communicator):
         """(lock held) Breaks the communicator when a collective in flight or queued was
         never issued by a peer that left (its peers hear of it too)."""
         queued = self._shmq.handles() if self._shmq is not None else []
-        pending = [h for h in (*self._inflight, *self._deferred, *queued) if not h._done]
+        pending = [h for h in (*self._inflight.handles(), *self._deferred, *queued) if not h._done]
         for h in sorted(pending, key=lambda h: h.seq):
             err = self._neg.departed.error_for(h.seq, h.description, self._rank)
             if err is not None:
@@ -736,17 +711,7 @@ class MPICommunicator(MPICollectives, Communicator):
     def _fail_inflight(self) -> None:
         assert self._broken is not None
         err = self._broken[1]
-        for h in self._inflight:
-            if h._done:
-                continue
-            if h._req is not None:
-                self._zombies.append((h._req, h._bufs))  # MPI may still write these buffers
-            h._finish = None
-            h._error = err
-            h._req = None
-            h._bufs = ()
-            h._done = True
-        self._inflight = []
+        self._inflight.fail_all(err)
         if self._deferred:
             self._fail_deferred()
         if self._shmq is not None:
@@ -795,7 +760,7 @@ class MPICommunicator(MPICollectives, Communicator):
         # requests on a revoked communicator complete (in error): complete them now, so none is
         # still pending in MPI_Finalize (seen to hang the end of an elastic job now and then)
         with self._lock:
-            reqs = [h._req for h in self._inflight if h._req is not None] + [z[0] for z in self._zombies]
+            reqs = self._inflight.requests()
             for req in reqs:
                 try:
                     req.Wait()
@@ -826,7 +791,7 @@ class MPICommunicator(MPICollectives, Communicator):
             # give the notices a moment to leave; a send still pending is completed by MPI
             # while this process finalizes (a peer busy computing can take longer to take it)
             self._neg.close(linger_s=0.02)
-            healthy = self._broken is None and not self._inflight and not self._zombies
+            healthy = self._broken is None and self._inflight.clean
             if healthy:
                 # not `_ctl`: a peer's notice or record may still be on its way, and MPI would
                 # hand it to the next communicator given this one's context id (of another
