@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs collflow with its test extra and runs the whole suite: the serial tests, then
 # the MPI tests under mpiexec -n 2 and -n 3 (tests/mpi, and the tests written once for both
-# worlds, tests/worlds.py: tests/test_collectives_two_worlds.py).  Every pytest and mpiexec
+# worlds, tests/worlds.py: tests/test_*_two_worlds.py).  Every pytest and mpiexec
 # runs under a timeout.
 source "$(dirname "$0")/setup_env.sh" test
 unset OMP_NUM_THREADS   # serial tests may use both cores
@@ -31,7 +31,7 @@ if [ -d tests/mpi ]; then
     logs="$(mktemp -d)"
     run "mpi n=$n, rank 0" timeout 900 env COLLFLOW_MPI_LOG_DIR="$logs" mpiexec -n "$n" --oversubscribe \
       --bind-to none -x COLLFLOW_MPI_LOG_DIR bash scripts/mpi_rank_output.sh "$PY" -m pytest -q --color=no \
-      -p no:cacheprovider --with-mpi tests/mpi tests/test_collectives_two_worlds.py -x --timeout 120 --timeout-method=thread
+      -p no:cacheprovider --with-mpi tests/mpi tests/test_*_two_worlds.py -x --timeout 120 --timeout-method=thread
     for ((r = 1; r < n; r++)); do
       f="$logs/rank$r.log"
       line="$( (grep -aE '^=*.*(passed|failed|error|no tests ran).*' "$f" 2>/dev/null || true) | tail -n 1 | tr -d '=')"

@@ -1,32 +1,12 @@
-"""SyncReplicasOptimizer on simulated ranks (threads): N ranks = one process with N x batch."""
+"""SyncReplicasOptimizer on simulated ranks (threads): buckets, bucket views, replicas' digests,
+averaged parameters.  N ranks = one process with N x batch, compression and sparse gradients
+are tested in both worlds (threads and MPI) by tests/test_training_two_worlds.py."""
 import numpy as np
 import pytest
 
 import collflow as cf
 from collflow.comm import ThreadWorld
 import dp_model as dp
-
-
-def _run_world(n, **build_kw):
-    world = ThreadWorld(n, timeout=30)
-    models = [dp.build(comm=world.comm(r), init_seed=100 + r, **build_kw) for r in range(n)]
-    steps, per_rank = build_kw.pop("steps", 4), 3
-    return world.run(lambda c: dp.train_rank(models[c.rank], c, steps, per_rank))
-
-
-@pytest.mark.parametrize("n", [2, 3])
-@pytest.mark.parametrize("opt", ["sgd", "adam", "momentum"])
-def test_n_ranks_match_one_process_with_n_times_the_batch(n, opt):
-    results = _run_world(n, opt_name=opt)
-    # rank 0's initial values are what every rank starts from (broadcast)
-    ref = dp.train_single(dp.build(opt, sync=False, init_seed=100), steps=4, global_batch=3 * n)
-    for r in range(n):
-        for a, b in zip(results[r], ref):
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-    # replicas are bit-identical
-    for r in range(1, n):
-        for a, b in zip(results[r], results[0]):
-            assert np.array_equal(a, b)
 
 
 def test_fusion_buckets_follow_the_threshold():
@@ -38,25 +18,6 @@ def test_fusion_buckets_follow_the_threshold():
     assert m["opt"].buckets[0][0] == "w2"
     m = dp.build("sgd", sync=True, fusion=8 * (dp.HID * dp.OUT + dp.HID))
     assert m["opt"].buckets == [["w2", "b1"], ["w1"]]
-
-
-@pytest.mark.parametrize("codec", ["fp16", "bf16"])
-def test_compression_is_close_and_replicas_stay_identical(codec):
-    exact = _run_world(2, opt_name="sgd")
-    comp = _run_world(2, opt_name="sgd", compression=codec)
-    tol = {"fp16": 2e-3, "bf16": 2e-2}[codec]
-    for a, b in zip(comp[0], exact[0]):
-        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
-    for a, b in zip(comp[1], comp[0]):
-        assert np.array_equal(a, b)
-
-
-@pytest.mark.parametrize("as_dense", [False, True])
-def test_sparse_gradients_allgather_matches_single_process(as_dense):
-    results = _run_world(3, opt_name="sgd", sparse=True, sparse_as_dense=as_dense)
-    ref = dp.train_single(dp.build("sgd", sync=False, init_seed=100, sparse=True), steps=4, global_batch=9)
-    for a, b in zip(results[2], ref):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_sparse_gradients_do_not_use_a_dense_all_reduce():
