@@ -201,30 +201,7 @@ def test_lookup_many_falls_back_for_tables_it_cannot_fuse():
     np.testing.assert_array_equal(b, np.zeros((1, 2, 2)))
 
 
-# -- PS mode == all-reduce mode ------------------------------------------------------------------
-
-
-def _world_train(n, mode, opt, strategy="mod", steps=4, **kw):
-    world = ThreadWorld(n, timeout=60)
-    # the same seed everywhere: shards are not broadcast, each rank builds its rows of one table
-    models = [pm.build(mode, opt, world.comm(r), strategy, seed=10, **kw) for r in range(n)]
-    return world.run(lambda c: pm.train(models[c.rank], c, steps))
-
-
-@pytest.mark.parametrize("n", [2, 3])
-@pytest.mark.parametrize("opt,strategy", [("sgd", "mod"), ("adagrad", "div"), ("adam", "mod"), ("adam", "div")])
-def test_ps_mode_trains_the_same_parameters_as_allreduce_mode(n, opt, strategy):
-    ps = _world_train(n, "ps", opt, strategy)
-    ar = _world_train(n, "allreduce", opt, strategy)
-    for r in range(n):
-        pm.assert_same_parameters(ps[r], ar[r])
-    # every id's row lives on exactly one rank, and the replicated part is bit-identical
-    tables = pm.assemble(ps)
-    assert not np.isnan(tables["embedding"]).any()
-    for r in range(1, n):
-        for name, (ids, val) in ps[r].items():
-            if ids is None and name != "__losses__":
-                np.testing.assert_array_equal(val, ps[0][name][1])
+# -- PS mode == all-reduce mode: tests/test_ps_two_worlds.py (both worlds); the hybrid step here ----
 
 
 def test_hybrid_step_pushes_shards_and_all_reduces_the_rest():
@@ -269,31 +246,6 @@ def test_click_data_is_zipf_and_the_same_for_any_number_of_ranks():
 
 
 # -- errors ------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("bad", [11, -1])
-def test_out_of_range_id_names_the_variable_and_the_id_on_every_rank(bad):
-    world = ThreadWorld(2, timeout=30)
-    models = []
-    for r in range(2):
-        g = cf.Graph()
-        with g.as_default():
-            ids = cf.placeholder(cf.int64, (None,), name="ids")
-            sv = sh.ShardedVariable("user_emb", (V, D), cf.float64, initializer=FULL, comm=world.comm(r))
-            models.append((g, ids, sh.embedding_lookup(sv, ids), cf.global_variables_initializer()))
-
-    def fn(c):
-        g, ids, y, init = models[c.rank]
-        with cf.Session(graph=g, config={"comm": c}) as s:
-            s.run(init)
-            feed = [1, bad, 2] if c.rank == 1 else [0, 1]
-            with pytest.raises(cf.errors.InvalidArgumentError) as ei:
-                s.run(y, {ids: feed})
-            return str(ei.value)
-    msgs = world.run(fn)
-    for r, msg in enumerate(msgs):
-        assert "'user_emb'" in msg and f"id {bad} is out of range [0, {V})" in msg
-        assert ("this rank" if r == 1 else "rank 1") in msg
 
 
 @pytest.mark.parametrize("what", ["vocab", "strategy", "dtype", "shards"])
