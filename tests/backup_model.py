@@ -1,11 +1,10 @@
-"""Backup ranks on simulated ranks (threads): the quorum protocol, exclusion, no hangs."""
+"""The model and per-rank training loop of the backup-rank tests (tests/test_backup_two_worlds.py:
+exclusion, no hangs, b=0, on thread ranks and under mpiexec)."""
 import time
 
 import numpy as np
-import pytest
 
 import collflow as cf
-from collflow.comm import ThreadWorld
 import dp_model as dp
 
 
@@ -47,33 +46,6 @@ def train_rank(m, c, xs, ys, delays, per_rank=3):
     return vals, hist, times
 
 
-def _world_run(n, b, steps, delays, per_rank=3):
-    """delays(step, rank) -> seconds; returns per rank (values, quorum history, step times)."""
-    world = ThreadWorld(n, timeout=60)
-    models = [_build(world.comm(r), b) for r in range(n)]
-    xs, ys, _ = dp.data(steps, per_rank * n)
-    return world.run(lambda c: train_rank(models[c.rank], c, xs, ys, delays, per_rank), timeout=120), xs, ys
-
-
-def test_slow_rank_is_excluded_and_steps_do_not_wait_for_it():
-    steps, n = 4, 3
-    (res, xs, ys) = _world_run(n, 1, steps, lambda k, r: 1.5 if r == 2 else 0.0)
-    for r in range(n):
-        hist = res[r][1]
-        assert [h["late"] for h in hist] == [[2]] * steps
-        # nobody waited the 1.5 s the straggler would have taken
-        assert max(res[r][2]) < 1.0, res[r][2]
-    for r in range(1, n):
-        for a, b in zip(res[r][0], res[0][0]):
-            assert np.array_equal(a, b)
-    # same as two ranks (0 and 1) on their data: one process with their rows
-    m = dp.build("sgd", sync=False, init_seed=100)
-    g = m["graph"]
-    ref_vals = _two_rank_reference(xs, ys, steps)
-    for a, b in zip(res[0][0], ref_vals):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-
-
 def _two_rank_reference(xs, ys, steps, per_rank=3):
     g = cf.Graph()
     with g.as_default():
@@ -91,25 +63,3 @@ def _two_rank_reference(xs, ys, steps, per_rank=3):
         for k in range(steps):
             s.run(train, {x: xs[k, :2 * per_rank], y: ys[k, :2 * per_rank]})
         return s.run([w1, w2])
-
-
-def test_b0_is_the_plain_synchronous_path():
-    (res, xs, ys) = _world_run(3, 0, 3, lambda k, r: 0.0)
-    ref = dp.train_single(dp.build("sgd", sync=False, init_seed=100), 3, 9) if False else None
-    for r in range(1, 3):
-        for a, b in zip(res[r][0], res[0][0]):
-            assert np.array_equal(a, b)
-    assert res[0][1] == []  # no quorum protocol ran
-    m = _build(None, 0)
-    assert "gate" not in " ".join(op.name for op in m["graph"].get_operations())
-
-
-def test_no_hang_when_the_slow_rank_changes_every_step():
-    steps, n = 6, 3
-    (res, _, _) = _world_run(n, 1, steps, lambda k, r: 0.6 if r == k % n else 0.0)
-    for r in range(n):
-        late = [h["late"] for h in res[r][1]]
-        assert late == [[k % n] for k in range(steps)], late
-    for r in range(1, n):
-        for a, b in zip(res[r][0], res[0][0]):
-            assert np.array_equal(a, b)
