@@ -138,3 +138,30 @@ def test_a_run_failing_after_a_collective_was_issued_fails_cleanly_and_the_next_
         issue = next(k for k, ln in enumerate(lines) if ln.strip().startswith("h") and "= k" in ln)
         gather = next(k for k, ln in enumerate(lines) if "while True:" in ln)
         assert issue < gather  # the all-reduce was in flight when the gather failed
+
+
+def test_a_gradient_computed_into_the_bucket_is_not_forwarded_instead():
+    """An elementwise gradient whose input dies at it could run in place (buffer forwarding) or
+    be computed into the all-reduce's bucket (bucket views): the bucket wins, as in static
+    plans, also with a loop in the graph."""
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, [8], name="x")
+            v0, v1 = cf.Variable(np.zeros(8), name="v0"), cf.Variable(np.zeros(8), name="v1")
+            looped = cf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * 2.0), [0, x])[1]
+            grads = [(looped * 3.0) + 1.0, (x * 2.0) - 1.0]   # the Add/Sub: input dies there
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(1.0), comm=c)
+            red = [t for t, _ in opt.reduce_gradients(list(zip(grads, [v0, v1])), average=False)]
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            xv = np.arange(8.0) + c.rank
+            out = s.run(red, {x: xv})
+            plan = s.plan_for(red, {x: xv})
+            k = [k for o, k in zip(plan.ops, plan.kernels) if o.type == "FusedAllReduce"][0]
+            return out, k.input_slots.bucket.placed, plan.forwarded
+    for out, placed, forwarded in ThreadWorld(2, timeout=30).run(rank):
+        xs = [np.arange(8.0) + r for r in range(2)]
+        np.testing.assert_array_equal(out[0], sum(a * 4.0 * 3.0 + 1.0 for a in xs))
+        np.testing.assert_array_equal(out[1], sum(a * 2.0 - 1.0 for a in xs))
+        assert placed == 2
+        assert not any(n.endswith(("add", "Add", "sub", "Sub")) for n in forwarded), forwarded

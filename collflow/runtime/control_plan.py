@@ -384,8 +384,8 @@ class _Gen:
         constant, read once by the op and not by a collective.  The kernel still checks at
         run time that nobody else holds the array (a saved stack value, a merge's variable)."""
         ip = self.inplace.get(op)
-        if ip is None:
-            return False
+        if ip is None or getattr(self.kernels.get(op), "computes_into_slot", False):
+            return False  # (an op computing into a collective's bucket keeps that kernel)
         j = ip[1]
         row = self.ins[op]
         if j >= len(row):

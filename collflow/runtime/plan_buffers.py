@@ -96,4 +96,5 @@ def _placed_kernel(kernel: Callable, into: Callable, slot: Callable[[], Any]) ->
         if out is None:
             return kernel(*args)
         return into(*args, out=out)
+    placed.computes_into_slot = True  # type: ignore[attr-defined]
     return placed
