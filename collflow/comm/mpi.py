@@ -691,7 +691,7 @@ class MPICommunicator(MPICollectives, Communicator):
         """(lock held) Breaks the communicator when a collective in flight or queued was
         never issued by a peer that left (its peers hear of it too)."""
         queued = self._shmq.handles() if self._shmq is not None else []
-        pending = [h for h in (*self._inflight.handles(), *self._deferred, *queued) if not h._done]
+        pending = [h for h in (*self._inflight.handles(), *self._deferred, *queued) if not h.settled]
         for h in sorted(pending, key=lambda h: h.seq):
             err = self._neg.departed.error_for(h.seq, h.description, self._rank)
             if err is not None:

@@ -78,6 +78,11 @@ class _ShmHandle(CollectiveHandle):
     def description(self) -> str:
         return f"collective #{self.seq} {self.sig.describe()}"
 
+    @property
+    def settled(self) -> bool:
+        """Completed or failed (without running anything, unlike done())."""
+        return self._done
+
     def done(self) -> bool:
         if not self._done:
             self._queue.try_advance()
@@ -147,7 +152,7 @@ class ShmQueue:
         frozen (peers may still write into this rank's blocks)."""
         self.world.freeze()
         for s in self._pending:
-            if not s._done:
+            if not s.settled:
                 s._fail(err)
         self._pending = []
 
