@@ -23,6 +23,8 @@ from __future__ import annotations
 import heapq
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+import numpy as np
+
 from ..errors import CollflowError, InvalidArgumentError
 from ..graph.graph import Operation, Tensor
 from ..kernels.device import get_device
@@ -200,9 +202,13 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
             resolve_d = rw.resolve if rw else (lambda t: t)
             ins_d = {op: [resolve_d(t) for t in op.inputs] for op in needed}
             cfg = session._config
+            # kernels made by the passes are not bridged across devices: host-only plans only
+            on_host = all(get_device(d).xp is np for d in set(placement.values()))
 
             def top_passes(items: List[Any], ins_t: Dict[Any, List[Any]]) -> Tuple[List[Any], List[Callable]]:
                 # the static plans' fusion and bucket views on the top block (loops are opaque)
+                if not on_host:
+                    return items, []
                 for it in items:
                     if it not in ins_t:
                         ins_t[it] = it.external_inputs()
