@@ -363,6 +363,11 @@ def analyze(launches: List[Dict[str, Any]], nps: List[int], cores: int, notes: L
           f"the model with lognormal step times (sigma {tf['sigma']:.2f}, fitted to the 9.5%): best step at "
           f"b={tf['predicted_best_step_b']}, best speedup at b={tf['predicted_best_speedup_b']}; step at b=0 "
           f"{tf['predicted_step_s'][0]:.2f} s, at b=4 {tf['predicted_step_s'][4]:.2f} s (reported 1.93 s)")
+    pv, ns_x = extrap["ps_vs_allgather"], extrap["ns"]
+    print("\nPS what-if, the next batch's route exchanged during this step (pipelined), predicted samples/s gain: "
+          + "; ".join(net + ": " + ", ".join(
+              f"N={n} {100 * (pv['route_pipelined'][f'ps {net}'][i] / pv['vs_n'][f'ps {net}'][i] - 1):+.1f}%"
+              for i, n in enumerate(ns_x) if n in (2, 8, 64, 512)) for net in ("25GbE-TCP", "100GbE-RoCE")))
     print(f"\nvalidation on this machine ({cores} cores; np > {cores} oversubscribed): predicted vs measured step")
     table = []
     for r in rows:
