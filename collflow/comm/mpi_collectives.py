@@ -1,10 +1,14 @@
-"""MPICommunicator's collectives: each builds its Signature, counts its bytes and hands its
-MPI calls (and its finisher) to the communicator's launch machinery; all-reduces go through
-shared memory where the communicator has it.  A mixin of MPICommunicator.
+"""MPICommunicator's collective methods, as a part of their own: `MPICollectives`.  Each
+builds its Signature, counts its bytes and hands its MPI calls (and its finisher) to the
+core's launch; all-reduces go through the shared-memory queue where the communicator has
+one.  It knows the core only through what it is given: its rank and size, the duplicated
+communicators for first and second phases, and the calls launch, launch_shm (None without
+shared memory), count (statistics), check_root and empty (receive buffers in the arena).
+The numpy-to-MPI datatype and reduction mapping lives here too.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -12,11 +16,41 @@ from ..errors import InvalidArgumentError
 from .base import (_as_array, _check_counts, _check_reduce, _equal_blocks, _need_rows, _rows, CollectiveHandle,
                    Signature)
 
-__all__: list = []
+__all__ = ["MPICollectives"]
+
+
+def _has_float16(MPI: Any) -> bool:
+    """Whether this MPI moves and reduces float16 itself (Open MPI does, as MPI_SHORT_FLOAT)."""
+    try:
+        MPI.Datatype.fromcode("e")
+    except Exception:
+        return False
+    return True
 
 
 class MPICollectives:
-    """The collective methods of MPICommunicator (see the module doc)."""
+    """The collective methods of an MPICommunicator (see the module doc)."""
+
+    def __init__(self, *, MPI: Any, rank: int, size: int, c1: Any, c2: Any, launch: Callable[..., CollectiveHandle],
+                 launch_shm: Optional[Callable[..., CollectiveHandle]], count: Callable[[str, int, int], None],
+                 check_root: Callable[[int, str], int], empty: Callable[[Any, Any], np.ndarray]):
+        self._MPI, self._rank, self._size, self._c1, self._c2 = MPI, rank, size, c1, c2
+        self._launch, self._launch_shm, self._count, self._check_root, self.empty = (
+            launch, launch_shm, count, check_root, empty)
+        self._f16_native = _has_float16(MPI)
+        self._dtypes: Dict[str, Any] = {}
+        self._ops = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
+
+    def _mpi_type(self, dt: np.dtype) -> Any:
+        t = self._dtypes.get(dt.char)
+        if t is None:
+            t = self._dtypes[dt.char] = self._MPI.Datatype.fromcode(dt.char)
+        return t
+
+    def _mpi_op(self, op: str, dt: np.dtype) -> Any:
+        if dt.kind == "b":
+            return self._MPI.LOR if op == "max" else self._MPI.LAND
+        return self._ops[op]
 
     # -- the collectives ---------------------------------------------------------------------
     def _reduce_wire(self, x: np.ndarray) -> Tuple[np.ndarray, Any]:
@@ -43,7 +77,7 @@ class MPICollectives:
         x = _as_array(x, "allreduce")
         _check_reduce(op, x.dtype, "allreduce")
         self._count("allreduce", x.nbytes, x.nbytes)
-        if self._shm is not None:
+        if self._launch_shm is not None:
             recv = out if (out is not None and out.shape == x.shape and out.dtype == x.dtype
                            and out.flags.c_contiguous and out.flags.writeable) else self.empty(x.shape, x.dtype)
             return self._launch_shm(Signature.of("allreduce", name, x, op), x, recv, op, wait_now)

@@ -61,7 +61,8 @@ def test_local_rank(comm):
 def test_float16_where_mpi_has_no_float16(comm):
     """Without MPI float16, reductions run in float32 and data moves as raw 16-bit words."""
     n, r = comm.size, comm.rank
-    was, comm._f16_native = comm._f16_native, False
+    calls = comm._calls  # the collective methods (mpi_collectives.MPICollectives)
+    was, calls._f16_native = calls._f16_native, False
     try:
         xs = [rank_data(s, (2 * n, 3), np.float16, seed=15) for s in range(n)]
         for op in ("sum", "mean", "max"):
@@ -77,7 +78,7 @@ def test_float16_where_mpi_has_no_float16(comm):
         if r == 0:
             assert_close(got, reference("reduce", xs)[0], np.float16)
     finally:
-        comm._f16_native = was
+        calls._f16_native = was
 
 
 # -- asynchronous handles ---------------------------------------------------------------------
