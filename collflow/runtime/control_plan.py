@@ -319,8 +319,9 @@ class _Gen:
             for t in _inputs_of(it, ins):
                 uses[_root(t, ins)] = k
         keep_roots = {_root(t, ins) for t in keep} | {_root(t, ins) for t in self.fetch_set}
-        if top:  # a collective in flight may still read its inputs: never overwritten in place
-            keep_roots |= {_root(t, ins) for it in items if it in self.async_ops for t in ins[it]}
+        # a collective in flight may still read its inputs: never overwritten in place (they
+        # are freed after their last use all the same: the collective holds what it reads)
+        in_flight = {_root(t, ins) for it in items if it in self.async_ops for t in ins[it]} if top else set()
         defined: Set[Tensor] = set(self.feeds) if top else set()
         for k, it in enumerate(items):
             if top and self.pending:
@@ -330,7 +331,7 @@ class _Gen:
                 self.loop(it, depth)
                 defined.update(x.outputs[0] for x in it.exits)
             else:
-                self.op(it, depth, self._forwardable(it, k, uses, defined, keep_roots), top)
+                self.op(it, depth, self._forwardable(it, k, uses, defined, keep_roots | in_flight), top)
                 if it.type != "Switch":
                     defined.update(it.outputs)
             freed = set()
