@@ -355,13 +355,7 @@ class _Gen:
     def wait(self, a: Operation, depth: int) -> None:
         hv, at = self.pending.pop(a)
         i = self.index[a]
-        outs = []
-        for o in a.outputs:
-            v = self.var("v")
-            self.slot[o] = v
-            self.guard[o] = None
-            outs.append(v)
-        tgt = ("" if not outs else (outs[0] if len(outs) == 1 else ", ".join(outs) + ",")) + (" = " if outs else "")
+        outs, tgt = self._outputs(a, None)
         self.emit(depth, f"_i = {i}")
         if self.trace:
             self.emit(depth, "_t0 = _clock()")
@@ -375,6 +369,17 @@ class _Gen:
         if isinstance(hints, dict):
             # nothing ran in between: no overlap to lose (the collective may block in MPI)
             hints["wait_now"] = self.emitted == at
+
+    def _outputs(self, op: Any, guard: Optional[str]) -> Any:
+        """Fresh variables for op's outputs (under `guard`), and the assignment target text."""
+        outs = []
+        for o in op.outputs:
+            v = self.var("v")
+            self.slot[o] = v
+            self.guard[o] = guard
+            outs.append(v)
+        tgt = ("" if not outs else (outs[0] if len(outs) == 1 else ", ".join(outs) + ",")) + (" = " if outs else "")
+        return outs, tgt
 
     def _forwardable(self, op: Operation, k: int, uses: Dict[Tensor, int], defined: Set[Tensor],
                      keep_roots: Set[Tensor]) -> bool:
@@ -491,12 +496,7 @@ class _Gen:
                 self.emit(depth, f"_tr.append(({i}, 1, _t0, _clock()))")
             self.pending[op] = (hv, self.emitted)
             return
-        outs = []
-        for o in op.outputs:
-            s = self.var("v")
-            self.slot[o] = s
-            self.guard[o] = g
-            outs.append(s)
+        outs, tgt = self._outputs(op, g)
         inner = depth
         if g:
             self.emit(depth, f"if {g}:")
@@ -506,7 +506,6 @@ class _Gen:
         call = f"{kname}({', '.join(args)})"
         if op in self.async_ops:
             call += ".wait()"  # inside control flow a collective completes where it is issued
-        tgt = ("" if not outs else (outs[0] if len(outs) == 1 else ", ".join(outs) + ",")) + (" = " if outs else "")
         if self.trace:
             self.emit(inner, "_t0 = _clock()")
         self.emit(inner, f"{tgt}{call}")
