@@ -593,3 +593,65 @@ def test_dynamic_rnn_runs_a_plain_lstm_as_one_fused_op_with_the_loops_answer():
             results.append(s.run([out, st.c, st.h] + grads, {x: xv}))
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+# -- ResidualWrapper and DeviceWrapper (tf.nn.rnn_cell's) ------------------------------------------
+
+def test_residual_wrapper_adds_the_input_to_the_cells_output_and_keeps_its_names():
+    rng = np.random.default_rng(31)
+    xv = rng.normal(size=(3, 5, 4))
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (3, 5, 4))
+        inner = rnn_cell.GRUCell(4)
+        cell = rnn_cell.ResidualWrapper(inner)
+        out, st = cf.nn.dynamic_rnn(cell, x, sequence_length=cf.constant([5, 2, 0]), dtype=cf.float64)
+        custom = rnn_cell.ResidualWrapper(rnn_cell.BasicRNNCell(4), residual_fn=lambda i, o: i - 2.0 * o)
+        out2, _ = cf.nn.dynamic_rnn(custom, x, dtype=cf.float64, scope="custom")
+        init = cf.global_variables_initializer()
+    assert [v.name for v in cell.trainable_variables] == [v.name for v in inner.trainable_variables]
+    assert all(v.name.startswith("rnn/gru_cell/") for v in cell.trainable_variables)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        o, h, o2, (gk, gb, ck, cb), (k2, b2) = s.run([out, st, out2, inner.trainable_variables,
+                                                      custom.wrapped_cell.trainable_variables], {x: xv})
+    hn = np.zeros((3, 4))
+    for t in range(5):
+        live = np.array([5, 2, 0]) > t
+        new = np_gru_step(xv[:, t], hn, gk, gb, ck, cb)
+        # the output is input + cell output while a sequence lasts, zeros after (sequence_length)
+        np.testing.assert_allclose(o[:, t], np.where(live[:, None], xv[:, t] + new, 0.0), rtol=1e-10, atol=1e-12)
+        hn = np.where(live[:, None], new, hn)
+    np.testing.assert_allclose(h, hn, rtol=1e-10, atol=1e-12)   # the state is the cell's, not the sum
+    hb = np.zeros((3, 4))
+    for t in range(5):
+        hb = np.tanh(np.concatenate([xv[:, t], hb], 1) @ k2 + b2)
+        np.testing.assert_allclose(o2[:, t], xv[:, t] - 2.0 * hb, rtol=1e-10, atol=1e-12)
+
+
+def test_residual_wrapper_with_different_input_and_output_sizes_says_so():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (2, 3, 5))
+        with pytest.raises(cf.errors.InvalidArgumentError, match="ResidualWrapper.*cannot be added.*residual_fn"):
+            cf.nn.dynamic_rnn(rnn_cell.ResidualWrapper(rnn_cell.GRUCell(4)), x, dtype=cf.float32)
+    with pytest.raises(TypeError, match="ResidualWrapper: the parameter cell is not an RNNCell"):
+        rnn_cell.ResidualWrapper("gru")
+
+
+def test_device_wrapper_places_the_cell_and_its_zero_state():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (2, 3, 4))
+        cell = rnn_cell.DeviceWrapper(rnn_cell.LSTMCell(3), "/cpu:0")
+        zs = cell.zero_state(2, cf.float32)
+        out, st = cf.nn.dynamic_rnn(cell, x, initial_state=zs)
+        init = cf.global_variables_initializer()
+    assert zs.c.op.device == "/cpu:0" and zs.h.op.device == "/cpu:0"
+    body = [op for op in g.get_operations() if op.type in ("MatMul", "Tanh", "Sigmoid", "BlockLSTM")]
+    assert body and all(op.device == "/cpu:0" for op in body), [(o.name, o.device) for o in body]
+    assert [v.name for v in cell.trainable_variables] == ["rnn/lstm_cell/kernel:0", "rnn/lstm_cell/bias:0"]
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        o = s.run(out, {x: np.ones((2, 3, 4), np.float32)})
+    assert o.shape == (2, 3, 3) and np.isfinite(o).all()

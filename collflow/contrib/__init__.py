@@ -14,6 +14,7 @@ __all__ = ["rnn"]
 rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
     LSTMCell=_rnn.LSTMCell, GRUCell=_rnn.GRUCell, MultiRNNCell=_rnn.MultiRNNCell,
-    DropoutWrapper=_rnn.DropoutWrapper, LSTMStateTuple=_rnn.LSTMStateTuple,
+    DropoutWrapper=_rnn.DropoutWrapper, ResidualWrapper=_rnn.ResidualWrapper, DeviceWrapper=_rnn.DeviceWrapper,
+    LSTMStateTuple=_rnn.LSTMStateTuple,
     static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn)
 rnn.__doc__ = "tf.contrib.rnn: the core RNN cells, static_rnn and static_bidirectional_rnn."

@@ -38,19 +38,20 @@ from ..graph.ops.reverse_ops import reverse, reverse_sequence
 from ..graph.tensor_array import TensorArray
 from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
-from .rnn_cell_wrappers import DropoutWrapper, MultiRNNCell
+from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, MultiRNNCell, ResidualWrapper
 from .rnn_cells import BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMStateTuple, RNNCell, batch_zeros, prebuild
 
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
-    "DropoutWrapper", "LSTMStateTuple", "rnn_cell", "dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn",
+    "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple", "rnn_cell", "dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn",
     "static_bidirectional_rnn", "CharLM", "build_char_lm",
 ]
 
 
 rnn_cell = types.SimpleNamespace(RNNCell=RNNCell, BasicRNNCell=BasicRNNCell, BasicLSTMCell=BasicLSTMCell,
                                  LSTMCell=LSTMCell, GRUCell=GRUCell, MultiRNNCell=MultiRNNCell,
-                                 DropoutWrapper=DropoutWrapper, LSTMStateTuple=LSTMStateTuple)
+                                 DropoutWrapper=DropoutWrapper, ResidualWrapper=ResidualWrapper,
+                                 DeviceWrapper=DeviceWrapper, LSTMStateTuple=LSTMStateTuple)
 rnn_cell.__doc__ = "tf.nn.rnn_cell: the cell classes under their TensorFlow 1.x path."
 
 

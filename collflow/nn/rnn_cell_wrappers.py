@@ -1,8 +1,9 @@
-"""Cells built from other cells (TensorFlow 1.x's MultiRNNCell and DropoutWrapper).
+"""Cells built from other cells (TensorFlow 1.x's MultiRNNCell, DropoutWrapper,
+ResidualWrapper and DeviceWrapper).
 
-MultiRNNCell stacks layers (their variables in sub-scopes cell_0, cell_1, ...);
-DropoutWrapper adds dropout around one cell and no variable scope of its own, so the
-wrapped cell's variables keep their names (rnn/lstm_cell/kernel).
+MultiRNNCell stacks layers (their variables in sub-scopes cell_0, cell_1, ...); the
+wrappers add dropout, a residual connection or a device around one cell and no variable
+scope of their own, so the wrapped cell's variables keep their names (rnn/lstm_cell/kernel).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ..graph.shape import as_shape
 from ..graph.variable_scope import variable_scope
 from .rnn_cells import LSTMStateTuple, RNNCell, prebuild
 
-__all__ = ["MultiRNNCell", "DropoutWrapper"]
+__all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]
 
 
 class MultiRNNCell(RNNCell):
@@ -225,6 +226,83 @@ class DropoutWrapper(RNNCell):
         if _should_drop(self._output_keep_prob):
             output = self._drop(output, "output", 0, self._output_keep_prob)
         return output, new_state
+
+
+class _Wrapper(RNNCell):
+    """One wrapped cell, no variable scope of its own: sizes, zero state and variables are
+    the wrapped cell's."""
+
+    _scoped = False
+
+    def __init__(self, cell: Any, what: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        if not (callable(cell) and hasattr(cell, "state_size") and hasattr(cell, "output_size")):
+            raise TypeError(f"{what}: the parameter cell is not an RNNCell: {cell!r}")
+        self._cell = cell
+
+    @property
+    def wrapped_cell(self) -> Any:
+        return self._cell
+
+    @property
+    def state_size(self) -> Any:
+        return self._cell.state_size
+
+    @property
+    def output_size(self) -> Any:
+        return self._cell.output_size
+
+    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
+        return self._cell.zero_state(batch_size, dtype)
+
+    def _var_lists(self) -> Tuple[list, list]:
+        return (list(getattr(self._cell, "trainable_variables", [])),
+                list(getattr(self._cell, "non_trainable_variables", [])))
+
+    def _build(self, depth: int) -> None:
+        prebuild(self._cell, depth, self.dtype)
+
+
+class ResidualWrapper(_Wrapper):
+    """The cell's output plus its input (tf.nn.rnn_cell.ResidualWrapper): output =
+    residual_fn(inputs, cell_output), by default their elementwise sum (same structure and
+    shapes); the state is the cell's."""
+
+    def __init__(self, cell: Any, residual_fn: Optional[Callable[[Any, Any], Any]] = None, **kwargs: Any):
+        super().__init__(cell, "ResidualWrapper", **kwargs)
+        self._residual_fn = residual_fn
+
+    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        output, new_state = self._cell(inputs, state)
+        if self._residual_fn is not None:
+            return self._residual_fn(inputs, output), new_state
+        nest.assert_same_structure(inputs, output)
+
+        def add(i: Any, o: Any) -> Any:
+            i, o = _g.convert_to_tensor(i), _g.convert_to_tensor(o)
+            if i.shape.rank is not None and o.shape.rank is not None and not i.shape.is_compatible_with(o.shape):
+                raise InvalidArgumentError(f"ResidualWrapper: the cell's input of shape {i.shape} and its output of "
+                                           f"shape {o.shape} cannot be added (pass residual_fn)")
+            return i + o
+        flat = [add(i, o) for i, o in zip(nest.flatten(inputs), nest.flatten(output))]
+        return nest.pack_sequence_as(output, flat), new_state
+
+
+class DeviceWrapper(_Wrapper):
+    """The cell run on `device` (tf.nn.rnn_cell.DeviceWrapper): its ops and its zero state
+    are placed there (cf.device)."""
+
+    def __init__(self, cell: Any, device: str, **kwargs: Any):
+        super().__init__(cell, "DeviceWrapper", **kwargs)
+        self._device = device
+
+    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
+        with _g.device(self._device):
+            return self._cell.zero_state(batch_size, dtype)
+
+    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        with _g.device(self._device):
+            return self._cell(inputs, state)
 
 
 def _should_drop(keep_prob: Any) -> bool:

@@ -1,8 +1,10 @@
 """Differential tests against real TensorFlow 1.x for recurrent networks, layers and loop
 idioms as TF1 programs write them: dynamic_rnn with LSTMCell (peepholes, projection, clipping),
-GRUCell, MultiRNNCell (time-major), bidirectional and static runners with sequence_length,
-tf.layers (conv2d, batch_normalization in training mode, pooling, dense), while_loop with a
-TensorArray, foldl/foldr.
+GRUCell, MultiRNNCell (time-major), the Dropout/Residual/Device wrappers, bidirectional and
+static runners with sequence_length, an RNN inside a cond, tf.layers (conv2d,
+batch_normalization in training and inference mode, dropout, pooling, dense), while_loop with
+a TensorArray, nested loops, a cond inside a loop, maximum_iterations, map_fn, scan with two
+accumulators, foldl/foldr.
 
 Each case is built in both, its trainable variables set by name to the same random values,
 fed the same inputs; the outputs and the gradients of sum(output * W) with respect to every
@@ -39,7 +41,7 @@ def _run(tf, build, seed):
         r = np.random.default_rng(seed + 100)
         wts = [r.uniform(-1, 1, [int(d) for d in o.shape]).astype(np.float32) for o in outs]
         loss = tf.add_n([tf.reduce_sum(o * w) for o, w in zip(outs, wts)])
-        grads = tf.gradients(loss, vs + list(feeds))
+        grads = tf.gradients(loss, vs + [t for t in feeds if t.dtype.is_floating])
         grads = [tf.convert_to_tensor(gr) for gr in grads]  # IndexedSlices densified
         init = tf.global_variables_initializer()
         with tf.Session(graph=g) as s:
@@ -147,9 +149,83 @@ def fold_left_right(tf, rng):
     return [tf.foldl(lambda a, e: a * 0.5 + tf.sin(e * w), x), tf.foldr(lambda a, e: a * e, x + 1.5)], {x: xv}
 
 
+def rnn_inside_a_cond(tf, rng):
+    x, f = _x(tf, rng)
+    flag = tf.placeholder(tf.bool, [])
+    f[flag] = True
+    cell = tf.nn.rnn_cell.GRUCell(4)
+    return [tf.cond(flag, lambda: tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)[1], lambda: tf.zeros([3, 4]))], f
+
+
+def wrappers_residual_device_dropout(tf, rng):
+    x, f = _x(tf, rng, d=4)
+    cell = tf.nn.rnn_cell.MultiRNNCell([
+        tf.nn.rnn_cell.ResidualWrapper(tf.nn.rnn_cell.GRUCell(4)),
+        tf.nn.rnn_cell.DeviceWrapper(tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.LSTMCell(3, num_proj=2)), "/cpu:0")])
+    out, st = tf.nn.dynamic_rnn(cell, x, sequence_length=tf.constant([5, 1, 3]), dtype=tf.float32)
+    return [out, st[0], st[1].c, st[1].h], f
+
+
+def residual_with_its_own_function(tf, rng):
+    x, f = _x(tf, rng, d=4)
+    cell = tf.nn.rnn_cell.ResidualWrapper(tf.nn.rnn_cell.BasicRNNCell(4), residual_fn=lambda i, o: i * 0.5 + o)
+    out, st = tf.nn.dynamic_rnn(cell, x, sequence_length=tf.constant([2, 5, 3]), dtype=tf.float32)
+    return [out, st], f
+
+
+def layers_inference_mode(tf, rng):
+    xv = rng.uniform(-1, 1, (6, 5)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    training = tf.placeholder_with_default(False, [])
+    h = tf.layers.batch_normalization(tf.layers.dense(x, 4), training=training)
+    h = tf.layers.dropout(h, rate=0.5, training=training)
+    return [tf.layers.dense(h, 2)], {x: xv}
+
+
+def nested_while_loops(tf, rng):
+    xv = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    w = tf.get_variable("w", [4])
+
+    def outer(i, acc):
+        inner = lambda j, a: (j + 1, a * 0.9 + tf.sin(x[i] * w) * tf.cast(j, tf.float32))  # noqa: E731
+        return i + 1, tf.while_loop(lambda j, a: j < 3, inner, [0, acc])[1]
+    return [tf.while_loop(lambda i, acc: i < 3, outer, [0, tf.zeros([4])])[1]], {x: xv}
+
+
+def cond_inside_a_loop(tf, rng):
+    xv = rng.uniform(-1, 1, (4,)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    w = tf.get_variable("w", [4])
+
+    def body(i, v):
+        return i + 1, tf.tanh(tf.cond(tf.reduce_sum(v) > 0, lambda: v * w, lambda: v + w))
+    return [tf.while_loop(lambda i, v: i < 5, body, [0, x])[1]], {x: xv}
+
+
+def loop_stopped_by_maximum_iterations(tf, rng):
+    xv = rng.uniform(0.5, 1, (3,)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    w = tf.get_variable("w", [3])
+    out = tf.while_loop(lambda v: tf.reduce_sum(v) < 100.0, lambda v: v * (1.5 + w * w), [x], maximum_iterations=4)
+    return [out[0] if isinstance(out, (list, tuple)) else out], {x: xv}
+
+
+def map_fn_and_scan(tf, rng):
+    xv = rng.uniform(-1, 1, (5, 3)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    w = tf.get_variable("w", [3, 3])
+    m = tf.map_fn(lambda r: tf.tanh(tf.reshape(tf.matmul(tf.reshape(r, [1, 3]), w), [3])), x)
+    a, b = tf.scan(lambda acc, e: (acc[0] * 0.5 + e * w[0], acc[1] + tf.sin(acc[0])), m,
+                   initializer=(tf.zeros([3]), tf.ones([3])))
+    return [m, a, b], {x: xv}
+
+
 CASES = [lstm_lengths, lstm_peepholes_projection, gru_lengths, multi_cell_time_major, bidirectional_lengths,
          basic_rnn_initial_state, static_rnn_concatenated_state, static_bidirectional, layers_conv_batch_norm,
-         while_tensor_array, fold_left_right]
+         while_tensor_array, fold_left_right, rnn_inside_a_cond, wrappers_residual_device_dropout,
+         residual_with_its_own_function, layers_inference_mode, nested_while_loops, cond_inside_a_loop,
+         loop_stopped_by_maximum_iterations, map_fn_and_scan]
 
 
 @pytest.mark.parametrize("seed", [0, 1])
