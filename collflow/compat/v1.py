@@ -49,6 +49,7 @@ from collflow.graph.initializers import (constant_initializer, glorot_normal_ini
                                          zeros_initializer)
 
 from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
+from collflow.compat.namespaces import linalg, math, random  # noqa: E402,F401,A004  (tf.math, tf.random, tf.linalg)
 
 initialize_all_variables = global_variables_initializer   # TF1's deprecated names
 initialize_local_variables = local_variables_initializer

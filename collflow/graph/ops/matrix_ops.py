@@ -24,7 +24,7 @@ from .constant_op import constant
 from .op_util import single
 
 __all__ = ["einsum", "tensordot", "eye", "diag", "diag_part", "matrix_diag", "matrix_diag_part",
-           "matrix_set_diag", "meshgrid"]
+           "matrix_set_diag", "matrix_transpose", "meshgrid"]
 
 _LETTERS = string.ascii_letters
 
@@ -442,3 +442,16 @@ def meshgrid(*args: Any, **kwargs: Any) -> List[_g.Tensor]:
         for s in shaped[1:]:
             ones = ones * _a.ones_like(s)
         return [s * ones for s in shaped]
+
+
+def matrix_transpose(a: Any, name: Optional[str] = None, conjugate: bool = False) -> _g.Tensor:
+    """Swaps the last two dimensions of a batch of matrices (tf.linalg.matrix_transpose); the
+    rank must be known and at least 2.  `conjugate` is for complex types, which collflow does
+    not have (accepted, nothing to conjugate)."""
+    a = _g.convert_to_tensor(a)
+    rank = a.shape.rank
+    if rank is None or rank < 2:
+        raise InvalidArgumentError(f"matrix_transpose: needs a tensor of known rank >= 2, got shape {a.shape}")
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return _a.transpose(a, perm, name=name or "matrix_transpose")
+

@@ -1,0 +1,85 @@
+"""TensorFlow 1.x's sub-namespaces that only gather ops collflow has at the top level or in
+cf.nn: `tf.math`, `tf.random`, `tf.linalg` (as in TF 1.15's `tensorflow.compat.v1`).
+
+Where a name means something else there than at the top level, the namespace holds TF's
+meaning: `tf.linalg.diag` is the batch `matrix_diag` (the top-level `tf.diag` is the tensor
+diag, `tf.linalg.tensor_diag`), `tf.linalg.transpose` swaps a batch of matrices' last two
+dimensions, `tf.random.normal` is `tf.random_normal`.  A name TensorFlow has there and
+collflow does not raises AttributeError saying so.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import collflow as _cf
+from collflow import nn as _nn
+from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
+
+__all__ = ["math", "random", "linalg"]
+
+
+class _Namespace:
+    """A TF1 sub-namespace: the members given, and a clear error for the rest."""
+
+    def __init__(self, path: str, doc: str, members: Dict[str, Any]):
+        self.__dict__.update(members)
+        self.__dict__["_path"] = path
+        self.__doc__ = doc
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"collflow.compat.v1.{self._path} has no attribute {name!r}: TensorFlow 1.x's "
+                             f"tf.{self._path}.{name} is not implemented in collflow (see docs/tf1_compat.md)")
+
+    def __dir__(self) -> List[str]:
+        return sorted(k for k in self.__dict__ if not k.startswith("_"))
+
+    def __repr__(self) -> str:
+        return f"<collflow namespace tf.{self._path}>"
+
+
+# tf.math names that are the top-level op of the same name (TF 1.15)
+_MATH_TOP = (
+    "abs add add_n argmax argmin atan2 ceil cos count_nonzero divide equal erf exp floor floordiv "
+    "floormod greater greater_equal is_finite is_inf is_nan less less_equal log log1p logical_and logical_not "
+    "logical_or maximum minimum mod multiply negative not_equal pow reciprocal reduce_all reduce_any "
+    "reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod reduce_sum rint round rsqrt segment_max "
+    "segment_mean segment_min segment_sum sigmoid sign sin sqrt square squared_difference subtract tanh truediv "
+    "unsorted_segment_max unsorted_segment_mean unsorted_segment_min unsorted_segment_sum").split()
+# ... and those that are cf.nn's
+_MATH_NN = "in_top_k l2_normalize log_softmax softmax softplus softsign top_k".split()
+
+
+def _log_sigmoid(x: Any, name: Optional[str] = None) -> Any:
+    """log(sigmoid(x)) = -softplus(-x), finite for every x (tf.math.log_sigmoid)."""
+    return _cf.negative(_nn.softplus(_cf.negative(x)), name=name or "LogSigmoid")
+
+
+def _logical_xor(x: Any, y: Any, name: Optional[str] = None) -> Any:
+    """x != y for booleans (tf.math.logical_xor)."""
+    return _cf.logical_and(_cf.logical_or(x, y), _cf.logical_not(_cf.logical_and(x, y)), name=name or "LogicalXor")
+
+
+def _categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Optional[int] = None,
+                 name: Optional[str] = None) -> Any:
+    """tf.random.categorical: tf.multinomial with TF2's argument names."""
+    return _cf.multinomial(logits, num_samples, seed=seed, name=name, output_dtype=dtype)
+
+
+math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.math names.", {
+    **{n: getattr(_cf, n) for n in _MATH_TOP}, **{n: getattr(_nn, n) for n in _MATH_NN},
+    "cumsum": _cumsum, "cumprod": _cumprod, "log_sigmoid": _log_sigmoid, "logical_xor": _logical_xor})
+
+random = _Namespace("random", "tf.random: the random ops under their tf.random names.", {
+    "normal": _cf.random_normal, "uniform": _cf.random_uniform, "truncated_normal": _cf.truncated_normal,
+    "shuffle": _cf.random_shuffle, "categorical": _categorical, "multinomial": _cf.multinomial,
+    "set_random_seed": _cf.set_random_seed, "uniform_candidate_sampler": _nn.uniform_candidate_sampler,
+    "log_uniform_candidate_sampler": _nn.log_uniform_candidate_sampler})
+
+linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg names (batch semantics).", {
+    "matmul": _cf.matmul, "einsum": _cf.einsum, "eye": _cf.eye, "tensordot": _cf.tensordot, "norm": _cf.norm,
+    "global_norm": _cf.global_norm, "l2_normalize": _nn.l2_normalize,
+    "diag": _cf.matrix_diag, "diag_part": _cf.matrix_diag_part, "set_diag": _cf.matrix_set_diag,
+    "tensor_diag": _cf.diag, "tensor_diag_part": _cf.diag_part,
+    "transpose": _cf.matrix_transpose, "matrix_transpose": _cf.matrix_transpose})
