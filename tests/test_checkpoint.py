@@ -845,3 +845,23 @@ def test_checkpoint_flags_make_a_manager(tmp_path):
     assert os.path.isdir(tmp_path / "c")
     with pytest.raises(cf.InvalidArgumentError, match="--checkpoint-every-secs"):
         manager_from_args(p.parse_args(["--checkpoint-dir", str(tmp_path), "--checkpoint-every-secs", "-1"]))
+
+
+def test_a_saver_of_chosen_variables_restores_them_from_a_larger_checkpoint(tmp_path):
+    """TF1: Saver(var_list).restore reads the listed entries and ignores the rest of the file
+    (fine-tuning a part of a model, restoring averaged weights); a listed entry the file lacks
+    is still an error."""
+    g, vs = _graph([("w", np.float32, (3, 4)), ("b", np.float32, (4,)), ("c", np.float32, (2,))])
+    with cf.Session(graph=g) as s:
+        s.run([v.initializer for v in vs])
+        want = s.run(vs[0])
+        path = Saver().save(s, str(tmp_path / "m.h5"))
+    g2, vs2 = _graph([("w", np.float32, (3, 4)), ("d", np.float32, (1,))])
+    with cf.Session(graph=g2) as s:
+        res = Saver([vs2[0]]).restore(s, path)
+        assert res.restored == ["w"] and res.unexpected == []
+        np.testing.assert_array_equal(s.run(vs2[0]), want)
+        with pytest.raises(cf.NotFoundError, match="missing from the checkpoint \\(1\\): d"):
+            Saver([vs2[1]]).restore(s, path)
+        with pytest.raises(cf.NotFoundError, match="not in the graph \\(2\\): b, c"):
+            Saver().restore(s, path)  # the default Saver still says what does not match

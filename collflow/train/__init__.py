@@ -8,6 +8,7 @@ from .global_step import *  # noqa: F401,F403
 from .sync_replicas import *  # noqa: F401,F403
 from .distributed import *  # noqa: F401,F403
 from .saver import Saver, RestoreResult, latest_checkpoint, checkpoint_exists  # noqa: F401
+from .moving_averages import ExponentialMovingAverage  # noqa: F401
 from .checkpoint_manager import CheckpointManager, add_checkpoint_arguments, manager_from_args  # noqa: F401
 from .preemption import PreemptionHandler  # noqa: F401
 from ..errors import DataLossError  # noqa: F401

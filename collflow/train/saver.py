@@ -233,6 +233,9 @@ class Saver:
                  keep_checkpoint_every_n_hours: Optional[float] = None, name: Optional[str] = None,
                  save_rng: bool = True, rank: Optional[int] = None, world_size: Optional[int] = None):
         self._vars, self._graph = _resolve_var_list(var_list)
+        # a Saver of chosen variables restores those only: the checkpoint's other entries are
+        # not its business (TF1's partial restore: fine-tuning, averaged weights)
+        self._explicit = var_list is not None
         self._max_to_keep = max_to_keep
         self._keep_hours = keep_checkpoint_every_n_hours
         self._last_preserved = time.time()
@@ -410,7 +413,9 @@ class Saver:
         or a prefix as save() and latest_checkpoint() return).
 
         Validates first: with strict=True any missing, unexpected or mis-shaped/mis-typed
-        entry raises one error listing all of them (InvalidArgumentError when any entry is
+        entry raises one error listing all of them (a Saver made with an explicit var_list
+        restores just those variables, as TF1's does: entries it does not name are not
+        unexpected) (InvalidArgumentError when any entry is
         mismatched, else NotFoundError) and nothing is changed; with strict=False what
         matches is restored and the rest reported (a warning, and the result's `skipped`).
         A damaged file raises DataLossError; a missing one NotFoundError; one that breaks
@@ -433,8 +438,10 @@ class Saver:
                                              f"{_spec(v.dtype.np, v.shape)}")
                     continue
                 todo.append(key)
-            result.unexpected = sorted(k for k in specs if k not in self._vars)
+            result.unexpected = [] if self._explicit else sorted(k for k in specs if k not in self._vars)
             rng_todo, rng_unexpected = self._match_rng(sess, r.rng)
+            if self._explicit:
+                rng_unexpected = []  # streams of ops this graph lacks: not this Saver's either
             if strict and (result.missing or result.unexpected or result.mismatched or rng_unexpected):
                 raise self._mismatch_error(r.path, result, rng_unexpected, len(todo))
             values = r.read(todo, verify=verify)
