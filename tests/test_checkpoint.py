@@ -865,3 +865,31 @@ def test_a_saver_of_chosen_variables_restores_them_from_a_larger_checkpoint(tmp_
             Saver([vs2[1]]).restore(s, path)
         with pytest.raises(cf.NotFoundError, match="not in the graph \\(2\\): b, c"):
             Saver().restore(s, path)  # the default Saver still says what does not match
+
+
+def test_tf1_checkpoint_helpers(tmp_path):
+    """get_checkpoint_state / list_variables / load_variable / NewCheckpointReader, as TF1
+    scripts use them to find and inspect checkpoints."""
+    d = str(tmp_path)
+    assert cf.train.get_checkpoint_state(d) is None
+    g, vs = _graph([("w", np.float32, (3, 4)), ("b", np.float64, (2,))])
+    with cf.Session(graph=g) as s:
+        s.run([v.initializer for v in vs])
+        saver = Saver()
+        p1 = saver.save(s, os.path.join(d, "model.ckpt"), global_step=1)
+        p2 = saver.save(s, os.path.join(d, "model.ckpt"), global_step=2)
+        w = s.run(vs[0])
+    st = cf.train.get_checkpoint_state(d)
+    assert st.model_checkpoint_path == os.path.abspath(p2) == cf.train.latest_checkpoint(d)
+    assert st.all_model_checkpoint_paths == [os.path.abspath(p1), os.path.abspath(p2)]
+    assert cf.train.list_variables(d) == [("b", [2]), ("w", [3, 4])]
+    np.testing.assert_array_equal(cf.train.load_variable(d, "w"), w)
+    np.testing.assert_array_equal(cf.train.load_variable(p1, "w:0"), w)
+    r = cf.train.NewCheckpointReader(p2)
+    assert r.has_tensor("b") and not r.has_tensor("nope")
+    assert r.get_variable_to_shape_map() == {"w": [3, 4], "b": [2]}
+    assert r.get_variable_to_dtype_map()["b"] == np.float64
+    with pytest.raises(cf.NotFoundError, match="has no variable 'nope'"):
+        r.get_tensor("nope")
+    with pytest.raises(cf.NotFoundError, match="not found"):
+        cf.train.load_checkpoint(os.path.join(d, "model.ckpt-7"))

@@ -1,0 +1,112 @@
+"""TensorFlow 1.x's checkpoint helpers: `tf.train.get_checkpoint_state`, `list_variables`,
+`load_variable`, `load_checkpoint` / `NewCheckpointReader` (the reader object with
+get_variable_to_shape_map / get_variable_to_dtype_map / get_tensor / has_tensor).
+
+A checkpoint argument is a checkpoint directory (its newest checkpoint is used), a prefix as
+Saver.save returns (`dir/model.ckpt-100`) or a file.  Files are read through
+checkpoint_io.CheckpointReader, so a damaged one raises DataLossError and a missing one
+NotFoundError, as restoring would.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..errors import NotFoundError
+from . import checkpoint_io as cio
+from . import checkpoint_policy as _policy
+from .saver import _as_prefix, checkpoint_file, latest_checkpoint
+
+__all__ = ["CheckpointState", "get_checkpoint_state", "list_variables", "load_variable", "load_checkpoint",
+           "NewCheckpointReader"]
+
+
+@dataclass
+class CheckpointState:
+    """What TF1's `get_checkpoint_state` returns: the newest checkpoint's prefix and every
+    listed one, oldest first."""
+
+    model_checkpoint_path: str
+    all_model_checkpoint_paths: List[str] = field(default_factory=list)
+
+
+def get_checkpoint_state(checkpoint_dir: str, latest_filename: Optional[str] = None) -> Optional[CheckpointState]:
+    """The checkpoints `checkpoint_dir`'s index lists (that still exist), or None when there is
+    none (TF1: `ckpt = tf.train.get_checkpoint_state(d); if ckpt and ckpt.model_checkpoint_path:
+    saver.restore(sess, ckpt.model_checkpoint_path)`).  `latest_filename` (the name of TF's
+    state file) is accepted and unused: the index is checkpoint.json."""
+    latest = latest_checkpoint(checkpoint_dir)
+    if latest is None:
+        return None
+    try:
+        entries = cio.read_index(checkpoint_dir)
+    except cio.DataLossError:
+        entries = []
+    paths = []
+    for e in entries:
+        try:
+            p = _policy.contained_path(checkpoint_dir, e.path)
+        except cio.UnsafeCheckpointError:
+            continue
+        if os.path.exists(p):
+            paths.append(_as_prefix(os.path.abspath(p)))
+    if latest not in paths:
+        paths.append(latest)
+    return CheckpointState(latest, paths)
+
+
+def _resolve(ckpt: str) -> str:
+    if os.path.isdir(ckpt):
+        latest = latest_checkpoint(ckpt)
+        if latest is None:
+            raise NotFoundError(f"no checkpoint found in directory {ckpt}")
+        ckpt = latest
+    f = checkpoint_file(ckpt)
+    if not os.path.isfile(f):
+        raise NotFoundError(f"checkpoint {ckpt} not found (no file {f})")
+    return f
+
+
+class NewCheckpointReader:
+    """Reads one checkpoint's variables (TF1's `tf.train.NewCheckpointReader`)."""
+
+    def __init__(self, ckpt: str):
+        self.path = _resolve(ckpt)
+        with cio.CheckpointReader(self.path) as r:
+            self._specs = r.variable_specs()
+
+    def get_variable_to_shape_map(self) -> Dict[str, List[int]]:
+        return {k: list(shape) for k, (_, shape) in self._specs.items()}
+
+    def get_variable_to_dtype_map(self) -> Dict[str, np.dtype]:
+        return {k: np.dtype(dt) for k, (dt, _) in self._specs.items()}
+
+    def has_tensor(self, name: str) -> bool:
+        return name in self._specs
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        if name not in self._specs:
+            raise NotFoundError(f"checkpoint {self.path} has no variable {name!r} (it has: "
+                                f"{', '.join(sorted(self._specs)[:20])}{', ...' if len(self._specs) > 20 else ''})")
+        with cio.CheckpointReader(self.path) as r:
+            return r.read([name])[name]
+
+
+def load_checkpoint(ckpt_dir_or_file: str) -> NewCheckpointReader:
+    """tf.train.load_checkpoint: a reader for the checkpoint (the newest one of a directory)."""
+    return NewCheckpointReader(ckpt_dir_or_file)
+
+
+def list_variables(ckpt_dir_or_file: str) -> List[Tuple[str, List[int]]]:
+    """[(name, shape)] of the checkpoint's variables, sorted by name (tf.train.list_variables)."""
+    return sorted(NewCheckpointReader(ckpt_dir_or_file).get_variable_to_shape_map().items())
+
+
+def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
+    """One variable's saved value (tf.train.load_variable); a name ending in ':0' is accepted."""
+    if name.endswith(":0"):
+        name = name[:-2]
+    return NewCheckpointReader(ckpt_dir_or_file).get_tensor(name)
