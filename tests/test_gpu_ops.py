@@ -82,6 +82,10 @@ OPTIMIZERS = {
     "adagrad": lambda: cf.train.AdagradOptimizer(0.1),
     "rmsprop": lambda: cf.train.RMSPropOptimizer(0.01),
     "rmsprop-centered": lambda: cf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
+    "adadelta": lambda: cf.train.AdadeltaOptimizer(1.0),
+    "ftrl": lambda: cf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.01),
+    "ftrl-power-shrinkage": lambda: cf.train.FtrlOptimizer(0.1, learning_rate_power=-0.7,
+                                                           l2_shrinkage_regularization_strength=0.02),
 }
 
 

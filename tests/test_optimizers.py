@@ -50,7 +50,26 @@ def ref_rmsprop(var, slots, g, t, lr=0.01, rho=0.9, momentum=0.5, eps=1e-10, cen
     var -= mom
 
 
-INITIAL_SLOTS = {"momentum": 0.0, "m": 0.0, "v": 0.0, "accumulator": 0.1, "rms": 1.0, "mg": 0.0}
+def ref_adadelta(var, slots, g, t, lr=1.0, rho=0.9, eps=1e-6):
+    a, au = slots["accum"], slots["accum_update"]
+    a[...] = rho * a + (1 - rho) * g * g
+    u = np.sqrt(au + eps) / np.sqrt(a + eps) * g
+    au[...] = rho * au + (1 - rho) * u * u
+    var -= lr * u
+
+
+def ref_ftrl(var, slots, g, t, lr=0.1, l1=0.01, l2=0.02, power=-0.5, shrink=0.0):
+    """TF1's FTRL-proximal (training_ops' ApplyFtrlV2)."""
+    accum, linear = slots["accum"], slots["linear"]
+    new = accum + g * g
+    linear += g + 2 * shrink * var - (new ** -power - accum ** -power) / lr * var
+    quad = new ** -power / lr + 2 * l2
+    var[...] = np.where(np.abs(linear) > l1, (np.sign(linear) * l1 - linear) / quad, 0.0)
+    accum[...] = new
+
+
+INITIAL_SLOTS = {"momentum": 0.0, "m": 0.0, "v": 0.0, "accumulator": 0.1, "rms": 1.0, "mg": 0.0,
+                 "accum": 0.0, "accum_update": 0.0, "linear": 0.0}
 
 OPTIMIZERS = {
     "sgd": (lambda: cf.train.GradientDescentOptimizer(0.1), ref_gd),
@@ -62,6 +81,14 @@ OPTIMIZERS = {
     "rmsprop": (lambda: cf.train.RMSPropOptimizer(0.01, momentum=0.5), ref_rmsprop),
     "rmsprop_centered": (lambda: cf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True),
                          lambda *a: ref_rmsprop(*a, centered=True)),
+    "adadelta": (lambda: cf.train.AdadeltaOptimizer(1.0, rho=0.9, epsilon=1e-6), ref_adadelta),
+    "ftrl": (lambda: cf.train.FtrlOptimizer(0.1, initial_accumulator_value=0.0, l1_regularization_strength=0.01,
+                                            l2_regularization_strength=0.02), ref_ftrl),
+    "ftrl_power_shrinkage": (lambda: cf.train.FtrlOptimizer(0.1, learning_rate_power=-0.7, initial_accumulator_value=0.0,
+                                                            l1_regularization_strength=0.01,
+                                                            l2_regularization_strength=0.02,
+                                                            l2_shrinkage_regularization_strength=0.03),
+                             lambda *a: ref_ftrl(*a, power=-0.7, shrink=0.03)),
 }
 
 
@@ -538,3 +565,25 @@ def test_fortran_ordered_variable_and_transposed_gradient(name, blas):
             sess.run(train, {grad: gv})
             ref(ref_w, ref_slots, gv, t)
         np.testing.assert_allclose(sess.run(w), ref_w, rtol=2e-5, atol=1e-6)
+
+
+def test_ftrl_slots_named_as_tf1_and_bad_arguments():
+    g = cf.Graph()
+    with g.as_default():
+        w = cf.Variable(np.ones((2, 3), np.float32), name="w")
+        opt = cf.train.FtrlOptimizer(0.1)
+        opt.minimize(cf.reduce_sum(w * w))
+        assert opt.get_slot(w, "accum").op.name == "w/Ftrl" and opt.get_slot(w, "linear").op.name == "w/Ftrl_1"
+        named = cf.train.FtrlOptimizer(0.1, accum_name="acc", linear_name="lin")
+        v = cf.Variable(np.ones(2, np.float32), name="v")
+        named.minimize(cf.reduce_sum(v))
+        assert named.get_slot(v, "accum").op.name == "v/acc" and named.get_slot(v, "linear").op.name == "v/lin"
+        ada = cf.train.AdadeltaOptimizer()
+        ada.minimize(cf.reduce_sum(v * v))
+        assert sorted(s.op.name for s in (ada.get_slot(v, "accum"), ada.get_slot(v, "accum_update"))) == [
+            "v/Adadelta", "v/Adadelta_1"]
+    for kw in ({"learning_rate_power": 0.5}, {"initial_accumulator_value": -1.0},
+               {"l1_regularization_strength": -0.1}, {"l2_shrinkage_regularization_strength": -1.0}):
+        with pytest.raises(ValueError, match="FtrlOptimizer: .* is out of range"):
+            cf.train.FtrlOptimizer(0.1, **kw)
+

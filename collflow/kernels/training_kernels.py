@@ -202,6 +202,61 @@ def _sum_duplicates(xp: Any, op: Any, st: Any, var: Any, values: Any, indices: A
     return uniq, summed
 
 
+def _adadelta_step(xp: Any, var: Any, accum: Any, accum_update: Any, lr: Any, rho: Any, eps: Any,
+                   g: Any, t: Any) -> None:
+    # TensorFlow's order of operations (ApplyAdadelta): accum * rho + g^2 * (1 - rho), ...
+    if t is None:
+        t = xp.empty_like(g)
+    u = xp.empty_like(g)
+    xp.multiply(g, g, out=t)
+    t *= 1 - rho
+    accum *= rho
+    accum += t
+    xp.add(accum_update, eps, out=u)
+    xp.sqrt(u, out=u)
+    xp.add(accum, eps, out=t)
+    xp.sqrt(t, out=t)
+    u /= t
+    u *= g                                        # the update
+    xp.multiply(u, u, out=t)
+    t *= 1 - rho
+    accum_update *= rho
+    accum_update += t
+    u *= lr
+    xp.subtract(var, u, out=var)
+
+
+def _ftrl_step(xp: Any, var: Any, accum: Any, linear: Any, lr: Any, l1: Any, l2: Any, l2_shrinkage: Any,
+               lr_power: Any, g: Any, t: Any) -> None:
+    # TensorFlow's ApplyFtrl(V2); lr_power -0.5 through square roots, as its kernel does
+    if t is None:
+        t = xp.empty_like(g)
+    new = xp.multiply(g, g)
+    new += accum
+    half = xp is np and float(lr_power) == -0.5
+    if half:
+        xp.sqrt(new, out=t)
+        sigma = xp.sqrt(accum)
+    else:
+        xp.power(new, -lr_power, out=t)
+        sigma = xp.power(accum, -lr_power)
+    xp.subtract(t, sigma, out=sigma)              # new^-p - accum^-p
+    sigma /= lr
+    sigma *= var
+    if xp is not np or float(l2_shrinkage) != 0.0:
+        linear += g + 2 * l2_shrinkage * var      # the gradient with shrinkage
+    else:
+        linear += g
+    linear -= sigma
+    t /= lr                                       # quadratic: new^-p / lr + 2 l2
+    t += 2 * l2
+    xp.multiply(xp.sign(linear), l1, out=sigma)
+    sigma -= linear
+    sigma /= t                                    # pre-shrink
+    var[...] = xp.where(xp.abs(linear) > l1, sigma, 0)
+    accum[...] = new
+
+
 # -- kernel factories ---------------------------------------------------------------------
 
 
@@ -315,3 +370,5 @@ _register("Adam", 3, _adam_step)
 _register("Adagrad", 2, _adagrad_step)
 _register("RMSProp", 3, _rmsprop_step)
 _register("CenteredRMSProp", 4, _centered_rmsprop_step)
+_register("Adadelta", 3, _adadelta_step)
+_register("Ftrl", 3, _ftrl_step)

@@ -14,10 +14,10 @@ from ..graph.ops import math_ops, state_ops
 from ..graph.ops import training_ops as T
 from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _create_slot_var
 
 __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer"]
+           "RMSPropOptimizer", "AdadeltaOptimizer", "FtrlOptimizer"]
 
 
 def _check_float(name: str, value: Any, low: float = None, strict: bool = False) -> None:
@@ -223,3 +223,92 @@ class RMSPropOptimizer(Optimizer):
             return T.sparse_apply_centered_rms_prop(var, self.get_slot(var, "mg"), rms, mom, *self._scalars(var),
                                                     grad.values, grad.indices)
         return T.sparse_apply_rms_prop(var, rms, mom, *self._scalars(var), grad.values, grad.indices)
+
+
+class AdadeltaOptimizer(Optimizer):
+    """Adadelta (Zeiler 2012), TensorFlow's form: accum and accum_update decay with rho; the
+    step is lr * sqrt(accum_update + epsilon) / sqrt(accum + epsilon) * grad.  Slots:
+    "accum", "accum_update" (zeros)."""
+
+    def __init__(self, learning_rate: Any = 0.001, rho: Any = 0.95, epsilon: Any = 1e-8, use_locking: bool = False,
+                 name: str = "Adadelta"):
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._rho = rho
+        self._epsilon = epsilon
+
+    def _hyper_names(self) -> Tuple[str, ...]:
+        return ("learning_rate", "rho", "epsilon")
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            self._zeros_slot(v, "accum")
+            self._zeros_slot(v, "accum_update")
+
+    def _args(self, var: Variable) -> list:
+        return [var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update")] + [
+            self._hyper(n, var.dtype) for n in self._hyper_names()]
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_adadelta(*self._args(var), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_adadelta(*self._args(var), grad.values, grad.indices)
+
+
+class FtrlOptimizer(Optimizer):
+    """FTRL-proximal (McMahan et al. 2013), TensorFlow's FtrlOptimizer: per-coordinate rates
+    from the accumulated squared gradients, L1 (sparsity), L2 and L2-shrinkage regularization,
+    `beta` folded into L2 as TensorFlow does (l2 + beta / (2 lr)).  Slots: "accum" (starts at
+    initial_accumulator_value) and "linear" (zeros), named "<var>/<accum_name or name>" and
+    "<var>/<linear_name or name>" (the second made unique: "<var>/Ftrl_1"), as in TF1."""
+
+    def __init__(self, learning_rate: Any, learning_rate_power: float = -0.5, initial_accumulator_value: float = 0.1,
+                 l1_regularization_strength: float = 0.0, l2_regularization_strength: float = 0.0,
+                 use_locking: bool = False, name: str = "Ftrl", accum_name: Any = None, linear_name: Any = None,
+                 l2_shrinkage_regularization_strength: float = 0.0, beta: Any = None):
+        super().__init__(use_locking, name)
+        for what, v, ok in (("initial_accumulator_value", initial_accumulator_value, lambda x: x >= 0.0),
+                            ("learning_rate_power", learning_rate_power, lambda x: x <= 0.0),
+                            ("l1_regularization_strength", l1_regularization_strength, lambda x: x >= 0.0),
+                            ("l2_regularization_strength", l2_regularization_strength, lambda x: x >= 0.0),
+                            ("l2_shrinkage_regularization_strength", l2_shrinkage_regularization_strength,
+                             lambda x: x >= 0.0)):
+            if not ok(float(v)):
+                raise ValueError(f"FtrlOptimizer: {what} = {v} is out of range (TensorFlow's limits: "
+                                 "initial_accumulator_value, l1, l2, l2_shrinkage >= 0; learning_rate_power <= 0)")
+        self._learning_rate = learning_rate
+        self._lr_power = float(learning_rate_power)
+        self._initial_accumulator_value = float(initial_accumulator_value)
+        self._l1 = float(l1_regularization_strength)
+        self._l2_shrinkage = float(l2_shrinkage_regularization_strength)
+        self._accum_name, self._linear_name = accum_name, linear_name
+        l2, b = float(l2_regularization_strength), (0.0 if beta is None else beta)
+        if not b:
+            self._l2 = l2
+        elif isinstance(learning_rate, (int, float)):
+            self._l2 = l2 + float(b) / (2.0 * max(float(learning_rate), 1e-36))
+        else:  # a tensor learning rate: the adjusted L2 is a tensor too
+            self._l2 = lambda: l2 + b / (2.0 * math_ops.maximum(learning_rate, 1e-36))
+
+    def _hyper_names(self) -> Tuple[str, ...]:
+        return ("learning_rate", "l1", "l2", "l2_shrinkage", "lr_power")
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            for slot, suffix, value in (("accum", self._accum_name, self._initial_accumulator_value),
+                                        ("linear", self._linear_name, 0.0)):
+                table = self._slot_table(slot)
+                if v not in table:
+                    table[v] = _create_slot_var(v, value, suffix or self._name)
+
+    def _args(self, var: Variable) -> list:
+        return [var, self.get_slot(var, "accum"), self.get_slot(var, "linear")] + [
+            self._hyper(n, var.dtype) for n in self._hyper_names()]
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_ftrl(*self._args(var), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_ftrl(*self._args(var), grad.values, grad.indices)
+

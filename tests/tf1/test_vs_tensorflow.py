@@ -132,6 +132,12 @@ OPTIMIZERS = [
     ("adagrad", lambda tf: tf.train.AdagradOptimizer(0.1)),
     ("rmsprop", lambda tf: tf.train.RMSPropOptimizer(0.01)),
     ("rmsprop_momentum_centered", lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.5, centered=True)),
+    ("adadelta", lambda tf: tf.train.AdadeltaOptimizer(1.0, rho=0.9)),
+    ("ftrl", lambda tf: tf.train.FtrlOptimizer(0.1)),
+    ("ftrl_l1_l2_power", lambda tf: tf.train.FtrlOptimizer(0.2, learning_rate_power=-0.7, l1_regularization_strength=0.05,
+                                                           l2_regularization_strength=0.1)),
+    ("ftrl_shrinkage_beta", lambda tf: tf.train.FtrlOptimizer(0.1, l2_shrinkage_regularization_strength=0.05, beta=0.5,
+                                                              initial_accumulator_value=0.5)),
 ]
 
 

@@ -20,6 +20,14 @@ Semantics follow TensorFlow's ResourceApply* ops:
   RMSProp          ms += (g*g - ms) * (1 - rho)
                    mom = momentum * mom + lr * g / sqrt(ms + epsilon);  var -= mom
   CenteredRMSProp  as RMSProp, with mg += (g - mg) * (1 - rho) and ms - mg*mg in the root
+  Adadelta         accum = rho * accum + (1 - rho) * g*g
+                   u = sqrt(accum_update + epsilon) / sqrt(accum + epsilon) * g
+                   accum_update = rho * accum_update + (1 - rho) * u*u;  var -= lr * u
+  Ftrl             (FTRL-proximal, McMahan et al.; lr_power -0.5 is the paper's)
+                   new = accum + g*g;  gs = g + 2 * l2_shrinkage * var
+                   linear += gs - (new^-p - accum^-p) / lr * var          (p = lr_power)
+                   var = |linear| > l1 ? (sign(linear) * l1 - linear) / (new^-p / lr + 2 * l2) : 0
+                   accum = new
 """
 from __future__ import annotations
 
@@ -33,9 +41,9 @@ from .state_ops import variable_dtype_shape
 
 __all__ = [
     "apply_gradient_descent", "apply_momentum", "apply_adam", "apply_adagrad", "apply_rms_prop",
-    "apply_centered_rms_prop",
+    "apply_centered_rms_prop", "apply_adadelta", "apply_ftrl",
     "sparse_apply_gradient_descent", "sparse_apply_momentum", "sparse_apply_adam", "sparse_apply_adagrad",
-    "sparse_apply_rms_prop", "sparse_apply_centered_rms_prop",
+    "sparse_apply_rms_prop", "sparse_apply_centered_rms_prop", "sparse_apply_adadelta", "sparse_apply_ftrl",
 ]
 
 # op type -> (number of resource handles: var + slots, names of the scalar hyperparameters)
@@ -46,6 +54,8 @@ _LAYOUT = {
     "Adagrad": (2, ("lr",)),
     "RMSProp": (3, ("lr", "rho", "momentum", "epsilon")),
     "CenteredRMSProp": (4, ("lr", "rho", "momentum", "epsilon")),
+    "Adadelta": (3, ("lr", "rho", "epsilon")),
+    "Ftrl": (3, ("lr", "l1", "l2", "l2_shrinkage", "lr_power")),
 }
 
 
@@ -198,3 +208,29 @@ def sparse_apply_centered_rms_prop(var: Any, mg: Any, ms: Any, mom: Any, lr: Any
     """Centered RMSProp on the rows `indices` of var, mg, ms and mom only."""
     return _build("CenteredRMSProp", [var, mg, ms, mom], [lr, rho, momentum, epsilon], grad_values, indices,
                   None, name)
+
+
+def apply_adadelta(var: Any, accum: Any, accum_update: Any, lr: Any, rho: Any, epsilon: Any, grad: Any,
+                   name: Optional[str] = None) -> _g.Operation:
+    """Adadelta on the whole variable (see the module doc)."""
+    return _build("Adadelta", [var, accum, accum_update], [lr, rho, epsilon], grad, None, None, name)
+
+
+def sparse_apply_adadelta(var: Any, accum: Any, accum_update: Any, lr: Any, rho: Any, epsilon: Any,
+                          grad_values: Any, indices: Any, name: Optional[str] = None) -> _g.Operation:
+    """Adadelta on the rows `indices` only."""
+    return _build("Adadelta", [var, accum, accum_update], [lr, rho, epsilon], grad_values, indices, None, name)
+
+
+def apply_ftrl(var: Any, accum: Any, linear: Any, lr: Any, l1: Any, l2: Any, l2_shrinkage: Any, lr_power: Any,
+               grad: Any, name: Optional[str] = None) -> _g.Operation:
+    """FTRL-proximal on the whole variable (see the module doc)."""
+    return _build("Ftrl", [var, accum, linear], [lr, l1, l2, l2_shrinkage, lr_power], grad, None, None, name)
+
+
+def sparse_apply_ftrl(var: Any, accum: Any, linear: Any, lr: Any, l1: Any, l2: Any, l2_shrinkage: Any,
+                      lr_power: Any, grad_values: Any, indices: Any, name: Optional[str] = None) -> _g.Operation:
+    """FTRL-proximal on the rows `indices` only."""
+    return _build("Ftrl", [var, accum, linear], [lr, l1, l2, l2_shrinkage, lr_power], grad_values, indices,
+                  None, name)
+
