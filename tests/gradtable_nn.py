@@ -57,6 +57,7 @@ CASES = [
          lambda z, y: cf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=z), [(3, 4), (3, 4)],
          id="SoftmaxXent-v2-loss-only"),
     # convolution: both paddings, strides 1 and 2, dilation, run-time batch size
+    Case("Conv2D", lambda x, w: cf.nn.conv1d(x, w, 2, "SAME"), [(2, 7, 2), (3, 2, 3)]),
     Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=1, padding="VALID"), [(1, 5, 5, 2), (3, 3, 2, 3)]),
     Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=[1, 2, 2, 1], padding="SAME"),
          [(2, 5, 4, 2), (3, 2, 2, 3)], id="Conv2D-same-stride2"),

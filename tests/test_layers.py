@@ -272,3 +272,26 @@ def test_cf_layers_module_is_the_nn_layers_module():
     assert layers.dense is collflow.nn.layers.dense
     assert init.glorot_uniform is collflow.nn.initializers.glorot_uniform
     assert cf.nn.conv2d is not layers.conv2d  # the raw op keeps its name
+
+
+def test_conv1d_and_1d_pooling_layers_match_numpy():
+    rng = np.random.default_rng(5)
+    xv = rng.normal(size=(2, 9, 3))
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (None, 9, 3))
+        y = cf.layers.conv1d(x, 4, 3, strides=2, padding="valid", activation=cf.nn.relu)
+        mp = cf.layers.max_pooling1d(x, 2, 2)
+        ap = cf.layers.average_pooling1d(x, 3, 1, padding="same")
+        init = cf.global_variables_initializer()
+        kernel, bias = [v for v in cf.global_variables() if v.op.name.startswith("conv1d/")]
+    assert (kernel.op.name, bias.op.name) == ("conv1d/kernel", "conv1d/bias") and kernel.shape.as_list() == [3, 3, 4]
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        s.run(bias.assign(np.array([0.1, -0.2, 0.3, 0.0])))
+        got, m, a, k, b = s.run([y, mp, ap, kernel, bias], {x: xv})
+    want = np.stack([np.einsum("nkc,kcf->nf", xv[:, 2 * i:2 * i + 3], k) for i in range(4)], 1) + b
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-12)
+    np.testing.assert_array_equal(m, np.maximum(xv[:, 0:8:2], xv[:, 1:9:2]))
+    pad = np.concatenate([xv[:, :1] * np.nan, xv, xv[:, :1] * np.nan], 1)
+    np.testing.assert_allclose(a, np.stack([np.nanmean(pad[:, i:i + 3], 1) for i in range(9)], 1), rtol=1e-12)

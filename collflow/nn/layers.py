@@ -25,14 +25,15 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
-from ..graph.ops import array_ops, math_ops, nn_ops
+from ..graph.ops import array_ops, math_ops, nn_extra_ops, nn_ops
 from ..graph.ops.constant_op import identity
 from ..graph import initializers as _init
 from ..graph.variable_scope import get_variable, variable_scope
 from ..graph.variables import Variable
 from .normalization import batch_normalization  # noqa: F401  (its own module, re-exported)
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "embedding",
+__all__ = ["dense", "conv2d", "conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
+           "flatten", "dropout", "embedding",
            "batch_normalization"]
 
 Activation = Union[None, str, Callable[[_g.Tensor], _g.Tensor]]
@@ -191,6 +192,68 @@ def average_pooling2d(inputs: Any, pool_size: Any, strides: Any = None, padding:
     s = _pair(strides, "strides") if strides is not None else k
     return nn_ops.avg_pool2d(_input(inputs, "average_pooling2d", 4), k, s, _padding(padding),
                              name=name or "average_pooling2d")
+
+
+def _one(v: Any, what: str) -> int:
+    if isinstance(v, (list, tuple)):
+        if len(v) != 1:
+            raise ValueError(f"{what} must be an int or a list of one int, got {v}")
+        v = v[0]
+    if int(v) < 1:
+        raise ValueError(f"{what} must be positive, got {v}")
+    return int(v)
+
+
+def conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+           data_format: str = "channels_last", dilation_rate: Any = 1, activation: Activation = None,
+           use_bias: bool = True, kernel_initializer: Any = None, bias_initializer: Any = None,
+           kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+           trainable: bool = True, name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
+    """1-D convolution layer on [n, width, in] inputs: -> [n, width', filters] (text CNNs).
+
+    Variables: kernel [k, in, filters] (glorot_uniform by default), bias [filters].
+    """
+    x = _input(inputs, "conv1d", 3)
+    if x.shape.rank != 3:
+        raise InvalidArgumentError(f"conv1d needs an input of rank 3 [batch, width, channels], got shape {x.shape}")
+    _channels_last(data_format, "conv1d")
+    filters = int(filters)
+    if filters <= 0:
+        raise ValueError(f"conv1d: filters must be positive, got {filters}")
+    k = _one(kernel_size, "kernel_size")
+    in_ch = _last_dim(x, "conv1d")
+    g = x.graph
+    with g.as_default(), _scope(g, name, "conv1d", reuse):
+        kernel = _make_var(g, "kernel", [k, in_ch, filters], x.dtype, kernel_initializer or _init.GlorotUniform(),
+                           kernel_regularizer, trainable)
+        bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
+                         trainable) if use_bias else None
+        y = nn_extra_ops.conv1d(x, kernel, _one(strides, "strides"), _padding(padding),
+                                dilations=_one(dilation_rate, "dilation_rate"))
+        return _finish(y, bias, activation)
+
+
+def _pool1d(pool: Callable, what: str, inputs: Any, pool_size: Any, strides: Any, padding: str,
+            data_format: str, name: Optional[str]) -> _g.Tensor:
+    _channels_last(data_format, what)
+    x = _input(inputs, what, 3)
+    k, s = _one(pool_size, "pool_size"), _one(strides, "strides")
+    g = x.graph
+    with g.as_default(), g.name_scope(name or what):
+        y = pool(array_ops.expand_dims(x, 1), (1, k), (1, s), _padding(padding))
+        return array_ops.squeeze(y, [1])
+
+
+def max_pooling1d(inputs: Any, pool_size: Any, strides: Any, padding: str = "valid",
+                  data_format: str = "channels_last", name: Optional[str] = None) -> _g.Tensor:
+    """Max over windows of pool_size steps of a [n, width, channels] input."""
+    return _pool1d(nn_ops.max_pool2d, "max_pooling1d", inputs, pool_size, strides, padding, data_format, name)
+
+
+def average_pooling1d(inputs: Any, pool_size: Any, strides: Any, padding: str = "valid",
+                      data_format: str = "channels_last", name: Optional[str] = None) -> _g.Tensor:
+    """Mean over windows of pool_size steps of a [n, width, channels] input."""
+    return _pool1d(nn_ops.avg_pool2d, "average_pooling1d", inputs, pool_size, strides, padding, data_format, name)
 
 
 def flatten(inputs: Any, name: Optional[str] = None) -> _g.Tensor:

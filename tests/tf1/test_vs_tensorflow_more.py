@@ -121,6 +121,9 @@ CASES = [
     ("leaky_relu", lambda tf, a: tf.nn.leaky_relu(a, 0.1), [(4, 5)]),
     ("lrn", lambda tf, a: tf.nn.lrn(a, depth_radius=2, bias=1.5, alpha=0.3, beta=0.75), [(2, 3, 2, 7)]),
     ("local_response_normalization", lambda tf, a: tf.nn.local_response_normalization(a), [(1, 2, 2, 12)]),
+    # 1-D convolution (text CNNs)
+    ("conv1d_same_stride2", lambda tf, x, w: tf.nn.conv1d(x, w, 2, "SAME"), [(2, 9, 3), (4, 3, 5)]),
+    ("conv1d_valid_list_stride", lambda tf, x, w: tf.nn.conv1d(x, w, [1, 1, 1], "VALID"), [(1, 7, 2), (3, 2, 4)]),
     # convolution transposed
     ("conv2d_transpose_same", lambda tf, x, w: tf.nn.conv2d_transpose(x, w, [2, 6, 6, 3], [1, 2, 2, 1], "SAME"),
      [(2, 3, 3, 4), (3, 3, 3, 4)]),

@@ -221,11 +221,22 @@ def map_fn_and_scan(tf, rng):
     return [m, a, b], {x: xv}
 
 
+def text_cnn(tf, rng):
+    xv = rng.uniform(-1, 1, (3, 12, 4)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    h = tf.layers.conv1d(x, 6, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling1d(h, 2, 2)
+    h = tf.layers.conv1d(h, 5, 2, strides=2, dilation_rate=1)
+    h = tf.layers.average_pooling1d(h, 2, 1, padding="same")
+    return [tf.layers.dense(tf.reduce_max(h, axis=1), 2), tf.nn.conv1d(x, tf.ones([2, 4, 3]) * 0.1, 2, "VALID")], {
+        x: xv}
+
+
 CASES = [lstm_lengths, lstm_peepholes_projection, gru_lengths, multi_cell_time_major, bidirectional_lengths,
          basic_rnn_initial_state, static_rnn_concatenated_state, static_bidirectional, layers_conv_batch_norm,
          while_tensor_array, fold_left_right, rnn_inside_a_cond, wrappers_residual_device_dropout,
          residual_with_its_own_function, layers_inference_mode, nested_while_loops, cond_inside_a_loop,
-         loop_stopped_by_maximum_iterations, map_fn_and_scan]
+         loop_stopped_by_maximum_iterations, map_fn_and_scan, text_cnn]
 
 
 @pytest.mark.parametrize("seed", [0, 1])

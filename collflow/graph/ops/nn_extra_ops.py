@@ -23,7 +23,7 @@ from . import nn_ops as _nn
 from .op_util import single
 
 __all__ = ["relu6", "elu", "selu", "softplus", "softsign", "conv2d_transpose", "lrn",
-           "local_response_normalization"]
+           "local_response_normalization", "conv1d"]
 
 # SELU's constants (Klambauer et al., 2017), as TensorFlow uses them
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -196,3 +196,34 @@ def lrn(input: Any, depth_radius: int = 5, bias: float = 1.0, alpha: float = 1.0
 
 
 local_response_normalization = lrn
+
+
+def _one(v: Any, what: str) -> int:
+    """conv1d's stride/dilation: an int, or a list of 1 or 3 ints ([1, s, 1])."""
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1:
+            return int(v[0])
+        if len(v) == 3 and int(v[0]) == 1 and int(v[2]) == 1:
+            return int(v[1])
+        raise InvalidArgumentError(f"conv1d: {what} must be an int or a list of 1 or 3 ints [1, {what}, 1], got {v}")
+    return int(v)
+
+
+def conv1d(value: Any = None, filters: Any = None, stride: Any = None, padding: Any = None,
+           use_cudnn_on_gpu: Any = None, data_format: Optional[str] = None, name: Optional[str] = None,
+           input: Any = None, dilations: Any = None) -> _g.Tensor:  # noqa: A002 - TF's names
+    """1-D convolution over [batch, width, in_channels] with filters [width, in, out]
+    (tf.nn.conv1d): as TensorFlow computes it, a conv2d over a height of one."""
+    x = value if value is not None else input
+    if x is None or filters is None or stride is None or padding is None:
+        raise InvalidArgumentError("conv1d needs value (or input), filters, stride and padding")
+    if data_format not in (None, "NWC", "NHWC"):
+        raise InvalidArgumentError(f"conv1d supports data_format 'NWC' only, got {data_format!r}")
+    s, d = _one(stride, "stride"), _one(1 if dilations is None else dilations, "dilations")
+    g = _g.get_default_graph()
+    with g.name_scope(name or "conv1d"):
+        x4 = _a.expand_dims(_g.convert_to_tensor(x), 1, name="ExpandDims")
+        f4 = _a.expand_dims(_g.convert_to_tensor(filters), 0, name="ExpandDims_1")
+        y = _nn.conv2d(x4, f4, strides=[1, 1, s, 1], padding=padding, dilations=[1, 1, d, 1], name="Conv2D")
+        return _a.squeeze(y, [1], name="Squeeze")
+
