@@ -45,6 +45,7 @@ from .graph.ops.clip_ops import *  # noqa: F401,F403,E402  (tf.norm, tf.global_n
 from .graph.ops.case_ops import case  # noqa: F401,E402
 from .graph.ops.script_ops import py_func  # noqa: F401,E402
 from .nn import losses  # noqa: F401,E402  (tf.losses)
+from .nn import metrics  # noqa: F401,E402  (tf.metrics)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn only)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)

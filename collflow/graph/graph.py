@@ -62,6 +62,7 @@ class GraphKeys:
     GLOBAL_STEP = "global_step"
     INIT_OP = "init_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    METRIC_VARIABLES = "metric_variables"
     # collflow: (broadcast op, training step ops) records: a Session runs the broadcast of rank
     # 0's variables before its first run of such a step, unless a broadcast already ran
     REPLICA_SYNC = "replica_sync"

@@ -1,0 +1,171 @@
+"""tf.metrics (TensorFlow 1.x): streaming metrics over the batches of an evaluation.
+
+Each metric returns (value, update_op): `update_op` folds one batch into the metric's local
+variables (in LOCAL_VARIABLES and METRIC_VARIABLES, under a variable scope named after the
+metric and made unique: "accuracy/total", "accuracy/count", then "accuracy_1/...") and returns
+the updated value; `value` reads the current one.  tf.local_variables_initializer() starts
+(or restarts) an evaluation.  Values are float32; with `weights` each element counts by its
+weight (broadcast to the values); a metric over nothing is 0 (TensorFlow's safe division).
+Booleans for the counting metrics: a nonzero label or prediction is true.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from ..graph import graph as _g
+from ..graph.graph import GraphKeys
+from ..graph.ops import array_ops as _a
+from ..graph.ops import math_ops as _m
+from ..graph.ops import state_ops as _s
+from ..graph.variable_scope import variable_scope
+from ..graph.variables import Variable
+
+__all__ = ["mean", "accuracy", "mean_squared_error", "root_mean_squared_error", "mean_absolute_error",
+           "true_positives", "false_positives", "false_negatives", "true_negatives", "precision", "recall"]
+
+Collections = Optional[Sequence[str]]
+Pair = Tuple[_g.Tensor, _g.Tensor]
+
+
+def _local(name: str) -> Variable:
+    """A float32 scalar accumulator of the current scope, starting at 0."""
+    g = _g.get_default_graph()
+    with g.control_dependencies(None):
+        return Variable(_a.zeros([], _dt.float32), trainable=False, name=name,
+                        collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
+
+
+def _collect(metrics_collections: Collections, updates_collections: Collections, value: Any, update: Any) -> Pair:
+    g = _g.get_default_graph()
+    for c in metrics_collections or ():
+        g.add_to_collection(c, value)
+    for c in updates_collections or ():
+        g.add_to_collection(c, update)
+    return value, update
+
+
+def _safe_div(num: Any, den: Any, name: str) -> _g.Tensor:
+    """num / den, 0 where den is 0 (TensorFlow's safe division)."""
+    return _a.where(_m.greater(den, 0.0), _m.truediv(num, _m.maximum(den, 1e-37)), _a.zeros_like(num), name=name)
+
+
+def _floats(x: Any) -> _g.Tensor:
+    x = _g.convert_to_tensor(x)
+    return x if x.dtype == _dt.float32 else _m.cast(x, _dt.float32)
+
+
+def _weighted(x: _g.Tensor, weights: Any) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(sum of x * w, sum of w) with w broadcast to x (1 where weights is None)."""
+    if weights is None:
+        return _m.reduce_sum(x), _m.cast(_a.size(x), _dt.float32)
+    w = _floats(weights) * _a.ones_like(x)
+    return _m.reduce_sum(x * w), _m.reduce_sum(w)
+
+
+def _mean_here(values: Any, weights: Any, metrics_collections: Collections, updates_collections: Collections) -> Pair:
+    """The mean metric in the current variable scope: total / count."""
+    total, count = _local("total"), _local("count")
+    s, n = _weighted(_floats(values), weights)
+    update = _safe_div(_s.assign_add(total, s), _s.assign_add(count, n), "update_op")
+    value = _safe_div(total.value(), count.value(), "value")
+    return _collect(metrics_collections, updates_collections, value, update)
+
+
+def _count_here(condition: _g.Tensor, weights: Any, metrics_collections: Collections,
+                updates_collections: Collections) -> Pair:
+    """A (weighted) count of true elements in the current variable scope."""
+    c = _local("count")
+    s, _ = _weighted(_m.cast(condition, _dt.float32), weights)
+    update = _s.assign_add(c, s)
+    return _collect(metrics_collections, updates_collections, c.value(), update)
+
+
+def _bools(labels: Any, predictions: Any) -> Tuple[_g.Tensor, _g.Tensor]:
+    def as_bool(x: Any) -> _g.Tensor:
+        x = _g.convert_to_tensor(x)
+        return x if x.dtype == _dt.bool_ else _m.not_equal(x, _a.zeros_like(x))
+    return as_bool(labels), as_bool(predictions)
+
+
+def mean(values: Any, weights: Any = None, metrics_collections: Collections = None,
+         updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
+    """The (weighted) mean of every value seen."""
+    with variable_scope(name, default_name="mean"):
+        return _mean_here(values, weights, metrics_collections, updates_collections)
+
+
+def accuracy(labels: Any, predictions: Any, weights: Any = None, metrics_collections: Collections = None,
+             updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
+    """How often predictions equal labels (compared in the labels' dtype)."""
+    with variable_scope(name, default_name="accuracy"):
+        labels, predictions = _g.convert_to_tensor(labels), _g.convert_to_tensor(predictions)
+        if (labels.shape.rank is not None and predictions.shape.rank is not None
+                and not labels.shape.is_compatible_with(predictions.shape)):
+            raise InvalidArgumentError(f"accuracy: labels of shape {labels.shape} and predictions of shape "
+                                       f"{predictions.shape} do not match")
+        if predictions.dtype != labels.dtype:
+            predictions = _m.cast(predictions, labels.dtype)
+        return _mean_here(_m.equal(predictions, labels), weights, metrics_collections, updates_collections)
+
+
+def mean_squared_error(labels: Any, predictions: Any, weights: Any = None, metrics_collections: Collections = None,
+                       updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
+    """The mean of (labels - predictions)^2."""
+    with variable_scope(name, default_name="mean_squared_error"):
+        d = _m.squared_difference(_floats(labels), _floats(predictions))
+        return _mean_here(d, weights, metrics_collections, updates_collections)
+
+
+def root_mean_squared_error(labels: Any, predictions: Any, weights: Any = None,
+                            metrics_collections: Collections = None, updates_collections: Collections = None,
+                            name: Optional[str] = None) -> Pair:
+    """The square root of the mean squared error."""
+    with variable_scope(name, default_name="root_mean_squared_error"):
+        value, update = _mean_here(_m.squared_difference(_floats(labels), _floats(predictions)), weights, None, None)
+        return _collect(metrics_collections, updates_collections, _m.sqrt(value), _m.sqrt(update))
+
+
+def mean_absolute_error(labels: Any, predictions: Any, weights: Any = None, metrics_collections: Collections = None,
+                        updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
+    """The mean of |labels - predictions|."""
+    with variable_scope(name, default_name="mean_absolute_error"):
+        d = _m.abs(_floats(labels) - _floats(predictions))
+        return _mean_here(d, weights, metrics_collections, updates_collections)
+
+
+def _counter(default: str, which: Any) -> Any:
+    def metric(labels: Any, predictions: Any, weights: Any = None, metrics_collections: Collections = None,
+               updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
+        with variable_scope(name, default_name=default):
+            lab, pred = _bools(labels, predictions)
+            return _count_here(which(lab, pred), weights, metrics_collections, updates_collections)
+    metric.__name__ = default
+    metric.__doc__ = f"The (weighted) number of {default.replace('_', ' ')} (a nonzero label or prediction is true)."
+    return metric
+
+
+true_positives = _counter("true_positives", lambda l, p: _m.logical_and(l, p))
+false_positives = _counter("false_positives", lambda l, p: _m.logical_and(_m.logical_not(l), p))
+false_negatives = _counter("false_negatives", lambda l, p: _m.logical_and(l, _m.logical_not(p)))
+true_negatives = _counter("true_negatives", lambda l, p: _m.logical_and(_m.logical_not(l), _m.logical_not(p)))
+
+
+def _ratio(default: str, other: Any) -> Any:
+    def metric(labels: Any, predictions: Any, weights: Any = None, metrics_collections: Collections = None,
+               updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
+        with variable_scope(name, default_name=default):
+            tp, tp_up = true_positives(labels, predictions, weights)
+            o, o_up = other(labels, predictions, weights)
+            value = _safe_div(tp, tp + o, "value")
+            update = _safe_div(tp_up, tp_up + o_up, "update_op")
+            return _collect(metrics_collections, updates_collections, value, update)
+    metric.__name__ = default
+    return metric
+
+
+precision = _ratio("precision", false_positives)
+precision.__doc__ = "true positives / (true positives + false positives)."
+recall = _ratio("recall", false_negatives)
+recall.__doc__ = "true positives / (true positives + false negatives)."
