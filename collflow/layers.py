@@ -1,3 +1,7 @@
-"""`cf.layers`: the functional layers of collflow.nn.layers (TensorFlow 1.x `tf.layers`)."""
+"""`cf.layers`: the functional layers of collflow.nn.layers and their classes
+(collflow.nn.layer_classes) - TensorFlow 1.x's `tf.layers`."""
 from .nn.layers import *  # noqa: F401,F403
-from .nn.layers import __all__  # noqa: F401
+from .nn.layer_classes import *  # noqa: F401,F403  (tf.layers.Dense, Conv2D, ...)
+from .nn import layers as _fl, layer_classes as _lc
+
+__all__ = list(_fl.__all__) + list(_lc.__all__)

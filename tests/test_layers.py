@@ -295,3 +295,55 @@ def test_conv1d_and_1d_pooling_layers_match_numpy():
     np.testing.assert_array_equal(m, np.maximum(xv[:, 0:8:2], xv[:, 1:9:2]))
     pad = np.concatenate([xv[:, :1] * np.nan, xv, xv[:, :1] * np.nan], 1)
     np.testing.assert_allclose(a, np.stack([np.nanmean(pad[:, i:i + 3], 1) for i in range(9)], 1), rtol=1e-12)
+
+
+def test_layer_objects_create_once_share_after_and_take_tf1_names():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 3))
+        d = cf.layers.Dense(4, activation=cf.nn.relu)
+        assert not d.built and d.variables == []
+        y1 = d(x)
+        with cf.variable_scope("elsewhere"):
+            y2 = d(x * 2.0)                       # the same variables, wherever it is called
+        d2 = cf.layers.Dense(2, use_bias=False, name="head")
+        cf.layers.dense(y1, 1)                    # the functional layer counts with the objects
+        z = d2(y2)
+        init = cf.global_variables_initializer()
+    assert d.built and [v.op.name for v in d.variables] == ["dense/kernel", "dense/bias"]
+    assert d.kernel is d.variables[0] and d.bias is d.variables[1] and d.name == "dense"
+    assert d2.bias is None and [v.op.name for v in d2.trainable_variables] == ["head/kernel"]
+    assert sorted(v.op.name for v in g.get_collection(cf.GraphKeys.GLOBAL_VARIABLES)) == [
+        "dense/bias", "dense/kernel", "dense_1/bias", "dense_1/kernel", "head/kernel"]
+    xv = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        a, b, k, bb, zz, k2 = s.run([y1, y2, d.kernel, d.bias, z, d2.kernel], {x: xv})
+    np.testing.assert_allclose(a, np.maximum(xv @ k + bb, 0), rtol=1e-5)
+    np.testing.assert_allclose(b, np.maximum(2 * xv @ k + bb, 0), rtol=1e-5)
+    np.testing.assert_allclose(zz, b @ k2, rtol=1e-5)
+
+
+def test_batch_normalization_and_dropout_objects_take_training():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (8, 3))
+        bn = cf.layers.BatchNormalization(momentum=0.5)
+        train_out = bn(x, training=True)
+        eval_out = bn(x, training=False)
+        drop = cf.layers.Dropout(0.5, seed=1)
+        kept, dropped = drop(x, training=False), drop(x, training=True)
+        updates = g.get_collection(cf.GraphKeys.UPDATE_OPS)
+        init = cf.global_variables_initializer()
+    assert bn.moving_mean is not None and bn.gamma in bn.trainable_variables
+    assert bn.moving_mean in bn.non_trainable_variables and len(bn.variables) == 4
+    xv = np.random.default_rng(1).normal(size=(8, 3)).astype(np.float32) + 2.0
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        t, k, dr = s.run([train_out, kept, dropped], {x: xv})
+        s.run(updates, {x: xv})
+        mm = s.run(bn.moving_mean)
+    np.testing.assert_allclose(t.mean(0), 0, atol=1e-5)
+    np.testing.assert_allclose(mm, 0.5 * xv.mean(0), rtol=1e-5)   # one update at momentum 0.5 from 0
+    np.testing.assert_array_equal(k, xv)
+    assert set(np.unique(np.round(dr / xv, 5))) <= {0.0, 2.0}

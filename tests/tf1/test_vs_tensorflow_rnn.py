@@ -232,11 +232,25 @@ def text_cnn(tf, rng):
         x: xv}
 
 
+def layer_objects(tf, rng):
+    xv = rng.uniform(-1, 1, (4, 6, 6, 2)).astype(np.float32)
+    x = tf.placeholder(tf.float32, xv.shape)
+    conv = tf.layers.Conv2D(3, 3, padding="same", activation=tf.nn.relu)
+    h = tf.layers.MaxPooling2D(2, 2)(conv(x))
+    h = tf.layers.BatchNormalization(momentum=0.9)(h, training=True)
+    h = tf.layers.Flatten()(tf.layers.Dropout(0.5)(h, training=False))
+    shared = tf.layers.Dense(5, activation=tf.tanh)
+    a, b = shared(h), shared(h * 0.5)                  # one set of variables, called twice
+    seq = tf.layers.Conv1D(2, 2)(tf.reshape(a, [4, 5, 1]))
+    seq = tf.layers.AveragePooling1D(2, 1)(tf.layers.MaxPooling1D(2, 1, padding="same")(seq))
+    return [a + b, tf.layers.Dense(2)(tf.layers.Flatten()(seq)), conv(x * 2.0)], {x: xv}
+
+
 CASES = [lstm_lengths, lstm_peepholes_projection, gru_lengths, multi_cell_time_major, bidirectional_lengths,
          basic_rnn_initial_state, static_rnn_concatenated_state, static_bidirectional, layers_conv_batch_norm,
          while_tensor_array, fold_left_right, rnn_inside_a_cond, wrappers_residual_device_dropout,
          residual_with_its_own_function, layers_inference_mode, nested_while_loops, cond_inside_a_loop,
-         loop_stopped_by_maximum_iterations, map_fn_and_scan, text_cnn]
+         loop_stopped_by_maximum_iterations, map_fn_and_scan, text_cnn, layer_objects]
 
 
 @pytest.mark.parametrize("seed", [0, 1])
