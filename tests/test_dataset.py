@@ -276,3 +276,41 @@ def test_training_from_a_dataset_reaches_the_least_squares_fit():
             pass
         assert steps == 160
         np.testing.assert_allclose(s.run(w), w_true, atol=1e-3)
+
+
+def test_text_line_dataset_reads_files_in_order(tmp_path):
+    import gzip
+    import zlib
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt.gz", tmp_path / "c.z"
+    a.write_bytes(b"one\n\ntwo\r\nthree")          # an empty line, a CRLF, no final newline
+    with gzip.open(b, "wb") as f:
+        f.write(b"x\ny\n")
+    c.write_bytes(zlib.compress(b"z1\nz2\n"))
+
+    def read(build, feed=None):
+        g = cf.Graph()
+        with g.as_default():
+            ds, init_feed = build()
+            it = ds.make_initializable_iterator()
+            nxt = it.get_next()
+        out = []
+        with cf.Session(graph=g) as s:
+            s.run(it.initializer, init_feed or {})
+            try:
+                while True:
+                    out.append(s.run(nxt))
+            except cf.errors.OutOfRangeError:
+                pass
+        return out
+    assert read(lambda: (cf.data.TextLineDataset(str(a)), None)) == [b"one", b"", b"two", b"three"]
+    assert read(lambda: (cf.data.TextLineDataset([str(b)], compression_type="GZIP").concatenate(
+        cf.data.TextLineDataset(str(c), "ZLIB")), None)) == [b"x", b"y", b"z1", b"z2"]
+
+    def fed():
+        names = cf.placeholder(cf.string, [None])
+        return cf.data.TextLineDataset(names), {names: [str(a), str(a)]}   # names read at initialization
+    assert len(read(fed)) == 8
+    with pytest.raises(cf.errors.NotFoundError, match="TextLineDataset: cannot read"):
+        read(lambda: (cf.data.TextLineDataset(str(tmp_path / "missing.txt")), None))
+    with pytest.raises(cf.errors.InvalidArgumentError, match="compression_type"):
+        cf.data.TextLineDataset(str(a), compression_type="BZ2")

@@ -16,10 +16,10 @@
 """
 from .datasets import Dataset as SplitDataset, load_digits, load_file, synthetic, split, DIGITS_PATH  # noqa: F401
 from .batching import BatchIterator, batches, Position  # noqa: F401
-from .dataset import Dataset, TensorSpec  # noqa: F401
+from .dataset import Dataset, TensorSpec, TextLineDataset  # noqa: F401
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
-__all__ = ["Dataset", "TensorSpec", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["Dataset", "TensorSpec", "TextLineDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
            "SplitDataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
            "BatchIterator", "batches", "Position"]
 from . import text  # noqa: F401

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.ops.constant_op import _to_array, placeholder  # TensorFlow's rules for Python values
@@ -408,6 +408,42 @@ class _Range(Dataset):
 
     def _describe(self) -> str:
         return f"range({self._range.start},{self._range.stop},{self._range.step})"
+
+
+def TextLineDataset(filenames: Any, compression_type: Optional[str] = None,  # noqa: N802 - TF's name
+                    buffer_size: Optional[int] = None) -> Dataset:
+    """The lines of one or more text files, in order, as string scalars without their line
+    ending ("\n" or "\r\n") (tf.data.TextLineDataset).  filenames: a path, a list of paths,
+    or a string tensor of them (read when the iterator starts); compression_type: None/"",
+    "GZIP" or "ZLIB"; buffer_size is accepted (files are read line by line)."""
+    kind = (compression_type or "").upper()
+    if kind not in ("", "GZIP", "ZLIB"):
+        raise InvalidArgumentError(f"TextLineDataset: compression_type must be '', 'GZIP' or 'ZLIB', got "
+                                   f"{compression_type!r}")
+
+    def lines(names: Any) -> Iterator[bytes]:
+        import gzip
+        import io
+        import zlib
+        for name in np.atleast_1d(np.asarray(names)).ravel():
+            path = name.decode() if isinstance(name, bytes) else str(name)
+            try:
+                if kind == "GZIP":
+                    f: Any = gzip.open(path, "rb")
+                elif kind == "ZLIB":
+                    with open(path, "rb") as raw:
+                        f = io.BytesIO(zlib.decompress(raw.read()))
+                else:
+                    f = open(path, "rb")
+            except OSError as e:
+                raise NotFoundError(f"TextLineDataset: cannot read {path}: {e.strerror or e}") from None
+            with f:
+                for line in f:
+                    yield line.rstrip(b"\n").rstrip(b"\r")
+
+    src = filenames if isinstance(filenames, _g.Tensor) else np.asarray(
+        [filenames] if isinstance(filenames, (str, bytes)) else list(filenames), dtype=object).astype(bytes)
+    return _Generator(lines, _dt.string, [], [src])
 
 
 class _Generator(Dataset):
