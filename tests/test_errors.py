@@ -196,3 +196,27 @@ def test_assign_of_the_wrong_shape():
     with cf.Session(graph=g) as s, pytest.raises(cf.errors.InvalidArgumentError) as ei:
         s.run(a, {p: np.zeros(5, np.float32)})
     assert_message(ei.value, "shape (5,)", "variable 'v'", "(3,)", site(at))
+
+
+def test_tf1_error_codes_classes_and_lookups():
+    import collflow.compat.v1 as tf
+    assert tf.errors.OpError is tf.errors.InvalidArgumentError.__mro__[1] or issubclass(
+        tf.errors.InvalidArgumentError, tf.errors.OpError)
+    table = {"CANCELLED": (1, "CancelledError"), "UNKNOWN": (2, "UnknownError"),
+             "INVALID_ARGUMENT": (3, "InvalidArgumentError"), "DEADLINE_EXCEEDED": (4, "DeadlineExceededError"),
+             "NOT_FOUND": (5, "NotFoundError"), "ALREADY_EXISTS": (6, "AlreadyExistsError"),
+             "PERMISSION_DENIED": (7, "PermissionDeniedError"), "RESOURCE_EXHAUSTED": (8, "ResourceExhaustedError"),
+             "FAILED_PRECONDITION": (9, "FailedPreconditionError"), "ABORTED": (10, "AbortedError"),
+             "OUT_OF_RANGE": (11, "OutOfRangeError"), "UNIMPLEMENTED": (12, "UnimplementedError"),
+             "INTERNAL": (13, "InternalError"), "UNAVAILABLE": (14, "UnavailableError"),
+             "DATA_LOSS": (15, "DataLossError"), "UNAUTHENTICATED": (16, "UnauthenticatedError")}
+    assert tf.errors.OK == 0
+    for const, (code, cls_name) in table.items():
+        cls = getattr(tf.errors, cls_name)
+        assert getattr(tf.errors, const) == code == cls.error_code == tf.errors.error_code_from_exception_type(cls)
+        assert tf.errors.exception_type_from_error_code(code) is cls
+        e = cls("boom")
+        assert isinstance(e, tf.errors.OpError) and e.error_code == code and e.message == "boom" and e.node_def is None
+    # collflow's refinements keep their family's code
+    assert tf.errors.PeerFailedError("x").error_code == tf.errors.ABORTED
+    assert tf.errors.error_code_from_exception_type(tf.errors.UnsafeCheckpointError) == tf.errors.DATA_LOSS
