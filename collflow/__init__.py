@@ -63,6 +63,10 @@ from .data import pipeline as _pipeline  # noqa: E402
 for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runner"):
     if hasattr(_pipeline, _n):
         setattr(train, _n, getattr(_pipeline, _n))
+from .data import input_producers as _producers  # noqa: E402  (tf.train.batch, shuffle_batch, ...)
+for _n in _producers.__all__:
+    setattr(train, _n, getattr(_producers, _n))
+from .graph.ops.state_ops import count_up_to  # noqa: F401,E402  (tf.count_up_to)
 
 bool = bool_  # noqa: A001  (tf.bool; defined last so nothing in this module sees it)
 from .graph.ops.misc_ops import range  # noqa: A001,E402  (tf.range; last, as bool)

@@ -574,3 +574,101 @@ def test_input_pipeline_example_trains():
         sys.path.pop(0)
     loss = input_pipeline.main(["--examples", "256", "--epochs", "10"])
     assert loss < 1e-2
+
+
+# -- RandomShuffleQueue, count_up_to and TF1's queue-based input functions ---------------------
+
+def _drain(sess, t):
+    out = []
+    try:
+        while True:
+            out.append(sess.run(t))
+    except cf.errors.OutOfRangeError:
+        return out
+
+
+def test_random_shuffle_queue_mixes_keeps_a_reserve_and_drains_after_close():
+    g = cf.Graph()
+    with g.as_default():
+        q = cf.RandomShuffleQueue(100, 10, [cf.int32], shapes=[()], seed=3)
+        enq = q.enqueue_many([np.arange(50, dtype=np.int32)])
+        deq, up = q.dequeue_many(20), q.dequeue_up_to(100)
+        size, close = q.size(), q.close()
+    with cf.Session(graph=g, config={"operation_timeout_in_ms": 300}) as s:
+        s.run(enq)
+        a, b = s.run(deq), s.run(deq)
+        assert s.run(size) == 10
+        assert not np.array_equal(np.sort(a), a)                  # not in FIFO order
+        with pytest.raises(cf.errors.DeadlineExceededError):       # 10 left: the reserve holds
+            s.run(deq)
+        s.run(close)
+        rest = s.run(up)                                           # closed: what is left
+        assert sorted(np.concatenate([a, b, rest]).tolist()) == list(range(50))
+        with pytest.raises(cf.errors.OutOfRangeError):
+            s.run(deq)
+    with pytest.raises(cf.errors.InvalidArgumentError, match="min_after_dequeue .* must be smaller than capacity"):
+        cf.RandomShuffleQueue(5, 5, [cf.int32])
+
+
+def test_count_up_to_stops_at_its_limit():
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(np.int64(0))
+        c = v.count_up_to(3)
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        assert [s.run(c) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(cf.errors.OutOfRangeError, match="Reached limit of 3"):
+            s.run(c)
+        assert s.run(v) == 3
+
+
+def _with_runners(g, fetch, init_ops=None):
+    with cf.Session(graph=g) as s:
+        s.run([cf.global_variables_initializer(), cf.local_variables_initializer()] if init_ops is None else init_ops)
+        coord = cf.train.Coordinator()
+        threads = cf.train.start_queue_runners(s, coord)
+        try:
+            return _drain(s, fetch)
+        finally:
+            coord.request_stop()
+            coord.join(threads)
+
+
+def test_slice_input_producer_and_shuffle_batch_run_the_epochs_and_end():
+    xs = np.arange(20, dtype=np.float32).reshape(10, 2)
+    ys = np.arange(10, dtype=np.int32)
+    g = cf.Graph()
+    with g.as_default():
+        x, y = cf.train.slice_input_producer([xs, ys], num_epochs=2, seed=3)
+        bx, by = cf.train.shuffle_batch([x, y], batch_size=4, capacity=12, min_after_dequeue=3, seed=5,
+                                        allow_smaller_final_batch=True)
+        assert len(g.get_collection(cf.GraphKeys.QUEUE_RUNNERS)) == 2
+    batches = _with_runners(g, [bx, by])
+    seen = np.concatenate([b for _, b in batches])
+    assert sorted(seen.tolist()) == sorted(list(range(10)) * 2)   # every row twice, once per epoch
+    for a, b in batches:
+        np.testing.assert_array_equal(a[:, 0], 2 * b)              # the components stay together
+
+
+def test_string_input_producer_and_batch_keep_fifo_order_without_shuffle():
+    g = cf.Graph()
+    with g.as_default():
+        q = cf.train.string_input_producer(["a", "b", "c"], num_epochs=2, shuffle=False)
+        name = q.dequeue()
+        idx = cf.train.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        b = cf.train.batch([idx, idx * 10], batch_size=2, allow_smaller_final_batch=True)
+    got = _with_runners(g, b)
+    assert [x.tolist() for x, _ in got] == [[0, 1], [2, 3], [4]] and got[0][1].tolist() == [0, 10]
+    g2 = cf.Graph()
+    with g2.as_default():
+        name = cf.train.string_input_producer(["a", "b", "c"], num_epochs=2, shuffle=False).dequeue()
+    assert _with_runners(g2, name) == ["a", "b", "c", "a", "b", "c"]
+    g3 = cf.Graph()
+    with g3.as_default():
+        x = cf.placeholder(cf.float32, [None])
+        with pytest.raises(cf.errors.InvalidArgumentError, match="shape of every tensor must be fully defined"):
+            cf.train.batch([x], 2)
+        with pytest.raises(cf.errors.InvalidArgumentError, match="dynamic_pad"):
+            cf.train.batch([cf.constant(1.0)], 2, dynamic_pad=True)

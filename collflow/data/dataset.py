@@ -439,7 +439,9 @@ def TextLineDataset(filenames: Any, compression_type: Optional[str] = None,  # n
                 raise NotFoundError(f"TextLineDataset: cannot read {path}: {e.strerror or e}") from None
             with f:
                 for line in f:
-                    yield line.rstrip(b"\n").rstrip(b"\r")
+                    # collflow's strings are Python str (see docs/tf1_compat.md); undecodable
+                    # bytes survive as surrogates
+                    yield line.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "surrogateescape")
 
     src = filenames if isinstance(filenames, _g.Tensor) else np.asarray(
         [filenames] if isinstance(filenames, (str, bytes)) else list(filenames), dtype=object).astype(bytes)

@@ -170,6 +170,10 @@ class Variable:
     def assign_sub(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
         return state_ops.assign_sub(self, value, name=name)
 
+    def count_up_to(self, limit: int) -> _g.Tensor:
+        """Increments this integer variable until `limit` (then OutOfRangeError); the value before."""
+        return state_ops.count_up_to(self, limit)
+
     def scatter_sub(self, indices: Any, updates: Any) -> _g.Tensor:
         return state_ops.scatter_sub(self, indices, updates)
 

@@ -210,6 +210,61 @@ class FIFOQueueResource:
                 self._cond.notify_all()
 
 
+class RandomShuffleQueueResource(FIFOQueueResource):
+    """A queue that dequeues uniformly random elements once more than `min_after_dequeue`
+    would remain (or it is closed): TensorFlow's RandomShuffleQueue.  Enqueues as the FIFO
+    queue; a dequeue moves the buffered chunks into a pool of rows and draws from it."""
+
+    def __init__(self, name: str, capacity: int, dtypes: Sequence[Any], shapes: Optional[Sequence[Any]],
+                 min_after_dequeue: int, seed: Optional[int], seed2: Optional[int]):
+        super().__init__(name, capacity, dtypes, shapes)
+        self.label = f"RandomShuffleQueue {name!r}"
+        self.min_after_dequeue = int(min_after_dequeue)
+        self._rows: List[Tuple[Any, int]] = []
+        seq = None if seed is None and seed2 is None else [int(seed or 0), int(seed2 or 0)]
+        self._rng = np.random.default_rng(seq)
+
+    def _absorb(self) -> None:
+        while self._chunks:
+            arrays, start, stop = self._chunks.popleft()
+            self._rows.extend((arrays, i) for i in range(start, stop))
+
+    def take(self, n: int, allow_smaller: bool, w: _Waiter) -> List[Tuple[Any, int, int]]:
+        with self._cond:
+            ticket = object()
+            self._deq_line.append(ticket)
+            pieces: List[Tuple[Any, int, int]] = []
+            ok = False
+            try:
+                while True:
+                    if self._deq_line[0] is ticket:
+                        self._absorb()
+                        have = len(self._rows)
+                        closed = self._closed and self._abort_reason is None
+                        if have >= n + (0 if self._closed else self.min_after_dequeue) or (
+                                closed and allow_smaller and have > 0):
+                            for _ in range(min(n, have)):
+                                k = int(self._rng.integers(len(self._rows)))
+                                self._rows[k], self._rows[-1] = self._rows[-1], self._rows[k]
+                                arrays, i = self._rows.pop()
+                                pieces.append((arrays, i, i + 1))
+                            self._size -= len(pieces)
+                            self._cond.notify_all()  # room for enqueuers
+                            ok = True
+                            return pieces
+                        if closed:
+                            raise OutOfRangeError(
+                                f"{self.label} is closed and has insufficient elements "
+                                f"(requested {n}, current size {have})", w.op)
+                    w.wait("elements")
+            finally:
+                if not ok and pieces:
+                    self._rows.extend((arrays, i) for arrays, i, _ in pieces)
+                    self._size += len(pieces)
+                self._deq_line.remove(ticket)
+                self._cond.notify_all()
+
+
 # -- kernels ----------------------------------------------------------------------------------
 
 
@@ -224,6 +279,17 @@ def _fifo_queue(op: Any, ctx: KernelContext) -> Any:
     q = ctx.resources.get_or_create(
         "queue", a["shared_name"],
         lambda: FIFOQueueResource(a["shared_name"], a["capacity"], a["component_types"], a["shapes"]))
+    q.check_compatible(a["capacity"], a["component_types"], a["shapes"], op)
+    return lambda: q
+
+
+@register_kernel("RandomShuffleQueue")
+def _random_shuffle_queue(op: Any, ctx: KernelContext) -> Any:
+    a = op.attrs
+    q = ctx.resources.get_or_create(
+        "queue", a["shared_name"],
+        lambda: RandomShuffleQueueResource(a["shared_name"], a["capacity"], a["component_types"], a["shapes"],
+                                           a["min_after_dequeue"], a.get("seed"), a.get("seed2")))
     q.check_compatible(a["capacity"], a["component_types"], a["shapes"], op)
     return lambda: q
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, OutOfRangeError
 from .registry import register_kernel, KernelContext
 
 
@@ -110,3 +110,19 @@ register_kernel("ScatterUpdate")(lambda op, ctx: _scatter(op, ctx, "update"))
 def _is_init(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     return lambda st: xp.asarray(st.value is not None)
+
+
+@register_kernel("CountUpTo")
+def _count_up_to(op: Any, ctx: KernelContext) -> Any:
+    limit = op.attrs["limit"]
+
+    def count_up_to(st: Any) -> Any:
+        with st.lock:
+            v = st.writable(op)
+            before = v.copy()
+            if int(before) >= limit:
+                raise OutOfRangeError(f"Reached limit of {limit}", op)
+            v += 1
+            return before
+    return count_up_to
+

@@ -20,7 +20,9 @@ from ..registry import register_op, not_differentiable
 from ..shape import TensorShape, as_shape
 from .op_util import make_op
 
-__all__ = ["FIFOQueue", "QueueBase"]
+__all__ = ["FIFOQueue", "RandomShuffleQueue", "QueueBase"]
+
+_QUEUE_TYPES = ("FIFOQueue", "RandomShuffleQueue")
 
 
 # -- shape functions -----------------------------------------------------------------------
@@ -32,7 +34,7 @@ def queue_op(handle: _g.Tensor) -> _g.Operation:
     for _ in range(64):
         if t.dtype != _dt.resource:
             break
-        if t.op.type == "FIFOQueue":
+        if t.op.type in _QUEUE_TYPES:
             return t.op
         if not t.op.inputs:
             break
@@ -111,6 +113,8 @@ def _queue_spec(op: _g.Operation) -> list:
 
 
 register_op("FIFOQueue", _queue_spec, stateful=True, host_only=True, doc="a bounded FIFO queue resource")
+register_op("RandomShuffleQueue", _queue_spec, stateful=True, host_only=True,
+            doc="a bounded queue dequeuing in random order")
 register_op("QueueEnqueue", lambda op: _enqueue_spec(op, False), stateful=True, host_only=True)
 register_op("QueueEnqueueMany", lambda op: _enqueue_spec(op, True), stateful=True, host_only=True)
 register_op("QueueDequeue", lambda op: _dequeue_spec(op, False), stateful=True, host_only=True)
@@ -119,7 +123,7 @@ register_op("QueueDequeueUpTo", lambda op: _dequeue_spec(op, True), stateful=Tru
 register_op("QueueClose", lambda op: _scalar_spec(op, None), stateful=True, host_only=True)
 register_op("QueueSize", lambda op: _scalar_spec(op, _dt.int32), stateful=True, host_only=True)
 register_op("QueueIsClosed", lambda op: _scalar_spec(op, _dt.bool_), stateful=True, host_only=True)
-not_differentiable("FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany",
+not_differentiable("FIFOQueue", "RandomShuffleQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany",
                    "QueueDequeueUpTo", "QueueClose", "QueueSize", "QueueIsClosed")
 
 
@@ -128,6 +132,40 @@ not_differentiable("FIFOQueue", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeu
 
 def _as_list(x: Any) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _make_queue(op_type: str, base: str, capacity: int, dtypes: Any, shapes: Any, names: Any,
+                shared_name: Optional[str], extra: Dict[str, Any]) -> Tuple[list, Optional[list], Optional[list], Any]:
+    """Validates a queue's arguments and creates its op: (dtypes, shapes, names, op)."""
+    dts = [_dt.as_dtype(d) for d in _as_list(dtypes)]
+    if not dts:
+        raise InvalidArgumentError(f"{op_type} needs at least one component dtype")
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity <= 0:
+        raise InvalidArgumentError(f"{op_type} capacity must be a positive integer, got {capacity!r}")
+    shps: Optional[List[TensorShape]] = None
+    if shapes is not None:
+        # a single shape for a one-component queue may be given bare: shapes=(3,)
+        if len(dts) == 1 and (isinstance(shapes, TensorShape) or
+                              (isinstance(shapes, (list, tuple)) and
+                               all(d is None or isinstance(d, (int, np.integer)) for d in shapes))):
+            shapes = [shapes]
+        shps = [as_shape(s) for s in shapes]
+        if len(shps) != len(dts):
+            raise InvalidArgumentError(f"{op_type}: {len(dts)} dtypes but {len(shps)} shapes were given")
+    nms: Optional[List[str]] = None
+    if names is not None:
+        nms = [str(n) for n in _as_list(names)]
+        if len(nms) != len(dts):
+            raise InvalidArgumentError(f"{op_type}: {len(dts)} dtypes but {len(nms)} names were given")
+        if len(set(nms)) != len(nms):
+            raise InvalidArgumentError(f"{op_type}: names must be unique, got {nms}")
+    g = _g.get_default_graph()
+    with g.as_default(), g.control_dependencies(None):
+        uname = g.unique_name(base, mark_as_used=False)
+        op = g.create_op(op_type, [], dict({
+            "component_types": tuple(dts), "shapes": None if shps is None else tuple(shps),
+            "capacity": int(capacity), "shared_name": shared_name or uname}, **extra), name=base)
+    return dts, shps, nms, op
 
 
 class QueueBase:
@@ -303,40 +341,44 @@ class FIFOQueue(QueueBase):
 
     def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Optional[Sequence[str]] = None,
                  shared_name: Optional[str] = None, name: Optional[str] = None):
-        dts = [_dt.as_dtype(d) for d in _as_list(dtypes)]
-        if not dts:
-            raise InvalidArgumentError("FIFOQueue needs at least one component dtype")
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity <= 0:
-            raise InvalidArgumentError(f"FIFOQueue capacity must be a positive integer, got {capacity!r}")
-        shps: Optional[List[TensorShape]] = None
-        if shapes is not None:
-            # a single shape for a one-component queue may be given bare: shapes=(3,)
-            if len(dts) == 1 and (isinstance(shapes, TensorShape) or
-                                  (isinstance(shapes, (list, tuple)) and
-                                   all(d is None or isinstance(d, (int, np.integer)) for d in shapes))):
-                shapes = [shapes]
-            shps = [as_shape(s) for s in shapes]
-            if len(shps) != len(dts):
-                raise InvalidArgumentError(
-                    f"FIFOQueue: {len(dts)} dtypes but {len(shps)} shapes were given")
-        nms: Optional[List[str]] = None
-        if names is not None:
-            nms = [str(n) for n in _as_list(names)]
-            if len(nms) != len(dts):
-                raise InvalidArgumentError(f"FIFOQueue: {len(dts)} dtypes but {len(nms)} names were given")
-            if len(set(nms)) != len(nms):
-                raise InvalidArgumentError(f"FIFOQueue: names must be unique, got {nms}")
-        g = _g.get_default_graph()
-        base = name or "fifo_queue"
-        with g.as_default(), g.control_dependencies(None):
-            uname = g.unique_name(base, mark_as_used=False)
-            op = g.create_op("FIFOQueue", [], {
-                "component_types": tuple(dts), "shapes": None if shps is None else tuple(shps),
-                "capacity": int(capacity), "shared_name": shared_name or uname,
-            }, name=base)
+        dts, shps, nms, op = _make_queue("FIFOQueue", name or "fifo_queue", capacity, dtypes, shapes, names,
+                                         shared_name, {})
         super().__init__(dts, shps, nms, op.outputs[0])
         self._capacity = int(capacity)
 
     @property
     def capacity(self) -> int:
         return self._capacity
+
+
+class RandomShuffleQueue(QueueBase):
+    """A bounded queue that dequeues its elements in random order (TensorFlow 1.x
+    `tf.RandomShuffleQueue`): a dequeue waits until `min_after_dequeue` elements would remain
+    (so the order mixes), unless the queue is closed; then it takes what is left.  `seed`
+    (with the graph seed) fixes the order, as TensorFlow's seed rules say."""
+
+    def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any, shapes: Any = None,
+                 names: Optional[Sequence[str]] = None, seed: Optional[int] = None, shared_name: Optional[str] = None,
+                 name: Optional[str] = None):
+        if isinstance(min_after_dequeue, bool) or int(min_after_dequeue) < 0:
+            raise InvalidArgumentError(f"RandomShuffleQueue: min_after_dequeue must be >= 0, got {min_after_dequeue!r}")
+        if int(min_after_dequeue) >= int(capacity):
+            raise InvalidArgumentError(f"RandomShuffleQueue: min_after_dequeue ({min_after_dequeue}) must be smaller "
+                                       f"than capacity ({capacity})")
+        from .random_ops import get_seed
+        s1, s2 = get_seed(seed)
+        dts, shps, nms, op = _make_queue("RandomShuffleQueue", name or "random_shuffle_queue", capacity, dtypes,
+                                         shapes, names, shared_name,
+                                         {"min_after_dequeue": int(min_after_dequeue), "seed": s1, "seed2": s2})
+        super().__init__(dts, shps, nms, op.outputs[0])
+        self._capacity = int(capacity)
+        self._min_after_dequeue = int(min_after_dequeue)
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @property
+    def min_after_dequeue(self) -> int:
+        return self._min_after_dequeue
+

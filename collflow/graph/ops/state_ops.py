@@ -17,7 +17,7 @@ from ..shape import TensorShape
 from .op_util import make_op, single
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_add", "scatter_sub", "scatter_update",
-           "is_variable_initialized", "variable_dtype_shape"]
+           "is_variable_initialized", "variable_dtype_shape", "count_up_to"]
 
 
 def variable_dtype_shape(handle: _g.Tensor) -> tuple:
@@ -69,7 +69,18 @@ register_op("ScatterSub", _scatter_spec, variable_state=True)
 register_op("ScatterUpdate", _scatter_spec, variable_state=True)
 register_op("VarIsInitialized", lambda op: [(_dt.bool_, TensorShape(()))], variable_state=True)
 
-not_differentiable("VarHandle", "AssignVariable", "AssignAddVariable", "AssignSubVariable",
+
+def _count_spec(op: _g.Operation) -> list:
+    dt, shp = variable_dtype_shape(op.inputs[0])
+    if dt not in (_dt.int32, _dt.int64) or shp.rank not in (None, 0):
+        raise ValueError(f"count_up_to needs an int32 or int64 scalar variable, {op.inputs[0].op.name!r} is "
+                         f"{dt.name} {shp}")
+    return [(dt, TensorShape(()))]
+
+
+register_op("CountUpTo", _count_spec, variable_state=True)
+
+not_differentiable("VarHandle", "AssignVariable", "AssignAddVariable", "AssignSubVariable", "CountUpTo",
                    "ScatterAdd", "ScatterSub", "ScatterUpdate", "VarIsInitialized")
 
 
@@ -125,3 +136,10 @@ def scatter_update(ref: Any, indices: Any, updates: Any, name: Optional[str] = N
 
 def is_variable_initialized(ref: Any, name: Optional[str] = None) -> _g.Tensor:
     return single("VarIsInitialized", [_handle(ref)], name=name or "IsInitialized")
+
+
+def count_up_to(ref: Any, limit: int, name: Optional[str] = None) -> _g.Tensor:
+    """Increments an integer scalar variable and returns its value before, until it reaches
+    `limit`: then OutOfRangeError (tf.count_up_to; the epoch counter of input producers)."""
+    return single("CountUpTo", [_handle(ref)], {"limit": int(limit)}, name=name or "CountUpTo")
+
