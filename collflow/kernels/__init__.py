@@ -6,6 +6,7 @@ from . import tensor_array_kernels, reverse_kernels  # noqa: F401
 from . import rnn_kernels  # noqa: F401
 from . import scan_kernels  # noqa: F401
 from . import misc_kernels, script_kernels, candidate_sampling_kernels  # noqa: F401
+from . import string_kernels  # noqa: F401
 from . import (math_extra_kernels, matrix_kernels, index_kernels, segment_kernels,  # noqa: F401
                logging_kernels, nn_extra_kernels, image_kernels, categorical_kernels)  # (TF1 fidelity part 3)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
