@@ -347,3 +347,23 @@ def test_batch_normalization_and_dropout_objects_take_training():
     np.testing.assert_allclose(mm, 0.5 * xv.mean(0), rtol=1e-5)   # one update at momentum 0.5 from 0
     np.testing.assert_array_equal(k, xv)
     assert set(np.unique(np.round(dr / xv, 5))) <= {0.0, 2.0}
+
+
+def test_orthogonal_and_identity_initializers():
+    g = cf.Graph()
+    with g.as_default():
+        tall = cf.get_variable("tall", [6, 4], initializer=cf.initializers.orthogonal(gain=2.0, seed=1))
+        wide = cf.get_variable("wide", [3, 7], initializer=cf.initializers.orthogonal(seed=2))
+        conv = cf.get_variable("conv", [3, 3, 2, 8], initializer=cf.initializers.orthogonal(seed=3))
+        eye = cf.get_variable("eye", [3, 5], initializer=cf.initializers.identity(0.5))
+        with pytest.raises(ValueError, match="rank >= 2"):
+            cf.get_variable("vec", [4], initializer=cf.initializers.orthogonal())
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        t, w, c, e = s.run([tall, wide, conv, eye])
+    np.testing.assert_allclose(t.T @ t, 4 * np.eye(4), atol=1e-5)            # orthogonal columns, gain 2
+    np.testing.assert_allclose(w @ w.T, np.eye(3), atol=1e-5)                # orthogonal rows (wide)
+    c2 = c.reshape(-1, 8)
+    np.testing.assert_allclose(c2.T @ c2, np.eye(8), atol=1e-5)              # a conv kernel: per output
+    np.testing.assert_array_equal(e, np.eye(3, 5) * 0.5)

@@ -43,7 +43,7 @@ def executing_eagerly() -> bool:
 
 # TF1 has the initializers at the top level too (tf.random_uniform_initializer, ...)
 from collflow.graph.initializers import (constant_initializer, glorot_normal_initializer,  # noqa: E402,F401
-                                         glorot_uniform_initializer, ones_initializer,
+                                         glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                                          random_normal_initializer, random_uniform_initializer,
                                          truncated_normal_initializer, variance_scaling_initializer,
                                          zeros_initializer)

@@ -35,6 +35,7 @@ __all__ = [
     "zeros_initializer", "ones_initializer", "constant_initializer", "random_normal_initializer",
     "random_uniform_initializer", "truncated_normal_initializer", "variance_scaling_initializer",
     "glorot_uniform_initializer", "glorot_normal_initializer", "get", "compute_fans",
+    "Orthogonal", "Identity", "orthogonal", "identity", "orthogonal_initializer", "identity_initializer",
 ]
 
 # stddev of the standard normal truncated to [-2, 2]: dividing by it keeps the variance
@@ -259,6 +260,50 @@ class LecunUniform(VarianceScaling):
     get_config = GlorotUniform.get_config
 
 
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times `gain` (Saxe et al.), reshaped: the QR of a normal
+    sample of shape (max(rows, cols), min(rows, cols)) with rows = prod(shape[:-1]), its Q's
+    columns signed by R's diagonal, transposed when rows < cols - TensorFlow's recipe."""
+
+    def __init__(self, gain: float = 1.0, seed: Optional[int] = None, dtype: Any = _dt.float32):
+        self.gain, self.seed, self.dtype = float(gain), seed, _dt.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> _g.Tensor:
+        from .ops import math_ops
+        from .ops.matrix_ops import matrix_diag_part, qr
+        shp = _static_shape(shape)
+        if len(shp) < 2:
+            raise ValueError(f"Orthogonal initializer needs a shape of rank >= 2, got {shp}")
+        dt = self._dtype(dtype, True)
+        rows, cols = int(np.prod(shp[:-1])), shp[-1]
+        a = random_ops.random_normal((max(rows, cols), min(rows, cols)), dtype=dt, seed=self.seed)
+        q, r = qr(a)
+        q = q * math_ops.sign(matrix_diag_part(r))
+        if rows < cols:
+            q = array_ops.transpose(q)
+        return array_ops.reshape(q * _constant(self.gain, dtype=dt), shp)
+
+    def get_config(self) -> Dict[str, Any]:
+        return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
+
+
+class Identity(Initializer):
+    """`gain` times the identity matrix (2-D shapes only; rectangular: ones on the diagonal)."""
+
+    def __init__(self, gain: float = 1.0, dtype: Any = _dt.float32):
+        self.gain, self.dtype = float(gain), _dt.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> _g.Tensor:
+        shp = _static_shape(shape)
+        if len(shp) != 2:
+            raise ValueError(f"Identity initializer needs a 2-D shape, got {shp}")
+        dt = self._dtype(dtype, True)
+        return _constant(np.eye(shp[0], shp[1]) * self.gain, dtype=dt)
+
+    def get_config(self) -> Dict[str, Any]:
+        return {"gain": self.gain, "dtype": self.dtype.name}
+
+
 # lower-case names (tf.initializers.*, tf.keras.initializers.*) and TF 1.x *_initializer names
 zeros = zeros_initializer = Zeros
 ones = ones_initializer = Ones
@@ -273,10 +318,13 @@ he_normal = HeNormal
 he_uniform = HeUniform
 lecun_normal = LecunNormal
 lecun_uniform = LecunUniform
+orthogonal = orthogonal_initializer = Orthogonal
+identity = identity_initializer = Identity
 
 _BY_NAME = {n: globals()[n] for n in ("zeros", "ones", "constant", "random_normal", "random_uniform",
                                        "truncated_normal", "variance_scaling", "glorot_uniform", "glorot_normal",
-                                       "he_normal", "he_uniform", "lecun_normal", "lecun_uniform")}
+                                       "he_normal", "he_uniform", "lecun_normal", "lecun_uniform", "orthogonal",
+                                       "identity")}
 
 
 def get(identifier: Any) -> Optional[Any]:

@@ -116,3 +116,15 @@ def _matrix_set_diag(op: Any, ctx: KernelContext) -> Any:
             out.reshape(-1, m * n)[:, :k * (n + 1):n + 1] = d.reshape(-1, k)
         return out
     return matrix_set_diag
+
+
+@register_kernel("Qr")
+def _qr(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    mode = "complete" if op.attrs["full_matrices"] else "reduced"
+
+    def qr(a: Any) -> Any:
+        q, r = xp.linalg.qr(a, mode=mode)
+        return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
+    return qr
+

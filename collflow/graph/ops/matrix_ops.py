@@ -21,10 +21,10 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from .constant_op import constant
-from .op_util import single
+from .op_util import make_op, single
 
 __all__ = ["einsum", "tensordot", "eye", "diag", "diag_part", "matrix_diag", "matrix_diag_part",
-           "matrix_set_diag", "matrix_transpose", "meshgrid"]
+           "matrix_set_diag", "matrix_transpose", "meshgrid", "qr"]
 
 _LETTERS = string.ascii_letters
 
@@ -454,4 +454,29 @@ def matrix_transpose(a: Any, name: Optional[str] = None, conjugate: bool = False
         raise InvalidArgumentError(f"matrix_transpose: needs a tensor of known rank >= 2, got shape {a.shape}")
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     return _a.transpose(a, perm, name=name or "matrix_transpose")
+
+
+def _qr_spec(op: _g.Operation) -> list:
+    a = op.inputs[0]
+    if not a.dtype.is_floating:
+        raise ValueError(f"qr needs a floating-point matrix, got {a.dtype.name}")
+    shp = a.shape
+    if shp.rank is None:
+        return [(a.dtype, TensorShape(None)), (a.dtype, TensorShape(None))]
+    if shp.rank < 2:
+        raise ValueError(f"qr needs a matrix (or a batch of them), got shape {shp}")
+    *batch, m, n = shp.dims
+    k = None if m is None or n is None else min(m, n)
+    full = op.attrs["full_matrices"]
+    return [(a.dtype, TensorShape(batch + [m, m if full else k])), (a.dtype, TensorShape(batch + [m if full else k, n]))]
+
+
+register_op("Qr", _qr_spec)
+not_differentiable("Qr")   # (collflow uses it for the orthogonal initializer; TF's gradient is not here)
+
+
+def qr(input: Any, full_matrices: bool = False, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:  # noqa: A002
+    """(q, r) with input = q @ r, q with orthonormal columns, r upper triangular (batches too)."""
+    op = make_op("Qr", [_g.convert_to_tensor(input)], {"full_matrices": bool(full_matrices)}, name=name or "Qr")
+    return op.outputs[0], op.outputs[1]
 
