@@ -130,45 +130,17 @@ def _filtered(visitor: Callable[[Any], Any], state: Any) -> Any:
     return type(state)(*parts) if hasattr(state, "_fields") else type(state)(parts)
 
 
-class DropoutWrapper(RNNCell):
-    """Dropout on a cell's inputs, outputs and new state (tf.nn.rnn_cell.DropoutWrapper).
-
-    input_keep_prob / output_keep_prob / state_keep_prob: Python floats in [0, 1] or scalar
-    tensors; a float 1.0 adds no op.  The state filter (default: every part but an LSTM's
-    memory c) says which parts of the state drop out.  A fresh mask is drawn at every
-    step, unless variational_recurrent=True: then one mask of shape [1, size] per
-    input/state part/output is drawn per run and used at every step (Gal & Ghahramani);
-    that needs dtype, and input_size when input_keep_prob < 1.  The wrapper adds no
-    variable scope: the wrapped cell's variables keep their names.
-    """
+class _Wrapper(RNNCell):
+    """One wrapped cell, no variable scope of its own: sizes, zero state and variables are
+    the wrapped cell's."""
 
     _scoped = False
 
-    def __init__(self, cell: Any, input_keep_prob: Any = 1.0, output_keep_prob: Any = 1.0, state_keep_prob: Any = 1.0,
-                 variational_recurrent: bool = False, input_size: Any = None, dtype: Any = None,
-                 seed: Optional[int] = None, dropout_state_filter_visitor: Optional[Callable] = None, **kwargs: Any):
-        super().__init__(dtype=dtype, **kwargs)
+    def __init__(self, cell: Any, what: str, **kwargs: Any):
+        super().__init__(**kwargs)
         if not (callable(cell) and hasattr(cell, "state_size") and hasattr(cell, "output_size")):
-            raise TypeError(f"DropoutWrapper: the parameter cell is not an RNNCell: {cell!r}")
-        for what, p in (("input_keep_prob", input_keep_prob), ("output_keep_prob", output_keep_prob),
-                        ("state_keep_prob", state_keep_prob)):
-            if not isinstance(p, _g.Tensor) and not 0.0 <= float(p) <= 1.0:
-                raise InvalidArgumentError(f"DropoutWrapper: {what} must be between 0 and 1, got {p}")
+            raise TypeError(f"{what}: the parameter cell is not an RNNCell: {cell!r}")
         self._cell = cell
-        self._input_keep_prob = input_keep_prob
-        self._output_keep_prob = output_keep_prob
-        self._state_keep_prob = state_keep_prob
-        self._variational = bool(variational_recurrent)
-        self._input_size = input_size
-        self._dropout_seed = seed
-        self._filter = dropout_state_filter_visitor or _default_state_filter
-        self._noise: dict = {}
-        if self._variational:
-            if dtype is None:
-                raise InvalidArgumentError("DropoutWrapper: variational_recurrent=True needs dtype")
-            if input_size is None and _should_drop(input_keep_prob):
-                raise InvalidArgumentError("DropoutWrapper: variational_recurrent=True with input_keep_prob < 1 "
-                                           "needs input_size")
 
     @property
     def wrapped_cell(self) -> Any:
@@ -191,6 +163,45 @@ class DropoutWrapper(RNNCell):
 
     def _build(self, depth: int) -> None:
         prebuild(self._cell, depth, self.dtype)
+
+
+class DropoutWrapper(_Wrapper):
+    """Dropout on a cell's inputs, outputs and new state (tf.nn.rnn_cell.DropoutWrapper).
+
+    input_keep_prob / output_keep_prob / state_keep_prob: Python floats in [0, 1] or scalar
+    tensors; a float 1.0 adds no op.  The state filter (default: every part but an LSTM's
+    memory c) says which parts of the state drop out.  A fresh mask is drawn at every
+    step, unless variational_recurrent=True: then one mask of shape [1, size] per
+    input/state part/output is drawn per run and used at every step (Gal & Ghahramani);
+    that needs dtype, and input_size when input_keep_prob < 1.  The wrapper adds no
+    variable scope: the wrapped cell's variables keep their names.
+    """
+
+    def __init__(self, cell: Any, input_keep_prob: Any = 1.0, output_keep_prob: Any = 1.0, state_keep_prob: Any = 1.0,
+                 variational_recurrent: bool = False, input_size: Any = None, dtype: Any = None,
+                 seed: Optional[int] = None, dropout_state_filter_visitor: Optional[Callable] = None, **kwargs: Any):
+        super().__init__(cell, "DropoutWrapper", dtype=dtype, **kwargs)
+        for what, p in (("input_keep_prob", input_keep_prob), ("output_keep_prob", output_keep_prob),
+                        ("state_keep_prob", state_keep_prob)):
+            if not isinstance(p, _g.Tensor) and not 0.0 <= float(p) <= 1.0:
+                raise InvalidArgumentError(f"DropoutWrapper: {what} must be between 0 and 1, got {p}")
+        self._input_keep_prob = input_keep_prob
+        self._output_keep_prob = output_keep_prob
+        self._state_keep_prob = state_keep_prob
+        self._variational = bool(variational_recurrent)
+        self._input_size = input_size
+        self._dropout_seed = seed
+        self._filter = dropout_state_filter_visitor or _default_state_filter
+        self._noise: dict = {}
+        if self._variational:
+            if dtype is None:
+                raise InvalidArgumentError("DropoutWrapper: variational_recurrent=True needs dtype")
+            if input_size is None and _should_drop(input_keep_prob):
+                raise InvalidArgumentError("DropoutWrapper: variational_recurrent=True with input_keep_prob < 1 "
+                                           "needs input_size")
+
+    def _build(self, depth: int) -> None:
+        super()._build(depth)
         if self._variational:
             # one noise draw per run, made here (outside any loop): the same mask at every step
             dt = self.dtype
@@ -226,41 +237,6 @@ class DropoutWrapper(RNNCell):
         if _should_drop(self._output_keep_prob):
             output = self._drop(output, "output", 0, self._output_keep_prob)
         return output, new_state
-
-
-class _Wrapper(RNNCell):
-    """One wrapped cell, no variable scope of its own: sizes, zero state and variables are
-    the wrapped cell's."""
-
-    _scoped = False
-
-    def __init__(self, cell: Any, what: str, **kwargs: Any):
-        super().__init__(**kwargs)
-        if not (callable(cell) and hasattr(cell, "state_size") and hasattr(cell, "output_size")):
-            raise TypeError(f"{what}: the parameter cell is not an RNNCell: {cell!r}")
-        self._cell = cell
-
-    @property
-    def wrapped_cell(self) -> Any:
-        return self._cell
-
-    @property
-    def state_size(self) -> Any:
-        return self._cell.state_size
-
-    @property
-    def output_size(self) -> Any:
-        return self._cell.output_size
-
-    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
-        return self._cell.zero_state(batch_size, dtype)
-
-    def _var_lists(self) -> Tuple[list, list]:
-        return (list(getattr(self._cell, "trainable_variables", [])),
-                list(getattr(self._cell, "non_trainable_variables", [])))
-
-    def _build(self, depth: int) -> None:
-        prebuild(self._cell, depth, self.dtype)
 
 
 class ResidualWrapper(_Wrapper):
