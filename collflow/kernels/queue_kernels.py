@@ -233,8 +233,6 @@ class RandomShuffleQueueResource(FIFOQueueResource):
         with self._cond:
             ticket = object()
             self._deq_line.append(ticket)
-            pieces: List[Tuple[Any, int, int]] = []
-            ok = False
             try:
                 while True:
                     if self._deq_line[0] is ticket:
@@ -243,6 +241,9 @@ class RandomShuffleQueueResource(FIFOQueueResource):
                         closed = self._closed and self._abort_reason is None
                         if have >= n + (0 if self._closed else self.min_after_dequeue) or (
                                 closed and allow_smaller and have > 0):
+                            # Drawn rows leave the pool only on this path, which cannot fail
+                            # half-way, so there is nothing to put back on an error.
+                            pieces: List[Tuple[Any, int, int]] = []
                             for _ in range(min(n, have)):
                                 k = int(self._rng.integers(len(self._rows)))
                                 self._rows[k], self._rows[-1] = self._rows[-1], self._rows[k]
@@ -250,7 +251,6 @@ class RandomShuffleQueueResource(FIFOQueueResource):
                                 pieces.append((arrays, i, i + 1))
                             self._size -= len(pieces)
                             self._cond.notify_all()  # room for enqueuers
-                            ok = True
                             return pieces
                         if closed:
                             raise OutOfRangeError(
@@ -258,9 +258,6 @@ class RandomShuffleQueueResource(FIFOQueueResource):
                                 f"(requested {n}, current size {have})", w.op)
                     w.wait("elements")
             finally:
-                if not ok and pieces:
-                    self._rows.extend((arrays, i) for arrays, i, _ in pieces)
-                    self._size += len(pieces)
                 self._deq_line.remove(ticket)
                 self._cond.notify_all()
 
