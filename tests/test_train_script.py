@@ -198,7 +198,10 @@ def test_library_messages_carry_the_rank_and_ctrl_c_is_one_line(tmp_path):
     assert p.returncode == 143, err[-2000:]
     sig_lines = [ln for ln in err.splitlines() if "SIGTERM" in ln]
     assert sig_lines and all(ln.startswith("[rank 0] ") for ln in sig_lines), err[-2000:]
-    q = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=e)
+    # A shell that starts the suite in the background leaves SIGINT ignored, and children inherit
+    # that; restore the default so the child sees Ctrl-C as a user's terminal would deliver it.
+    q = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=e,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4)
     q.send_signal(signal.SIGINT)
     out, err = q.communicate(timeout=60)
