@@ -73,7 +73,7 @@ if has mpi; then
   (
     for n in 2 3; do
       timeout 120 mpiexec -n $n --bind-to none $PY scripts/train.py --model mlp --steps 200 --seed 0 --no-progress \
-        --device /gpu:0 --metrics-out "$WORK/mpi_n${n}_gpu.json" > "$WORK/mpi_n${n}_gpu.log" 2>&1
+        --device /gpu:0 --check-replicas --metrics-out "$WORK/mpi_n${n}_gpu.json" > "$WORK/mpi_n${n}_gpu.log" 2>&1
       echo "rc=$?" >> "$WORK/mpi_n${n}_gpu.log"
       timeout 120 mpiexec -n $n --bind-to none $PY scripts/train.py --model mlp --steps 200 --seed 0 --no-progress \
         --device /cpu:0 --metrics-out "$WORK/mpi_n${n}_cpu.json" > "$WORK/mpi_n${n}_cpu.log" 2>&1

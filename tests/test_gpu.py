@@ -119,6 +119,7 @@ def test_sgd_variable_averaging_on_gpu_matches_cpu():
             for _ in range(3):
                 s.run(train, {x: rng.normal(size=(4, 6)), y: rng.integers(0, 3, 4).astype(np.int32)})
             assert "AverageVariables" in [op.type for op in g.get_operations()]
+            cf.train.check_replicas_identical(s, comm=c)  # hashes the GPU variables' bytes
             return s.run([w, b])
 
     gpu = ThreadWorld(2, timeout=60).run(lambda c: rank(c, "/gpu:0"))

@@ -167,3 +167,22 @@ def test_random_ops_on_gpu_have_their_distributions():
     np.testing.assert_allclose(freq, [0.2, 0.5, 0.3], atol=0.01)
     assert set(np.unique(kv).tolist()) <= {0.0, float(np.float32(1.0) / np.float32(0.75))}
     assert abs((kv > 0).mean() - 0.75) < 0.01
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_bias_add_grad_of_a_conv_sized_gradient_matches_numpy(dtype):
+    """BiasAddGrad over a conv layer's gradient (many rows, few channels): the GPU sums it
+    as a GEMV (float16 by CuPy's sum); checked against the float64 sum on the host."""
+    from collflow.graph.ops.op_util import single
+    gv = np.random.default_rng(4).normal(size=(32, 28, 28, 16)).astype(dtype)
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(dtype, gv.shape)
+        bgrad = single("BiasAddGrad", [x])
+    with cf.Session(graph=g, config={"device": "/gpu:0"}) as s:
+        got = s.run(bgrad, {x: gv})
+    want = gv.astype(np.float64).reshape(-1, 16).sum(axis=0)
+    assert got.dtype == dtype and got.shape == (16,)
+    scale = np.abs(gv.astype(np.float64)).reshape(-1, 16).sum(axis=0).max()
+    tol = {np.float64: 1e-12, np.float32: 1e-6, np.float16: 1e-3}[dtype]
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=tol * scale)

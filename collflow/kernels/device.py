@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["Device", "cpu_device", "get_device", "available_devices", "get_array_module"]
+__all__ = ["Device", "cpu_device", "get_device", "available_devices", "get_array_module", "to_host"]
 
 
 class Device:
@@ -67,6 +67,13 @@ def get_array_module(x: Any) -> Any:
         import cupy
         return cupy
     return np
+
+
+def to_host(x: Any) -> np.ndarray:
+    """x as a NumPy array: a CuPy array is copied to the host (CuPy refuses np.asarray on one)."""
+    if isinstance(x, np.ndarray):
+        return x
+    return x.get() if type(x).__module__.startswith("cupy") else np.asarray(x)
 
 
 def copy_between(src: Device, dst: Device) -> Any:

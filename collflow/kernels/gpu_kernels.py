@@ -60,6 +60,28 @@ def _relu_grad_k(op: Any, ctx: KernelContext) -> Any:
     return lambda g, y: _relu_grad(g, y)
 
 
+@register_kernel("BiasAddGrad", device="GPU")
+def _bias_add_grad_k(op: Any, ctx: KernelContext) -> Any:
+    """The bias gradient (g summed over every axis but the channels) as one GEMV, ones @ g.
+
+    CuPy's axis-0 sum of a tall [rows, channels] matrix gives each channel one block: with 16
+    or 32 channels of a conv layer the GPU was nearly idle (measured on an H100: 0.43 ms per
+    call, 1.7 ms of a 3.6 ms CNN step); cuBLAS reads the matrix once at full bandwidth.
+    float16 keeps CuPy's sum, which accumulates in float32."""
+    ones: dict = {}
+
+    def bias_add_grad(g: Any) -> Any:
+        g2 = g.reshape(-1, g.shape[-1])
+        if g2.dtype not in (cp.float32, cp.float64) or g2.shape[0] == 0:
+            return g2.sum(axis=0)
+        key = (g2.shape[0], g2.dtype)
+        o = ones.get(key)
+        if o is None:
+            o = ones[key] = cp.ones(g2.shape[0], dtype=g2.dtype)
+        return o @ g2
+    return bias_add_grad
+
+
 @register_kernel("SparseSoftmaxCrossEntropyWithLogits", device="GPU")
 def _xent_k(op: Any, ctx: KernelContext) -> Any:
     generic = None

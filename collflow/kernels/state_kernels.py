@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import InvalidArgumentError, OutOfRangeError
 from .registry import register_kernel, KernelContext
 
@@ -94,8 +96,10 @@ def _scatter(op: Any, ctx: KernelContext, how: str) -> Any:
                 v[idx] = upd
             elif how == "add":
                 xp.add.at(v, idx, upd)  # atomic on the GPU (CuPy's ufunc.at)
-            else:
-                xp.subtract.at(v, idx, upd)
+            elif xp is np:
+                np.subtract.at(v, idx, upd)
+            else:  # CuPy's subtract.at takes integers only; a - b is a + (-b) exactly in IEEE
+                xp.add.at(v, idx, -upd)
             del v  # drop our reference before taking the snapshot
             return st.snapshot(op)
     return scatter

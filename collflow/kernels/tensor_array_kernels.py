@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from ..errors import InvalidArgumentError
 from ..graph.shape import as_shape
 from .registry import KernelContext, register_kernel
@@ -73,8 +75,17 @@ class TensorArrayState:
             self.buf = self.buf.copy()
             self.shared = False
 
+    def _own(self, v: Any) -> Any:
+        """v on this array's device: a write from an op placed on another device (a CPU op
+        writing into a GPU array, say) moves the value, as TF copies into the array's device."""
+        on_gpu = type(v).__module__.startswith("cupy")
+        if self.xp is np:
+            return v.get() if on_gpu else v
+        return v if on_gpu else self.xp.asarray(v)
+
     def write(self, i: Any, v: Any) -> None:
         k = self._index(i, "write")
+        v = self._own(v)
         self._writable(v.shape)
         if self.written[k]:
             if not self.aggregate:
@@ -112,6 +123,7 @@ class TensorArrayState:
         return self.buf if self.buf.shape[0] == self.size else self.buf[:self.size]
 
     def unstack(self, value: Any) -> None:
+        value = self._own(value)
         if value.shape[0] != self.size:
             if not (self.dynamic and value.shape[0] > self.size):
                 raise InvalidArgumentError(f"TensorArray {self.name}: cannot unstack a value of shape "

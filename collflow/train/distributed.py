@@ -13,6 +13,7 @@ from ..graph.ops import state_ops
 from ..graph.ops.constant_op import group
 from ..graph.ops.fusion_ops import fused_broadcast
 from ..graph.variables import Variable, global_variables
+from ..kernels.device import to_host
 
 __all__ = ["broadcast_global_variables", "replica_digest", "check_replicas_identical"]
 
@@ -49,7 +50,7 @@ def replica_digest(sess: Any, var_list: Optional[Sequence[Variable]] = None) -> 
             st.settle()
         if st is None or st.value is None:
             raise InvalidArgumentError(f"variable {v.name} is not initialized in this session")
-        a = np.ascontiguousarray(np.asarray(st.value))
+        a = np.ascontiguousarray(to_host(st.value))  # a GPU variable's bytes come to the host
         h.update(v.name.encode())
         h.update(a.tobytes())
     return h.hexdigest()

@@ -33,7 +33,7 @@ from ..graph.ops.constant_op import group
 from ..graph.ops.state_ops import assign
 from ..graph.variables import Variable
 from . import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
-from ..kernels.device import get_device
+from ..kernels.device import get_device, to_host as _to_host
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
 from .global_step import get_global_step
@@ -155,12 +155,6 @@ def _copy_into(dst: np.ndarray, src: Any) -> None:
     futs = [pool.submit(np.copyto, d[i:i + step], s[i:i + step]) for i in range(0, d.size, step)]
     for f in futs:
         f.result()
-
-
-def _to_host(x: Any) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    return x.get() if type(x).__module__.startswith("cupy") else np.asarray(x)
 
 
 _FP_CACHE: "weakref.WeakKeyDictionary[_g.Graph, Tuple[int, str]]" = weakref.WeakKeyDictionary()

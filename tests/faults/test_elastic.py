@@ -312,29 +312,42 @@ def test_wide_deep_elastic_needs_a_checkpoint_dir():
 @needs_mpirun
 def test_an_external_kill_9_at_an_arbitrary_moment(tmp_path):
     """kill -9 from outside, mid-step (not the drill's clean point between steps)."""
+    import random
     import signal
+    import threading
     import time
     out = tmp_path / "ext.json"
     cmd = ["timeout", "150", "mpirun", "--with-ft", "ulfm", "-n", "3", "--oversubscribe", "--bind-to", "none",
            sys.executable, TRAIN, "--model", "cnn", "--steps", "1500", "--elastic", "20", "--check-replicas",
            "--no-progress", "--metrics-out", str(out)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
+    lines: list = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(p.stderr.readline, "")), daemon=True)
+    reader.start()
     try:
         victim = None
-        deadline = time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:  # rank processes: children of prterun
-            time.sleep(0.2)
-            ps = subprocess.run(["pgrep", "-f", f"^{sys.executable} {TRAIN} --model cnn"], capture_output=True,
-                                text=True).stdout.split()
-            if len(ps) == 3:
-                time.sleep(2.5)  # well into training
-                victim = int(sorted(ps)[1])
-        assert victim is not None, "the ranks did not start"
+        deadline = time.monotonic() + 90
+        # a rank that dies inside MPI_Init cannot be survived (the MPI library aborts the job):
+        # wait for rank 0's first epoch line, so the kill lands mid-training, at an unplanned moment
+        while victim is None and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+            if any("epoch 1:" in ln for ln in list(lines)):
+                time.sleep(random.uniform(0.0, 1.0))
+                ps = subprocess.run(["pgrep", "-f", f"^{sys.executable} {TRAIN} --model cnn"], capture_output=True,
+                                    text=True).stdout.split()  # rank processes: children of prterun
+                if len(ps) == 3:
+                    victim = int(sorted(ps)[1])
+        assert victim is not None, "the ranks did not start training: " + "".join(lines)[-2000:]
         os.kill(victim, signal.SIGKILL)
-        stdout, stderr = p.communicate(timeout=180)
+        p.wait(timeout=180)
+        reader.join(timeout=10)
+        stderr = "".join(lines)
     finally:
         if p.poll() is None:
             p.kill()
+            p.wait()
+        reader.join(timeout=10)
+        p.stderr.close()
     assert p.returncode == 0, stderr[-3000:]
     m = json.loads(out.read_text())
     assert m["world_size"] == 2 and m["steps"] == 1500 and m["elastic"]["shrinks"] == 1
