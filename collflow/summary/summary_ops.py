@@ -21,6 +21,7 @@ from ..graph import graph as _g
 from ..graph.graph import GraphKeys
 from ..graph.registry import register_op, not_differentiable
 from ..graph.shape import TensorShape
+from ..kernels.device import to_host as _host
 from ..kernels.registry import register_kernel, KernelContext
 from ..platform import tf_logging
 from ..runtime.placement import register_host_only
@@ -94,13 +95,6 @@ register_host_only(*_OPS)
 
 
 # -- kernels -----------------------------------------------------------------------------------------
-
-def _host(x: Any) -> np.ndarray:
-    get = getattr(x, "get", None)
-    if get is not None and type(x).__module__.startswith("cupy"):
-        return get()
-    return np.asarray(x)
-
 
 def _serialized(summary: proto.Summary) -> np.ndarray:
     out = np.empty((), dtype=object)

@@ -55,6 +55,7 @@ import numpy as np
 
 from .. import __version__ as _collflow_version
 from ..errors import DataLossError, InvalidArgumentError, NotFoundError, UnsafeCheckpointError
+from ..kernels.device import to_host
 from . import checkpoint_policy as _policy
 # the file primitives and the directory index are modules of their own (the storage module is
 # used by name, so a test that replaces one of its functions reaches every caller); the public
@@ -238,9 +239,7 @@ def _contiguous_dcpl() -> Any:
 
 
 def _host_array(name: str, value: Any) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        get = getattr(value, "get", None)
-        value = get() if get is not None and type(value).__module__.startswith("cupy") else np.asarray(value)
+    value = to_host(value)
     if value.dtype.kind not in "biuf":
         raise InvalidArgumentError(
             f"cannot checkpoint variable {name!r} of dtype {value.dtype}: only bool, integer and "

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, NotFoundError
 from ..graph.shape import as_shape
+from ..kernels.device import to_host as _host
 from ..kernels.registry import register_kernel, KernelContext
 from . import checkpoint_io as cio
 
@@ -20,13 +21,6 @@ def _path(value: Any) -> str:
     if isinstance(v, bytes):
         v = v.decode()
     return str(v)
-
-
-def _host(x: Any) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    get = getattr(x, "get", None)
-    return get() if get is not None and type(x).__module__.startswith("cupy") else np.asarray(x)
 
 
 @register_kernel("Save")

@@ -31,7 +31,7 @@ import numpy as np
 from ..comm import ps as _ps
 from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import graph as _g
-from ..kernels.device import get_device
+from ..kernels.device import get_device, to_host
 from . import checkpoint_io as cio
 from .checkpoint_policy import contained_path
 from .sharded import replicated_variables, shard_state_variables
@@ -117,7 +117,7 @@ def save_shards(sess: Any, path: str, comm: Any = None, global_step: Optional[in
             raise InvalidArgumentError(f"save_shards: variable {v.op.name!r} is not initialized")
         with st.lock:
             val = st.value
-            values[logical] = np.array(val if isinstance(val, np.ndarray) else val.get(), copy=True)
+            values[logical] = np.array(to_host(val), copy=True)
         if logical == sv.name:
             values[LAYOUT_PREFIX + sv.name] = _layout_record(sv.layout)
     out = shard_path(path, c.rank, c.size)
