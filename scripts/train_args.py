@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="learning rate (default per optimizer: " +
                         ", ".join(f"{k} {v:g}" for k, v in models.DEFAULT_LEARNING_RATES.items()) + ")")
     p.add_argument("--optimizer", choices=models.OPTIMIZERS, default=DEFAULT_OPTIMIZER,
-                   help=f"default {DEFAULT_OPTIMIZER}")
+                   help=f"default {DEFAULT_OPTIMIZER}; with --model wide_deep, adam is LazyAdamOptimizer (only the batch's embedding rows move)")
     run = p.add_mutually_exclusive_group()
     run.add_argument("--epochs", type=_positive_int, default=None,
                      help=f"passes over the data (default {DEFAULT_EPOCHS})")

@@ -141,9 +141,15 @@ def test_dense_matches_numpy(name, dtype, shape, blas):
         assert sess.run(w).dtype == dtype
 
 
-@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+# every optimizer's sparse update touches only the looked-up rows, as in TF1, except Adam's:
+# TF1's AdamOptimizer decays every row's moments (LazyAdamOptimizer is the touched-rows one)
+LAZY = {**{k: v for k, v in OPTIMIZERS.items() if k != "adam"},
+        "lazy_adam": (lambda: cf.train.LazyAdamOptimizer(0.01), ref_adam)}
+
+
+@pytest.mark.parametrize("name", sorted(LAZY))
 def test_sparse_matches_numpy_and_touches_only_looked_up_rows(name, blas):
-    make, ref = OPTIMIZERS[name]
+    make, ref = LAZY[name]
     rng = np.random.default_rng(2)
     shape = (20, 3)
     w0 = rng.normal(size=shape).astype(np.float32)
@@ -193,6 +199,46 @@ def test_sparse_matches_numpy_and_touches_only_looked_up_rows(name, blas):
                 got = sess.run(s)
                 np.testing.assert_allclose(got, ref_slots[n], rtol=2e-5, atol=1e-6, err_msg=n)
                 assert np.array_equal(got[untouched], before_slots[n][untouched]), f"slot {n} changed off its rows"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adam_sparse_update_is_tf1s_every_row_decays_and_moves(dtype):
+    """TF1's AdamOptimizer._apply_sparse: m *= beta1 and v *= beta2 on every row, the touched rows
+    add (1 - beta1) g and (1 - beta2) g^2 (duplicates summed first), then every row of var moves
+    by lr_t m / (sqrt(v) + eps): a row seen once keeps moving with its momentum afterwards."""
+    rng = np.random.default_rng(5)
+    shape = (8, 3)
+    w0 = rng.normal(size=shape).astype(dtype)
+    g = cf.Graph()
+    with g.as_default():
+        w = cf.Variable(w0, name="emb")
+        ids = cf.placeholder(cf.int32, (None,))
+        up = cf.placeholder(dtype, (None, 3))
+        loss = cf.reduce_sum(cf.nn.embedding_lookup(w, ids) * up)
+        opt = cf.train.AdamOptimizer(0.1)
+        train = opt.minimize(loss)
+        assert any(op.type == "SparseApplyAdam" for op in g.get_operations())
+        init = cf.global_variables_initializer()
+    ref_w, m, v = w0.astype(np.float64), np.zeros(shape), np.zeros(shape)
+    with cf.Session(graph=g) as sess:
+        sess.run(init)
+        for t, batch in enumerate(([0, 2, 2], [1], [5, 0], [3, 3, 3], [7]), start=1):
+            u = rng.normal(size=(len(batch), 3)).astype(dtype)
+            sess.run(train, {ids: batch, up: u})
+            gsum = np.zeros(shape)
+            np.add.at(gsum, batch, u.astype(np.float64))
+            rows = np.unique(batch)
+            m *= 0.9
+            v *= 0.999
+            m[rows] += 0.1 * gsum[rows]
+            v[rows] += 0.001 * gsum[rows] ** 2
+            ref_w -= 0.1 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t) * m / (np.sqrt(v) + 1e-8)
+            got = sess.run(w)
+            np.testing.assert_allclose(got, ref_w, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+        # row 0 was last seen at step 3 and still moved at steps 4 and 5; row 4 was never seen
+        np.testing.assert_array_equal(sess.run(w)[4], w0[4])
+        assert not np.allclose(sess.run(w)[0], w0[0])
+        np.testing.assert_allclose(sess.run(opt.get_slot(w, "m")), m, rtol=1e-5, atol=1e-7)
 
 
 def test_sparse_out_of_range_index_is_an_error():

@@ -1,4 +1,5 @@
-"""tf.contrib: only `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn.
+"""tf.contrib: `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn, and
+`tf.contrib.opt.LazyAdamOptimizer`.
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -8,8 +9,9 @@ The rest of tf.contrib is not provided.
 import types as _types
 
 from ..nn import rnn as _rnn
+from ..train import optimizers as _optimizers
 
-__all__ = ["rnn"]
+__all__ = ["rnn", "opt"]
 
 rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
@@ -18,3 +20,6 @@ rnn = _types.SimpleNamespace(
     LSTMStateTuple=_rnn.LSTMStateTuple,
     static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn)
 rnn.__doc__ = "tf.contrib.rnn: the core RNN cells, static_rnn and static_bidirectional_rnn."
+
+opt = _types.SimpleNamespace(LazyAdamOptimizer=_optimizers.LazyAdamOptimizer)
+opt.__doc__ = "tf.contrib.opt: LazyAdamOptimizer (Adam updating only an embedding's touched rows)."

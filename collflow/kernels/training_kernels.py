@@ -298,13 +298,15 @@ def _check_slots(op: Any, states: tuple) -> None:
 
 
 def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callable[[Any], tuple] = lambda op: (),
-              dense_factory: Optional[Callable] = None, chunk: Callable[[], bool] = lambda: True) -> None:
+              dense_factory: Optional[Callable] = None, chunk: Callable[[], bool] = lambda: True,
+              sparse_factory: Optional[Callable[[Callable], Callable]] = None) -> None:
     """Registers the dense and sparse kernels of Apply<kind> around `step`.
 
     Inputs: n_states VariableStates (var first), the scalars, the gradient (and indices).
     `step(xp, *arrays, *scalars, g, scratch, *extra)` updates the arrays in place.
     `dense_factory` replaces the generic dense kernel where the per-call overhead matters;
-    `chunk()` says whether the dense kernel runs the body chunk by chunk.
+    `chunk()` says whether the dense kernel runs the body chunk by chunk.  `sparse_factory(rows)`
+    makes the sparse kernel factory from the generic touched-rows-only one.
     """
 
     def dense(op: Any, ctx: KernelContext) -> Callable:
@@ -325,7 +327,6 @@ def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callab
 
     register_kernel("Apply" + kind)(dense_factory or dense)
 
-    @register_kernel("SparseApply" + kind)
     def sparse(op: Any, ctx: KernelContext) -> Callable:
         xp, S, ex = ctx.xp, _scalar_fn(ctx.xp), extra(op)
 
@@ -345,6 +346,8 @@ def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callab
                 for a, r in zip(arrays, gathered):
                     a[rows] = r
         return apply
+
+    register_kernel("SparseApply" + kind)(sparse_factory(sparse) if sparse_factory else sparse)
 
 
 def _gd_dense(op: Any, ctx: KernelContext) -> Callable:
@@ -366,7 +369,40 @@ _register("GradientDescent", 1, _gd_step, dense_factory=_gd_dense)
 # with BLAS, Momentum's three passes are best run over whole arrays (multithreaded axpy)
 _register("Momentum", 2, _momentum_step, lambda op: (bool(op.attrs.get("use_nesterov", False)),),
           chunk=lambda: not _use_blas)
-_register("Adam", 3, _adam_step)
+def _adam_sparse(lazy_factory: Callable) -> Callable:
+    """SparseApplyAdam: `lazy` (LazyAdamOptimizer) updates the touched rows only; otherwise TF1's
+    AdamOptimizer._apply_sparse: m *= beta1, v *= beta2 over every row, the touched rows add
+    (1 - beta1) g and (1 - beta2) g^2 (duplicates summed first), and every row of var moves by
+    lr_t m / (sqrt(v) + epsilon), so a row not in this batch still moves with its momentum."""
+
+    def factory(op: Any, ctx: KernelContext) -> Callable:
+        if op.attrs.get("lazy", True):
+            return lazy_factory(op, ctx)
+        xp, S = ctx.xp, _scalar_fn(ctx.xp)
+        sqrt = math.sqrt if xp is np else xp.sqrt
+
+        def apply(var_st: Any, m_st: Any, v_st: Any, *args: Any) -> None:
+            b1p, b2p, lr, b1, b2, eps = (S(a) for a in args[:6])
+            values, indices = args[6], args[7]
+            with var_st.lock:
+                _check_slots(op, (var_st, m_st, v_st))
+                rows, g = _sum_duplicates(xp, op, var_st, var_st.read(op), values, indices)
+                var, m, v = var_st.writable(op), m_st.writable(op), v_st.writable(op)
+                xp.multiply(m, b1, out=m)
+                xp.multiply(v, b2, out=v)
+                if rows.shape[0]:  # rows are unique: plain fancy-index adds are exact
+                    m[rows] += g * (1 - b1)
+                    v[rows] += (g * g) * (1 - b2)
+                t = xp.sqrt(v)
+                t += eps
+                xp.divide(m, t, out=t)
+                t *= lr * sqrt(1 - b2p) / (1 - b1p)
+                xp.subtract(var, t, out=var)
+        return apply
+    return factory
+
+
+_register("Adam", 3, _adam_step, sparse_factory=_adam_sparse)
 _register("Adagrad", 2, _adagrad_step)
 _register("RMSProp", 3, _rmsprop_step)
 _register("CenteredRMSProp", 4, _centered_rmsprop_step)

@@ -52,8 +52,10 @@ class Model:
         return int(sum(int(np.prod(v.shape.as_list(), dtype=np.int64)) for v in self.variables))
 
 
-def make_optimizer(name: str, learning_rate: Optional[float] = None) -> Any:
-    """A cf.train optimizer by short name: sgd, momentum (0.9), adam, adagrad, rmsprop."""
+def make_optimizer(name: str, learning_rate: Optional[float] = None, sparse: bool = False) -> Any:
+    """A cf.train optimizer by short name: sgd, momentum (0.9), adam, adagrad, rmsprop.  sparse:
+    for models whose big variables get sparse gradients (embedding tables), "adam" is
+    LazyAdamOptimizer (the others already update only the touched rows, as in TF1)."""
     from .. import train
     if name not in DEFAULT_LEARNING_RATES:
         raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
@@ -63,7 +65,7 @@ def make_optimizer(name: str, learning_rate: Optional[float] = None) -> Any:
     if name == "momentum":
         return train.MomentumOptimizer(lr, momentum=0.9)
     if name == "adam":
-        return train.AdamOptimizer(lr)
+        return train.LazyAdamOptimizer(lr) if sparse else train.AdamOptimizer(lr)
     if name == "adagrad":
         return train.AdagradOptimizer(lr)
     return train.RMSPropOptimizer(lr)

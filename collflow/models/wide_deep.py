@@ -150,7 +150,7 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
     mode: "ps" (tables sharded over the ranks of `comm`) or "allreduce" (replicated).
     fuse_lookups: in "ps" mode, the two tables' rows (and gradients) travel in one exchange
     each way (embedding_lookup_many); False looks them up one by one (for comparison).
-    optimizer: a name ("sgd", "adam", "adagrad", "momentum", "rmsprop") or a cf.train
+    optimizer: a name ("sgd", "adam" = LazyAdamOptimizer here, "adagrad", "momentum", "rmsprop") or a cf.train
     Optimizer.  comm: the communicator (default: the process's).  sync: wrap the optimizer in
     ShardedSyncReplicasOptimizer (default: when there is more than one rank).
     sparse_as_dense: in "allreduce" mode, all-reduce the tables' gradients as dense tensors
@@ -219,7 +219,10 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
         logits = deep_logit + wsum + wbias
         loss = math_ops.reduce_mean(nn_ops.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits),
                                     name="loss")
-        opt = optimizer if isinstance(optimizer, Optimizer) else _models.make_optimizer(optimizer, learning_rate)
+        # "adam" on embedding tables is LazyAdam, as TF1 recommenders use (tf.contrib.opt): TF1's
+        # AdamOptimizer would move all vocab_size rows of both tables every step
+        opt = optimizer if isinstance(optimizer, Optimizer) else _models.make_optimizer(optimizer, learning_rate,
+                                                                                        sparse=True)
         if sync:
             kw: Dict[str, Any] = {}
             if fusion_threshold_bytes is not None:

@@ -16,7 +16,7 @@ from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
 from .optimizer import Optimizer, _create_slot_var
 
-__all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
+__all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "LazyAdamOptimizer", "AdagradOptimizer",
            "RMSPropOptimizer", "AdadeltaOptimizer", "FtrlOptimizer"]
 
 
@@ -85,8 +85,9 @@ class AdamOptimizer(Optimizer):
     """Adam (Kingma & Ba), TensorFlow's form: epsilon is added to sqrt(v) without bias correction.
 
     Slots: "m", "v"; the bias corrections use the non-slot variables beta1_power and
-    beta2_power (one pair per graph), multiplied by beta1, beta2 after every step.  Sparse
-    gradients update only the touched rows of var, m and v ("lazy" Adam).
+    beta2_power (one pair per graph), multiplied by beta1, beta2 after every step.  A sparse
+    gradient (an embedding's IndexedSlices) updates as TF1's does: every row's m and v decay
+    and every row of var moves, touched or not (LazyAdamOptimizer touches only the batch's rows).
     """
 
     def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999, epsilon: Any = 1e-8,
@@ -144,7 +145,9 @@ class AdamOptimizer(Optimizer):
         return T.apply_adam(*self._args(var), grad)
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
-        return T.sparse_apply_adam(*self._args(var), grad.values, grad.indices)
+        return T.sparse_apply_adam(*self._args(var), grad.values, grad.indices, lazy=self._lazy)
+
+    _lazy = False
 
     def _finish(self, update_ops: List[_g.Operation], name: str) -> _g.Operation:
         # advance the bias-correction powers only after every update has read them
@@ -154,6 +157,16 @@ class AdamOptimizer(Optimizer):
             up1 = state_ops.assign(b1p, b1p.value() * self._hyper("beta1", b1p.dtype), name="update_beta1_power")
             up2 = state_ops.assign(b2p, b2p.value() * self._hyper("beta2", b2p.dtype), name="update_beta2_power")
         return group(*update_ops, up1, up2, name=name)
+
+
+class LazyAdamOptimizer(AdamOptimizer):
+    """Adam whose sparse update touches only the rows in the gradient (tf.contrib.opt's
+    LazyAdamOptimizer): an embedding row absent from a batch keeps its m, v and value.  Dense
+    gradients update as AdamOptimizer.  What large embedding tables use, since TF1's Adam moves
+    every row of the table every step.  Its default name is "Adam", as tf.contrib's (slots
+    "Adam", "Adam_1": checkpoints of either optimizer restore into the other)."""
+
+    _lazy = True
 
 
 class AdagradOptimizer(Optimizer):

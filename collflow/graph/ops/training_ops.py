@@ -6,7 +6,8 @@ hyperparameters as scalars of the variable's dtype, and the gradient; its kernel
 nothing, so a training step touches each parameter once instead of going through a chain
 of elementwise ops and an assignment.  The sparse forms take an IndexedSlices gradient
 (values, indices), sum duplicate indices, and touch only those rows of the variable and of
-every slot (Adam's sparse form is the "lazy" one: untouched rows' moments do not decay).
+every slot; Adam's sparse form is either TF1's (every row's moments decay, every row of the
+variable moves) or the "lazy" one of LazyAdamOptimizer (untouched rows are left alone).
 
 Semantics follow TensorFlow's ResourceApply* ops:
 
@@ -183,11 +184,13 @@ def sparse_apply_momentum(var: Any, accum: Any, lr: Any, grad_values: Any, indic
 
 
 def sparse_apply_adam(var: Any, m: Any, v: Any, beta1_power: Any, beta2_power: Any, lr: Any, beta1: Any,
-                      beta2: Any, epsilon: Any, grad_values: Any, indices: Any,
+                      beta2: Any, epsilon: Any, grad_values: Any, indices: Any, lazy: bool = True,
                       name: Optional[str] = None) -> _g.Operation:
-    """Lazy Adam: moments and variable updated on the rows `indices` only."""
+    """Adam on a sparse gradient.  lazy (LazyAdamOptimizer): moments and variable updated on the
+    rows `indices` only.  lazy=False (TF1's AdamOptimizer): every row's moments decay, the
+    touched rows add the gradient, and every row of var moves."""
     return _build("Adam", [var, m, v], [beta1_power, beta2_power, lr, beta1, beta2, epsilon], grad_values,
-                  indices, None, name)
+                  indices, {"lazy": bool(lazy)}, name)
 
 
 def sparse_apply_adagrad(var: Any, accum: Any, lr: Any, grad_values: Any, indices: Any,
