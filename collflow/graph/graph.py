@@ -168,6 +168,7 @@ class Tensor:
     def __floordiv__(self, o): return _OPERATORS["floordiv"](self, o)
     def __rfloordiv__(self, o): return _OPERATORS["floordiv"](o, self)
     def __mod__(self, o): return _OPERATORS["mod"](self, o)
+    def __rmod__(self, o): return _OPERATORS["mod"](o, self)
     def __pow__(self, o): return _OPERATORS["pow"](self, o)
     def __rpow__(self, o): return _OPERATORS["pow"](o, self)
     def __matmul__(self, o): return _OPERATORS["matmul"](self, o)

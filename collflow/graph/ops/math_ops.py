@@ -5,7 +5,7 @@ graph/math_grad.py and its kernel in kernels/math_kernels.py.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -165,15 +165,25 @@ not_differentiable(*COMPARE_OPS, "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMa
 # -- constructors ----------------------------------------------------------------------
 
 
-def _binary(op_type: str, x: Any, y: Any, name: Optional[str]) -> _g.Tensor:
-    """Converts Python/NumPy operands to the dtype of the Tensor operand, then builds the op."""
+def _operands(x: Any, y: Any) -> Tuple[Any, Any]:
+    """Converts Python/NumPy operands to the dtype of the Tensor operand."""
     if isinstance(x, _g.Tensor) or hasattr(x, "handle"):
         x = _g.convert_to_tensor(x)
         if not isinstance(y, _g.Tensor) and not hasattr(y, "handle"):
             y = _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
+        else:
+            y = _g.convert_to_tensor(y)
     elif isinstance(y, _g.Tensor) or hasattr(y, "handle"):
         y = _g.convert_to_tensor(y)
         x = _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph)
+    else:
+        x, y = _g.convert_to_tensor(x), _g.convert_to_tensor(y)
+    return x, y
+
+
+def _binary(op_type: str, x: Any, y: Any, name: Optional[str]) -> _g.Tensor:
+    """Converts Python/NumPy operands to the dtype of the Tensor operand, then builds the op."""
+    x, y = _operands(x, y)
     return single(op_type, [x, y], name=name or op_type)
 
 
@@ -192,9 +202,21 @@ def multiply(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
     return _binary("Mul", x, y, name)
 
 
+# TF1's true division of integers: the operands become floats first (Python 3's int / int)
+_TRUEDIV_FLOAT = {_dt.int8: _dt.float32, _dt.uint8: _dt.float32, _dt.int16: _dt.float32,
+                  _dt.int32: _dt.float64, _dt.int64: _dt.float64}
+
+
 def divide(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
-    """x / y (true division) with broadcasting."""
-    return _binary("RealDiv", x, y, name)
+    """x / y (true division) with broadcasting; integers are cast to float32 (8 and 16 bits) or
+    float64 (32 and 64 bits) first, as TF1's truediv: 7 / 2 is 3.5."""
+    x, y = _operands(x, y)
+    to = _TRUEDIV_FLOAT.get(x.dtype)
+    if to is not None:
+        if y.dtype != x.dtype:
+            raise TypeError(f"x and y must have the same dtype, got {x.dtype.name} != {y.dtype.name}")
+        x, y = cast(x, to), cast(y, to)
+    return single("RealDiv", [x, y], name=name or "truediv")
 
 
 truediv = divide
@@ -454,9 +476,18 @@ def sum_to_shape_of(grad: Any, x: Any, name: Optional[str] = None) -> _g.Tensor:
 
 
 # -- Python operators on Tensor ---------------------------------------------------------
+def _operator(fn: Callable, op_name: str) -> Callable:
+    # TF1 names an operator's op by the operator ("add", "mul", "truediv", ...): programs fetch
+    # get_tensor_by_name("add:0"); tf.add(x, y) itself is still "Add"
+    return lambda x, y: fn(x, y, name=op_name)
+
+
 _g._OPERATORS.update({
-    "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "floordiv": floordiv,
-    "mod": mod, "pow": pow, "matmul": matmul, "negative": negative, "abs": abs, "less": less,
+    "add": _operator(add, "add"), "subtract": _operator(subtract, "sub"),
+    "multiply": _operator(multiply, "mul"), "divide": _operator(divide, "truediv"),
+    "floordiv": _operator(floordiv, "floordiv"), "mod": _operator(mod, "mod"), "pow": _operator(pow, "pow"),
+    "matmul": _operator(matmul, "matmul"), "negative": negative, "abs": abs, "less": less,
     "less_equal": less_equal, "greater": greater, "greater_equal": greater_equal,
-    "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not,
+    "logical_and": _operator(logical_and, "and"), "logical_or": _operator(logical_or, "or"),
+    "logical_not": logical_not,
 })
