@@ -16,6 +16,12 @@ def _labels(shape, n):
     return np.random.default_rng(7).integers(0, n, size=shape).astype(np.int32)
 
 
+def _distributions(r, shape):
+    """Random rows summing to 1 (label distributions)."""
+    v = r.uniform(0.05, 1.0, shape)
+    return v / v.sum(axis=-1, keepdims=True)
+
+
 def _dyn(x, shape):
     """x with a static shape that hides some dims (exercises the run-time shape paths)."""
     return cf.placeholder_with_default(x, shape)
@@ -50,12 +56,14 @@ CASES = [
     Case("SparseSoftmaxCrossEntropyWithLogits",
          lambda z: cf.nn.sparse_softmax_cross_entropy_with_logits(labels=_labels((2, 3), 4), logits=z),
          [(2, 3, 4)], id="SparseXent-rank3-loss-only"),
+    # labels are distributions: TF1's logits gradient is softmax - labels, the loss's derivative
+    # only when each label row sums to 1 (tests/tf1/test_tf1_semantics_ops.py states the rest)
     Case("SoftmaxCrossEntropyWithLogits",
          lambda z, y: nn.softmax_cross_entropy_with_logits_pair(labels=y, logits=z), [(4, 5), (4, 5)],
-         make_inputs=lambda r: [r.uniform(-2, 2, (4, 5)), r.uniform(0, 1, (4, 5))]),
+         make_inputs=lambda r: [r.uniform(-2, 2, (4, 5)), _distributions(r, (4, 5))]),
     Case("SoftmaxCrossEntropyWithLogits",
          lambda z, y: cf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=z), [(3, 4), (3, 4)],
-         id="SoftmaxXent-v2-loss-only"),
+         make_inputs=lambda r: [r.normal(size=(3, 4)), _distributions(r, (3, 4))], id="SoftmaxXent-v2-loss-only"),
     # convolution: both paddings, strides 1 and 2, dilation, run-time batch size
     Case("Conv2D", lambda x, w: cf.nn.conv1d(x, w, 2, "SAME"), [(2, 7, 2), (3, 2, 3)]),
     Case("Conv2D", lambda x, w: cf.nn.conv2d(x, w, strides=1, padding="VALID"), [(1, 5, 5, 2), (3, 3, 2, 3)]),

@@ -57,16 +57,16 @@ def _is_zeros(t: Any) -> bool:
     return t is None or t.op.type == "ZerosLike"
 
 
-def _xent_logits_grad(op: Any, g_loss: Any, g_backprop: Any, scale: Any = None) -> Any:
+def _xent_logits_grad(op: Any, g_loss: Any, g_backprop: Any) -> Any:
     logits, backprop = op.inputs[0], op.outputs[1]
-    # the loss gradient broadcast over classes: g[..., None] * (softmax * scale - labels)
+    # the loss gradient broadcast over classes: g[..., None] * (softmax - labels), TF1's gradient
+    # (for labels that do not sum to 1 it is not the exact derivative of the loss, as in TF1)
     grad = a.expand_reduced(g_loss, logits, -1) * backprop
     if not _is_zeros(g_backprop):
-        # double backprop: backprop = softmax(logits) * scale - labels, so its gradient is softmax's
+        # double backprop: backprop = softmax(logits) - labels, so its gradient is softmax's
         p = n.softmax(logits)
         gp = g_backprop * p
-        term = gp - p * m.reduce_sum(gp, -1, keepdims=True)
-        grad = grad + (term if scale is None else term * scale)
+        grad = grad + (gp - p * m.reduce_sum(gp, -1, keepdims=True))
     return grad
 
 
@@ -78,13 +78,11 @@ def _sparse_xent_grad(op: Any, g_loss: Any, g_backprop: Any) -> list:
 @reg("SoftmaxCrossEntropyWithLogits")
 def _xent_grad(op: Any, g_loss: Any, g_backprop: Any) -> list:
     logits, labels = op.inputs
-    # loss = -sum(labels * log_softmax(logits)); backprop = softmax * sum(labels) - labels
+    # loss = -sum(labels * log_softmax(logits)); backprop = softmax - labels
     g_labels = a.expand_reduced(g_loss, logits, -1) * -n.log_softmax(logits)
-    scale = None
     if not _is_zeros(g_backprop):
-        scale = m.reduce_sum(labels, -1, keepdims=True)
-        g_labels = g_labels + m.reduce_sum(g_backprop * n.softmax(logits), -1, keepdims=True) - g_backprop
-    return [_xent_logits_grad(op, g_loss, g_backprop, scale), g_labels]
+        g_labels = g_labels - g_backprop
+    return [_xent_logits_grad(op, g_loss, g_backprop), g_labels]
 
 
 # -- convolution ----------------------------------------------------------------------

@@ -209,8 +209,8 @@ def _xent(op: Any, ctx: KernelContext) -> Any:
         xp.subtract(log_s, shifted, out=shifted)
         shifted *= labels
         loss = shifted.sum(axis=-1)
-        # d loss / d logits = softmax * sum(labels) - labels (sum(labels) is 1 for distributions)
-        s /= labels.sum(axis=-1, keepdims=True)
+        # backprop = softmax - labels, as TF1's kernel returns it whatever the labels sum to (the
+        # exact d loss / d logits is softmax * sum(labels) - labels: the same for distributions)
         bp /= s
         bp -= labels
         return loss, bp

@@ -43,3 +43,32 @@ def test_operator_ops_are_named_by_the_operator(graph):
     assert tf.add(x, y).op.name == "Add_2" and tf.multiply(x, y).op.name == "Mul_1"
     assert graph.get_tensor_by_name("add:0") is not None
     np.testing.assert_allclose(_run(2.0 % x), [0.0, 0.0])
+
+
+# -- cross-entropies --------------------------------------------------------------------------------
+
+def test_sigmoid_cross_entropy_gradient_at_a_zero_logit_is_sigmoid_minus_label(graph):
+    logits = tf.constant([0.0, 0.0, 0.0, 2.0, -3.0], tf.float64)
+    labels = tf.constant([0.0, 1.0, 0.5, 1.0, 0.0], tf.float64)
+    loss = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+    lv, gv = _run([loss, tf.gradients(loss, logits)[0]])
+    x, z = np.array([0.0, 0.0, 0.0, 2.0, -3.0]), np.array([0.0, 1.0, 0.5, 1.0, 0.0])
+    np.testing.assert_allclose(lv, np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x))), rtol=1e-14)
+    np.testing.assert_allclose(gv, 1 / (1 + np.exp(-x)) - z, rtol=1e-14)   # [0.5, -0.5, 0, ...]
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_softmax_cross_entropy_gradient_is_softmax_minus_labels_for_any_labels(graph, v2):
+    """TF1's kernel returns softmax - labels as the logits' gradient even when a label row does
+    not sum to 1 (the exact derivative would be softmax * sum(labels) - labels)."""
+    lg, lb = np.array([[0.1, 0.5, -0.3], [1.0, -1.0, 0.0]]), np.array([[1.0, 1.0, 0.0], [0.2, 0.3, 0.5]])
+    logits, labels = tf.constant(lg), tf.constant(lb)
+    fn = tf.nn.softmax_cross_entropy_with_logits_v2 if v2 else tf.nn.softmax_cross_entropy_with_logits
+    loss = fn(labels=labels, logits=logits)
+    lv, gl, gz = _run([loss, tf.gradients(loss, logits)[0], tf.gradients(loss, labels)[0] if v2 else loss])
+    p = np.exp(lg - lg.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(lv, -(lb * np.log(p)).sum(1), rtol=1e-13)
+    np.testing.assert_allclose(gl, p - lb, rtol=1e-13)        # row 0: not sum(labels) * p - labels
+    if v2:
+        np.testing.assert_allclose(gz, -np.log(p), rtol=1e-13)

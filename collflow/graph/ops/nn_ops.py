@@ -409,12 +409,19 @@ def softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
 
 def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None, logits: Any = None,
                                       name: Optional[str] = None) -> _g.Tensor:
-    """Elementwise logistic loss, stable: max(x, 0) - x * z + log(1 + exp(-|x|))."""
+    """Elementwise logistic loss, stable: max(x, 0) - x * z + log(1 + exp(-|x|)).
+
+    Built as TF1 builds it, with where(x >= 0, ...) rather than relu and abs, so the gradient at
+    a logit of exactly 0 is TF1's sigmoid(0) - z (relu's and abs's subgradients at 0 gave -z)."""
     _named_only("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
     x = _g.convert_to_tensor(logits)
     z = _g.convert_to_tensor(labels, dtype=x.dtype) if not isinstance(labels, _g.Tensor) else labels
     with x.graph.name_scope(name or "logistic_loss"):
-        return relu(x) - x * z + _m.log1p(_m.exp(-_m.abs(x)))
+        zeros = _a.zeros_like(x)
+        cond = _m.greater_equal(x, zeros)
+        relu_x = _a.where(cond, x, zeros)
+        neg_abs_x = _a.where(cond, -x, x)
+        return relu_x - x * z + _m.log1p(_m.exp(neg_abs_x))
 
 
 # -- constructors: convolution and pooling ------------------------------------------------
