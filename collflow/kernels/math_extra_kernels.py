@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .math_kernels import check_int_divisor
 from .registry import KernelContext, register_kernel
 
 
@@ -32,11 +33,6 @@ def _round(op: Any, ctx: KernelContext) -> Any:
     return lambda x: xp.asarray(xp.round(x))
 
 
-def _check_int_divisor(xp: Any, y: Any, op: Any) -> None:
-    if bool((y == 0).any()):
-        raise InvalidArgumentError("Integer division by zero", op)
-
-
 @register_kernel("TruncateDiv")
 def _truncate_div(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
@@ -45,7 +41,7 @@ def _truncate_div(op: Any, ctx: KernelContext) -> Any:
     def truncate_div(x: Any, y: Any) -> Any:
         if dt.is_floating:
             return xp.trunc(xp.true_divide(x, y))
-        _check_int_divisor(xp, y, op)
+        check_int_divisor(xp, y, op)
         q = xp.floor_divide(x, y)
         # floor and truncation differ where the division is inexact and the signs differ
         q += ((x - q * y) != 0) & ((x < 0) != (y < 0))
@@ -60,7 +56,7 @@ def _truncate_mod(op: Any, ctx: KernelContext) -> Any:
 
     def truncate_mod(x: Any, y: Any) -> Any:
         if is_int:
-            _check_int_divisor(xp, y, op)
+            check_int_divisor(xp, y, op)
         return xp.fmod(x, y)
     return truncate_mod
 

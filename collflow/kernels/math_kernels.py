@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..errors import InvalidArgumentError
 from .registry import register_kernel, KernelContext
 
 
@@ -19,9 +22,32 @@ for _t, _f in (("Add", "add"), ("Sub", "subtract"), ("Mul", "multiply"), ("Maxim
                ("LessEqual", "less_equal"), ("Greater", "greater"), ("GreaterEqual", "greater_equal"),
                ("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or"), ("LogicalNot", "logical_not"),
                ("Neg", "negative"), ("Exp", "exp"), ("Log", "log"), ("Log1p", "log1p"), ("Sqrt", "sqrt"),
-               ("Square", "square"), ("Abs", "abs"), ("Sign", "sign"), ("Sin", "sin"), ("Cos", "cos"),
-               ("FloorMod", "mod")):
+               ("Square", "square"), ("Abs", "abs"), ("Sign", "sign"), ("Sin", "sin"), ("Cos", "cos")):
     _direct(_t, _f)
+
+
+def check_int_divisor(xp: Any, y: Any, op: Any) -> None:
+    """TF1's CPU kernels refuse an integer division by zero (NumPy would give 0 and warn).  Not
+    checked on the GPU, whose kernels do not check either: reading the flag would synchronise."""
+    if xp is np and bool((y == 0).any()):
+        raise InvalidArgumentError("Integer division by zero", op)
+
+
+def _int_checked(name: str, fn_name: str) -> None:
+    @register_kernel(name)
+    def factory(op: Any, ctx: KernelContext) -> Any:
+        fn = getattr(ctx.xp, fn_name)
+        if not op.outputs[0].dtype.is_integer:
+            return fn
+
+        def run(x: Any, y: Any) -> Any:
+            check_int_divisor(ctx.xp, y, op)
+            return fn(x, y)
+        return run
+
+
+_int_checked("FloorMod", "mod")
+_int_checked("FloorDiv", "floor_divide")
 
 
 def _keep_dtype(op: Any, ctx: KernelContext, fn: Any) -> Any:
@@ -36,7 +62,6 @@ def _keep_dtype(op: Any, ctx: KernelContext, fn: Any) -> Any:
 
 
 register_kernel("RealDiv")(lambda op, ctx: _keep_dtype(op, ctx, ctx.xp.true_divide))
-register_kernel("FloorDiv")(lambda op, ctx: ctx.xp.floor_divide)
 register_kernel("Pow")(lambda op, ctx: ctx.xp.power)
 
 

@@ -165,7 +165,9 @@ class Session:
             tok.trace = []
         self._active.add(tok)
         try:
-            with run_token_scope(tok):
+            # IEEE results (log 0 = -inf, 0/0 = nan) without NumPy's warnings, as TF1 gives them
+            # (tf.debugging.check_numerics is the way to ask for a check)
+            with run_token_scope(tok), np.errstate(all="ignore"):
                 vals = plan(feed_values, tok)
         finally:
             self._active.discard(tok)
@@ -236,7 +238,7 @@ class Session:
             tok = CancellationToken()
             self._active.add(tok)
             try:
-                with run_token_scope(tok):
+                with run_token_scope(tok), np.errstate(all="ignore"):
                     vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
             finally:
                 self._active.discard(tok)

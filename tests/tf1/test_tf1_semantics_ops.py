@@ -72,3 +72,39 @@ def test_softmax_cross_entropy_gradient_is_softmax_minus_labels_for_any_labels(g
     np.testing.assert_allclose(gl, p - lb, rtol=1e-13)        # row 0: not sum(labels) * p - labels
     if v2:
         np.testing.assert_allclose(gz, -np.log(p), rtol=1e-13)
+
+
+# -- reductions -------------------------------------------------------------------------------------
+
+def test_reduce_logsumexp_of_infinite_rows(graph):
+    x = tf.constant([[-np.inf, -np.inf], [np.inf, 1.0], [0.0, np.log(3.0)]])
+    np.testing.assert_allclose(_run(tf.reduce_logsumexp(x, 1)), [-np.inf, np.inf, np.log(4.0)], rtol=1e-6)
+
+
+def test_floating_point_specials_come_back_without_warnings(graph):
+    # pytest turns warnings into errors here: a NumPy RuntimeWarning would fail this test
+    z = tf.constant([0.0, 1.0])
+    lv, dv = _run([tf.log(z), z / z])
+    assert lv[0] == -np.inf and np.isnan(dv[0]) and dv[1] == 1.0
+
+
+# -- one_hot ----------------------------------------------------------------------------------------
+
+def test_one_hot_dtype_follows_python_on_off_values(graph):
+    a = tf.one_hot([0, 2], 3, on_value=5, off_value=-1)
+    b = tf.one_hot([0, 2], 3, on_value=2.5)
+    c = tf.one_hot([1], 2)
+    assert a.dtype == tf.int32 and b.dtype == tf.float32 and c.dtype == tf.float32
+    np.testing.assert_array_equal(_run(a), [[5, -1, -1], [-1, -1, 5]])
+    with pytest.raises(TypeError, match="same dtype"):
+        tf.one_hot([0], 2, on_value=1, off_value=0.0)
+
+
+def test_integer_floor_division_and_mod_by_zero_are_errors(graph):
+    x, zero = tf.constant([1, 2]), tf.constant([1, 0])
+    for t in (x // zero, x % zero, tf.truncatediv(x, zero)):
+        with pytest.raises(cf.InvalidArgumentError, match="Integer division by zero"):
+            _run(t)
+    f = tf.constant([1.0, -1.0])
+    fv = _run(f // tf.constant([0.0, 0.0]))   # floats: IEEE, no error
+    assert fv[0] == np.inf and fv[1] == -np.inf

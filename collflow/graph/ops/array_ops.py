@@ -495,12 +495,17 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
     """One-hot encoding: output[..., i, ...] = on_value where indices == i, else off_value.
 
     The new axis of size `depth` goes at `axis` (default -1, last).  Indices outside
-    [0, depth) give an all-off row.  dtype defaults to that of a Tensor on/off value,
-    else float32; on/off default to 1 and 0.
+    [0, depth) give an all-off row.  dtype defaults to that of the on/off values as TF1 converts
+    them (a Python int: int32), else float32; on/off default to 1 and 0.
     """
     idx = _g.convert_to_tensor(indices)
     if dtype is None:
-        dtype = next((v.dtype for v in (on_value, off_value) if isinstance(v, _g.Tensor)), _dt.float32)
+        given = [_g.convert_to_tensor(v, graph=idx.graph) if not isinstance(v, _g.Tensor) else v
+                 for v in (on_value, off_value) if v is not None]
+        if len(given) == 2 and given[0].dtype != given[1].dtype:
+            raise TypeError(f"one_hot: on_value ({given[0].dtype.name}) and off_value ({given[1].dtype.name}) "
+                            "must have the same dtype")
+        dtype = given[0].dtype if given else _dt.float32
     dt = _dt.as_dtype(dtype)
     on = _scalar(1 if on_value is None else on_value, dt, idx.graph)
     off = _scalar(0 if off_value is None else off_value, dt, idx.graph)

@@ -431,7 +431,9 @@ def reduce_logsumexp(x: Any, axis: Any = None, keepdims: Any = None, name: Optio
     keepdims = bool(_deprecated_alias(keepdims, keep_dims, "keepdims", "keep_dims"))
     x = _g.convert_to_tensor(x)
     from .constant_op import stop_gradient
-    m = stop_gradient(reduce_max(x, axis, keepdims=True))
+    raw = reduce_max(x, axis, keepdims=True)
+    # an infinite max is taken out as 0, as TF1 does: all -inf gives -inf, any +inf gives +inf
+    m = stop_gradient(single("Select", [single("IsFinite", [raw]), raw, single("ZerosLike", [raw])]))
     r = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
     if not keepdims:
         r = reduce_sum(r, axis)  # drops the reduced (size-1) axes
