@@ -127,7 +127,7 @@ def dense(inputs: Any, units: int, activation: Activation = None, use_bias: bool
     in_dim = _last_dim(x, "dense")
     g = x.graph
     with g.as_default(), _scope(g, name, "dense", reuse):
-        kernel = _make_var(g, "kernel", [in_dim, units], x.dtype, kernel_initializer or _init.GlorotUniform(),
+        kernel = _make_var(g, "kernel", [in_dim, units], x.dtype, kernel_initializer,
                            kernel_regularizer, trainable)
         bias = _make_var(g, "bias", [units], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
                          trainable) if use_bias else None
@@ -166,7 +166,7 @@ def conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), p
     g = x.graph
     with g.as_default(), _scope(g, name, "conv2d", reuse):
         kernel = _make_var(g, "kernel", [kh, kw, in_ch, filters], x.dtype,
-                           kernel_initializer or _init.GlorotUniform(), kernel_regularizer, trainable)
+                           kernel_initializer, kernel_regularizer, trainable)
         bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
                          trainable) if use_bias else None
         y = nn_ops.conv2d(x, kernel, strides=_pair(strides, "strides"), padding=_padding(padding),
@@ -224,7 +224,7 @@ def conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1, paddin
     in_ch = _last_dim(x, "conv1d")
     g = x.graph
     with g.as_default(), _scope(g, name, "conv1d", reuse):
-        kernel = _make_var(g, "kernel", [k, in_ch, filters], x.dtype, kernel_initializer or _init.GlorotUniform(),
+        kernel = _make_var(g, "kernel", [k, in_ch, filters], x.dtype, kernel_initializer,
                            kernel_regularizer, trainable)
         bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
                          trainable) if use_bias else None

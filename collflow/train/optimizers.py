@@ -214,10 +214,12 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list: List[Variable]) -> None:
         for v in var_list:
+            # TF1's order, which names the slots: rms RMSProp, mg RMSProp_1, momentum RMSProp_2
+            # (RMSProp_1 without centering)
             self._make_slot(v, "rms", 1.0)
-            self._zeros_slot(v, "momentum")
             if self._centered:
                 self._zeros_slot(v, "mg")
+            self._zeros_slot(v, "momentum")
 
     def _scalars(self, var: Variable) -> list:
         dt = var.dtype

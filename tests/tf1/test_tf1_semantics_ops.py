@@ -108,3 +108,33 @@ def test_integer_floor_division_and_mod_by_zero_are_errors(graph):
     f = tf.constant([1.0, -1.0])
     fv = _run(f // tf.constant([0.0, 0.0]))   # floats: IEEE, no error
     assert fv[0] == np.inf and fv[1] == -np.inf
+
+
+# -- names that checkpoints and EMA shadows are keyed by ----------------------------------------------
+
+def test_centered_rmsprop_slot_names_in_tf1_order(graph):
+    w = tf.get_variable("W", initializer=tf.constant([1.0, 2.0]))
+    opt = tf.train.RMSPropOptimizer(0.1, momentum=0.9, centered=True)
+    opt.minimize(tf.reduce_sum(w * w))
+    assert {k: opt.get_slot(w, k).op.name for k in ("rms", "mg", "momentum")} == {
+        "rms": "W/RMSProp", "mg": "W/RMSProp_1", "momentum": "W/RMSProp_2"}
+
+
+def test_moments_outputs_are_named_as_tf1s(graph):
+    x = tf.placeholder(tf.float32, [None, 3])
+    m, v = tf.nn.moments(x, [0])
+    mk, vk = tf.nn.moments(x, [0], keep_dims=True)
+    assert (m.name, v.name) == ("moments/Squeeze:0", "moments/Squeeze_1:0")
+    assert (mk.name, vk.name) == ("moments_1/mean:0", "moments_1/variance:0") and mk.shape.as_list() == [1, 3]
+    ema = tf.train.ExponentialMovingAverage(0.9)
+    ema.apply([m, v])
+    assert ema.average(m).op.name == "moments/Squeeze/ExponentialMovingAverage"
+
+
+def test_layers_kernel_takes_the_variable_scopes_initializer(graph):
+    with tf.variable_scope("net", initializer=tf.constant_initializer(0.25)):
+        y = tf.layers.dense(tf.ones([1, 2]), 2)
+        c = tf.layers.conv2d(tf.ones([1, 3, 3, 1]), 1, 3)
+    yv, cv = _run([y, c])
+    np.testing.assert_allclose(yv, [[0.5, 0.5]])   # kernel 0.25 everywhere, bias zeros
+    np.testing.assert_allclose(cv.ravel(), [2.25])

@@ -628,19 +628,26 @@ def l2_loss(t: Any, name: Optional[str] = None) -> _g.Tensor:
 
 def moments(x: Any, axes: Any, shift: Any = None, name: Optional[str] = None, keep_dims: Optional[bool] = None,
             keepdims: bool = False) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(mean, variance) of x over `axes` (population variance, as TensorFlow)."""
+    """(mean, variance) of x over `axes` (population variance, as TensorFlow).
+
+    Built as TF1 builds it, so the outputs have TF1's names (moments/Squeeze and
+    moments/Squeeze_1; moments/mean and moments/variance with keep_dims), which name the
+    shadow variables of an ExponentialMovingAverage of them; float16 is reduced in float32."""
     if keep_dims is not None:
         keepdims = keep_dims
     x = _g.convert_to_tensor(x)
     axes = [int(a) for a in ([axes] if isinstance(axes, (int, np.integer)) else axes)]
     g = x.graph
     with g.as_default(), g.name_scope(name or "moments"):
-        mean = _m.reduce_mean(x, axes, name="mean")
-        mean_k = _a.expand_reduced(mean, x, tuple(axes))  # a view with the reduced axes kept
+        y = _m.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+        mean = _m.reduce_mean(y, axes, keepdims=True, name="mean")
         # the mean's own gradient term is zero (deviations sum to 0), so stop it: cheaper
-        var = _m.reduce_mean(_m.squared_difference(x, stop_gradient(mean_k)), axes, keepdims=keepdims,
-                             name="variance")
-        return (mean_k if keepdims else mean), var
+        var = _m.reduce_mean(_m.squared_difference(y, stop_gradient(mean)), axes, keepdims=True, name="variance")
+        if not keepdims:
+            mean, var = _a.squeeze(mean, axes), _a.squeeze(var, axes)
+        if x.dtype == _dt.float16:
+            mean, var = _m.cast(mean, _dt.float16), _m.cast(var, _dt.float16)
+        return mean, var
 
 
 # gradients: one table for the family
