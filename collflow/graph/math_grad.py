@@ -130,7 +130,36 @@ def _matmul_grad(op: Any, g: Any) -> list:
 # -- reductions -------------------------------------------------------------------------
 reg("Sum")(lambda op, g: [a.broadcast_like(_keep(op, g), op.inputs[0])])
 reg("Mean")(lambda op, g: [a.broadcast_like(_keep(op, g), op.inputs[0]) / m.cast(a.size_ratio(op.inputs[0], op.outputs[0]), g.dtype)])
-reg("Prod")(lambda op, g: [a.broadcast_like(_keep(op, g) * _keep(op, op.outputs[0]), op.inputs[0]) / op.inputs[0]])
+@reg("Prod")
+def _prod_grad(op: Any, g: Any) -> list:
+    """d prod / d x_i is the product of the other entries of x_i's group: the exclusive cumulative
+    products from the left and from the right, multiplied (TF1's way), so zeros in x give the
+    right gradient (dividing the product by x_i gave nan there).  The reduced axes need static
+    sizes; otherwise (rare) the division form is used."""
+    from .ops import scan_ops
+    x = op.inputs[0]
+    rank = x.shape.rank
+    gb = a.broadcast_like(_keep(op, g), x)
+    if rank is None:
+        return [gb * _keep(op, op.outputs[0]) / x]
+    from .ops.op_util import axis_list
+    axes = axis_list(op.attrs["axis"], rank)
+    red = list(range(rank)) if axes is None else sorted(axes)
+    if not red:
+        return [gb]
+    if any(x.shape.dims[i] is None for i in red):
+        return [gb * _keep(op, op.outputs[0]) / x]
+    other = [i for i in range(rank) if i not in red]
+    perm = other + red
+    n_red = 1
+    for i in red:
+        n_red *= int(x.shape.dims[i])
+    xt = a.transpose(x, perm)
+    flat = a.reshape(xt, [-1, n_red])
+    rest = (scan_ops.cumprod(flat, axis=1, exclusive=True) *
+            scan_ops.cumprod(flat, axis=1, exclusive=True, reverse=True))
+    inverse = [perm.index(i) for i in range(rank)]
+    return [gb * a.transpose(a.reshape(rest, a.shape(xt)), inverse)]
 reg("Max")(lambda op, g: _minmax_grad(op, g))
 reg("Min")(lambda op, g: _minmax_grad(op, g))
 

@@ -138,3 +138,21 @@ def test_layers_kernel_takes_the_variable_scopes_initializer(graph):
     yv, cv = _run([y, c])
     np.testing.assert_allclose(yv, [[0.5, 0.5]])   # kernel 0.25 everywhere, bias zeros
     np.testing.assert_allclose(cv.ravel(), [2.25])
+
+
+@pytest.mark.parametrize("axis", [1, 0, None, [0, 1]])
+def test_reduce_prod_gradient_with_zeros_is_the_product_of_the_others(graph, axis):
+    xv = np.array([[1.0, 0.0, 3.0], [0.0, 2.0, 0.0], [2.0, 5.0, 0.5]])
+    x = tf.constant(xv)
+    gv = _run(tf.gradients(tf.reduce_sum(tf.reduce_prod(x, axis) * 1.5), x)[0])
+    want = np.zeros_like(xv)
+    groups = {1: lambda i, j: xv[i, :], 0: lambda i, j: xv[:, j]}
+    for i in range(3):
+        for j in range(3):
+            if axis in (0, 1):
+                grp = list(groups[axis](i, j))
+                k = j if axis == 1 else i
+            else:
+                grp, k = list(xv.ravel()), 3 * i + j
+            want[i, j] = 1.5 * np.prod(grp[:k] + grp[k + 1:])
+    np.testing.assert_allclose(gv, want, rtol=1e-14)   # [[0, 3, 0], [0, 0, 0], ...] for axis=1
