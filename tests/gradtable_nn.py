@@ -29,6 +29,13 @@ def _dyn(x, shape):
 
 _C = dict(strides=1, padding="VALID")
 
+
+def _max_pool_grad_of(g):
+    """MaxPoolGrad of a fixed input with distinct values (no ties), 3x3 windows, stride 2, SAME."""
+    x = cf.cast(cf.constant(np.random.default_rng(3).permutation(50).reshape(1, 5, 5, 2)), g.dtype)
+    return single("MaxPoolGrad", [x, cf.nn.max_pool2d(x, 3, 2, "SAME"), g],
+                  {"ksize": (3, 3), "strides": (2, 2), "padding": "SAME"})
+
 CASES = [
     # activations
     Case("Relu", cf.nn.relu, [(3, 4)], make_inputs=_away_from_zero((3, 4))),
@@ -94,6 +101,9 @@ CASES = [
     # windows that tile the input (the gradient's fast road), unequal sides
     Case("MaxPool", lambda x: cf.nn.max_pool(x, ksize=[1, 2, 3, 1], strides=[1, 2, 3, 1], padding="SAME"),
          [(2, 4, 6, 3)], id="MaxPool-tiled-2x3"),
+    # MaxPoolGrad in its gradient input (second derivatives of max pooling): MaxPoolGradGrad;
+    # the pooled input is a fixed permutation (no ties), overlapping SAME windows
+    Case("MaxPoolGrad", _max_pool_grad_of, [(1, 3, 3, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool(x, ksize=2, strides=2, padding="VALID"), [(2, 4, 4, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool2d(_dyn(x, (None, 5, 5, 2)), ksize=3, strides=2, padding="SAME"),
          [(1, 5, 5, 2)], id="AvgPool-same-dynamic-batch"),

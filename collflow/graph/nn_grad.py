@@ -135,6 +135,14 @@ def _pool_attrs(op: Any) -> dict:
 reg("MaxPool")(lambda op, g: [single("MaxPoolGrad", [op.inputs[0], op.outputs[0], g], _pool_attrs(op))])
 
 
+@reg("MaxPoolGrad")
+def _max_pool_grad_grad(op: Any, gg: Any) -> list:
+    # linear in its gradient input (the window maxima stay put for small changes of x): as TF1,
+    # zeros for orig_input and orig_output, MaxPoolGradGrad for grad (gradient penalties)
+    x, y = op.inputs[0], op.inputs[1]
+    return [a.zeros_like(x), a.zeros_like(y), single("MaxPoolGradGrad", [x, y, gg], _pool_attrs(op))]
+
+
 @reg("AvgPool")
 def _avg_pool_grad(op: Any, g: Any) -> list:
     x = op.inputs[0]

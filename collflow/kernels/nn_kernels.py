@@ -513,6 +513,31 @@ def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
     return max_pool_grad
 
 
+@register_kernel("MaxPoolGradGrad")
+def _max_pool_grad_grad(op: Any, ctx: KernelContext) -> Any:
+    """MaxPoolGrad's gradient with respect to its `grad` input (MaxPoolGrad is linear in it): each
+    output cell takes gg at the first maximum of its window, the cell MaxPoolGrad routes to."""
+    xp = ctx.xp
+    kh, kw, strides, geometry = _pool_setup(op)
+
+    def max_pool_grad_grad(x: Any, y: Any, gg: Any) -> Any:
+        n, h, w, c = x.shape
+        geo = geometry(h, w, kh, kw)
+        xpad = _pad(xp, x, geo, -np.inf)
+        ggpad = _pad(xp, gg, geo, 0)
+        out = xp.zeros(y.shape, dtype=gg.dtype)
+        todo = xp.ones(y.shape, dtype=bool)
+        for i in range(kh):
+            for j in range(kw):
+                rs, cs = _offset(geo, i, j, strides, _UNIT)
+                hit = xpad[:, rs, cs, :] == y
+                hit &= todo
+                xp.greater(todo, hit, out=todo)  # todo and not hit
+                out += xp.multiply(ggpad[:, rs, cs, :], hit)
+        return out
+    return max_pool_grad_grad
+
+
 def _avg_counts(xp: Any, geo: _Geometry, h: int, w: int, kh: int, kw: int, strides: Tuple[int, int],
                 dtype: Any) -> Any:
     """Per output cell, how many real (unpadded) inputs its window covers: (OH, OW, 1)."""

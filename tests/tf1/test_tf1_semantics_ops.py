@@ -156,3 +156,16 @@ def test_reduce_prod_gradient_with_zeros_is_the_product_of_the_others(graph, axi
                 grp, k = list(xv.ravel()), 3 * i + j
             want[i, j] = 1.5 * np.prod(grp[:k] + grp[k + 1:])
     np.testing.assert_allclose(gv, want, rtol=1e-14)   # [[0, 3, 0], [0, 0, 0], ...] for axis=1
+
+
+# -- second derivatives through max pooling -----------------------------------------------------------
+
+def test_max_pool_second_derivative_goes_through_the_window_maximum(graph):
+    x = tf.constant(np.array([[1.0, 2.0], [3.0, 4.0]]).reshape(1, 2, 2, 1))
+    y = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    g = tf.gradients(tf.reduce_sum(y * y), x)[0]                  # 2 * max at the max's cell
+    h = tf.gradients(tf.reduce_sum(g * x), x)[0]                  # d/dx sum(2 y x_argmax) = 4 y there
+    np.testing.assert_allclose(_run(h).ravel(), [0, 0, 0, 16])
+    dy = tf.placeholder(tf.float64, [1, 1, 1, 1])
+    gp = tf.gradients(tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x, grad_ys=dy)[0]
+    assert tf.gradients(gp, dy)[0] is not None

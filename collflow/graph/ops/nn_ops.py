@@ -207,6 +207,8 @@ register_op("MaxPool", _pool_spec)
 register_op("AvgPool", _pool_spec)
 # MaxPoolGrad(orig_input, orig_output, grad); AvgPoolGrad(orig_input_shape, grad)
 register_op("MaxPoolGrad", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
+# MaxPoolGradGrad(orig_input, orig_output, grad of MaxPoolGrad's output): shaped as orig_output
+register_op("MaxPoolGradGrad", lambda op: [(op.inputs[1].dtype, op.inputs[1].shape)])
 register_op("AvgPoolGrad", lambda op: [(op.inputs[1].dtype, _sizes_shape(op.inputs[0], op.attrs.get("shape_hint")))])
 
 # -- bias, losses, dropout ---------------------------------------------------------------
@@ -256,7 +258,7 @@ def _dropout_mask_spec(op: _g.Operation) -> list:
 # a scaled keep mask (0 or 1/keep_prob per element) of x's shape or noise_shape; random
 register_op("DropoutMask", _dropout_mask_spec, stateful=True)
 
-not_differentiable("MaxPoolGrad", "DropoutMask")
+not_differentiable("DropoutMask")
 
 # -- attribute helpers -----------------------------------------------------------------
 
