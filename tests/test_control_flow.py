@@ -76,7 +76,7 @@ def test_while_loop_values_and_data_dependent_trip_count():
 def test_maximum_iterations_and_shape_invariants():
     g = cf.Graph()
     with g.as_default():
-        i = cf.while_loop(lambda i: i < 100, lambda i: i + 1, [cf.constant(0)], maximum_iterations=5)[0]
+        i = cf.while_loop(lambda i: i < 100, lambda i: i + 1, [cf.constant(0)], maximum_iterations=5)  # one variable: the tensor (TF1)
         grow = cf.while_loop(lambda k, v: k < 3, lambda k, v: (k + 1, cf.concat([v, v], 0)),
                              [cf.constant(0), cf.constant([1.0])],
                              shape_invariants=[cf.TensorShape(()), cf.TensorShape([None])])[1]
@@ -110,7 +110,7 @@ def test_stateful_op_in_loop_body_runs_once_per_iteration():
         def body(i):
             with cf.control_dependencies([cf.assign_add(v, one)]):
                 return i + 1
-        r = cf.while_loop(lambda i: i < 7, body, [cf.constant(0)])[0]
+        r = cf.while_loop(lambda i: i < 7, body, [cf.constant(0)])
         init = cf.global_variables_initializer()
     with cf.Session(graph=g) as s:
         s.run(init)

@@ -87,7 +87,7 @@ def test_a_loop_in_an_untaken_branch_does_not_run():
             def body(i):
                 with cf.control_dependencies([cf.assign_add(counter, 1)]):
                     return i + 1
-            return cf.cast(cf.while_loop(lambda i: i < 4, body, [0])[0], cf.float32)
+            return cf.cast(cf.while_loop(lambda i: i < 4, body, [0]), cf.float32)
         r = cf.cond(p, loop, lambda: cf.constant(-1.0))
         init = cf.global_variables_initializer()
     with cf.Session(graph=g) as s:
@@ -100,7 +100,7 @@ def test_cancelled_inside_a_loop():
     g = cf.Graph()
     with g.as_default():
         n = cf.placeholder(cf.int32, (), name="n")
-        out = cf.while_loop(lambda i: i < n, lambda i: i + 1, [0])[0]
+        out = cf.while_loop(lambda i: i < n, lambda i: i + 1, [0])
     tok = cf.CancellationToken()
     tok.cancel("test")
     with cf.Session(graph=g) as s:

@@ -327,15 +327,32 @@ class _Loop:
 
 
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any,
-               shape_invariants: Any = None, parallel_iterations: int = 10,
-               maximum_iterations: Any = None, name: Optional[str] = None) -> Any:
-    """Repeats `body` while `cond` holds, inside the graph (one frame per loop).
+               shape_invariants: Any = None, parallel_iterations: int = 10, back_prop: bool = True,
+               swap_memory: bool = False, name: Optional[str] = None, maximum_iterations: Any = None,
+               return_same_structure: bool = False) -> Any:
+    """Repeats `body` while `cond` holds, inside the graph (one frame per loop); TF1's signature.
 
     loop_vars: a (nested) structure of tensors and TensorArrays; body returns the same
       structure (a TensorArray's flow is what the loop carries; see _ta_flows).
     shape_invariants: per-variable shapes allowed to change across iterations (None dims).
     maximum_iterations: stop after this many iterations at most.
+    return_same_structure: False (TF1's default) returns a one-variable loop's result as the
+      tensor itself, not a one-element list.  back_prop=False stops gradients at the loop's
+    outputs; swap_memory is accepted (values saved for the gradient stay in host memory).
     """
+    out = _while_loop(cond, body, loop_vars, shape_invariants, parallel_iterations, maximum_iterations, name)
+    if not back_prop:
+        from .ops.constant_op import stop_gradient
+        flat = [stop_gradient(t) if isinstance(t, _g.Tensor) else t for t in nest.flatten(out)]
+        out = nest.pack_sequence_as(out, flat)
+    if (not return_same_structure and isinstance(out, (list, tuple)) and not hasattr(out, "_fields")
+            and len(out) == 1 and len(nest.flatten(out)) == 1):
+        return out[0]
+    return out
+
+
+def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any,
+                parallel_iterations: int, maximum_iterations: Any, name: Optional[str]) -> Any:
     ta_vars, loop_vars = loop_vars, _ta_flows(loop_vars)
     flat_init = [_g.convert_to_tensor(v) for v in nest.flatten(loop_vars)]
     if not flat_init:
@@ -597,8 +614,8 @@ def while_loop_gradient(loop: _Loop, exit_grads: List[Any]) -> List[Any]:
         raise UnimplementedError(
             f"second-order gradients through a while loop are not supported (differentiating {loop.name}, "
             f"the backward loop of {loop.ctx.grad_of.name})")  # type: ignore[union-attr]
-    res = while_loop(bcond, bbody, [loop.counter_exit] + g0 + acc0,
-                     parallel_iterations=loop.ctx.parallel_iterations, name="while_grad")  # type: ignore[union-attr]
+    res = _while_loop(bcond, bbody, [loop.counter_exit] + g0 + acc0, None,
+                      loop.ctx.parallel_iterations, None, "while_grad")  # type: ignore[union-attr]
     res = list(res)
     var_grads: List[Any] = [None] * len(loop.var_inputs)
     for j, i in enumerate(fl):

@@ -43,6 +43,20 @@ def _as_source(x: Any) -> _g.Tensor:
     raise TypeError(f"gradients: xs must be Tensors or Variables, got {type(x).__name__}")
 
 
+def _zeros_for(t: _g.Tensor) -> Optional[_g.Tensor]:
+    """The zero gradient of an output nothing differentiated (a cond branch not using a value):
+    zeros of its shape, or for a variable handle (a fresh read switched into a branch) zeros of
+    the variable's value; None for other dtypes."""
+    from .ops import array_ops
+    if t.dtype.is_floating:
+        return array_ops.zeros_like(t)
+    if t.dtype == _dt.resource:
+        from .ops.state_ops import variable_dtype_shape
+        dt, shp = variable_dtype_shape(t)
+        return t.graph.create_op("ZerosLikeVariable", [t], {"dtype": dt, "shape": shp}, name="zeros_like").outputs[0]
+    return None
+
+
 def _differentiable_dtype(t: _g.Tensor) -> bool:
     return t.dtype.is_floating or t.dtype == _dt.resource
 
@@ -136,8 +150,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             if od.grad_fn is None:
                 raise UnimplementedError(f"no gradient defined for op type {op.type} (op {op.name!r})", op)
             if len(out_grads) > 1:
-                out_grads = [gr if gr is not None or not t.dtype.is_floating else array_ops.zeros_like(t)
-                             for gr, t in zip(out_grads, op.outputs)]
+                out_grads = [gr if gr is not None else _zeros_for(t) for gr, t in zip(out_grads, op.outputs)]
             with g.name_scope(op.name.replace("/", "_") + "_grad"):
                 in_grads = list(od.grad_fn(op, *out_grads))
             if len(in_grads) != len(op.inputs):

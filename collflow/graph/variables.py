@@ -134,10 +134,12 @@ class Variable:
     def value(self) -> _g.Tensor:
         """The variable's value as a Tensor.
 
-        Inside a control_dependencies block this is a fresh read that runs after those
-        dependencies (so it sees their writes); otherwise the variable's shared read.
+        Inside a control_dependencies block, a while-loop body or a cond branch this is a fresh
+        read: it runs after those dependencies, or in every iteration of the loop (seeing the
+        writes of earlier iterations, as TF1's reads do); otherwise the variable's shared read.
         """
-        if self._graph._current_control_inputs():
+        g = self._graph
+        if g._current_control_inputs() or g._get_control_flow_context() is not None:
             return self.read_value()
         return self._snapshot
 

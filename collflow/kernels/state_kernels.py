@@ -27,6 +27,15 @@ def _read(op: Any, ctx: KernelContext) -> Any:
     return read
 
 
+@register_kernel("ZerosLikeVariable")
+def _zeros_like_variable(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def zeros(st: Any) -> Any:
+        return xp.zeros_like(st.read(op))
+    return zeros
+
+
 @register_kernel("AssignVariable")
 def _assign(op: Any, ctx: KernelContext) -> Any:
     validate = op.attrs.get("validate_shape", True)

@@ -169,3 +169,48 @@ def test_max_pool_second_derivative_goes_through_the_window_maximum(graph):
     dy = tf.placeholder(tf.float64, [1, 1, 1, 1])
     gp = tf.gradients(tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), x, grad_ys=dy)[0]
     assert tf.gradients(gp, dy)[0] is not None
+
+
+# -- while_loop ----------------------------------------------------------------------------------------
+
+def test_variable_reads_in_a_loop_see_earlier_iterations_writes(graph):
+    v = tf.Variable(1.0)
+
+    def body(i, acc):
+        a = tf.assign(v, v * 2.0)          # reads v in every iteration
+        return i + 1, acc + a
+    out = tf.while_loop(lambda i, a: i < 4, body, [tf.constant(0), tf.constant(0.0)], parallel_iterations=1)
+    w = tf.Variable(0.0)
+
+    def body2(i):
+        with tf.control_dependencies([tf.assign_add(w, 1.0)]):
+            return i + 1
+    out2 = tf.while_loop(lambda i: w < 5.0, body2, [0], parallel_iterations=1)   # the cond reads w
+    u = tf.Variable(2.0)
+    with tf.control_dependencies([tf.assign(u, 3.0)]):
+        mf = tf.map_fn(lambda x: x * u, tf.constant([1.0, 2.0]))          # after the outer assign
+    with cf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        assert s.run(out)[1] == 30.0 and s.run(v) == 16.0                 # 2 + 4 + 8 + 16
+        assert s.run(out2) == 5 and s.run(w) == 5.0
+        np.testing.assert_array_equal(s.run(mf), [3.0, 6.0])
+
+
+def test_gradient_of_a_variable_read_in_one_cond_branch_inside_a_loop(graph):
+    w = tf.Variable([0.5, -0.25])
+    x = tf.constant([1.0, 2.0])
+
+    def body(i, v):
+        return i + 1, tf.cond(tf.reduce_sum(v) > 0, lambda: v * w, lambda: v + 1.0)
+    _, out = tf.while_loop(lambda i, v: i < 3, body, [0, x])
+    gw = tf.gradients(tf.reduce_sum(out), w)[0]
+    # v1 = x * w = [0.5, -0.5] (sum 3 > 0); v2 = v1 + 1 (sum 0: the other branch); out = v2 * w,
+    # so d sum(out) / dw = v2 + w * x = [1.5, 0.5] + [0.5, -0.5] (TensorFlow gives the same)
+    np.testing.assert_allclose(_run(gw), [2.0, 0.0])
+
+
+def test_one_loop_variable_comes_back_as_the_tensor(graph):
+    r = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)])
+    same = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], return_same_structure=True)
+    assert isinstance(r, cf.Tensor) and isinstance(same, list) and len(same) == 1
+    assert _run(r) == 3

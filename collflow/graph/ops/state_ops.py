@@ -61,6 +61,10 @@ def _scatter_spec(op: _g.Operation) -> list:
 
 register_op("VarHandle", lambda op: [(_dt.resource, TensorShape(()))], variable_state=True)
 register_op("ReadVariable", _value_spec, variable_state=True)
+# zeros shaped as a variable's value (the zero gradient of a handle a cond branch did not use);
+# dtype and shape are attrs, since the handle may come off a stack in a backward loop
+register_op("ZerosLikeVariable", lambda op: [(op.attrs["dtype"], op.attrs["shape"])], variable_state=True)
+not_differentiable("ZerosLikeVariable")
 register_op("AssignVariable", _assign_spec, variable_state=True)
 register_op("AssignAddVariable", _assign_spec, variable_state=True)
 register_op("AssignSubVariable", _assign_spec, variable_state=True)
