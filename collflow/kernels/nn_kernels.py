@@ -45,7 +45,8 @@ def _leaky_relu(op: Any, ctx: KernelContext) -> Any:
     pick = xp.maximum if alpha <= 1 else xp.minimum
 
     def leaky_relu(x: Any) -> Any:
-        r = xp.multiply(x, x.dtype.type(alpha))
+        # out= arrays throughout: on a 0-d input a ufunc returns a NumPy scalar, which out= refuses
+        r = xp.multiply(x, x.dtype.type(alpha), out=xp.empty_like(x))
         return pick(r, x, out=r)
     return leaky_relu
 
@@ -73,7 +74,7 @@ def _sigmoid(op: Any, ctx: KernelContext) -> Any:
     def sigmoid(x: Any) -> Any:
         # 0.5 * tanh(x / 2) + 0.5: no overflow for any x, three in-place passes
         half = x.dtype.type(0.5)
-        r = xp.multiply(x, half)
+        r = xp.multiply(x, half, out=xp.empty_like(x))
         xp.tanh(r, out=r)
         r *= half
         r += half
@@ -86,7 +87,7 @@ def _sigmoid_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
     def sigmoid_grad(y: Any, dy: Any) -> Any:
-        r = xp.subtract(y.dtype.type(1), y)
+        r = xp.subtract(y.dtype.type(1), y, out=xp.empty_like(y))
         r *= y
         r *= dy
         return r
@@ -101,7 +102,7 @@ def _tanh_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
     def tanh_grad(y: Any, dy: Any) -> Any:
-        r = xp.multiply(y, y)
+        r = xp.multiply(y, y, out=xp.empty_like(y))
         xp.subtract(y.dtype.type(1), r, out=r)
         r *= dy
         return r

@@ -214,3 +214,18 @@ def test_one_loop_variable_comes_back_as_the_tensor(graph):
     same = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)], return_same_structure=True)
     assert isinstance(r, cf.Tensor) and isinstance(same, list) and len(same) == 1
     assert _run(r) == 3
+
+
+# -- scalars --------------------------------------------------------------------------------------------
+
+def test_activations_and_their_gradients_take_0d_tensors(graph):
+    s = tf.constant(0.6)
+    outs = _run([tf.sigmoid(s), tf.nn.leaky_relu(s), tf.gradients(tf.tanh(s), s)[0],
+                 tf.gradients(tf.nn.softplus(s), s)[0], tf.gradients(tf.sigmoid(s), s)[0],
+                 tf.gradients(tf.nn.leaky_relu(-s), s)[0]])
+    sig = 1 / (1 + np.exp(-0.6))
+    np.testing.assert_allclose(outs, [sig, 0.6, 1 - np.tanh(0.6) ** 2, sig, sig * (1 - sig), -0.2], rtol=1e-6)
+    w = tf.constant(0.5)
+    sc = tf.scan(lambda a, x: tf.tanh(a * w + x), tf.constant([0.1, 0.2, 0.3]), initializer=tf.constant(0.0))
+    gv = _run(tf.gradients(tf.reduce_sum(sc), w)[0])
+    assert np.isfinite(gv) and gv > 0
