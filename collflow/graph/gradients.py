@@ -79,6 +79,11 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     for t in ys_l + xs_l:
         if t.graph is not g:
             raise InvalidArgumentError(f"gradients: {t.name} is in another graph than {ys_l[0].name}")
+    ctx = g._get_control_flow_context()
+    if ctx is not None and getattr(ctx, "grad_of", None) is None:
+        # called inside a loop body or cond branch (TF1 allows it, e.g. opt.minimize in a body):
+        # an outside x is seen there through its Enter or Switch, which is what ys depend on
+        xs_l = ctx.process_inputs(xs_l)
     stops: Set[_g.Operation] = {(_as_source(s)).op for s in _as_list(stop_gradients)} if stop_gradients is not None else set()
 
     # ops on some path from an x to a y; a while loop counts as one node (its Exit ops),

@@ -229,3 +229,25 @@ def test_activations_and_their_gradients_take_0d_tensors(graph):
     sc = tf.scan(lambda a, x: tf.tanh(a * w + x), tf.constant([0.1, 0.2, 0.3]), initializer=tf.constant(0.0))
     gv = _run(tf.gradients(tf.reduce_sum(sc), w)[0])
     assert np.isfinite(gv) and gv > 0
+
+
+def test_gradients_and_minimize_inside_a_loop_body(graph):
+    x = tf.constant(2.0)
+    w = tf.Variable(3.0)
+
+    def body(i, acc):
+        g = tf.gradients(x * x, x)[0]                 # 4, w.r.t. a tensor from outside the loop
+        gw = tf.gradients(w * w * x, w)[0]            # 12, w.r.t. a variable
+        return i + 1, acc + g + gw
+
+    out = tf.while_loop(lambda i, a: i < 3, body, [tf.constant(0), tf.constant(0.0)])
+
+    def body2(i):
+        with tf.control_dependencies([tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(w * w))]):
+            return i + 1
+    out2 = tf.while_loop(lambda i: i < 2, body2, [tf.constant(0)])
+    with cf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        assert s.run(out)[1] == 48.0
+        s.run(out2)
+        np.testing.assert_allclose(s.run(w), 3.0 * 0.8 * 0.8)   # two SGD steps of w -= 0.1 * 2w
