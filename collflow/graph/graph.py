@@ -584,8 +584,19 @@ def reset_default_graph() -> None:
     _global_graph = Graph()
 
 
-def name_scope(name: Optional[str]) -> Any:
-    return get_default_graph().name_scope(name)
+@contextlib.contextmanager
+def name_scope(name: Optional[str], default_name: Optional[str] = None, values: Any = None) -> Iterator[str]:
+    """TF1's tf.name_scope(name, default_name=None, values=None), the form library code uses:
+    `default_name` when name is None; the scope opens in the graph of the tensors in `values`
+    (made the default graph inside), else in the default graph."""
+    scope_name = default_name if name is None else name
+    g = next((v.graph for v in (values or ()) if isinstance(v, (Tensor, Operation))), None)
+    if g is None or g is get_default_graph():
+        with get_default_graph().name_scope(scope_name) as scope:
+            yield scope
+    else:
+        with g.as_default(), g.name_scope(scope_name) as scope:
+            yield scope
 
 
 def device(spec: Optional[str]) -> Any:

@@ -242,3 +242,15 @@ def global_variables_initializer() -> _g.Operation:
 
 def local_variables_initializer() -> _g.Operation:
     return variables_initializer(local_variables(), name="init_local")
+
+
+def snapshot_of_handle(t: _g.Tensor) -> Optional[_g.Tensor]:
+    """The shared read of the variable whose VarHandle output is `t` (what TF1 gives for the
+    variable's own name "v:0", a reference variable's value), or None when t is no such handle."""
+    if t.dtype != _dt.resource or t.op.type != "VarHandle":
+        return None
+    want = t.op.name + "/read"
+    for c in t._consumers:
+        if c.type == "ReadVariable" and c.name == want:
+            return c.outputs[0]
+    return None

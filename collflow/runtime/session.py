@@ -80,10 +80,16 @@ def _fetch_element(graph: Graph, f: Any) -> Any:
     if isinstance(f, IndexedSlices):
         return _IndexedSlicesFetch(f)
     try:
-        return graph.as_graph_element(f)
+        el = graph.as_graph_element(f)
     except TypeError:
         raise TypeError(f"fetch argument {f!r} has invalid type {type(f).__name__}; expected a Tensor, "
                         "Operation, Variable, name, or a list/tuple/dict of them") from None
+    if isinstance(el, Tensor) and el.dtype == _dt.resource:
+        # "v:0" names the variable (its handle): TF1 fetches the value, as for the Variable
+        from ..graph.variables import snapshot_of_handle
+        r = snapshot_of_handle(el)
+        el = el if r is None else r
+    return el
 
 
 class Session:

@@ -251,3 +251,31 @@ def test_gradients_and_minimize_inside_a_loop_body(graph):
         assert s.run(out)[1] == 48.0
         s.run(out2)
         np.testing.assert_allclose(s.run(w), 3.0 * 0.8 * 0.8)   # two SGD steps of w -= 0.1 * 2w
+
+
+def test_name_scope_takes_tf1s_three_arguments(graph):
+    x = tf.constant(1.0)
+    with tf.name_scope(None, "my_op", [x]) as scope:
+        y = tf.identity(x, name="y")
+    with tf.name_scope("given", "my_op", [x]):
+        z = tf.identity(x, name="z")
+    with tf.name_scope(None, "my_op"):
+        w = tf.identity(x, name="w")
+    assert scope == "my_op/" and y.op.name == "my_op/y" and z.op.name == "given/z" and w.op.name == "my_op_1/w"
+    other = cf.Graph()
+    with other.as_default():
+        t = tf.constant(2.0)
+    with tf.name_scope(None, "in_other", [t]):
+        u = tf.identity(t)                       # built in t's graph, which is default inside
+    assert u.graph is other and u.op.name == "in_other/Identity"
+
+
+def test_a_variables_own_name_fetches_and_computes_with_its_value(graph):
+    v = tf.Variable([1.0, 2.0], name="myvar")
+    t = graph.get_tensor_by_name("myvar:0")
+    y = t * 2.0
+    with cf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(s.run("myvar:0"), [1.0, 2.0])
+        np.testing.assert_array_equal(s.run(v.name), [1.0, 2.0])
+        np.testing.assert_array_equal(s.run(y), [2.0, 4.0])

@@ -165,8 +165,19 @@ not_differentiable(*COMPARE_OPS, "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMa
 # -- constructors ----------------------------------------------------------------------
 
 
+def _as_value(t: Any) -> Any:
+    # a variable's handle used as a value ("v:0" from get_tensor_by_name): its read, as TF1's
+    # reference variables give
+    if isinstance(t, _g.Tensor) and t.dtype == _dt.resource:
+        from ..variables import snapshot_of_handle
+        r = snapshot_of_handle(t)
+        return t if r is None else r
+    return t
+
+
 def _operands(x: Any, y: Any) -> Tuple[Any, Any]:
     """Converts Python/NumPy operands to the dtype of the Tensor operand."""
+    x, y = _as_value(x), _as_value(y)
     if isinstance(x, _g.Tensor) or hasattr(x, "handle"):
         x = _g.convert_to_tensor(x)
         if not isinstance(y, _g.Tensor) and not hasattr(y, "handle"):
