@@ -10,7 +10,7 @@ from .dtypes import DType, as_dtype  # noqa: F401
 from .errors import *  # noqa: F401,F403
 from . import errors  # noqa: F401
 from .graph.graph import (Graph, Operation, Tensor, GraphKeys, get_default_graph,  # noqa: F401
-                          reset_default_graph, name_scope, device, control_dependencies,
+                          reset_default_graph, name_scope, device, control_dependencies, init_scope,
                           convert_to_tensor, add_to_collection, get_collection)
 from .graph.shape import TensorShape  # noqa: F401
 from .graph.ops.constant_op import *  # noqa: F401,F403

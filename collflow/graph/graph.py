@@ -424,6 +424,19 @@ class Graph:
         return op
 
     # -- control-flow context (cond / while_loop construction) -----------------------
+    @contextlib.contextmanager
+    def init_scope(self) -> Iterator[None]:
+        """Out of any cond/while body being built and of control dependencies, keeping the
+        name scope (TF1's tf.init_scope): where optimizer slots and moving-average shadows are
+        made, so one made inside a loop body or a cond branch is an ordinary variable."""
+        ctx = self._get_control_flow_context()
+        self._set_control_flow_context(None)
+        try:
+            with self.control_dependencies(None):
+                yield
+        finally:
+            self._set_control_flow_context(ctx)
+
     def _get_control_flow_context(self) -> Any:
         return getattr(self._local, "cf_ctx", None)
 
@@ -605,6 +618,11 @@ def device(spec: Optional[str]) -> Any:
 
 def control_dependencies(control_inputs: Optional[Iterable[Any]]) -> Any:
     return get_default_graph().control_dependencies(control_inputs)
+
+
+def init_scope() -> Any:
+    """tf.init_scope(): see Graph.init_scope."""
+    return get_default_graph().init_scope()
 
 
 def add_to_collection(name: str, value: Any) -> None:

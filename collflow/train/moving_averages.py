@@ -71,7 +71,9 @@ class ExponentialMovingAverage:
                 raise TypeError(f"The variables must be half, float, or double: {var.name}")
             if _key(var) in self._averages:
                 continue
-            with g.control_dependencies(None):
+            # shadows are named by the variable scope alone (TF1's slot naming) and made out of
+            # any cond or loop being built: apply() in a cond branch is TF1's batch-norm pattern
+            with g.init_scope(), g.name_scope(None):
                 if isinstance(var, Variable):
                     avg = Variable(var.initial_value, trainable=False, name=self._shadow_name(var),
                                    dtype=var.dtype)

@@ -211,13 +211,15 @@ class Optimizer:
         g = colocate_with.graph
         v = self._non_slot.get((name, g))
         if v is None:
-            with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.device(colocate_with.device):
+            # in the caller's name scope, as TF1 (opt.minimize under name_scope("train") makes
+            # train/beta1_power), out of any loop or cond being built
+            with g.as_default(), g.init_scope(), g.device(colocate_with.device):
                 v = Variable(initial_value, trainable=False, name=name)
             self._non_slot[(name, g)] = v
         return v
 
     def _create_slots_for(self, g: _g.Graph, var_list: List[Variable]) -> None:
-        with g.name_scope(None), g.control_dependencies(None):
+        with g.init_scope():
             self._create_slots(var_list)
 
     # -- hyperparameters ------------------------------------------------------------------------
@@ -322,8 +324,16 @@ def _create_slot_var(primary: Variable, value: float, op_name: str) -> Variable:
         base = array_ops.zeros_like(primary.initial_value)
         return base if value == 0 else base + constant(value, dtype=dt)
 
-    with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.device(primary.device):
-        return Variable(init, trainable=False, name=f"{primary.op.name}/{op_name}", dtype=dt)
+    with g.as_default(), g.init_scope(), g.name_scope(None), g.device(primary.device):
+        return Variable(init, trainable=False, name=slot_name(primary.op.name, op_name), dtype=dt)
+
+
+def slot_name(primary_name: str, suffix: str) -> str:
+    """TF1's slot_creator naming: `primary/suffix` under the current variable scope (so a
+    minimize inside variable_scope("train") makes train/W/Adam), name scopes ignored."""
+    from ..graph.variable_scope import get_variable_scope
+    vs = get_variable_scope().name
+    return f"{vs}/{primary_name}/{suffix}" if vs else f"{primary_name}/{suffix}"
 
 
 def _gate(grads: List[Any]) -> List[Any]:

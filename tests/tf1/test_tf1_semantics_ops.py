@@ -279,3 +279,38 @@ def test_a_variables_own_name_fetches_and_computes_with_its_value(graph):
         np.testing.assert_array_equal(s.run("myvar:0"), [1.0, 2.0])
         np.testing.assert_array_equal(s.run(v.name), [1.0, 2.0])
         np.testing.assert_array_equal(s.run(y), [2.0, 4.0])
+
+
+# -- where optimizer slots and moving-average shadows are made and how they are named -----------------
+
+def test_slot_and_shadow_names_and_creation_inside_conds_and_loops(graph):
+    x = tf.constant([[1.0, 2.0], [1.0, 1.5]])
+    is_training = tf.placeholder(tf.bool, [])
+    ema = tf.train.ExponentialMovingAverage(0.5)
+
+    def train_branch():                                  # TF1's hand-written batch-norm pattern
+        m, v = tf.nn.moments(x, [0])
+        with tf.control_dependencies([ema.apply([m, v])]):
+            return tf.identity(m), tf.identity(v)
+    mm, vv = tf.cond(is_training, train_branch, lambda: (tf.zeros([2]), tf.ones([2])))
+    w = tf.Variable(3.0)
+
+    def body(i):                                         # Adam's slots made inside a loop body
+        with tf.control_dependencies([tf.train.AdamOptimizer(0.1).minimize(w * w)]):
+            return i + 1
+    out = tf.while_loop(lambda i: i < 2, body, [0])
+    W = tf.get_variable("W", initializer=tf.constant([1.0, 2.0]))
+    with tf.variable_scope("train"):
+        tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(W * W))
+    with tf.name_scope("plain"):
+        tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(W * W))
+    names = {v.op.name for v in tf.global_variables()}
+    assert {"cond/moments/Squeeze/ExponentialMovingAverage", "while/beta1_power", "Variable/Adam",
+            "train/beta1_power", "train/W/Adam", "train/W/Adam_1", "plain/beta1_power", "W/Adam"} <= names
+    with cf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        mv, vv_ = s.run([mm, vv], {is_training: True})
+        np.testing.assert_allclose(mv, [1.0, 1.75])
+        np.testing.assert_allclose(vv_, [0.0, 0.0625])
+        s.run(out)
+        assert abs(s.run(w) - 2.8001032) < 1e-5                # two Adam steps, as TensorFlow
