@@ -248,7 +248,7 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], nam
             if a.dtype != b.dtype:
                 raise InvalidArgumentError(f"cond: branches return different dtypes {a.dtype.name} (true) and "
                                            f"{b.dtype.name} (false)")
-            merged.append(cfo.merge([b, a], pred=pred, name="merge")[0])
+            merged.append(cfo.merge([b, a], pred=pred, name="Merge")[0])
         return nest.pack_sequence_as(rt, merged)
 
 
@@ -388,7 +388,7 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
         all_inv = inv + [TensorShape(()), TensorShape(())]
         enters = []
         for t in all_init:
-            e = cfo.enter(t, frame, is_constant=False, parallel_iterations=parallel_iterations, name="enter")
+            e = cfo.enter(t, frame, is_constant=False, parallel_iterations=parallel_iterations, name="Enter")
             e.op._ctx = ctx
             for c in outer_ctrl:
                 e.op._add_control_input(c)
@@ -398,7 +398,7 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
         loop.var_inputs = [e.op.inputs[0] for e in enters[:n]]
         merges = []
         for e, s in zip(enters, all_inv):
-            m = cfo.merge([e, e], shape=s, name="merge")[0]
+            m = cfo.merge([e, e], shape=s, name="Merge")[0]
             m.op._ctx = ctx
             merges.append(m)
         with ctx.entered():
@@ -413,7 +413,7 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
                 mx = _g.convert_to_tensor(maximum_iterations, dtype=_dt.int32)
                 c = math_ops.logical_and(c, math_ops.less(merges[n], mx))
             lc = cfo.loop_cond(c, name="loop_cond")
-            switches = [cfo.switch(m, lc, name="switch") for m in merges]
+            switches = [cfo.switch(m, lc, name="Switch") for m in merges]
             ctx.pivot = identity(cfo.switch(lc, lc, name="switch_pivot")[1], name="pivot")
             body_in = [identity(sw[1], name="body_in") for sw in switches]
             loop.body_inputs = body_in[:n]
@@ -440,7 +440,7 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
             counter_next = math_ops.add(body_in[n], constant(1, dtype=_dt.int32), name="counter_next")
             # the save token: gradients add their pushes between body_in[n + 1] and its
             # NextIteration (loop.save); without a gradient the stack holds nothing
-            nexts = [cfo.next_iteration(o, name="next") for o in flat_out + [counter_next, body_in[n + 1]]]
+            nexts = [cfo.next_iteration(o, name="NextIteration") for o in flat_out + [counter_next, body_in[n + 1]]]
             loop.body_outputs = flat_out
             loop.counter_in = body_in[n]
             loop.token_next = nexts[-1].op
@@ -448,7 +448,7 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
             m.op._update_input(1, nx)
         exits = []
         for sw in switches:
-            x = cfo.exit(sw[0], name="exit")
+            x = cfo.exit(sw[0], name="Exit")
             x.op._ctx = ctx.outer
             x.op.attrs["loop"] = loop
             exits.append(x)

@@ -314,3 +314,11 @@ def test_slot_and_shadow_names_and_creation_inside_conds_and_loops(graph):
         np.testing.assert_allclose(vv_, [0.0, 0.0625])
         s.run(out)
         assert abs(s.run(w) - 2.8001032) < 1e-5                # two Adam steps, as TensorFlow
+
+
+def test_cond_and_loop_outputs_have_tf1s_op_names(graph):
+    x = tf.constant(1.0)
+    c = tf.cond(x > 0, lambda: x * 2, lambda: x * 3)
+    with tf.name_scope("outer"):
+        w = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0], name="myloop")
+    assert (c.name, w.name) == ("cond/Merge:0", "outer/myloop/Exit:0")
