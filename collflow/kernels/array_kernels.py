@@ -50,7 +50,6 @@ def _fill(op: Any, ctx: KernelContext) -> Any:
 
 register_kernel("Select")(lambda op, ctx: ctx.xp.where)
 
-
 @register_kernel("OneHot")
 def _one_hot(op: Any, ctx: KernelContext) -> Any:
     xp, dt = ctx.xp, op.outputs[0].dtype.np

@@ -322,3 +322,29 @@ def test_cond_and_loop_outputs_have_tf1s_op_names(graph):
     with tf.name_scope("outer"):
         w = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0], name="myloop")
     assert (c.name, w.name) == ("cond/Merge:0", "outer/myloop/Exit:0")
+
+
+# -- where and top_k -------------------------------------------------------------------------------------
+
+def test_where_single_argument_and_rank1_condition_over_rows(graph):
+    x = tf.constant(np.arange(12.0).reshape(3, 4))
+    coords = tf.where(x > 8.0)
+    rows = tf.where(tf.constant([True, False, True]), x, -x)
+    cv, rv = _run([coords, rows])
+    assert coords.dtype == tf.int64 and coords.shape.as_list() == [None, 2]
+    np.testing.assert_array_equal(cv, [[2, 1], [2, 2], [2, 3]])
+    np.testing.assert_array_equal(rv, np.where(np.array([True, False, True])[:, None], np.arange(12.0).reshape(3, 4),
+                                               -np.arange(12.0).reshape(3, 4)))
+    g = tf.gradients(tf.reduce_sum(rows * rows), x)[0]
+    np.testing.assert_allclose(_run(g), 2 * np.arange(12.0).reshape(3, 4))
+    with pytest.raises(ValueError, match="both be non-None"):
+        tf.where(x > 1.0, x)
+
+
+def test_top_k_result_has_values_and_indices(graph):
+    r = tf.nn.top_k(tf.constant([[1.0, 3.0, 2.0]]), 2)
+    v, i = _run([r.values, r.indices])
+    np.testing.assert_array_equal(v, [[3.0, 2.0]])
+    np.testing.assert_array_equal(i, [[1, 2]])
+    values, indices = r                                  # still unpacks as a pair
+    assert values is r.values

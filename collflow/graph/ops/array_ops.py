@@ -481,13 +481,30 @@ def fill(dims: Any, value: Any, name: Optional[str] = None) -> _g.Tensor:
     return single("Fill", [d, _scalar(value, graph=d.graph)], name=name or "Fill")
 
 
-def where(condition: Any, x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
-    """Elementwise x where condition else y, with broadcasting."""
+def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = None) -> _g.Tensor:
+    """TF1's tf.where.  With x and y: x where condition else y, elementwise with broadcasting;
+    a rank-1 condition picks whole rows of higher-rank x and y (its length their first
+    dimension; otherwise it broadcasts against their last).  With neither: the coordinates of the true (nonzero) entries of condition,
+    [num_true, rank] int64, in row-major order."""
+    if x is None and y is None:
+        return single("Where", [condition], name=name or "Where")
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
     if isinstance(x, _g.Tensor) and not isinstance(y, _g.Tensor):
         y = _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
     elif isinstance(y, _g.Tensor) and not isinstance(x, _g.Tensor):
         x = _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph)
-    return single("Select", [condition, x, y], name=name or "Select")
+    else:
+        x, y = _g.convert_to_tensor(x), _g.convert_to_tensor(y)
+    c = _g.convert_to_tensor(condition)
+    rank = x.shape.rank if x.shape.rank is not None else y.shape.rank
+    if c.shape.rank == 1 and rank is not None and rank > 1:
+        n0 = x.shape.dims[0] if x.shape.rank else None
+        # TF1: the condition's length is x's first dimension (rows); one that matches only the
+        # last dimension broadcasts instead (tf.where_v2's rule, which TF1 would refuse)
+        if c.shape.dims[0] is None or n0 is None or c.shape.dims[0] == n0:
+            c = reshape(c, [-1] + [1] * (rank - 1))
+    return single("Select", [c, x, y], name=name or "Select")
 
 
 def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: Optional[int] = None,

@@ -7,6 +7,7 @@ live in kernels/misc_kernels.py.
 """
 from __future__ import annotations
 
+import collections
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -209,6 +210,9 @@ def to_int64(x: Any, name: str = "ToInt64") -> _g.Tensor:
     return _m.cast(x, _dt.int64, name=name)
 
 
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])  # what TF1's top_k returns
+
+
 def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002 - TF names
           name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
     """(values, indices) of the k largest entries along the last dimension.
@@ -227,7 +231,7 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002 - TF names
         with x.graph.as_default():
             kt = constant(int(k), dtype=_dt.int32, name="k")
     op = make_op("TopKV2", [x, kt], {"sorted": bool(sorted)}, name=name or "TopKV2")
-    return op.outputs[0], op.outputs[1]
+    return TopKV2(op.outputs[0], op.outputs[1])
 
 
 def in_top_k(predictions: Any, targets: Any, k: Any, name: Optional[str] = None) -> _g.Tensor:
