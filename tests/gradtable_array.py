@@ -8,6 +8,7 @@ import numpy as np
 
 import collflow as cf
 from collflow.graph.ops import array_ops as A
+from collflow.graph.ops.op_util import single
 from gradcheck import Case
 
 F64 = cf.float64
@@ -96,6 +97,13 @@ CASES = [
          [(2, 3)]),
     Case("StridedSliceGrad", lambda g: A.strided_slice_grad(g, _dyn(cf.zeros((4, 5), F64)), (1, Ellipsis)), [(5,)],
          id="StridedSliceGrad-dynamic"),
+    # slices with run-time bounds (Python's rules: negative from the end, clamped)
+    Case("SliceAxis", lambda x: x[_idx(1):_idx(-1), ::2], [(4, 5)]),
+    Case("SliceAxis", lambda x: cf.slice(_dyn(x), cf.stack([_idx(1), _idx(0)]), [-1, 2]), [(3, 4)],
+         id="SliceAxis-tf.slice-dynamic"),
+    Case("SliceAxisGrad", lambda g: single("SliceAxisGrad", [g, _idx(1), _idx(0)],
+                                           {"axis": 0, "has_start": True, "has_stop": False, "step": None,
+                                            "shape": (4, 5)}), [(3, 5)]),
     Case("PadV2", lambda x, c: cf.pad(x, [[1, 0], [2, 3]], constant_values=c), [(2, 3), ()]),
     Case("PadV2", lambda x: cf.pad(_dyn(x), [[0, 2], [1, 1]]), [(2, 3)], id="PadV2-dynamic"),
     Case("MirrorPad", lambda x: cf.pad(x, [[1, 2], [2, 0]], "REFLECT"), [(4, 3)]),

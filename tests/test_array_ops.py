@@ -405,7 +405,11 @@ def test_getitem_errors(graph):
     with pytest.raises(TypeError, match="cf.gather"):
         x[cf.constant(np.array([0, 1], np.int32))]
     with pytest.raises(TypeError, match="slice bounds"):
-        x[:cf.placeholder(cf.int32, ())]
+        x[:1.5]
+    with pytest.raises(TypeError, match="step must be a Python int"):
+        x[:cf.placeholder(cf.int32, ()):cf.constant(2)]
+    with pytest.raises(cf.InvalidArgumentError, match="scalar integer"):
+        x[:cf.placeholder(cf.float32, ())]
     xd = cf.placeholder(cf.float32, (None, 4))
     with pytest.raises(cf.InvalidArgumentError, match="index 3 is out of bounds"):
         run(xd[3], {xd: np.zeros((2, 4), np.float32)})

@@ -52,6 +52,20 @@ reg("Unpack")(lambda op, *gs: [a.stack(gs, axis=op.attrs["axis"])])
 
 # -- slicing and padding -----------------------------------------------------------------
 reg("StridedSlice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], op.attrs["key"])])
+
+
+@reg("SliceAxis")
+def _slice_axis_grad(op: Any, g: Any) -> list:
+    from .ops.array_util import _like_inputs
+    x, start, stop = op.inputs
+    extra, dims = _like_inputs(x)
+    attrs = {k: op.attrs[k] for k in ("axis", "has_start", "has_stop", "step")}
+    return [single("SliceAxisGrad", [g, start, stop] + extra, dict(attrs, shape=dims)), None, None]
+
+
+reg("SliceAxisGrad")(lambda op, g: [single("SliceAxis", [g, op.inputs[1], op.inputs[2]],
+                                           {k: op.attrs[k] for k in ("axis", "has_start", "has_stop", "step")}),
+                                    None, None] + [None] * (len(op.inputs) - 3))
 reg("StridedSliceGrad")(lambda op, g: [single("StridedSlice", [g], {"key": op.attrs["key"]})]
                         + [None] * (len(op.inputs) - 1))
 reg("Slice")(lambda op, g: [a.strided_slice_grad(g, op.inputs[0], _slice_key(op.attrs["begin"], op.attrs["size"]))])

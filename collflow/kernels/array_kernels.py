@@ -368,6 +368,30 @@ def _strided_slice(op: Any, ctx: KernelContext) -> Any:
     return lambda x: x[key]
 
 
+def _axis_key(op: Any, rank: int, start: Any, stop: Any) -> tuple:
+    a = op.attrs
+    key = [slice(None)] * rank
+    key[a["axis"]] = slice(int(start) if a["has_start"] else None, int(stop) if a["has_stop"] else None, a["step"])
+    return tuple(key)
+
+
+@register_kernel("SliceAxis")
+def _slice_axis(op: Any, ctx: KernelContext) -> Any:
+    return lambda x, start, stop: x[_axis_key(op, x.ndim, start, stop)]
+
+
+@register_kernel("SliceAxisGrad")
+def _slice_axis_grad(op: Any, ctx: KernelContext) -> Any:
+    xp, static = ctx.xp, op.attrs["shape"]
+
+    def slice_axis_grad(g: Any, start: Any, stop: Any, x: Any = None) -> Any:
+        shape = static if static is not None else x.shape
+        out = xp.zeros(shape, dtype=g.dtype)
+        out[_axis_key(op, len(shape), start, stop)] = g
+        return out
+    return slice_axis_grad
+
+
 @register_kernel("StridedSliceGrad")
 def _strided_slice_grad(op: Any, ctx: KernelContext) -> Any:
     xp, static = ctx.xp, op.attrs["shape"]

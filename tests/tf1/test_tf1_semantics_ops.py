@@ -348,3 +348,21 @@ def test_top_k_result_has_values_and_indices(graph):
     np.testing.assert_array_equal(i, [[1, 2]])
     values, indices = r                                  # still unpacks as a pair
     assert values is r.values
+
+
+# -- slices with run-time bounds --------------------------------------------------------------------------
+
+def test_slices_with_tensor_bounds_follow_pythons_rules(graph):
+    xv = np.arange(24.0).reshape(4, 6)
+    x = tf.constant(xv)
+    i, j = tf.constant(1), tf.constant(-2)
+    got = _run([x[i:], x[:, :j], x[i:j, ::2], x[..., i:], x[i:10], x[i, j:], x[::-1, i:],
+                tf.slice(x, [i, 2], [2, -1]), tf.slice(x, tf.stack([i, i]), tf.constant([-1, 3]))])
+    want = [xv[1:], xv[:, :-2], xv[1:-2, ::2], xv[..., 1:], xv[1:10], xv[1, -2:], xv[::-1, 1:], xv[1:3, 2:],
+            xv[1:, 1:4]]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    gv = _run(tf.gradients(tf.reduce_sum(x[i:j, ::2] * 2.0), x)[0])
+    w = np.zeros_like(xv)
+    w[1:-2, ::2] = 2.0
+    np.testing.assert_array_equal(gv, w)

@@ -15,7 +15,8 @@ from ..shape import TensorShape
 from .op_util import single
 from .array_util import _int_list, _like_inputs, _like_shape, _norm_axis, _pyslice, _scalar
 
-__all__ = ["gather", "scatter_like", "slice", "strided_slice", "strided_slice_grad", "pad", "mirror_pad_grad"]
+__all__ = ["gather", "scatter_like", "slice", "slice_axis", "strided_slice", "strided_slice_grad", "pad",
+           "mirror_pad_grad"]
 
 
 # -- gathering and scattering --------------------------------------------------------------
@@ -218,17 +219,87 @@ def scatter_like(updates: Any, indices: Any, params: Any, axis: int, name: Optio
 
 
 def slice(input_: Any, begin: Sequence[int], size: Sequence[int], name: Optional[str] = None) -> _g.Tensor:  # noqa: A001
-    """input_[begin[i] : begin[i] + size[i]] along every dimension i (size -1: to the end)."""
-    b = tuple(_int_list(begin, "slice begin"))
-    s = tuple(_int_list(size, "slice size"))
-    return single("Slice", [input_], {"begin": b, "size": s}, name=name or "Slice")
+    """input_[begin[i] : begin[i] + size[i]] along every dimension i (size -1: to the end).
+    begin and size may be tensors (or lists holding scalar tensors) known only at run time."""
+    dynamic = any(isinstance(v, _g.Tensor) or hasattr(v, "handle")
+                  for v in ([begin, size] + (list(begin) if isinstance(begin, (list, tuple)) else [])
+                            + (list(size) if isinstance(size, (list, tuple)) else [])))
+    if not dynamic:
+        b = tuple(_int_list(begin, "slice begin"))
+        s = tuple(_int_list(size, "slice size"))
+        return single("Slice", [input_], {"begin": b, "size": s}, name=name or "Slice")
+    return _slice_dynamic(_g.convert_to_tensor(input_), begin, size, name)
 
 
-def _normalize_key(key: Any) -> Tuple[Tuple[Any, ...], List[Tuple[int, _g.Tensor]]]:
-    """(static key, [(position, scalar int tensor)]) for a __getitem__ key.
+def _slice_dynamic(x: _g.Tensor, begin: Any, size: Any, name: Optional[str]) -> _g.Tensor:
+    from . import math_ops as _m
+    rank = x.shape.rank
+    if rank is None:
+        raise InvalidArgumentError("slice with run-time begin/size needs an input of known rank")
+    g = x.graph
+    with g.as_default(), g.name_scope(name or "Slice"):
+        def part(v: Any, k: int) -> Any:
+            if isinstance(v, (list, tuple)):
+                return v[k]
+            return strided_slice(_g.convert_to_tensor(v), (k,))
+        y = x
+        big = np.iinfo(np.int32).max
+        for k in range(rank):
+            b, n = part(begin, k), part(size, k)
+            if not isinstance(b, _g.Tensor) and not isinstance(n, _g.Tensor) and int(b) == 0 and int(n) == -1:
+                continue
+            if isinstance(n, _g.Tensor) or isinstance(b, _g.Tensor):
+                b_t = _g.convert_to_tensor(b, dtype=_g.convert_to_tensor(n).dtype) if not isinstance(b, _g.Tensor) else b
+                n_t = _g.convert_to_tensor(n, dtype=b_t.dtype) if not isinstance(n, _g.Tensor) else n
+                stop = single("Select", [_m.less(n_t, 0), _scalar(big, b_t.dtype, g), b_t + n_t])
+                y = slice_axis(y, k, b_t, stop)
+            else:
+                y = slice_axis(y, k, int(b), None if int(n) < 0 else int(b) + int(n))
+        return y
 
-    Tensor positions are replaced by full slices in the static key; each is applied after as
-    a gather with a scalar index.
+
+def _slice_axis_spec(op: _g.Operation) -> list:
+    x, start, stop = op.inputs[:3]
+    for t, what in ((start, "start"), (stop, "stop")):
+        if not t.dtype.is_integer or t.shape.rank not in (None, 0):
+            raise ValueError(f"slice {what} must be a scalar integer tensor, got {t.dtype.name} {t.shape}")
+    if x.shape.rank is None:
+        return [(x.dtype, TensorShape(None))]
+    dims = list(x.shape.dims)
+    if not -len(dims) <= op.attrs["axis"] < len(dims):
+        raise ValueError(f"slice axis {op.attrs['axis']} out of range for a tensor of shape {x.shape}")
+    dims[op.attrs["axis"]] = None
+    return [(x.dtype, TensorShape(dims))]
+
+
+def _slice_axis_grad_spec(op: _g.Operation) -> list:
+    return [(op.inputs[0].dtype, _like_shape(op, 3))]
+
+
+# x[..., start:stop:step, ...] along one axis with run-time bounds, Python's slice rules
+# (negative bounds count from the end, out-of-range ones clamp): __getitem__ with tensor bounds
+register_op("SliceAxis", _slice_axis_spec)
+# zeros shaped like x with g at that slice: SliceAxis's gradient (inputs g, start, stop[, x])
+register_op("SliceAxisGrad", _slice_axis_grad_spec)
+
+
+def slice_axis(x: Any, axis: int, start: Any = None, stop: Any = None, step: Optional[int] = None,
+               name: Optional[str] = None) -> _g.Tensor:
+    """x sliced along `axis` from `start` to `stop` (ints or scalar int tensors, None: open),
+    with Python's slicing rules; step a Python int."""
+    x = _g.convert_to_tensor(x)
+    parts = [_scalar(0 if v is None else v, None, x.graph) for v in (start, stop)]
+    attrs = {"axis": int(axis), "has_start": start is not None, "has_stop": stop is not None,
+             "step": None if step is None else int(step)}
+    return single("SliceAxis", [x] + parts, attrs, name=name or "strided_slice")
+
+
+def _normalize_key(key: Any) -> Tuple[Tuple[Any, ...], List[Tuple[int, Any]]]:
+    """(static key, [(position, scalar int tensor or a slice with tensor bounds)]) for a
+    __getitem__ key.
+
+    Tensor positions are replaced by full slices in the static key; each is applied after: a
+    scalar index as a gather, a slice with run-time bounds as a SliceAxis.
     """
     if not isinstance(key, tuple):
         key = (key,)
@@ -242,10 +313,16 @@ def _normalize_key(key: Any) -> Tuple[Tuple[Any, ...], List[Tuple[int, _g.Tensor
         elif isinstance(k, (int, np.integer)):
             out.append(int(k))
         elif isinstance(k, _pyslice):
+            if any(isinstance(v, _g.Tensor) or hasattr(v, "handle") for v in (k.start, k.stop)):
+                if k.step is not None and (not isinstance(k.step, (int, np.integer)) or isinstance(k.step, bool)):
+                    raise TypeError(f"with run-time slice bounds the step must be a Python int, got {k.step!r}")
+                tensors.append((len(out), k))
+                out.append(_pyslice(None))
+                continue
             parts = []
             for v in (k.start, k.stop, k.step):
                 if v is not None and not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-                    raise TypeError(f"slice bounds must be Python ints or None, got {v!r} in {k}")
+                    raise TypeError(f"slice bounds must be Python ints, scalar int tensors or None, got {v!r} in {k}")
                 parts.append(None if v is None else int(v))
             out.append(_pyslice(*parts))
         elif isinstance(k, _g.Tensor) or hasattr(k, "handle"):
@@ -286,6 +363,9 @@ def strided_slice(x: Any, key: Any, name: Optional[str] = None) -> _g.Tensor:
                 ax = sum(1 for k in key_t[:pos] if not isinstance(k, int)) - removed
             else:
                 ax = -sum(1 for k in key_t[pos:] if not isinstance(k, int) and k is not Ellipsis)
+            if isinstance(t, _pyslice):  # run-time bounds: the axis stays
+                y = slice_axis(y, ax, t.start, t.stop, t.step)
+                continue
             y = gather(y, t, axis=ax)
             removed += 1 if pos < e else 0
     return y
