@@ -366,3 +366,19 @@ def test_slices_with_tensor_bounds_follow_pythons_rules(graph):
     w = np.zeros_like(xv)
     w[1:-2, ::2] = 2.0
     np.testing.assert_array_equal(gv, w)
+
+
+def test_axis_and_shape_arguments_given_as_tensors_the_graph_determines(graph):
+    xv = np.arange(12.0).reshape(3, 4)
+    x = tf.constant(xv)
+    one = tf.constant(1)
+    got = _run([tf.reduce_sum(x, axis=one), tf.reduce_mean(x, axis=tf.range(1, tf.rank(x))),
+                tf.concat([x, x], axis=one), tf.expand_dims(x, one), tf.argmax(x, one), tf.cumsum(x, one),
+                tf.gather(x, [0], axis=one), tf.tile(x, tf.stack([one, 2]))])
+    want = [xv.sum(1), xv.mean(1), np.concatenate([xv, xv], 1), xv[:, None], xv.argmax(1), xv.cumsum(1),
+            xv[:, [0]], np.tile(xv, (1, 2))]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b)
+    p = tf.placeholder(tf.int32, [])
+    with pytest.raises(TypeError, match="known when the graph is built"):
+        tf.reduce_sum(x, axis=p)

@@ -20,7 +20,7 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op
 from ..shape import TensorShape, as_shape, broadcast_static
-from .op_util import single, make_op, axis_list
+from .op_util import single, make_op, axis_list, static_axis
 from .constant_op import constant
 
 __all__ = [
@@ -594,7 +594,7 @@ def transpose(x: Any, perm: Optional[Sequence[int]] = None, name: Optional[str] 
 
 def expand_dims(x: Any, axis: int, name: Optional[str] = None) -> _g.Tensor:
     """Inserts a dimension of size 1 at `axis` (in [-rank-1, rank]; negative counts from the end)."""
-    return single("ExpandDims", [x], {"axis": int(axis)}, name=name or "ExpandDims")
+    return single("ExpandDims", [x], {"axis": int(static_axis(axis, "expand_dims"))}, name=name or "ExpandDims")
 
 
 def squeeze(x: Any, axis: Union[None, int, Sequence[int]] = None, name: Optional[str] = None) -> _g.Tensor:
@@ -647,7 +647,7 @@ def concat(values: Sequence[Any], axis: int, name: Optional[str] = None) -> _g.T
         raise InvalidArgumentError("concat needs at least one tensor")
     if len(values) == 1:
         return _g.convert_to_tensor(values[0])
-    return single("ConcatV2", values, {"axis": int(axis)}, name=name or "concat")
+    return single("ConcatV2", values, {"axis": int(static_axis(axis, "concat"))}, name=name or "concat")
 
 
 def stack(values: Sequence[Any], axis: int = 0, name: Optional[str] = None) -> _g.Tensor:
@@ -674,7 +674,7 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Optional[int]
           name: Optional[str] = None) -> List[_g.Tensor]:
     """Splits `value` along `axis` into num_or_size_splits equal pieces, or pieces of the listed sizes
     (one size may be -1: the rest)."""
-    axis = int(axis)
+    axis = int(static_axis(axis, "split"))
     if isinstance(num_or_size_splits, (int, np.integer)):
         op = make_op("Split", [value], {"num_split": int(num_or_size_splits), "axis": axis}, name=name or "split")
     else:

@@ -90,7 +90,8 @@ def _scalar(value: Any, dtype: Any = None, graph: Optional[_g.Graph] = None) -> 
 def _int_list(v: Any, what: str) -> List[int]:
     """A static list of ints from a list/tuple/ndarray or a Const tensor."""
     if isinstance(v, _g.Tensor):
-        c = _const_value(v)
+        from .op_util import _static
+        c = _static(v)   # a constant, or what the graph determines (stack of constants, rank, ...)
         if c is None:
             raise TypeError(f"{what} must be known when the graph is built (a list of ints or a constant), "
                             f"got the computed tensor {v.name}")

@@ -14,7 +14,7 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op, not_differentiable
 from ..shape import TensorShape, broadcast_static
-from .op_util import single, same_shape_fn, axis_list
+from .op_util import single, same_shape_fn, axis_list, static_axis
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "negative", "pow",
@@ -369,6 +369,7 @@ def _reduce(op_type: str, x: Any, axis: Any, keepdims: Any, name: Optional[str],
             reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     axis = _deprecated_alias(axis, reduction_indices, "axis", "reduction_indices")
     keepdims = _deprecated_alias(keepdims, keep_dims, "keepdims", "keep_dims")
+    axis = static_axis(axis, op_type)
     if axis is not None and not isinstance(axis, int):
         axis = tuple(int(a) for a in (axis if isinstance(axis, (list, tuple)) else np.ravel(axis)))
     return single(op_type, [x], {"axis": axis, "keepdims": bool(keepdims)}, name=name or op_type)
@@ -454,7 +455,7 @@ def reduce_logsumexp(x: Any, axis: Any = None, keepdims: Any = None, name: Optio
 def argmax(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
            output_type: Any = _dt.int64) -> _g.Tensor:
     """Index of the largest entry along `axis` (TensorFlow 1.x: default 0; `dimension` its old name)."""
-    axis = _deprecated_alias(axis, dimension, "axis", "dimension")
+    axis = static_axis(_deprecated_alias(axis, dimension, "axis", "dimension"), "argmax")
     return single("ArgMax", [x], {"axis": int(axis or 0), "keepdims": False,
                                  "output_type": _dt.as_dtype(output_type)}, name=name or "ArgMax")
 
@@ -462,7 +463,7 @@ def argmax(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any 
 def argmin(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
            output_type: Any = _dt.int64) -> _g.Tensor:
     """Index of the smallest entry along `axis` (TensorFlow 1.x: default 0; `dimension` its old name)."""
-    axis = _deprecated_alias(axis, dimension, "axis", "dimension")
+    axis = static_axis(_deprecated_alias(axis, dimension, "axis", "dimension"), "argmin")
     return single("ArgMin", [x], {"axis": int(axis or 0), "keepdims": False,
                                  "output_type": _dt.as_dtype(output_type)}, name=name or "ArgMin")
 

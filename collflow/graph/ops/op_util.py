@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from .. import graph as _g
 from ..shape import TensorShape, as_shape
 
-__all__ = ["make_op", "single", "same_shape_fn", "passthrough_shape_fn", "input_shape", "axis_list"]
+__all__ = ["make_op", "single", "same_shape_fn", "passthrough_shape_fn", "input_shape", "axis_list", "static_axis"]
 
 
 def make_op(op_type: str, inputs: Sequence[Any], attrs: Optional[Dict[str, Any]] = None,
@@ -60,3 +60,48 @@ def axis_list(axis: Union[None, int, Sequence[int]], rank: Optional[int]) -> Opt
             a %= rank
         out.append(a)
     return tuple(sorted(set(out)))
+
+
+def _static(t: Any) -> Any:
+    """The value of `t` when the graph alone determines it (constants, the rank or a fully known
+    shape of a tensor, ranges, casts, negation, additions and stacks of such), else None."""
+    import numpy as np
+    op = t.op
+    if op.type == "Const":
+        return np.asarray(op.attrs["value"])
+    if op.type == "Rank" and op.inputs[0].shape.rank is not None:
+        return np.asarray(op.inputs[0].shape.rank)
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
+        return np.asarray(op.inputs[0].shape.dims)
+    if op.type in ("Identity", "Cast", "Neg", "Range", "Add", "AddV2", "Sub", "Pack"):
+        vals = [_static(i) for i in op.inputs]
+        if any(v is None for v in vals):
+            return None
+        if op.type in ("Identity", "Cast"):
+            return vals[0]
+        if op.type == "Neg":
+            return -vals[0]
+        if op.type == "Range":
+            return np.arange(*[v.item() for v in vals])
+        if op.type == "Pack" and op.attrs.get("axis", 0) == 0:
+            return np.stack(vals)
+        if op.type in ("Add", "AddV2"):
+            return vals[0] + vals[1]
+        if op.type == "Sub":
+            return vals[0] - vals[1]
+    return None
+
+
+def static_axis(axis: Any, what: str) -> Any:
+    """An axis argument as Python ints: ints and lists pass through; a tensor must have a value
+    the graph determines (tf.constant(1), tf.range(1, tf.rank(x)) of a known rank), since an
+    axis decides the output's shape."""
+    if isinstance(axis, _g.Tensor) or hasattr(axis, "handle"):
+        v = _static(_g.convert_to_tensor(axis))
+        if v is None:
+            raise TypeError(f"{what}: the axis must be known when the graph is built (a Python int, a list, or a "
+                            f"tensor of constants), got the run-time tensor {axis!r}")
+        return int(v) if v.ndim == 0 else [int(a) for a in v.reshape(-1)]
+    if isinstance(axis, (list, tuple)) and any(isinstance(a, _g.Tensor) for a in axis):
+        return [static_axis(a, what) for a in axis]
+    return axis

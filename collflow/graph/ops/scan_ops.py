@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 from .. import graph as _g
 from ..registry import register_gradient, register_op
-from .op_util import single
+from .op_util import single, static_axis
 
 __all__ = ["cumsum", "cumprod"]
 
@@ -32,13 +32,13 @@ def _attrs(axis: Any, exclusive: bool, reverse: bool) -> dict:
 def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
            name: Optional[str] = None) -> _g.Tensor:
     """Running sums along `axis`: [a, b, c] -> [a, a+b, a+b+c] (exclusive: [0, a, a+b])."""
-    return single("Cumsum", [x], _attrs(axis, exclusive, reverse), name=name or "Cumsum")
+    return single("Cumsum", [x], _attrs(static_axis(axis, "cumsum"), exclusive, reverse), name=name or "Cumsum")
 
 
 def cumprod(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False,
             name: Optional[str] = None) -> _g.Tensor:
     """Running products along `axis`: [a, b, c] -> [a, ab, abc] (exclusive: [1, a, ab])."""
-    return single("Cumprod", [x], _attrs(axis, exclusive, reverse), name=name or "Cumprod")
+    return single("Cumprod", [x], _attrs(static_axis(axis, "cumprod"), exclusive, reverse), name=name or "Cumprod")
 
 
 @register_gradient("Cumsum")

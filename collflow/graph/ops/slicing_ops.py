@@ -12,7 +12,7 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op, not_differentiable
 from ..shape import TensorShape
-from .op_util import single
+from .op_util import single, static_axis
 from .array_util import _int_list, _like_inputs, _like_shape, _norm_axis, _pyslice, _scalar
 
 __all__ = ["gather", "scatter_like", "slice", "slice_axis", "strided_slice", "strided_slice_grad", "pad",
@@ -203,7 +203,7 @@ def gather(params: Any, indices: Any, axis: int = 0, name: Optional[str] = None)
     indices.shape + params.shape[axis+1:]).  The gradient w.r.t. params is IndexedSlices
     for axis 0.  Indices must lie in [0, params.shape[axis])."""
     params = _g.convert_to_tensor(params)
-    axis = int(axis)
+    axis = int(static_axis(axis, "gather"))
     if axis < 0 and params.shape.rank is not None:
         axis = _norm_axis(axis, params.shape.rank, "gather")
     return single("GatherV2", [params, indices], {"axis": axis}, name=name or "GatherV2")
