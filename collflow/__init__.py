@@ -52,6 +52,7 @@ from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (Te
 from .graph.ops.math_extra_ops import *  # noqa: F401,F403,E402  (tf.div, tf.floor, tf.erf, tf.linspace, ...)
 from .graph.ops.matrix_ops import *  # noqa: F401,F403,E402  (tf.einsum, tf.tensordot, tf.eye, tf.diag, ...)
 from .graph.ops.index_ops import *  # noqa: F401,F403,E402  (tf.gather_nd, tf.scatter_nd, tf.boolean_mask, ...)
+from .graph.ops.partition_ops import *  # noqa: F401,F403,E402  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)
 from .graph.ops.segment_ops import *  # noqa: F401,F403,E402  (tf.segment_*, tf.unsorted_segment_*)
 from .graph.ops.check_ops import *  # noqa: F401,F403,E402  (tf.Assert, tf.assert_*, tf.check_numerics)
 from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print is last, below)

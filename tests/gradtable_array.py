@@ -97,6 +97,10 @@ CASES = [
          [(2, 3)]),
     Case("StridedSliceGrad", lambda g: A.strided_slice_grad(g, _dyn(cf.zeros((4, 5), F64)), (1, Ellipsis)), [(5,)],
          id="StridedSliceGrad-dynamic"),
+    # data-dependent sizes: partition and stitch (each other's adjoint)
+    Case("DynamicPartition", lambda x: cf.concat(cf.dynamic_partition(x, cf.constant([1, 0, 1, 2], cf.int32), 3), 0)
+         * cf.constant(np.arange(1.0, 5.0).reshape(4, 1)), [(4, 3)]),
+    Case("DynamicStitch", lambda a, b: cf.dynamic_stitch([_idx([0, 2]), _idx([1, 3])], [a, b]), [(2, 3), (2, 3)]),
     # slices with run-time bounds (Python's rules: negative from the end, clamped)
     Case("SliceAxis", lambda x: x[_idx(1):_idx(-1), ::2], [(4, 5)]),
     Case("SliceAxis", lambda x: cf.slice(_dyn(x), cf.stack([_idx(1), _idx(0)]), [-1, 2]), [(3, 4)],

@@ -382,3 +382,32 @@ def test_axis_and_shape_arguments_given_as_tensors_the_graph_determines(graph):
     p = tf.placeholder(tf.int32, [])
     with pytest.raises(TypeError, match="known when the graph is built"):
         tf.reduce_sum(x, axis=p)
+
+
+# -- unique, dynamic_partition, dynamic_stitch --------------------------------------------------------------
+
+def test_unique_keeps_first_appearance_order(graph):
+    y, idx, cnt = tf.unique_with_counts(tf.constant([4, 1, 4, 2, 1, 7]))
+    yv, iv, cv = _run([y, idx, cnt])
+    np.testing.assert_array_equal(yv, [4, 1, 2, 7])
+    np.testing.assert_array_equal(iv, [0, 1, 0, 2, 1, 3])
+    np.testing.assert_array_equal(cv, [2, 2, 1, 1])
+
+
+def test_dynamic_partition_and_stitch_and_their_gradients(graph):
+    d = tf.constant(np.arange(12.0).reshape(6, 2))
+    p = tf.dynamic_partition(d, tf.constant([0, 2, 1, 0, 2, 0]), 3)
+    a, b = tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0])
+    st = tf.dynamic_stitch([[0, 1], [1, 2]], [a, b])                  # a later index wins
+    g = tf.gradients(tf.reduce_sum(p[0] * 2.0) + tf.reduce_sum(p[2] * p[2]), d)[0]
+    gs = tf.gradients(tf.reduce_sum(st * tf.constant([1.0, 10.0, 100.0])), [a, b])
+    pv, sv, gv, gsv = _run([p, st, g, gs])
+    np.testing.assert_array_equal(pv[0], [[0, 1], [6, 7], [10, 11]])
+    np.testing.assert_array_equal(pv[1], [[4, 5]])
+    np.testing.assert_array_equal(sv, [1.0, 3.0, 4.0])
+    want = np.zeros((6, 2))
+    want[[0, 3, 5]] = 2.0
+    want[[1, 4]] = 2 * np.arange(12.0).reshape(6, 2)[[1, 4]]
+    np.testing.assert_array_equal(gv, want)
+    np.testing.assert_array_equal(gsv[0], [1.0, 10.0])                # TF1: gathered, overwritten or not
+    np.testing.assert_array_equal(gsv[1], [10.0, 100.0])
