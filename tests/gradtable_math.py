@@ -32,6 +32,7 @@ CASES = [
     Case("Cos", cf.cos, [(3, 4)]),
     Case("Square", cf.square, [(3, 4)]),
     Case("Abs", cf.abs, [(3, 4)], make_inputs=lambda r: [r.uniform(0.2, 2, (3, 4)) * r.choice([-1, 1], (3, 4))]),
+    Case("Sign", cf.sign, [(3, 4)], make_inputs=lambda r: [r.uniform(0.2, 2, (3, 4)) * r.choice([-1, 1], (3, 4))]),
     Case("Cast", lambda a: cf.cast(cf.cast(a, cf.float32), cf.float64), [(3,)], eps=1e-2, rtol=1e-4, atol=1e-4),
     Case("ClipByValue", lambda a: cf.clip_by_value(a, -1.0, 1.0), [(3, 4)],
          make_inputs=lambda r: [r.choice([-1.7, -0.5, 0.3, 0.8, 1.6], (3, 4)) + r.uniform(-0.05, 0.05, (3, 4))]),

@@ -17,9 +17,12 @@ from .ops.op_util import single
 # -- activations ----------------------------------------------------------------------
 reg("Relu")(lambda op, g: [single("ReluGrad", [g, op.outputs[0]])])
 # d/dy of relu's gradient is zero almost everywhere
-reg("ReluGrad")(lambda op, gg: [single("ReluGrad", [gg, op.inputs[1]]), None])
+# second derivatives: linear in the incoming gradient, zero in the features (TF1 returns zeros,
+# not None, so a Hessian of a ReLU net is a zero tensor rather than a missing one)
+reg("ReluGrad")(lambda op, gg: [single("ReluGrad", [gg, op.inputs[1]]), a.zeros_like(op.inputs[1])])
 reg("LeakyRelu")(lambda op, g: [single("LeakyReluGrad", [g, op.inputs[0]], {"alpha": op.attrs["alpha"]})])
-reg("LeakyReluGrad")(lambda op, gg: [single("LeakyReluGrad", [gg, op.inputs[1]], {"alpha": op.attrs["alpha"]}), None])
+reg("LeakyReluGrad")(lambda op, gg: [single("LeakyReluGrad", [gg, op.inputs[1]], {"alpha": op.attrs["alpha"]}),
+                                     a.zeros_like(op.inputs[1])])
 reg("Sigmoid")(lambda op, g: [single("SigmoidGrad", [op.outputs[0], g])])
 reg("Tanh")(lambda op, g: [single("TanhGrad", [op.outputs[0], g])])
 

@@ -411,3 +411,11 @@ def test_dynamic_partition_and_stitch_and_their_gradients(graph):
     np.testing.assert_array_equal(gv, want)
     np.testing.assert_array_equal(gsv[0], [1.0, 10.0])                # TF1: gathered, overwritten or not
     np.testing.assert_array_equal(gsv[1], [10.0, 100.0])
+
+
+def test_second_derivatives_of_piecewise_linear_activations_are_zeros_not_none(graph):
+    x = tf.constant([[-1.0, 0.5, 2.0]])
+    for act in (tf.nn.relu, tf.nn.leaky_relu, tf.abs):
+        h = tf.gradients(tf.reduce_sum(tf.gradients(tf.reduce_sum(act(x)), x)[0]), x)[0]
+        assert h is not None
+        np.testing.assert_array_equal(_run(h), [[0.0, 0.0, 0.0]])

@@ -159,7 +159,7 @@ def _clip_spec(op: _g.Operation) -> list:
 
 register_op("ClipByValue", _clip_spec)
 
-not_differentiable(*COMPARE_OPS, "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax", "ArgMin", "Sign",
+not_differentiable(*COMPARE_OPS, "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax", "ArgMin",
                    "FloorDiv", "FloorMod")
 
 # -- constructors ----------------------------------------------------------------------
