@@ -51,6 +51,8 @@ from collflow.graph.initializers import (constant_initializer, glorot_normal_ini
 from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
 from collflow.compat.namespaces import linalg, math, random  # noqa: E402,F401,A004  (tf.math, tf.random, tf.linalg)
 
+log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
+
 initialize_all_variables = global_variables_initializer   # TF1's deprecated names
 initialize_local_variables = local_variables_initializer
 all_variables = global_variables

@@ -203,13 +203,26 @@ class Session:
         tensors: List[Tensor] = []
         values: List[Any] = []
         g = self.graph
-        for k, v in feed_dict.items():
+
+        def add(k: Any, v: Any) -> None:
+            if isinstance(k, (tuple, list)):
+                # a structure of tensors as one key (an RNN's state tuple): fed leaf by leaf from a
+                # value of the same structure, as TF1 does
+                if not isinstance(v, (tuple, list)) or len(v) != len(k):
+                    raise TypeError(f"feed_dict key {k!r} is a structure of {len(k)} tensors; its value must be "
+                                    f"a list/tuple of as many values, got {type(v).__name__}")
+                for kk, vv in zip(k, v):
+                    add(kk, vv)
+                return
             try:
                 t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
             except (TypeError, InvalidArgumentError) as e:
                 raise TypeError(f"cannot interpret feed_dict key {k!r} as a Tensor: {e}") from None
             tensors.append(t)
             values.append(_check_feed(t, v))
+
+        for k, v in feed_dict.items():
+            add(k, v)
         return tensors, values
 
     def _get_plan(self, elements: List[Any], feed_tensors: List[Tensor], trace: bool = False) -> Tuple[Plan, Any]:

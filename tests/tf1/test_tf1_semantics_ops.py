@@ -419,3 +419,17 @@ def test_second_derivatives_of_piecewise_linear_activations_are_zeros_not_none(g
         h = tf.gradients(tf.reduce_sum(tf.gradients(tf.reduce_sum(act(x)), x)[0]), x)[0]
         assert h is not None
         np.testing.assert_array_equal(_run(h), [[0.0, 0.0, 0.0]])
+
+
+def test_a_structure_of_tensors_is_one_feed_key(graph):
+    a, b = tf.placeholder(tf.float32, []), tf.placeholder(tf.float32, [])
+    cell = tf.nn.rnn_cell.LSTMCell(3)
+    state = cell.zero_state(2, tf.float32)                      # an LSTMStateTuple (c, h)
+    total = a + b + tf.reduce_sum(state.c) + tf.reduce_sum(state.h)
+    with cf.Session(graph=graph) as s:
+        c0 = np.ones((2, 3), np.float32)
+        v = s.run(total, {(a, b): (1.0, 2.0), state: (c0, 2 * c0)})
+        assert v == 3.0 + 6.0 + 12.0
+        with pytest.raises(TypeError, match="structure of 2 tensors"):
+            s.run(total, {(a, b): 1.0, state: (c0, c0)})
+    assert _run(tf.log_sigmoid(tf.constant(0.0))) == pytest.approx(np.log(0.5))
