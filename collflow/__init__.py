@@ -11,7 +11,8 @@ from .errors import *  # noqa: F401,F403
 from . import errors  # noqa: F401
 from .graph.graph import (Graph, Operation, Tensor, GraphKeys, get_default_graph,  # noqa: F401
                           reset_default_graph, name_scope, device, control_dependencies, init_scope,
-                          convert_to_tensor, add_to_collection, get_collection)
+                          convert_to_tensor, add_to_collection, get_collection, get_collection_ref,
+                          add_to_collections)
 from .graph.shape import TensorShape  # noqa: F401
 from .graph.ops.constant_op import *  # noqa: F401,F403
 from .graph.ops.state_ops import *  # noqa: F401,F403
@@ -53,6 +54,7 @@ from .graph.ops.math_extra_ops import *  # noqa: F401,F403,E402  (tf.div, tf.flo
 from .graph.ops.matrix_ops import *  # noqa: F401,F403,E402  (tf.einsum, tf.tensordot, tf.eye, tf.diag, ...)
 from .graph.ops.index_ops import *  # noqa: F401,F403,E402  (tf.gather_nd, tf.scatter_nd, tf.boolean_mask, ...)
 from .graph.ops.partition_ops import *  # noqa: F401,F403,E402  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)
+from .graph.ops.math_more_ops import *  # noqa: F401,F403,E402  (tf.expm1, tf.atan, ..., tf.div_no_nan)
 from .graph.ops.segment_ops import *  # noqa: F401,F403,E402  (tf.segment_*, tf.unsorted_segment_*)
 from .graph.ops.check_ops import *  # noqa: F401,F403,E402  (tf.Assert, tf.assert_*, tf.check_numerics)
 from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print is last, below)

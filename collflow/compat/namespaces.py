@@ -69,7 +69,10 @@ def _categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Optiona
 
 math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.math names.", {
     **{n: getattr(_cf, n) for n in _MATH_TOP}, **{n: getattr(_nn, n) for n in _MATH_NN},
-    "cumsum": _cumsum, "cumprod": _cumprod, "log_sigmoid": _log_sigmoid, "logical_xor": _logical_xor})
+    "cumsum": _cumsum, "cumprod": _cumprod, "log_sigmoid": _log_sigmoid, "logical_xor": _logical_xor,
+    **{n: getattr(_cf, n) for n in ("expm1", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh",
+                                    "atanh")},
+    "divide_no_nan": _cf.div_no_nan})
 
 random = _Namespace("random", "tf.random: the random ops under their tf.random names.", {
     "normal": _cf.random_normal, "uniform": _cf.random_uniform, "truncated_normal": _cf.truncated_normal,

@@ -62,6 +62,7 @@ class GraphKeys:
     GLOBAL_STEP = "global_step"
     INIT_OP = "init_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    MODEL_VARIABLES = "model_variables"
     METRIC_VARIABLES = "metric_variables"
     # collflow: (broadcast op, training step ops) records: a Session runs the broadcast of rank
     # 0's variables before its first run of such a step, unless a broadcast already ran
@@ -631,6 +632,17 @@ def add_to_collection(name: str, value: Any) -> None:
 
 def get_collection(name: str, scope: Optional[str] = None) -> list:
     return get_default_graph().get_collection(name, scope)
+
+
+def get_collection_ref(name: str) -> list:
+    """The default graph's collection list itself (changes to it change the collection)."""
+    return get_default_graph().get_collection_ref(name)
+
+
+def add_to_collections(names: Any, value: Any) -> None:
+    """Adds value to each collection in names (one name or a list)."""
+    for n in ([names] if isinstance(names, str) else list(dict.fromkeys(names))):
+        add_to_collection(n, value)
 
 
 # -- conversion to Tensor ------------------------------------------------------------

@@ -13,7 +13,8 @@ from .ops.constant_op import group
 from .ops.op_util import make_op
 from .shape import TensorShape, as_shape
 
-__all__ = ["Variable", "global_variables", "trainable_variables", "local_variables",
+__all__ = ["Variable", "global_variables", "trainable_variables", "local_variables", "model_variables",
+           "moving_average_variables",
            "global_variables_initializer", "variables_initializer", "local_variables_initializer"]
 
 
@@ -228,6 +229,15 @@ def local_variables(scope: Optional[str] = None) -> List[Variable]:
 
 def trainable_variables(scope: Optional[str] = None) -> List[Variable]:
     return _g.get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def model_variables(scope: Optional[str] = None) -> List[Variable]:
+    return _g.get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope: Optional[str] = None) -> List[Variable]:
+    """The variables an ExponentialMovingAverage.apply averages (TF1's collection)."""
+    return _g.get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
 
 
 def variables_initializer(var_list: Sequence[Variable], name: str = "init") -> _g.Operation:

@@ -433,3 +433,18 @@ def test_a_structure_of_tensors_is_one_feed_key(graph):
         with pytest.raises(TypeError, match="structure of 2 tensors"):
             s.run(total, {(a, b): 1.0, state: (c0, c0)})
     assert _run(tf.log_sigmoid(tf.constant(0.0))) == pytest.approx(np.log(0.5))
+
+
+def test_more_elementwise_functions_and_div_no_nan(graph):
+    xv = np.array([0.3, -0.5])
+    x = tf.constant(xv)
+    fns = {"expm1": np.expm1, "tan": np.tan, "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos,
+           "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "atanh": np.arctanh}
+    got = _run([getattr(tf, n)(x) for n in fns] + [getattr(tf.math, n)(x) for n in fns])
+    for v, f in zip(got, list(fns.values()) * 2):
+        np.testing.assert_allclose(v, f(xv), rtol=1e-12)
+    y = tf.constant([2.0, 0.0], tf.float64)
+    q, (gx, gy) = _run([tf.div_no_nan(x, y), tf.gradients(tf.reduce_sum(tf.math.divide_no_nan(x, y)), [x, y])])
+    np.testing.assert_allclose(q, [0.15, 0.0])
+    np.testing.assert_allclose(gx, [0.5, 0.0])              # finite where y == 0
+    np.testing.assert_allclose(gy, [-0.075, 0.0])

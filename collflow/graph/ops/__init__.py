@@ -7,3 +7,4 @@ from . import dynamic_shape_ops  # noqa: F401  (reshape to a run-time shape)
 from . import (math_extra_ops, matrix_ops, index_ops, segment_ops, logging_ops, check_ops,  # noqa: F401
                nn_extra_ops, image_ops, categorical_ops)  # (TF1 fidelity part 3: tf.div, tf.einsum, ...)
 from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)
+from . import math_more_ops  # noqa: F401  (tf.expm1, tf.atan, tf.sinh, ..., tf.div_no_nan)
