@@ -110,6 +110,8 @@ def _batch_queue(queue: Any, tensors: Any, batch_size: int, num_threads: int, en
     add_queue_runner(QueueRunner(queue, enq))
     out = queue.dequeue_up_to(batch_size) if allow_smaller_final_batch else queue.dequeue_many(batch_size)
     out = out if isinstance(out, (list, tuple)) else [out]
+    if len(flat) == 1 and not isinstance(tensors, dict):
+        return out[0]  # TF1: batch([t]) is the batched tensor itself, not a one-element list
     return nest.pack_sequence_as(tensors, list(out))
 
 

@@ -63,7 +63,8 @@ def _decode_csv(op: Any, ctx: KernelContext) -> Any:
                 except ValueError:
                     raise InvalidArgumentError(f"decode_csv: field {c} in record {r} is not a valid {dt.name}: "
                                                f"{f!r}", op) from None
-        return tuple(o.reshape(recs.shape) for o in outs)
+        cols = tuple(o.reshape(recs.shape) for o in outs)
+        return cols if len(cols) > 1 else cols[0]  # one output: the array itself, not a 1-tuple
     return decode_csv
 
 

@@ -356,9 +356,11 @@ class Saver:
                                   graph_fingerprint=_fingerprint(sess.graph), timestamp=time.time())
 
     # -- save -----------------------------------------------------------------------------------------
-    def save(self, sess: Any, save_path: str, global_step: Any = None,
-             pipeline: Optional[Mapping[str, int]] = None, write_state: bool = True) -> str:
-        """Writes a checkpoint; returns its path as TensorFlow 1.x does.
+    def save(self, sess: Any, save_path: str, global_step: Any = None, latest_filename: Optional[str] = None,
+             meta_graph_suffix: str = "meta", write_meta_graph: bool = True, write_state: bool = True,
+             strip_default_attrs: bool = False, save_debug_info: bool = False, *,
+             pipeline: Optional[Mapping[str, int]] = None) -> str:
+        """Writes a checkpoint; returns its path as TensorFlow 1.x does (TF1's signature).
 
         save_path: a prefix (`dir/model.ckpt`: the data goes to `dir/model.ckpt[-<step>].h5`
         and the prefix `dir/model.ckpt[-<step>]` is returned, which restore() and
@@ -366,6 +368,9 @@ class Saver:
         the step inserted before the suffix).  global_step: an int, or the global step
         Variable/Tensor (its value is read).  pipeline: the input position (ints).
         write_state: update the directory's index (checkpoint.json) and prune old files.
+        latest_filename, meta_graph_suffix, write_meta_graph, strip_default_attrs and
+        save_debug_info are accepted for TF1 programs and change nothing: collflow keeps its
+        own index file and writes no MetaGraphDef.
         On ranks other than 0 nothing is written and the path is returned.
         """
         step = _step_value(sess, global_step)
@@ -432,20 +437,25 @@ class Saver:
                                              f"{_spec(v.dtype.np, v.shape)}")
                     continue
                 todo.append(key)
+            # entries this Saver does not hold (variables of a bigger training graph, random
+            # streams of ops an eval graph lacks) are left alone, as TF1's Saver does: only its
+            # own variables must be there and fit
             result.unexpected = [] if self._explicit else sorted(k for k in specs if k not in self._vars)
             rng_todo, rng_unexpected = self._match_rng(sess, r.rng)
-            if self._explicit:
-                rng_unexpected = []  # streams of ops this graph lacks: not this Saver's either
-            if strict and (result.missing or result.unexpected or result.mismatched or rng_unexpected):
-                raise self._mismatch_error(r.path, result, rng_unexpected, len(todo))
+            if strict and (result.missing or result.mismatched):
+                raise self._mismatch_error(r.path, result, [], len(todo))
             values = r.read(todo, verify=verify)
         for key in todo:
             self._assign(sess, self._vars[key], values.pop(key))
         result.restored = todo
         result.rng_restored = self._restore_rng(sess, rng_todo)
-        if result.skipped or rng_unexpected:
+        if result.missing or result.mismatched:
             log.warning("restored %d of %d variables from %s; skipped %s", len(todo), len(self._vars), r.path,
-                        "; ".join(result.skipped + [f"random state of {n} (no such op)" for n in rng_unexpected]))
+                        "; ".join(result.skipped))
+        if result.unexpected or rng_unexpected:
+            log.info("%s holds %d entries this Saver does not restore (%s)", r.path,
+                     len(result.unexpected) + len(rng_unexpected),
+                     ", ".join((result.unexpected + [f"random state of {n}" for n in rng_unexpected])[:8]))
         if result.world_size != self.world_size:
             log.info("checkpoint %s was written by %d rank(s), restoring on %d", r.path, result.world_size,
                      self.world_size)

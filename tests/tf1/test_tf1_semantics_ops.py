@@ -448,3 +448,44 @@ def test_more_elementwise_functions_and_div_no_nan(graph):
     np.testing.assert_allclose(q, [0.15, 0.0])
     np.testing.assert_allclose(gx, [0.5, 0.0])              # finite where y == 0
     np.testing.assert_allclose(gy, [-0.075, 0.0])
+
+
+# -- checkpoints, queues, csv, datasets --------------------------------------------------------------------
+
+def test_default_saver_restores_its_variables_from_a_bigger_checkpoint(tmp_path):
+    g1 = cf.Graph()
+    with g1.as_default():
+        w = tf.Variable(2.0, name="w")
+        extra = tf.Variable([1.0, 2.0], name="extra")           # only in the training graph
+        drop = tf.nn.dropout(tf.ones([4]), 0.5, seed=1)         # a random op the eval graph lacks
+        saver = tf.train.Saver()
+        with cf.Session(graph=g1) as s:
+            s.run(tf.global_variables_initializer())
+            s.run(drop)
+            path = saver.save(s, str(tmp_path / "model.ckpt"), global_step=3, write_meta_graph=False)
+    g2 = cf.Graph()
+    with g2.as_default():
+        w2 = tf.Variable(0.0, name="w")
+        with cf.Session(graph=g2) as s:
+            tf.train.Saver().restore(s, path)                   # TF1: the extra entries are ignored
+            assert s.run(w2) == 2.0
+    g3 = cf.Graph()
+    with g3.as_default():
+        tf.Variable(0.0, name="not_saved")
+        with cf.Session(graph=g3) as s, pytest.raises(cf.errors.NotFoundError):
+            tf.train.Saver().restore(s, path)                   # a variable the checkpoint lacks
+
+
+def test_one_column_decode_csv_and_one_tensor_batch_are_tensors(graph):
+    (col,) = tf.decode_csv(tf.constant(["2", "3"]), record_defaults=[[0]])
+    np.testing.assert_array_equal(_run(col + 1), [3, 4])
+    b = tf.train.batch([tf.constant([1.0, 2.0])], batch_size=3)
+    assert isinstance(b, cf.Tensor) and b.shape.as_list() == [3, 2]
+
+
+def test_shuffle_without_reshuffle_keeps_one_order_across_epochs(graph):
+    it = tf.data.Dataset.range(10).shuffle(10, reshuffle_each_iteration=False).repeat(2).batch(10) \
+        .make_one_shot_iterator().get_next()
+    with cf.Session(graph=graph) as s:
+        e1, e2 = s.run(it), s.run(it)
+    assert sorted(e1) == list(range(10)) and list(e1) == list(e2)
