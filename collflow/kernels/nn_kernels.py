@@ -487,6 +487,19 @@ def _max_pool_grad_tiled(xp: Any, x: Any, y: Any, g: Any, kh: int, kw: int) -> A
     return dx.reshape(n, h, w, c)
 
 
+def _first_max_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
+    """Per window offset (row-major): its rows and columns in the padded input and where it is
+    the first maximum of its window, the one cell MaxPoolGrad routes a gradient to (as TF)."""
+    todo = xp.ones(y.shape, dtype=bool)
+    for i in range(kh):
+        for j in range(kw):
+            rs, cs = _offset(geo, i, j, strides, _UNIT)
+            hit = xpad[:, rs, cs, :] == y
+            hit &= todo
+            xp.greater(todo, hit, out=todo)  # todo and not hit
+            yield rs, cs, hit
+
+
 @register_kernel("MaxPoolGrad")
 def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
@@ -500,14 +513,8 @@ def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
         xpad = _pad(xp, x, geo, -np.inf)
         dx = xp.zeros(xpad.shape, dtype=g.dtype)
         # each output's gradient goes to the first maximum of its window (row-major), as TF
-        todo = xp.ones(y.shape, dtype=bool)
-        for i in range(kh):
-            for j in range(kw):
-                rs, cs = _offset(geo, i, j, strides, _UNIT)
-                hit = xpad[:, rs, cs, :] == y
-                hit &= todo
-                xp.greater(todo, hit, out=todo)  # todo and not hit
-                dx[:, rs, cs, :] += xp.multiply(g, hit)
+        for rs, cs, hit in _first_max_hits(xp, xpad, y, geo, kh, kw, strides):
+            dx[:, rs, cs, :] += xp.multiply(g, hit)
         if geo.padded:
             dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w, :]
         return dx
@@ -527,14 +534,8 @@ def _max_pool_grad_grad(op: Any, ctx: KernelContext) -> Any:
         xpad = _pad(xp, x, geo, -np.inf)
         ggpad = _pad(xp, gg, geo, 0)
         out = xp.zeros(y.shape, dtype=gg.dtype)
-        todo = xp.ones(y.shape, dtype=bool)
-        for i in range(kh):
-            for j in range(kw):
-                rs, cs = _offset(geo, i, j, strides, _UNIT)
-                hit = xpad[:, rs, cs, :] == y
-                hit &= todo
-                xp.greater(todo, hit, out=todo)  # todo and not hit
-                out += xp.multiply(ggpad[:, rs, cs, :], hit)
+        for rs, cs, hit in _first_max_hits(xp, xpad, y, geo, kh, kw, strides):
+            out += xp.multiply(ggpad[:, rs, cs, :], hit)
         return out
     return max_pool_grad_grad
 
