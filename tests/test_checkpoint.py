@@ -143,7 +143,7 @@ def test_index_is_json_newest_last_and_latest_checkpoint(tmp_path):
     assert [e["path"] for e in doc["checkpoints"]] == ["model-2.h5", "model-3.h5"] and doc["latest"] == "model-3.h5"
     assert not (tmp_path / "model-1.h5").exists()
     assert latest_checkpoint(str(tmp_path)) == str(tmp_path / "model-3")  # a prefix, as in TensorFlow
-    assert sv.last_checkpoints == [str(tmp_path / "model-2.h5"), str(tmp_path / "model-3.h5")]
+    assert sv.last_checkpoints == [str(tmp_path / "model-2"), str(tmp_path / "model-3")]  # prefixes, as TF1
     assert latest_checkpoint(str(tmp_path / "nothing-here")) is None
 
 

@@ -257,8 +257,9 @@ class Saver:
 
     @property
     def last_checkpoints(self) -> List[str]:
-        """Paths of the checkpoints this Saver wrote and still keeps, oldest first."""
-        return [e.path for e in self._last]
+        """The checkpoints this Saver wrote and still keeps, oldest first, as the prefixes
+        save() returned (TF1's form; restore() and checkpoint_file() take them)."""
+        return [e.path[:-3] if e.path.endswith(".h5") else e.path for e in self._last]
 
     def _check_session(self, sess: Any) -> None:
         if self._graph is not None and sess.graph is not self._graph:
