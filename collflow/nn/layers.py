@@ -32,7 +32,7 @@ from ..graph.variable_scope import get_variable, variable_scope
 from ..graph.variables import Variable
 from .normalization import batch_normalization  # noqa: F401  (its own module, re-exported)
 
-__all__ = ["dense", "conv2d", "conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
+__all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
            "flatten", "dropout", "embedding",
            "batch_normalization"]
 
@@ -171,6 +171,43 @@ def conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), p
                          trainable) if use_bias else None
         y = nn_ops.conv2d(x, kernel, strides=_pair(strides, "strides"), padding=_padding(padding),
                           dilations=_pair(dilation_rate, "dilation_rate"))
+        return _finish(y, bias, activation)
+
+
+def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                     data_format: str = "channels_last", activation: Activation = None, use_bias: bool = True,
+                     kernel_initializer: Any = None, bias_initializer: Any = None,
+                     kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+                     trainable: bool = True, name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
+    """Transposed 2-D convolution layer on NHWC inputs: [n, h, w, in] -> [n, h', w', filters],
+    h' = h * stride ("same") or h * stride + max(kernel - stride, 0) ("valid"), as TF1's.
+
+    Variables: kernel [kh, kw, filters, in] (glorot_uniform by default), bias [filters].
+    """
+    x = _input(inputs, "conv2d_transpose", 4)
+    if x.shape.rank != 4:
+        raise InvalidArgumentError(f"conv2d_transpose needs an NHWC input of rank 4, got shape {x.shape}")
+    _channels_last(data_format, "conv2d_transpose")
+    filters = int(filters)
+    if filters <= 0:
+        raise ValueError(f"conv2d_transpose: filters must be positive, got {filters}")
+    (kh, kw), (sh, sw) = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
+    pad = _padding(padding)
+    in_ch = _last_dim(x, "conv2d_transpose")
+    g = x.graph
+    with g.as_default(), _scope(g, name, "conv2d_transpose", reuse):
+        kernel = _make_var(g, "kernel", [kh, kw, filters, in_ch], x.dtype,
+                           kernel_initializer, kernel_regularizer, trainable)
+        bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
+                         trainable) if use_bias else None
+        dyn = array_ops.shape(x)
+        sizes = []
+        for axis, k, st in ((1, kh, sh), (2, kw, sw)):
+            n = x.shape.dims[axis]
+            extra = 0 if pad == "SAME" else max(k - st, 0)
+            sizes.append(n * st + extra if n is not None else dyn[axis] * st + extra)
+        out_shape = array_ops.stack([dyn[0], sizes[0], sizes[1], filters])
+        y = nn_extra_ops.conv2d_transpose(x, kernel, out_shape, strides=[1, sh, sw, 1], padding=pad)
         return _finish(y, bias, activation)
 
 

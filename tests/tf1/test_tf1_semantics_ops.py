@@ -489,3 +489,20 @@ def test_shuffle_without_reshuffle_keeps_one_order_across_epochs(graph):
     with cf.Session(graph=graph) as s:
         e1, e2 = s.run(it), s.run(it)
     assert sorted(e1) == list(range(10)) and list(e1) == list(e2)
+
+
+def test_layers_conv2d_transpose_shapes_names_and_kernel_layout(graph):
+    x = tf.placeholder(tf.float32, [None, 5, 4, 3])
+    a = tf.layers.conv2d_transpose(x, 6, 3, strides=2, padding="same")
+    b = tf.layers.conv2d_transpose(x, 2, (3, 2), strides=(2, 1), padding="valid", use_bias=False)
+    assert [v.op.name for v in tf.global_variables()] == [
+        "conv2d_transpose/kernel", "conv2d_transpose/bias", "conv2d_transpose_1/kernel"]
+    assert tf.global_variables()[0].shape.as_list() == [3, 3, 6, 3]        # [kh, kw, filters, in]
+    kb = tf.global_variables()[2]
+    same = tf.nn.conv2d_transpose(x, kb, tf.stack([tf.shape(x)[0], 11, 5, 2]), [1, 2, 1, 1], "VALID")
+    xv = np.random.default_rng(0).normal(size=(2, 5, 4, 3)).astype(np.float32)
+    with cf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        av, bv, sv = s.run([a, b, same], {x: xv})
+    assert av.shape == (2, 10, 8, 6) and bv.shape == (2, 11, 5, 2)          # h*s; h*s + max(k-s, 0)
+    np.testing.assert_array_equal(bv, sv)
