@@ -55,6 +55,7 @@ from .graph.ops.matrix_ops import *  # noqa: F401,F403,E402  (tf.einsum, tf.tens
 from .graph.ops.index_ops import *  # noqa: F401,F403,E402  (tf.gather_nd, tf.scatter_nd, tf.boolean_mask, ...)
 from .graph.ops.partition_ops import *  # noqa: F401,F403,E402  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)
 from .graph.ops.math_more_ops import *  # noqa: F401,F403,E402  (tf.expm1, tf.atan, ..., tf.div_no_nan)
+from .graph.ops.image_adjust_ops import random_crop  # noqa: F401,E402  (tf.random_crop)
 from .graph.ops.segment_ops import *  # noqa: F401,F403,E402  (tf.segment_*, tf.unsorted_segment_*)
 from .graph.ops.check_ops import *  # noqa: F401,F403,E402  (tf.Assert, tf.assert_*, tf.check_numerics)
 from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print is last, below)

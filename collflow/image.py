@@ -1,10 +1,13 @@
 """TensorFlow 1.x's tf.image namespace: resizing (resize_images / resize, resize_bilinear,
-resize_nearest_neighbor and ResizeMethod).
+resize_nearest_neighbor and ResizeMethod), flips, crops and pads, per-image standardization,
+brightness and dtype conversion, and the random augmentations.
 
 The ops themselves live in graph/ops/image_ops.py; this module is the public namespace, a
 layer like nn (it may import anything below it).
 """
 from .graph.ops.image_ops import (ResizeMethod, resize, resize_bilinear, resize_images,  # noqa: F401
                                   resize_nearest_neighbor)
+from .graph.ops.image_adjust_ops import *  # noqa: F401,F403  (flips, crops, standardization, ...)
+from .graph.ops import image_adjust_ops as _adjust
 
-__all__ = ["ResizeMethod", "resize", "resize_bilinear", "resize_images", "resize_nearest_neighbor"]
+__all__ = ["ResizeMethod", "resize", "resize_bilinear", "resize_images", "resize_nearest_neighbor"] + _adjust.__all__

@@ -506,3 +506,28 @@ def test_layers_conv2d_transpose_shapes_names_and_kernel_layout(graph):
         av, bv, sv = s.run([a, b, same], {x: xv})
     assert av.shape == (2, 10, 8, 6) and bv.shape == (2, 11, 5, 2)          # h*s; h*s + max(k-s, 0)
     np.testing.assert_array_equal(bv, sv)
+
+
+# -- tf.image augmentations ---------------------------------------------------------------------------------
+
+def test_image_flips_crops_pads_and_standardization(graph):
+    rng = np.random.default_rng(0)
+    im = rng.uniform(0, 255, (6, 5, 3)).astype(np.float32)
+    batch = rng.uniform(0, 1, (4, 6, 5, 3)).astype(np.float32)
+    x, xb = tf.constant(im), tf.constant(batch)
+    r = _run(dict(flip=tf.image.flip_left_right(x), ud=tf.image.flip_up_down(x),
+                  rfb=tf.image.random_flip_left_right(xb, seed=2), std=tf.image.per_image_standardization(x),
+                  crop=tf.random_crop(x, [4, 3, 3], seed=1), cp=tf.image.resize_image_with_crop_or_pad(x, 4, 7),
+                  u8=tf.image.convert_image_dtype(tf.constant(np.array([[[200]]], np.uint8)), tf.float32),
+                  back=tf.image.convert_image_dtype(tf.constant([[[0.5]]]), tf.uint8)))
+    np.testing.assert_array_equal(r["flip"], im[:, ::-1])
+    np.testing.assert_array_equal(r["ud"], im[::-1])
+    assert all(np.array_equal(r["rfb"][i], batch[i]) or np.array_equal(r["rfb"][i], batch[i][:, ::-1])
+               for i in range(4))                                           # a coin per image
+    np.testing.assert_allclose(r["std"], (im - im.mean()) / im.std(), atol=1e-5)
+    assert any(np.array_equal(r["crop"], im[i:i + 4, j:j + 3]) for i in range(3) for j in range(3))
+    assert r["cp"].shape == (4, 7, 3)                                       # rows 1..4 kept, 1 column of
+    np.testing.assert_array_equal(r["cp"][:, 1:6], im[1:5])                 # zeros on either side
+    assert not r["cp"][:, 0].any() and not r["cp"][:, 6].any()
+    np.testing.assert_allclose(r["u8"].ravel(), [200 / 255])
+    assert r["back"].ravel().tolist() == [127]                              # 0.5 * 255.5, truncated
