@@ -234,7 +234,16 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], nam
                 r = fn()
                 if r is None:
                     raise InvalidArgumentError("cond: true_fn and false_fn must return tensors (got None)")
-                flat = [_g.convert_to_tensor(x) for x in nest.flatten(r)]
+                flat = []
+                for x in nest.flatten(r):
+                    if isinstance(x, _g.Operation):
+                        # an op (a train op, a group): its branch's pivot after it, as TF1 builds
+                        # it, so the cond returns a bool tensor that runs the taken branch's op
+                        with g.control_dependencies([x]):
+                            x = identity(pivot)
+                    elif isinstance(x, TensorArray):
+                        x = x.flow  # rebuilt around the merged flow below
+                    flat.append(_g.convert_to_tensor(x))
                 # a branch returning an outside tensor as is must still route it through its Switch
                 flat = [ctx.process_inputs([x])[0] for x in flat]
             results.append((r, flat))
@@ -249,7 +258,7 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], nam
                 raise InvalidArgumentError(f"cond: branches return different dtypes {a.dtype.name} (true) and "
                                            f"{b.dtype.name} (false)")
             merged.append(cfo.merge([b, a], pred=pred, name="Merge")[0])
-        return nest.pack_sequence_as(rt, merged)
+        return _with_tas(rt, merged)
 
 
 @register_gradient("Switch")

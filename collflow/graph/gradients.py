@@ -124,7 +124,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
         for y, gy in zip(ys_l, gys):
             if gy is None:
                 if not y.dtype.is_floating:
-                    raise InvalidArgumentError(f"gradients: y {y.name} has non-float dtype {y.dtype.name}")
+                    continue  # an integer y carries no gradient: its xs get None, as in TF1
                 gy = array_ops.ones_like(y, name="grad_ys")
             elif not isinstance(gy, (_g.Tensor, IndexedSlices)):
                 gy = _g.convert_to_tensor(gy, dtype=y.dtype)

@@ -531,3 +531,19 @@ def test_image_flips_crops_pads_and_standardization(graph):
     assert not r["cp"][:, 0].any() and not r["cp"][:, 6].any()
     np.testing.assert_allclose(r["u8"].ravel(), [200 / 255])
     assert r["back"].ravel().tolist() == [127]                              # 0.5 * 255.5, truncated
+
+
+def test_cond_branches_returning_ops_or_tensorarrays(graph):
+    w = tf.Variable(1.0)
+    flag = tf.placeholder(tf.bool, [])
+    step = tf.cond(flag, lambda: tf.assign_add(w, 1.0).op, lambda: tf.group(tf.assign_add(w, 10.0)))
+    ta0 = tf.TensorArray(tf.float32, 2)
+    ta = tf.cond(flag, lambda: ta0.write(0, 1.0).write(1, 2.0), lambda: ta0.write(0, 3.0).write(1, 4.0))
+    x = tf.placeholder(tf.float32, [])
+    assert step.dtype == tf.bool and tf.gradients(tf.cast(x, tf.int32), x) == [None]
+    with cf.Session(graph=graph) as s:
+        s.run(tf.global_variables_initializer())
+        assert s.run(step, {flag: True}) and s.run(w) == 2.0      # TF1: the taken branch's op ran
+        s.run(step, {flag: False})
+        assert s.run(w) == 12.0
+        np.testing.assert_array_equal(s.run(ta.stack(), {flag: False}), [3.0, 4.0])
