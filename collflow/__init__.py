@@ -24,6 +24,7 @@ from .graph.ops.debug_ops import delay  # noqa: F401
 from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients  # noqa: F401
+from .graph.custom_gradient import custom_gradient  # noqa: F401
 from .graph.control_flow import cond, while_loop  # noqa: F401
 from .graph.functional_ops import scan, map_fn, foldl, foldr  # noqa: F401
 from .graph.ops.reverse_ops import reverse, reverse_v2, reverse_sequence  # noqa: F401

@@ -9,6 +9,11 @@ def _pos(shape):
     return lambda rng: [rng.uniform(0.5, 2.0, size=shape)]
 
 
+
+@cf.custom_gradient
+def _square_with_custom_gradient(x):
+    return x * x, lambda dy: 2.0 * x * dy
+
 CASES = [
     Case("Add", lambda a, b: a + b, [(3, 4), (4,)], id="Add-broadcast"),
     Case("Add", lambda a, b: a + b, [(2, 1, 3), (1, 4, 1)], id="Add-both-broadcast"),
@@ -32,6 +37,8 @@ CASES = [
     Case("Cos", cf.cos, [(3, 4)]),
     Case("Square", cf.square, [(3, 4)]),
     Case("Abs", cf.abs, [(3, 4)], make_inputs=lambda r: [r.uniform(0.2, 2, (3, 4)) * r.choice([-1, 1], (3, 4))]),
+    # a user-written gradient that is the true derivative: finite differences must agree
+    Case("CustomGradient", lambda x: _square_with_custom_gradient(x), [(3, 4)]),
     Case("Expm1", cf.expm1, [(3, 4)]),
     Case("Tan", cf.tan, [(3, 4)], make_inputs=lambda r: [r.uniform(-1, 1, (3, 4))]),
     Case("Atan", cf.atan, [(3, 4)]),

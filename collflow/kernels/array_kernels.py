@@ -11,7 +11,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .registry import register_kernel, KernelContext
+from .registry import register_kernel, KernelContext, variadic_outputs
 
 _ALL = slice(None)
 
@@ -249,7 +249,7 @@ def _unpack(op: Any, ctx: KernelContext) -> Any:
             raise InvalidArgumentError(f"unstack: expected {num} entries along axis {axis}, got a tensor of "
                                        f"shape {tuple(x.shape)}", op)
         return tuple(xp.moveaxis(x, axis, 0))  # views
-    return unpack
+    return variadic_outputs(op, unpack)
 
 
 def _split_at(xp: Any, x: Any, axis: int, sizes: Sequence[int]) -> tuple:
@@ -272,7 +272,7 @@ def _split(op: Any, ctx: KernelContext) -> Any:
             raise InvalidArgumentError(f"split: axis {axis} of shape {tuple(x.shape)} cannot be split evenly into "
                                        f"{n} pieces", op)
         return _split_at(xp, x, axis, [x.shape[axis] // n] * n)
-    return split
+    return variadic_outputs(op, split)
 
 
 @register_kernel("SplitV")
@@ -291,7 +291,7 @@ def _split_v(op: Any, ctx: KernelContext) -> Any:
             ss = list(sizes)
             ss[rest] = d - known
         return _split_at(xp, x, axis, ss)
-    return split_v
+    return variadic_outputs(op, split_v)
 
 
 @register_kernel("SplitLike")
@@ -311,7 +311,13 @@ def _identity_n(*xs: Any) -> tuple:
     return xs
 
 
-register_kernel("IdentityN")(lambda op, ctx: _identity_n)
+register_kernel("IdentityN")(lambda op, ctx: variadic_outputs(op, _identity_n))
+
+
+@register_kernel("CustomGradient")
+def _custom_gradient(op: Any, ctx: KernelContext) -> Any:
+    n = op.attrs["n_in"]  # the function's arguments come first; its outputs pass through
+    return variadic_outputs(op, lambda *xs: xs[n:])
 
 # -- gathering and scattering --------------------------------------------------------------
 

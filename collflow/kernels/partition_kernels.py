@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .registry import KernelContext, register_kernel
+from .registry import KernelContext, register_kernel, variadic_outputs
 
 
 @register_kernel("Unique")
@@ -38,7 +38,7 @@ def _dynamic_partition(op: Any, ctx: KernelContext) -> Any:
             bad = int(p.min()) if int(p.min()) < 0 else int(p.max())
             raise InvalidArgumentError(f"dynamic_partition: partitions holds {bad}, outside [0, {n})", op)
         return tuple(flat[p == i] for i in range(n))
-    return dynamic_partition
+    return variadic_outputs(op, dynamic_partition)
 
 
 @register_kernel("DynamicStitch")

@@ -55,6 +55,15 @@ def get_kernel(op: Any, device_type: str) -> Tuple[KernelFactory, bool]:
     return hit
 
 
+def variadic_outputs(op: Any, fn: Callable) -> Callable:
+    """fn for a kernel that returns a tuple of as many values as the op has outputs (split,
+    unstack, identity_n, ...): with one output the value itself must come back, not a 1-tuple
+    (a 1-tuple would flow on as the tensor's value)."""
+    if len(op.outputs) != 1:
+        return fn
+    return lambda *args: fn(*args)[0]
+
+
 def has_kernel(op_type: str, device_type: str) -> bool:
     return (op_type, device_type) in _KERNELS or (op_type, None) in _KERNELS
 

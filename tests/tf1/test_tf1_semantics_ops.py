@@ -547,3 +547,33 @@ def test_cond_branches_returning_ops_or_tensorarrays(graph):
         s.run(step, {flag: False})
         assert s.run(w) == 12.0
         np.testing.assert_array_equal(s.run(ta.stack(), {flag: False}), [3.0, 4.0])
+
+
+# -- custom gradients and one-output variadic ops ------------------------------------------------------------
+
+def test_custom_gradient_straight_through_reversal_and_clipping(graph):
+    @tf.custom_gradient
+    def clip_grad(x):
+        return tf.identity(x), lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
+
+    @tf.custom_gradient
+    def mixed(x, y):
+        return x * y, lambda dz: (-dz, 2.0 * dz)
+
+    @tf.custom_gradient
+    def ste_round(x):
+        return tf.round(x), lambda dy: dy                      # straight-through estimator
+
+    a, b = tf.constant([0.5, 3.0, -2.0]), tf.constant([1.0, 2.0, 3.0])
+    loss = tf.reduce_sum(clip_grad(a) * 5.0) + tf.reduce_sum(mixed(a, b)) + tf.reduce_sum(ste_round(a) * a)
+    lv, (ga, gb) = _run([loss, tf.gradients(loss, [a, b])])
+    assert lv == 21.0                                           # TensorFlow gives the same numbers
+    np.testing.assert_allclose(ga, [0.5, 6.0, -4.0])            # 1 - 1 + (round(a) + a)
+    np.testing.assert_allclose(gb, [2.0, 2.0, 2.0])
+
+
+def test_split_unstack_identity_n_with_one_output_give_the_tensor(graph):
+    x = tf.constant(np.arange(6.0).reshape(2, 3))
+    outs = _run([tf.split(x, 1)[0] + 0, tf.split(x, [2])[0] + 0, tf.unstack(tf.constant([[1.0, 2.0]]))[0] + 0,
+                 tf.identity_n([x])[0] + 0, tf.dynamic_partition(x, tf.constant([0, 0]), 1)[0] + 0])
+    assert [o.shape for o in outs] == [(2, 3), (2, 3), (2,), (2, 3), (2, 3)]
