@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
@@ -23,7 +25,7 @@ from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "root_mean_squared_error", "mean_absolute_error",
-           "true_positives", "false_positives", "false_negatives", "true_negatives", "precision", "recall"]
+           "true_positives", "false_positives", "false_negatives", "true_negatives", "precision", "recall", "auc"]
 
 Collections = Optional[Sequence[str]]
 Pair = Tuple[_g.Tensor, _g.Tensor]
@@ -169,3 +171,69 @@ precision = _ratio("precision", false_positives)
 precision.__doc__ = "true positives / (true positives + false positives)."
 recall = _ratio("recall", false_negatives)
 recall.__doc__ = "true positives / (true positives + false negatives)."
+
+
+def _local_vector(name: str, n: int) -> Variable:
+    """A float32 [n] accumulator of the current scope, starting at 0."""
+    g = _g.get_default_graph()
+    with g.control_dependencies(None):
+        return Variable(_a.zeros([n], _dt.float32), trainable=False, name=name,
+                        collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
+
+
+def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int = 200,
+        metrics_collections: Collections = None, updates_collections: Collections = None, curve: str = "ROC",
+        name: Optional[str] = None, summation_method: str = "trapezoidal", thresholds: Any = None) -> Pair:
+    """The area under the ROC (or precision-recall, curve="PR") curve, TF1's estimate: the
+    confusion counts at num_thresholds thresholds evenly spaced in [0, 1] (predictions are
+    probabilities), summed by the trapezoidal rule ("minoring"/"majoring": the lower/upper
+    Riemann sums); local variables auc/true_positives, false_negatives, true_negatives,
+    false_positives of shape [num_thresholds]."""
+    if curve not in ("ROC", "PR"):
+        raise ValueError(f"curve must be either ROC or PR, {curve} unknown")
+    if summation_method not in ("trapezoidal", "careful_interpolation", "minoring", "majoring"):
+        raise ValueError(f"Invalid summation_method: {summation_method}")
+    if thresholds is not None:
+        ths = [float(t) for t in thresholds]
+    else:
+        if num_thresholds < 2:
+            raise ValueError("num_thresholds must be > 1.")
+        ths = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        ths = [0.0 - 1e-7] + ths + [1.0 + 1e-7]
+    n = len(ths)
+    with variable_scope(name, default_name="auc"):
+        labels_b = _bools(labels, labels)[0]
+        pred = _a.reshape(_floats(predictions), [1, -1])
+        pos = _m.greater(pred, _a.reshape(_g.convert_to_tensor(np.asarray(ths, np.float32)), [-1, 1]))  # [T, N]
+        lab = _a.reshape(labels_b, [1, -1])
+        w = _a.reshape(_floats(weights) * _a.ones_like(_floats(predictions)), [1, -1]) if weights is not None \
+            else None
+        counts = {}
+        for key, cond in (("true_positives", _m.logical_and(lab, pos)),
+                          ("false_negatives", _m.logical_and(lab, _m.logical_not(pos))),
+                          ("true_negatives", _m.logical_and(_m.logical_not(lab), _m.logical_not(pos))),
+                          ("false_positives", _m.logical_and(_m.logical_not(lab), pos))):
+            c = _m.cast(cond, _dt.float32)
+            counts[key] = (_local_vector(key, n), _m.reduce_sum(c * w if w is not None else c, 1))
+
+        def compute(tp: Any, fn: Any, tn: Any, fp: Any, nm: str) -> _g.Tensor:
+            eps = 1.0e-6
+            rec = _m.truediv(tp + eps, tp + fn + eps)
+            if curve == "ROC":
+                x, y = _m.truediv(fp, fp + tn + eps), rec
+            else:
+                x, y = rec, _m.truediv(tp + eps, tp + fp + eps)
+            dx = x[:n - 1] - x[1:]
+            if summation_method == "minoring":
+                h = _m.minimum(y[:n - 1], y[1:])
+            elif summation_method == "majoring":
+                h = _m.maximum(y[:n - 1], y[1:])
+            else:
+                h = (y[:n - 1] + y[1:]) / 2.0
+            return _m.reduce_sum(dx * h, name=nm)
+
+        order = ("true_positives", "false_negatives", "true_negatives", "false_positives")
+        value = compute(*[counts[k][0].value() for k in order], "value")
+        ups = [_s.assign_add(counts[k][0], counts[k][1]) for k in order]
+        update = compute(*ups, "update_op")
+        return _collect(metrics_collections, updates_collections, value, update)

@@ -577,3 +577,38 @@ def test_split_unstack_identity_n_with_one_output_give_the_tensor(graph):
     outs = _run([tf.split(x, 1)[0] + 0, tf.split(x, [2])[0] + 0, tf.unstack(tf.constant([[1.0, 2.0]]))[0] + 0,
                  tf.identity_n([x])[0] + 0, tf.dynamic_partition(x, tf.constant([0, 0]), 1)[0] + 0])
     assert [o.shape for o in outs] == [(2, 3), (2, 3), (2,), (2, 3), (2, 3)]
+
+
+# -- tf.metrics.auc ---------------------------------------------------------------------------------------------
+
+def _auc_reference(y, p, w, n, curve):
+    ths = np.array([-1e-7] + [(i + 1) / (n - 1) for i in range(n - 2)] + [1 + 1e-7], np.float32)
+    pos = p[None, :] > ths[:, None]
+    lab = y[None, :].astype(bool)
+    tp, fn = (w * (lab & pos)).sum(1), (w * (lab & ~pos)).sum(1)
+    tn, fp = (w * (~lab & ~pos)).sum(1), (w * (~lab & pos)).sum(1)
+    rec = (tp + 1e-6) / (tp + fn + 1e-6)
+    x, yy = ((fp / (fp + tn + 1e-6), rec) if curve == "ROC" else (rec, (tp + 1e-6) / (tp + fp + 1e-6)))
+    return float(((x[:-1] - x[1:]) * (yy[:-1] + yy[1:]) / 2).sum())
+
+
+def test_metrics_auc_streams_tf1s_thresholded_estimate(graph):
+    rng = np.random.default_rng(0)
+    lab, pr = tf.placeholder(tf.int64, [None]), tf.placeholder(tf.float32, [None])
+    w = tf.placeholder(tf.float32, [None])
+    roc = tf.metrics.auc(lab, pr)
+    prc = tf.metrics.auc(lab, pr, weights=w, curve="PR", num_thresholds=50)
+    assert {v.op.name for v in tf.local_variables()} >= {"auc/true_positives", "auc_1/false_positives"}
+    ys, ps, ws = [], [], []
+    with cf.Session(graph=graph) as s:
+        s.run(tf.local_variables_initializer())
+        for _ in range(3):                                   # streamed over three batches
+            y = rng.integers(0, 2, 64)
+            p = np.clip(y * 0.3 + rng.uniform(0, 0.7, 64), 0, 1).astype(np.float32)
+            wv = rng.uniform(0, 2, 64).astype(np.float32)
+            s.run([roc[1], prc[1]], {lab: y, pr: p, w: wv})
+            ys, ps, ws = ys + [y], ps + [p], ws + [wv]
+        rv, pv = s.run([roc[0], prc[0]])
+    y, p, wv = np.concatenate(ys), np.concatenate(ps), np.concatenate(ws)
+    assert rv == pytest.approx(_auc_reference(y, p, np.ones_like(p), 200, "ROC"), rel=1e-5)   # TF: 0.826608
+    assert pv == pytest.approx(_auc_reference(y, p, wv, 50, "PR"), rel=1e-5)                  # TF: 0.864623
