@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..errors import InvalidArgumentError
 from .registry import KernelContext, register_kernel, variadic_outputs
 
@@ -26,7 +24,7 @@ def _unique(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("DynamicPartition")
 def _dynamic_partition(op: Any, ctx: KernelContext) -> Any:
-    xp, n = ctx.xp, op.attrs["num_partitions"]
+    n = op.attrs["num_partitions"]
 
     def dynamic_partition(data: Any, parts: Any) -> tuple:
         if data.shape[:parts.ndim] != parts.shape:

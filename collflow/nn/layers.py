@@ -99,6 +99,27 @@ def _make_var(g: _g.Graph, name: str, shape: Sequence[int], dtype: _dt.DType, in
                             regularizer=regularizer, trainable=trainable)
 
 
+def _conv_input(inputs: Any, filters: int, data_format: str, layer: str, rank: int,
+                layout: str) -> Tuple[_g.Tensor, int, int]:
+    """(x, filters, input channels) of a convolution layer, its arguments checked."""
+    x = _input(inputs, layer, rank)
+    if x.shape.rank != rank:
+        raise InvalidArgumentError(f"{layer} needs {layout}, got shape {x.shape}")
+    _channels_last(data_format, layer)
+    filters = int(filters)
+    if filters <= 0:
+        raise ValueError(f"{layer}: filters must be positive, got {filters}")
+    return x, filters, _last_dim(x, layer)
+
+
+def _bias(g: _g.Graph, filters: int, dtype: _dt.DType, use_bias: bool, initializer: Any,
+          regularizer: Optional[Callable], trainable: bool) -> Optional[Variable]:
+    """A layer's bias [filters] (zeros by default), or None without one."""
+    if not use_bias:
+        return None
+    return _make_var(g, "bias", [filters], dtype, initializer or _init.Zeros(), regularizer, trainable)
+
+
 def _scope(g: _g.Graph, name: Optional[str], default: str, reuse: Any) -> Any:
     """The variable scope of one layer call: `name` as given (sharing it needs reuse), or
     `default` made unique (dense, dense_1, ... -- restarting inside a re-entered scope)."""
@@ -129,8 +150,7 @@ def dense(inputs: Any, units: int, activation: Activation = None, use_bias: bool
     with g.as_default(), _scope(g, name, "dense", reuse):
         kernel = _make_var(g, "kernel", [in_dim, units], x.dtype, kernel_initializer,
                            kernel_regularizer, trainable)
-        bias = _make_var(g, "bias", [units], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
-                         trainable) if use_bias else None
+        bias = _bias(g, units, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
         if x.shape.rank == 2:
             y = math_ops.matmul(x, kernel)
         else:
@@ -154,21 +174,13 @@ def conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), p
     Variables: kernel [kh, kw, in, filters] (glorot_uniform by default), bias [filters].
     padding: "valid" (the default, as TensorFlow) or "same".
     """
-    x = _input(inputs, "conv2d", 4)
-    if x.shape.rank != 4:
-        raise InvalidArgumentError(f"conv2d needs an NHWC input of rank 4, got shape {x.shape}")
-    _channels_last(data_format, "conv2d")
-    filters = int(filters)
-    if filters <= 0:
-        raise ValueError(f"conv2d: filters must be positive, got {filters}")
+    x, filters, in_ch = _conv_input(inputs, filters, data_format, "conv2d", 4, "an NHWC input of rank 4")
     kh, kw = _pair(kernel_size, "kernel_size")
-    in_ch = _last_dim(x, "conv2d")
     g = x.graph
     with g.as_default(), _scope(g, name, "conv2d", reuse):
         kernel = _make_var(g, "kernel", [kh, kw, in_ch, filters], x.dtype,
                            kernel_initializer, kernel_regularizer, trainable)
-        bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
-                         trainable) if use_bias else None
+        bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
         y = nn_ops.conv2d(x, kernel, strides=_pair(strides, "strides"), padding=_padding(padding),
                           dilations=_pair(dilation_rate, "dilation_rate"))
         return _finish(y, bias, activation)
@@ -184,22 +196,14 @@ def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any =
 
     Variables: kernel [kh, kw, filters, in] (glorot_uniform by default), bias [filters].
     """
-    x = _input(inputs, "conv2d_transpose", 4)
-    if x.shape.rank != 4:
-        raise InvalidArgumentError(f"conv2d_transpose needs an NHWC input of rank 4, got shape {x.shape}")
-    _channels_last(data_format, "conv2d_transpose")
-    filters = int(filters)
-    if filters <= 0:
-        raise ValueError(f"conv2d_transpose: filters must be positive, got {filters}")
+    x, filters, in_ch = _conv_input(inputs, filters, data_format, "conv2d_transpose", 4, "an NHWC input of rank 4")
     (kh, kw), (sh, sw) = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
     pad = _padding(padding)
-    in_ch = _last_dim(x, "conv2d_transpose")
     g = x.graph
     with g.as_default(), _scope(g, name, "conv2d_transpose", reuse):
         kernel = _make_var(g, "kernel", [kh, kw, filters, in_ch], x.dtype,
                            kernel_initializer, kernel_regularizer, trainable)
-        bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
-                         trainable) if use_bias else None
+        bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
         dyn = array_ops.shape(x)
         sizes = []
         for axis, k, st in ((1, kh, sh), (2, kw, sw)):
@@ -250,21 +254,14 @@ def conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1, paddin
 
     Variables: kernel [k, in, filters] (glorot_uniform by default), bias [filters].
     """
-    x = _input(inputs, "conv1d", 3)
-    if x.shape.rank != 3:
-        raise InvalidArgumentError(f"conv1d needs an input of rank 3 [batch, width, channels], got shape {x.shape}")
-    _channels_last(data_format, "conv1d")
-    filters = int(filters)
-    if filters <= 0:
-        raise ValueError(f"conv1d: filters must be positive, got {filters}")
+    x, filters, in_ch = _conv_input(inputs, filters, data_format, "conv1d", 3,
+                                    "an input of rank 3 [batch, width, channels]")
     k = _one(kernel_size, "kernel_size")
-    in_ch = _last_dim(x, "conv1d")
     g = x.graph
     with g.as_default(), _scope(g, name, "conv1d", reuse):
         kernel = _make_var(g, "kernel", [k, in_ch, filters], x.dtype, kernel_initializer,
                            kernel_regularizer, trainable)
-        bias = _make_var(g, "bias", [filters], x.dtype, bias_initializer or _init.Zeros(), bias_regularizer,
-                         trainable) if use_bias else None
+        bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
         y = nn_extra_ops.conv1d(x, kernel, _one(strides, "strides"), _padding(padding),
                                 dilations=_one(dilation_rate, "dilation_rate"))
         return _finish(y, bias, activation)

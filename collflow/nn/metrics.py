@@ -31,11 +31,11 @@ Collections = Optional[Sequence[str]]
 Pair = Tuple[_g.Tensor, _g.Tensor]
 
 
-def _local(name: str) -> Variable:
-    """A float32 scalar accumulator of the current scope, starting at 0."""
+def _local(name: str, shape: Sequence[int] = ()) -> Variable:
+    """A float32 accumulator of the current scope (a scalar by default), starting at 0."""
     g = _g.get_default_graph()
     with g.control_dependencies(None):
-        return Variable(_a.zeros([], _dt.float32), trainable=False, name=name,
+        return Variable(_a.zeros(list(shape), _dt.float32), trainable=False, name=name,
                         collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
 
 
@@ -84,11 +84,14 @@ def _count_here(condition: _g.Tensor, weights: Any, metrics_collections: Collect
     return _collect(metrics_collections, updates_collections, c.value(), update)
 
 
+def _as_bool(x: Any) -> _g.Tensor:
+    """x as bool: a nonzero entry is true."""
+    x = _g.convert_to_tensor(x)
+    return x if x.dtype == _dt.bool_ else _m.not_equal(x, _a.zeros_like(x))
+
+
 def _bools(labels: Any, predictions: Any) -> Tuple[_g.Tensor, _g.Tensor]:
-    def as_bool(x: Any) -> _g.Tensor:
-        x = _g.convert_to_tensor(x)
-        return x if x.dtype == _dt.bool_ else _m.not_equal(x, _a.zeros_like(x))
-    return as_bool(labels), as_bool(predictions)
+    return _as_bool(labels), _as_bool(predictions)
 
 
 def mean(values: Any, weights: Any = None, metrics_collections: Collections = None,
@@ -173,14 +176,6 @@ recall = _ratio("recall", false_negatives)
 recall.__doc__ = "true positives / (true positives + false negatives)."
 
 
-def _local_vector(name: str, n: int) -> Variable:
-    """A float32 [n] accumulator of the current scope, starting at 0."""
-    g = _g.get_default_graph()
-    with g.control_dependencies(None):
-        return Variable(_a.zeros([n], _dt.float32), trainable=False, name=name,
-                        collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
-
-
 def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int = 200,
         metrics_collections: Collections = None, updates_collections: Collections = None, curve: str = "ROC",
         name: Optional[str] = None, summation_method: str = "trapezoidal", thresholds: Any = None) -> Pair:
@@ -202,10 +197,9 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
         ths = [0.0 - 1e-7] + ths + [1.0 + 1e-7]
     n = len(ths)
     with variable_scope(name, default_name="auc"):
-        labels_b = _bools(labels, labels)[0]
         pred = _a.reshape(_floats(predictions), [1, -1])
         pos = _m.greater(pred, _a.reshape(_g.convert_to_tensor(np.asarray(ths, np.float32)), [-1, 1]))  # [T, N]
-        lab = _a.reshape(labels_b, [1, -1])
+        lab = _a.reshape(_as_bool(labels), [1, -1])
         w = _a.reshape(_floats(weights) * _a.ones_like(_floats(predictions)), [1, -1]) if weights is not None \
             else None
         counts = {}
@@ -214,7 +208,7 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
                           ("true_negatives", _m.logical_and(_m.logical_not(lab), _m.logical_not(pos))),
                           ("false_positives", _m.logical_and(_m.logical_not(lab), pos))):
             c = _m.cast(cond, _dt.float32)
-            counts[key] = (_local_vector(key, n), _m.reduce_sum(c * w if w is not None else c, 1))
+            counts[key] = (_local(key, [n]), _m.reduce_sum(c * w if w is not None else c, 1))
 
         def compute(tp: Any, fn: Any, tn: Any, fp: Any, nm: str) -> _g.Tensor:
             eps = 1.0e-6

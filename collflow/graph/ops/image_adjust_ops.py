@@ -87,7 +87,7 @@ def random_crop(value: Any, size: Any, seed: Optional[int] = None, name: Optiona
                          _dt.int32)
         offset = _m.minimum(offset, limit - 1)
         out = _a.slice(x, offset, size_t)
-        if not isinstance(size, _g.Tensor) and hasattr(out, "set_shape"):
+        if not isinstance(size, _g.Tensor):
             out.set_shape([int(s) for s in np.ravel(size)])  # a constant size: the static shape too
         return out
 
