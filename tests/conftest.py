@@ -13,3 +13,14 @@ if os.environ.get("COLLFLOW_TEST_DEVICE") == "gpu":
     os.environ.pop("COLLFLOW_DEVICE", None)
 else:
     os.environ.setdefault("COLLFLOW_DEVICE", "/cpu:0")
+
+import pytest  # noqa: E402
+import collflow as _cf  # noqa: E402  (after the environment above)
+
+
+@pytest.fixture
+def graph():
+    """A fresh graph, the default one for the test's body."""
+    g = _cf.Graph()
+    with g.as_default():
+        yield g

@@ -27,13 +27,6 @@ def fetches_graph(f):
     return f.graph
 
 
-@pytest.fixture
-def graph():
-    g = cf.Graph()
-    with g.as_default():
-        yield g
-
-
 def dyn(x, rank_known=True):
     """A tensor with x's value and no static shape."""
     x = cf.convert_to_tensor(x)

@@ -7,19 +7,7 @@ import pytest
 import collflow as cf
 from gradcheck import check_case
 import gradtable_functional
-
-
-@pytest.fixture
-def graph():
-    g = cf.Graph()
-    with g.as_default():
-        yield g
-
-
-def _run(fetches, feed=None):
-    with cf.Session(graph=cf.get_default_graph()) as s:
-        s.run(cf.global_variables_initializer())
-        return s.run(fetches, feed)
+from session_helpers import run as _run
 
 
 # -- scan ------------------------------------------------------------------------------------

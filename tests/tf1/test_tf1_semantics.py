@@ -6,20 +6,7 @@ import numpy as np
 import pytest
 
 import collflow as cf
-
-
-@pytest.fixture
-def graph():
-    g = cf.Graph()
-    with g.as_default():
-        yield g
-
-
-def _run(fetches, feed=None):
-    g = cf.get_default_graph()
-    with cf.Session(graph=g) as s:
-        s.run(cf.global_variables_initializer())
-        return s.run(fetches, feed)
+from session_helpers import run as _run
 
 
 # -- dropout: the second positional argument is keep_prob ------------------------------------

@@ -6,19 +6,7 @@ import pytest
 
 import collflow as cf
 import collflow.compat.v1 as tf
-
-
-@pytest.fixture
-def graph():
-    g = cf.Graph()
-    with g.as_default():
-        yield g
-
-
-def _run(fetches, feed=None):
-    with cf.Session(graph=cf.get_default_graph()) as s:
-        s.run(cf.global_variables_initializer())
-        return s.run(fetches, feed)
+from session_helpers import run as _run
 
 
 # -- true division of integers --------------------------------------------------------------------
