@@ -14,6 +14,8 @@ The models:
 - lstm / lstm-small: a character model: embedding 64, one LSTM layer (hidden 256, batch 64,
   35 steps; small: hidden 128, batch 32, 50 steps) through tf.nn.dynamic_rnn with
   tf.nn.rnn_cell.LSTMCell (torch: nn.LSTM), softmax over 100 symbols, Adam.
+- gru: the lstm model with tf.nn.rnn_cell.GRUCell (torch: nn.GRU, which applies the reset
+  gate after the recurrent product instead of before: the same work).
 - mlp: 784-1024-1024-10 ReLU, sparse softmax cross-entropy, SGD, batch 256.
 - loop: tf.while_loop whose body is v = v * 0.5 + 1 on 16 floats, 200 iterations, forward only
   and with the gradient (per-iteration microseconds; no torch row).
@@ -82,14 +84,14 @@ def build_conv(tf: Any) -> Dict[str, Any]:
     return {"fetch": [loss, train], "feed": {x: xs, y_: ys, keep_prob: 0.5}}
 
 
-def build_lstm(tf: Any, hidden: int = 256, batch: int = 64, seq: int = 35) -> Dict[str, Any]:
+def build_lstm(tf: Any, hidden: int = 256, batch: int = 64, seq: int = 35, cell: str = "lstm") -> Dict[str, Any]:
     vocab, embed = 100, 64
     ids = tf.placeholder(tf.int32, [batch, seq])
     targets = tf.placeholder(tf.int32, [batch, seq])
     emb = tf.get_variable("embedding", [vocab, embed], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=1))
     inputs = tf.nn.embedding_lookup(emb, ids)
-    cell = tf.nn.rnn_cell.LSTMCell(hidden)
-    outputs, _ = tf.nn.dynamic_rnn(cell, inputs, dtype=tf.float32)
+    rnn_cell = tf.nn.rnn_cell.LSTMCell(hidden) if cell == "lstm" else tf.nn.rnn_cell.GRUCell(hidden)
+    outputs, _ = tf.nn.dynamic_rnn(rnn_cell, inputs, dtype=tf.float32)
     w = tf.get_variable("softmax_w", [hidden, vocab], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=2))
     b = tf.get_variable("softmax_b", [vocab], initializer=tf.zeros_initializer())
     logits = tf.matmul(tf.reshape(outputs, [-1, hidden]), w) + b
@@ -130,6 +132,7 @@ MODELS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
     "conv": build_conv,
     "lstm": build_lstm,
     "lstm-small": lambda tf: build_lstm(tf, hidden=128, batch=32, seq=50),
+    "gru": lambda tf: build_lstm(tf, cell="gru"),
     "mlp": build_mlp,
     "loop": lambda tf: build_loop(tf, False),
     "loop fwd+bwd": lambda tf: build_loop(tf, True),
@@ -189,13 +192,14 @@ def torch_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
         xb = torch.tensor(rng.uniform(0, 1, (50, 1, 28, 28)).astype(np.float32))
         yb = torch.tensor(rng.integers(0, 10, 50))
         lossf = nn.CrossEntropyLoss()
-    elif name.startswith("lstm"):
-        hidden, batch, seq = (256, 64, 35) if name == "lstm" else (128, 32, 50)
+    elif name.startswith("lstm") or name == "gru":
+        hidden, batch, seq = (128, 32, 50) if name == "lstm-small" else (256, 64, 35)
+        rnn_type = nn.GRU if name == "gru" else nn.LSTM
 
         class Char(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
-                self.emb, self.rnn, self.out = nn.Embedding(100, 64), nn.LSTM(64, hidden, batch_first=True), \
+                self.emb, self.rnn, self.out = nn.Embedding(100, 64), rnn_type(64, hidden, batch_first=True), \
                     nn.Linear(hidden, 100)
 
             def forward(self, a: Any) -> Any:

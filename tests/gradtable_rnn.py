@@ -122,3 +122,11 @@ def _block_lstm(p, h0, c0, w):
 
 
 CASES += [Case("BlockLSTM", _block_lstm, [(4, 2, 8), (2, 2), (2, 2), (2, 8)], id="block-lstm")]
+
+
+def _block_gru(p, h0, w_g, w_c):
+    return cf.graph.ops.rnn_ops.block_gru(p, h0, w_g, w_c)
+
+
+CASES += [Case("BlockGRU", _block_gru, [(4, 2, 9), (2, 3), (3, 6), (3, 3)], id="block-gru"),
+          Case("BlockGRU", _block_gru, [(1, 3, 6), (3, 2), (2, 4), (2, 2)], id="block-gru-one-step")]

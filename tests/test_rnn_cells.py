@@ -595,6 +595,57 @@ def test_dynamic_rnn_runs_a_plain_lstm_as_one_fused_op_with_the_loops_answer():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("initial", [False, True])
+def test_dynamic_rnn_runs_a_gru_as_one_fused_op_with_the_loops_answer(initial):
+    """A GRUCell without sequence_length runs as BlockGRU (no while loop); its outputs, final
+    state and the gradients of every input and variable (and of a given initial state) equal
+    the per-step loop's; an unknown time dimension works."""
+    rng = np.random.default_rng(4)
+    xv, h0v = rng.normal(size=(3, 6, 4)), rng.normal(size=(3, 5))
+    results = []
+    for fused in (True, False):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (3, None, 4))
+            h0 = cf.constant(h0v) if initial else None
+            cell = cf.nn.rnn_cell.GRUCell(5, kernel_initializer=cf.initializers.random_uniform(-0.6, 0.6, seed=5),
+                                          bias_initializer=cf.initializers.random_uniform(-0.5, 0.5, seed=6))
+            if not fused:
+                cell.fused_sequence = lambda: None
+            out, st = cf.nn.dynamic_rnn(cell, x, initial_state=h0, dtype=cf.float64)
+            loss = cf.reduce_sum(out * out * cf.range(1.0, 6.0, dtype=cf.float64)) + cf.reduce_sum(st * 0.3)
+            grads = cf.gradients(loss, [x] + cf.trainable_variables() + ([h0] if initial else []))
+            types = {op.type for op in g.get_operations()}
+            assert ("BlockGRU" in types) == fused and ("Exit" in types) == (not fused)
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            results.append(s.run([out, st] + grads, {x: xv}))
+    assert len(results[0]) == (8 if initial else 7)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_rnns_with_no_steps_return_the_initial_state():
+    """A sequence of length 0 (an empty time dimension at run time): outputs [batch, 0, n] and
+    the initial state, as TF1's loop of no iterations, for the fused LSTM and GRU."""
+    for make in (lambda: cf.nn.rnn_cell.LSTMCell(4), lambda: cf.nn.rnn_cell.GRUCell(4)):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float32, (2, None, 3))
+            cell = make()
+            st0 = cell.zero_state(2, cf.float32)
+            st0 = type(st0)(*(t + 0.5 for t in st0)) if isinstance(st0, tuple) else st0 + 0.5
+            out, st = cf.nn.dynamic_rnn(cell, x, initial_state=st0)
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            o, last = s.run([out, st], {x: np.zeros((2, 0, 3), np.float32)})
+        assert o.shape == (2, 0, 4)
+        for part in (last if isinstance(last, tuple) else [last]):
+            np.testing.assert_array_equal(part, np.full((2, 4), 0.5, np.float32))
+
+
 # -- ResidualWrapper and DeviceWrapper (tf.nn.rnn_cell's) ------------------------------------------
 
 def test_residual_wrapper_adds_the_input_to_the_cells_output_and_keeps_its_names():

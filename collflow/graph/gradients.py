@@ -57,6 +57,19 @@ def _zeros_for(t: _g.Tensor) -> Optional[_g.Tensor]:
     return None
 
 
+def used_gradient(grad: Any, t: _g.Tensor) -> Optional[_g.Tensor]:
+    """grad (the gradient reaching output t of a multi-output op) as a tensor, or None where
+    it is only the zeros filled in above because nothing differentiated t: a gradient function
+    can then skip that term's work instead of adding zeros."""
+    if grad is None:
+        return None
+    grad = _g.convert_to_tensor(grad)
+    op = grad.op
+    if op.type == "ZerosLike" and op.inputs and op.inputs[0].name == t.name and not op.attrs.get("dtype"):
+        return None
+    return grad
+
+
 def _differentiable_dtype(t: _g.Tensor) -> bool:
     return t.dtype.is_floating or t.dtype == _dt.resource
 

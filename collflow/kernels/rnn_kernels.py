@@ -109,6 +109,7 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
 @register_kernel("BlockLSTMGrad")
 def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
+    dc_zero = bool(op.attrs.get("dc_zero", False))  # no gradient reaches the c sequence
 
     def grad(h0: Any, c0: Any, w_h: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any, dacts: Any = None) -> tuple:
         t_steps, b, n = hs.shape
@@ -120,7 +121,7 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
         w_t = xp.ascontiguousarray(w_h.T)  # once: BLAS runs a plain product faster than a transposed one
         for t in range(t_steps - 1, -1, -1):
             dh = dhs[t] + dh_next
-            dc = dcs[t] + dc_next
+            dc = dc_next if dc_zero else dcs[t] + dc_next
             c_prev = cs[t - 1] if t else c0
             dc_next = _cell_backward(xp, acts[t], c_prev, cs[t], dc, dh, None if dacts is None else dacts[t], dg[t])
             dh_next = xp.matmul(dg[t], w_t, out=dh_next if t < t_steps - 1 else None)
@@ -128,4 +129,101 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
         h_prev = xp.concatenate([h0[None], hs[:-1]], axis=0).reshape(t_steps * b, n)
         dw = xp.matmul(h_prev.T, dg.reshape(t_steps * b, 4 * n))
         return dg, dh_next, dc_next, dw
+    return grad
+
+
+def _sigmoid_inplace(xp: Any, a: Any) -> None:
+    """a = sigmoid(a) in place, as 0.5 * tanh(a / 2) + 0.5 (no overflow for any a)."""
+    half = a.dtype.type(0.5)
+    a *= half
+    xp.tanh(a, out=a)
+    a *= half
+    a += half
+
+
+@register_kernel("BlockGRU")
+def _block_gru(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def run(p: Any, h0: Any, w_g: Any, w_c: Any) -> tuple:
+        t_steps, b, n3 = p.shape
+        n = n3 // 3
+        hs = xp.empty((t_steps, b, n), dtype=p.dtype)
+        acts = xp.empty_like(p)                       # [r, u, c] of every step
+        rhs = xp.empty((t_steps, b, n), dtype=p.dtype)
+        g = xp.empty((b, 2 * n), dtype=p.dtype)
+        cand = xp.empty((b, n), dtype=p.dtype)
+        h = h0
+        for t in range(t_steps):
+            a, pt = acts[t], p[t]
+            ru, c = a[:, :2 * n], a[:, 2 * n:]
+            xp.matmul(h, w_g, out=g)
+            xp.add(g, pt[:, :2 * n], out=ru)
+            _sigmoid_inplace(xp, ru)
+            rh = rhs[t]
+            xp.multiply(a[:, :n], h, out=rh)
+            xp.matmul(rh, w_c, out=cand)
+            xp.add(cand, pt[:, 2 * n:], out=c)
+            xp.tanh(c, out=c)
+            h_t = hs[t]                               # h' = c + u (h - c)
+            xp.subtract(h, c, out=h_t)
+            h_t *= a[:, n:2 * n]
+            h_t += c
+            h = h_t
+        return hs, acts, rhs
+    return run
+
+
+@register_kernel("BlockGRUGrad")
+def _block_gru_grad(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def grad(h0: Any, w_g: Any, w_c: Any, hs: Any, acts: Any, rhs: Any, dhs: Any) -> tuple:
+        t_steps, b, n = hs.shape
+        dp = xp.empty_like(acts)
+        dh_next = xp.zeros_like(h0)
+        if t_steps == 0:
+            return dp, dh_next, xp.zeros_like(w_g), xp.zeros_like(w_c)
+        one = acts.dtype.type(1)
+        dh = xp.empty_like(h0)
+        drh = xp.empty_like(h0)
+        tmp = xp.empty_like(h0)
+        w_gt = xp.ascontiguousarray(w_g.T)  # once: BLAS runs plain products faster than transposed ones
+        w_ct = xp.ascontiguousarray(w_c.T)
+        for t in range(t_steps - 1, -1, -1):
+            a, d = acts[t], dp[t]
+            r, u, c = a[:, :n], a[:, n:2 * n], a[:, 2 * n:]
+            dr, du, dc = d[:, :n], d[:, n:2 * n], d[:, 2 * n:]
+            h_prev = hs[t - 1] if t else h0
+            xp.add(dhs[t], dh_next, out=dh)
+            # the candidate's pre-activation: dh (1 - u) (1 - c^2)
+            xp.multiply(c, c, out=tmp)
+            xp.subtract(one, tmp, out=tmp)
+            xp.subtract(one, u, out=dc)
+            dc *= dh
+            dc *= tmp
+            # u's: dh (h_prev - c) u (1 - u)
+            xp.subtract(h_prev, c, out=du)
+            du *= dh
+            xp.multiply(u, u, out=tmp)
+            xp.subtract(u, tmp, out=tmp)
+            du *= tmp
+            # r's: through r * h into the candidate's product
+            xp.matmul(dc, w_ct, out=drh)
+            xp.multiply(drh, h_prev, out=dr)
+            xp.multiply(r, r, out=tmp)
+            xp.subtract(r, tmp, out=tmp)
+            dr *= tmp
+            # h_prev's: the gates' product, r * h's other factor, and u * h directly
+            xp.matmul(d[:, :2 * n], w_gt, out=dh_next)
+            drh *= r
+            dh_next += drh
+            dh *= u
+            dh_next += dh
+        # both recurrent kernels' gradients as one product each over all steps
+        h_prev = xp.concatenate([h0[None], hs[:-1]], axis=0).reshape(t_steps * b, n)
+        dpf = dp.reshape(t_steps * b, 3 * n)
+        dw_g = xp.matmul(h_prev.T, dpf[:, :2 * n])
+        dw_c = xp.matmul(rhs.reshape(t_steps * b, n).T, dpf[:, 2 * n:])
+        return dp, dh_next, dw_g, dw_c
     return grad

@@ -471,10 +471,16 @@ class LSTMCell(RNNCell):
         def run(p: _g.Tensor, state: Any) -> Tuple[Any, Any]:
             c0, h0 = self._unpack(state)
             hs, cs = _rnn_ops.block_lstm(p, h0, c0, w_h)
-            c_last, h_last = cs[-1], hs[-1]
+            c_last, h_last = _last_step(cs, c0), _last_step(hs, h0)
             state = LSTMStateTuple(c_last, h_last) if self._state_is_tuple else _a.concat([c_last, h_last], 1)
             return hs, state
         return project, run
+
+
+def _last_step(seq: _g.Tensor, initial: _g.Tensor) -> _g.Tensor:
+    """The last step of seq [time, batch, n], or initial when it has no steps (TF1's final
+    state after a loop of no iterations): [initial, seq[-1:]][-1], copying two steps at most."""
+    return _a.concat([_a.expand_dims(initial, 0), seq[-1:]], 0)[-1]
 
 
 class BasicLSTMCell(LSTMCell):
@@ -552,3 +558,21 @@ class GRUCell(RNNCell):
             p_g, p_c = _a.split(p, [2 * n, n], axis=1)
             return self._finish(p_g + _m.matmul(state, g_h), p_c, None, state, c_h)
         return project, step
+
+    def fused_sequence(self) -> Optional[Tuple[Callable, Callable]]:
+        """(project, run) for dynamic_rnn to run the whole sequence as one fused op
+        (rnn_ops.block_gru), or None when the activation is not tanh (the per-step loop).
+
+        project maps [n, depth] inputs to [gates, candidate] input parts with their biases;
+        run(p [time, batch, 3n], h0) -> (outputs [time, batch, n], final h)."""
+        if self._activation is not _nn.tanh:
+            return None
+        project, _ = self.input_projection()  # type: ignore[misc]
+        n, d = self._num_units, self.input_depth
+        g_h = _a.split(self._gate_kernel, [d, n], axis=0)[1]
+        c_h = _a.split(self._candidate_kernel, [d, n], axis=0)[1]
+
+        def run(p: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+            hs = _rnn_ops.block_gru(p, state, g_h, c_h)
+            return hs, _last_step(hs, state)
+        return project, run

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
 from .op_util import make_op
 
-__all__ = ["lstm_block_cell", "block_lstm"]
+__all__ = ["lstm_block_cell", "block_lstm", "block_gru"]
 
 
 def _cell_spec(op: _g.Operation) -> list:
@@ -72,13 +73,15 @@ def lstm_block_cell(gates: Any, c_prev: Any, forget_bias: float = 0.0,
 
 @register_gradient("LSTMBlockCell")
 def _lstm_block_cell_grad(op: _g.Operation, dc: Any, dh: Any, dact: Any) -> list:
+    from ..gradients import used_gradient
     from .array_ops import zeros_like
     c = op.outputs[0]
     dc = zeros_like(c) if dc is None else _g.convert_to_tensor(dc)
     dh = zeros_like(c) if dh is None else _g.convert_to_tensor(dh)
     ins = [op.outputs[2], op.inputs[1], c, dc, dh]
+    dact = used_gradient(dact, op.outputs[2])
     if dact is not None:
-        ins.append(_g.convert_to_tensor(dact))
+        ins.append(dact)
     g = make_op("LSTMBlockCellGrad", ins, {"forget_bias": op.attrs["forget_bias"]}, name="LSTMBlockCellGrad")
     return [g.outputs[0], g.outputs[1]]
 
@@ -122,12 +125,79 @@ def block_lstm(p: Any, h0: Any, c0: Any, w_h: Any, forget_bias: float = 0.0,
 
 @register_gradient("BlockLSTM")
 def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
+    from ..gradients import used_gradient
     from .array_ops import zeros_like
     h, c, act = op.outputs
-    dh = zeros_like(h) if dh is None else _g.convert_to_tensor(dh)
-    dc = zeros_like(c) if dc is None else _g.convert_to_tensor(dc)
+    # what nothing differentiated (usually the c sequence and the gates: only h is used) the
+    # kernel skips rather than adding zeros in every step
+    dh, dc, dact = used_gradient(dh, h), used_gradient(dc, c), used_gradient(dact, act)
+    dc_zero = dc is None
+    dh = zeros_like(h) if dh is None else dh
+    dc = zeros_like(c) if dc is None else dc
     ins = [op.inputs[1], op.inputs[2], op.inputs[3], h, c, act, dh, dc]
     if dact is not None:
-        ins.append(_g.convert_to_tensor(dact))
-    g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"]}, name="BlockLSTMGrad")
+        ins.append(dact)
+    g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"], "dc_zero": dc_zero},
+                name="BlockLSTMGrad")
+    return list(g.outputs)
+
+
+# -- GRU over a whole sequence ----------------------------------------------------------------
+# TF1's GRUCell: r, u = sigmoid([x, h] . W_g + b_g); c = tanh([x, r * h] . W_c + b_c);
+# h' = u * h + (1 - u) * c.  With the input halves projected for all steps at once
+# (p = x . [W_gx, W_cx] + [b_g, b_c], [time, batch, 3 units]), BlockGRU runs every step as
+# two GEMMs (h . W_gh, (r * h) . W_ch) and one kernel's elementwise passes; its gradient runs
+# the steps backwards and computes both recurrent kernels' gradients as one product each over
+# all steps.  Besides h it outputs, for its gradient only, the activations [r, u, c] and r * h
+# of every step.
+
+
+def _gru_spec(op: _g.Operation) -> list:
+    p, h0, w_g, w_c = op.inputs
+    if not p.dtype.is_floating or any(t.dtype != p.dtype for t in (h0, w_g, w_c)):
+        raise ValueError("BlockGRU needs floating inputs of one dtype, got " + ", ".join(t.dtype.name for t in op.inputs))
+    if p.shape.rank not in (None, 3) or w_g.shape.rank not in (None, 2) or w_c.shape.rank not in (None, 2):
+        raise ValueError(f"BlockGRU needs p [time, batch, 3 units], w_g [units, 2 units] and w_c [units, units], "
+                         f"got {p.shape}, {w_g.shape} and {w_c.shape}")
+    t, b = (p.shape.dims[0], p.shape.dims[1]) if p.shape.rank == 3 else (None, None)
+    units = w_c.shape.dims[0] if w_c.shape.rank == 2 else None
+    if units is not None:
+        want = {"p": (p, 2, 3 * units), "w_g": (w_g, 1, 2 * units), "w_c": (w_c, 1, units)}
+        for name, (x, axis, size) in want.items():
+            if x.shape.rank is not None and x.shape.dims[axis] not in (None, size):
+                raise ValueError(f"BlockGRU: {name} has {x.shape.dims[axis]} in dimension {axis}, expected {size} "
+                                 f"for {units} units (shapes p {p.shape}, w_g {w_g.shape}, w_c {w_c.shape})")
+    seq = TensorShape([t, b, units])
+    return [(p.dtype, seq), (p.dtype, TensorShape([t, b, None if units is None else 3 * units])), (p.dtype, seq)]
+
+
+def _gru_grad_spec(op: _g.Operation) -> list:
+    h0, w_g, w_c, acts = op.inputs[0], op.inputs[1], op.inputs[2], op.inputs[4]
+    return [(acts.dtype, acts.shape), (h0.dtype, h0.shape), (w_g.dtype, w_g.shape), (w_c.dtype, w_c.shape)]
+
+
+# BlockGRU(p, h0, w_g, w_c) -> (h [T, B, H], act [T, B, 3H] = [r, u, c], rh [T, B, H])
+register_op("BlockGRU", _gru_spec, doc="a GRU over a whole sequence, fused")
+# BlockGRUGrad(h0, w_g, w_c, h, act, rh, dh) -> (dp, dh0, dw_g, dw_c)
+register_op("BlockGRUGrad", _gru_grad_spec, doc="the gradient of BlockGRU")
+not_differentiable("BlockGRUGrad")
+
+
+def block_gru(p: Any, h0: Any, w_g: Any, w_c: Any, name: Optional[str] = None) -> _g.Tensor:
+    """h of every step [time, batch, units] of TF1's GRU cell, for input projections p
+    [time, batch, 3 units] (gates r, u, then the candidate), h0 and the recurrent kernels
+    w_g [units, 2 units] (gates) and w_c [units, units] (candidate)."""
+    return make_op("BlockGRU", [p, h0, w_g, w_c], name=name or "BlockGRU").outputs[0]
+
+
+@register_gradient("BlockGRU")
+def _block_gru_grad(op: _g.Operation, dh: Any, dact: Any, drh: Any) -> list:
+    from ..gradients import used_gradient
+    from .array_ops import zeros_like
+    if used_gradient(dact, op.outputs[1]) is not None or used_gradient(drh, op.outputs[2]) is not None:
+        raise InvalidArgumentError(f"{op.name}: only its first output (h) is differentiable; the others are "
+                                      "saved values its gradient reads", op)
+    h, act, rh = op.outputs
+    dh = zeros_like(h) if dh is None else _g.convert_to_tensor(dh)
+    g = make_op("BlockGRUGrad", [op.inputs[1], op.inputs[2], op.inputs[3], h, act, rh, dh], name="BlockGRUGrad")
     return list(g.outputs)
