@@ -52,6 +52,8 @@ SETTINGS: Dict[str, Tuple[str, str]] = {
                                   "kernels, and so their rounding and collective kernels, would differ"),
     "COLLFLOW_FAULT_KILL": (LOCAL, "a fault drill of scripts/train.py: rank R kills itself after step S"),
     "COLLFLOW_CHECK_OUTPUTS": (LOCAL, "a debugging check of kernel outputs; changes no value, no collective"),
+    "COLLFLOW_MALLOC_TUNING": (LOCAL, "whether this process's malloc keeps freed arrays for reuse; changes no "
+                                      "value, no collective"),
     "COLLFLOW_TIMELINE": (LOCAL, "the path of this rank's own trace file"),
     "COLLFLOW_SUPERVISOR_PID": (LOCAL, "the supervisor holding the checkpoint directory's lock for this job "
                                        "(collflow.train.dir_lock; read by rank 0 only)"),

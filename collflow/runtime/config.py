@@ -149,8 +149,11 @@ _threadpool_limits: Any = None  # kept alive: threadpoolctl restores the old lim
 
 def configure_process(options: Dict[str, Any]) -> None:
     """What must happen before the Session picks its device: the GPU of visible_device_list,
-    the BLAS thread count of intra_op_parallelism_threads."""
+    the BLAS thread count of intra_op_parallelism_threads, the host allocator's policy
+    (kernels/host_memory.py: freed arrays kept for reuse, once per process)."""
     global _threadpool_limits
+    from ..kernels import host_memory
+    host_memory.keep_freed_memory()
     gpu_opts = options.get("gpu_options")
     visible = gpu_opts.visible_device_list.strip() if isinstance(gpu_opts, GPUOptions) else ""
     if visible and options.get("device") != "/cpu:0":
