@@ -23,7 +23,11 @@ The models:
 Every row is the median over --repeats repeats of the median step time of --steps steps; the
 repeats go round-robin over the implementations, and each block of steps starts after a
 short pause and two untimed steps, so one library's spinning threads do not slow the next
-(see bench_step.py).  TensorFlow needs `pip install tensorflow-cpu tf_keras` and
+(see bench_step.py).  Each library runs each model in a process of its own
+(common.IsolatedRunner), as a user trains one model: none runs with another's process-wide
+settings (collflow fixes glibc malloc's thresholds), and none is sped up by what ran before
+it in the process (glibc's dynamic thresholds: TF1's LSTM step took 68 ms alone and 58 ms
+after the conv net had run in its process).  TensorFlow needs `pip install tensorflow-cpu tf_keras` and
 TF_USE_LEGACY_KERAS=1 (set here) for TF1's RNN cells; its rows are skipped without it.
 Results: benchmarks/results/bench_tf1.json.
 """
@@ -32,7 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import sys  # noqa: E402
 
@@ -243,30 +247,32 @@ def main() -> None:
     except ImportError:
         print("note: threadpoolctl is not installed; BLAS uses its default thread count")
     names = [n for n in MODELS if not args.only or n in args.only.split(",")]
-    runners: Dict[str, Dict[str, Callable[[], Any]]] = {}
     notes = []
-    for n in names:
-        runners[n] = {"collflow": collflow_step(n, args.threads)}
-        t = tf_step(n, args.threads)
-        if t is not None:
-            runners[n]["tf1"] = t
-        else:
-            notes.append("tensorflow is not installed: no TF1 rows")
-        p = torch_step(n, args.threads)
-        if p is not None:
-            runners[n]["torch"] = p
-    for n in names:
-        for fn in runners[n].values():
-            for _ in range(3):
-                fn()  # compile plans, warm caches
-    times: Dict[str, Dict[str, List[float]]] = {n: {k: [] for k in runners[n]} for n in names}
-    for _ in range(args.repeats):
+    # each library and model in a process of its own (common.IsolatedRunner): collflow's
+    # allocator policy would otherwise speed up its peers too, and glibc's dynamic malloc
+    # thresholds make a model faster after a bigger one ran in the same process (TF1's LSTM
+    # step: 68 ms alone, 58 ms after the conv net); the blocks still interleave
+    workers: Dict[Tuple[str, str], common.IsolatedRunner] = {}
+    times: Dict[str, Dict[str, List[float]]] = {n: {} for n in names}
+    try:
         for n in names:
-            for impl, fn in runners[n].items():
-                time.sleep(QUIET_S)
-                fn()
-                fn()
-                times[n][impl].append(common.median(common.time_calls(fn, args.steps)))
+            for impl, factory in (("collflow", collflow_step), ("tf1", tf_step), ("torch", torch_step)):
+                w = common.IsolatedRunner(factory, [n], (args.threads,))
+                if w.names:
+                    workers[(n, impl)] = w
+                    times[n][impl] = []
+                else:
+                    w.close()
+                    if impl == "tf1":
+                        notes.append("tensorflow is not installed: no TF1 rows")
+        for _ in range(args.repeats):
+            for n in names:
+                for impl in times[n]:
+                    time.sleep(QUIET_S)
+                    times[n][impl].append(common.median(workers[(n, impl)].time(n, args.steps)))
+    finally:
+        for w in workers.values():
+            w.close()
     rows, out = [], []
     for n in names:
         per = LOOP_ITERS if n.startswith("loop") else 1

@@ -291,3 +291,76 @@ def straggler_graph(cf: Any, comm: Any, din: int, hid: int, classes: int, lr: fl
         init = cf.global_variables_initializer()
         bcast = cf.train.broadcast_global_variables(0)
     return g, x, y, slow, loss, opt, train, init, bcast
+
+
+# -- each library in a process of its own -------------------------------------------------------
+# Libraries set process-wide state that changes whoever shares the process: collflow fixes
+# glibc malloc's thresholds (collflow/kernels/host_memory.py), and glibc's own dynamic
+# thresholds make a step faster after a bigger model ran in the same process (TensorFlow's
+# char-LSTM step: 68 ms alone, 58 ms after the conv net).  A peer is measured as it ships,
+# training one model, so benchmarks that compare libraries run each (library, model) in a
+# process of its own and still interleave their timed blocks: the parent asks each worker
+# in turn for one block.
+
+
+class IsolatedRunner:
+    """A child process that builds step functions with `factory(name, *args)` (a module-level
+    function: spawn pickles it by name) and times blocks of them on request."""
+
+    def __init__(self, factory: Callable[..., Any], names: Sequence[str], args: tuple = (), warmup: int = 3):
+        import multiprocessing as mp
+        ctx = mp.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_isolated_worker, args=(child, factory, list(names), args, warmup),
+                                 daemon=True)
+        self._proc.start()
+        child.close()
+        msg = self._conn.recv()
+        if isinstance(msg, BaseException):
+            self.close()
+            raise msg
+        self.names: List[str] = msg
+
+    def time(self, name: str, steps: int, untimed: int = 2) -> List[float]:
+        """Seconds of each of `steps` consecutive steps of `name`, after `untimed` steps."""
+        self._conn.send((name, steps, untimed))
+        out = self._conn.recv()
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    def close(self) -> None:
+        try:
+            self._conn.send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        self._proc.join(30)
+        if self._proc.is_alive():
+            self._proc.kill()
+
+
+def _isolated_worker(conn: Any, factory: Callable[..., Any], names: List[str], args: tuple, warmup: int) -> None:
+    try:
+        fns = {}
+        for n in names:
+            fn = factory(n, *args)
+            if fn is not None:
+                fns[n] = fn
+        for fn in fns.values():
+            for _ in range(warmup):
+                fn()  # compile plans, warm caches
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which raises it
+        conn.send(RuntimeError(f"{factory.__name__}: {type(e).__name__}: {e}"))
+        return
+    conn.send(sorted(fns))
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        name, steps, untimed = msg
+        try:
+            for _ in range(untimed):
+                fns[name]()
+            conn.send(time_calls(fns[name], steps))
+        except BaseException as e:  # noqa: BLE001
+            conn.send(RuntimeError(f"{factory.__name__}({name}): {type(e).__name__}: {e}"))
