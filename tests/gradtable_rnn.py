@@ -116,12 +116,19 @@ CASES += [
 ]
 
 
-def _block_lstm(p, h0, c0, w):
-    hs, cs = cf.graph.ops.rnn_ops.block_lstm(p, h0, c0, w, forget_bias=0.5)
+def _block_lstm(x, h0, c0, w, b):
+    hs, cs = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, forget_bias=0.5)
     return [hs, cs[-1]]
 
 
-CASES += [Case("BlockLSTM", _block_lstm, [(4, 2, 8), (2, 2), (2, 2), (2, 8)], id="block-lstm")]
+def _block_lstm_h_only(x, h0, c0, w, b):
+    # only h differentiated: the c sequence's and the gates' gradients are the filled-in zeros
+    return cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b)[0] * 1.5
+
+
+CASES += [Case("BlockLSTM", _block_lstm, [(4, 2, 3), (2, 2), (2, 2), (5, 8), (8,)], id="block-lstm"),
+          Case("BlockLSTM", _block_lstm_h_only, [(3, 2, 2), (2, 3), (2, 3), (5, 12), (12,)], id="block-lstm-h-only"),
+          Case("BlockLSTM", _block_lstm, [(1, 3, 2), (3, 2), (3, 2), (4, 8), (8,)], id="block-lstm-one-step")]
 
 
 def _block_gru(p, h0, w_g, w_c):

@@ -88,20 +88,47 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     fb = op.attrs["forget_bias"]
 
-    def run(p: Any, h0: Any, c0: Any, w_h: Any) -> tuple:
-        t_steps, b, g4 = p.shape
+    def run(x: Any, h0: Any, c0: Any, w: Any, bias: Any) -> tuple:
+        t_steps, b, d = x.shape
+        g4 = w.shape[1]
         n = g4 // 4
-        hs = xp.empty((t_steps, b, n), dtype=p.dtype)
-        cs = xp.empty((t_steps, b, n), dtype=p.dtype)
+        dt = x.dtype.type
+        # sigmoid(z) = tanh(z / 2) / 2 + 1 / 2: with the i, f, o columns of the kernel and
+        # bias halved (exact: a power of two) and the forget bias folded in, one tanh over a
+        # step's four gates and one scale-and-shift per row give [i, j, f, o]
+        s = xp.full((g4,), dt(0.5), dtype=x.dtype)
+        s[n:2 * n] = 1
+        shift = xp.where(s == 1, dt(0), dt(0.5)).astype(x.dtype)
+        wb = xp.concatenate([w, bias[None]], axis=0) * s
+        if fb:
+            wb[-1, 2 * n:3 * n] += dt(0.5 * fb)
+        # every step's input projection and the bias as one GEMM: [x, 1] . [W_x; bias]
+        x1 = xp.empty((t_steps, b, d + 1), dtype=x.dtype)
+        x1[..., :d] = x
+        x1[..., d] = 1
+        p = xp.matmul(x1.reshape(t_steps * b, d + 1), xp.concatenate([wb[:d], wb[-1:]], axis=0))
+        p = p.reshape(t_steps, b, g4)
+        w_h = wb[d:d + n]
+        hs = xp.empty((t_steps, b, n), dtype=x.dtype)
+        cs = xp.empty((t_steps, b, n), dtype=x.dtype)
         acts = xp.empty_like(p)
-        gates = xp.empty((b, g4), dtype=p.dtype)
+        gates = xp.empty((b, g4), dtype=x.dtype)
+        ij = xp.empty((b, n), dtype=x.dtype)
         h, c = h0, c0
         for t in range(t_steps):
+            a = acts[t]
             xp.matmul(h, w_h, out=gates)
-            gates += p[t]
-            c, h = _cell_forward(xp, gates, c, fb, acts[t])
-            cs[t] = c
-            hs[t] = h
+            xp.add(gates, p[t], out=a)
+            xp.tanh(a, out=a)
+            a *= s
+            a += shift                                # [i, j, f, o]
+            c_t, h_t = cs[t], hs[t]
+            xp.multiply(c, a[:, 2 * n:3 * n], out=c_t)
+            xp.multiply(a[:, :n], a[:, n:2 * n], out=ij)
+            c_t += ij
+            xp.tanh(c_t, out=h_t)
+            h_t *= a[:, 3 * n:]
+            h, c = h_t, c_t
         return hs, cs, acts
     return run
 
@@ -111,24 +138,35 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     dc_zero = bool(op.attrs.get("dc_zero", False))  # no gradient reaches the c sequence
 
-    def grad(h0: Any, c0: Any, w_h: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any, dacts: Any = None) -> tuple:
+    def grad(x: Any, h0: Any, c0: Any, w: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any,
+             dacts: Any = None) -> tuple:
         t_steps, b, n = hs.shape
+        d = x.shape[2]
         if t_steps == 0:
-            return xp.zeros_like(acts), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w_h)
+            return (xp.zeros_like(x), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w),
+                    xp.zeros((w.shape[1],), dtype=w.dtype))
         dg = xp.empty_like(acts)
         dh_next = xp.zeros_like(h0)
         dc_next = xp.zeros_like(c0)
-        w_t = xp.ascontiguousarray(w_h.T)  # once: BLAS runs a plain product faster than a transposed one
+        w_t = xp.ascontiguousarray(w[d:].T)  # once: BLAS runs a plain product faster than a transposed one
         for t in range(t_steps - 1, -1, -1):
             dh = dhs[t] + dh_next
             dc = dc_next if dc_zero else dcs[t] + dc_next
             c_prev = cs[t - 1] if t else c0
             dc_next = _cell_backward(xp, acts[t], c_prev, cs[t], dc, dh, None if dacts is None else dacts[t], dg[t])
             dh_next = xp.matmul(dg[t], w_t, out=dh_next if t < t_steps - 1 else None)
-        # the recurrent weights' gradient as one product over all steps (not one per step)
-        h_prev = xp.concatenate([h0[None], hs[:-1]], axis=0).reshape(t_steps * b, n)
-        dw = xp.matmul(h_prev.T, dg.reshape(t_steps * b, 4 * n))
-        return dg, dh_next, dc_next, dw
+        rows = t_steps * b
+        dgf = dg.reshape(rows, 4 * n)
+        dx = xp.matmul(dgf, w[:d].T).reshape(t_steps, b, d)
+        # the whole kernel's and the bias's gradients as one product over all steps:
+        # [x, h_prev, 1]^T . dgates
+        xh1 = xp.empty((t_steps, b, d + n + 1), dtype=x.dtype)
+        xh1[..., :d] = x
+        xh1[0, :, d:d + n] = h0
+        xh1[1:, :, d:d + n] = hs[:-1]
+        xh1[..., d + n] = 1
+        dwb = xp.matmul(xh1.reshape(rows, d + n + 1).T, dgf)
+        return dx, dh_next, dc_next, dwb[:d + n], dwb[d + n]
     return grad
 
 

@@ -139,10 +139,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         if fused is not None:
             # the whole sequence as one fused op (no while loop): one GEMM for the input
             # projection, one kernel for the steps, one for their gradient
-            project, run = fused
-            p = project(_a.reshape(x_tm, (-1, int(depth))))
-            p = _a.reshape(p, [n_time if t_static is None else t_static, batch, p.shape.dims[-1]])
-            outputs, final_state = run(p, state0)
+            outputs, final_state = fused(x_tm, state0)
             if not time_major:
                 outputs = _a.transpose(outputs, (1, 0, 2))
             return outputs, final_state

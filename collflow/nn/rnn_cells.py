@@ -453,28 +453,21 @@ class LSTMCell(RNNCell):
             return self._gates(p + _m.matmul(h, w_h), c, True)
         return project, step
 
-    def fused_sequence(self) -> Optional[Tuple[Callable, Callable]]:
-        """(project, run) for dynamic_rnn to run the whole sequence as one fused op
-        (rnn_ops.block_lstm), or None when this cell's options need the per-step loop.
-
-        project maps [n, depth] inputs to the gate pre-activations (bias and forget_bias
-        folded in); run(p [time, batch, 4n], state) -> (outputs [time, batch, n], state)."""
+    def fused_sequence(self) -> Optional[Callable]:
+        """run(x [time, batch, depth], state) -> (outputs [time, batch, n], state) for
+        dynamic_rnn to run the whole sequence as one fused op (rnn_ops.block_lstm: the input
+        projection inside it), or None when this cell's options need the per-step loop."""
         if (self._use_peepholes or self._cell_clip is not None or self._num_proj is not None
                 or self._activation is not _nn.tanh):
             return None
-        proj = self.input_projection()
-        if proj is None:
-            return None
-        project, _ = proj
-        w_h = _a.split(self._kernel, [self.input_depth, self._h_depth], axis=0)[1]
 
-        def run(p: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        def run(x: _g.Tensor, state: Any) -> Tuple[Any, Any]:
             c0, h0 = self._unpack(state)
-            hs, cs = _rnn_ops.block_lstm(p, h0, c0, w_h)
+            hs, cs = _rnn_ops.block_lstm(x, h0, c0, self._kernel, self._bias, forget_bias=self._forget_bias)
             c_last, h_last = _last_step(cs, c0), _last_step(hs, h0)
             state = LSTMStateTuple(c_last, h_last) if self._state_is_tuple else _a.concat([c_last, h_last], 1)
             return hs, state
-        return project, run
+        return run
 
 
 def _last_step(seq: _g.Tensor, initial: _g.Tensor) -> _g.Tensor:
@@ -559,12 +552,10 @@ class GRUCell(RNNCell):
             return self._finish(p_g + _m.matmul(state, g_h), p_c, None, state, c_h)
         return project, step
 
-    def fused_sequence(self) -> Optional[Tuple[Callable, Callable]]:
-        """(project, run) for dynamic_rnn to run the whole sequence as one fused op
-        (rnn_ops.block_gru), or None when the activation is not tanh (the per-step loop).
-
-        project maps [n, depth] inputs to [gates, candidate] input parts with their biases;
-        run(p [time, batch, 3n], h0) -> (outputs [time, batch, n], final h)."""
+    def fused_sequence(self) -> Optional[Callable]:
+        """run(x [time, batch, depth], state) -> (outputs [time, batch, n], final h) for
+        dynamic_rnn to run the whole sequence as one fused op (rnn_ops.block_gru, after one
+        GEMM projecting every step's input), or None when the activation is not tanh."""
         if self._activation is not _nn.tanh:
             return None
         project, _ = self.input_projection()  # type: ignore[misc]
@@ -572,7 +563,10 @@ class GRUCell(RNNCell):
         g_h = _a.split(self._gate_kernel, [d, n], axis=0)[1]
         c_h = _a.split(self._candidate_kernel, [d, n], axis=0)[1]
 
-        def run(p: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        def run(x: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+            dims = _a.shape(x)
+            t, b = (x.shape.dims[k] if x.shape.dims[k] is not None else dims[k] for k in (0, 1))
+            p = _a.reshape(project(_a.reshape(x, (-1, d))), [t, b, 3 * n])
             hs = _rnn_ops.block_gru(p, state, g_h, c_h)
             return hs, _last_step(hs, state)
-        return project, run
+        return run

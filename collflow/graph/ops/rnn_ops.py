@@ -14,10 +14,12 @@ instead of a split, four activations and five elementwise ops (each a pass over 
 an op dispatch).  The op also outputs the activated gates, which its gradient reads.
 
 `block_lstm` runs a whole sequence the same way (TensorFlow's LSTMBlockFusedCell): given the
-input projection p [time, batch, 4 units] (x_t . W_x + bias, one GEMM for all steps), h0, c0
-and the recurrent kernel W_h, one kernel runs every step (h . W_h, then the cell), and its
-gradient runs the steps backwards and computes W_h's gradient as one product over all steps
-instead of one per step.  No while loop, no per-step op dispatch.
+inputs x [time, batch, depth], h0, c0 and the cell's kernel and bias, one kernel projects the
+inputs of every step at once (one GEMM, the bias as the weights of a column of ones), then
+runs the steps (h . W_h, then the cell); its gradient runs the steps backwards and computes
+the whole kernel's and the bias's gradients as one product over all steps ([x, h_prev, 1]^T
+. dgates) and the inputs' as another.  No while loop, no per-step op dispatch, and none of
+the split, bias-add, sum and concat ops around a separate projection.
 """
 from __future__ import annotations
 
@@ -88,38 +90,48 @@ def _lstm_block_cell_grad(op: _g.Operation, dc: Any, dh: Any, dact: Any) -> list
 
 
 def _block_spec(op: _g.Operation) -> list:
-    p, h0, c0, w = op.inputs
-    if not p.dtype.is_floating or any(t.dtype != p.dtype for t in (h0, c0, w)):
+    x, h0, c0, w, b = op.inputs
+    if not x.dtype.is_floating or any(t.dtype != x.dtype for t in (h0, c0, w, b)):
         raise ValueError("BlockLSTM needs floating inputs of one dtype, got "
                          + ", ".join(t.dtype.name for t in op.inputs))
-    if p.shape.rank not in (None, 3) or w.shape.rank not in (None, 2):
-        raise ValueError(f"BlockLSTM needs p [time, batch, 4 units] and w_h [units, 4 units], got {p.shape} "
-                         f"and {w.shape}")
-    t, b = (p.shape.dims[0], p.shape.dims[1]) if p.shape.rank == 3 else (None, None)
-    units = w.shape.dims[0] if w.shape.rank == 2 else None
-    if units is not None and p.shape.rank == 3 and p.shape.dims[2] not in (None, 4 * units):
-        raise ValueError(f"BlockLSTM: p has {p.shape.dims[2]} columns, 4 x units = {4 * units}")
-    seq = TensorShape([t, b, units])
-    return [(p.dtype, seq), (p.dtype, seq), (p.dtype, p.shape)]
+    if x.shape.rank not in (None, 3) or w.shape.rank not in (None, 2) or b.shape.rank not in (None, 1):
+        raise ValueError(f"BlockLSTM needs x [time, batch, depth], a kernel [depth + units, 4 units] and a bias "
+                         f"[4 units], got {x.shape}, {w.shape} and {b.shape}")
+    t, batch = (x.shape.dims[0], x.shape.dims[1]) if x.shape.rank == 3 else (None, None)
+    g4 = w.shape.dims[1] if w.shape.rank == 2 else None
+    units = g4 // 4 if g4 is not None else None
+    if g4 is not None and g4 % 4:
+        raise ValueError(f"BlockLSTM: the kernel has {g4} columns, not 4 x units")
+    depth = x.shape.dims[2] if x.shape.rank == 3 else None
+    if units is not None and depth is not None and w.shape.dims[0] not in (None, depth + units):
+        raise ValueError(f"BlockLSTM: the kernel has {w.shape.dims[0]} rows, expected depth {depth} + units {units}")
+    if g4 is not None and b.shape.rank == 1 and b.shape.dims[0] not in (None, g4):
+        raise ValueError(f"BlockLSTM: the bias has {b.shape.dims[0]} entries, expected {g4}")
+    seq = TensorShape([t, batch, units])
+    return [(x.dtype, seq), (x.dtype, seq), (x.dtype, TensorShape([t, batch, g4]))]
 
 
 def _block_grad_spec(op: _g.Operation) -> list:
-    h0, c0, w = op.inputs[0], op.inputs[1], op.inputs[2]
-    acts = op.inputs[5]
-    return [(acts.dtype, acts.shape), (h0.dtype, h0.shape), (c0.dtype, c0.shape), (w.dtype, w.shape)]
+    x, h0, c0, w = op.inputs[:4]
+    g4 = w.shape.dims[1] if w.shape.rank == 2 else None
+    return [(x.dtype, x.shape), (h0.dtype, h0.shape), (c0.dtype, c0.shape), (w.dtype, w.shape),
+            (w.dtype, TensorShape([g4]))]
 
 
-# BlockLSTM(p, h0, c0, w_h) -> (h [T, B, H], c [T, B, H], act [T, B, 4H])
+# BlockLSTM(x, h0, c0, kernel, bias) -> (h [T, B, H], c [T, B, H], act [T, B, 4H])
 register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
-# BlockLSTMGrad(h0, c0, w_h, h, c, act, dh, dc[, dact]) -> (dp, dh0, dc0, dw_h)
+# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact]) -> (dx, dh0, dc0, dkernel, dbias)
 register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
 not_differentiable("BlockLSTMGrad")
 
 
-def block_lstm(p: Any, h0: Any, c0: Any, w_h: Any, forget_bias: float = 0.0,
+def block_lstm(x: Any, h0: Any, c0: Any, kernel: Any, bias: Any, forget_bias: float = 0.0,
                name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(h, c) of every step [time, batch, units] for input projections p [time, batch, 4 units]."""
-    op = make_op("BlockLSTM", [p, h0, c0, w_h], {"forget_bias": float(forget_bias)}, name=name or "BlockLSTM")
+    """(h, c) of every step [time, batch, units] of TF1's LSTMCell (no peepholes, clipping or
+    projection) for time-major inputs x [time, batch, depth], the cell's kernel
+    [depth + units, 4 units] (rows for x, then for h; gates i, j, f, o) and bias [4 units]."""
+    op = make_op("BlockLSTM", [x, h0, c0, kernel, bias], {"forget_bias": float(forget_bias)},
+                 name=name or "BlockLSTM")
     return op.outputs[0], op.outputs[1]
 
 
@@ -134,7 +146,7 @@ def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
     dc_zero = dc is None
     dh = zeros_like(h) if dh is None else dh
     dc = zeros_like(c) if dc is None else dc
-    ins = [op.inputs[1], op.inputs[2], op.inputs[3], h, c, act, dh, dc]
+    ins = list(op.inputs[:4]) + [h, c, act, dh, dc]
     if dact is not None:
         ins.append(dact)
     g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"], "dc_zero": dc_zero},
