@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .math_kernels import ColumnSums, leading_axes
 from .registry import KernelContext, register_into
 
 _UFUNCS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
@@ -58,8 +59,10 @@ def _bias_add_grad_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
     if not _float_numpy(op, ctx):
         return None
 
+    colsum = ColumnSums()
+
     def into(g: Any, *, out: Any) -> Any:
-        return np.sum(g.reshape(-1, g.shape[-1]), axis=0, out=out)
+        return colsum(g.reshape(-1, g.shape[-1]), out=out)
     return into
 
 
@@ -71,8 +74,13 @@ def _reduction_into(fn: Any, min_itemsize: int = 2) -> Callable[[Any, KernelCont
         if axis is not None and not isinstance(axis, int):
             axis = tuple(axis)
         keep = op.attrs["keepdims"]
+        colsum = ColumnSums() if fn is np.sum else None
 
         def into(x: Any, *, out: Any) -> Any:
+            k = leading_axes(axis, x.ndim) if colsum is not None else 0
+            if k and out.flags.c_contiguous:
+                colsum(x.reshape(-1, out.size), out=out.reshape(-1))
+                return out
             return fn(x, axis=axis, keepdims=keep, out=out)
         return into
     return factory

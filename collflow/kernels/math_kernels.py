@@ -5,7 +5,7 @@ so running the op costs one call.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict
 
 import numpy as np
 
@@ -115,6 +115,38 @@ def _matmul(op: Any, ctx: KernelContext) -> Any:
     return lambda a, b: mm(a, xp.swapaxes(b, -1, -2))
 
 
+class ColumnSums:
+    """Sums over the rows of a tall C-contiguous float32/float64 matrix [rows, cols] as one
+    GEMV, ones @ x, into `out` if given; else (other dtypes, wide or short matrices, CuPy)
+    NumPy's axis-0 sum.  NumPy's axis-0 sum of a matrix with few columns (a conv layer's
+    bias gradient: 39200 x 32) walks it a short row at a time: 0.99 ms there, the GEMV
+    0.19 ms.  One ones vector per row count, kept."""
+
+    def __init__(self) -> None:
+        self._ones: Dict[tuple, Any] = {}
+
+    def __call__(self, x: Any, out: Any = None) -> Any:
+        rows, cols = x.shape
+        if (type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or cols > 1024
+                or rows < 4 * cols or not x.flags.c_contiguous):
+            return np.sum(x, axis=0, out=out)
+        key = (rows, x.dtype)
+        ones = self._ones.get(key)
+        if ones is None:
+            ones = self._ones[key] = np.ones(rows, dtype=x.dtype)
+        return np.matmul(ones, x, out=out)
+
+
+def leading_axes(axis: Any, ndim: int) -> int:
+    """How many leading axes `axis` (an int, a tuple, None) names when it names exactly the
+    first k axes of an ndim array and leaves at least one; 0 otherwise."""
+    if axis is None:
+        return 0
+    axes = sorted(a % ndim if ndim else a for a in ((axis,) if isinstance(axis, int) else axis))
+    k = len(axes)
+    return k if 0 < k < ndim and axes == list(range(k)) else 0
+
+
 def _reduction(op: Any, ctx: KernelContext, fname: str) -> Any:
     xp = ctx.xp
     fn = getattr(xp, fname)
@@ -129,6 +161,18 @@ def _reduction(op: Any, ctx: KernelContext, fname: str) -> Any:
         return lambda x: fn(x, axis=axis, keepdims=keep).astype(dt)
     if fname in ("sum", "prod") and not float_out:
         return lambda x: fn(x, axis=axis, keepdims=keep, dtype=dt)
+
+    if fname == "sum" and xp is np:
+        colsum = ColumnSums()
+
+        def sum_(x: Any) -> Any:
+            k = leading_axes(axis, x.ndim)
+            if not k:
+                return fn(x, axis=axis, keepdims=keep)
+            tail = x.shape[k:]
+            r = colsum(x.reshape(-1, int(np.prod(tail))))
+            return r.reshape(((1,) * k if keep else ()) + tail)
+        return sum_
 
     def reduce(x: Any) -> Any:
         return fn(x, axis=axis, keepdims=keep)

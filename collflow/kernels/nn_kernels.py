@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph.ops.nn_ops import conv_output_size
+from .math_kernels import ColumnSums
 from .random_kernels import stream_for, static_shape
 from .registry import register_kernel, KernelContext
 
@@ -639,8 +640,11 @@ def _bias_add(op: Any, ctx: KernelContext) -> Any:
 def _bias_add_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
+    colsum = ColumnSums() if xp is np else None
+
     def bias_add_grad(g: Any) -> Any:
-        return g.reshape(-1, g.shape[-1]).sum(axis=0)
+        g2 = g.reshape(-1, g.shape[-1])
+        return colsum(g2) if colsum is not None else g2.sum(axis=0)
     return bias_add_grad
 
 

@@ -97,8 +97,7 @@ def _decay_toward(xp: Any, s: Any, rate: Any, x: Any, t: Any) -> None:
 
     t is scratch (it may be x itself)."""
     xp.subtract(x, s, out=t)
-    xp.multiply(t, 1 - rate, out=t)
-    xp.add(s, t, out=s)
+    _axpy(xp, s, 1 - rate, t, t)                  # one BLAS pass where there is one
 
 
 def _adam_step(xp: Any, var: Any, m: Any, v: Any, b1p: Any, b2p: Any, lr: Any, b1: Any, b2: Any, eps: Any,
@@ -113,8 +112,7 @@ def _adam_step(xp: Any, var: Any, m: Any, v: Any, b1p: Any, b2p: Any, lr: Any, b
     xp.sqrt(v, out=t)
     xp.add(t, eps, out=t)
     xp.divide(m, t, out=t)
-    xp.multiply(t, lr_t, out=t)
-    xp.subtract(var, t, out=var)
+    _axpy(xp, var, -lr_t, t, t)
 
 
 def _adagrad_step(xp: Any, var: Any, acc: Any, lr: Any, g: Any, t: Any) -> None:
