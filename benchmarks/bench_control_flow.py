@@ -78,7 +78,7 @@ def bench_loop(iters: int, repeats: int, runs: int) -> List[Dict[str, Any]]:
     expect = x0.copy()
     for _ in range(iters):
         expect = expect * np.float32(0.5) + np.float32(1.0)
-    cases: List[Tuple[Dict[str, Any], Callable[[], Any]]] = []
+    cases: List[Tuple[Dict[str, Any], Any]] = []
 
     def measure(label: str, fn: Callable[[], Any], ops_per_iter: Optional[float], note: str = "") -> None:
         cases.append(({"name": label, "ops_per_iter": ops_per_iter, "note": note}, fn))
@@ -144,19 +144,22 @@ def bench_loop(iters: int, repeats: int, runs: int) -> List[Dict[str, Any]]:
     return rows
 
 
-def interleaved(fns: List[Callable[[], Any]], repeats: int, number: int) -> List[Dict[str, float]]:
+def interleaved(fns: List[Any], repeats: int, number: int) -> List[Dict[str, float]]:
     """Per fn: the median over repeats of the median of `number` timed calls.
 
     The repeats go round-robin over the fns, so a change of machine load hits every row
-    alike (the ratios between rows stay meaningful on a shared machine).
+    alike (the ratios between rows stay meaningful on a shared machine).  An entry may be a
+    (common.IsolatedRunner, name) pair: that step runs in its worker's process.
     """
     for fn in fns:
-        fn()
-        fn()
+        if callable(fn):
+            fn()
+            fn()
     meds: List[List[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for k, fn in enumerate(fns):
-            meds[k].append(common.median(common.time_calls(fn, number)))
+            times = common.time_calls(fn, number) if callable(fn) else fn[0].time(fn[1], number)
+            meds[k].append(common.median(times))
     return [common.summarize(m) for m in meds]
 
 
@@ -273,10 +276,10 @@ def bench_lstm(repeats: int, steps: int, threads: int, profile: bool) -> Tuple[L
     rng = np.random.default_rng(1)
     xb = rng.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int32)
     yb = rng.integers(0, VOCAB, (BATCH, SEQ)).astype(np.int32)
-    cases: List[Tuple[Dict[str, Any], Callable[[], Any]]] = []
+    cases: List[Tuple[Dict[str, Any], Any]] = []
     prof_info: Dict[str, Any] = {}
 
-    def measure(label: str, fn: Callable[[], Any], kind: str) -> None:
+    def measure(label: str, fn: Any, kind: str) -> None:
         cases.append(({"name": label, "kind": kind}, fn))
 
     sessions = []
@@ -294,17 +297,30 @@ def bench_lstm(repeats: int, steps: int, threads: int, profile: bool) -> Tuple[L
         measure(label, lambda fwd=fwd: fwd(xb, yb), "forward (loss)")
         if profile and not unrolled:
             prof_info = profile_step(sess, [loss, train_op], {x: xb, y: yb})
-    torch = common.try_import_torch()
-    if torch is not None:
-        torch.set_num_threads(threads)
-        t_train, t_fwd = build_torch(torch)
-        measure("torch nn.LSTM", t_train, "train step")
-        measure("torch nn.LSTM", t_fwd, "forward (loss)")
-    rows = [dict(row, ms=st["median"] * 1e3, min_ms=st["min"] * 1e3, max_ms=st["max"] * 1e3)
-            for (row, _), st in zip(cases, interleaved([fn for _, fn in cases], repeats, steps))]
+    # torch in a process of its own (common.IsolatedRunner): collflow's malloc settings are
+    # process-wide and would apply to it too
+    worker = None
+    if common.try_import_torch() is not None:
+        worker = common.IsolatedRunner(torch_case, ["train", "forward"], (threads,))
+        measure("torch nn.LSTM", (worker, "train"), "train step")
+        measure("torch nn.LSTM", (worker, "forward"), "forward (loss)")
+    try:
+        rows = [dict(row, ms=st["median"] * 1e3, min_ms=st["min"] * 1e3, max_ms=st["max"] * 1e3)
+                for (row, _), st in zip(cases, interleaved([fn for _, fn in cases], repeats, steps))]
+    finally:
+        if worker is not None:
+            worker.close()
     for sess in sessions:
         sess.close()
     return rows, prof_info
+
+
+def torch_case(name: str, threads: int) -> Callable[[], Any]:
+    """The torch train step or forward pass (IsolatedRunner's factory, run in its process)."""
+    import torch
+    torch.set_num_threads(threads)
+    train, fwd = build_torch(torch)
+    return train if name == "train" else fwd
 
 
 def profile_step(sess: Any, fetches: Any, feed: dict) -> Dict[str, Any]:
