@@ -43,8 +43,10 @@ def _inject(cell, depth, kernel, bias):
     return cell
 
 
-def _lstm(x, c0, h0, kernel, bias):
+def _lstm(x, c0, h0, kernel, bias, fused=False):
     cell = _inject(rnn.LSTMCell(3), 2, kernel, bias)
+    if not fused:
+        cell.fused_sequence = lambda: None  # the per-step loop
     lengths = cf.constant([4, 2, 0])
     out, st = rnn.dynamic_rnn(cell, x, sequence_length=lengths, initial_state=rnn.LSTMStateTuple(c0, h0))
     return [out, st.c, st.h]
@@ -89,6 +91,8 @@ CASES = [
     Case("TensorArrayReadV3", _ta_loop, [(4, 3)], low=0.5, high=1.5, id="ta-in-while"),
     Case("TensorArraySplitV3", _lstm, [(3, 4, 2), (3, 3), (3, 3), (5, 12), (12,)], low=-1.0, high=1.0,
          id="dynamic_rnn-lstm-seqlen"),
+    Case("BlockLSTM", lambda *a: _lstm(*a, fused=True), [(3, 4, 2), (3, 3), (3, 3), (5, 12), (12,)], low=-1.0,
+         high=1.0, id="dynamic_rnn-lstm-seqlen-fused"),
     Case("TensorArrayUnstackV3", _basic_rnn_generic, [(4, 2, 2), (2, 3), (5, 3), (3,)], low=-1.0, high=1.0,
          id="dynamic_rnn-basic-generic"),
     Case("TensorArrayReadV3", _rnn_in_while_and_cond, [(2, 3, 2), (4, 2), (2,)], low=-1.0, high=1.0,
@@ -126,7 +130,14 @@ def _block_lstm_h_only(x, h0, c0, w, b):
     return cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b)[0] * 1.5
 
 
+def _block_lstm_lengths(x, h0, c0, w, b):
+    # rows of lengths 4, 1 and 0: states repeat past them, gradients pass straight through
+    hs, cs = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, forget_bias=1.0, sequence_length=cf.constant([4, 1, 0]))
+    return [hs, cs]
+
+
 CASES += [Case("BlockLSTM", _block_lstm, [(4, 2, 3), (2, 2), (2, 2), (5, 8), (8,)], id="block-lstm"),
+          Case("BlockLSTM", _block_lstm_lengths, [(4, 3, 2), (3, 2), (3, 2), (4, 8), (8,)], id="block-lstm-lengths"),
           Case("BlockLSTM", _block_lstm_h_only, [(3, 2, 2), (2, 3), (2, 3), (5, 12), (12,)], id="block-lstm-h-only"),
           Case("BlockLSTM", _block_lstm, [(1, 3, 2), (3, 2), (3, 2), (4, 8), (8,)], id="block-lstm-one-step")]
 
@@ -135,5 +146,10 @@ def _block_gru(p, h0, w_g, w_c):
     return cf.graph.ops.rnn_ops.block_gru(p, h0, w_g, w_c)
 
 
+def _block_gru_lengths(p, h0, w_g, w_c):
+    return cf.graph.ops.rnn_ops.block_gru(p, h0, w_g, w_c, sequence_length=cf.constant([3, 0, 1]))
+
+
 CASES += [Case("BlockGRU", _block_gru, [(4, 2, 9), (2, 3), (3, 6), (3, 3)], id="block-gru"),
+          Case("BlockGRU", _block_gru_lengths, [(4, 3, 6), (3, 2), (2, 4), (2, 2)], id="block-gru-lengths"),
           Case("BlockGRU", _block_gru, [(1, 3, 6), (3, 2), (2, 4), (2, 2)], id="block-gru-one-step")]

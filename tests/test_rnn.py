@@ -90,8 +90,12 @@ def test_lstm_cell_variables_shapes_and_names():
     assert kernel.name == "rnn/lstm_cell/kernel:0" and bias.name == "rnn/lstm_cell/bias:0"
     assert out.shape.as_list() == [None, None, 7]
     assert state.c.shape.as_list() == [None, 7]
-    # the loop is in the graph once, not unrolled
-    assert sum(op.type == "LoopCond" for op in g.get_operations()) == 1
+    # a plain LSTMCell, sequence_length or not, runs as one fused op: no loop, nothing unrolled
+    types = [op.type for op in g.get_operations()]
+    assert types.count("BlockLSTM") == 1 and "LoopCond" not in types
+    # with options the fused op does not have, the loop is in the graph once, not unrolled
+    g2, *_ = _lstm_graph(depth=5, units=7, cell_cls=lambda n, **kw: rnn.LSTMCell(n, use_peepholes=True, **kw))
+    assert sum(op.type == "LoopCond" for op in g2.get_operations()) == 1
 
 
 def test_time_major_and_initial_state():
@@ -182,7 +186,7 @@ def test_trip_count_is_decided_at_run_time():
     """One graph runs any number of steps: the time dimension and max(lengths) are fed."""
     g, x, lengths, cell, out, state, init = _lstm_graph()
     with g.as_default():
-        merges = [op for op in g.get_operations() if op.type == "Merge" and op.name.startswith("rnn/while/")]
+        fused = [op for op in g.get_operations() if op.type == "BlockLSTM"]
     rng = np.random.default_rng(5)
     with cf.Session(graph=g) as s:
         s.run(init)
@@ -194,7 +198,7 @@ def test_trip_count_is_decided_at_run_time():
             assert o.shape == (2, t_len, 4)
             np.testing.assert_allclose(o, ro, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(h, rh, rtol=1e-12, atol=1e-12)
-    assert merges  # built as a loop
+    assert len(fused) == 1  # one op runs whatever number of steps: nothing unrolled
 
 
 def _unrolled(cell, x, lengths, steps, state):
@@ -240,14 +244,18 @@ def test_gradients_match_hand_unrolled_graph():
     assert not a[1][2, 1:].any()  # nothing past length 1 reaches the loss
 
 
-def test_lstm_gradients_match_finite_differences():
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "loop"])
+def test_lstm_gradients_match_finite_differences(fused):
     def f(x, kernel, bias):
         cell = rnn.LSTMCell(2)
         cell.built, cell.input_depth, cell.dtype = True, 3, cf.float64
         cell._kernel, cell._bias = kernel, bias
+        if not fused:
+            cell.fused_sequence = lambda: None
         out, st = rnn.dynamic_rnn(cell, x, sequence_length=cf.constant([3, 1]))
         return [out, st.c]
-    check_case(Case("TensorArraySplitV3", f, [(2, 3, 3), (5, 8), (8,)], low=-1.0, high=1.0, id="lstm-fd"))
+    check_case(Case("BlockLSTM" if fused else "TensorArraySplitV3", f, [(2, 3, 3), (5, 8), (8,)], low=-1.0,
+                    high=1.0, id="lstm-fd"))
 
 
 def test_gradient_with_zero_steps_and_unused_outputs():

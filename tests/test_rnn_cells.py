@@ -497,10 +497,16 @@ def _inject(cell, depth, **weights):
     return cell
 
 
-def _gru_fd(x, h0, gk, gb, ck, cb):
+def _gru_fd(x, h0, gk, gb, ck, cb, fused=True):
     cell = _inject(rnn_cell.GRUCell(2), 3, _gate_kernel=gk, _gate_bias=gb, _candidate_kernel=ck, _candidate_bias=cb)
+    if not fused:
+        cell.fused_sequence = lambda: None  # the per-step loop
     out, st = cf.nn.dynamic_rnn(cell, x, sequence_length=cf.constant([3, 1]), initial_state=h0)
     return [out, st]
+
+
+def _gru_loop_fd(x, h0, gk, gb, ck, cb):
+    return _gru_fd(x, h0, gk, gb, ck, cb, fused=False)
 
 
 def _peephole_fd(x, k, b, wf, wi, wo, pk):
@@ -519,8 +525,10 @@ def _bidi_fd(x, k1, b1, k2, b2):
 
 
 @pytest.mark.parametrize("case", [
-    Case("TensorArrayReadV3", _gru_fd, [(2, 3, 3), (2, 2), (5, 4), (4,), (5, 2), (2,)], low=-1.0, high=1.0,
+    Case("BlockGRU", _gru_fd, [(2, 3, 3), (2, 2), (5, 4), (4,), (5, 2), (2,)], low=-1.0, high=1.0,
          id="gru-dynamic-seqlen"),
+    Case("TensorArrayReadV3", _gru_loop_fd, [(2, 3, 3), (2, 2), (5, 4), (4,), (5, 2), (2,)], low=-1.0, high=1.0,
+         id="gru-dynamic-seqlen-loop"),
     Case("Select", _peephole_fd, [(2, 3, 2), (4, 12), (12,), (3,), (3,), (3,), (3, 2)], low=-1.0, high=1.0,
          id="lstm-peephole-projection-static"),
     Case("ReverseSequence", _bidi_fd, [(2, 3, 2), (4, 2), (2,), (4, 2), (2,)], low=-1.0, high=1.0,
@@ -624,6 +632,43 @@ def test_dynamic_rnn_runs_a_gru_as_one_fused_op_with_the_loops_answer(initial):
     assert len(results[0]) == (8 if initial else 7)
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("time_major", [False, True])
+def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, time_major):
+    """With sequence_length the fused ops run too: outputs (zeros past each length), the final
+    state (each row's at its own length; a row of length 0 keeps the initial state) and every
+    gradient equal the per-step loop's; an unknown time dimension works."""
+    rng = np.random.default_rng(7)
+    xv, lens = rng.normal(size=(4, 6, 3)), np.array([6, 2, 0, 4], np.int32)
+    results = []
+    for fused in (True, False):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (4, None, 3))
+            sl = cf.placeholder(cf.int32, (4,))
+            init_u = cf.initializers.random_uniform(-0.6, 0.6, seed=1)
+            cell = (cf.nn.rnn_cell.LSTMCell(5, initializer=init_u) if kind == "lstm" else
+                    cf.nn.rnn_cell.GRUCell(5, kernel_initializer=init_u,
+                                           bias_initializer=cf.initializers.random_uniform(-0.5, 0.5, seed=2)))
+            if not fused:
+                cell.fused_sequence = lambda: None
+            out, st = cf.nn.dynamic_rnn(cell, cf.transpose(x, (1, 0, 2)) if time_major else x,
+                                        sequence_length=sl, dtype=cf.float64, time_major=time_major)
+            parts = list(st) if isinstance(st, tuple) else [st]
+            loss = cf.reduce_sum(out * out * 1.3) + cf.add_n([cf.reduce_sum(t * 0.7) for t in parts])
+            grads = cf.gradients(loss, [x] + cf.trainable_variables())
+            types = {op.type for op in g.get_operations()}
+            assert ({"BlockLSTM", "BlockGRU"} & types != set()) == fused
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            results.append(s.run([out] + parts + grads, {x: xv, sl: lens}))
+    o = results[0][0].transpose(1, 0, 2) if time_major else results[0][0]  # [batch, time, n]
+    assert not o[2].any() and not o[1, 2:].any() and o[0].all()
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_fused_rnns_with_no_steps_return_the_initial_state():

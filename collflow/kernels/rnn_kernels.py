@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .device import to_host
 from .registry import KernelContext, register_kernel
 
 
@@ -83,13 +87,38 @@ def _lstm_block_cell_grad(op: Any, ctx: KernelContext) -> Any:
     return grad
 
 
+class _Lengths:
+    """Per step, which batch rows are still inside their sequence (sequence_length): `live(t)`
+    is None when all are, else (count, keep [batch, 1] bool on the device)."""
+
+    def __init__(self, xp: Any, seq: Any, batch: int, op: Any):
+        lens = to_host(seq).astype(np.int64).reshape(-1)
+        if lens.shape[0] != batch:
+            raise InvalidArgumentError(f"{op.type}: sequence_length has {lens.shape[0]} entries for a batch of "
+                                       f"{batch}", op)
+        self._xp, self._lens = xp, lens
+        self._masks: dict = {}
+
+    def live(self, t: int) -> Any:
+        alive = self._lens > t
+        k = int(alive.sum())
+        if k == len(alive):
+            return None
+        key = alive.tobytes()
+        keep = self._masks.get(key)
+        if keep is None:
+            keep = self._masks[key] = self._xp.asarray(alive[:, None])
+        return k, keep
+
+
 @register_kernel("BlockLSTM")
 def _block_lstm(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     fb = op.attrs["forget_bias"]
 
-    def run(x: Any, h0: Any, c0: Any, w: Any, bias: Any) -> tuple:
+    def run(x: Any, h0: Any, c0: Any, w: Any, bias: Any, seq: Any = None) -> tuple:
         t_steps, b, d = x.shape
+        lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         g4 = w.shape[1]
         n = g4 // 4
         dt = x.dtype.type
@@ -117,6 +146,11 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
         h, c = h0, c0
         for t in range(t_steps):
             a = acts[t]
+            live = lengths.live(t) if lengths is not None else None
+            if live is not None and live[0] == 0:  # every sequence has ended: the state stays
+                cs[t], hs[t], a[...] = c, h, 0
+                h, c = hs[t], cs[t]
+                continue
             xp.matmul(h, w_h, out=gates)
             xp.add(gates, p[t], out=a)
             xp.tanh(a, out=a)
@@ -128,6 +162,10 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
             c_t += ij
             xp.tanh(c_t, out=h_t)
             h_t *= a[:, 3 * n:]
+            if live is not None:  # past their lengths, rows keep their state
+                dead = ~live[1]
+                xp.copyto(c_t, c, where=dead)
+                xp.copyto(h_t, h, where=dead)
             h, c = h_t, c_t
         return hs, cs, acts
     return run
@@ -137,14 +175,18 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
 def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     dc_zero = bool(op.attrs.get("dc_zero", False))  # no gradient reaches the c sequence
+    with_dact = bool(op.attrs.get("with_dact", False))
+    with_seq = bool(op.attrs.get("with_seq", False))
 
-    def grad(x: Any, h0: Any, c0: Any, w: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any,
-             dacts: Any = None) -> tuple:
+    def grad(x: Any, h0: Any, c0: Any, w: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any, *extra: Any) -> tuple:
+        dacts = extra[0] if with_dact else None
+        seq = extra[-1] if with_seq else None
         t_steps, b, n = hs.shape
         d = x.shape[2]
         if t_steps == 0:
             return (xp.zeros_like(x), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w),
                     xp.zeros((w.shape[1],), dtype=w.dtype))
+        lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         dg = xp.empty_like(acts)
         dh_next = xp.zeros_like(h0)
         dc_next = xp.zeros_like(c0)
@@ -152,9 +194,19 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
         for t in range(t_steps - 1, -1, -1):
             dh = dhs[t] + dh_next
             dc = dc_next if dc_zero else dcs[t] + dc_next
+            live = lengths.live(t) if lengths is not None else None
+            if live is not None and live[0] == 0:  # the state passed through this step unchanged
+                dg[t] = 0
+                dh_next, dc_next = dh, dc
+                continue
             c_prev = cs[t - 1] if t else c0
             dc_next = _cell_backward(xp, acts[t], c_prev, cs[t], dc, dh, None if dacts is None else dacts[t], dg[t])
             dh_next = xp.matmul(dg[t], w_t, out=dh_next if t < t_steps - 1 else None)
+            if live is not None:  # rows past their lengths: no gate gradient, dh and dc pass through
+                keep = live[1]
+                dg[t] *= keep
+                xp.copyto(dh_next, dh, where=~keep)
+                xp.copyto(dc_next, dc, where=~keep)
         rows = t_steps * b
         dgf = dg.reshape(rows, 4 * n)
         dx = xp.matmul(dgf, w[:d].T).reshape(t_steps, b, d)
@@ -183,8 +235,9 @@ def _sigmoid_inplace(xp: Any, a: Any) -> None:
 def _block_gru(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
-    def run(p: Any, h0: Any, w_g: Any, w_c: Any) -> tuple:
+    def run(p: Any, h0: Any, w_g: Any, w_c: Any, seq: Any = None) -> tuple:
         t_steps, b, n3 = p.shape
+        lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         n = n3 // 3
         hs = xp.empty((t_steps, b, n), dtype=p.dtype)
         acts = xp.empty_like(p)                       # [r, u, c] of every step
@@ -194,6 +247,11 @@ def _block_gru(op: Any, ctx: KernelContext) -> Any:
         h = h0
         for t in range(t_steps):
             a, pt = acts[t], p[t]
+            live = lengths.live(t) if lengths is not None else None
+            if live is not None and live[0] == 0:  # every sequence has ended: the state stays
+                hs[t], a[...], rhs[t] = h, 0, 0
+                h = hs[t]
+                continue
             ru, c = a[:, :2 * n], a[:, 2 * n:]
             xp.matmul(h, w_g, out=g)
             xp.add(g, pt[:, :2 * n], out=ru)
@@ -207,6 +265,8 @@ def _block_gru(op: Any, ctx: KernelContext) -> Any:
             xp.subtract(h, c, out=h_t)
             h_t *= a[:, n:2 * n]
             h_t += c
+            if live is not None:  # past their lengths, rows keep their state
+                xp.copyto(h_t, h, where=~live[1])
             h = h_t
         return hs, acts, rhs
     return run
@@ -216,8 +276,9 @@ def _block_gru(op: Any, ctx: KernelContext) -> Any:
 def _block_gru_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
-    def grad(h0: Any, w_g: Any, w_c: Any, hs: Any, acts: Any, rhs: Any, dhs: Any) -> tuple:
+    def grad(h0: Any, w_g: Any, w_c: Any, hs: Any, acts: Any, rhs: Any, dhs: Any, seq: Any = None) -> tuple:
         t_steps, b, n = hs.shape
+        lengths = _Lengths(xp, seq, b, op) if seq is not None and t_steps else None
         dp = xp.empty_like(acts)
         dh_next = xp.zeros_like(h0)
         if t_steps == 0:
@@ -234,6 +295,11 @@ def _block_gru_grad(op: Any, ctx: KernelContext) -> Any:
             dr, du, dc = d[:, :n], d[:, n:2 * n], d[:, 2 * n:]
             h_prev = hs[t - 1] if t else h0
             xp.add(dhs[t], dh_next, out=dh)
+            live = lengths.live(t) if lengths is not None else None
+            if live is not None and live[0] == 0:  # the state passed through this step unchanged
+                d[...] = 0
+                dh_next[...] = dh
+                continue
             # the candidate's pre-activation: dh (1 - u) (1 - c^2)
             xp.multiply(c, c, out=tmp)
             xp.subtract(one, tmp, out=tmp)
@@ -256,8 +322,12 @@ def _block_gru_grad(op: Any, ctx: KernelContext) -> Any:
             xp.matmul(d[:, :2 * n], w_gt, out=dh_next)
             drh *= r
             dh_next += drh
-            dh *= u
-            dh_next += dh
+            xp.multiply(dh, u, out=tmp)
+            dh_next += tmp
+            if live is not None:  # rows past their lengths: no gradient inside, dh passes through
+                keep = live[1]
+                d *= keep
+                xp.copyto(dh_next, dh, where=~keep)
         # both recurrent kernels' gradients as one product each over all steps
         h_prev = xp.concatenate([h0[None], hs[:-1]], axis=0).reshape(t_steps * b, n)
         dpf = dp.reshape(t_steps * b, 3 * n)

@@ -32,6 +32,7 @@ from ..graph import nest
 from ..graph.control_flow import while_loop
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
+from ..graph.ops import misc_ops as _misc
 from ..graph.ops import nn_ops as _nn
 from ..graph.ops.constant_op import constant, placeholder
 from ..graph.ops.reverse_ops import reverse, reverse_sequence
@@ -135,11 +136,16 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
             n_steps = n_time
 
         fused_fn = getattr(cell, "fused_sequence", None)
-        fused = fused_fn() if fused_fn is not None and seq is None else None
+        fused = fused_fn() if fused_fn is not None else None
         if fused is not None:
             # the whole sequence as one fused op (no while loop): one GEMM for the input
             # projection, one kernel for the steps, one for their gradient
-            outputs, final_state = fused(x_tm, state0)
+            outputs, final_state = fused(x_tm, state0, seq)
+            if seq is not None:
+                # the op repeats a finished row's state; its outputs past its length are zeros
+                steps = _misc.range(0, n_time if t_static is None else t_static, dtype=_dt.int32)
+                live = _m.less(_a.expand_dims(steps, 1), _a.expand_dims(seq, 0))      # [time, batch]
+                outputs = outputs * _a.expand_dims(_m.cast(live, outputs.dtype), 2)
             if not time_major:
                 outputs = _a.transpose(outputs, (1, 0, 2))
             return outputs, final_state

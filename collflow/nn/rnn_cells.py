@@ -454,16 +454,18 @@ class LSTMCell(RNNCell):
         return project, step
 
     def fused_sequence(self) -> Optional[Callable]:
-        """run(x [time, batch, depth], state) -> (outputs [time, batch, n], state) for
-        dynamic_rnn to run the whole sequence as one fused op (rnn_ops.block_lstm: the input
-        projection inside it), or None when this cell's options need the per-step loop."""
+        """run(x [time, batch, depth], state, sequence_length=None) -> (h of every step
+        [time, batch, n], final state) for dynamic_rnn to run the whole sequence as one fused
+        op (rnn_ops.block_lstm: the input projection inside it; past its length a row's state
+        repeats), or None when this cell's options need the per-step loop."""
         if (self._use_peepholes or self._cell_clip is not None or self._num_proj is not None
                 or self._activation is not _nn.tanh):
             return None
 
-        def run(x: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
             c0, h0 = self._unpack(state)
-            hs, cs = _rnn_ops.block_lstm(x, h0, c0, self._kernel, self._bias, forget_bias=self._forget_bias)
+            hs, cs = _rnn_ops.block_lstm(x, h0, c0, self._kernel, self._bias, forget_bias=self._forget_bias,
+                                         sequence_length=sequence_length)
             c_last, h_last = _last_step(cs, c0), _last_step(hs, h0)
             state = LSTMStateTuple(c_last, h_last) if self._state_is_tuple else _a.concat([c_last, h_last], 1)
             return hs, state
@@ -553,20 +555,22 @@ class GRUCell(RNNCell):
         return project, step
 
     def fused_sequence(self) -> Optional[Callable]:
-        """run(x [time, batch, depth], state) -> (outputs [time, batch, n], final h) for
-        dynamic_rnn to run the whole sequence as one fused op (rnn_ops.block_gru, after one
-        GEMM projecting every step's input), or None when the activation is not tanh."""
-        if self._activation is not _nn.tanh:
+        """run(x [time, batch, depth], state, sequence_length=None) -> (h of every step
+        [time, batch, n], final h) for dynamic_rnn to run the whole sequence as one fused op
+        (rnn_ops.block_gru, after one GEMM projecting every step's input; past its length a
+        row's state repeats), or None when the activation is not tanh."""
+        proj = self.input_projection() if self._activation is _nn.tanh else None
+        if proj is None:  # another activation, or a subclass that projects per step
             return None
-        project, _ = self.input_projection()  # type: ignore[misc]
+        project = proj[0]
         n, d = self._num_units, self.input_depth
         g_h = _a.split(self._gate_kernel, [d, n], axis=0)[1]
         c_h = _a.split(self._candidate_kernel, [d, n], axis=0)[1]
 
-        def run(x: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
             dims = _a.shape(x)
             t, b = (x.shape.dims[k] if x.shape.dims[k] is not None else dims[k] for k in (0, 1))
             p = _a.reshape(project(_a.reshape(x, (-1, d))), [t, b, 3 * n])
-            hs = _rnn_ops.block_gru(p, state, g_h, c_h)
+            hs = _rnn_ops.block_gru(p, state, g_h, c_h, sequence_length=sequence_length)
             return hs, _last_step(hs, state)
         return run

@@ -89,8 +89,15 @@ def _lstm_block_cell_grad(op: _g.Operation, dc: Any, dh: Any, dact: Any) -> list
 
 
 
+def _check_lengths(op: _g.Operation, seq: Optional[_g.Tensor]) -> None:
+    if seq is not None and (not seq.dtype.is_integer or seq.shape.rank not in (None, 1)):
+        raise ValueError(f"{op.type}: sequence_length must be an int vector [batch], got {seq.dtype.name} "
+                         f"{seq.shape}")
+
+
 def _block_spec(op: _g.Operation) -> list:
-    x, h0, c0, w, b = op.inputs
+    x, h0, c0, w, b = op.inputs[:5]
+    _check_lengths(op, op.inputs[5] if len(op.inputs) > 5 else None)
     if not x.dtype.is_floating or any(t.dtype != x.dtype for t in (h0, c0, w, b)):
         raise ValueError("BlockLSTM needs floating inputs of one dtype, got "
                          + ", ".join(t.dtype.name for t in op.inputs))
@@ -118,20 +125,22 @@ def _block_grad_spec(op: _g.Operation) -> list:
             (w.dtype, TensorShape([g4]))]
 
 
-# BlockLSTM(x, h0, c0, kernel, bias) -> (h [T, B, H], c [T, B, H], act [T, B, 4H])
+# BlockLSTM(x, h0, c0, kernel, bias[, sequence_length]) -> (h [T, B, H], c [T, B, H], act [T, B, 4H])
 register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
-# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact]) -> (dx, dh0, dc0, dkernel, dbias)
+# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, sequence_length])
+#   -> (dx, dh0, dc0, dkernel, dbias)
 register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
 not_differentiable("BlockLSTMGrad")
 
 
 def block_lstm(x: Any, h0: Any, c0: Any, kernel: Any, bias: Any, forget_bias: float = 0.0,
-               name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+               sequence_length: Any = None, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
     """(h, c) of every step [time, batch, units] of TF1's LSTMCell (no peepholes, clipping or
     projection) for time-major inputs x [time, batch, depth], the cell's kernel
-    [depth + units, 4 units] (rows for x, then for h; gates i, j, f, o) and bias [4 units]."""
-    op = make_op("BlockLSTM", [x, h0, c0, kernel, bias], {"forget_bias": float(forget_bias)},
-                 name=name or "BlockLSTM")
+    [depth + units, 4 units] (rows for x, then for h; gates i, j, f, o) and bias [4 units].
+    With sequence_length [batch], a row past its length keeps its state (h and c repeat)."""
+    ins = [x, h0, c0, kernel, bias] + ([sequence_length] if sequence_length is not None else [])
+    op = make_op("BlockLSTM", ins, {"forget_bias": float(forget_bias)}, name=name or "BlockLSTM")
     return op.outputs[0], op.outputs[1]
 
 
@@ -149,9 +158,13 @@ def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
     ins = list(op.inputs[:4]) + [h, c, act, dh, dc]
     if dact is not None:
         ins.append(dact)
-    g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"], "dc_zero": dc_zero},
+    seq = op.inputs[5] if len(op.inputs) > 5 else None
+    if seq is not None:
+        ins.append(seq)
+    g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"], "dc_zero": dc_zero,
+                                       "with_dact": dact is not None, "with_seq": seq is not None},
                 name="BlockLSTMGrad")
-    return list(g.outputs)
+    return list(g.outputs) + ([None] if seq is not None else [])
 
 
 # -- GRU over a whole sequence ----------------------------------------------------------------
@@ -165,9 +178,11 @@ def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
 
 
 def _gru_spec(op: _g.Operation) -> list:
-    p, h0, w_g, w_c = op.inputs
+    p, h0, w_g, w_c = op.inputs[:4]
+    _check_lengths(op, op.inputs[4] if len(op.inputs) > 4 else None)
     if not p.dtype.is_floating or any(t.dtype != p.dtype for t in (h0, w_g, w_c)):
-        raise ValueError("BlockGRU needs floating inputs of one dtype, got " + ", ".join(t.dtype.name for t in op.inputs))
+        raise ValueError("BlockGRU needs floating inputs of one dtype, got "
+                         + ", ".join(t.dtype.name for t in op.inputs[:4]))
     if p.shape.rank not in (None, 3) or w_g.shape.rank not in (None, 2) or w_c.shape.rank not in (None, 2):
         raise ValueError(f"BlockGRU needs p [time, batch, 3 units], w_g [units, 2 units] and w_c [units, units], "
                          f"got {p.shape}, {w_g.shape} and {w_c.shape}")
@@ -188,18 +203,21 @@ def _gru_grad_spec(op: _g.Operation) -> list:
     return [(acts.dtype, acts.shape), (h0.dtype, h0.shape), (w_g.dtype, w_g.shape), (w_c.dtype, w_c.shape)]
 
 
-# BlockGRU(p, h0, w_g, w_c) -> (h [T, B, H], act [T, B, 3H] = [r, u, c], rh [T, B, H])
+# BlockGRU(p, h0, w_g, w_c[, sequence_length]) -> (h [T, B, H], act [T, B, 3H] = [r, u, c], rh [T, B, H])
 register_op("BlockGRU", _gru_spec, doc="a GRU over a whole sequence, fused")
-# BlockGRUGrad(h0, w_g, w_c, h, act, rh, dh) -> (dp, dh0, dw_g, dw_c)
+# BlockGRUGrad(h0, w_g, w_c, h, act, rh, dh[, sequence_length]) -> (dp, dh0, dw_g, dw_c)
 register_op("BlockGRUGrad", _gru_grad_spec, doc="the gradient of BlockGRU")
 not_differentiable("BlockGRUGrad")
 
 
-def block_gru(p: Any, h0: Any, w_g: Any, w_c: Any, name: Optional[str] = None) -> _g.Tensor:
+def block_gru(p: Any, h0: Any, w_g: Any, w_c: Any, sequence_length: Any = None,
+              name: Optional[str] = None) -> _g.Tensor:
     """h of every step [time, batch, units] of TF1's GRU cell, for input projections p
     [time, batch, 3 units] (gates r, u, then the candidate), h0 and the recurrent kernels
-    w_g [units, 2 units] (gates) and w_c [units, units] (candidate)."""
-    return make_op("BlockGRU", [p, h0, w_g, w_c], name=name or "BlockGRU").outputs[0]
+    w_g [units, 2 units] (gates) and w_c [units, units] (candidate).  With sequence_length
+    [batch], a row past its length keeps its state (h repeats)."""
+    ins = [p, h0, w_g, w_c] + ([sequence_length] if sequence_length is not None else [])
+    return make_op("BlockGRU", ins, name=name or "BlockGRU").outputs[0]
 
 
 @register_gradient("BlockGRU")
@@ -211,5 +229,7 @@ def _block_gru_grad(op: _g.Operation, dh: Any, dact: Any, drh: Any) -> list:
                                       "saved values its gradient reads", op)
     h, act, rh = op.outputs
     dh = zeros_like(h) if dh is None else _g.convert_to_tensor(dh)
-    g = make_op("BlockGRUGrad", [op.inputs[1], op.inputs[2], op.inputs[3], h, act, rh, dh], name="BlockGRUGrad")
-    return list(g.outputs)
+    seq = op.inputs[4] if len(op.inputs) > 4 else None
+    ins = [op.inputs[1], op.inputs[2], op.inputs[3], h, act, rh, dh] + ([seq] if seq is not None else [])
+    g = make_op("BlockGRUGrad", ins, name="BlockGRUGrad")
+    return list(g.outputs) + ([None] if seq is not None else [])
