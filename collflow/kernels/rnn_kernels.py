@@ -1,8 +1,12 @@
-"""Kernels of the fused LSTM cell (graph/ops/rnn_ops.py): few passes, in place, on `xp`.
+"""Kernels of the fused recurrent ops (graph/ops/rnn_ops.py): one LSTM step (LSTMBlockCell),
+a whole LSTM or GRU sequence (BlockLSTM, BlockGRU) and their gradients; few passes, in place,
+on `xp` (NumPy or CuPy).
 
 Sigmoid is 0.5 * tanh(x / 2) + 0.5 (no overflow for any x), as the Sigmoid kernel computes
-it; the gradient recomputes tanh(c) rather than keeping it (one pass, one array less saved
-per step).
+it; the LSTM gradient recomputes tanh(c) rather than keeping it (one pass, one array less
+saved per step).  With sequence_length, a row past its length keeps its state: the forward
+pass copies the old state back over it, the backward pass zeroes its gate gradients and
+passes dh (and dc) through; a step where every row has ended is a copy.
 """
 from __future__ import annotations
 
