@@ -671,6 +671,46 @@ def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, time_major)
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("lengths", [None, [5, 2, 0]], ids=["full", "lengths"])
+def test_stacked_cells_run_as_one_fused_op_per_layer_with_the_loops_answer(lengths):
+    """MultiRNNCell of LSTM and GRU layers runs layer by layer, each layer one fused op over the
+    whole sequence: outputs, every layer's final state and all gradients equal the step-by-step
+    stack's; a layer without a fused form (a DropoutWrapper) keeps the whole stack in the loop."""
+    rng = np.random.default_rng(9)
+    xv = rng.normal(size=(3, 5, 4))
+    results = []
+    for fused in (True, False):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, (3, None, 4))
+            u = cf.initializers.random_uniform(-0.5, 0.5, seed=3)
+            multi = rnn_cell.MultiRNNCell([rnn_cell.LSTMCell(5, initializer=u), rnn_cell.GRUCell(4, kernel_initializer=u),
+                                           rnn_cell.LSTMCell(3, initializer=u, forget_bias=0.5)])
+            if not fused:
+                multi.fused_sequence = lambda: None
+            sl = None if lengths is None else cf.constant(lengths)
+            out, st = cf.nn.dynamic_rnn(multi, x, sequence_length=sl, dtype=cf.float64)
+            parts = [st[0].c, st[0].h, st[1], st[2].c, st[2].h]
+            loss = cf.reduce_sum(out * out) + cf.add_n([cf.reduce_sum(t * (0.3 + k)) for k, t in enumerate(parts)])
+            grads = cf.gradients(loss, [x] + cf.trainable_variables())
+            types = [op.type for op in g.get_operations()]
+            if fused:
+                assert types.count("BlockLSTM") == 2 and types.count("BlockGRU") == 1 and "LoopCond" not in types
+            init = cf.global_variables_initializer()
+        assert [v.name for v in multi.trainable_variables][:2] == ["rnn/multi_rnn_cell/cell_0/lstm_cell/kernel:0",
+                                                                   "rnn/multi_rnn_cell/cell_0/lstm_cell/bias:0"]
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            results.append(s.run([out] + parts + grads, {x: xv}))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    g = cf.Graph()
+    with g.as_default():
+        drop = rnn_cell.MultiRNNCell([rnn_cell.LSTMCell(3), rnn_cell.DropoutWrapper(rnn_cell.LSTMCell(3), 0.5)])
+        cf.nn.dynamic_rnn(drop, cf.placeholder(cf.float32, (2, 4, 3)), dtype=cf.float32)
+    assert "LoopCond" in {op.type for op in g.get_operations()}
+
+
 def test_fused_rnns_with_no_steps_return_the_initial_state():
     """A sequence of length 0 (an empty time dimension at run time): outputs [batch, 0, n] and
     the initial state, as TF1's loop of no iterations, for the fused LSTM and GRU."""

@@ -82,6 +82,34 @@ class MultiRNNCell(RNNCell):
             return tuple(c.zero_state(batch_size, dtype) for c in self._cells)
         return super().zero_state(batch_size, dtype)
 
+    def fused_sequence(self) -> Optional[Callable]:
+        """run(x [time, batch, depth], state, sequence_length=None) -> (outputs, final state)
+        running the layers one after another, each over the whole sequence as its own fused
+        op (as cuDNN runs stacked layers): the same numbers as the step-by-step stack, since
+        layer i's step t needs only layer i-1's step t and its own step t-1.  None unless
+        every layer has a fused form and the state is a tuple."""
+        if not self._state_is_tuple:
+            return None
+        runs = []
+        for cell in self._cells:
+            make = getattr(cell, "fused_sequence", None)
+            run_layer = make() if make is not None else None
+            if run_layer is None:
+                return None
+            runs.append(run_layer)
+
+        def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
+            if not isinstance(state, (tuple, list)) or len(state) != len(runs):
+                raise InvalidArgumentError(f"MultiRNNCell: expected the state to be a tuple of length "
+                                           f"{len(runs)}, got {state!r}")
+            finals = []
+            for i, (run_layer, s) in enumerate(zip(runs, state)):
+                with x.graph.name_scope(f"cell_{i}"):
+                    x, final = run_layer(x, s, sequence_length)
+                finals.append(final)
+            return x, tuple(finals)
+        return run
+
     def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
         if self._state_is_tuple:
             if not isinstance(state, (tuple, list)) or len(state) != len(self._cells):
