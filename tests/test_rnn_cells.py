@@ -706,9 +706,75 @@ def test_stacked_cells_run_as_one_fused_op_per_layer_with_the_loops_answer(lengt
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     g = cf.Graph()
     with g.as_default():
-        drop = rnn_cell.MultiRNNCell([rnn_cell.LSTMCell(3), rnn_cell.DropoutWrapper(rnn_cell.LSTMCell(3), 0.5)])
+        drop = rnn_cell.MultiRNNCell([rnn_cell.LSTMCell(3),
+                                      rnn_cell.DropoutWrapper(rnn_cell.LSTMCell(3), state_keep_prob=0.5)])
         cf.nn.dynamic_rnn(drop, cf.placeholder(cf.float32, (2, 4, 3)), dtype=cf.float32)
     assert "LoopCond" in {op.type for op in g.get_operations()}
+
+
+def _wrapped_run(make, fused, xv, lengths=None):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, xv.shape)
+        cell = make()
+        if not fused:
+            cell.fused_sequence = lambda: None
+        out, st = cf.nn.dynamic_rnn(cell, x, dtype=cf.float64,
+                                    sequence_length=None if lengths is None else cf.constant(lengths))
+        parts = [t for t in cf.graph.nest.flatten(st)]
+        grads = cf.gradients(cf.reduce_sum(out * out) + cf.add_n([cf.reduce_sum(t) for t in parts]),
+                             [x] + cf.trainable_variables())
+        types = {op.type for op in g.get_operations()}
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        return types, s.run([out] + parts + grads, {x: xv})
+
+
+@pytest.mark.parametrize("lengths", [None, [4, 1, 3]], ids=["full", "lengths"])
+def test_wrapped_cells_run_fused_with_the_loops_answer(lengths):
+    """Residual, device and variational-dropout wrappers around a plain cell (and in a stack)
+    run the fused ops with the per-step loop's numbers: the variational masks are [1, size]
+    and broadcast over the steps, so both paths draw the same."""
+    rng = np.random.default_rng(11)
+    xv = rng.normal(size=(3, 4, 3))
+    u = cf.initializers.random_uniform(-0.5, 0.5, seed=4)
+    makes = [
+        lambda: rnn_cell.ResidualWrapper(rnn_cell.LSTMCell(3, initializer=u)),
+        lambda: rnn_cell.DeviceWrapper(rnn_cell.GRUCell(4, kernel_initializer=u), "/cpu:0"),
+        lambda: rnn_cell.DropoutWrapper(rnn_cell.LSTMCell(4, initializer=u), input_keep_prob=0.7, output_keep_prob=0.6,
+                                        variational_recurrent=True, input_size=3, dtype=cf.float64, seed=5),
+        lambda: rnn_cell.MultiRNNCell([
+            rnn_cell.DropoutWrapper(rnn_cell.GRUCell(3, kernel_initializer=u), output_keep_prob=0.5,
+                                    variational_recurrent=True, dtype=cf.float64, seed=6),
+            rnn_cell.ResidualWrapper(rnn_cell.LSTMCell(3, initializer=u))]),
+    ]
+    for make in makes:
+        types, fused = _wrapped_run(make, True, xv, lengths)
+        assert {"BlockLSTM", "BlockGRU"} & types and "LoopCond" not in types
+        _, loop = _wrapped_run(make, False, xv, lengths)
+        for a, b in zip(fused, loop):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_fused_dropout_draws_a_mask_per_element_of_the_sequence():
+    """Without variational_recurrent the fused path drops each element of each step on its own
+    (one draw for the sequence instead of one per step): about 1 - keep of the outputs are
+    zero and the rest are the undropped outputs over keep."""
+    rng = np.random.default_rng(12)
+    xv = rng.normal(size=(8, 50, 3))
+    u = cf.initializers.random_uniform(-0.5, 0.5, seed=7)
+    outs = []
+    for keep in (1.0, 0.25):
+        types, res = _wrapped_run(lambda: rnn_cell.DropoutWrapper(rnn_cell.LSTMCell(16, initializer=u),
+                                                                  output_keep_prob=keep, seed=8), True, xv)
+        assert "BlockLSTM" in types
+        outs.append(res[0])
+    full, dropped = outs
+    kept = dropped != 0
+    assert 0.2 < kept.mean() < 0.3
+    np.testing.assert_allclose(dropped[kept], full[kept] / 0.25, rtol=1e-12)
+    assert len({tuple(kept[:, t].ravel()) for t in range(50)}) == 50  # a fresh mask at every step
 
 
 def test_fused_rnns_with_no_steps_return_the_initial_state():

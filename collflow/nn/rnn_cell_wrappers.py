@@ -189,6 +189,11 @@ class _Wrapper(RNNCell):
         return (list(getattr(self._cell, "trainable_variables", [])),
                 list(getattr(self._cell, "non_trainable_variables", [])))
 
+    def _inner_fused(self) -> Optional[Callable]:
+        """The wrapped cell's whole-sequence form (see LSTMCell.fused_sequence), or None."""
+        make = getattr(self._cell, "fused_sequence", None)
+        return make() if make is not None else None
+
     def _build(self, depth: int) -> None:
         prebuild(self._cell, depth, self.dtype)
 
@@ -252,6 +257,27 @@ class DropoutWrapper(_Wrapper):
         keep = _m.cast(_m.greater_equal(kp + self._noise[kind][index], 1.0), value.dtype)  # floor(kp + u)
         return value / kp * keep
 
+    def fused_sequence(self) -> Optional[Callable]:
+        """The wrapped cell's whole-sequence form with the input and output dropout applied to
+        the whole sequence, or None with state dropout (it acts inside the recurrence).  With
+        variational_recurrent the [1, size] masks broadcast over the steps: the same numbers as
+        the per-step loop.  Otherwise every element of every step draws its own mask, as in
+        the loop, but from one draw for the sequence: the same distribution, other numbers."""
+        if _should_drop(self._state_keep_prob):
+            return None
+        inner = self._inner_fused()
+        if inner is None:
+            return None
+
+        def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
+            if _should_drop(self._input_keep_prob):
+                x = self._drop(x, "input", 0, self._input_keep_prob)
+            out, final = inner(x, state, sequence_length)
+            if _should_drop(self._output_keep_prob):
+                out = self._drop(out, "output", 0, self._output_keep_prob)
+            return out, final
+        return run
+
     def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
         if _should_drop(self._input_keep_prob):
             inputs = self._drop(inputs, "input", 0, self._input_keep_prob)
@@ -276,20 +302,38 @@ class ResidualWrapper(_Wrapper):
         super().__init__(cell, "ResidualWrapper", **kwargs)
         self._residual_fn = residual_fn
 
+    def fused_sequence(self) -> Optional[Callable]:
+        """The wrapped cell's whole-sequence form plus its inputs, with the default sum; None
+        with a residual_fn (written for one step's [batch, depth] tensors)."""
+        inner = self._inner_fused() if self._residual_fn is None else None
+        if inner is None:
+            return None
+
+        def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
+            out, final = inner(x, state, sequence_length)
+            return _residual_sum(x, out), final
+        return run
+
     def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
         output, new_state = self._cell(inputs, state)
         if self._residual_fn is not None:
             return self._residual_fn(inputs, output), new_state
-        nest.assert_same_structure(inputs, output)
+        return _residual_sum(inputs, output), new_state
 
-        def add(i: Any, o: Any) -> Any:
-            i, o = _g.convert_to_tensor(i), _g.convert_to_tensor(o)
-            if i.shape.rank is not None and o.shape.rank is not None and not i.shape.is_compatible_with(o.shape):
-                raise InvalidArgumentError(f"ResidualWrapper: the cell's input of shape {i.shape} and its output of "
-                                           f"shape {o.shape} cannot be added (pass residual_fn)")
-            return i + o
-        flat = [add(i, o) for i, o in zip(nest.flatten(inputs), nest.flatten(output))]
-        return nest.pack_sequence_as(output, flat), new_state
+
+def _residual_sum(inputs: Any, output: Any) -> Any:
+    """inputs + output, part by part (ResidualWrapper's default), with a clear error when the
+    shapes cannot be added."""
+    nest.assert_same_structure(inputs, output)
+
+    def add(i: Any, o: Any) -> Any:
+        i, o = _g.convert_to_tensor(i), _g.convert_to_tensor(o)
+        if i.shape.rank is not None and o.shape.rank is not None and not i.shape.is_compatible_with(o.shape):
+            raise InvalidArgumentError(f"ResidualWrapper: the cell's input of shape {i.shape} and its output of "
+                                       f"shape {o.shape} cannot be added (pass residual_fn)")
+        return i + o
+    flat = [add(i, o) for i, o in zip(nest.flatten(inputs), nest.flatten(output))]
+    return nest.pack_sequence_as(output, flat)
 
 
 class DeviceWrapper(_Wrapper):
@@ -303,6 +347,18 @@ class DeviceWrapper(_Wrapper):
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
         with _g.device(self._device):
             return self._cell.zero_state(batch_size, dtype)
+
+    def fused_sequence(self) -> Optional[Callable]:
+        """The wrapped cell's whole-sequence form, its ops placed on the device."""
+        with _g.device(self._device):
+            inner = self._inner_fused()
+        if inner is None:
+            return None
+
+        def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
+            with _g.device(self._device):
+                return inner(x, state, sequence_length)
+        return run
 
     def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
         with _g.device(self._device):
