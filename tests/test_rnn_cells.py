@@ -757,6 +757,46 @@ def test_wrapped_cells_run_fused_with_the_loops_answer(lengths):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("lengths", [None, [3, 1, 0]], ids=["full", "lengths"])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["static", "static-bidirectional"])
+def test_static_rnn_with_a_fused_cell_gives_the_unrolled_answer(bidirectional, lengths):
+    """static_rnn (and the static bidirectional runner) with a plain LSTM or GRU runs one fused
+    op instead of T unrolled steps: the same outputs, final states and gradients."""
+    rng = np.random.default_rng(13)
+    xv = rng.normal(size=(3, 4, 2))
+    u = cf.initializers.random_uniform(-0.5, 0.5, seed=9)
+    results = []
+    for fused in (True, False):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, xv.shape)
+            cells = [rnn_cell.LSTMCell(3, initializer=u), rnn_cell.GRUCell(2, kernel_initializer=u)]
+            if not fused:
+                for c in cells:
+                    c.fused_sequence = lambda: None
+            steps = cf.unstack(x, axis=1)
+            sl = None if lengths is None else cf.constant(lengths)
+            if bidirectional:
+                outs, st_fw, st_bw = cf.nn.static_bidirectional_rnn(cells[0], cells[1], steps, dtype=cf.float64,
+                                                                    sequence_length=sl)
+                parts = [st_fw.c, st_fw.h, st_bw]
+            else:
+                outs, st = cf.nn.static_rnn(cells[0], steps, dtype=cf.float64, sequence_length=sl)
+                parts = [st.c, st.h]
+            loss = cf.add_n([cf.reduce_sum(o * o) * (k + 1) for k, o in enumerate(outs)] +
+                            [cf.reduce_sum(t) for t in parts])
+            grads = cf.gradients(loss, [x] + cf.trainable_variables())
+            types = [op.type for op in g.get_operations()]
+            assert (types.count("BlockLSTM") == 1) == fused
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            results.append(s.run(list(outs) + parts + grads, {x: xv}))
+    assert len(results[0]) == len(results[1])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
 def test_fused_dropout_draws_a_mask_per_element_of_the_sequence():
     """Without variational_recurrent the fused path drops each element of each step on its own
     (one draw for the sequence instead of one per step): about 1 - keep of the outputs are

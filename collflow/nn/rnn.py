@@ -85,6 +85,24 @@ def _freeze_past_length(keep: _g.Tensor, out: Any, new_state: Any, state: Any, z
     return _a.where(keep, out, zero_out), new_state
 
 
+def _fused_form(cell: Any, depth: int, dt: _dt.DType) -> Any:
+    """The cell's whole-sequence form (`fused_sequence()`: one op per layer instead of a loop
+    or an unrolled graph), built for `depth` inputs, or None."""
+    make = getattr(cell, "fused_sequence", None)
+    if make is None:
+        return None
+    prebuild(cell, depth, dt)
+    return make()
+
+
+def _zero_past_lengths(outputs: _g.Tensor, seq: _g.Tensor, n_time: Any) -> _g.Tensor:
+    """outputs [time, batch, n] with the steps past each row's length zeroed (a fused op
+    repeats a finished row's state; TF1's runners output zeros there)."""
+    steps = _misc.range(0, n_time, dtype=_dt.int32)
+    live = _m.less(_a.expand_dims(steps, 1), _a.expand_dims(seq, 0))      # [time, batch]
+    return outputs * _a.expand_dims(_m.cast(live, outputs.dtype), 2)
+
+
 def _float_dtype(x: _g.Tensor, dtype: Any, what: str) -> _dt.DType:
     dt = x.dtype if dtype is None else _dt.as_dtype(dtype)
     if not dt.is_floating or x.dtype != dt:
@@ -99,7 +117,9 @@ def _float_dtype(x: _g.Tensor, dtype: Any, what: str) -> _dt.DType:
 def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_state: Any = None,
                 dtype: Any = None, parallel_iterations: Optional[int] = None, swap_memory: bool = False,
                 time_major: bool = False, scope: Any = None) -> Tuple[_g.Tensor, Any]:
-    """Runs `cell` over the time axis of `inputs` in one cf.while_loop (tf.nn.dynamic_rnn).
+    """Runs `cell` over the time axis of `inputs` in one cf.while_loop (tf.nn.dynamic_rnn), or,
+    when the cell has a whole-sequence form (plain LSTM/GRU cells, stacks and wrappers of
+    them: `fused_sequence()`), as one fused op per layer with the loop's numbers.
 
     inputs: [batch, time, depth] ([time, batch, depth] if time_major); depth must be static.
     sequence_length: optional int vector [batch]: past its length a sequence's state stays
@@ -135,17 +155,13 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         else:
             n_steps = n_time
 
-        fused_fn = getattr(cell, "fused_sequence", None)
-        fused = fused_fn() if fused_fn is not None else None
+        fused = _fused_form(cell, int(depth), dt)
         if fused is not None:
             # the whole sequence as one fused op (no while loop): one GEMM for the input
             # projection, one kernel for the steps, one for their gradient
             outputs, final_state = fused(x_tm, state0, seq)
             if seq is not None:
-                # the op repeats a finished row's state; its outputs past its length are zeros
-                steps = _misc.range(0, n_time if t_static is None else t_static, dtype=_dt.int32)
-                live = _m.less(_a.expand_dims(steps, 1), _a.expand_dims(seq, 0))      # [time, batch]
-                outputs = outputs * _a.expand_dims(_m.cast(live, outputs.dtype), 2)
+                outputs = _zero_past_lengths(outputs, seq, n_time if t_static is None else t_static)
             if not time_major:
                 outputs = _a.transpose(outputs, (1, 0, 2))
             return outputs, final_state
@@ -237,7 +253,8 @@ def _step_inputs(inputs: Any, what: str) -> List[_g.Tensor]:
 
 def static_rnn(cell: Any, inputs: Sequence[Any], initial_state: Any = None, dtype: Any = None,
                sequence_length: Any = None, scope: Any = None) -> Tuple[List[_g.Tensor], Any]:
-    """Runs `cell` over a list of per-step inputs, unrolled in the graph (tf.nn.static_rnn).
+    """Runs `cell` over a list of per-step inputs, unrolled in the graph (tf.nn.static_rnn);
+    a cell with a whole-sequence form runs as one fused op per layer instead (same numbers).
 
     inputs: a list of T tensors [batch, depth].  sequence_length: optional int vector
     [batch] (zero outputs and a carried-through state past each length).  The variables
@@ -252,6 +269,13 @@ def static_rnn(cell: Any, inputs: Sequence[Any], initial_state: Any = None, dtyp
         batch: Any = b_static if b_static is not None else _a.shape(xs[0])[0]
         state = _initial_state(cell, initial_state, batch, dt)
         seq = _sequence_length(sequence_length, "static_rnn")
+        fused = _fused_form(cell, int(xs[0].shape.dims[1]), dt)
+        if fused is not None:
+            # the unrolled steps as one fused op: the same numbers, one op per layer
+            out, state = fused(_a.stack(xs, axis=0), state, seq)
+            if seq is not None:
+                out = _zero_past_lengths(out, seq, len(xs))
+            return _a.unstack(out, num=len(xs), axis=0), state
         zero_out = batch_zeros(batch, int(cell.output_size), dt) if seq is not None else None
         outputs = []
         for t, x in enumerate(xs):
