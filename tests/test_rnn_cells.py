@@ -797,6 +797,58 @@ def test_static_rnn_with_a_fused_cell_gives_the_unrolled_answer(bidirectional, l
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("lengths", [None, [4, 0, 2]], ids=["full", "lengths"])
+def test_contrib_lstm_block_fused_cell_is_dynamic_rnns_lstm(lengths):
+    """tf.contrib.rnn.LSTMBlockFusedCell: time-major inputs (a tensor or a list of steps), TF's
+    variable names, and the numbers (outputs, final (c, h), gradients) of dynamic_rnn with an
+    LSTMCell holding the same weights; LSTMBlockCell is LSTMCell under TF's block names."""
+    rng = np.random.default_rng(14)
+    xv, c0, h0 = rng.normal(size=(4, 3, 2)), rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    k = rng.uniform(-0.5, 0.5, size=(7, 20))
+    b = rng.uniform(-0.5, 0.5, size=20)
+    results = []
+    for which in ("fused", "list", "dynamic"):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.placeholder(cf.float64, xv.shape)
+            init_st = rnn_cell.LSTMStateTuple(cf.constant(c0), cf.constant(h0))
+            sl = None if lengths is None else cf.constant(lengths)
+            with cf.variable_scope("enc"):
+                if which == "dynamic":
+                    cell = cf.contrib.rnn.LSTMBlockCell(5, forget_bias=0.7)
+                    out, st = cf.nn.dynamic_rnn(cell, x, sequence_length=sl, initial_state=init_st, time_major=True)
+                else:
+                    cell = cf.contrib.rnn.LSTMBlockFusedCell(5, forget_bias=0.7)
+                    inp = cf.unstack(x, axis=0) if which == "list" else x
+                    out, st = cell(inp, initial_state=init_st, dtype=cf.float64, sequence_length=sl)
+                    if which == "list":
+                        assert isinstance(out, list) and len(out) == 4
+                        out = cf.stack(out, 0)
+            kernel, bias = cell.trainable_variables
+            prefix = "enc/rnn/lstm_cell/" if which == "dynamic" else "enc/lstm_fused_cell/"
+            assert (kernel.name, bias.name) == (prefix + "kernel:0", prefix + "bias:0")
+            grads = cf.gradients(cf.reduce_sum(out * out) + cf.reduce_sum(st.c) + cf.reduce_sum(st.h * 0.5),
+                                 [x, kernel, bias])
+            assign = [kernel.assign(k), bias.assign(b)]
+            init = cf.global_variables_initializer()
+        with cf.Session(graph=g) as s:
+            s.run(init)
+            s.run(assign)
+            results.append(s.run([out, st.c, st.h] + grads, {x: xv}))
+    for other in results[1:]:
+        for a, b_ in zip(results[0], other):
+            np.testing.assert_allclose(a, b_, rtol=1e-10, atol=1e-12)
+    g = cf.Graph()
+    with g.as_default():
+        cell = cf.contrib.rnn.LSTMBlockCell(3, use_peephole=True)
+        cf.nn.dynamic_rnn(cell, cf.placeholder(cf.float32, (2, 4, 3)), dtype=cf.float32)
+        assert sorted(v.name for v in cell.trainable_variables) == [
+            "rnn/lstm_cell/bias:0", "rnn/lstm_cell/kernel:0", "rnn/lstm_cell/w_f_diag:0", "rnn/lstm_cell/w_i_diag:0",
+            "rnn/lstm_cell/w_o_diag:0"]
+        with pytest.raises(cf.errors.UnimplementedError, match="use_peephole and cell_clip"):
+            cf.contrib.rnn.LSTMBlockFusedCell(3, use_peephole=True)
+
+
 def test_fused_dropout_draws_a_mask_per_element_of_the_sequence():
     """Without variational_recurrent the fused path drops each element of each step on its own
     (one draw for the sequence instead of one per step): about 1 - keep of the outputs are

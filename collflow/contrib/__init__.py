@@ -16,10 +16,12 @@ __all__ = ["rnn", "opt"]
 rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
     LSTMCell=_rnn.LSTMCell, GRUCell=_rnn.GRUCell, MultiRNNCell=_rnn.MultiRNNCell,
+    LSTMBlockCell=_rnn.LSTMBlockCell, LSTMBlockFusedCell=_rnn.LSTMBlockFusedCell,
     DropoutWrapper=_rnn.DropoutWrapper, ResidualWrapper=_rnn.ResidualWrapper, DeviceWrapper=_rnn.DeviceWrapper,
     LSTMStateTuple=_rnn.LSTMStateTuple,
     static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn)
-rnn.__doc__ = "tf.contrib.rnn: the core RNN cells, static_rnn and static_bidirectional_rnn."
+rnn.__doc__ = ("tf.contrib.rnn: the core RNN cells, LSTMBlockCell, LSTMBlockFusedCell (a whole time-major "
+               "sequence as one op), static_rnn and static_bidirectional_rnn.")
 
 opt = _types.SimpleNamespace(LazyAdamOptimizer=_optimizers.LazyAdamOptimizer)
 opt.__doc__ = "tf.contrib.opt: LazyAdamOptimizer (Adam updating only an embedding's touched rows)."

@@ -26,7 +26,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.control_flow import while_loop
@@ -40,12 +40,13 @@ from ..graph.tensor_array import TensorArray
 from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, MultiRNNCell, ResidualWrapper
-from .rnn_cells import BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMStateTuple, RNNCell, batch_zeros, prebuild
+from .rnn_cells import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMBlockCell, LSTMCell, LSTMStateTuple, RNNCell,
+                        batch_zeros, prebuild)
 
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
     "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple", "rnn_cell", "dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn",
-    "static_bidirectional_rnn", "CharLM", "build_char_lm",
+    "static_bidirectional_rnn", "LSTMBlockCell", "LSTMBlockFusedCell", "CharLM", "build_char_lm",
 ]
 
 
@@ -317,6 +318,54 @@ def static_bidirectional_rnn(cell_fw: Any, cell_bw: Any, inputs: Sequence[Any], 
         out_bw = _reverse_steps(tmp, seq)
         outputs = [_a.concat([f, b], 1) for f, b in zip(out_fw, out_bw)]
     return outputs, st_fw, st_bw
+
+
+class LSTMBlockFusedCell(LSTMCell):
+    """tf.contrib.rnn.LSTMBlockFusedCell: an LSTM over a whole time-major sequence as one op.
+
+        cell = LSTMBlockFusedCell(num_units)
+        outputs, (c, h) = cell(inputs, initial_state=None, dtype=cf.float32, sequence_length=None)
+
+    inputs [time, batch, depth] (or a list of [batch, depth] steps: outputs are then a list);
+    variables lstm_fused_cell/kernel [depth + units, 4 units] and lstm_fused_cell/bias, as
+    LSTMCell's (gates i, j, f, o; forget_bias added to f).  With sequence_length the outputs
+    past each length are zeros and the final state is each row's at its length (the initial
+    state at length 0).  use_peephole and cell_clip are not provided by the fused op."""
+
+    def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
+                 use_peephole: bool = False, reuse: Any = None, dtype: Any = None, name: Optional[str] = "lstm_fused_cell",
+                 **kwargs: Any):
+        if use_peephole or (cell_clip is not None and float(cell_clip) >= 0):
+            raise UnimplementedError("LSTMBlockFusedCell: use_peephole and cell_clip are not provided; use "
+                                     "LSTMBlockCell or LSTMCell with dynamic_rnn")
+        super().__init__(num_units, forget_bias=forget_bias, reuse=reuse, name=name, dtype=dtype, **kwargs)
+
+    def __call__(self, inputs: Any, initial_state: Any = None, dtype: Any = None, sequence_length: Any = None,
+                 scope: Any = None) -> Tuple[Any, Any]:  # type: ignore[override]
+        as_list = isinstance(inputs, (list, tuple))
+        x = _a.stack([_g.convert_to_tensor(t) for t in inputs], axis=0) if as_list else _g.convert_to_tensor(inputs)
+        if x.shape.rank != 3 or x.shape.dims[2] is None:
+            raise InvalidArgumentError(f"LSTMBlockFusedCell: inputs must be [time, batch, depth] with a static depth "
+                                       f"(or a list of [batch, depth] steps), got shape {x.shape}")
+        dt = _float_dtype(x, dtype, "LSTMBlockFusedCell")
+        with x.graph.as_default():
+            self._ensure_built(int(x.shape.dims[2]), dt, scope)
+            b_static = x.shape.dims[1]
+            batch: Any = b_static if b_static is not None else _a.shape(x)[1]
+            state = _initial_state(self, initial_state, batch, dt)
+            if not isinstance(state, tuple) or len(state) != 2:
+                raise InvalidArgumentError(f"LSTMBlockFusedCell: initial_state must be a tuple (c, h), got {state!r}")
+            state = LSTMStateTuple(*state)
+            seq = _sequence_length(sequence_length, "LSTMBlockFusedCell")
+            run = self.fused_sequence()
+            with self._cell_scope(scope):
+                out, final = run(x, state, seq)
+            if seq is not None:
+                n_time = x.shape.dims[0] if x.shape.dims[0] is not None else _a.shape(x)[0]
+                out = _zero_past_lengths(out, seq, n_time)
+        if as_list:
+            return _a.unstack(out, num=len(inputs), axis=0), final
+        return out, final
 
 
 # -- a character-level language model ----------------------------------------------------

@@ -41,7 +41,7 @@ from ..graph.shape import TensorShape, as_shape
 from ..graph.variable_scope import VariableScope, get_variable, get_variable_scope, variable_scope
 from .layers import _activation
 
-__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "LSTMStateTuple"]
+__all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "LSTMBlockCell", "GRUCell", "LSTMStateTuple"]
 
 
 class LSTMStateTuple(NamedTuple):
@@ -487,6 +487,20 @@ class BasicLSTMCell(LSTMCell):
     def __init__(self, num_units: int, forget_bias: float = 1.0, state_is_tuple: bool = True, activation: Any = None,
                  reuse: Any = None, name: Optional[str] = None, dtype: Any = None, **kwargs: Any):
         super().__init__(num_units, forget_bias=forget_bias, state_is_tuple=state_is_tuple, activation=activation,
+                         reuse=reuse, name=name, dtype=dtype, **kwargs)
+
+
+class LSTMBlockCell(LSTMCell):
+    """tf.contrib.rnn.LSTMBlockCell: LSTMCell's math and variable names (lstm_cell/kernel,
+    lstm_cell/bias, w_*_diag with use_peephole) with TF's block-cell arguments; each step is
+    the fused LSTMBlockCell op, a whole sequence in dynamic_rnn one BlockLSTM op."""
+
+    def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
+                 use_peephole: bool = False, dtype: Any = None, reuse: Any = None, name: Optional[str] = "lstm_cell",
+                 **kwargs: Any):
+        if cell_clip is not None and float(cell_clip) < 0:  # TF's block ops take -1 for "no clipping"
+            cell_clip = None
+        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=cell_clip, forget_bias=forget_bias,
                          reuse=reuse, name=name, dtype=dtype, **kwargs)
 
 
