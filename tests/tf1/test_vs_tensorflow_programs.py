@@ -3,7 +3,7 @@ TF1 users write them: a CIFAR-style convnet (tf.layers, batch norm, UPDATE_OPS, 
 exponential decay), word2vec (embeddings, nce / sampled softmax, top_k), a char-RNN (stacked
 LSTMs with the state fed back, clip_by_global_norm, Adam), an autoencoder (two RMSProp
 optimizers on variable subsets), a GAN (reused scopes, two Adams), a bidirectional GRU with
-attention (Adagrad), a custom loop (gradient surgery, Nesterov, EMA, Saver save/restore,
+attention (Adagrad), stacked and wrapped LSTM/GRU layers over padded batches then static_rnn, a custom loop (gradient surgery, Nesterov, EMA, Saver save/restore,
 variables_to_restore), tf.data pipelines with FTRL, a hand-written while_loop RNN with a
 TensorArray (Adadelta) and the deep-MNIST tutorial (Adam, dropout).
 
@@ -339,6 +339,44 @@ def birnn_attention(tf, seed, steps):
     return out
 
 
+def stacked_rnns(tf, seed, steps):
+    """What collflow runs as fused whole-sequence ops: a MultiRNNCell of an LSTM, a residual
+    GRU and a wrapped LSTM over padded batches (sequence_length), then static_rnn."""
+    rng = np.random.RandomState(seed)
+    V, E, Hd, C, B, T = 25, 6, 6, 3, 6, 8
+    Xs = rng.randint(0, V, size=(B * 4, T)).astype(np.int32)
+    Ls = rng.randint(0, T + 1, size=(B * 4,)).astype(np.int32)
+    Ys = (Xs[:, 0] % C).astype(np.int32)
+    x, y, lens = tf.placeholder(tf.int32, [B, T]), tf.placeholder(tf.int32, [B]), tf.placeholder(tf.int32, [B])
+    inp = tf.nn.embedding_lookup(tf.get_variable("embedding", [V, E]), x)
+    cell = tf.nn.rnn_cell.MultiRNNCell([
+        tf.nn.rnn_cell.LSTMCell(Hd, forget_bias=0.5),
+        tf.nn.rnn_cell.ResidualWrapper(tf.nn.rnn_cell.GRUCell(Hd)),
+        tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicLSTMCell(Hd), output_keep_prob=1.0)])
+    outs, st = tf.nn.dynamic_rnn(cell, inp, sequence_length=lens, dtype=tf.float32, scope="stack")
+    souts, sst = tf.nn.static_rnn(tf.nn.rnn_cell.LSTMCell(Hd), tf.unstack(outs, axis=1), sequence_length=lens,
+                                  dtype=tf.float32, scope="static")
+    final = tf.concat([st[0].h, st[1], st[2].c, sst.h, souts[-1]], 1)
+    logits = tf.layers.dense(final, C, name="out")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    opt = tf.train.AdamOptimizer(0.05)
+    gvs = opt.compute_gradients(loss)
+    train_op = opt.apply_gradients(gvs)
+    out = {"losses": []}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _set_vars(tf, sess, seed, 0.5)
+        feed0 = {x: Xs[:B], y: Ys[:B], lens: Ls[:B]}
+        out["grads0"] = {v.name: g for (_, v), g in zip(gvs, sess.run([g for g, _ in gvs], feed0))}
+        out["outs0"], out["souts0"] = sess.run([outs, tf.stack(souts, 1)], feed0)
+        for step in range(steps):
+            s = (step % 4) * B
+            l, _ = sess.run([loss, train_op], {x: Xs[s:s + B], y: Ys[s:s + B], lens: Ls[s:s + B]})
+            out["losses"].append(l)
+        out["vars"] = _values(tf, sess)
+    return out
+
+
 def custom_loop(tf, seed, steps):
     rng = np.random.RandomState(seed)
     D, H, B = 10, 12, 20
@@ -568,6 +606,7 @@ PROGRAMS = [
     ("autoencoder", autoencoder, dict(steps=40)),
     ("gan", gan, dict(steps=40)),
     ("birnn_attention", birnn_attention, dict(steps=30)),
+    ("stacked_rnns", stacked_rnns, dict(steps=25)),
     ("custom_loop_saver_ema", custom_loop, dict(steps=40)),
     ("data_ftrl_shuffled", data_ftrl, dict(steps=25, shuffle=True)),
     ("data_ftrl", data_ftrl, dict(steps=25, shuffle=False)),
