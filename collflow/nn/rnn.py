@@ -41,7 +41,7 @@ from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, MultiRNNCell, ResidualWrapper
 from .rnn_cells import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMBlockCell, LSTMCell, LSTMStateTuple, RNNCell,
-                        batch_zeros, prebuild)
+                        batch_zeros, fused_form, prebuild)
 
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
@@ -89,11 +89,10 @@ def _freeze_past_length(keep: _g.Tensor, out: Any, new_state: Any, state: Any, z
 def _fused_form(cell: Any, depth: int, dt: _dt.DType) -> Any:
     """The cell's whole-sequence form (`fused_sequence()`: one op per layer instead of a loop
     or an unrolled graph), built for `depth` inputs, or None."""
-    make = getattr(cell, "fused_sequence", None)
-    if make is None:
+    if getattr(cell, "fused_sequence", None) is None:
         return None
     prebuild(cell, depth, dt)
-    return make()
+    return fused_form(cell)
 
 
 def _zero_past_lengths(outputs: _g.Tensor, seq: _g.Tensor, n_time: Any) -> _g.Tensor:

@@ -22,7 +22,7 @@ from ..graph.ops.constant_op import constant
 from ..graph.ops.random_ops import random_uniform
 from ..graph.shape import as_shape
 from ..graph.variable_scope import variable_scope
-from .rnn_cells import LSTMStateTuple, RNNCell, prebuild
+from .rnn_cells import LSTMStateTuple, RNNCell, fused_form, prebuild
 
 __all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]
 
@@ -92,8 +92,7 @@ class MultiRNNCell(RNNCell):
             return None
         runs = []
         for cell in self._cells:
-            make = getattr(cell, "fused_sequence", None)
-            run_layer = make() if make is not None else None
+            run_layer = fused_form(cell)
             if run_layer is None:
                 return None
             runs.append(run_layer)
@@ -189,11 +188,6 @@ class _Wrapper(RNNCell):
         return (list(getattr(self._cell, "trainable_variables", [])),
                 list(getattr(self._cell, "non_trainable_variables", [])))
 
-    def _inner_fused(self) -> Optional[Callable]:
-        """The wrapped cell's whole-sequence form (see LSTMCell.fused_sequence), or None."""
-        make = getattr(self._cell, "fused_sequence", None)
-        return make() if make is not None else None
-
     def _build(self, depth: int) -> None:
         prebuild(self._cell, depth, self.dtype)
 
@@ -265,7 +259,7 @@ class DropoutWrapper(_Wrapper):
         the loop, but from one draw for the sequence: the same distribution, other numbers."""
         if _should_drop(self._state_keep_prob):
             return None
-        inner = self._inner_fused()
+        inner = fused_form(self._cell)
         if inner is None:
             return None
 
@@ -305,7 +299,7 @@ class ResidualWrapper(_Wrapper):
     def fused_sequence(self) -> Optional[Callable]:
         """The wrapped cell's whole-sequence form plus its inputs, with the default sum; None
         with a residual_fn (written for one step's [batch, depth] tensors)."""
-        inner = self._inner_fused() if self._residual_fn is None else None
+        inner = fused_form(self._cell) if self._residual_fn is None else None
         if inner is None:
             return None
 
@@ -351,7 +345,7 @@ class DeviceWrapper(_Wrapper):
     def fused_sequence(self) -> Optional[Callable]:
         """The wrapped cell's whole-sequence form, its ops placed on the device."""
         with _g.device(self._device):
-            inner = self._inner_fused()
+            inner = fused_form(self._cell)
         if inner is None:
             return None
 

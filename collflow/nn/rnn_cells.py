@@ -72,16 +72,11 @@ def _depth_of(inputs_shape: Any) -> Optional[int]:
     return shp.dims[-1]
 
 
-@contextlib.contextmanager
-def _outside_control_flow(g: _g.Graph) -> Iterator[None]:
-    """Variables of a cell first called inside a loop or cond live outside it (made once)."""
-    prev = g._get_control_flow_context()
-    g._set_control_flow_context(None)
-    try:
-        with g.control_dependencies(None):
-            yield
-    finally:
-        g._set_control_flow_context(prev)
+def fused_form(cell: Any) -> Optional[Callable]:
+    """The cell's whole-sequence form, run(x [time, batch, depth], state, sequence_length)
+    (its `fused_sequence()`: one fused op per layer), or None when it has none."""
+    make = getattr(cell, "fused_sequence", None)
+    return make() if make is not None else None
 
 
 def prebuild(cell: Any, depth: int, dtype: Any) -> None:
@@ -217,7 +212,7 @@ class RNNCell:
         if self.dtype is None:
             self.dtype = _dt.as_dtype(dtype) if dtype is not None else _dt.float32
         g = _g.get_default_graph()
-        with _outside_control_flow(g):
+        with g.init_scope():  # variables of a cell first called in a loop or cond live outside it
             self._building = True
             try:
                 self.build(TensorShape([None, self.input_depth]))
