@@ -68,19 +68,21 @@ def _leaky_relu_grad(op: Any, ctx: KernelContext) -> Any:
     return leaky_relu_grad
 
 
+def sigmoid_into(xp: Any, x: Any, out: Any) -> Any:
+    """out = sigmoid(x) (out may be x) as 0.5 * tanh(x / 2) + 0.5: no overflow for any x,
+    four passes in place."""
+    half = x.dtype.type(0.5)
+    xp.multiply(x, half, out=out)
+    xp.tanh(out, out=out)
+    out *= half
+    out += half
+    return out
+
+
 @register_kernel("Sigmoid")
 def _sigmoid(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
-
-    def sigmoid(x: Any) -> Any:
-        # 0.5 * tanh(x / 2) + 0.5: no overflow for any x, three in-place passes
-        half = x.dtype.type(0.5)
-        r = xp.multiply(x, half, out=xp.empty_like(x))
-        xp.tanh(r, out=r)
-        r *= half
-        r += half
-        return r
-    return sigmoid
+    return lambda x: sigmoid_into(xp, x, xp.empty_like(x))
 
 
 @register_kernel("SigmoidGrad")

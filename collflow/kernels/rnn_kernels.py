@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .device import to_host
+from .nn_kernels import sigmoid_into
 from .registry import KernelContext, register_kernel
 
 
@@ -226,15 +227,6 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     return grad
 
 
-def _sigmoid_inplace(xp: Any, a: Any) -> None:
-    """a = sigmoid(a) in place, as 0.5 * tanh(a / 2) + 0.5 (no overflow for any a)."""
-    half = a.dtype.type(0.5)
-    a *= half
-    xp.tanh(a, out=a)
-    a *= half
-    a += half
-
-
 @register_kernel("BlockGRU")
 def _block_gru(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
@@ -259,7 +251,7 @@ def _block_gru(op: Any, ctx: KernelContext) -> Any:
             ru, c = a[:, :2 * n], a[:, 2 * n:]
             xp.matmul(h, w_g, out=g)
             xp.add(g, pt[:, :2 * n], out=ru)
-            _sigmoid_inplace(xp, ru)
+            sigmoid_into(xp, ru, ru)
             rh = rhs[t]
             xp.multiply(a[:, :n], h, out=rh)
             xp.matmul(rh, w_c, out=cand)
