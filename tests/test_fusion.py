@@ -43,6 +43,41 @@ def test_gemm_matches_numpy(dtype, ta, tb, layout):
 
 
 @needs_blas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gemm_into_a_block_of_columns_leaves_the_rest(dtype):
+    """c may be a block of columns of a wider matrix (BLAS's ldc): only the block changes."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((4, 3)).astype(dtype), rng.standard_normal((5, 3)).astype(dtype)
+    wide = np.full((4, 9), 7.0, dtype)
+    assert blas.gemm(a, False, b, True, wide[:, 3:8], 1.0, 0.0)
+    np.testing.assert_allclose(wide[:, 3:8], a @ b.T, rtol=1e-5)
+    assert (wide[:, :3] == 7).all() and (wide[:, 8:] == 7).all()
+    assert not blas.gemm(a, False, b, True, wide[:, 3:8][::-1], 1.0, 0.0)  # rows backwards
+
+
+@needs_blas
+@pytest.mark.parametrize("beta", [0.0, 1.0])
+def test_stepwise_products_and_their_checks(beta):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 4, 5))
+    w = rng.standard_normal((5, 6))
+    c = rng.standard_normal((2, 4, 6))
+    c0 = c.copy()
+    run = blas.stepwise(a, w, c, beta=beta)
+    run(2, 1)
+    np.testing.assert_allclose(c[1], a[2] @ w + beta * c0[1], rtol=1e-12)
+    np.testing.assert_array_equal(c[0], c0[0])
+    with pytest.raises(IndexError):
+        run(3, 0)
+    with pytest.raises(IndexError):
+        run(0, -1)
+    assert blas.stepwise(a[:, :, ::2], w[::2], c) is None  # not contiguous
+    assert blas.stepwise(a, w.astype(np.float32), c) is None  # mixed dtypes
+    assert blas.stepwise(a, w[:4], c) is None  # shapes
+    assert blas.stepwise(np.zeros((3, 4, 0)), np.zeros((0, 6)), c) is None  # an empty product
+
+
+@needs_blas
 def test_gemm_declines_what_it_cannot_do():
     a = np.ones((3, 4), np.float32)
     b = np.ones((4, 2), np.float32)

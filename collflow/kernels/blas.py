@@ -19,11 +19,11 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["gemm", "axpy", "scal", "available", "library_path"]
+__all__ = ["gemm", "stepwise", "axpy", "scal", "available", "library_path"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -92,9 +92,12 @@ def _self_test(fns: dict, axpy: dict) -> bool:
             for tb in (False, True):
                 aa = np.ascontiguousarray(a.T) if ta else a
                 bb = np.ascontiguousarray(b.T) if tb else b
-                c = c0.copy()
-                _call(fn, aa, ta, bb, tb, c, -0.5, 1.0)
-                if not np.allclose(c, c0 - 0.5 * (a @ b), rtol=1e-4, atol=1e-5):
+                wide = np.full((5, 7), 3.0, dtype=dt)  # c as a block of columns: ldc 7
+                c = wide[:, 2:6]
+                c[...] = c0
+                _call(fn, aa, ta, bb, tb, c, 7, -0.5, 1.0)
+                if (not np.allclose(c, c0 - 0.5 * (a @ b), rtol=1e-4, atol=1e-5)
+                        or (wide[:, :2] != 3).any() or (wide[:, 6:] != 3).any()):
                     return False
     return True
 
@@ -125,14 +128,26 @@ def _operand(a: Any, trans: bool) -> Optional[tuple]:
     return None
 
 
-def _call(fn: Any, a: Any, ta: bool, b: Any, tb: bool, c: Any, alpha: float, beta: float) -> bool:
+def _rows_ld(c: Any) -> Optional[int]:
+    """The leading dimension of a 2-D array whose rows are contiguous (a C-contiguous matrix,
+    or a block of columns of one), or None."""
+    isz = c.dtype.itemsize
+    if c.flags.c_contiguous:
+        return max(1, c.shape[1])
+    s0, s1 = c.strides
+    if (c.shape[1] == 1 or s1 == isz) and s0 % isz == 0 and s0 >= c.shape[1] * isz:
+        return s0 // isz
+    return None
+
+
+def _call(fn: Any, a: Any, ta: bool, b: Any, tb: bool, c: Any, ldc: int, alpha: float, beta: float) -> bool:
     oa, ob = _operand(a, ta), _operand(b, tb)
     if oa is None or ob is None:
         return False
     m, k = (a.shape[1], a.shape[0]) if ta else a.shape
     n = b.shape[0] if tb else b.shape[1]
     fn(_ROW_MAJOR, oa[2], ob[2], m, n, k, alpha, a.ctypes.data, oa[1], b.ctypes.data, ob[1], beta,
-       c.ctypes.data, max(1, n))
+       c.ctypes.data, ldc)
     return True
 
 
@@ -140,18 +155,22 @@ def gemm(a: Any, ta: bool, b: Any, tb: bool, c: Any, alpha: float, beta: float) 
     """c = alpha * op(a) @ op(b) + beta * c in place, in NumPy's BLAS; op transposes when t*.
 
     a, b, c: 2-D NumPy arrays of one dtype (float32 or float64), shapes that fit, c
-    C-contiguous and writable, a and b C- or Fortran-contiguous.  Returns False (and does
+    writable with contiguous rows (C-contiguous, or a block of columns of a C-contiguous
+    matrix), a and b C- or Fortran-contiguous.  Returns False (and does
     nothing) when the binding is unavailable or an argument does not qualify: the caller
     then computes with NumPy.  Releases the GIL while BLAS runs (ctypes does).
     """
     fn = _fns.get(c.dtype)
     if (fn is None or type(a) is not np.ndarray or type(b) is not np.ndarray or type(c) is not np.ndarray
             or a.dtype != c.dtype or b.dtype != c.dtype or a.ndim != 2 or b.ndim != 2 or c.ndim != 2
-            or not c.flags.c_contiguous or not c.flags.writeable):
+            or not c.flags.writeable or not c.flags.aligned):
+        return False
+    ldc = _rows_ld(c)
+    if ldc is None:
         return False
     m, k = (a.shape[1], a.shape[0]) if ta else a.shape
     kb, n = (b.shape[1], b.shape[0]) if tb else b.shape
-    if k != kb or c.shape != (m, n) or max(a.size, b.size, c.size) > _max_n:
+    if k != kb or c.shape != (m, n) or max(a.size, b.size, c.size, ldc * m) > _max_n:
         return False
     if c.size == 0:
         return True
@@ -161,7 +180,40 @@ def gemm(a: Any, ta: bool, b: Any, tb: bool, c: Any, alpha: float, beta: float) 
         elif beta != 1.0:
             c *= beta
         return True
-    return _call(fn, a, ta, b, tb, c, alpha, beta)
+    return _call(fn, a, ta, b, tb, c, ldc, alpha, beta)
+
+
+def stepwise(a: Any, b: Any, c: Any, alpha: float = 1.0, beta: float = 1.0) -> Optional[Callable[[int, int], None]]:
+    """A step function for recurrences: `run(i, j)` computes c[j] = alpha * a[i] @ b + beta * c[j]
+    in place, where a [steps, m, k] and c [steps', m, n] hold one matrix per step.
+
+    For loops that run one small product per step (an LSTM's recurrent GEMM), where
+    gemm()'s checks and NumPy's pointer lookups cost as much as a small product: the
+    arrays are checked once here and each call is the BLAS call alone (bounds-checked
+    step indices).  None when the binding is unavailable or an argument does not qualify
+    (NumPy arrays of one float dtype, all C-contiguous, c writable, shapes that fit, no
+    empty dimension): the caller computes with NumPy.
+    """
+    fn = _fns.get(c.dtype)
+    if (fn is None or type(a) is not np.ndarray or type(b) is not np.ndarray or type(c) is not np.ndarray
+            or a.dtype != c.dtype or b.dtype != c.dtype or a.ndim != 3 or b.ndim != 2 or c.ndim != 3
+            or not (a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous)
+            or not c.flags.writeable or not (a.flags.aligned and b.flags.aligned and c.flags.aligned)):
+        return None
+    steps_a, m, k = a.shape
+    steps_c, n = c.shape[0], b.shape[1]
+    if b.shape[0] != k or c.shape[1:] != (m, n) or 0 in (m, n, k) or max(a.size, b.size, c.size) > _max_n:
+        return None
+    isz = c.dtype.itemsize
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+    sa, sc = m * k * isz, m * n * isz
+    keep = (a, b, c)  # the closure holds the arrays, so the addresses stay valid
+
+    def run(i: int, j: int) -> None:
+        if not (0 <= i < steps_a and 0 <= j < steps_c) or keep is None:
+            raise IndexError(f"step ({i}, {j}) outside ({steps_a}, {steps_c})")
+        fn(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, alpha, pa + i * sa, k, pb, n, beta, pc + j * sc, n)
+    return run
 
 
 def _flat_pair(x: Any, y: Any) -> bool:

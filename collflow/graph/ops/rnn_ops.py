@@ -115,7 +115,8 @@ def _block_spec(op: _g.Operation) -> list:
     if g4 is not None and b.shape.rank == 1 and b.shape.dims[0] not in (None, g4):
         raise ValueError(f"BlockLSTM: the bias has {b.shape.dims[0]} entries, expected {g4}")
     seq = TensorShape([t, batch, units])
-    return [(x.dtype, seq), (x.dtype, seq), (x.dtype, TensorShape([t, batch, g4]))]
+    # the activated gates, gate-major [4, time, batch, units] (kernels/rnn_kernels.py)
+    return [(x.dtype, seq), (x.dtype, seq), (x.dtype, TensorShape([4, t, batch, units]))]
 
 
 def _block_grad_spec(op: _g.Operation) -> list:
@@ -125,7 +126,7 @@ def _block_grad_spec(op: _g.Operation) -> list:
             (w.dtype, TensorShape([g4]))]
 
 
-# BlockLSTM(x, h0, c0, kernel, bias[, sequence_length]) -> (h [T, B, H], c [T, B, H], act [T, B, 4H])
+# BlockLSTM(x, h0, c0, kernel, bias[, sequence_length]) -> (h [T, B, H], c [T, B, H], act [4, T, B, H])
 register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
 # BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, sequence_length])
 #   -> (dx, dh0, dc0, dkernel, dbias)
