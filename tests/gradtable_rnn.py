@@ -136,7 +136,15 @@ def _block_lstm_lengths(x, h0, c0, w, b):
     return [hs, cs]
 
 
-CASES += [Case("BlockLSTM", _block_lstm, [(4, 2, 3), (2, 2), (2, 2), (5, 8), (8,)], id="block-lstm"),
+def _block_lstm_act(x, h0, c0, w, b):
+    # the activated gates (third output, gate-major [4, T, B, H]) used directly: their
+    # gradient is added in, with lengths so rows past them get none
+    hs, _ = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, forget_bias=1.0, sequence_length=cf.constant([3, 1]))
+    return [hs * 0.5, hs.op.outputs[2]]
+
+
+CASES += [Case("BlockLSTM", _block_lstm_act, [(3, 2, 2), (2, 2), (2, 2), (4, 8), (8,)], id="block-lstm-act"),
+          Case("BlockLSTM", _block_lstm, [(4, 2, 3), (2, 2), (2, 2), (5, 8), (8,)], id="block-lstm"),
           Case("BlockLSTM", _block_lstm_lengths, [(4, 3, 2), (3, 2), (3, 2), (4, 8), (8,)], id="block-lstm-lengths"),
           Case("BlockLSTM", _block_lstm_h_only, [(3, 2, 2), (2, 3), (2, 3), (5, 12), (12,)], id="block-lstm-h-only"),
           Case("BlockLSTM", _block_lstm, [(1, 3, 2), (3, 2), (3, 2), (4, 8), (8,)], id="block-lstm-one-step")]

@@ -5,7 +5,7 @@ on `xp` (NumPy or CuPy).
 Sigmoid is 0.5 * tanh(x / 2) + 0.5 (no overflow for any x), as the Sigmoid kernel computes
 it; the LSTM gradient recomputes tanh(c) rather than keeping it (one pass, one array less
 saved per step).  With sequence_length, a row past its length keeps its state: the forward
-pass copies the old state back over it, the backward pass zeroes its gate gradients and
+pass copies the old state back over it (BlockLSTM's gates of that row read 0), the backward pass zeroes its gate gradients and
 passes dh (and dc) through; a step where every row has ended is a copy.
 """
 from __future__ import annotations
@@ -207,10 +207,11 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
             c_t += ij
             xp.tanh(c_t, out=h_t)
             h_t *= o
-            if live is not None:  # past their lengths, rows keep their state
+            if live is not None:  # past their lengths, rows keep their state and their gates read 0
                 dead = ~live[1]
                 xp.copyto(c_t, c, where=dead)
                 xp.copyto(h_t, h, where=dead)
+                a *= live[1]
             h, c = h_t, c_t
         return hs, cs, acts
     return run
