@@ -41,33 +41,45 @@ def _cell_forward(xp: Any, gates: Any, c_prev: Any, fb: float, act: Any) -> tupl
     return c, h
 
 
-def _cell_backward(xp: Any, act: Any, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any, dg: Any) -> Any:
-    """Gate pre-activation gradients (into `dg`) and dc_prev of one step."""
-    n = c_prev.shape[1]
-    one = act.dtype.type(1)
-    i, j, f, o = act[:, :n], act[:, n:2 * n], act[:, 2 * n:3 * n], act[:, 3 * n:]
+def _cell_backward(xp: Any, a: tuple, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any, d: tuple,
+                   runs: Any = None) -> Any:
+    """One LSTM step's gradient: the gates' pre-activation gradients written into `d` and
+    dc_prev returned.  a, d (and dact, the activated gates' own gradient, or None): views of
+    the gates in the order [j, i, f, o]; runs: (a_ifo, d_ifo) where i, f, o lie in one array
+    (BlockLSTM's gate-major layout), so their sigmoid' pass is one call, else None."""
+    j, i, f, o = a
+    dj, di, df, do = d
+    one = j.dtype.type(1)
     tc = xp.tanh(c)
-    dgi, dgj, dgf, dgo = dg[:, :n], dg[:, n:2 * n], dg[:, 2 * n:3 * n], dg[:, 3 * n:]
     # do = dh * tanh(c); dct = dc + dh * o * (1 - tanh(c)^2)
-    xp.multiply(dh, tc, out=dgo)
-    dct = xp.multiply(tc, tc)
+    xp.multiply(dh, tc, out=do)
+    dct = xp.multiply(tc, tc, out=tc)
     xp.subtract(one, dct, out=dct)
     dct *= o
     dct *= dh
     if dc is not None:
         dct += dc
-    # pre-activation gradients: sigmoid' = s (1 - s), tanh' = 1 - t^2
-    xp.multiply(dct, j, out=dgi)
-    xp.multiply(dct, i, out=dgj)
-    xp.multiply(dct, c_prev, out=dgf)
+    xp.multiply(dct, i, out=dj)
+    xp.multiply(dct, j, out=di)
+    xp.multiply(dct, c_prev, out=df)
     if dact is not None:  # someone used the activated gates themselves
-        dg += dact
-    tmp = xp.subtract(one, act)
-    tmp *= act                                    # s (1 - s) for i, f, o (j fixed below)
-    xp.multiply(j, j, out=tmp[:, n:2 * n])
-    xp.subtract(one, tmp[:, n:2 * n], out=tmp[:, n:2 * n])
-    dg *= tmp
+        for dk, gk in zip(d, dact):
+            dk += gk
+    # pre-activation gradients: sigmoid' = s (1 - s) for i, f, o; tanh' = 1 - j^2
+    for s, ds in ([runs] if runs is not None else [(i, di), (f, df), (o, do)]):
+        tmp = xp.subtract(one, s)
+        tmp *= s
+        ds *= tmp
+    tj = xp.multiply(j, j)
+    xp.subtract(one, tj, out=tj)
+    dj *= tj
     return xp.multiply(dct, f)
+
+
+def _packed(m: Any) -> tuple:
+    """A [batch, 4 units] array of gates in TF1's order [i, j, f, o] as views [j, i, f, o]."""
+    n = m.shape[1] // 4
+    return m[:, n:2 * n], m[:, :n], m[:, 2 * n:3 * n], m[:, 3 * n:]
 
 
 @register_kernel("LSTMBlockCell")
@@ -88,7 +100,8 @@ def _lstm_block_cell_grad(op: Any, ctx: KernelContext) -> Any:
 
     def grad(act: Any, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any = None) -> tuple:
         dg = xp.empty_like(act)
-        dc_prev = _cell_backward(xp, act, c_prev, c, dc, dh, dact, dg)
+        dc_prev = _cell_backward(xp, _packed(act), c_prev, c, dc, dh, None if dact is None else _packed(dact),
+                                 _packed(dg))
         return dg, dc_prev
     return grad
 
@@ -217,37 +230,6 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
     return run
 
 
-def _block_cell_backward(xp: Any, a: Any, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any, d: Any) -> Any:
-    """One step of BlockLSTM's gradient in its gate-major layout: the gates' pre-activation
-    gradients into d [4, batch, units] ([j, i, f, o]) and the returned dc_prev."""
-    one = a.dtype.type(1)
-    j, i, f, o = a[0], a[1], a[2], a[3]
-    dj, di, df, do = d[0], d[1], d[2], d[3]
-    tc = xp.tanh(c)
-    # do = dh * tanh(c); dct = dc + dh * o * (1 - tanh(c)^2)
-    xp.multiply(dh, tc, out=do)
-    dct = xp.multiply(tc, tc, out=tc)
-    xp.subtract(one, dct, out=dct)
-    dct *= o
-    dct *= dh
-    if dc is not None:
-        dct += dc
-    xp.multiply(dct, i, out=dj)
-    xp.multiply(dct, j, out=di)
-    xp.multiply(dct, c_prev, out=df)
-    if dact is not None:  # someone used the activated gates themselves
-        d += dact
-    # pre-activation gradients: sigmoid' = s (1 - s) for i, f, o; tanh' = 1 - j^2
-    ifo = a[1:]
-    tmp = xp.subtract(one, ifo)
-    tmp *= ifo
-    d[1:] *= tmp
-    tj = xp.multiply(j, j)
-    xp.subtract(one, tj, out=tj)
-    dj *= tj
-    return xp.multiply(dct, f)
-
-
 @register_kernel("BlockLSTMGrad")
 def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
@@ -284,8 +266,9 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
                 dc_next = dc
                 continue
             c_prev = cs[t - 1] if t else c0
-            dc_next = _block_cell_backward(xp, acts[:, t], c_prev, cs[t], dc, dh,
-                                           None if dacts is None else dacts[:, t], dg[:, t])
+            a, d_t = acts[:, t], dg[:, t]
+            dc_next = _cell_backward(xp, tuple(a), c_prev, cs[t], dc, dh, None if dacts is None else tuple(dacts[:, t]),
+                                     tuple(d_t), runs=(a[1:], d_t[1:]))
             if live is not None:  # rows past their lengths: no gate gradient, dh and dc pass through
                 dg[:, t] *= live[1]
             if steps is not None:
