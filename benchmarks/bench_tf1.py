@@ -16,6 +16,8 @@ The models:
   tf.nn.rnn_cell.LSTMCell (torch: nn.LSTM), softmax over 100 symbols, Adam.
 - gru: the lstm model with tf.nn.rnn_cell.GRUCell (torch: nn.GRU, which applies the reset
   gate after the recurrent product instead of before: the same work).
+- lstm-peephole: the lstm model with LSTMCell(use_peepholes=True, cell_clip=3.0) (no torch
+  row: nn.LSTM has no peepholes).
 - mlp: 784-1024-1024-10 ReLU, sparse softmax cross-entropy, SGD, batch 256.
 - loop: tf.while_loop whose body is v = v * 0.5 + 1 on 16 floats, 200 iterations, forward only
   and with the gradient (per-iteration microseconds; no torch row).
@@ -94,7 +96,9 @@ def build_lstm(tf: Any, hidden: int = 256, batch: int = 64, seq: int = 35, cell:
     targets = tf.placeholder(tf.int32, [batch, seq])
     emb = tf.get_variable("embedding", [vocab, embed], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=1))
     inputs = tf.nn.embedding_lookup(emb, ids)
-    rnn_cell = tf.nn.rnn_cell.LSTMCell(hidden) if cell == "lstm" else tf.nn.rnn_cell.GRUCell(hidden)
+    rnn_cell = (tf.nn.rnn_cell.LSTMCell(hidden) if cell == "lstm" else
+                tf.nn.rnn_cell.LSTMCell(hidden, use_peepholes=True, cell_clip=3.0) if cell == "peephole" else
+                tf.nn.rnn_cell.GRUCell(hidden))
     outputs, _ = tf.nn.dynamic_rnn(rnn_cell, inputs, dtype=tf.float32)
     w = tf.get_variable("softmax_w", [hidden, vocab], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=2))
     b = tf.get_variable("softmax_b", [vocab], initializer=tf.zeros_initializer())
@@ -137,6 +141,7 @@ MODELS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
     "lstm": build_lstm,
     "lstm-small": lambda tf: build_lstm(tf, hidden=128, batch=32, seq=50),
     "gru": lambda tf: build_lstm(tf, cell="gru"),
+    "lstm-peephole": lambda tf: build_lstm(tf, cell="peephole"),
     "mlp": build_mlp,
     "loop": lambda tf: build_loop(tf, False),
     "loop fwd+bwd": lambda tf: build_loop(tf, True),
@@ -196,7 +201,7 @@ def torch_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
         xb = torch.tensor(rng.uniform(0, 1, (50, 1, 28, 28)).astype(np.float32))
         yb = torch.tensor(rng.integers(0, 10, 50))
         lossf = nn.CrossEntropyLoss()
-    elif name.startswith("lstm") or name == "gru":
+    elif name in ("lstm", "lstm-small", "gru"):  # torch's LSTM has no peepholes
         hidden, batch, seq = (128, 32, 50) if name == "lstm-small" else (256, 64, 35)
         rnn_type = nn.GRU if name == "gru" else nn.LSTM
 

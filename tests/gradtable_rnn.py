@@ -143,7 +143,24 @@ def _block_lstm_act(x, h0, c0, w, b):
     return [hs * 0.5, hs.op.outputs[2]]
 
 
-CASES += [Case("BlockLSTM", _block_lstm_act, [(3, 2, 2), (2, 2), (2, 2), (4, 8), (8,)], id="block-lstm-act"),
+def _block_lstm_peep_clip(x, h0, c0, w, b, wi, wf, wo):
+    # peepholes and a cell clip that bites for some elements (c0 spans [-1, 1])
+    hs, cs = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, forget_bias=1.0, peepholes=(wi, wf, wo),
+                                             cell_clip=0.6)
+    return [hs, cs[-1]]
+
+
+def _block_lstm_peep_act_lengths(x, h0, c0, w, b, wi, wf, wo):
+    # the gates used directly with peepholes (o's gradient reaches c through w_o) and lengths
+    hs, _ = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, peepholes=(wi, wf, wo),
+                                            sequence_length=cf.constant([3, 1, 0]))
+    return [hs * 0.5, hs.op.outputs[2]]
+
+
+_PEEP = [(3, 3, 2), (3, 2), (3, 2), (4, 8), (8,), (2,), (2,), (2,)]
+CASES += [Case("BlockLSTM", _block_lstm_peep_clip, _PEEP, low=-1.0, high=1.0, id="block-lstm-peephole-clip"),
+          Case("BlockLSTM", _block_lstm_peep_act_lengths, _PEEP, low=-1.0, high=1.0, id="block-lstm-peephole-act"),
+          Case("BlockLSTM", _block_lstm_act, [(3, 2, 2), (2, 2), (2, 2), (4, 8), (8,)], id="block-lstm-act"),
           Case("BlockLSTM", _block_lstm, [(4, 2, 3), (2, 2), (2, 2), (5, 8), (8,)], id="block-lstm"),
           Case("BlockLSTM", _block_lstm_lengths, [(4, 3, 2), (3, 2), (3, 2), (4, 8), (8,)], id="block-lstm-lengths"),
           Case("BlockLSTM", _block_lstm_h_only, [(3, 2, 2), (2, 3), (2, 3), (5, 12), (12,)], id="block-lstm-h-only"),

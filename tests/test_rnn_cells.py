@@ -634,7 +634,8 @@ def test_dynamic_rnn_runs_a_gru_as_one_fused_op_with_the_loops_answer(initial):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind,blas_steps", [("lstm", False), ("lstm", True), ("gru", False)])
+@pytest.mark.parametrize("kind,blas_steps", [("lstm", False), ("lstm", True), ("lstm-peephole-clip", False),
+                                             ("lstm-peephole-clip", True), ("gru", False)])
 @pytest.mark.parametrize("time_major", [False, True])
 def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, blas_steps, time_major, monkeypatch):
     """With sequence_length the fused ops run too: outputs (zeros past each length), the final
@@ -659,6 +660,8 @@ def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, blas_steps,
             sl = cf.placeholder(cf.int32, (4,))
             init_u = cf.initializers.random_uniform(-0.6, 0.6, seed=1)
             cell = (cf.nn.rnn_cell.LSTMCell(5, initializer=init_u) if kind == "lstm" else
+                    cf.nn.rnn_cell.LSTMCell(5, initializer=init_u, use_peepholes=True, cell_clip=0.35)
+                    if kind == "lstm-peephole-clip" else
                     cf.nn.rnn_cell.GRUCell(5, kernel_initializer=init_u,
                                            bias_initializer=cf.initializers.random_uniform(-0.5, 0.5, seed=2)))
             if not fused:
@@ -807,56 +810,64 @@ def test_static_rnn_with_a_fused_cell_gives_the_unrolled_answer(bidirectional, l
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("options", [{}, {"use_peephole": True, "cell_clip": 0.3}, {"cell_clip": -1.0}],
+                         ids=["plain", "peephole-clip", "no-clip"])
 @pytest.mark.parametrize("lengths", [None, [4, 0, 2]], ids=["full", "lengths"])
-def test_contrib_lstm_block_fused_cell_is_dynamic_rnns_lstm(lengths):
+def test_contrib_lstm_block_fused_cell_is_dynamic_rnns_lstm(lengths, options):
     """tf.contrib.rnn.LSTMBlockFusedCell: time-major inputs (a tensor or a list of steps), TF's
     variable names, and the numbers (outputs, final (c, h), gradients) of dynamic_rnn with an
-    LSTMCell holding the same weights; LSTMBlockCell is LSTMCell under TF's block names."""
+    LSTMCell holding the same weights, fused and as the per-step loop; LSTMBlockCell is
+    LSTMCell under TF's block names; peepholes and cell_clip (TF's -1: none) alike."""
     rng = np.random.default_rng(14)
-    xv, c0, h0 = rng.normal(size=(4, 3, 2)), rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    xv, c0, h0 = rng.normal(size=(4, 3, 2)), rng.normal(size=(3, 5)) * 2, rng.normal(size=(3, 5))
     k = rng.uniform(-0.5, 0.5, size=(7, 20))
     b = rng.uniform(-0.5, 0.5, size=20)
+    diag = rng.uniform(-0.8, 0.8, size=(3, 5))
+    peep = bool(options.get("use_peephole"))
     results = []
-    for which in ("fused", "list", "dynamic"):
+    for which in ("fused", "list", "dynamic", "loop"):
         g = cf.Graph()
         with g.as_default():
             x = cf.placeholder(cf.float64, xv.shape)
             init_st = rnn_cell.LSTMStateTuple(cf.constant(c0), cf.constant(h0))
             sl = None if lengths is None else cf.constant(lengths)
             with cf.variable_scope("enc"):
-                if which == "dynamic":
-                    cell = cf.contrib.rnn.LSTMBlockCell(5, forget_bias=0.7)
+                if which in ("dynamic", "loop"):
+                    cell = cf.contrib.rnn.LSTMBlockCell(5, forget_bias=0.7, **options)
+                    if which == "loop":
+                        cell.fused_sequence = lambda: None
                     out, st = cf.nn.dynamic_rnn(cell, x, sequence_length=sl, initial_state=init_st, time_major=True)
+                    types = {op.type for op in g.get_operations()}
+                    assert ("BlockLSTM" in types) == (which == "dynamic")
                 else:
-                    cell = cf.contrib.rnn.LSTMBlockFusedCell(5, forget_bias=0.7)
+                    cell = cf.contrib.rnn.LSTMBlockFusedCell(5, forget_bias=0.7, **options)
                     inp = cf.unstack(x, axis=0) if which == "list" else x
                     out, st = cell(inp, initial_state=init_st, dtype=cf.float64, sequence_length=sl)
                     if which == "list":
                         assert isinstance(out, list) and len(out) == 4
                         out = cf.stack(out, 0)
-            kernel, bias = cell.trainable_variables
-            prefix = "enc/rnn/lstm_cell/" if which == "dynamic" else "enc/lstm_fused_cell/"
+            variables = cell.trainable_variables
+            kernel, bias = variables[:2]
+            prefix = "enc/rnn/lstm_cell/" if which in ("dynamic", "loop") else "enc/lstm_fused_cell/"
             assert (kernel.name, bias.name) == (prefix + "kernel:0", prefix + "bias:0")
+            assert sorted(v.name for v in variables[2:]) == (
+                [prefix + f"w_{g}_diag:0" for g in "fio"] if peep else [])
+            diags = {v.name.split("/")[-1][:8]: v for v in variables[2:]}
             grads = cf.gradients(cf.reduce_sum(out * out) + cf.reduce_sum(st.c) + cf.reduce_sum(st.h * 0.5),
-                                 [x, kernel, bias])
-            assign = [kernel.assign(k), bias.assign(b)]
+                                 [x, kernel, bias] + [diags[f"w_{g}_diag"] for g in "ifo" if peep])
+            assign = [kernel.assign(k), bias.assign(b)] + [diags[f"w_{g}_diag"].assign(diag[n])
+                                                           for n, g in enumerate("ifo") if peep]
             init = cf.global_variables_initializer()
         with cf.Session(graph=g) as s:
             s.run(init)
             s.run(assign)
             results.append(s.run([out, st.c, st.h] + grads, {x: xv}))
+    if "cell_clip" in options and options["cell_clip"] > 0:  # the clip bites (c0 is large) but
+        c_end = results[0][1][[r for r, n in enumerate(lengths or [4] * 3) if n]]  # not in no step
+        assert np.isclose(np.abs(c_end).max(), options["cell_clip"], rtol=0, atol=1e-15)
     for other in results[1:]:
         for a, b_ in zip(results[0], other):
             np.testing.assert_allclose(a, b_, rtol=1e-10, atol=1e-12)
-    g = cf.Graph()
-    with g.as_default():
-        cell = cf.contrib.rnn.LSTMBlockCell(3, use_peephole=True)
-        cf.nn.dynamic_rnn(cell, cf.placeholder(cf.float32, (2, 4, 3)), dtype=cf.float32)
-        assert sorted(v.name for v in cell.trainable_variables) == [
-            "rnn/lstm_cell/bias:0", "rnn/lstm_cell/kernel:0", "rnn/lstm_cell/w_f_diag:0", "rnn/lstm_cell/w_i_diag:0",
-            "rnn/lstm_cell/w_o_diag:0"]
-        with pytest.raises(cf.errors.UnimplementedError, match="use_peephole and cell_clip"):
-            cf.contrib.rnn.LSTMBlockFusedCell(3, use_peephole=True)
 
 
 def test_fused_dropout_draws_a_mask_per_element_of_the_sequence():

@@ -42,38 +42,58 @@ def _cell_forward(xp: Any, gates: Any, c_prev: Any, fb: float, act: Any) -> tupl
 
 
 def _cell_backward(xp: Any, a: tuple, c_prev: Any, c: Any, dc: Any, dh: Any, dact: Any, d: tuple,
-                   runs: Any = None) -> Any:
+                   runs: Any = None, peep: Any = None, clip: Any = None) -> Any:
     """One LSTM step's gradient: the gates' pre-activation gradients written into `d` and
     dc_prev returned.  a, d (and dact, the activated gates' own gradient, or None): views of
-    the gates in the order [j, i, f, o]; runs: (a_ifo, d_ifo) where i, f, o lie in one array
-    (BlockLSTM's gate-major layout), so their sigmoid' pass is one call, else None."""
+    the gates in the order [j, i, f, o]; runs: (a_ifo, d_ifo) where the sigmoid gates lie in
+    one array (BlockLSTM's gate-major layout: i, f, o, or i, f with peepholes), so their
+    sigmoid' pass is one call, else None.  peep: the peephole weights (w_i, w_f, w_o) or None;
+    clip: the cell clip (c is the clipped cell state) or None."""
     j, i, f, o = a
     dj, di, df, do = d
     one = j.dtype.type(1)
     tc = xp.tanh(c)
-    # do = dh * tanh(c); dct = dc + dh * o * (1 - tanh(c)^2)
+    # do = dh * tanh(c); dct = dc + dh * o * (1 - tanh(c)^2) (+ do' * w_o with peepholes)
     xp.multiply(dh, tc, out=do)
+    if peep is not None:  # o's pre-activation gradient first: it reaches c through w_o
+        if dact is not None:
+            do += dact[3]
+        _sigmoid_grad_into(xp, one, o, do)
     dct = xp.multiply(tc, tc, out=tc)
     xp.subtract(one, dct, out=dct)
     dct *= o
     dct *= dh
     if dc is not None:
         dct += dc
+    if peep is not None:
+        dct += xp.multiply(do, peep[2])
+    if clip is not None:  # clip_by_value passes the gradient only where c was inside
+        dct *= xp.abs(c) < clip
     xp.multiply(dct, i, out=dj)
     xp.multiply(dct, j, out=di)
     xp.multiply(dct, c_prev, out=df)
     if dact is not None:  # someone used the activated gates themselves
-        for dk, gk in zip(d, dact):
+        for dk, gk in zip(d[:3] if peep is not None else d, dact):
             dk += gk
-    # pre-activation gradients: sigmoid' = s (1 - s) for i, f, o; tanh' = 1 - j^2
-    for s, ds in ([runs] if runs is not None else [(i, di), (f, df), (o, do)]):
-        tmp = xp.subtract(one, s)
-        tmp *= s
-        ds *= tmp
+    # pre-activation gradients: sigmoid' = s (1 - s) for i, f (, o); tanh' = 1 - j^2
+    sig = [(i, di), (f, df)] + ([(o, do)] if peep is None else [])
+    for s, ds in ([runs] if runs is not None else sig):
+        _sigmoid_grad_into(xp, one, s, ds)
     tj = xp.multiply(j, j)
     xp.subtract(one, tj, out=tj)
     dj *= tj
-    return xp.multiply(dct, f)
+    dc_prev = xp.multiply(dct, f)
+    if peep is not None:  # i and f saw c_prev through w_i and w_f
+        dc_prev += xp.multiply(di, peep[0])
+        dc_prev += xp.multiply(df, peep[1])
+    return dc_prev
+
+
+def _sigmoid_grad_into(xp: Any, one: Any, s: Any, ds: Any) -> None:
+    """ds *= s (1 - s): a sigmoid's output gradient to its pre-activation's, in place."""
+    tmp = xp.subtract(one, s)
+    tmp *= s
+    ds *= tmp
 
 
 def _packed(m: Any) -> tuple:
@@ -130,6 +150,12 @@ class _Lengths:
         return k, keep
 
 
+def _cell_clip(op: Any) -> Any:
+    """BlockLSTM's cell clip: None, or the bound c is clipped to (attr cell_clip; < 0: none)."""
+    v = op.attrs.get("cell_clip")
+    return None if v is None or float(v) < 0 else float(v)
+
+
 # BlockLSTM keeps its gates gate-major, [4, time, batch, units] in the order [j, i, f, o]:
 # every gate of a step is a contiguous [batch, units] block (NumPy runs an elementwise pass
 # over a contiguous block about twice as fast as over a column slice of [batch, 4 units]),
@@ -165,8 +191,11 @@ def _gate_steps(xp: Any, a: list, w4: Any, c: list, betas: tuple) -> Any:
 def _block_lstm(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     fb = op.attrs["forget_bias"]
+    peephole = bool(op.attrs.get("use_peephole", False))
+    clip = _cell_clip(op)
 
-    def run(x: Any, h0: Any, c0: Any, w: Any, bias: Any, seq: Any = None) -> tuple:
+    def run(x: Any, h0: Any, c0: Any, w: Any, bias: Any, *rest: Any) -> tuple:
+        seq = rest[3] if peephole and len(rest) > 3 else (rest[0] if not peephole and rest else None)
         t_steps, b, d = x.shape
         lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         n = w.shape[1] // 4
@@ -195,6 +224,14 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
         steps = _gate_steps(xp, [hs] * 4, w_h4, list(acts), (1.0,) * 4)
         gates = xp.empty((4, b, n), dtype=x.dtype)
         ij = xp.empty((b, n), dtype=x.dtype)
+        if peephole:  # halved too, as the pre-activations they add to
+            w_if = xp.stack([rest[0], rest[1]])[:, None, :] * half   # [2, 1, n]: i and f see c_prev
+            w_o = rest[2] * half                                      # o sees the new c
+            peek = xp.empty((2, b, n), dtype=x.dtype)
+            o_in = xp.empty((b, n), dtype=x.dtype)
+        # the gates activated before c is known: all four, or j, i, f with peepholes (o then
+        # waits for the new c)
+        early = 3 if peephole else 4
         h, c = h0, c0
         for t in range(t_steps):
             a = acts[:, t]
@@ -209,15 +246,26 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
             else:
                 xp.matmul(h, w_h4, out=gates)
                 a += gates
-            xp.tanh(a, out=a)
-            ifo = a[1:]
-            ifo *= half
-            ifo += half
+            if peephole:
+                xp.multiply(c, w_if, out=peek)
+                a[1:3] += peek
+            xp.tanh(a[:early], out=a[:early])
+            sig = a[1:early]
+            sig *= half
+            sig += half
             j, i, f, o = a[0], a[1], a[2], a[3]
             c_t, h_t = cs[t], hs[t]
             xp.multiply(c, f, out=c_t)
             xp.multiply(i, j, out=ij)
             c_t += ij
+            if clip is not None:
+                xp.clip(c_t, -clip, clip, out=c_t)
+            if peephole:
+                xp.multiply(c_t, w_o, out=o_in)
+                o += o_in
+                xp.tanh(o, out=o)
+                o *= half
+                o += half
             xp.tanh(c_t, out=h_t)
             h_t *= o
             if live is not None:  # past their lengths, rows keep their state and their gates read 0
@@ -236,15 +284,19 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     dc_zero = bool(op.attrs.get("dc_zero", False))  # no gradient reaches the c sequence
     with_dact = bool(op.attrs.get("with_dact", False))
     with_seq = bool(op.attrs.get("with_seq", False))
+    peephole = bool(op.attrs.get("use_peephole", False))
+    clip = _cell_clip(op)
 
     def grad(x: Any, h0: Any, c0: Any, w: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any, *extra: Any) -> tuple:
+        # extra: [dact] [w_i, w_f, w_o] [sequence_length]
         dacts = extra[0] if with_dact else None
+        peep = tuple(extra[int(with_dact):int(with_dact) + 3]) if peephole else None
         seq = extra[-1] if with_seq else None
         t_steps, b, n = hs.shape
         d = x.shape[2]
         if t_steps == 0:
             return (xp.zeros_like(x), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w),
-                    xp.zeros((w.shape[1],), dtype=w.dtype))
+                    xp.zeros((w.shape[1],), dtype=w.dtype)) + (tuple(xp.zeros_like(p) for p in peep) if peep else ())
         lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         dg = xp.empty_like(acts)                      # [4, T, B, H], the gates' order [j, i, f, o]
         w4 = _gate_blocks(xp, w, n)                   # [4, d + n, n]
@@ -268,7 +320,8 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
             c_prev = cs[t - 1] if t else c0
             a, d_t = acts[:, t], dg[:, t]
             dc_next = _cell_backward(xp, tuple(a), c_prev, cs[t], dc, dh, None if dacts is None else tuple(dacts[:, t]),
-                                     tuple(d_t), runs=(a[1:], d_t[1:]))
+                                     tuple(d_t), runs=(a[1:3], d_t[1:3]) if peep else (a[1:], d_t[1:]),
+                                     peep=peep, clip=clip)
             if live is not None:  # rows past their lengths: no gate gradient, dh and dc pass through
                 dg[:, t] *= live[1]
             if steps is not None:
@@ -304,7 +357,14 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
             blk = dwb[:, col * n:(col + 1) * n]
             if not _blas.gemm(xh1t, False, dg3[k], False, blk, 1.0, 0.0):
                 blk[...] = xp.matmul(xh1t, dg3[k])
-        return dx.reshape(t_steps, b, d), dh_next, dc_next, dwb[:d + n], dwb[d + n]
+        out = (dx.reshape(t_steps, b, d), dh_next, dc_next, dwb[:d + n], dwb[d + n])
+        if peep is None:
+            return out
+        # the peephole weights' gradients: i and f saw c_prev, o the new c, at every step
+        c_prev_all = xp.concatenate([c0[None], cs[:-1]], axis=0).reshape(rows, n)
+        d_peep = tuple(xp.sum(dg3[k] * cc, axis=0)
+                       for k, cc in ((1, c_prev_all), (2, c_prev_all), (3, cs.reshape(rows, n))))
+        return out + d_peep
     return grad
 
 

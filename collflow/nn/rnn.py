@@ -26,7 +26,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError, UnimplementedError
+from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.control_flow import while_loop
@@ -329,15 +329,17 @@ class LSTMBlockFusedCell(LSTMCell):
     variables lstm_fused_cell/kernel [depth + units, 4 units] and lstm_fused_cell/bias, as
     LSTMCell's (gates i, j, f, o; forget_bias added to f).  With sequence_length the outputs
     past each length are zeros and the final state is each row's at its length (the initial
-    state at length 0).  use_peephole and cell_clip are not provided by the fused op."""
+    state at length 0).  use_peephole adds lstm_fused_cell/w_i_diag, w_f_diag, w_o_diag
+    [units]; cell_clip >= 0 clips c to [-cell_clip, cell_clip] after each update (None or < 0,
+    TF's -1: no clipping)."""
 
     def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
                  use_peephole: bool = False, reuse: Any = None, dtype: Any = None, name: Optional[str] = "lstm_fused_cell",
                  **kwargs: Any):
-        if use_peephole or (cell_clip is not None and float(cell_clip) >= 0):
-            raise UnimplementedError("LSTMBlockFusedCell: use_peephole and cell_clip are not provided; use "
-                                     "LSTMBlockCell or LSTMCell with dynamic_rnn")
-        super().__init__(num_units, forget_bias=forget_bias, reuse=reuse, name=name, dtype=dtype, **kwargs)
+        if cell_clip is not None and float(cell_clip) < 0:  # TF's block ops take -1 for "no clipping"
+            cell_clip = None
+        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=cell_clip, forget_bias=forget_bias,
+                         reuse=reuse, name=name, dtype=dtype, **kwargs)
 
     def __call__(self, inputs: Any, initial_state: Any = None, dtype: Any = None, sequence_length: Any = None,
                  scope: Any = None) -> Tuple[Any, Any]:  # type: ignore[override]

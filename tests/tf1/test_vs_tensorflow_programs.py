@@ -377,6 +377,41 @@ def stacked_rnns(tf, seed, steps):
     return out
 
 
+def peephole_lstm(tf, seed, steps):
+    """LSTMCell with peepholes and a cell clip that bites, both directions over padded batches
+    (in collflow each direction is one fused BlockLSTM op with the peepholes and clip inside)."""
+    rng = np.random.RandomState(seed)
+    V, E, Hd, C, B, T = 20, 5, 6, 3, 6, 7
+    Xs = rng.randint(0, V, size=(B * 4, T)).astype(np.int32)
+    Ls = rng.randint(0, T + 1, size=(B * 4,)).astype(np.int32)
+    Ys = (Xs[:, 0] % C).astype(np.int32)
+    x, y, lens = tf.placeholder(tf.int32, [B, T]), tf.placeholder(tf.int32, [B]), tf.placeholder(tf.int32, [B])
+    inp = tf.nn.embedding_lookup(tf.get_variable("embedding", [V, E]), x) * 3.0
+    fw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True, cell_clip=0.4, forget_bias=0.8)
+    bw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True)
+    (of, ob), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(fw, bw, inp, sequence_length=lens, dtype=tf.float32,
+                                                         scope="birnn")
+    final = tf.concat([sf.c, sf.h, sb.h, tf.reduce_sum(of + ob, 1)], 1)
+    logits = tf.layers.dense(final, C, name="out")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    opt = tf.train.AdamOptimizer(0.05)
+    gvs = opt.compute_gradients(loss)
+    train_op = opt.apply_gradients(gvs)
+    out = {"losses": []}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _set_vars(tf, sess, seed, 0.5)
+        feed0 = {x: Xs[:B], y: Ys[:B], lens: Ls[:B]}
+        out["grads0"] = {v.name: g for (_, v), g in zip(gvs, sess.run([g for g, _ in gvs], feed0))}
+        out["outs0"], out["c0"] = sess.run([tf.concat([of, ob], 2), sf.c], feed0)
+        for step in range(steps):
+            s = (step % 4) * B
+            l, _ = sess.run([loss, train_op], {x: Xs[s:s + B], y: Ys[s:s + B], lens: Ls[s:s + B]})
+            out["losses"].append(l)
+        out["vars"] = _values(tf, sess)
+    return out
+
+
 def custom_loop(tf, seed, steps):
     rng = np.random.RandomState(seed)
     D, H, B = 10, 12, 20
@@ -607,6 +642,7 @@ PROGRAMS = [
     ("gan", gan, dict(steps=40)),
     ("birnn_attention", birnn_attention, dict(steps=30)),
     ("stacked_rnns", stacked_rnns, dict(steps=25)),
+    ("peephole_lstm", peephole_lstm, dict(steps=25)),
     ("custom_loop_saver_ema", custom_loop, dict(steps=40)),
     ("data_ftrl_shuffled", data_ftrl, dict(steps=25, shuffle=True)),
     ("data_ftrl", data_ftrl, dict(steps=25, shuffle=False)),

@@ -19,11 +19,13 @@ inputs of every step at once (one GEMM, the bias as the weights of a column of o
 runs the steps (h . W_h, then the cell); its gradient runs the steps backwards and computes
 the whole kernel's and the bias's gradients as one product over all steps ([x, h_prev, 1]^T
 . dgates) and the inputs' as another.  No while loop, no per-step op dispatch, and none of
-the split, bias-add, sum and concat ops around a separate projection.
+the split, bias-add, sum and concat ops around a separate projection.  LSTMCell's peepholes
+(i and f see c_prev through w_i_diag and w_f_diag, o the new c through w_o_diag) and its
+cell_clip run inside it too.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 from ...errors import InvalidArgumentError
 from .. import graph as _g
@@ -95,10 +97,17 @@ def _check_lengths(op: _g.Operation, seq: Optional[_g.Tensor]) -> None:
                          f"{seq.shape}")
 
 
+def _block_seq(op: _g.Operation) -> Optional[_g.Tensor]:
+    """BlockLSTM's sequence_length input, or None (after the peephole weights, if any)."""
+    k = 8 if op.attrs.get("use_peephole") else 5
+    return op.inputs[k] if len(op.inputs) > k else None
+
+
 def _block_spec(op: _g.Operation) -> list:
     x, h0, c0, w, b = op.inputs[:5]
-    _check_lengths(op, op.inputs[5] if len(op.inputs) > 5 else None)
-    if not x.dtype.is_floating or any(t.dtype != x.dtype for t in (h0, c0, w, b)):
+    _check_lengths(op, _block_seq(op))
+    peep = list(op.inputs[5:8]) if op.attrs.get("use_peephole") else []
+    if not x.dtype.is_floating or any(t.dtype != x.dtype for t in [h0, c0, w, b] + peep):
         raise ValueError("BlockLSTM needs floating inputs of one dtype, got "
                          + ", ".join(t.dtype.name for t in op.inputs))
     if x.shape.rank not in (None, 3) or w.shape.rank not in (None, 2) or b.shape.rank not in (None, 1):
@@ -114,6 +123,10 @@ def _block_spec(op: _g.Operation) -> list:
         raise ValueError(f"BlockLSTM: the kernel has {w.shape.dims[0]} rows, expected depth {depth} + units {units}")
     if g4 is not None and b.shape.rank == 1 and b.shape.dims[0] not in (None, g4):
         raise ValueError(f"BlockLSTM: the bias has {b.shape.dims[0]} entries, expected {g4}")
+    for p in peep:
+        if p.shape.rank not in (None, 1) or (units is not None and p.shape.rank == 1
+                                             and p.shape.dims[0] not in (None, units)):
+            raise ValueError(f"BlockLSTM: a peephole weight must be [units] = [{units}], got {p.shape}")
     seq = TensorShape([t, batch, units])
     # the activated gates, gate-major [4, time, batch, units] (kernels/rnn_kernels.py)
     return [(x.dtype, seq), (x.dtype, seq), (x.dtype, TensorShape([4, t, batch, units]))]
@@ -122,26 +135,38 @@ def _block_spec(op: _g.Operation) -> list:
 def _block_grad_spec(op: _g.Operation) -> list:
     x, h0, c0, w = op.inputs[:4]
     g4 = w.shape.dims[1] if w.shape.rank == 2 else None
+    peep = [(w.dtype, TensorShape([g4 // 4 if g4 is not None else None]))] * 3 if op.attrs.get("use_peephole") else []
     return [(x.dtype, x.shape), (h0.dtype, h0.shape), (c0.dtype, c0.shape), (w.dtype, w.shape),
-            (w.dtype, TensorShape([g4]))]
+            (w.dtype, TensorShape([g4]))] + peep
 
 
-# BlockLSTM(x, h0, c0, kernel, bias[, sequence_length]) -> (h [T, B, H], c [T, B, H], act [4, T, B, H])
+# BlockLSTM(x, h0, c0, kernel, bias[, w_i, w_f, w_o][, sequence_length])
+#   -> (h [T, B, H], c [T, B, H], act [4, T, B, H]); attrs forget_bias, use_peephole, cell_clip
 register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
-# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, sequence_length])
-#   -> (dx, dh0, dc0, dkernel, dbias)
+# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, w_i, w_f, w_o][, sequence_length])
+#   -> (dx, dh0, dc0, dkernel, dbias[, dw_i, dw_f, dw_o])
 register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
 not_differentiable("BlockLSTMGrad")
 
 
 def block_lstm(x: Any, h0: Any, c0: Any, kernel: Any, bias: Any, forget_bias: float = 0.0,
-               sequence_length: Any = None, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(h, c) of every step [time, batch, units] of TF1's LSTMCell (no peepholes, clipping or
-    projection) for time-major inputs x [time, batch, depth], the cell's kernel
-    [depth + units, 4 units] (rows for x, then for h; gates i, j, f, o) and bias [4 units].
-    With sequence_length [batch], a row past its length keeps its state (h and c repeat)."""
-    ins = [x, h0, c0, kernel, bias] + ([sequence_length] if sequence_length is not None else [])
-    op = make_op("BlockLSTM", ins, {"forget_bias": float(forget_bias)}, name=name or "BlockLSTM")
+               sequence_length: Any = None, peepholes: Optional[Sequence[Any]] = None,
+               cell_clip: Optional[float] = None, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(h, c) of every step [time, batch, units] of TF1's LSTMCell (no projection, tanh) for
+    time-major inputs x [time, batch, depth], the cell's kernel [depth + units, 4 units] (rows
+    for x, then for h; gates i, j, f, o) and bias [4 units].  peepholes: (w_i_diag, w_f_diag,
+    w_o_diag), each [units], for LSTMCell's use_peepholes; cell_clip: c clipped to
+    [-cell_clip, cell_clip] after each update (None: no clipping).  With sequence_length
+    [batch], a row past its length keeps its state (h and c repeat)."""
+    peep = list(peepholes) if peepholes is not None else []
+    if peep and len(peep) != 3:
+        raise ValueError(f"block_lstm: peepholes must be (w_i_diag, w_f_diag, w_o_diag), got {len(peep)} tensors")
+    if cell_clip is not None and float(cell_clip) < 0:
+        raise ValueError(f"block_lstm: cell_clip must be >= 0 or None, got {cell_clip}")
+    ins = [x, h0, c0, kernel, bias] + peep + ([sequence_length] if sequence_length is not None else [])
+    attrs = {"forget_bias": float(forget_bias), "use_peephole": bool(peep),
+             "cell_clip": -1.0 if cell_clip is None else float(cell_clip)}
+    op = make_op("BlockLSTM", ins, attrs, name=name or "BlockLSTM")
     return op.outputs[0], op.outputs[1]
 
 
@@ -159,11 +184,15 @@ def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
     ins = list(op.inputs[:4]) + [h, c, act, dh, dc]
     if dact is not None:
         ins.append(dact)
-    seq = op.inputs[5] if len(op.inputs) > 5 else None
+    peephole = bool(op.attrs.get("use_peephole"))
+    if peephole:
+        ins.extend(op.inputs[5:8])
+    seq = _block_seq(op)
     if seq is not None:
         ins.append(seq)
     g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"], "dc_zero": dc_zero,
-                                       "with_dact": dact is not None, "with_seq": seq is not None},
+                                       "with_dact": dact is not None, "with_seq": seq is not None,
+                                       "use_peephole": peephole, "cell_clip": op.attrs.get("cell_clip", -1.0)},
                 name="BlockLSTMGrad")
     return list(g.outputs) + ([None] if seq is not None else [])
 
