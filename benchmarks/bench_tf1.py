@@ -18,6 +18,7 @@ The models:
   gate after the recurrent product instead of before: the same work).
 - lstm-peephole: the lstm model with LSTMCell(use_peepholes=True, cell_clip=3.0) (no torch
   row: nn.LSTM has no peepholes).
+- lstm-proj: the lstm model with LSTMCell(num_proj=128) (torch: nn.LSTM(proj_size=128)).
 - mlp: 784-1024-1024-10 ReLU, sparse softmax cross-entropy, SGD, batch 256.
 - loop: tf.while_loop whose body is v = v * 0.5 + 1 on 16 floats, 200 iterations, forward only
   and with the gradient (per-iteration microseconds; no torch row).
@@ -98,11 +99,13 @@ def build_lstm(tf: Any, hidden: int = 256, batch: int = 64, seq: int = 35, cell:
     inputs = tf.nn.embedding_lookup(emb, ids)
     rnn_cell = (tf.nn.rnn_cell.LSTMCell(hidden) if cell == "lstm" else
                 tf.nn.rnn_cell.LSTMCell(hidden, use_peepholes=True, cell_clip=3.0) if cell == "peephole" else
+                tf.nn.rnn_cell.LSTMCell(hidden, num_proj=hidden // 2) if cell == "projection" else
                 tf.nn.rnn_cell.GRUCell(hidden))
     outputs, _ = tf.nn.dynamic_rnn(rnn_cell, inputs, dtype=tf.float32)
-    w = tf.get_variable("softmax_w", [hidden, vocab], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=2))
+    out_depth = hidden // 2 if cell == "projection" else hidden
+    w = tf.get_variable("softmax_w", [out_depth, vocab], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=2))
     b = tf.get_variable("softmax_b", [vocab], initializer=tf.zeros_initializer())
-    logits = tf.matmul(tf.reshape(outputs, [-1, hidden]), w) + b
+    logits = tf.matmul(tf.reshape(outputs, [-1, out_depth]), w) + b
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.reshape(targets, [-1]),
                                                                          logits=logits))
     train = tf.train.AdamOptimizer(1e-3).minimize(loss)
@@ -142,6 +145,7 @@ MODELS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
     "lstm-small": lambda tf: build_lstm(tf, hidden=128, batch=32, seq=50),
     "gru": lambda tf: build_lstm(tf, cell="gru"),
     "lstm-peephole": lambda tf: build_lstm(tf, cell="peephole"),
+    "lstm-proj": lambda tf: build_lstm(tf, cell="projection"),
     "mlp": build_mlp,
     "loop": lambda tf: build_loop(tf, False),
     "loop fwd+bwd": lambda tf: build_loop(tf, True),
@@ -201,18 +205,20 @@ def torch_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
         xb = torch.tensor(rng.uniform(0, 1, (50, 1, 28, 28)).astype(np.float32))
         yb = torch.tensor(rng.integers(0, 10, 50))
         lossf = nn.CrossEntropyLoss()
-    elif name in ("lstm", "lstm-small", "gru"):  # torch's LSTM has no peepholes
+    elif name in ("lstm", "lstm-small", "gru", "lstm-proj"):  # torch's LSTM has no peepholes
         hidden, batch, seq = (128, 32, 50) if name == "lstm-small" else (256, 64, 35)
         rnn_type = nn.GRU if name == "gru" else nn.LSTM
+        extra = {"proj_size": hidden // 2} if name == "lstm-proj" else {}
+        out_depth = hidden // 2 if name == "lstm-proj" else hidden
 
         class Char(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
-                self.emb, self.rnn, self.out = nn.Embedding(100, 64), rnn_type(64, hidden, batch_first=True), \
-                    nn.Linear(hidden, 100)
+                self.emb, self.rnn, self.out = nn.Embedding(100, 64), rnn_type(64, hidden, batch_first=True, **extra), \
+                    nn.Linear(out_depth, 100)
 
             def forward(self, a: Any) -> Any:
-                return self.out(self.rnn(self.emb(a))[0].reshape(-1, hidden))
+                return self.out(self.rnn(self.emb(a))[0].reshape(-1, out_depth))
         model = Char()
         opt = torch.optim.Adam(model.parameters(), 1e-3)
         data = torch.tensor(rng.integers(0, 100, (batch, seq + 1)))

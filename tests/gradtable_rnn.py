@@ -157,7 +157,17 @@ def _block_lstm_peep_act_lengths(x, h0, c0, w, b, wi, wf, wo):
     return [hs * 0.5, hs.op.outputs[2]]
 
 
+def _block_lstm_projection(x, h0, c0, w, b, wi, wf, wo, proj):
+    # LSTMCell's num_proj (3 units projected to 2) with a projection clip that bites, peepholes
+    # and lengths
+    hs, cs = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, forget_bias=0.5, peepholes=(wi, wf, wo),
+                                             projection=proj, proj_clip=0.25, sequence_length=cf.constant([3, 2]))
+    return [hs, cs[-1]]
+
+
 _PEEP = [(3, 3, 2), (3, 2), (3, 2), (4, 8), (8,), (2,), (2,), (2,)]
+CASES += [Case("BlockLSTM", _block_lstm_projection, [(3, 2, 2), (2, 2), (2, 3), (4, 12), (12,), (3,), (3,), (3,),
+                                                     (3, 2)], low=-1.0, high=1.0, id="block-lstm-projection")]
 CASES += [Case("BlockLSTM", _block_lstm_peep_clip, _PEEP, low=-1.0, high=1.0, id="block-lstm-peephole-clip"),
           Case("BlockLSTM", _block_lstm_peep_act_lengths, _PEEP, low=-1.0, high=1.0, id="block-lstm-peephole-act"),
           Case("BlockLSTM", _block_lstm_act, [(3, 2, 2), (2, 2), (2, 2), (4, 8), (8,)], id="block-lstm-act"),

@@ -94,11 +94,11 @@ def test_lstm_cell_variables_shapes_and_names():
     types = [op.type for op in g.get_operations()]
     assert types.count("BlockLSTM") == 1 and "LoopCond" not in types
     # with options the fused op does not have, the loop is in the graph once, not unrolled
-    g2, *_ = _lstm_graph(depth=5, units=7, cell_cls=lambda n, **kw: rnn.LSTMCell(n, num_proj=3, **kw))
+    g2, *_ = _lstm_graph(depth=5, units=7, cell_cls=lambda n, **kw: rnn.LSTMCell(n, activation=cf.nn.relu, **kw))
     assert sum(op.type == "LoopCond" for op in g2.get_operations()) == 1
-    # peepholes and cell_clip are inside the fused op
-    g3, *_ = _lstm_graph(depth=5, units=7, cell_cls=lambda n, **kw: rnn.LSTMCell(n, use_peepholes=True, cell_clip=2.0,
-                                                                                 **kw))
+    # peepholes, cell_clip and a projection are inside the fused op
+    g3, *_ = _lstm_graph(depth=5, units=7, cell_cls=lambda n, **kw: rnn.LSTMCell(
+        n, use_peepholes=True, cell_clip=2.0, num_proj=4, proj_clip=1.0, **kw))
     types = [op.type for op in g3.get_operations()]
     assert types.count("BlockLSTM") == 1 and "LoopCond" not in types
 

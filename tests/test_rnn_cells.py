@@ -509,9 +509,11 @@ def _gru_loop_fd(x, h0, gk, gb, ck, cb):
     return _gru_fd(x, h0, gk, gb, ck, cb, fused=False)
 
 
-def _peephole_fd(x, k, b, wf, wi, wo, pk):
+def _peephole_fd(x, k, b, wf, wi, wo, pk, fused=True):
     cell = _inject(rnn_cell.LSTMCell(3, use_peepholes=True, num_proj=2), 2, _kernel=k, _bias=b, _w_f_diag=wf,
                    _w_i_diag=wi, _w_o_diag=wo, _proj_kernel=pk)
+    if not fused:
+        cell.fused_sequence = lambda: None  # the per-step loop
     outs, st = cf.nn.static_rnn(cell, cf.unstack(x, axis=1), dtype=cf.float64, sequence_length=cf.constant([2, 3]))
     return outs + [st.c]
 
@@ -529,8 +531,10 @@ def _bidi_fd(x, k1, b1, k2, b2):
          id="gru-dynamic-seqlen"),
     Case("TensorArrayReadV3", _gru_loop_fd, [(2, 3, 3), (2, 2), (5, 4), (4,), (5, 2), (2,)], low=-1.0, high=1.0,
          id="gru-dynamic-seqlen-loop"),
-    Case("Select", _peephole_fd, [(2, 3, 2), (4, 12), (12,), (3,), (3,), (3,), (3, 2)], low=-1.0, high=1.0,
+    Case("BlockLSTM", _peephole_fd, [(2, 3, 2), (4, 12), (12,), (3,), (3,), (3,), (3, 2)], low=-1.0, high=1.0,
          id="lstm-peephole-projection-static"),
+    Case("Select", lambda *a: _peephole_fd(*a, fused=False), [(2, 3, 2), (4, 12), (12,), (3,), (3,), (3,), (3, 2)],
+         low=-1.0, high=1.0, id="lstm-peephole-projection-static-loop"),
     Case("ReverseSequence", _bidi_fd, [(2, 3, 2), (4, 2), (2,), (4, 2), (2,)], low=-1.0, high=1.0,
          id="bidirectional-dynamic"),
 ], ids=str)
@@ -635,7 +639,8 @@ def test_dynamic_rnn_runs_a_gru_as_one_fused_op_with_the_loops_answer(initial):
 
 
 @pytest.mark.parametrize("kind,blas_steps", [("lstm", False), ("lstm", True), ("lstm-peephole-clip", False),
-                                             ("lstm-peephole-clip", True), ("gru", False)])
+                                             ("lstm-peephole-clip", True), ("lstm-projection", False),
+                                             ("lstm-projection", True), ("gru", False)])
 @pytest.mark.parametrize("time_major", [False, True])
 def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, blas_steps, time_major, monkeypatch):
     """With sequence_length the fused ops run too: outputs (zeros past each length), the final
@@ -662,6 +667,8 @@ def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, blas_steps,
             cell = (cf.nn.rnn_cell.LSTMCell(5, initializer=init_u) if kind == "lstm" else
                     cf.nn.rnn_cell.LSTMCell(5, initializer=init_u, use_peepholes=True, cell_clip=0.35)
                     if kind == "lstm-peephole-clip" else
+                    cf.nn.rnn_cell.LSTMCell(5, initializer=init_u, use_peepholes=True, num_proj=3, proj_clip=0.3)
+                    if kind == "lstm-projection" else
                     cf.nn.rnn_cell.GRUCell(5, kernel_initializer=init_u,
                                            bias_initializer=cf.initializers.random_uniform(-0.5, 0.5, seed=2)))
             if not fused:

@@ -1,7 +1,8 @@
 """BlockLSTM's kernel paths give the same numbers: NumPy's BLAS step calls (large steps), the
 batched-matmul path (small steps), and the path a device array library takes (`xp` not NumPy,
 no direct BLAS: what runs on CuPy), run here on the CPU through a stand-in for the module.
-Forward outputs and every gradient, with peepholes, a cell clip and sequence lengths."""
+Forward outputs and every gradient, with peepholes, a cell clip, a projection and sequence
+lengths."""
 import numpy as np
 import pytest
 
@@ -25,38 +26,43 @@ class _NotNumpy:
         return getattr(np, name)
 
 
-def _run(xp, peephole, clip, lengths, rng_seed=0):
+def _run(xp, peephole, clip, lengths, proj, rng_seed=0):
     rng = np.random.default_rng(rng_seed)
     t, b, d, n = 5, 4, 3, 6
+    hd = 4 if proj else n
     x = rng.normal(size=(t, b, d))
-    h0, c0 = rng.normal(size=(b, n)), rng.normal(size=(b, n)) * 2
-    w, bias = rng.uniform(-0.6, 0.6, size=(d + n, 4 * n)), rng.uniform(-0.5, 0.5, size=4 * n)
+    h0, c0 = rng.normal(size=(b, hd)), rng.normal(size=(b, n)) * 2
+    w, bias = rng.uniform(-0.6, 0.6, size=(d + hd, 4 * n)), rng.uniform(-0.5, 0.5, size=4 * n)
     peep = [rng.uniform(-0.7, 0.7, size=n) for _ in range(3)] if peephole else []
+    pw = [rng.uniform(-0.7, 0.7, size=(n, hd))] if proj else []
     seq = [np.array(lengths, np.int32)] if lengths is not None else []
-    attrs = dict(forget_bias=0.5, use_peephole=peephole, cell_clip=-1.0 if clip is None else clip)
+    attrs = dict(forget_bias=0.5, use_peephole=peephole, cell_clip=-1.0 if clip is None else clip,
+                 with_proj=proj, proj_clip=0.3 if proj else -1.0)
     fwd = rnn_kernels._block_lstm(_Op("BlockLSTM", **attrs), _Ctx(xp))
-    hs, cs, acts = fwd(x, h0, c0, w, bias, *peep, *seq)
+    hs, cs, acts = fwd(x, h0, c0, w, bias, *peep, *pw, *seq)
     dhs, dcs = rng.normal(size=hs.shape), rng.normal(size=cs.shape)
     dacts = rng.normal(size=acts.shape)
     bwd = rnn_kernels._block_lstm_grad(_Op("BlockLSTMGrad", with_dact=True, with_seq=bool(seq), **attrs), _Ctx(xp))
-    grads = bwd(x, h0, c0, w, hs, cs, acts, dhs, dcs, dacts, *peep, *seq)
+    grads = bwd(x, h0, c0, w, hs, cs, acts, dhs, dcs, dacts, *peep, *pw, *seq)
     return [hs, cs, acts] + list(grads)
 
 
 @pytest.mark.parametrize("peephole", [False, True])
 @pytest.mark.parametrize("clip", [None, 0.7])
 @pytest.mark.parametrize("lengths", [None, [5, 2, 0, 3]])
-def test_block_lstm_paths_agree(peephole, clip, lengths, monkeypatch):
-    numpy_small = _run(np, peephole, clip, lengths)           # batched np.matmul steps
-    device = _run(_NotNumpy(), peephole, clip, lengths)       # xp not NumPy: no BLAS calls
+@pytest.mark.parametrize("proj", [False, True], ids=["", "projection"])
+def test_block_lstm_paths_agree(peephole, clip, lengths, proj, monkeypatch):
+    args = (peephole, clip, lengths, proj)
+    numpy_small = _run(np, *args)                             # batched np.matmul steps
+    device = _run(_NotNumpy(), *args)                         # xp not NumPy: no BLAS calls
     with monkeypatch.context() as m:
         m.setattr(blas, "gemm", lambda *a, **k: False)        # every product through xp.matmul
-        device_no_gemm = _run(_NotNumpy(), peephole, clip, lengths)
+        device_no_gemm = _run(_NotNumpy(), *args)
     runs = [device, device_no_gemm]
     if blas.available():
         monkeypatch.setattr(rnn_kernels, "_BLAS_STEP_MIN", 0)
-        runs.append(_run(np, peephole, clip, lengths))         # one BLAS call a gate a step
-    assert len(numpy_small) == 3 + 5 + (3 if peephole else 0)
+        runs.append(_run(np, *args))                          # one BLAS call a gate a step
+    assert len(numpy_small) == 3 + 5 + (3 if peephole else 0) + int(proj)
     for other in runs:
         for a, b in zip(numpy_small, other):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

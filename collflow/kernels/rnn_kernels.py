@@ -150,10 +150,24 @@ class _Lengths:
         return k, keep
 
 
-def _cell_clip(op: Any) -> Any:
-    """BlockLSTM's cell clip: None, or the bound c is clipped to (attr cell_clip; < 0: none)."""
-    v = op.attrs.get("cell_clip")
+def _cell_clip(op: Any, attr: str = "cell_clip") -> Any:
+    """BlockLSTM's cell (or projection) clip: None, or the bound (attr < 0: none)."""
+    v = op.attrs.get(attr)
     return None if v is None or float(v) < 0 else float(v)
+
+
+def _block_extras(op: Any, rest: tuple) -> tuple:
+    """BlockLSTM's optional inputs after the bias: (peepholes (w_i, w_f, w_o) or None,
+    projection kernel or None, sequence_length or None)."""
+    k = 0
+    peep = proj = seq = None
+    if op.attrs.get("use_peephole"):
+        peep, k = tuple(rest[:3]), 3
+    if op.attrs.get("with_proj"):
+        proj, k = rest[k], k + 1
+    if len(rest) > k:
+        seq = rest[k]
+    return peep, proj, seq
 
 
 # BlockLSTM keeps its gates gate-major, [4, time, batch, units] in the order [j, i, f, o]:
@@ -192,19 +206,20 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     fb = op.attrs["forget_bias"]
     peephole = bool(op.attrs.get("use_peephole", False))
-    clip = _cell_clip(op)
+    clip, proj_clip = _cell_clip(op), _cell_clip(op, "proj_clip")
 
     def run(x: Any, h0: Any, c0: Any, w: Any, bias: Any, *rest: Any) -> tuple:
-        seq = rest[3] if peephole and len(rest) > 3 else (rest[0] if not peephole and rest else None)
+        peep, proj, seq = _block_extras(op, rest)
         t_steps, b, d = x.shape
         lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         n = w.shape[1] // 4
+        hd = proj.shape[1] if proj is not None else n   # h's depth: num_proj or units
         dt = x.dtype.type
         half = dt(0.5)
         # sigmoid(z) = tanh(z / 2) / 2 + 1 / 2: with the i, f, o blocks of the kernel and bias
         # halved (exact: a power of two) and the forget bias folded in, one tanh over a step's
         # four gates and one scale-and-shift of i, f, o give the activated gates
-        wb4 = _gate_blocks(xp, xp.concatenate([w, bias[None]], axis=0), n)  # [4, d + n + 1, n]
+        wb4 = _gate_blocks(xp, xp.concatenate([w, bias[None]], axis=0), n)  # [4, d + hd + 1, n]
         wb4[1:] *= half
         if fb:
             wb4[2, -1] += dt(0.5 * fb)
@@ -216,17 +231,19 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
         x1[:, d] = 1
         acts = xp.empty((4, t_steps, b, n), dtype=x.dtype)
         xp.matmul(x1, xp.concatenate([wb4[:, :d], wb4[:, -1:]], axis=1), out=acts.reshape(4, t_steps * b, n))
-        w_h4 = xp.ascontiguousarray(wb4[:, d:d + n])
-        hs = xp.empty((t_steps, b, n), dtype=x.dtype)
+        w_h4 = xp.ascontiguousarray(wb4[:, d:d + hd])
+        hs = xp.empty((t_steps, b, hd), dtype=x.dtype)
         cs = xp.empty((t_steps, b, n), dtype=x.dtype)
+        # with num_proj, h = (o * tanh(c)) . W_proj: m is the cell's output before the projection
+        m = xp.empty((b, n), dtype=x.dtype) if proj is not None else None
         # acts[k, t] += hs[t - 1] . W_h[k], one BLAS call a gate (beta = 1: no product array,
         # no add pass)
         steps = _gate_steps(xp, [hs] * 4, w_h4, list(acts), (1.0,) * 4)
         gates = xp.empty((4, b, n), dtype=x.dtype)
         ij = xp.empty((b, n), dtype=x.dtype)
         if peephole:  # halved too, as the pre-activations they add to
-            w_if = xp.stack([rest[0], rest[1]])[:, None, :] * half   # [2, 1, n]: i and f see c_prev
-            w_o = rest[2] * half                                      # o sees the new c
+            w_if = xp.stack([peep[0], peep[1]])[:, None, :] * half   # [2, 1, n]: i and f see c_prev
+            w_o = peep[2] * half                                      # o sees the new c
             peek = xp.empty((2, b, n), dtype=x.dtype)
             o_in = xp.empty((b, n), dtype=x.dtype)
         # the gates activated before c is known: all four, or j, i, f with peepholes (o then
@@ -266,8 +283,15 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
                 xp.tanh(o, out=o)
                 o *= half
                 o += half
-            xp.tanh(c_t, out=h_t)
-            h_t *= o
+            if proj is None:
+                xp.tanh(c_t, out=h_t)
+                h_t *= o
+            else:
+                xp.tanh(c_t, out=m)
+                m *= o
+                xp.matmul(m, proj, out=h_t)
+                if proj_clip is not None:
+                    xp.clip(h_t, -proj_clip, proj_clip, out=h_t)
             if live is not None:  # past their lengths, rows keep their state and their gates read 0
                 dead = ~live[1]
                 xp.copyto(c_t, c, where=dead)
@@ -283,30 +307,31 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     dc_zero = bool(op.attrs.get("dc_zero", False))  # no gradient reaches the c sequence
     with_dact = bool(op.attrs.get("with_dact", False))
-    with_seq = bool(op.attrs.get("with_seq", False))
-    peephole = bool(op.attrs.get("use_peephole", False))
-    clip = _cell_clip(op)
+    clip, proj_clip = _cell_clip(op), _cell_clip(op, "proj_clip")
 
     def grad(x: Any, h0: Any, c0: Any, w: Any, hs: Any, cs: Any, acts: Any, dhs: Any, dcs: Any, *extra: Any) -> tuple:
-        # extra: [dact] [w_i, w_f, w_o] [sequence_length]
+        # extra: [dact] [w_i, w_f, w_o] [projection kernel] [sequence_length]
         dacts = extra[0] if with_dact else None
-        peep = tuple(extra[int(with_dact):int(with_dact) + 3]) if peephole else None
-        seq = extra[-1] if with_seq else None
-        t_steps, b, n = hs.shape
-        d = x.shape[2]
+        peep, proj, seq = _block_extras(op, extra[int(with_dact):])
+        t_steps, b, hd = hs.shape                     # hd: h's depth, num_proj or units
+        n, d = cs.shape[2], x.shape[2]
         if t_steps == 0:
-            return (xp.zeros_like(x), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w),
-                    xp.zeros((w.shape[1],), dtype=w.dtype)) + (tuple(xp.zeros_like(p) for p in peep) if peep else ())
+            return ((xp.zeros_like(x), xp.zeros_like(h0), xp.zeros_like(c0), xp.zeros_like(w),
+                     xp.zeros((w.shape[1],), dtype=w.dtype)) + (tuple(xp.zeros_like(p) for p in peep) if peep else ())
+                    + ((xp.zeros_like(proj),) if proj is not None else ()))
         lengths = _Lengths(xp, seq, b, op) if seq is not None else None
         dg = xp.empty_like(acts)                      # [4, T, B, H], the gates' order [j, i, f, o]
-        w4 = _gate_blocks(xp, w, n)                   # [4, d + n, n]
+        w4 = _gate_blocks(xp, w, n)                   # [4, d + hd, n]
         # once: BLAS runs plain products faster than transposed ones
         w_ht4 = xp.ascontiguousarray(w4[:, d:].transpose(0, 2, 1))
-        dh_buf = xp.zeros((1, b, n), dtype=hs.dtype)
+        dh_buf = xp.zeros((1, b, hd), dtype=hs.dtype)
         dc_next = xp.zeros_like(c0)
         # dh_prev = sum over gates of dg[k, t] . W_h[k]^T, one BLAS call a gate into dh_buf
         steps = _gate_steps(xp, list(dg), w_ht4, [dh_buf] * 4, (0.0, 1.0, 1.0, 1.0))
-        prod = xp.empty((4, b, n), dtype=hs.dtype) if steps is None else None
+        prod = xp.empty((4, b, hd), dtype=hs.dtype) if steps is None else None
+        if proj is not None:  # h = m . W_proj: dm = dh . W_proj^T, and dh of every step kept for dW_proj
+            proj_t = xp.ascontiguousarray(proj.T)
+            dhp = xp.empty_like(hs)
         dh_next = dh_buf[0]
         for t in range(t_steps - 1, -1, -1):
             dh = dhs[t] + dh_next
@@ -314,12 +339,23 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
             live = lengths.live(t) if lengths is not None else None
             if live is not None and live[0] == 0:  # the state passed through this step unchanged
                 dg[:, t] = 0
+                if proj is not None:
+                    dhp[t] = 0
                 dh_next[...] = dh
                 dc_next = dc
                 continue
+            dm = dh
+            if proj is not None:
+                dp = dhp[t]
+                xp.copyto(dp, dh)
+                if proj_clip is not None:  # clip_by_value passes the gradient only where h was inside
+                    dp *= xp.abs(hs[t]) < proj_clip
+                if live is not None:
+                    dp *= live[1]
+                dm = xp.matmul(dp, proj_t)
             c_prev = cs[t - 1] if t else c0
             a, d_t = acts[:, t], dg[:, t]
-            dc_next = _cell_backward(xp, tuple(a), c_prev, cs[t], dc, dh, None if dacts is None else tuple(dacts[:, t]),
+            dc_next = _cell_backward(xp, tuple(a), c_prev, cs[t], dc, dm, None if dacts is None else tuple(dacts[:, t]),
                                      tuple(d_t), runs=(a[1:3], d_t[1:3]) if peep else (a[1:], d_t[1:]),
                                      peep=peep, clip=clip)
             if live is not None:  # rows past their lengths: no gate gradient, dh and dc pass through
@@ -346,25 +382,30 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
                     dx += xp.matmul(dg3[k], w4[k, :d].T)
         # the whole kernel's and the bias's gradients, per gate one product over all steps:
         # [x, h_prev, 1]^T . dg[k], into the kernel's column block of that gate
-        xh1 = xp.empty((t_steps, b, d + n + 1), dtype=x.dtype)
+        xh1 = xp.empty((t_steps, b, d + hd + 1), dtype=x.dtype)
         xh1[..., :d] = x
-        xh1[0, :, d:d + n] = h0
-        xh1[1:, :, d:d + n] = hs[:-1]
-        xh1[..., d + n] = 1
-        xh1t = xh1.reshape(rows, d + n + 1).T
-        dwb = xp.empty((d + n + 1, 4 * n), dtype=w.dtype)
+        xh1[0, :, d:d + hd] = h0
+        xh1[1:, :, d:d + hd] = hs[:-1]
+        xh1[..., d + hd] = 1
+        xh1t = xh1.reshape(rows, d + hd + 1).T
+        dwb = xp.empty((d + hd + 1, 4 * n), dtype=w.dtype)
         for k, col in enumerate(_ORDER):
             blk = dwb[:, col * n:(col + 1) * n]
             if not _blas.gemm(xh1t, False, dg3[k], False, blk, 1.0, 0.0):
                 blk[...] = xp.matmul(xh1t, dg3[k])
-        out = (dx.reshape(t_steps, b, d), dh_next, dc_next, dwb[:d + n], dwb[d + n])
-        if peep is None:
-            return out
-        # the peephole weights' gradients: i and f saw c_prev, o the new c, at every step
-        c_prev_all = xp.concatenate([c0[None], cs[:-1]], axis=0).reshape(rows, n)
-        d_peep = tuple(xp.sum(dg3[k] * cc, axis=0)
-                       for k, cc in ((1, c_prev_all), (2, c_prev_all), (3, cs.reshape(rows, n))))
-        return out + d_peep
+        out = (dx.reshape(t_steps, b, d), dh_next, dc_next, dwb[:d + hd], dwb[d + hd])
+        if peep is not None:
+            # the peephole weights' gradients: i and f saw c_prev, o the new c, at every step
+            c_prev_all = xp.concatenate([c0[None], cs[:-1]], axis=0).reshape(rows, n)
+            out += tuple(xp.sum(dg3[k] * cc, axis=0)
+                         for k, cc in ((1, c_prev_all), (2, c_prev_all), (3, cs.reshape(rows, n))))
+        if proj is not None:
+            # dW_proj = m^T . dh over all steps, m = o * tanh(c) (0 where a row had ended: its
+            # gates read 0, and its dh was zeroed above)
+            m_all = xp.tanh(cs)
+            m_all *= acts[3]
+            out += (xp.matmul(m_all.reshape(rows, n).T, dhp.reshape(rows, hd)),)
+        return out
     return grad
 
 

@@ -452,18 +452,20 @@ class LSTMCell(RNNCell):
         """run(x [time, batch, depth], state, sequence_length=None) -> (h of every step
         [time, batch, n], final state) for dynamic_rnn to run the whole sequence as one fused
         op (rnn_ops.block_lstm: the input projection inside it; past its length a row's state
-        repeats; peepholes and cell_clip inside it too), or None when this cell's options need
-        the per-step loop (num_proj, another activation)."""
-        clip = self._cell_clip
-        if (self._num_proj is not None or self._activation is not _nn.tanh
-                or (clip is not None and (not isinstance(clip, (int, float)) or clip < 0))):
+        repeats; peepholes, cell_clip, num_proj and proj_clip inside it too), or None when this
+        cell's options need the per-step loop (another activation, a clip that is no number >= 0)."""
+        def plain(v: Any) -> bool:
+            return v is None or (isinstance(v, (int, float)) and v >= 0)
+        if self._activation is not _nn.tanh or not plain(self._cell_clip) or not plain(self._proj_clip):
             return None
         peep = (self._w_i_diag, self._w_f_diag, self._w_o_diag) if self._use_peepholes else None
+        proj = self._proj_kernel if self._num_proj is not None else None
 
         def run(x: _g.Tensor, state: Any, sequence_length: Any = None) -> Tuple[Any, Any]:
             c0, h0 = self._unpack(state)
             hs, cs = _rnn_ops.block_lstm(x, h0, c0, self._kernel, self._bias, forget_bias=self._forget_bias,
-                                         sequence_length=sequence_length, peepholes=peep, cell_clip=self._cell_clip)
+                                         sequence_length=sequence_length, peepholes=peep, cell_clip=self._cell_clip,
+                                         projection=proj, proj_clip=self._proj_clip if proj is not None else None)
             c_last, h_last = _last_step(cs, c0), _last_step(hs, h0)
             state = LSTMStateTuple(c_last, h_last) if self._state_is_tuple else _a.concat([c_last, h_last], 1)
             return hs, state

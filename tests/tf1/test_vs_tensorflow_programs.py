@@ -378,8 +378,9 @@ def stacked_rnns(tf, seed, steps):
 
 
 def peephole_lstm(tf, seed, steps):
-    """LSTMCell with peepholes and a cell clip that bites, both directions over padded batches
-    (in collflow each direction is one fused BlockLSTM op with the peepholes and clip inside)."""
+    """LSTMCell with peepholes and a cell clip that bites forward, peepholes and a clipped
+    projection (num_proj) backward, over padded batches (in collflow each direction is one
+    fused BlockLSTM op with all of it inside)."""
     rng = np.random.RandomState(seed)
     V, E, Hd, C, B, T = 20, 5, 6, 3, 6, 7
     Xs = rng.randint(0, V, size=(B * 4, T)).astype(np.int32)
@@ -388,10 +389,10 @@ def peephole_lstm(tf, seed, steps):
     x, y, lens = tf.placeholder(tf.int32, [B, T]), tf.placeholder(tf.int32, [B]), tf.placeholder(tf.int32, [B])
     inp = tf.nn.embedding_lookup(tf.get_variable("embedding", [V, E]), x) * 3.0
     fw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True, cell_clip=0.4, forget_bias=0.8)
-    bw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True)
+    bw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True, num_proj=4, proj_clip=0.5)
     (of, ob), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(fw, bw, inp, sequence_length=lens, dtype=tf.float32,
                                                          scope="birnn")
-    final = tf.concat([sf.c, sf.h, sb.h, tf.reduce_sum(of + ob, 1)], 1)
+    final = tf.concat([sf.c, sf.h, sb.h, tf.reduce_sum(of, 1), tf.reduce_sum(ob, 1)], 1)
     logits = tf.layers.dense(final, C, name="out")
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
     opt = tf.train.AdamOptimizer(0.05)

@@ -99,7 +99,7 @@ def _check_lengths(op: _g.Operation, seq: Optional[_g.Tensor]) -> None:
 
 def _block_seq(op: _g.Operation) -> Optional[_g.Tensor]:
     """BlockLSTM's sequence_length input, or None (after the peephole weights, if any)."""
-    k = 8 if op.attrs.get("use_peephole") else 5
+    k = 5 + 3 * bool(op.attrs.get("use_peephole")) + bool(op.attrs.get("with_proj"))
     return op.inputs[k] if len(op.inputs) > k else None
 
 
@@ -107,7 +107,9 @@ def _block_spec(op: _g.Operation) -> list:
     x, h0, c0, w, b = op.inputs[:5]
     _check_lengths(op, _block_seq(op))
     peep = list(op.inputs[5:8]) if op.attrs.get("use_peephole") else []
-    if not x.dtype.is_floating or any(t.dtype != x.dtype for t in [h0, c0, w, b] + peep):
+    proj = op.inputs[5 + len(peep)] if op.attrs.get("with_proj") else None
+    floats = [h0, c0, w, b] + peep + ([proj] if proj is not None else [])
+    if not x.dtype.is_floating or any(t.dtype != x.dtype for t in floats):
         raise ValueError("BlockLSTM needs floating inputs of one dtype, got "
                          + ", ".join(t.dtype.name for t in op.inputs))
     if x.shape.rank not in (None, 3) or w.shape.rank not in (None, 2) or b.shape.rank not in (None, 1):
@@ -119,53 +121,71 @@ def _block_spec(op: _g.Operation) -> list:
     if g4 is not None and g4 % 4:
         raise ValueError(f"BlockLSTM: the kernel has {g4} columns, not 4 x units")
     depth = x.shape.dims[2] if x.shape.rank == 3 else None
-    if units is not None and depth is not None and w.shape.dims[0] not in (None, depth + units):
-        raise ValueError(f"BlockLSTM: the kernel has {w.shape.dims[0]} rows, expected depth {depth} + units {units}")
+    hd = units  # h's depth: num_proj with a projection, else units
+    if proj is not None:
+        if proj.shape.rank not in (None, 2) or (proj.shape.rank == 2 and units is not None
+                                                and proj.shape.dims[0] not in (None, units)):
+            raise ValueError(f"BlockLSTM: the projection kernel must be [units = {units}, num_proj], got {proj.shape}")
+        hd = proj.shape.dims[1] if proj.shape.rank == 2 else None
+    if hd is not None and depth is not None and w.shape.dims[0] not in (None, depth + hd):
+        raise ValueError(f"BlockLSTM: the kernel has {w.shape.dims[0]} rows, expected depth {depth} + "
+                         f"{'num_proj' if proj is not None else 'units'} {hd}")
     if g4 is not None and b.shape.rank == 1 and b.shape.dims[0] not in (None, g4):
         raise ValueError(f"BlockLSTM: the bias has {b.shape.dims[0]} entries, expected {g4}")
     for p in peep:
         if p.shape.rank not in (None, 1) or (units is not None and p.shape.rank == 1
                                              and p.shape.dims[0] not in (None, units)):
             raise ValueError(f"BlockLSTM: a peephole weight must be [units] = [{units}], got {p.shape}")
-    seq = TensorShape([t, batch, units])
     # the activated gates, gate-major [4, time, batch, units] (kernels/rnn_kernels.py)
-    return [(x.dtype, seq), (x.dtype, seq), (x.dtype, TensorShape([4, t, batch, units]))]
+    return [(x.dtype, TensorShape([t, batch, hd])), (x.dtype, TensorShape([t, batch, units])),
+            (x.dtype, TensorShape([4, t, batch, units]))]
 
 
 def _block_grad_spec(op: _g.Operation) -> list:
     x, h0, c0, w = op.inputs[:4]
     g4 = w.shape.dims[1] if w.shape.rank == 2 else None
     peep = [(w.dtype, TensorShape([g4 // 4 if g4 is not None else None]))] * 3 if op.attrs.get("use_peephole") else []
+    extra = 1 + int(bool(op.attrs.get("with_dact"))) + len(peep)
+    proj = [(w.dtype, op.inputs[8 + extra].shape)] if op.attrs.get("with_proj") else []
     return [(x.dtype, x.shape), (h0.dtype, h0.shape), (c0.dtype, c0.shape), (w.dtype, w.shape),
-            (w.dtype, TensorShape([g4]))] + peep
+            (w.dtype, TensorShape([g4]))] + peep + proj
 
 
-# BlockLSTM(x, h0, c0, kernel, bias[, w_i, w_f, w_o][, sequence_length])
-#   -> (h [T, B, H], c [T, B, H], act [4, T, B, H]); attrs forget_bias, use_peephole, cell_clip
+# BlockLSTM(x, h0, c0, kernel, bias[, w_i, w_f, w_o][, projection][, sequence_length])
+#   -> (h [T, B, P or H], c [T, B, H], act [4, T, B, H]); attrs forget_bias, use_peephole,
+#   cell_clip, with_proj, proj_clip
 register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
-# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, w_i, w_f, w_o][, sequence_length])
-#   -> (dx, dh0, dc0, dkernel, dbias[, dw_i, dw_f, dw_o])
+# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, w_i, w_f, w_o][, projection]
+#   [, sequence_length]) -> (dx, dh0, dc0, dkernel, dbias[, dw_i, dw_f, dw_o][, dprojection])
 register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
 not_differentiable("BlockLSTMGrad")
 
 
 def block_lstm(x: Any, h0: Any, c0: Any, kernel: Any, bias: Any, forget_bias: float = 0.0,
                sequence_length: Any = None, peepholes: Optional[Sequence[Any]] = None,
-               cell_clip: Optional[float] = None, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(h, c) of every step [time, batch, units] of TF1's LSTMCell (no projection, tanh) for
-    time-major inputs x [time, batch, depth], the cell's kernel [depth + units, 4 units] (rows
-    for x, then for h; gates i, j, f, o) and bias [4 units].  peepholes: (w_i_diag, w_f_diag,
-    w_o_diag), each [units], for LSTMCell's use_peepholes; cell_clip: c clipped to
-    [-cell_clip, cell_clip] after each update (None: no clipping).  With sequence_length
+               cell_clip: Optional[float] = None, projection: Any = None, proj_clip: Optional[float] = None,
+               name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(h [time, batch, num_proj or units], c [time, batch, units]) of every step of TF1's
+    LSTMCell (tanh) for time-major inputs x [time, batch, depth], the cell's kernel
+    [depth + h depth, 4 units] (rows for x, then for h; gates i, j, f, o) and bias [4 units].
+    peepholes: (w_i_diag, w_f_diag, w_o_diag), each [units], for LSTMCell's use_peepholes;
+    cell_clip: c clipped to [-cell_clip, cell_clip] after each update (None: no clipping);
+    projection: LSTMCell's num_proj kernel [units, num_proj] (h = (o * tanh(c)) . projection,
+    clipped to [-proj_clip, proj_clip] when proj_clip is given).  With sequence_length
     [batch], a row past its length keeps its state (h and c repeat)."""
     peep = list(peepholes) if peepholes is not None else []
     if peep and len(peep) != 3:
         raise ValueError(f"block_lstm: peepholes must be (w_i_diag, w_f_diag, w_o_diag), got {len(peep)} tensors")
-    if cell_clip is not None and float(cell_clip) < 0:
-        raise ValueError(f"block_lstm: cell_clip must be >= 0 or None, got {cell_clip}")
-    ins = [x, h0, c0, kernel, bias] + peep + ([sequence_length] if sequence_length is not None else [])
+    for what, v in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+        if v is not None and float(v) < 0:
+            raise ValueError(f"block_lstm: {what} must be >= 0 or None, got {v}")
+    if proj_clip is not None and projection is None:
+        raise ValueError("block_lstm: proj_clip needs a projection")
+    ins = ([x, h0, c0, kernel, bias] + peep + ([projection] if projection is not None else [])
+           + ([sequence_length] if sequence_length is not None else []))
     attrs = {"forget_bias": float(forget_bias), "use_peephole": bool(peep),
-             "cell_clip": -1.0 if cell_clip is None else float(cell_clip)}
+             "cell_clip": -1.0 if cell_clip is None else float(cell_clip), "with_proj": projection is not None,
+             "proj_clip": -1.0 if proj_clip is None else float(proj_clip)}
     op = make_op("BlockLSTM", ins, attrs, name=name or "BlockLSTM")
     return op.outputs[0], op.outputs[1]
 
@@ -184,15 +204,15 @@ def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
     ins = list(op.inputs[:4]) + [h, c, act, dh, dc]
     if dact is not None:
         ins.append(dact)
-    peephole = bool(op.attrs.get("use_peephole"))
-    if peephole:
-        ins.extend(op.inputs[5:8])
+    peephole, with_proj = bool(op.attrs.get("use_peephole")), bool(op.attrs.get("with_proj"))
+    ins.extend(op.inputs[5:5 + 3 * peephole + with_proj])   # the peephole weights, the projection
     seq = _block_seq(op)
     if seq is not None:
         ins.append(seq)
     g = make_op("BlockLSTMGrad", ins, {"forget_bias": op.attrs["forget_bias"], "dc_zero": dc_zero,
                                        "with_dact": dact is not None, "with_seq": seq is not None,
-                                       "use_peephole": peephole, "cell_clip": op.attrs.get("cell_clip", -1.0)},
+                                       "use_peephole": peephole, "cell_clip": op.attrs.get("cell_clip", -1.0),
+                                       "with_proj": with_proj, "proj_clip": op.attrs.get("proj_clip", -1.0)},
                 name="BlockLSTMGrad")
     return list(g.outputs) + ([None] if seq is not None else [])
 
