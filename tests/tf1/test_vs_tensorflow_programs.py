@@ -339,15 +339,44 @@ def birnn_attention(tf, seed, steps):
     return out
 
 
+def _padded_batches(tf, seed, V, C, B, T):
+    """Token batches with lengths 0..T and labels, and their placeholders (the RNN programs)."""
+    rng = np.random.RandomState(seed)
+    Xs = rng.randint(0, V, size=(B * 4, T)).astype(np.int32)
+    Ls = rng.randint(0, T + 1, size=(B * 4,)).astype(np.int32)
+    data = (Xs, (Xs[:, 0] % C).astype(np.int32), Ls)
+    return data, (tf.placeholder(tf.int32, [B, T]), tf.placeholder(tf.int32, [B]), tf.placeholder(tf.int32, [B]))
+
+
+def _train_classifier(tf, seed, steps, final, C, data, holders, probes):
+    """A dense head on `final`, Adam, the first batch's gradients and `probes` (name -> tensor),
+    then `steps` steps over the four batches: losses and every variable."""
+    B = holders[1].shape.as_list()[0]
+    logits = tf.layers.dense(final, C, name="out")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=holders[1], logits=logits))
+    opt = tf.train.AdamOptimizer(0.05)
+    gvs = opt.compute_gradients(loss)
+    train_op = opt.apply_gradients(gvs)
+    out = {"losses": []}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _set_vars(tf, sess, seed, 0.5)
+        feed0 = {h: d[:B] for h, d in zip(holders, data)}
+        out["grads0"] = {v.name: g for (_, v), g in zip(gvs, sess.run([g for g, _ in gvs], feed0))}
+        out.update(zip(probes, sess.run(list(probes.values()), feed0)))
+        for step in range(steps):
+            s = (step % 4) * B
+            l, _ = sess.run([loss, train_op], {h: d[s:s + B] for h, d in zip(holders, data)})
+            out["losses"].append(l)
+        out["vars"] = _values(tf, sess)
+    return out
+
+
 def stacked_rnns(tf, seed, steps):
     """What collflow runs as fused whole-sequence ops: a MultiRNNCell of an LSTM, a residual
     GRU and a wrapped LSTM over padded batches (sequence_length), then static_rnn."""
-    rng = np.random.RandomState(seed)
     V, E, Hd, C, B, T = 25, 6, 6, 3, 6, 8
-    Xs = rng.randint(0, V, size=(B * 4, T)).astype(np.int32)
-    Ls = rng.randint(0, T + 1, size=(B * 4,)).astype(np.int32)
-    Ys = (Xs[:, 0] % C).astype(np.int32)
-    x, y, lens = tf.placeholder(tf.int32, [B, T]), tf.placeholder(tf.int32, [B]), tf.placeholder(tf.int32, [B])
+    data, (x, y, lens) = _padded_batches(tf, seed, V, C, B, T)
     inp = tf.nn.embedding_lookup(tf.get_variable("embedding", [V, E]), x)
     cell = tf.nn.rnn_cell.MultiRNNCell([
         tf.nn.rnn_cell.LSTMCell(Hd, forget_bias=0.5),
@@ -357,60 +386,24 @@ def stacked_rnns(tf, seed, steps):
     souts, sst = tf.nn.static_rnn(tf.nn.rnn_cell.LSTMCell(Hd), tf.unstack(outs, axis=1), sequence_length=lens,
                                   dtype=tf.float32, scope="static")
     final = tf.concat([st[0].h, st[1], st[2].c, sst.h, souts[-1]], 1)
-    logits = tf.layers.dense(final, C, name="out")
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    opt = tf.train.AdamOptimizer(0.05)
-    gvs = opt.compute_gradients(loss)
-    train_op = opt.apply_gradients(gvs)
-    out = {"losses": []}
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        _set_vars(tf, sess, seed, 0.5)
-        feed0 = {x: Xs[:B], y: Ys[:B], lens: Ls[:B]}
-        out["grads0"] = {v.name: g for (_, v), g in zip(gvs, sess.run([g for g, _ in gvs], feed0))}
-        out["outs0"], out["souts0"] = sess.run([outs, tf.stack(souts, 1)], feed0)
-        for step in range(steps):
-            s = (step % 4) * B
-            l, _ = sess.run([loss, train_op], {x: Xs[s:s + B], y: Ys[s:s + B], lens: Ls[s:s + B]})
-            out["losses"].append(l)
-        out["vars"] = _values(tf, sess)
-    return out
+    return _train_classifier(tf, seed, steps, final, C, data, (x, y, lens),
+                             {"outs0": outs, "souts0": tf.stack(souts, 1)})
 
 
 def peephole_lstm(tf, seed, steps):
     """LSTMCell with peepholes and a cell clip that bites forward, peepholes and a clipped
     projection (num_proj) backward, over padded batches (in collflow each direction is one
     fused BlockLSTM op with all of it inside)."""
-    rng = np.random.RandomState(seed)
     V, E, Hd, C, B, T = 20, 5, 6, 3, 6, 7
-    Xs = rng.randint(0, V, size=(B * 4, T)).astype(np.int32)
-    Ls = rng.randint(0, T + 1, size=(B * 4,)).astype(np.int32)
-    Ys = (Xs[:, 0] % C).astype(np.int32)
-    x, y, lens = tf.placeholder(tf.int32, [B, T]), tf.placeholder(tf.int32, [B]), tf.placeholder(tf.int32, [B])
+    data, (x, y, lens) = _padded_batches(tf, seed, V, C, B, T)
     inp = tf.nn.embedding_lookup(tf.get_variable("embedding", [V, E]), x) * 3.0
     fw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True, cell_clip=0.4, forget_bias=0.8)
     bw = tf.nn.rnn_cell.LSTMCell(Hd, use_peepholes=True, num_proj=4, proj_clip=0.5)
     (of, ob), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(fw, bw, inp, sequence_length=lens, dtype=tf.float32,
                                                          scope="birnn")
     final = tf.concat([sf.c, sf.h, sb.h, tf.reduce_sum(of, 1), tf.reduce_sum(ob, 1)], 1)
-    logits = tf.layers.dense(final, C, name="out")
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-    opt = tf.train.AdamOptimizer(0.05)
-    gvs = opt.compute_gradients(loss)
-    train_op = opt.apply_gradients(gvs)
-    out = {"losses": []}
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        _set_vars(tf, sess, seed, 0.5)
-        feed0 = {x: Xs[:B], y: Ys[:B], lens: Ls[:B]}
-        out["grads0"] = {v.name: g for (_, v), g in zip(gvs, sess.run([g for g, _ in gvs], feed0))}
-        out["outs0"], out["c0"] = sess.run([tf.concat([of, ob], 2), sf.c], feed0)
-        for step in range(steps):
-            s = (step % 4) * B
-            l, _ = sess.run([loss, train_op], {x: Xs[s:s + B], y: Ys[s:s + B], lens: Ls[s:s + B]})
-            out["losses"].append(l)
-        out["vars"] = _values(tf, sess)
-    return out
+    return _train_classifier(tf, seed, steps, final, C, data, (x, y, lens),
+                             {"outs0": tf.concat([of, ob], 2), "c0": sf.c})
 
 
 def custom_loop(tf, seed, steps):
