@@ -366,8 +366,10 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
     steps_total = a.steps if a.steps is not None else 200
     m = build_wide_deep(vocab_size=a.vocab_size, embedding_dim=a.embedding_dim, mode=a.mode,
                         optimizer=a.optimizer, learning_rate=a.lr, batch_size=a.batch_size, seed=a.seed, comm=comm,
-                        fusion_threshold_bytes=int(a.fusion_mb * (1 << 20)))
-    log(f"wide_deep ({a.mode} mode): vocab {a.vocab_size} x {a.embedding_dim}, batch {a.batch_size} per rank x "
+                        fusion_threshold_bytes=int(a.fusion_mb * (1 << 20)),
+                        prefetch_routes=bool(getattr(a, "ps_prefetch", False)) and a.mode == "ps")
+    routes = ", routes prefetched" if m.next_ids is not None else ""
+    log(f"wide_deep ({a.mode} mode{routes}): vocab {a.vocab_size} x {a.embedding_dim}, batch {a.batch_size} per rank x "
         f"{size} rank(s), {a.optimizer}, {steps_total} steps")
     losses = []
     saver = ShardedSaver(comm=comm, graph=m.graph, max_to_keep=a.max_to_keep) if a.checkpoint_dir else None
@@ -388,8 +390,15 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
                 f"{steps_total}; nothing to train")
         comm.reset_stats()  # bytes of the training steps only (not the initial broadcast)
         t0 = time.perf_counter()
+        # with --ps-prefetch each run also fetches the next batch's route and feeds it back
+        pf = cf.train.sharded.RoutePrefetch(m.graph) if m.next_ids is not None else None
         for k, fd in enumerate(m.batches(max(0, steps_total - start), start=start)):
-            loss, _ = sess.run([m.loss, m.train_op], fd)
+            if pf is None:
+                loss, _ = sess.run([m.loss, m.train_op], fd)
+            else:
+                out = sess.run([m.loss, m.train_op] + pf.fetches, pf.feed(fd))
+                pf.update(out[2:])
+                loss = out[0]
             losses.append(float(loss))
             step = start + k + 1
             if step % max(1, steps_total // 5) == 0:
@@ -410,7 +419,8 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
     sent = sum(v for k, v in stats.items() if "sent" in k and isinstance(v, (int, float))) \
         if stats is not None else None
     rss = peak_rss_per_rank(comm)
-    metrics = {"model": "wide_deep", "mode": a.mode, "vocab_size": a.vocab_size, "embedding_dim": a.embedding_dim,
+    metrics = {"model": "wide_deep", "mode": a.mode, "ps_prefetch": m.next_ids is not None,
+               "vocab_size": a.vocab_size, "embedding_dim": a.embedding_dim,
                "optimizer": a.optimizer, "batch_size": a.batch_size, "steps": len(losses),
                "initial_loss": _finite(losses[0]) if losses else None,
                "final_loss": _finite(float(np.mean(losses[-20:]))) if losses else None,

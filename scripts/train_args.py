@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--embedding-dim", type=_positive_int, default=16, help="embedding width")
     w.add_argument("--mode", choices=("allreduce", "ps"), default="ps",
                    help="ps: tables sharded over the ranks (parameter server); allreduce: replicated tables")
+    w.add_argument("--ps-prefetch", action="store_true",
+                   help="ps mode: the next batch's route rides in this step's gradient push (one all-to-all a step "
+                        "fewer; the same parameters)")
     d = p.add_argument_group("data parallelism (under mpirun; --batch-size is per rank)")
     d.add_argument("--fusion-mb", type=float, default=64.0,
                    help="gradient fusion bucket size in MiB (0: one all-reduce per gradient; default 64)")

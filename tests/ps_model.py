@@ -13,11 +13,11 @@ VOCAB, DIM, FIELDS, DENSE = 23, 3, 3, 2
 
 
 def build(mode: str, opt: str, comm: Any, strategy: str = "mod", seed: int = 1, sparse_as_dense: bool = False,
-          vocab: int = VOCAB):
+          vocab: int = VOCAB, prefetch_routes: bool = False):
     return build_wide_deep(vocab_size=vocab, embedding_dim=DIM, mode=mode, num_fields=FIELDS, num_dense=DENSE,
                            hidden=(5,), optimizer=opt, dtype=cf.float64, partition_strategy=strategy, comm=comm,
                            sync=True, sparse_as_dense=sparse_as_dense, batch_size=4, zipf_exponent=0.8, seed=seed,
-                           data_seed=0)
+                           data_seed=0, prefetch_routes=prefetch_routes)
 
 
 def state(sess: Any, m: Any) -> Dict[str, Any]:
@@ -37,10 +37,20 @@ def state(sess: Any, m: Any) -> Dict[str, Any]:
 
 
 def train(m: Any, comm: Any, steps: int) -> Dict[str, Any]:
+    """Trains `steps` steps (feeding the routes back with RoutePrefetch when m prefetches them)
+    and returns state(); "__losses__" holds the losses."""
     with cf.Session(graph=m.graph, config={"comm": comm}) as s:
         s.run(m.init_op)
         s.run(m.bcast_op)
-        losses = [s.run([m.loss, m.train_op], fd)[0] for fd in m.batches(steps)]
+        pf = sh.RoutePrefetch(m.graph) if m.next_ids is not None else None
+        losses = []
+        for fd in m.batches(steps):
+            if pf is None:
+                losses.append(s.run([m.loss, m.train_op], fd)[0])
+                continue
+            out = s.run([m.loss, m.train_op] + pf.fetches, pf.feed(fd))
+            pf.update(out[2:])
+            losses.append(out[0])
         out = state(s, m)
         out["__losses__"] = (None, np.array(losses))
         return out

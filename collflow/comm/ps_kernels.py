@@ -68,52 +68,60 @@ def _routable(s: _Setup) -> bool:
     return lay.num_shards == c.size and lay.shard_index == c.rank
 
 
+def _route_send(lay: Any, flat: np.ndarray, size: int, fits: bool) -> tuple:
+    """The requests of a route: (send buffer [per owner: header, local rows asked], counts per
+    owner with the header, request_counts, inverse).  Bad ids, or a layout that does not fit
+    the communicator, send only headers: every rank learns of the problem."""
+    H = _ps.ROUTE_HEADER
+    bad_count, bad_id = _ps.first_bad_id(flat, lay.vocab)
+    if bad_count or not fits:
+        rows = np.empty(0, dtype=np.int64)
+        counts = np.zeros(size, dtype=np.int64)
+        inverse = np.zeros(flat.shape[0], dtype=np.int64)
+    else:
+        rows, counts, inverse = _ps.plan_requests(lay, flat)
+    header = _ps.route_header(lay, bad_count, bad_id)
+    send = np.empty(rows.shape[0] + size * H, dtype=np.int64)
+    o = r = 0
+    for k in range(size):
+        send[o:o + H] = header
+        o += H
+        c = int(counts[k])
+        send[o:o + c] = rows[r:r + c]
+        o += c
+        r += c
+    return send, counts + H, counts, inverse
+
+
+def _route_received(lay: Any, names: str, rank: int, blocks: list) -> tuple:
+    """The owner's side of a route: (served rows, served_counts) from each rank's block
+    [header, rows]; raises on every rank alike when any header reports a problem."""
+    H = _ps.ROUTE_HEADER
+    _ps.check_route_headers(lay, names, [b[:H] for b in blocks], rank)
+    served_counts = np.array([b.shape[0] - H for b in blocks], dtype=np.int64)
+    served = np.concatenate([b[H:] for b in blocks]) if blocks else np.empty(0, dtype=np.int64)
+    return served, served_counts
+
+
 @register_kernel("PSRoute", is_async=True)
 def _route(op: Any, ctx: KernelContext) -> Any:
     s = _Setup(op, ctx)
     lay, comm = s.layout, s.comm
-    size, H = comm.size, _ps.ROUTE_HEADER
+    size = comm.size
     names = ", ".join(repr(n) for n in op.attrs.get("names", (lay.name,)))
     fits = _routable(s)
     key = s.key + "/ids"
 
     def run(ids: Any) -> Any:
-        flat = s.host(ids).reshape(-1)
-        bad_count, bad_id = _ps.first_bad_id(flat, lay.vocab)
-        if bad_count or not fits:
-            # only headers travel: every rank learns of the problem and raises the same error
-            rows = np.empty(0, dtype=np.int64)
-            counts = np.zeros(size, dtype=np.int64)
-            inverse = np.zeros(flat.shape[0], dtype=np.int64)
-        else:
-            rows, counts, inverse = _ps.plan_requests(lay, flat)
-        header = _ps.route_header(lay, bad_count, bad_id)
-        send = np.empty(rows.shape[0] + size * H, dtype=np.int64)
-        o = 0
-        r = 0
-        for k in range(size):
-            send[o:o + H] = header
-            o += H
-            c = int(counts[k])
-            send[o:o + c] = rows[r:r + c]
-            o += c
-            r += c
+        send, send_counts, counts, inverse = _route_send(lay, s.host(ids).reshape(-1), size, fits)
 
         def finish(res: Any) -> tuple:
             recv, rc = res
             off = _ps.block_offsets(rc)
-            headers = [recv[off[j]:off[j] + H] for j in range(size)]
-            _ps.check_route_headers(lay, names, headers, comm.rank)
-            served_counts = rc - H
-            if size == 1:
-                served = recv[H:]
-            else:
-                keep = np.ones(recv.shape[0], dtype=bool)
-                for j in range(size):
-                    keep[off[j]:off[j] + H] = False
-                served = recv[keep]
+            served, served_counts = _route_received(lay, names, comm.rank,
+                                                    [recv[off[j]:off[j] + rc[j]] for j in range(size)])
             return counts, served, served_counts, inverse
-        return s.then(comm.alltoallv_async(send, counts + H, name=key), finish)
+        return s.then(comm.alltoallv_async(send, send_counts, name=key), finish)
     return run
 
 
@@ -176,20 +184,15 @@ def _gather_n(op: Any, ctx: KernelContext) -> Any:
     return run
 
 
-def _push_exchange(s: _Setup, ctx: KernelContext, g: np.ndarray, inverse: Any, request_counts: Any, served: Any,
-                   served_counts: Any, key: str, finish_rows: Callable[[np.ndarray, np.ndarray, Any], Any]) -> Any:
-    """Sums the gradient rows `g` [ids, ...] per unique id, sends them to their owners in one
-    Alltoallv, and hands the owner's rows summed per served row (and their rows, and the
-    number of contributing ranks) to `finish_rows`."""
-    size = s.comm.size
+def _push_send(ctx: KernelContext, size: int, g: np.ndarray, inverse: Any, request_counts: Any) -> np.ndarray:
+    """The push's send buffer: the gradient rows `g` [ids, ...] summed per unique id, one flag
+    row in front of each owner's block (its first element tells the owner whether this rank
+    contributed: late backup ranks send 0 and zero rows, so counts stay as routed)."""
     row_shape = tuple(g.shape[1:])
-    dtype = g.dtype
     n_uniq = int(request_counts.sum())
     summed = _ps.segment_sum(g, inverse, n_uniq)
     flag = _contribution(ctx)
-    # one flag row in front of each block: its first element tells the owner whether this
-    # rank contributed (late backup ranks send 0 and zero rows), so counts stay as routed
-    send = np.empty((n_uniq + size,) + row_shape, dtype=dtype)
+    send = np.empty((n_uniq + size,) + row_shape, dtype=g.dtype)
     o = r = 0
     for k in range(size):
         if row_shape:
@@ -205,23 +208,37 @@ def _push_exchange(s: _Setup, ctx: KernelContext, g: np.ndarray, inverse: Any, r
             send[o:o + c] = summed[r:r + c]
         o += c
         r += c
+    return send
 
-    def finish(res: Any) -> Any:
-        recv = res[0]
-        off = _ps.block_offsets(served_counts + 1)[:-1]
-        count = np.asarray(recv[off].reshape(size, -1)[:, 0].sum(), dtype=dtype).reshape(())
-        keep = np.ones(recv.shape[0], dtype=bool)
-        keep[off] = False
-        rows = recv[keep]
-        # several ranks may push the same row: the owner sums them here, once, so the
-        # optimizer's sparse update gets each row once
-        uniq, inv = np.unique(served, return_inverse=True)
-        if uniq.shape[0] == served.shape[0]:
-            merged = rows[np.argsort(inv.reshape(-1), kind="stable")]
-        else:
-            merged = _ps.segment_sum(rows, inv.reshape(-1), uniq.shape[0])
-        return finish_rows(merged, uniq, count)
-    return s.then(s.comm.alltoallv_async(send, request_counts + 1, served_counts + 1, name=key), finish)
+
+def _push_received(recv: np.ndarray, size: int, served: Any, served_counts: Any,
+                   finish_rows: Callable[[np.ndarray, np.ndarray, Any], Any]) -> Any:
+    """The owner's side of a push: the rows every rank sent (flag rows first in each block),
+    summed per served row, with their rows and the number of contributing ranks."""
+    off = _ps.block_offsets(served_counts + 1)[:-1]
+    count = np.asarray(recv[off].reshape(size, -1)[:, 0].sum(), dtype=recv.dtype).reshape(())
+    keep = np.ones(recv.shape[0], dtype=bool)
+    keep[off] = False
+    rows = recv[keep]
+    # several ranks may push the same row: the owner sums them here, once, so the optimizer's
+    # sparse update gets each row once
+    uniq, inv = np.unique(served, return_inverse=True)
+    if uniq.shape[0] == served.shape[0]:
+        merged = rows[np.argsort(inv.reshape(-1), kind="stable")]
+    else:
+        merged = _ps.segment_sum(rows, inv.reshape(-1), uniq.shape[0])
+    return finish_rows(merged, uniq, count)
+
+
+def _push_exchange(s: _Setup, ctx: KernelContext, g: np.ndarray, inverse: Any, request_counts: Any, served: Any,
+                   served_counts: Any, key: str, finish_rows: Callable[[np.ndarray, np.ndarray, Any], Any]) -> Any:
+    """Sums the gradient rows `g` [ids, ...] per unique id, sends them to their owners in one
+    Alltoallv, and hands the owner's rows summed per served row (and their rows, and the
+    number of contributing ranks) to `finish_rows`."""
+    size = s.comm.size
+    send = _push_send(ctx, size, g, inverse, request_counts)
+    return s.then(s.comm.alltoallv_async(send, request_counts + 1, served_counts + 1, name=key),
+                  lambda res: _push_received(res[0], size, served, served_counts, finish_rows))
 
 
 @register_kernel("PSPush", is_async=True)
@@ -249,15 +266,61 @@ def _push_n(op: Any, ctx: KernelContext) -> Any:
         return tuple(np.ascontiguousarray(rows[:, edges[i]:edges[i + 1]]).reshape(
             (-1,) + tuple(lays[i].row_shape)) for i in range(k)) + (uniq, count)
 
+    with_next = bool(op.attrs.get("with_next"))
+    names = ", ".join(repr(n) for n in op.attrs.get("names", tuple(lay.name for lay in lays)))
+    fits = _routable(s)
+
     def run(*args: Any) -> Any:
         grads = args[:k]
-        inverse, request_counts, served, served_counts = args[k:]
+        inverse, request_counts, served, served_counts = args[k:k + 4]
         m = inverse.shape[0]
         g = np.empty((m, int(edges[-1])), dtype=dtype)
         for i in range(k):
             g[:, edges[i]:edges[i + 1]] = grads[i].reshape(m, widths[i])
-        return _push_exchange(s, ctx, g, inverse, request_counts, served, served_counts, s.key, split)
+        if not with_next:
+            return _push_exchange(s, ctx, g, inverse, request_counts, served, served_counts, s.key, split)
+        return _push_and_route(s, ctx, g, inverse, request_counts, served, served_counts,
+                               s.host(args[k + 4]).reshape(-1), names, fits, split)
     return run
+
+
+def _push_and_route(s: _Setup, ctx: KernelContext, g: np.ndarray, inverse: Any, request_counts: Any, served: Any,
+                    served_counts: Any, next_ids: np.ndarray, names: str, fits: bool,
+                    finish_rows: Callable[[np.ndarray, np.ndarray, Any], Any]) -> Any:
+    """The push of this step's gradient rows and the route of the next batch's ids in ONE
+    Alltoallv (both go from requesters to owners): per owner, the push block (flag row and
+    rows, as _push_send) then the route block (header and rows asked, as _route_send), as
+    bytes.  Returns the push's results followed by the next route (request_counts, served rows,
+    served_counts, inverse), as PSRoute would give them for next_ids."""
+    comm, lay, size = s.comm, s.layout, s.comm.size
+    psend = _push_send(ctx, size, g, inverse, request_counts)
+    rsend, rcounts, next_counts, next_inverse = _route_send(lay, next_ids, size, fits)
+    row_bytes = int(np.prod(g.shape[1:], dtype=np.int64)) * g.dtype.itemsize
+    pbytes = (np.asarray(request_counts, dtype=np.int64) + 1) * row_bytes
+    rbytes = rcounts * 8
+    send = np.empty(int(pbytes.sum() + rbytes.sum()), dtype=np.uint8)
+    praw, rraw = psend.reshape(-1).view(np.uint8), rsend.view(np.uint8)
+    o = po = ro = 0
+    for k in range(size):
+        send[o:o + pbytes[k]] = praw[po:po + pbytes[k]]
+        o, po = o + pbytes[k], po + pbytes[k]
+        send[o:o + rbytes[k]] = rraw[ro:ro + rbytes[k]]
+        o, ro = o + rbytes[k], ro + rbytes[k]
+
+    def finish(res: Any) -> tuple:
+        recv, rc = res
+        off = _ps.block_offsets(rc)
+        pushed, routed = [], []
+        for j in range(size):
+            block = recv[off[j]:off[j] + rc[j]]
+            cut = int(served_counts[j] + 1) * row_bytes
+            pushed.append(np.frombuffer(block[:cut].tobytes(), dtype=g.dtype))
+            routed.append(np.frombuffer(block[cut:].tobytes(), dtype=np.int64))
+        next_served, next_served_counts = _route_received(lay, names, comm.rank, routed)
+        rows = np.concatenate(pushed).reshape((-1,) + tuple(g.shape[1:]))
+        out = _push_received(rows, size, served, served_counts, finish_rows)
+        return tuple(out) + (next_counts, next_served, next_served_counts, next_inverse)
+    return s.then(comm.alltoallv_async(send, pbytes + rbytes, name=s.key + "+route"), finish)
 
 
 @register_kernel("PSCheckLayout", is_async=True)

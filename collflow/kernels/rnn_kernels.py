@@ -5,8 +5,9 @@ on `xp` (NumPy or CuPy).
 Sigmoid is 0.5 * tanh(x / 2) + 0.5 (no overflow for any x), as the Sigmoid kernel computes
 it; the LSTM gradient recomputes tanh(c) rather than keeping it (one pass, one array less
 saved per step).  With sequence_length, a row past its length keeps its state: the forward
-pass copies the old state back over it (BlockLSTM's gates of that row read 0), the backward pass zeroes its gate gradients and
-passes dh (and dc) through; a step where every row has ended is a copy.
+pass copies the old state back over it (BlockLSTM's gates of that row read 0), the backward
+pass zeroes its gate gradients and passes dh (and dc) through; a step where every row has
+ended is a copy.
 """
 from __future__ import annotations
 

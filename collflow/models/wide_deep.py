@@ -112,16 +112,21 @@ class WideDeep:
     rank: int = 0
     size: int = 1
     dense_variables: List[Variable] = field(default_factory=list)
+    next_ids: Optional[_g.Tensor] = None  # with prefetch_routes: fed the next step's ids
 
     def feed(self, batch: Tuple[np.ndarray, np.ndarray, np.ndarray]) -> Dict[_g.Tensor, np.ndarray]:
         ids, dense, labels = batch
         return {self.ids: ids, self.dense: dense, self.labels: labels}
 
     def batches(self, steps: Optional[int] = None, start: int = 0) -> Iterator[Dict[_g.Tensor, np.ndarray]]:
-        """Feed dicts of this rank's slices of steps start, start+1, ... (forever when steps is None)."""
+        """Feed dicts of this rank's slices of steps start, start+1, ... (forever when steps is
+        None); with prefetch_routes each also feeds next_ids with the following step's ids."""
         k = start
         while steps is None or k < start + steps:
-            yield self.feed(self.data.batch(k, self.rank, self.size, self.batch_size))
+            fd = self.feed(self.data.batch(k, self.rank, self.size, self.batch_size))
+            if self.next_ids is not None:
+                fd[self.next_ids] = self.data.batch(k + 1, self.rank, self.size, self.batch_size)[0]
+            yield fd
             k += 1
 
     def variables(self) -> List[Any]:
@@ -144,12 +149,14 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
                     sparse_as_dense: bool = False, batch_size: int = 256, zipf_exponent: float = 1.1,
                     seed: int = 0, data_seed: Optional[int] = None, exact_init: Optional[bool] = None,
                     fusion_threshold_bytes: Optional[int] = None, graph: Optional[_g.Graph] = None,
-                    fuse_lookups: bool = True) -> WideDeep:
+                    fuse_lookups: bool = True, prefetch_routes: bool = False) -> WideDeep:
     """Builds wide_deep in a new graph (or `graph`) and returns its handles and data.
 
     mode: "ps" (tables sharded over the ranks of `comm`) or "allreduce" (replicated).
     fuse_lookups: in "ps" mode, the two tables' rows (and gradients) travel in one exchange
     each way (embedding_lookup_many); False looks them up one by one (for comparison).
+    prefetch_routes: in "ps" mode, the next step's route rides in this step's gradient push
+    (`next_ids`, fed by `batches()`; run with cf.train.sharded.RoutePrefetch).
     optimizer: a name ("sgd", "adam" = LazyAdamOptimizer here, "adagrad", "momentum", "rmsprop") or a cf.train
     Optimizer.  comm: the communicator (default: the process's).  sync: wrap the optimizer in
     ShardedSyncReplicasOptimizer (default: when there is more than one rank).
@@ -193,8 +200,11 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
         wide_emb = Embedding(vocab_size, 1, mode, 0.0, dt, partition_strategy, comm=comm, name="wide")
         dense_vars: List[Variable] = []
         # both tables at the same ids: in "ps" mode one route and one exchange each way for both
-        if fuse_lookups:
-            e, wide_rows = _sharded.embedding_lookup_many([deep_emb.table, wide_emb.table], ids)
+        next_ids = None
+        if prefetch_routes and mode == "ps":
+            next_ids = constant_op.placeholder(_dt.int64, (None, num_fields), name="next_ids")
+        if fuse_lookups or next_ids is not None:
+            e, wide_rows = _sharded.embedding_lookup_many([deep_emb.table, wide_emb.table], ids, next_ids=next_ids)
         else:
             e, wide_rows = deep_emb(ids), wide_emb(ids)
         with g.name_scope("deep"):
@@ -235,4 +245,4 @@ def build_wide_deep(vocab_size: int = 100_000, embedding_dim: int = 16, mode: st
     data = ClickData(vocab_size, num_fields, num_dense, zipf_exponent, seed if data_seed is None else data_seed,
                      npdt)
     return WideDeep(g, mode, ids, dense, labels, logits, loss, train_op, init, bcast, gstep, deep_emb.table,
-                    wide_emb.table, opt, data, int(batch_size), comm.rank, comm.size, dense_vars)
+                    wide_emb.table, opt, data, int(batch_size), comm.rank, comm.size, dense_vars, next_ids)

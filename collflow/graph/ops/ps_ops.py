@@ -41,7 +41,7 @@ partitioning, so tables partitioned alike share one PSRoute for the same ids.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -57,6 +57,20 @@ from .op_util import make_op
 __all__: List[str] = []
 
 PS_OP_TYPES = ("PSRoute", "PSGather", "PSPush", "PSGatherN", "PSPushN", "PSCheckLayout")
+
+# graph collection of RoutePair: a prefetching lookup's route tensors of this step (PSRoute's
+# outputs, fed at the next run) and the next batch's route (the PSPushN outputs to fetch)
+PS_ROUTE_PREFETCH = "ps_route_prefetch"
+
+
+class RoutePair(NamedTuple):
+    """This step's route (request_counts, served rows, served_counts, inverse), the next
+    batch's route computed during this step (the same four), and the ids / next ids they
+    route."""
+    now: Tuple[_g.Tensor, ...]
+    next: Tuple[_g.Tensor, ...]
+    ids: _g.Tensor
+    next_ids: _g.Tensor
 
 
 def _layout(op: _g.Operation) -> Any:
@@ -144,15 +158,25 @@ def _gather_n_spec(op: _g.Operation) -> list:
 def _push_n_spec(op: _g.Operation) -> list:
     lays = _layouts(op)
     k = len(lays)
-    if len(op.inputs) != k + 4:
-        raise ValueError(f"PSPushN over {k} tables takes {k + 4} inputs, got {len(op.inputs)}")
+    with_next = bool(op.attrs.get("with_next"))
+    if len(op.inputs) != k + 4 + with_next:
+        raise ValueError(f"PSPushN over {k} tables takes {k + 4 + with_next} inputs, got {len(op.inputs)}")
     grads = op.inputs[:k]
     if not grads[0].dtype.is_floating or any(g.dtype != grads[0].dtype for g in grads):
         raise ValueError(f"PSPushN pushes floating-point gradients of one dtype, got "
                          f"{[g.dtype.name for g in grads]}")
     dt = grads[0].dtype
-    return ([(dt, TensorShape([None] + list(lay.row_shape))) for lay in lays]
-            + [(_dt.int64, TensorShape([None])), (dt, TensorShape(()))])
+    out = ([(dt, TensorShape([None] + list(lay.row_shape))) for lay in lays]
+           + [(_dt.int64, TensorShape([None])), (dt, TensorShape(()))])
+    if with_next:  # the next batch's route, as PSRoute's outputs
+        nxt = op.inputs[k + 4]
+        if not nxt.dtype.is_integer:
+            raise ValueError(f"next ids must be integers, got {nxt.dtype.name}")
+        n_ids = nxt.shape.num_elements() if nxt.shape.rank is not None else None
+        n = lays[0].num_shards
+        out += [(_dt.int64, _vec(n)), (_dt.int64, TensorShape([None])), (_dt.int64, _vec(n)),
+                (_dt.int64, TensorShape([n_ids]))]
+    return out
 
 
 register_op("PSRoute", _route_spec, collective=True, ragged=True,
@@ -201,9 +225,16 @@ def _gather_n_grad(op: _g.Operation, *grads: Any) -> list:
     if not have:
         return out
     dense = [_g.convert_to_tensor(grads[i]) if isinstance(grads[i], IndexedSlices) else grads[i] for i in have]
-    pop = make_op("PSPushN", dense + [inverse, rcounts, served, scounts],
-                  {"layouts": tuple(lays[i] for i in have), "key": op.attrs["key"] + "/push"}, name="PSPushN")
-    indices = pop.outputs[len(have)]
+    next_ids = op.attrs.get("next_ids")
+    attrs = {"layouts": tuple(lays[i] for i in have), "key": op.attrs["key"] + "/push"}
+    if next_ids is not None:  # the next batch's route rides in this exchange (gather_many)
+        attrs.update(with_next=True, names=tuple(lay.name for lay in lays))
+    pop = make_op("PSPushN", dense + [inverse, rcounts, served, scounts] + ([next_ids] if next_ids is not None else []),
+                  attrs, name="PSPushN")
+    if next_ids is not None:
+        op.graph.add_to_collection(PS_ROUTE_PREFETCH, RoutePair((rcounts, served, scounts, inverse),
+                                                                tuple(pop.outputs[-4:]), _ids, next_ids))
+    indices = pop.outputs[len(have)]  # (with next ids, the next route's four follow the count)
     for j, i in enumerate(have):
         out[i] = IndexedSlices(pop.outputs[j], indices, _dense_shape(shards[i]), shards[i].shape)
     return out
@@ -229,12 +260,16 @@ def gather(shard: Any, routed: Sequence[_g.Tensor], ids: Any, layout: Any, key: 
 
 
 def gather_many(shards: Sequence[Any], routed: Sequence[_g.Tensor], ids: Any, layouts: Sequence[Any], key: str,
-                name: Optional[str] = None) -> List[_g.Tensor]:
+                name: Optional[str] = None, next_ids: Any = None) -> List[_g.Tensor]:
     """Rows of several sharded tables at the same `ids`, routed once and exchanged in one
-    Alltoallv each way (their gradients too); the tables share the partitioning and dtype."""
+    Alltoallv each way (their gradients too); the tables share the partitioning and dtype.
+    next_ids: the next batch's ids; the gradient's exchange then also carries their route
+    (PS_ROUTE_PREFETCH records which tensors to fetch and feed back)."""
     rcounts, served, scounts, inverse = routed
-    op = make_op("PSGatherN", list(shards) + [served, scounts, rcounts, inverse, ids],
-                 {"layouts": tuple(layouts), "key": key}, name=name or "PSGatherN")
+    attrs = {"layouts": tuple(layouts), "key": key}
+    if next_ids is not None:
+        attrs["next_ids"] = next_ids
+    op = make_op("PSGatherN", list(shards) + [served, scounts, rcounts, inverse, ids], attrs, name=name or "PSGatherN")
     return list(op.outputs)
 
 
@@ -263,8 +298,8 @@ def push_count(values: Any) -> Optional[_g.Tensor]:
             continue
         if t.op.type == "PSPush":
             return t.op.outputs[2]
-        if t.op.type == "PSPushN":
-            return t.op.outputs[-1]
+        if t.op.type == "PSPushN":  # tables' rows, indices, count (then, prefetching, the next route)
+            return t.op.outputs[len(t.op.attrs["layouts"]) + 1]
         if t.op.type in ("ConcatV2", "Identity"):
             stack.extend(t.op.inputs)
     return None
