@@ -391,7 +391,7 @@ def train_wide_deep(a: argparse.Namespace, comm: Any, log: Log, t_start: float,
         comm.reset_stats()  # bytes of the training steps only (not the initial broadcast)
         t0 = time.perf_counter()
         # with --ps-prefetch each run also fetches the next batch's route and feeds it back
-        pf = cf.train.sharded.RoutePrefetch(m.graph) if m.next_ids is not None else None
+        pf = cf.train.sharded.RoutePrefetch(m.graph, m.train_op) if m.next_ids is not None else None
         for k, fd in enumerate(m.batches(max(0, steps_total - start), start=start)):
             if pf is None:
                 loss, _ = sess.run([m.loss, m.train_op], fd)

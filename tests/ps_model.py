@@ -42,7 +42,7 @@ def train(m: Any, comm: Any, steps: int) -> Dict[str, Any]:
     with cf.Session(graph=m.graph, config={"comm": comm}) as s:
         s.run(m.init_op)
         s.run(m.bcast_op)
-        pf = sh.RoutePrefetch(m.graph) if m.next_ids is not None else None
+        pf = sh.RoutePrefetch(m.graph, m.train_op) if m.next_ids is not None else None
         losses = []
         for fd in m.batches(steps):
             if pf is None:

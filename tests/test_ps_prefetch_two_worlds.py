@@ -83,3 +83,50 @@ def test_route_prefetch_needs_a_prefetching_lookup_and_its_feeds(world):
         with pytest.raises(cf.errors.InvalidArgumentError, match="values of"):
             pf.update([])
     world.run(body)
+
+
+def test_a_single_table_and_a_second_gradient_build(world):
+    """One table looked up with next_ids (its own PSGatherN of one output) trains as the plain
+    lookup; a second gradient of the same lookup (here: its norm, never run in the step) adds
+    no exchange when RoutePrefetch is told the train op, nor by default (first build kept)."""
+    def body(comm):
+        def build(prefetch):
+            g = cf.Graph()
+            with g.as_default():
+                ids = cf.placeholder(cf.int64, (None,), name="ids")
+                nxt = cf.placeholder(cf.int64, (None,), name="next_ids") if prefetch else None
+                sv = sh.ShardedVariable("tab", (pm.VOCAB, 2), cf.float64, initializer=0.3, comm=comm)
+                (e,) = sh.embedding_lookup_many([sv], ids, next_ids=nxt)
+                assert e.shape.as_list() == [None, 2]
+                loss = cf.reduce_sum(e * e * cf.constant([1.0, 2.0], cf.float64))
+                opt = sh.ShardedSyncReplicasOptimizer(cf.train.AdamOptimizer(0.1), comm=comm)
+                train = opt.minimize(loss)
+                extra = cf.gradients(loss * 2.0, [sv.shard.value()]) if prefetch else None
+                init = cf.global_variables_initializer()
+            return g, ids, nxt, sv, loss, train, init, extra
+        rng = np.random.default_rng(comm.rank)
+        batches = [rng.integers(0, pm.VOCAB, size=5 + comm.rank) for _ in range(5)]
+        results = []
+        for prefetch, pick in ((False, None), (True, "train_op"), (True, "default")):
+            g, ids, nxt, sv, loss, train, init, extra = build(prefetch)
+            with cf.Session(graph=g, config={"comm": comm}) as s:
+                s.run(init)
+                pf = (sh.RoutePrefetch(g, train) if pick == "train_op" else sh.RoutePrefetch(g)) if prefetch else None
+                losses, calls = [], []
+                for k, b in enumerate(batches):
+                    fd = {ids: b}
+                    n0 = comm.stats["alltoallv_calls"]
+                    if pf is None:
+                        losses.append(s.run([loss, train], fd)[0])
+                    else:
+                        fd[nxt] = batches[k + 1] if k + 1 < len(batches) else b
+                        out = s.run([loss, train] + pf.fetches, pf.feed(fd))
+                        pf.update(out[2:])
+                        losses.append(out[0])
+                    calls.append(comm.stats["alltoallv_calls"] - n0)
+                results.append((losses, s.run(sv.shard.value()), calls))
+        for losses, table, calls in results[1:]:
+            np.testing.assert_array_equal(losses, results[0][0])
+            np.testing.assert_array_equal(table, results[0][1])
+            assert calls == [3, 2, 2, 2, 2]
+    world.run(body)

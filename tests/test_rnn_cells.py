@@ -817,8 +817,8 @@ def test_static_rnn_with_a_fused_cell_gives_the_unrolled_answer(bidirectional, l
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("options", [{}, {"use_peephole": True, "cell_clip": 0.3}, {"cell_clip": -1.0}],
-                         ids=["plain", "peephole-clip", "no-clip"])
+@pytest.mark.parametrize("options", [{}, {"use_peephole": True, "cell_clip": 0.3}, {"cell_clip": -1.0},
+                                     {"cell_clip": 0.0}], ids=["plain", "peephole-clip", "no-clip", "zero-clip"])
 @pytest.mark.parametrize("lengths", [None, [4, 0, 2]], ids=["full", "lengths"])
 def test_contrib_lstm_block_fused_cell_is_dynamic_rnns_lstm(lengths, options):
     """tf.contrib.rnn.LSTMBlockFusedCell: time-major inputs (a tensor or a list of steps), TF's
@@ -869,6 +869,8 @@ def test_contrib_lstm_block_fused_cell_is_dynamic_rnns_lstm(lengths, options):
             s.run(init)
             s.run(assign)
             results.append(s.run([out, st.c, st.h] + grads, {x: xv}))
+    if options.get("cell_clip") == 0.0:  # TF's block kernels clip only when cell_clip > 0
+        assert np.abs(results[0][1]).max() > 0.5  # (a clip at 0 would leave c all zero)
     if "cell_clip" in options and options["cell_clip"] > 0:  # the clip bites (c0 is large) but
         c_end = results[0][1][[r for r, n in enumerate(lengths or [4] * 3) if n]]  # not in no step
         assert np.isclose(np.abs(c_end).max(), options["cell_clip"], rtol=0, atol=1e-15)

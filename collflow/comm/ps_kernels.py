@@ -176,10 +176,11 @@ def _gather_n(op: Any, ctx: KernelContext) -> Any:
             rows[:, edges[i]:edges[i + 1]] = s.host(s.xp.take(shard, dev_served, axis=0)).reshape(-1, widths[i])
         lead = tuple(ids.shape)
 
-        def finish(res: Any) -> tuple:
+        def finish(res: Any) -> Any:
             vals = np.take(res[0], inverse, axis=0)
-            return tuple(s.dev(np.ascontiguousarray(vals[:, edges[i]:edges[i + 1]]).reshape(
+            out = tuple(s.dev(np.ascontiguousarray(vals[:, edges[i]:edges[i + 1]]).reshape(
                 lead + tuple(lays[i].row_shape))) for i in range(k))
+            return out if k > 1 else out[0]  # an op of one output returns its value, not a tuple
         return s.then(comm.alltoallv_async(rows, served_counts, request_counts, name=key), finish)
     return run
 
@@ -268,6 +269,7 @@ def _push_n(op: Any, ctx: KernelContext) -> Any:
 
     with_next = bool(op.attrs.get("with_next"))
     names = ", ".join(repr(n) for n in op.attrs.get("names", tuple(lay.name for lay in lays)))
+    names += " (routing the next step's ids, fed as next_ids)"
     fits = _routable(s)
 
     def run(*args: Any) -> Any:

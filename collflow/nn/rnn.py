@@ -336,7 +336,7 @@ class LSTMBlockFusedCell(LSTMCell):
     def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
                  use_peephole: bool = False, reuse: Any = None, dtype: Any = None, name: Optional[str] = "lstm_fused_cell",
                  **kwargs: Any):
-        if cell_clip is not None and float(cell_clip) < 0:  # TF's block ops take -1 for "no clipping"
+        if cell_clip is not None and float(cell_clip) <= 0:  # TF's block kernels clip only when > 0 (-1: none)
             cell_clip = None
         super().__init__(num_units, use_peepholes=use_peephole, cell_clip=cell_clip, forget_bias=forget_bias,
                          reuse=reuse, name=name, dtype=dtype, **kwargs)

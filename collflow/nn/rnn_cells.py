@@ -21,6 +21,7 @@ cell's `initializer` overrides both; biases start at zero, a GRU's gates bias at
 from __future__ import annotations
 
 import contextlib
+import numbers
 import re
 import zlib
 from typing import Any, Callable, Iterator, NamedTuple, Optional, Tuple
@@ -455,7 +456,7 @@ class LSTMCell(RNNCell):
         repeats; peepholes, cell_clip, num_proj and proj_clip inside it too), or None when this
         cell's options need the per-step loop (another activation, a clip that is no number >= 0)."""
         def plain(v: Any) -> bool:
-            return v is None or (isinstance(v, (int, float)) and v >= 0)
+            return v is None or (isinstance(v, numbers.Real) and v >= 0)
         if self._activation is not _nn.tanh or not plain(self._cell_clip) or not plain(self._proj_clip):
             return None
         peep = (self._w_i_diag, self._w_f_diag, self._w_o_diag) if self._use_peepholes else None
@@ -498,7 +499,7 @@ class LSTMBlockCell(LSTMCell):
     def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
                  use_peephole: bool = False, dtype: Any = None, reuse: Any = None, name: Optional[str] = "lstm_cell",
                  **kwargs: Any):
-        if cell_clip is not None and float(cell_clip) < 0:  # TF's block ops take -1 for "no clipping"
+        if cell_clip is not None and float(cell_clip) <= 0:  # TF's block kernels clip only when > 0 (-1: none)
             cell_clip = None
         super().__init__(num_units, use_peepholes=use_peephole, cell_clip=cell_clip, forget_bias=forget_bias,
                          reuse=reuse, name=name, dtype=dtype, **kwargs)

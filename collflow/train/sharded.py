@@ -325,7 +325,7 @@ class RoutePrefetch:
 
         e, w = cf.train.sharded.embedding_lookup_many([deep, wide], ids, next_ids=next_ids)
         ...                                        # loss, train_op (the gradients) as usual
-        pf = cf.train.sharded.RoutePrefetch()
+        pf = cf.train.sharded.RoutePrefetch(train_op=train_op)
         for batch, following in pairs_of_batches:   # following: the next step's ids
             out = sess.run([loss, train_op] + pf.fetches, pf.feed({ids: batch, next_ids: following}))
             pf.update(out[2:])
@@ -337,12 +337,24 @@ class RoutePrefetch:
     must feed alike: the ranks' collectives follow their feeds.
     """
 
-    def __init__(self, graph: Optional[_g.Graph] = None):
+    def __init__(self, graph: Optional[_g.Graph] = None, train_op: Any = None):
+        """train_op: the op (or tensor) each run computes; only the pushes it runs carry routes
+        worth fetching (without it: the first gradient built of each lookup)."""
         g = graph if graph is not None else _g.get_default_graph()
-        self._pairs = list(g.get_collection(ps_ops.PS_ROUTE_PREFETCH))
+        pairs = list(g.get_collection(ps_ops.PS_ROUTE_PREFETCH))
+        if train_op is not None:
+            needed = _ancestors(getattr(train_op, "op", train_op))
+            pairs = [p for p in pairs if p.next[0].op in needed]
+        else:  # a second gradient of the same lookup would push (and route) again each run
+            first: Dict[int, Any] = {}
+            for p in pairs:
+                first.setdefault(id(p.now[0]), p)
+            pairs = list(first.values())
+        self._pairs = pairs
         if not self._pairs:
             raise InvalidArgumentError("RoutePrefetch: this graph has no embedding_lookup_many(..., next_ids=...) "
-                                       "whose gradient is built")
+                                       "whose gradient is built" + (" and run by train_op" if train_op is not None
+                                                                    else ""))
         self._pending: Optional[tuple] = None  # (fetched next routes, the next ids they route)
         self._asked: Optional[list] = None
 
@@ -379,6 +391,19 @@ class RoutePrefetch:
     def reset(self) -> None:
         """Forgets the kept routes: the next run routes its ids itself."""
         self._pending = self._asked = None
+
+
+def _ancestors(op: Any) -> set:
+    """The ops `op` depends on (data and control inputs), itself included."""
+    seen = {op}
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        for nxt in [t.op for t in o.inputs] + list(o.control_inputs):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
 
 
 def _ids_tensor(g: _g.Graph, ids: Any, sv: ShardedVariable, what: str) -> _g.Tensor:
