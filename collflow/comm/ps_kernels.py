@@ -316,8 +316,10 @@ def _push_and_route(s: _Setup, ctx: KernelContext, g: np.ndarray, inverse: Any, 
         for j in range(size):
             block = recv[off[j]:off[j] + rc[j]]
             cut = int(served_counts[j] + 1) * row_bytes
-            pushed.append(np.frombuffer(block[:cut].tobytes(), dtype=g.dtype))
-            routed.append(np.frombuffer(block[cut:].tobytes(), dtype=np.int64))
+            # views of the bytes (maybe unaligned; NumPy handles that): the concatenation
+            # below is the one copy
+            pushed.append(block[:cut].view(g.dtype))
+            routed.append(block[cut:].view(np.int64))
         next_served, next_served_counts = _route_received(lay, names, comm.rank, routed)
         rows = np.concatenate(pushed).reshape((-1,) + tuple(g.shape[1:]))
         out = _push_received(rows, size, served, served_counts, finish_rows)

@@ -207,12 +207,12 @@ def stepwise(a: Any, b: Any, c: Any, alpha: float = 1.0, beta: float = 1.0) -> O
     isz = c.dtype.itemsize
     pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
     sa, sc = m * k * isz, m * n * isz
-    keep = (a, b, c)  # the closure holds the arrays, so the addresses stay valid
 
     def run(i: int, j: int) -> None:
-        if not (0 <= i < steps_a and 0 <= j < steps_c) or keep is None:
+        if not (0 <= i < steps_a and 0 <= j < steps_c):
             raise IndexError(f"step ({i}, {j}) outside ({steps_a}, {steps_c})")
         fn(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, alpha, pa + i * sa, k, pb, n, beta, pc + j * sc, n)
+    run.arrays = (a, b, c)  # type: ignore[attr-defined]  # held while run lives: the addresses stay valid
     return run
 
 

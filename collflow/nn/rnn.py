@@ -41,7 +41,7 @@ from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, MultiRNNCell, ResidualWrapper
 from .rnn_cells import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMBlockCell, LSTMCell, LSTMStateTuple, RNNCell,
-                        batch_zeros, fused_form, prebuild)
+                        batch_zeros, block_cell_clip, fused_form, prebuild)
 
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
@@ -330,16 +330,14 @@ class LSTMBlockFusedCell(LSTMCell):
     LSTMCell's (gates i, j, f, o; forget_bias added to f).  With sequence_length the outputs
     past each length are zeros and the final state is each row's at its length (the initial
     state at length 0).  use_peephole adds lstm_fused_cell/w_i_diag, w_f_diag, w_o_diag
-    [units]; cell_clip >= 0 clips c to [-cell_clip, cell_clip] after each update (None or < 0,
+    [units]; cell_clip > 0 clips c to [-cell_clip, cell_clip] after each update (None, 0 or
     TF's -1: no clipping)."""
 
     def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
                  use_peephole: bool = False, reuse: Any = None, dtype: Any = None, name: Optional[str] = "lstm_fused_cell",
                  **kwargs: Any):
-        if cell_clip is not None and float(cell_clip) <= 0:  # TF's block kernels clip only when > 0 (-1: none)
-            cell_clip = None
-        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=cell_clip, forget_bias=forget_bias,
-                         reuse=reuse, name=name, dtype=dtype, **kwargs)
+        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=block_cell_clip(cell_clip),
+                         forget_bias=forget_bias, reuse=reuse, name=name, dtype=dtype, **kwargs)
 
     def __call__(self, inputs: Any, initial_state: Any = None, dtype: Any = None, sequence_length: Any = None,
                  scope: Any = None) -> Tuple[Any, Any]:  # type: ignore[override]

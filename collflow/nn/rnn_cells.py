@@ -499,10 +499,14 @@ class LSTMBlockCell(LSTMCell):
     def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip: Optional[float] = None,
                  use_peephole: bool = False, dtype: Any = None, reuse: Any = None, name: Optional[str] = "lstm_cell",
                  **kwargs: Any):
-        if cell_clip is not None and float(cell_clip) <= 0:  # TF's block kernels clip only when > 0 (-1: none)
-            cell_clip = None
-        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=cell_clip, forget_bias=forget_bias,
-                         reuse=reuse, name=name, dtype=dtype, **kwargs)
+        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=block_cell_clip(cell_clip),
+                         forget_bias=forget_bias, reuse=reuse, name=name, dtype=dtype, **kwargs)
+
+
+def block_cell_clip(cell_clip: Optional[float]) -> Optional[float]:
+    """TF's block cells' cell_clip as LSTMCell's: their kernels clip only when it is > 0 (their
+    default -1, or 0, means no clipping), where LSTMCell clips at any value given."""
+    return None if cell_clip is None or float(cell_clip) <= 0 else cell_clip
 
 
 class GRUCell(RNNCell):

@@ -48,8 +48,10 @@ def register_plan_check(fn: Callable[[Any, List[Any]], None]) -> None:
         _PLAN_CHECKS.append(fn)
 
 
-def _needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], fed: Set[Tensor],
-                resolve: Optional[Callable[[Any], Any]] = None) -> Set[Operation]:
+def needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], fed: Set[Tensor],
+               resolve: Optional[Callable[[Any], Any]] = None) -> Set[Operation]:
+    """The ops a run of `fetch_tensors` and `targets` executes: their data and control
+    inputs, transitively, stopping at fed tensors."""
     needed: Set[Operation] = set()
     stack: List[Operation] = [t.op for t in fetch_tensors if t not in fed] + list(targets)
     while stack:
@@ -119,7 +121,7 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     given_fetches = list(fetch_tensors)
     fed = set(feeds)
     real_fetches = [t for t in fetch_tensors if t is not None]
-    needed = _needed_ops(real_fetches, targets, fed)
+    needed = needed_ops(real_fetches, targets, fed)
     for op in needed:
         if op.type == "Placeholder":
             raise InvalidArgumentError(
@@ -141,12 +143,12 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         if rw:
             fetch_tensors = [rw.resolve(t) if t is not None else None for t in fetch_tensors]
             real_fetches = [t for t in fetch_tensors if t is not None]
-            needed = _needed_ops([t for t in real_fetches if not _is_folded(t)], targets, fed, rw.resolve)
+            needed = needed_ops([t for t in real_fetches if not _is_folded(t)], targets, fed, rw.resolve)
             needed |= {t.op for t in real_fetches if _is_folded(t)}
             needed |= {rw.resolve(t).op for op in list(needed) if isinstance(op, Operation)
                        for t in op.inputs if _is_folded(rw.resolve(t))}
             # what folded constants must still run after (a shape-only op's input producer)
-            needed |= _needed_ops([], [c for op in needed if not isinstance(op, Operation)
+            needed |= needed_ops([], [c for op in needed if not isinstance(op, Operation)
                                        for c in op.control_inputs], fed, rw.resolve)
     # one placer for every plan; plans with control flow then move values across devices
     # inside the kernels (placement.bridge_devices) instead of through copy nodes

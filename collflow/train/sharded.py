@@ -45,6 +45,7 @@ from ..graph.ops import array_ops, math_ops, ps_ops, random_ops
 from ..graph.ops.constant_op import constant, identity
 from ..graph.shape import TensorShape, as_shape
 from ..graph.variables import Variable
+from ..runtime.executor import needed_ops
 from .sync_replicas import SyncReplicasOptimizer
 
 __all__ = ["ShardedVariable", "RankPartitioner", "rank_partitioner", "get_variable", "embedding_lookup",
@@ -343,7 +344,7 @@ class RoutePrefetch:
         g = graph if graph is not None else _g.get_default_graph()
         pairs = list(g.get_collection(ps_ops.PS_ROUTE_PREFETCH))
         if train_op is not None:
-            needed = _ancestors(getattr(train_op, "op", train_op))
+            needed = needed_ops([], [getattr(train_op, "op", train_op)], set())
             pairs = [p for p in pairs if p.next[0].op in needed]
         else:  # a second gradient of the same lookup would push (and route) again each run
             first: Dict[int, Any] = {}
@@ -391,19 +392,6 @@ class RoutePrefetch:
     def reset(self) -> None:
         """Forgets the kept routes: the next run routes its ids itself."""
         self._pending = self._asked = None
-
-
-def _ancestors(op: Any) -> set:
-    """The ops `op` depends on (data and control inputs), itself included."""
-    seen = {op}
-    stack = [op]
-    while stack:
-        o = stack.pop()
-        for nxt in [t.op for t in o.inputs] + list(o.control_inputs):
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return seen
 
 
 def _ids_tensor(g: _g.Graph, ids: Any, sv: ShardedVariable, what: str) -> _g.Tensor:
