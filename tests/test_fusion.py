@@ -260,3 +260,63 @@ def test_fetched_gradient_is_not_fused():
         assert "MatMul+ApplyGradientDescent" not in _types(s.plan_for([gw, upd], {x: xv}))
         np.testing.assert_array_equal(gv, xv.T @ xv)
         np.testing.assert_allclose(s.run(w), np.eye(2) - 0.5 * xv.T @ xv)
+
+
+# -- conv -> ReLU -> max pool: ReLU's gradient applied at the pooled size ---------------------
+
+
+def _relu_pool_gradient(fuse, k, s, upstream_inf=False):
+    """d loss / d z for z = conv(x) + b, r = relu(z), max_pool(r): the input has a flat
+    background (ties among positive values where b > 0, among ReLU's zeros where b < 0)."""
+    rng = np.random.default_rng(k + 10 * s)
+    x = np.zeros((2, 8, 9, 1))
+    x[:, 2:6, 3:7, 0] = rng.standard_normal((2, 4, 4))
+    g = cf.Graph()
+    with g.as_default():
+        xp = cf.placeholder(cf.float64, x.shape)
+        w = cf.constant(rng.standard_normal((3, 3, 1, 2)))
+        z = cf.nn.conv2d(xp, w, [1, 1, 1, 1], "SAME") + cf.constant([0.1, -0.1], cf.float64)
+        p = cf.nn.max_pool2d(cf.nn.relu(z), k, s, "SAME")
+        up = rng.standard_normal(tuple(p.shape.as_list()))
+        if upstream_inf:
+            up[0, 0, 0, :] = np.inf
+            up[1, 1, 1, 0] = np.nan
+        (gz,) = cf.gradients(cf.reduce_sum(p * cf.constant(up)), [z])
+    with cf.Session(graph=g, config={"fuse_ops": fuse}) as sess:
+        return sess.run(gz, {xp: x}), _types(sess.plan_for(gz, {xp: x}))
+
+
+@pytest.mark.parametrize("upstream_inf", [False, True])
+@pytest.mark.parametrize("k,s", [(2, 2), (3, 3), (2, 3)])
+def test_relu_gradient_through_max_pool_fused_equals_unfused(k, s, upstream_inf):
+    got, fused = _relu_pool_gradient(True, k, s, upstream_inf)
+    want, plain = _relu_pool_gradient(False, k, s, upstream_inf)
+    assert "MaxPoolGrad+ReluGrad" in fused and "MaxPoolGrad+ReluGrad" not in plain
+    np.testing.assert_array_equal(got, want)  # bit for bit, NaN and inf where the unfused has them
+    assert (got == 0).mean() > 0.5  # most cells take no gradient: the ties really were ties
+
+
+def test_relu_gradient_through_overlapping_pool_windows_stays_unfused():
+    """Overlapping windows (stride < ksize) can route two gradients to one cell; ReLU's mask
+    at the pooled size would then round differently (sum then mask): not fused."""
+    got, fused = _relu_pool_gradient(True, 3, 2)
+    want, _ = _relu_pool_gradient(False, 3, 2)
+    assert "MaxPoolGrad+ReluGrad" not in fused
+    np.testing.assert_array_equal(got, want)
+
+
+def test_relu_gradient_of_another_tensor_than_the_pools_input_stays_unfused():
+    g = cf.Graph()
+    with g.as_default():
+        xp = cf.placeholder(cf.float64, (1, 4, 4, 1))
+        r = cf.nn.relu(xp)
+        p = cf.nn.max_pool2d(r * 2.0, 2, 2, "VALID")  # the pool reads 2r, not r
+        (gz,) = cf.gradients(cf.reduce_sum(p), [xp])
+    xv = np.arange(16.0).reshape(1, 4, 4, 1) - 8
+    with cf.Session(graph=g) as sess:
+        out = sess.run(gz, {xp: xv})
+        assert "MaxPoolGrad+ReluGrad" not in _types(sess.plan_for(gz, {xp: xv}))
+    want = np.zeros((4, 4))
+    want[1, 1] = want[1, 3] = want[3, 1] = want[3, 3] = 2.0
+    want[xv.reshape(4, 4) <= 0] = 0
+    np.testing.assert_array_equal(out.reshape(4, 4), want)

@@ -300,6 +300,50 @@ def test_max_pool_gradient_goes_to_first_maximum():
     assert _run(g, gx, {xp: x}).reshape(2, 2).tolist() == [[0.0, 1.0], [0.0, 0.0]]
 
 
+def _first_max_grad(x, g, k, s, padding):
+    """TF's MaxPoolGrad rule by loops: each window's gradient goes to its first maximum
+    (row-major), every other cell gets exactly 0 (a NaN/inf gradient is not spread)."""
+    n, h, w, c = x.shape
+    if padding == "SAME":
+        oh, ow = -(-h // s), -(-w // s)
+        pt, pl = max((oh - 1) * s + k - h, 0) // 2, max((ow - 1) * s + k - w, 0) // 2
+    else:
+        oh, ow, pt, pl = (h - k) // s + 1, (w - k) // s + 1, 0, 0
+    dx = np.zeros_like(x)
+    for b in range(n):
+        for i in range(oh):
+            for j in range(ow):
+                for ch in range(c):
+                    best = None
+                    for a in range(k):
+                        for e in range(k):
+                            r, q = i * s - pt + a, j * s - pl + e
+                            if 0 <= r < h and 0 <= q < w and (best is None or x[b, r, q, ch] > x[b, best[0], best[1], ch]):
+                                best = (r, q)
+                    dx[b, best[0], best[1], ch] += g[b, i, j, ch]
+    return dx
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+@pytest.mark.parametrize("k,s", [(2, 2), (3, 3), (3, 2), (2, 1)])
+def test_max_pool_gradient_with_ties_and_non_finite_gradients(padding, k, s):
+    """Many ties (ReLU's zeros, repeated values) go to the first maximum; an inf or NaN
+    gradient stays in its window's one cell, as in TF (the other cells are 0, not NaN)."""
+    rng = np.random.default_rng(k * 10 + s)
+    x = np.maximum(np.round(rng.standard_normal((2, 6, 7, 3))), 0.0)
+    g = cf.Graph()
+    with g.as_default():
+        xp = cf.placeholder(cf.float64, x.shape)
+        y = cf.nn.max_pool2d(xp, k, s, padding)
+        gp = cf.placeholder(cf.float64, y.shape)
+        (gx,) = cf.gradients(y, [xp], grad_ys=[gp])
+    gv = rng.standard_normal(tuple(y.shape.as_list()))
+    gv[0, 0, 0, 0], gv[1, -1, -1, 2] = np.inf, np.nan
+    got = _run(g, gx, {xp: x, gp: gv})
+    # rtol: overlapping windows add in another order; 0 stays exactly 0 (atol 0)
+    np.testing.assert_allclose(got, _first_max_grad(x, gv, k, s, padding), rtol=1e-12, atol=0)
+
+
 def test_avg_pool_same_excludes_padding_from_the_count():
     x = np.ones((1, 3, 3, 1))
     v = _eval(lambda p: cf.nn.avg_pool(p, 2, 2, "SAME"), x)

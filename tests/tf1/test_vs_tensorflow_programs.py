@@ -577,10 +577,18 @@ def while_rnn(tf, seed, steps):
     return out
 
 
-def mnist_deep(tf, seed, steps):
+def mnist_deep(tf, seed, steps, blank=False):
+    """The "Deep MNIST for experts" tutorial, smaller.  blank: digits on an empty background,
+    as MNIST's are: there every conv output is its bias, so ReLU -> max pool meets windows of
+    equal positive values (ties), whose gradient goes to the first (and the fused ReLU/pool
+    gradient runs on them)."""
     rng = np.random.RandomState(seed)
     S, N = 14, 64
     imgs = rng.rand(N * 4, S * S).astype(np.float32)
+    if blank:
+        imgs = imgs.reshape(N * 4, S, S)
+        imgs[:, :4] = imgs[:, -3:] = imgs[:, :, :3] = imgs[:, :, -4:] = 0
+        imgs = imgs.reshape(N * 4, S * S)
     labels = np.eye(10, dtype=np.float32)[rng.randint(0, 10, N * 4)]
     x, y_ = tf.placeholder(tf.float32, [None, S * S]), tf.placeholder(tf.float32, [None, 10])
 
@@ -642,6 +650,7 @@ PROGRAMS = [
     ("data_ftrl", data_ftrl, dict(steps=25, shuffle=False)),
     ("while_loop_rnn", while_rnn, dict(steps=30)),
     ("mnist_deep", mnist_deep, dict(steps=30)),
+    ("mnist_deep_blank_background", mnist_deep, dict(steps=30, blank=True)),
 ]
 
 
