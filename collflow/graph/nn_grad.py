@@ -12,6 +12,7 @@ from .registry import register_gradient as reg
 from .ops import array_ops as a
 from .ops import math_ops as m
 from .ops import nn_ops as n
+from .ops import depthwise_ops as dw
 from .ops.op_util import single
 
 # -- activations ----------------------------------------------------------------------
@@ -102,30 +103,33 @@ def _sizes_of(t: Any) -> Any:
     return a.shape(t)
 
 
-@reg("Conv2D")
-def _conv2d_grad(op: Any, g: Any) -> list:
-    x, w = op.inputs
-    kw = _conv_kw(op)
-    return [n.conv2d_backprop_input(_sizes_of(x), w, g, shape_hint=x.shape, **kw),
-            n.conv2d_backprop_filter(x, _sizes_of(w), g, shape_hint=w.shape, **kw)]
+def _register_conv_family(fwd_type: str, conv: Any, bp_input: Any, bp_filter: Any) -> None:
+    """The gradients of a convolution op and of its two backprop ops, all linear in each of
+    their two tensor inputs: conv2d's three rules, written once for conv2d and depthwise."""
+
+    @reg(fwd_type)
+    def _conv_grad(op: Any, g: Any) -> list:
+        x, w = op.inputs
+        kw = _conv_kw(op)
+        return [bp_input(_sizes_of(x), w, g, shape_hint=x.shape, **kw),
+                bp_filter(x, _sizes_of(w), g, shape_hint=w.shape, **kw)]
+
+    @reg(fwd_type + "BackpropInput")
+    def _bp_input_grad(op: Any, gg: Any) -> list:
+        _, w, dy = op.inputs
+        kw = _conv_kw(op)
+        return [None, bp_filter(gg, _sizes_of(w), dy, shape_hint=w.shape, **kw), conv(gg, w, **kw)]
+
+    @reg(fwd_type + "BackpropFilter")
+    def _bp_filter_grad(op: Any, gg: Any) -> list:
+        x, _, dy = op.inputs
+        kw = _conv_kw(op)
+        return [bp_input(_sizes_of(x), gg, dy, shape_hint=x.shape, **kw), None, conv(x, gg, **kw)]
 
 
-@reg("Conv2DBackpropInput")
-def _conv2d_bp_input_grad(op: Any, gg: Any) -> list:
-    _, w, dy = op.inputs  # linear in w and in dy
-    kw = _conv_kw(op)
-    return [None,
-            n.conv2d_backprop_filter(gg, _sizes_of(w), dy, shape_hint=w.shape, **kw),
-            n.conv2d(gg, w, **kw)]
-
-
-@reg("Conv2DBackpropFilter")
-def _conv2d_bp_filter_grad(op: Any, gg: Any) -> list:
-    x, _, dy = op.inputs  # linear in x and in dy
-    kw = _conv_kw(op)
-    return [n.conv2d_backprop_input(_sizes_of(x), gg, dy, shape_hint=x.shape, **kw),
-            None,
-            n.conv2d(x, gg, **kw)]
+_register_conv_family("Conv2D", n.conv2d, n.conv2d_backprop_input, n.conv2d_backprop_filter)
+_register_conv_family("DepthwiseConv2dNative", dw.depthwise_conv2d_native, dw.depthwise_conv2d_native_backprop_input,
+                      dw.depthwise_conv2d_native_backprop_filter)
 
 
 # -- pooling --------------------------------------------------------------------------

@@ -347,6 +347,30 @@ def _hint_hwc(op: Any) -> Optional[Tuple[int, ...]]:
     return tuple(hint.dims[1:])
 
 
+def input_dims(op: Any) -> Any:
+    """dims(sizes, dy) -> (n, h, w, c), the input shape of an op whose first input gives it
+    (the backprop-input ops, AvgPoolGrad): from the graph when it knows them (the batch from
+    dy), else from the sizes tensor."""
+    fixed = static_shape(op.inputs[0])
+    hwc = _hint_hwc(op)
+
+    def dims(sizes: Any, dy: Any) -> Tuple[int, ...]:
+        if fixed is not None:
+            return tuple(fixed)
+        if hwc is not None:
+            return (dy.shape[0],) + hwc
+        return _sizes_tuple(sizes)
+    return dims
+
+
+def filter_dims(op: Any) -> Any:
+    """dims(sizes) -> the filter shape of a backprop-filter op (its `filter_sizes`)."""
+    fixed = static_shape(op.inputs[1])
+    hint = op.attrs.get("shape_hint")
+    hint_full = tuple(hint.dims) if hint is not None and hint.is_fully_defined() else None
+    return lambda sizes: tuple(fixed or hint_full or _sizes_tuple(sizes))
+
+
 def _full_correlation(xp: Any, dy: Any, w: Any, geo: _Geometry, h: int, wd: int) -> Optional[Any]:
     """The input gradient of a stride-1, undilated convolution, as a convolution itself: dy
     padded by (k - 1 - the forward's pad) on each side, correlated with the filter turned by
@@ -370,16 +394,10 @@ def _conv2d_bp_input(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     strides, dil = op.attrs["strides"], op.attrs["dilations"]
     geometry = _geometry_cache(op)
-    fixed = static_shape(op.inputs[0])
-    hwc = _hint_hwc(op)
+    in_dims = input_dims(op)
 
     def conv2d_backprop_input(sizes: Any, w: Any, dy: Any) -> Any:
-        if fixed is not None:
-            n, h, wd, c = fixed
-        elif hwc is not None:
-            n, (h, wd, c) = dy.shape[0], hwc
-        else:
-            n, h, wd, c = _sizes_tuple(sizes)
+        n, h, wd, c = in_dims(sizes, dy)
         kh, kw, ci, co = w.shape
         _check_channels(c, ci, op, (n, h, wd, c), w.shape)
         geo = geometry(h, wd, kh, kw)
@@ -414,12 +432,10 @@ def _conv2d_bp_filter(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     strides, dil = op.attrs["strides"], op.attrs["dilations"]
     geometry = _geometry_cache(op)
-    fixed = static_shape(op.inputs[1])
-    hint = op.attrs.get("shape_hint")
-    hint_full = tuple(hint.dims) if hint is not None and hint.is_fully_defined() else None
+    f_dims = filter_dims(op)
 
     def conv2d_backprop_filter(x: Any, sizes: Any, dy: Any) -> Any:
-        kh, kw, ci, co = fixed or hint_full or _sizes_tuple(sizes)
+        kh, kw, ci, co = f_dims(sizes)
         n, h, wd, c = x.shape
         _check_channels(c, ci, op, x.shape, (kh, kw, ci, co))
         geo = geometry(h, wd, kh, kw)
@@ -604,17 +620,11 @@ def _avg_pool(op: Any, ctx: KernelContext) -> Any:
 def _avg_pool_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     kh, kw, strides, geometry = _pool_setup(op)
-    fixed = static_shape(op.inputs[0])
-    hwc = _hint_hwc(op)
+    in_dims = input_dims(op)
     counts: Dict[tuple, Any] = {}
 
     def avg_pool_grad(sizes: Any, g: Any) -> Any:
-        if fixed is not None:
-            n, h, w, c = fixed
-        elif hwc is not None:
-            n, (h, w, c) = g.shape[0], hwc
-        else:
-            n, h, w, c = _sizes_tuple(sizes)
+        n, h, w, c = in_dims(sizes, g)
         geo = geometry(h, w, kh, kw)
         if g.shape != (n, geo.oh, geo.ow, c):
             raise InvalidArgumentError(f"{op.type}: grad has shape {tuple(g.shape)}, expected "

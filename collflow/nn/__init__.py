@@ -8,6 +8,7 @@ from ..graph.ops.nn_impl import *  # noqa: F401,F403
 from ..graph.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from ..graph.ops.misc_ops import top_k, in_top_k  # noqa: F401
 from ..graph.ops.nn_extra_ops import *  # noqa: F401,F403  (relu6, elu, selu, softplus, softsign, conv2d_transpose, lrn)
+from ..graph.ops.depthwise_ops import *  # noqa: F401,F403  (depthwise, separable and atrous convolutions)
 from . import initializers, layers  # noqa: F401,E402
 from .rnn import *  # noqa: F401,F403
 from . import rnn  # noqa: F401

@@ -17,7 +17,7 @@ from ..graph.graph import GraphKeys
 from ..graph.variable_scope import variable_scope
 from . import layers as _fl
 
-__all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
+__all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "SeparableConv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
            "AveragePooling2D", "Flatten", "Dropout", "BatchNormalization"]
 
 
@@ -153,6 +153,31 @@ class Conv2D(_Conv):
     def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
                  data_format: str = "channels_last", dilation_rate: Any = (1, 1), **kwargs: Any):
         super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, **kwargs)
+
+
+class SeparableConv2D(Layer):
+    """tf.layers.SeparableConv2D over NHWC inputs (see layers.separable_conv2d)."""
+
+    _base = "separable_conv2d"
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                 data_format: str = "channels_last", dilation_rate: Any = (1, 1), depth_multiplier: int = 1,
+                 activation: Any = None, use_bias: bool = True, depthwise_initializer: Any = None,
+                 pointwise_initializer: Any = None, bias_initializer: Any = None,
+                 depthwise_regularizer: Optional[Callable] = None, pointwise_regularizer: Optional[Callable] = None,
+                 bias_regularizer: Optional[Callable] = None, trainable: bool = True, name: Optional[str] = None,
+                 **kwargs: Any):
+        super().__init__(trainable, name, **kwargs)
+        self.filters = int(filters)
+        self._cfg = _config(filters=self.filters, kernel_size=kernel_size, strides=strides, padding=padding,
+                            data_format=data_format, dilation_rate=dilation_rate, depth_multiplier=depth_multiplier,
+                            activation=activation, use_bias=use_bias, depthwise_initializer=depthwise_initializer,
+                            pointwise_initializer=pointwise_initializer, bias_initializer=bias_initializer,
+                            depthwise_regularizer=depthwise_regularizer, pointwise_regularizer=pointwise_regularizer,
+                            bias_regularizer=bias_regularizer)
+
+    def _call(self, x: Any, name: Any, reuse: Any) -> Any:
+        return _fl.separable_conv2d(x, trainable=self.trainable, name=name, reuse=reuse, **self._cfg)
 
 
 class _Pool(Layer):

@@ -25,14 +25,14 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
-from ..graph.ops import array_ops, math_ops, nn_extra_ops, nn_ops
+from ..graph.ops import array_ops, depthwise_ops, math_ops, nn_extra_ops, nn_ops
 from ..graph.ops.constant_op import identity
 from ..graph import initializers as _init
 from ..graph.variable_scope import get_variable, variable_scope
 from ..graph.variables import Variable
 from .normalization import batch_normalization  # noqa: F401  (its own module, re-exported)
 
-__all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
+__all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "separable_conv2d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
            "flatten", "dropout", "embedding",
            "batch_normalization"]
 
@@ -212,6 +212,37 @@ def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any =
             sizes.append(n * st + extra if n is not None else dyn[axis] * st + extra)
         out_shape = array_ops.stack([dyn[0], sizes[0], sizes[1], filters])
         y = nn_extra_ops.conv2d_transpose(x, kernel, out_shape, strides=[1, sh, sw, 1], padding=pad)
+        return _finish(y, bias, activation)
+
+
+def separable_conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                     data_format: str = "channels_last", dilation_rate: Any = (1, 1), depth_multiplier: int = 1,
+                     activation: Activation = None, use_bias: bool = True, depthwise_initializer: Any = None,
+                     pointwise_initializer: Any = None, bias_initializer: Any = None,
+                     depthwise_regularizer: Optional[Callable] = None,
+                     pointwise_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+                     trainable: bool = True, name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
+    """Depthwise-separable 2-D convolution layer on NHWC inputs: [n, h, w, in] -> [n, h', w', filters]
+    (each channel filtered on its own, depth_multiplier times, then a 1x1 convolution).
+
+    Variables: depthwise_kernel [kh, kw, in, depth_multiplier], pointwise_kernel [1, 1, in *
+    depth_multiplier, filters] (glorot_uniform by default), bias [filters].
+    """
+    x, filters, in_ch = _conv_input(inputs, filters, data_format, "separable_conv2d", 4, "an NHWC input of rank 4")
+    kh, kw = _pair(kernel_size, "kernel_size")
+    mult = int(depth_multiplier)
+    if mult <= 0:
+        raise ValueError(f"separable_conv2d: depth_multiplier must be positive, got {depth_multiplier}")
+    g = x.graph
+    with g.as_default(), _scope(g, name, "separable_conv2d", reuse):
+        depthwise = _make_var(g, "depthwise_kernel", [kh, kw, in_ch, mult], x.dtype, depthwise_initializer,
+                              depthwise_regularizer, trainable)
+        pointwise = _make_var(g, "pointwise_kernel", [1, 1, in_ch * mult, filters], x.dtype,
+                              pointwise_initializer, pointwise_regularizer, trainable)
+        bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
+        sh, sw = _pair(strides, "strides")
+        y = depthwise_ops.separable_conv2d(x, depthwise, pointwise, [1, sh, sw, 1], _padding(padding),
+                                           rate=_pair(dilation_rate, "dilation_rate"))
         return _finish(y, bias, activation)
 
 

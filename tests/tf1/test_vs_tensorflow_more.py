@@ -131,6 +131,21 @@ CASES = [
      [(1, 3, 3, 3), (3, 3, 2, 3)]),
     ("conv2d_transpose_tensor_shape", lambda tf, x, w: tf.nn.conv2d_transpose(
         x, w, tf.stack([tf.shape(x)[0], 5, 5, 2]), [1, 2, 2, 1], "SAME"), [(2, 3, 3, 3), (2, 2, 2, 3)]),
+    # depthwise, separable and atrous convolutions (MobileNet, Xception, DeepLab)
+    ("depthwise_same_stride2", lambda tf, x, w: tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "SAME"),
+     [(2, 7, 6, 3), (3, 3, 3, 2)]),
+    ("depthwise_valid_rate", lambda tf, x, w: tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID", rate=[2, 2]),
+     [(1, 8, 7, 2), (3, 2, 2, 1)]),
+    ("depthwise_native", lambda tf, x, w: tf.nn.depthwise_conv2d_native(x, w, [1, 1, 1, 1], "SAME"),
+     [(2, 5, 5, 4), (2, 2, 4, 3)]),
+    ("separable_same", lambda tf, x, dw, pw: tf.nn.separable_conv2d(x, dw, pw, [1, 2, 2, 1], "SAME"),
+     [(2, 6, 6, 3), (3, 3, 3, 2), (1, 1, 6, 4)]),
+    ("separable_rate", lambda tf, x, dw, pw: tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "SAME", rate=[2, 2]),
+     [(1, 7, 7, 2), (3, 3, 2, 1), (1, 1, 2, 3)]),
+    ("atrous_conv2d", lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 2, "SAME"), [(2, 7, 7, 2), (3, 3, 2, 3)]),
+    ("atrous_conv2d_valid", lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 3, "VALID"), [(1, 9, 8, 2), (2, 2, 2, 3)]),
+    ("atrous_conv2d_transpose", lambda tf, x, w: tf.nn.atrous_conv2d_transpose(x, w, [2, 6, 6, 2], 2, "SAME"),
+     [(2, 6, 6, 3), (3, 3, 2, 3)]),
     # images
     ("resize_bilinear_up", lambda tf, a: tf.image.resize_bilinear(a, [5, 7]), [(2, 3, 4, 2)]),
     ("resize_bilinear_down", lambda tf, a: tf.image.resize_bilinear(a, [2, 3]), [(1, 5, 7, 1)]),

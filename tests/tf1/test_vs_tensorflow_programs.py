@@ -635,6 +635,50 @@ def mnist_deep(tf, seed, steps, blank=False):
     return out
 
 
+def mobilenet(tf, seed, steps):
+    """MobileNet's building blocks: a strided conv, depthwise + pointwise blocks written with
+    tf.nn.depthwise_conv2d (one with a channel multiplier, one atrous) and batch norm, a
+    tf.layers.separable_conv2d, global average pooling; RMSProp (MobileNet's optimizer)."""
+    rng = np.random.RandomState(seed)
+    N, S, K = 16, 12, 4
+    X = rng.normal(size=(N * 3, S, S, 3)).astype(np.float32)
+    Y = rng.randint(0, K, size=(N * 3,)).astype(np.int64)
+    x = tf.placeholder(tf.float32, [None, S, S, 3])
+    y = tf.placeholder(tf.int64, [None])
+    training = tf.placeholder(tf.bool, [])
+
+    def block(h, name, cin, mult, cout, stride, rate=None):
+        with tf.variable_scope(name):
+            dw = tf.get_variable("depthwise", [3, 3, cin, mult])
+            pw = tf.get_variable("pointwise", [1, 1, cin * mult, cout])
+            h = tf.nn.depthwise_conv2d(h, dw, [1, stride, stride, 1], "SAME", rate=rate)
+            h = tf.nn.relu6(tf.layers.batch_normalization(h, training=training, name="bn_dw"))
+            h = tf.nn.conv2d(h, pw, [1, 1, 1, 1], "VALID")
+            return tf.nn.relu6(tf.layers.batch_normalization(h, training=training, name="bn_pw"))
+
+    h = tf.layers.conv2d(x, 8, 3, strides=2, padding="same", use_bias=False, name="stem")
+    h = tf.nn.relu6(tf.layers.batch_normalization(h, training=training, name="stem_bn"))
+    h = block(h, "block1", 8, 2, 12, 1)
+    h = block(h, "block2", 12, 1, 16, 2)
+    h = block(h, "block3", 16, 1, 16, 1, rate=[2, 2])
+    h = tf.layers.separable_conv2d(h, 20, 3, padding="same", depth_multiplier=1, activation=tf.nn.relu,
+                                   name="sep")
+    logits = tf.layers.dense(tf.reduce_mean(h, [1, 2]), K, name="logits")
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=logits)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = tf.train.RMSPropOptimizer(0.01, decay=0.9, momentum=0.9).minimize(loss)
+    out = {"losses": []}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _set_vars(tf, sess, seed, 0.4)
+        for step in range(steps):
+            i = (step % 3) * N
+            out["losses"].append(sess.run([loss, train_op], {x: X[i:i + N], y: Y[i:i + N], training: True})[0])
+        out["eval_loss"] = sess.run(loss, {x: X, y: Y, training: False})
+        out["vars"] = _values(tf, sess)
+    return out
+
+
 # (id, program, keyword arguments)
 PROGRAMS = [
     ("cifar_convnet", cifar, dict(steps=24)),
@@ -651,6 +695,7 @@ PROGRAMS = [
     ("while_loop_rnn", while_rnn, dict(steps=30)),
     ("mnist_deep", mnist_deep, dict(steps=30)),
     ("mnist_deep_blank_background", mnist_deep, dict(steps=30, blank=True)),
+    ("mobilenet_depthwise_separable", mobilenet, dict(steps=20)),
 ]
 
 
