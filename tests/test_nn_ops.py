@@ -344,6 +344,18 @@ def test_max_pool_gradient_with_ties_and_non_finite_gradients(padding, k, s):
     np.testing.assert_allclose(got, _first_max_grad(x, gv, k, s, padding), rtol=1e-12, atol=0)
 
 
+def test_max_pool_gradient_tie_next_to_a_nan_window():
+    """A NaN window (no maximum equals its NaN) beside a tied one: as many hits as windows in
+    all, yet the tie still goes to its first maximum only."""
+    x = np.array([[np.nan, 1.0, 2.0, 2.0], [0.0, 0.0, 1.0, 0.0]]).reshape(1, 2, 4, 1)
+    g = cf.Graph()
+    with g.as_default():
+        xp = cf.placeholder(cf.float64, x.shape)
+        (gx,) = cf.gradients(cf.nn.max_pool2d(xp, 2, 2, "VALID"), [xp])
+    got = _run(g, gx, {xp: x}).reshape(2, 4)
+    assert got[:, 2:].tolist() == [[1.0, 0.0], [0.0, 0.0]]
+
+
 def test_avg_pool_same_excludes_padding_from_the_count():
     x = np.ones((1, 3, 3, 1))
     v = _eval(lambda p: cf.nn.avg_pool(p, 2, 2, "SAME"), x)
