@@ -38,6 +38,7 @@ from .runtime.executor import CancellationToken  # noqa: F401
 from .runtime.tracing import RunOptions, RunMetadata, Timeline  # noqa: F401
 from .runtime.config import ConfigProto, GPUOptions  # noqa: F401
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
+from .nn import space_to_depth, depth_to_space  # noqa: F401,E402  (TF1 has them at the top level too)
 from . import summary  # noqa: F401,E402
 from .summary import Summary, SessionLog, Event, HistogramProto  # noqa: F401,E402  (tf.Summary, ...)
 from .platform import tf_logging as logging, flags, app  # noqa: F401,E402  (tf.logging, tf.flags, tf.app)
