@@ -12,8 +12,8 @@ from . import errors  # noqa: F401
 from .graph.graph import (Graph, Operation, Tensor, GraphKeys, get_default_graph,  # noqa: F401
                           reset_default_graph, name_scope, device, control_dependencies, init_scope,
                           convert_to_tensor, add_to_collection, get_collection, get_collection_ref,
-                          add_to_collections)
-from .graph.shape import TensorShape  # noqa: F401
+                          add_to_collections, is_tensor)
+from .graph.shape import TensorShape, Dimension, dimension_value, dimension_at_index  # noqa: F401
 from .graph.ops.constant_op import *  # noqa: F401,F403
 from .graph.ops.state_ops import *  # noqa: F401,F403
 from .graph.ops.math_ops import *  # noqa: F401,F403
@@ -23,7 +23,7 @@ from .graph.ops.data_flow_ops import *  # noqa: F401,F403
 from .graph.ops.debug_ops import delay  # noqa: F401
 from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
-from .graph.gradients import gradients  # noqa: F401
+from .graph.gradients import gradients, AggregationMethod, UnconnectedGradients  # noqa: F401
 from .graph.custom_gradient import custom_gradient  # noqa: F401
 from .graph.control_flow import cond, while_loop  # noqa: F401
 from .graph.functional_ops import scan, map_fn, foldl, foldr  # noqa: F401
@@ -31,7 +31,7 @@ from .graph.ops.reverse_ops import reverse, reverse_v2, reverse_sequence  # noqa
 from .graph.variables import *  # noqa: F401,F403
 from .graph.variables import Variable  # noqa: F401
 from .graph.variable_scope import (VariableScope, variable_scope, get_variable_scope,  # noqa: F401
-                                   AUTO_REUSE, variable_op_scope)
+                                   AUTO_REUSE, variable_op_scope, no_regularizer)
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
@@ -41,7 +41,7 @@ from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .nn import space_to_depth, depth_to_space  # noqa: F401,E402  (TF1 has them at the top level too)
 from . import summary  # noqa: F401,E402
 from .summary import Summary, SessionLog, Event, HistogramProto  # noqa: F401,E402  (tf.Summary, ...)
-from .platform import tf_logging as logging, flags, app  # noqa: F401,E402  (tf.logging, tf.flags, tf.app)
+from .platform import tf_logging as logging, flags, app, gfile  # noqa: F401,E402  (tf.logging, tf.flags, tf.app, tf.gfile)
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
 from .graph.ops.misc_ops import to_float, to_double, to_int32, to_int64  # noqa: F401,E402
 from .graph.ops.clip_ops import *  # noqa: F401,F403,E402  (tf.norm, tf.global_norm, tf.clip_by_*)

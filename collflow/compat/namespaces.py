@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional
 
 import collflow as _cf
 from collflow import nn as _nn
+from collflow.platform import gfile as _gfile
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
 __all__ = ["math", "random", "linalg"]
@@ -86,3 +87,6 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "diag": _cf.matrix_diag, "diag_part": _cf.matrix_diag_part, "set_diag": _cf.matrix_set_diag,
     "tensor_diag": _cf.diag, "tensor_diag_part": _cf.diag_part,
     "transpose": _cf.matrix_transpose, "matrix_transpose": _cf.matrix_transpose})
+
+io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
+    "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv})

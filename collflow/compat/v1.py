@@ -49,13 +49,20 @@ from collflow.graph.initializers import (constant_initializer, glorot_normal_ini
                                          zeros_initializer)
 
 from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
-from collflow.compat.namespaces import linalg, math, random  # noqa: E402,F401,A004  (tf.math, tf.random, tf.linalg)
+from collflow.compat.namespaces import io, linalg, math, random  # noqa: E402,F401,A004  (tf.io, tf.math, tf.random, tf.linalg)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 
 initialize_all_variables = global_variables_initializer   # TF1's deprecated names
 initialize_local_variables = local_variables_initializer
+initialize_variables = _cf.variables_initializer
+initialize_all_tables = _cf.tables_initializer
 all_variables = global_variables
+
+# the TensorFlow API collflow implements (collflow's own version: collflow.__version__); TF1
+# programs print it or compare it with "1.x"
+VERSION = __version__ = "1.15.0"
+GIT_VERSION = f"collflow-{_cf.__version__}"
 
 
 def __getattr__(name: str) -> Any:

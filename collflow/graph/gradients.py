@@ -74,13 +74,54 @@ def _differentiable_dtype(t: _g.Tensor) -> bool:
     return t.dtype.is_floating or t.dtype == _dt.resource
 
 
+class AggregationMethod:
+    """tf.AggregationMethod: how contributions to one gradient are summed.  Every method
+    gives the sum (collflow adds them with one AddN, or concatenates IndexedSlices)."""
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+class UnconnectedGradients:
+    """tf.UnconnectedGradients: what gradients() gives for an x that ys do not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+
+
 def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
-              stop_gradients: Any = None) -> List[GradLike]:
-    """d(sum ys)/d(xs): one entry per x (None where x does not affect ys).
+              colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
+              aggregation_method: Any = None, stop_gradients: Any = None,
+              unconnected_gradients: Any = UnconnectedGradients.NONE) -> List[GradLike]:
+    """d(sum ys)/d(xs): one entry per x (None where x does not affect ys), TF1's signature.
 
     ys: Tensor or list; xs: Tensors or Variables; grad_ys: initial gradients (default ones).
-    stop_gradients: tensors treated as constants.
+    stop_gradients: tensors treated as constants.  unconnected_gradients="zero" gives zeros
+    (of x's shape) instead of None.  colocate_gradients_with_ops (gradient ops on their
+    forward op's device: what collflow's placer does anyway), gate_gradients (a barrier
+    before the gradients are used: values are the same without one) and aggregation_method
+    (every method sums) are accepted for TF1's programs and change nothing.
     """
+    if aggregation_method not in (None, AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_TREE,
+                                  AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
+        raise InvalidArgumentError(f"gradients: invalid aggregation_method {aggregation_method!r}")
+    mode = getattr(unconnected_gradients, "value", unconnected_gradients)
+    if mode not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
+        raise InvalidArgumentError(f"gradients: unconnected_gradients must be 'none' or 'zero', got "
+                                   f"{unconnected_gradients!r}")
+    out = _gradients(ys, xs, grad_ys, name, stop_gradients)
+    if mode == UnconnectedGradients.ZERO and any(gr is None for gr in out):
+        xs_l = [_as_source(x) for x in _as_list(xs)]
+        from .ops import array_ops
+        with xs_l[0].graph.as_default():
+            # zeros of a static shape need no value of x (TF's zeros_like does the same)
+            out = [gr if gr is not None else
+                   array_ops.zeros(x.shape.as_list(), x.dtype) if x.dtype.is_floating and x.shape.is_fully_defined()
+                   else _zeros_for(x) for gr, x in zip(out, xs_l)]
+    return out
+
+
+def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -> List[GradLike]:
     ys_l = [_g.convert_to_tensor(y) if not isinstance(y, _g.Tensor) else y for y in _as_list(ys)]
     xs_l = [_as_source(x) for x in _as_list(xs)]
     gys = _as_list(grad_ys) if grad_ys is not None else [None] * len(ys_l)

@@ -25,7 +25,7 @@ from .shape import TensorShape, as_shape
 __all__ = [
     "Graph", "Operation", "Tensor", "get_default_graph", "reset_default_graph", "name_scope",
     "device", "control_dependencies", "convert_to_tensor", "register_tensor_conversion",
-    "add_to_collection", "get_collection", "GraphKeys", "canonical_device",
+    "add_to_collection", "get_collection", "GraphKeys", "canonical_device", "is_tensor",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,6 +64,9 @@ class GraphKeys:
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     MODEL_VARIABLES = "model_variables"
     METRIC_VARIABLES = "metric_variables"
+    TABLE_INITIALIZERS = "table_initializer"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
     # collflow: (broadcast op, training step ops) records: a Session runs the broadcast of rank
     # 0's variables before its first run of such a step, unless a broadcast already ran
     REPLICA_SYNC = "replica_sync"
@@ -652,6 +655,15 @@ _CONVERTERS: List[Tuple[type, Callable]] = []
 def register_tensor_conversion(cls: type, fn: Callable) -> None:
     """fn(value, dtype) -> Tensor for values of class `cls` (Variables, IndexedSlices)."""
     _CONVERTERS.append((cls, fn))
+
+
+def is_tensor(x: Any) -> bool:
+    """Whether x is a graph value: a Tensor, IndexedSlices or Variable (tf.is_tensor), not a
+    Python or NumPy value."""
+    if isinstance(x, Tensor):
+        return True
+    from .indexed_slices import IndexedSlices
+    return isinstance(x, IndexedSlices) or isinstance(getattr(x, "handle", None), Tensor)
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,

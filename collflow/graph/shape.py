@@ -8,9 +8,57 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
-__all__ = ["TensorShape", "as_shape", "unknown_shape", "broadcast_static"]
+__all__ = ["TensorShape", "as_shape", "unknown_shape", "broadcast_static", "Dimension", "dimension_value",
+           "dimension_at_index"]
 
 Dim = Optional[int]
+
+
+class Dimension(int):
+    """A known size as TensorFlow 1.x's `shape[i]` gives it: an int (arithmetic, comparisons,
+    indexing and hashing as one) that also has TF1's `.value`, so `x.get_shape()[1].value`
+    works.  `shape[i]` of an unknown size is None (TF2's rule, which collflow's own code
+    relies on), so `.value` of an unknown size is the one TF1 idiom that still fails;
+    `dimension_value(shape[i])` serves both.  `Dimension(None)` is an UnknownDimension."""
+
+    def __new__(cls, value: Any) -> Any:
+        if value is None or isinstance(value, UnknownDimension):
+            return UnknownDimension()
+        v = value.value if isinstance(value, Dimension) else int(value)
+        if v < 0:
+            raise ValueError(f"Dimension {v} must be >= 0")
+        return super().__new__(cls, v)
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
+class UnknownDimension:
+    """TF1's Dimension(None): value None."""
+
+    value = None
+
+    def __repr__(self) -> str:
+        return "Dimension(None)"
+
+    def __eq__(self, other: object) -> Any:
+        return None if other is None or isinstance(other, (int, UnknownDimension)) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def dimension_value(dimension: Any) -> Optional[int]:
+    """The int (or None) of a dimension: a Dimension, an int or None (tf.dimension_value)."""
+    if dimension is None or isinstance(dimension, UnknownDimension):
+        return None
+    return int(dimension)
+
+
+def dimension_at_index(shape: Any, index: int) -> Any:
+    """as_shape(shape)[index] (tf.dimension_at_index); a Dimension(None) where unknown."""
+    d = as_shape(shape)[index]
+    return UnknownDimension() if d is None else d
 
 
 class TensorShape:
@@ -104,7 +152,8 @@ class TensorShape:
             return None if isinstance(i, int) else TensorShape(None)
         if isinstance(i, slice):
             return TensorShape(self.dims[i])
-        return self.dims[i]
+        d = self.dims[i]
+        return None if d is None else Dimension(d)
 
     def __eq__(self, other: object) -> bool:
         try:

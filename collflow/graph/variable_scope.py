@@ -36,7 +36,13 @@ from .shape import as_shape
 from .variables import Variable
 
 __all__ = ["VariableScope", "variable_scope", "get_variable_scope", "get_variable", "AUTO_REUSE",
-           "variable_op_scope"]
+           "variable_op_scope", "no_regularizer"]
+
+
+def no_regularizer(_: Any) -> None:
+    """A regularizer that adds nothing (tf.no_regularizer: turns off a scope's regularizer for
+    one variable)."""
+    return None
 
 
 class _ReuseMode:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from contextlib import nullcontext as _nullcontext
 from typing import Any, Callable, List, Optional, Sequence, Union
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from . import graph as _g
@@ -15,7 +17,8 @@ from .shape import TensorShape, as_shape
 
 __all__ = ["Variable", "global_variables", "trainable_variables", "local_variables", "model_variables",
            "moving_average_variables",
-           "global_variables_initializer", "variables_initializer", "local_variables_initializer"]
+           "global_variables_initializer", "variables_initializer", "local_variables_initializer",
+           "tables_initializer", "report_uninitialized_variables", "assert_variables_initialized"]
 
 
 class Variable:
@@ -252,6 +255,38 @@ def global_variables_initializer() -> _g.Operation:
 
 def local_variables_initializer() -> _g.Operation:
     return variables_initializer(local_variables(), name="init_local")
+
+
+def tables_initializer(name: str = "init_all_tables") -> _g.Operation:
+    """One op running the initializers in the TABLE_INITIALIZERS collection (TF1's lookup
+    tables; collflow has none of its own, so usually a no-op that TF1 programs run anyway)."""
+    return group(*_g.get_collection(GraphKeys.TABLE_INITIALIZERS), name=name)
+
+
+def report_uninitialized_variables(var_list: Optional[Sequence[Variable]] = None,
+                                   name: str = "report_uninitialized_variables") -> _g.Tensor:
+    """A 1-D string tensor: the names (op names, as TF1) of the variables of `var_list` (default:
+    global and local) not initialized when it runs."""
+    from .ops import array_ops, index_ops, math_ops
+    from .ops.constant_op import constant
+    vs = list(global_variables() + local_variables() if var_list is None else var_list)
+    flags = [state_ops.is_variable_initialized(v) for v in vs]
+    g = _g.get_default_graph()
+    with g.name_scope(name):
+        if not vs:
+            return constant(np.zeros((0,), dtype=object).astype(str), name="empty")
+        names = constant(np.array([v.op.name for v in vs]), name="names")
+        return index_ops.boolean_mask(names, math_ops.logical_not(array_ops.stack(flags)), name="uninitialized")
+
+
+def assert_variables_initialized(var_list: Optional[Sequence[Variable]] = None) -> Optional[_g.Operation]:
+    """An op that reads every variable of `var_list` (default: global and local): running it
+    raises FailedPreconditionError naming an uninitialized one, as TF1's (whose op also
+    returns the variables' ranks; this one returns nothing).  None for no variables."""
+    vs = list(global_variables() + local_variables() if var_list is None else var_list)
+    if not vs:
+        return None
+    return group(*[v.value().op for v in vs], name="assert_variables_initialized")
 
 
 def snapshot_of_handle(t: _g.Tensor) -> Optional[_g.Tensor]:

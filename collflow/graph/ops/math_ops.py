@@ -24,7 +24,7 @@ __all__ = [
     "reduce_all", "reduce_any", "reduce_logsumexp",
     "argmax", "argmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_not", "cast", "sum_to_shape_of", "squared_difference",
-    "clip_by_value",
+    "clip_by_value", "scalar_mul",
 ]
 
 # -- shape functions -------------------------------------------------------------------
@@ -356,6 +356,18 @@ def add_n(inputs: Sequence[Any], name: Optional[str] = None) -> _g.Tensor:
     if len(inputs) == 1:
         return _g.convert_to_tensor(inputs[0])
     return single("AddN", inputs, name=name or "AddN")
+
+
+def scalar_mul(scalar: Any, x: Any, name: Optional[str] = None) -> Any:
+    """scalar * x for a scalar (a Python number or a 0-d tensor); IndexedSlices stay sparse."""
+    from ..indexed_slices import IndexedSlices
+    if isinstance(x, IndexedSlices):
+        return IndexedSlices(scalar_mul(scalar, x.values, name), x.indices, x.dense_shape)
+    x = _g.convert_to_tensor(x)
+    s = scalar if isinstance(scalar, _g.Tensor) else _g.convert_to_tensor(scalar, dtype=x.dtype, graph=x.graph)
+    if s.shape.rank not in (None, 0):
+        raise InvalidArgumentError(f"scalar_mul: the scalar must be 0-d, got shape {s.shape}")
+    return multiply(s, x, name=name or "scalar_mul")
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,

@@ -1,0 +1,153 @@
+"""TF1 names real programs use beyond the ops: tf.gfile / tf.io.gfile, shape dimensions with
+`.value`, tf.gradients' full signature, the initialization helpers, tf.VERSION - each with
+TF1's documented behaviour stated."""
+import os
+
+import numpy as np
+import pytest
+
+import collflow.compat.v1 as tf
+
+
+# -- tf.gfile ----------------------------------------------------------------------------------
+
+
+def test_gfile_round_trip_and_listing(tmp_path):
+    d = str(tmp_path / "a" / "b")
+    tf.gfile.MakeDirs(d)
+    tf.gfile.MakeDirs(d)  # an existing directory is fine
+    assert tf.gfile.IsDirectory(d) and tf.gfile.Exists(d)
+    f = os.path.join(d, "x.txt")
+    with tf.gfile.GFile(f, "w") as fh:
+        fh.write("one\n")
+        fh.write(b"two\n")  # TF's GFile writes bytes too
+    with tf.gfile.GFile(f) as fh:
+        assert fh.read() == "one\ntwo\n"
+    with tf.gfile.Open(f, "rb") as fh:
+        assert fh.readline() == b"one\n"
+        assert fh.tell() == 4
+        fh.seek(0)
+        assert list(fh) == [b"one\n", b"two\n"]
+        assert fh.size() == 8
+    assert tf.gfile.FastGFile(f, "r").readlines() == ["one\n", "two\n"]
+    assert tf.gfile.ListDirectory(d) == ["x.txt"]
+    assert tf.gfile.Glob(os.path.join(d, "*.txt")) == [f]
+    st = tf.gfile.Stat(f)
+    assert st.length == 8 and not st.is_directory and st.mtime_nsec > 0
+    tf.gfile.Copy(f, f + ".bak")
+    tf.gfile.Rename(f + ".bak", f + ".old")
+    assert sorted(tf.gfile.ListDirectory(d)) == ["x.txt", "x.txt.old"]
+    walked = list(tf.gfile.Walk(str(tmp_path)))
+    assert walked[0][0] == str(tmp_path) and walked[0][1] == ["a"]
+    # tf.io.gfile: TF2's names for the same
+    assert tf.io.gfile.exists(f) and tf.io.gfile.isdir(d) and tf.io.gfile.listdir(d)
+    tf.gfile.DeleteRecursively(str(tmp_path / "a"))
+    assert not tf.gfile.Exists(d)
+
+
+def test_gfile_errors_are_tensorflows(tmp_path):
+    f = str(tmp_path / "f")
+    open(f, "w").close()
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.gfile.Remove(f + "-missing")
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.gfile.GFile(f + "-missing")
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.gfile.ListDirectory(str(tmp_path / "nope"))
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.gfile.Stat(f + "-missing")
+    with pytest.raises(tf.errors.AlreadyExistsError):
+        tf.gfile.MkDir(str(tmp_path))
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.gfile.MkDir(str(tmp_path / "no" / "parent"))
+    with pytest.raises(tf.errors.AlreadyExistsError):
+        tf.gfile.Copy(f, f)  # overwrite=False
+    with pytest.raises(tf.errors.AlreadyExistsError):
+        tf.gfile.Rename(f, f)
+    with pytest.raises(tf.errors.UnimplementedError, match="only local files"):
+        tf.gfile.Exists("gs://bucket/x")
+    with pytest.raises(ValueError, match="mode"):
+        tf.gfile.GFile(f, "x")
+
+
+# -- shapes: TF1's Dimension ---------------------------------------------------------------
+
+
+def test_known_dimensions_have_value_and_stay_ints():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3, 4])
+        d = x.get_shape()[1]
+        assert d.value == 3 and d == 3 and d + 1 == 4 and isinstance(d, int)
+        assert x.shape[-1].value * 2 == 8
+        assert np.zeros(d).shape == (3,)
+        assert x.shape[0] is None  # unknown: None (dimension_value works on both)
+        assert tf.dimension_value(x.shape[0]) is None and tf.dimension_value(x.shape[2]) == 4
+        assert tf.dimension_at_index(x.shape, 0).value is None and tf.dimension_at_index(x.shape, 1) == 3
+        assert tf.Dimension(5).value == 5 and tf.Dimension(None).value is None
+        with pytest.raises(ValueError):
+            tf.Dimension(-2)
+
+
+# -- tf.gradients' signature -------------------------------------------------------------------
+
+
+def test_gradients_takes_tf1s_keywords():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.placeholder(tf.float32, [2])
+        v = tf.Variable([1.0, 2.0])
+        loss = tf.reduce_sum(x * x)
+        gx, gy, gv = tf.gradients(loss, [x, y, v], colocate_gradients_with_ops=True, gate_gradients=True,
+                                  aggregation_method=tf.AggregationMethod.EXPERIMENTAL_ACCUMULATE_N,
+                                  unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        assert tf.gradients(loss, [y])[0] is None  # the default: None
+        with pytest.raises(tf.errors.InvalidArgumentError, match="aggregation_method"):
+            tf.gradients(loss, [x], aggregation_method=7)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="unconnected_gradients"):
+            tf.gradients(loss, [x], unconnected_gradients="nan")
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            a, b, c = s.run([gx, gy, gv], {x: [1.0, 3.0]})
+    np.testing.assert_allclose(a, [2.0, 6.0])
+    np.testing.assert_array_equal(b, [0.0, 0.0])
+    np.testing.assert_array_equal(c, [0.0, 0.0])
+
+
+# -- initialization helpers --------------------------------------------------------------------
+
+
+def test_uninitialized_reports_and_assertion():
+    with tf.Graph().as_default():
+        a = tf.Variable(1.0, name="a")
+        b = tf.get_variable("b", [2])
+        report = tf.report_uninitialized_variables()
+        check = tf.assert_variables_initialized()
+        tables = tf.tables_initializer()
+        assert tf.initialize_all_tables is tf.tables_initializer
+        with tf.Session() as s:
+            assert list(s.run(report)) == ["a", "b"]
+            s.run(tf.initialize_variables([a]))
+            assert list(s.run(report)) == ["b"]
+            with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized variable 'b'"):
+                s.run(check)
+            s.run(b.initializer)
+            s.run([check, tables])
+            assert s.run(report).shape == (0,)
+
+
+def test_small_helpers_and_version():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3])
+        assert tf.is_tensor(x) and tf.is_tensor(tf.Variable(1.0)) and not tf.is_tensor(np.ones(3))
+        emb = tf.Variable(np.ones((4, 2), np.float32))
+        (g,) = tf.gradients(tf.reduce_sum(tf.nn.embedding_lookup(emb, [1, 3])), [emb])
+        scaled = tf.scalar_mul(3.0, g)
+        assert isinstance(scaled, tf.IndexedSlices)  # stays sparse
+        with pytest.raises(tf.errors.InvalidArgumentError, match="must be 0-d"):
+            tf.scalar_mul(tf.constant([1.0, 2.0]), x)
+        assert tf.no_regularizer(x) is None
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            np.testing.assert_allclose(s.run(tf.scalar_mul(2, x), {x: [1, 2, 3]}), [2, 4, 6])
+            np.testing.assert_allclose(s.run(scaled.values), np.full((2, 2), 3.0))
+    assert tf.VERSION == tf.__version__ == "1.15.0"
