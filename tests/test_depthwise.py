@@ -136,3 +136,38 @@ def test_separable_layer_variables_reuse_and_training():
             np.testing.assert_array_equal(a, b)
             losses = [s.run([loss, train], {x: xs, y: ys})[0] for _ in range(60)]
     assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("xs,ws", [((2, 5, 5, 0), (3, 3, 0, 2)), ((2, 5, 5, 3), (3, 3, 3, 0)),
+                                   ((0, 5, 5, 3), (3, 3, 3, 2))])
+def test_depthwise_with_an_empty_dimension(xs, ws):
+    """No channels, a multiplier of 0 or an empty batch: empty outputs, zero gradients."""
+    x, w = np.ones(xs), np.ones(ws)
+    with cf.Graph().as_default():
+        xp, wp = cf.placeholder(cf.float64, xs), cf.placeholder(cf.float64, ws)
+        y = cf.nn.depthwise_conv2d(xp, wp, [1, 1, 1, 1], "SAME")
+        gx, gw = cf.gradients(cf.reduce_sum(y), [xp, wp])
+        yv, gxv, gwv = _run([y, gx, gw], {xp: x, wp: w})
+    assert yv.shape == (xs[0], 5, 5, xs[3] * ws[3])
+    assert gxv.shape == xs and not gxv.any()
+    assert gwv.shape == ws and not gwv.any()
+
+
+def test_separable_names_and_a_pointwise_filter_of_unknown_shape():
+    """The output is named as its scope (TF's "separable_conv2d:0"); a pointwise filter whose
+    size only the run knows is accepted (TF requires it to be compatible with 1x1)."""
+    x = RNG.standard_normal((1, 5, 5, 3))
+    dw = RNG.standard_normal((3, 3, 3, 2))
+    pw = RNG.standard_normal((1, 1, 6, 4))
+    with cf.Graph().as_default():
+        p = cf.placeholder(cf.float64, (None, None, None, None))
+        y = cf.nn.separable_conv2d(x, dw, p, [1, 1, 1, 1], "SAME")
+        y2 = cf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "SAME", name="sep")
+        y3 = cf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "SAME", name="sep")
+        assert (y.name, y2.name, y3.name) == ("separable_conv2d:0", "sep:0", "sep_1:0")
+        layer = cf.layers.SeparableConv2D(4, 3, name="sc")
+        layer(cf.constant(x))
+        assert (layer.depthwise_kernel.name, layer.pointwise_kernel.name) == ("sc/depthwise_kernel:0",
+                                                                              "sc/pointwise_kernel:0")
+        a, b = _run([y, y2], {p: pw})
+    np.testing.assert_allclose(a, b)

@@ -405,9 +405,18 @@ class Graph:
                 raise InvalidArgumentError(
                     f"{op_type} op: input {t.name} belongs to another graph than the one being built")
         with self._lock:
-            if name:  # a name= the caller gave (TF1 checks it; ours are valid by construction)
-                _check_node_name(self._current_scope(), name)
-            uname = self.unique_name(name or op_type)
+            if name and name.endswith("/") and len(name) > 1:
+                # a scope's own name ("sep/", as name_scope yields it) names the op exactly, as
+                # in TF1: the op a composite returns is named like the composite's scope
+                uname = name[:-1]
+                _check_node_name("", uname)
+                if uname in self._ops_by_name:
+                    raise InvalidArgumentError(f"duplicate node name {uname!r} in the graph (name={name!r})")
+                self._names_in_use[uname.lower()] = max(1, self._names_in_use.get(uname.lower(), 0))
+            else:
+                if name:  # a name= the caller gave (TF1 checks it; ours are valid by construction)
+                    _check_node_name(self._current_scope(), name)
+                uname = self.unique_name(name or op_type)
             dev = canonical_device(device) if device is not None else self._current_device()
             op = Operation(self, op_def, uname, tensors, dict(attrs or {}), dev, self._current_control_inputs())
             try:

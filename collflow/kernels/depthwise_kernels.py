@@ -88,6 +88,8 @@ def _depthwise(op: Any, ctx: KernelContext) -> Any:
         _check_channels(c, ci, op, x.shape, w.shape)
         geo = geometry(h, wd, kh, kw)
         oh, ow = geo.oh, geo.ow
+        if n * oh * ow * c * m == 0:  # nothing to compute (an empty batch, no channels)
+            return xp.zeros((n, oh, ow, c * m), dtype=x.dtype)
         xpad = _pad(xp, x, geo)
         taps = _taps(geo, kh, kw, strides, dil)
         flat = strides[1] == 1
@@ -128,6 +130,8 @@ def _depthwise_bp_input(op: Any, ctx: KernelContext) -> Any:
         geo = geometry(h, wd, kh, kw)
         oh, ow = geo.oh, geo.ow
         _check_multiplier(op, dy, (n, oh, ow, c * m))
+        if n * oh * ow * c * m == 0:  # no gradient flows (an empty batch or output, no channels)
+            return xp.zeros((n, h, wd, c), dtype=dy.dtype)
         dyp = _planes(xp, dy, m)
         taps = _taps(geo, kh, kw, strides, dil)
         dx = xp.zeros((n, h + geo.pt + geo.pb, wd + geo.pl + geo.pr, c), dtype=dy.dtype)
@@ -162,6 +166,8 @@ def _depthwise_bp_filter(op: Any, ctx: KernelContext) -> Any:
         geo = geometry(h, wd, kh, kw)
         oh, ow = geo.oh, geo.ow
         _check_multiplier(op, dy, (n, oh, ow, c * m))
+        if n * oh * ow * c * m == 0:  # sums over no pixels (or a filter with no entries)
+            return xp.zeros((kh, kw, c, m), dtype=x.dtype)
         dyp = _planes(xp, dy, m)
         xpad = _pad(xp, x, geo)
         taps = _taps(geo, kh, kw, strides, dil)

@@ -179,6 +179,14 @@ class SeparableConv2D(Layer):
     def _call(self, x: Any, name: Any, reuse: Any) -> Any:
         return _fl.separable_conv2d(x, trainable=self.trainable, name=name, reuse=reuse, **self._cfg)
 
+    @property
+    def depthwise_kernel(self) -> Any:
+        return self._var("depthwise_kernel")
+
+    @property
+    def pointwise_kernel(self) -> Any:
+        return self._var("pointwise_kernel")
+
 
 class _Pool(Layer):
     _has_vars = False

@@ -115,7 +115,7 @@ def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, s
                               graph=x.graph)
     dw = _g.convert_to_tensor(depthwise_filter, dtype=None if isinstance(depthwise_filter, _g.Tensor) else x.dtype,
                               graph=x.graph)
-    if pw.shape.rank == 4 and list(pw.shape.dims[:2]) != [1, 1]:
+    if pw.shape.rank == 4 and any(d is not None and d != 1 for d in pw.shape.dims[:2]):
         raise InvalidArgumentError(f"separable_conv2d: the pointwise filter must be [1, 1, in, out], got "
                                    f"shape {pw.shape}")
     if (pw.shape.rank == 4 and dw.shape.rank == 4 and None not in (pw.shape.dims[2], dw.shape.dims[2],
@@ -124,10 +124,11 @@ def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, s
         raise InvalidArgumentError(f"separable_conv2d: the pointwise filter ({pw.shape}) must take the depthwise "
                                    f"output's {dw.shape.dims[2] * dw.shape.dims[3]} channels (depthwise filter "
                                    f"{dw.shape})")
-    with x.graph.as_default(), x.graph.name_scope(name or "separable_conv2d"):
+    with x.graph.as_default(), x.graph.name_scope(name or "separable_conv2d") as scope:
         depth = depthwise_conv2d(x, dw, strides, padding, rate=rate, data_format=data_format,
                                  dilations=dilations, name="depthwise")
-        return _nn.conv2d(depth, pw, [1, 1, 1, 1], "VALID", name="pointwise")
+        # named as the scope ("separable_conv2d:0"), as TF names it
+        return _nn.conv2d(depth, pw, [1, 1, 1, 1], "VALID", name=scope)
 
 
 def atrous_conv2d(value: Any, filters: Any, rate: int, padding: Any, name: Optional[str] = None) -> _g.Tensor:
