@@ -63,6 +63,7 @@ from .graph.ops.check_ops import *  # noqa: F401,F403,E402  (tf.Assert, tf.asser
 from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print is last, below)
 from .graph.ops.categorical_ops import multinomial  # noqa: F401,E402
 from .graph.ops.string_ops import *  # noqa: F401,F403,E402  (tf.decode_csv, tf.string_to_number, tf.sequence_mask)
+from .graph.ops.rearrange_ops import *  # noqa: F401,F403,E402  (tf.sort, tf.argsort, tf.roll, tf.repeat)
 from . import image  # noqa: F401,E402  (tf.image)
 from .data import pipeline as _pipeline  # noqa: E402
 
