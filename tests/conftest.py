@@ -14,6 +14,13 @@ if os.environ.get("COLLFLOW_TEST_DEVICE") == "gpu":
 else:
     os.environ.setdefault("COLLFLOW_DEVICE", "/cpu:0")
 
+# TensorFlow (the differential tests' yardstick) on one thread: its threaded reductions
+# (oneDNN's filter gradients) sum in an order that varies with the machine's load, which moved
+# a 30-step float32 program's losses by 1.6e-4 relative in one run of the suite; set before any
+# test imports TensorFlow
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+
 import pytest  # noqa: E402
 import collflow as _cf  # noqa: E402  (after the environment above)
 

@@ -17,9 +17,9 @@ Dim = Optional[int]
 class Dimension(int):
     """A known size as TensorFlow 1.x's `shape[i]` gives it: an int (arithmetic, comparisons,
     indexing and hashing as one) that also has TF1's `.value`, so `x.get_shape()[1].value`
-    works.  `shape[i]` of an unknown size is None (TF2's rule, which collflow's own code
-    relies on), so `.value` of an unknown size is the one TF1 idiom that still fails;
-    `dimension_value(shape[i])` serves both.  `Dimension(None)` is an UnknownDimension."""
+    works.  An unknown size is an UnknownDimension (TF1's Dimension(None)), whose `.value`
+    is None.  `TensorShape.dims`, iteration and `as_list()` give plain ints and None (what
+    collflow's own code reads); `dimension_value(shape[i])` gives the int or None of either."""
 
     def __new__(cls, value: Any) -> Any:
         if value is None or isinstance(value, UnknownDimension):
@@ -35,17 +35,41 @@ class Dimension(int):
 
 
 class UnknownDimension:
-    """TF1's Dimension(None): value None."""
+    """TF1's Dimension(None), what `shape[i]` gives for an unknown size: `.value` is None,
+    comparisons give None and arithmetic an unknown Dimension (as TF1), int() refuses."""
 
+    __slots__ = ()
     value = None
 
     def __repr__(self) -> str:
         return "Dimension(None)"
 
-    def __eq__(self, other: object) -> Any:
-        return None if other is None or isinstance(other, (int, UnknownDimension)) else NotImplemented
+    def __str__(self) -> str:
+        return "?"
 
+    def __eq__(self, other: object) -> Any:
+        if other is None or isinstance(other, (int, UnknownDimension)):
+            return None
+        return NotImplemented
+
+    def __ne__(self, other: object) -> Any:
+        return self.__eq__(other)
+
+    __lt__ = __le__ = __gt__ = __ge__ = __ne__
     __hash__ = None  # type: ignore[assignment]
+
+    def _unknown(self, other: Any) -> "UnknownDimension":
+        if other is None or isinstance(other, (int, UnknownDimension)):
+            return UnknownDimension()
+        return NotImplemented
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
+
+    def __int__(self) -> int:
+        raise TypeError("an unknown Dimension (None) has no int value; check .value is None first")
+
+    __index__ = __int__
 
 
 def dimension_value(dimension: Any) -> Optional[int]:
@@ -72,7 +96,7 @@ class TensorShape:
         else:
             out = []
             for d in dims:
-                if d is None or (hasattr(d, "__index__") is False and d == -1):
+                if d is None or isinstance(d, UnknownDimension) or (hasattr(d, "__index__") is False and d == -1):
                     out.append(None)
                 else:
                     d = int(d)
@@ -149,11 +173,11 @@ class TensorShape:
 
     def __getitem__(self, i: Any) -> Any:
         if self.dims is None:
-            return None if isinstance(i, int) else TensorShape(None)
+            return UnknownDimension() if isinstance(i, int) else TensorShape(None)
         if isinstance(i, slice):
             return TensorShape(self.dims[i])
         d = self.dims[i]
-        return None if d is None else Dimension(d)
+        return UnknownDimension() if d is None else Dimension(d)
 
     def __eq__(self, other: object) -> bool:
         try:

@@ -80,7 +80,12 @@ def test_known_dimensions_have_value_and_stay_ints():
         assert d.value == 3 and d == 3 and d + 1 == 4 and isinstance(d, int)
         assert x.shape[-1].value * 2 == 8
         assert np.zeros(d).shape == (3,)
-        assert x.shape[0] is None  # unknown: None (dimension_value works on both)
+        u = x.shape[0]  # unknown: TF1's Dimension(None)
+        assert u.value is None and (u == 3) is None and (u + 1).value is None and str(u) == "?"
+        with pytest.raises(TypeError):
+            int(u)
+        assert tf.placeholder(tf.float32, [x.shape[0], x.shape[1]]).shape.as_list() == [None, 3]
+        assert x.shape.as_list() == [None, 3, 4] and list(x.shape)[0] is None  # plain ints and None there
         assert tf.dimension_value(x.shape[0]) is None and tf.dimension_value(x.shape[2]) == 4
         assert tf.dimension_at_index(x.shape, 0).value is None and tf.dimension_at_index(x.shape, 1) == 3
         assert tf.Dimension(5).value == 5 and tf.Dimension(None).value is None

@@ -40,7 +40,7 @@ def _shape_tensor_static(t: _g.Tensor) -> TensorShape:
         # stack([n, 3]): the constant entries are known
         vals = [_const_value(s) for s in t.op.inputs]
         return TensorShape([None if v is None else int(v) for v in vals])
-    n = t.shape[0] if t.shape.rank == 1 else None
+    n = t.shape.dims[0] if t.shape.rank == 1 else None
     return TensorShape(None if n is None else [None] * n)
 
 

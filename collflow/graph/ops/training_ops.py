@@ -97,9 +97,10 @@ def _check_apply(op: _g.Operation, n_handles: int, scalars: Sequence[str], spars
         if grad.shape.rank != shp.rank or not rows.is_compatible_with(shp[1:]):
             raise ValueError(f"gradient values of shape {grad.shape} do not fit rows of variable "
                              f"{vname!r} of shape {shp}")
-        n_idx = idx.shape[0] if idx.shape.rank == 1 else None
-        if n_idx is not None and grad.shape[0] is not None and n_idx != grad.shape[0]:
-            raise ValueError(f"{n_idx} indices for {grad.shape[0]} rows of gradient values")
+        n_idx = idx.shape.dims[0] if idx.shape.rank == 1 else None
+        n_rows = grad.shape.dims[0] if grad.shape.rank else None
+        if n_idx is not None and n_rows is not None and n_idx != n_rows:
+            raise ValueError(f"{n_idx} indices for {n_rows} rows of gradient values")
     return []
 
 
