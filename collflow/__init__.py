@@ -64,6 +64,8 @@ from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print
 from .graph.ops.categorical_ops import multinomial  # noqa: F401,E402
 from .graph.ops.string_ops import *  # noqa: F401,F403,E402  (tf.decode_csv, tf.string_to_number, tf.sequence_mask)
 from .graph.ops.rearrange_ops import *  # noqa: F401,F403,E402  (tf.sort, tf.argsort, tf.roll, tf.repeat)
+from .graph.ops.linalg_ops import (matrix_inverse, matrix_determinant, cholesky, matrix_solve,  # noqa: F401,E402
+                                  matrix_triangular_solve, matrix_band_part, cholesky_solve, trace)
 from . import image  # noqa: F401,E402  (tf.image)
 from .data import pipeline as _pipeline  # noqa: E402
 

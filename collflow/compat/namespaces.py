@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 import collflow as _cf
 from collflow import nn as _nn
 from collflow.platform import gfile as _gfile
+from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
 __all__ = ["math", "random", "linalg"]
@@ -86,7 +87,11 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "global_norm": _cf.global_norm, "l2_normalize": _nn.l2_normalize,
     "diag": _cf.matrix_diag, "diag_part": _cf.matrix_diag_part, "set_diag": _cf.matrix_set_diag,
     "tensor_diag": _cf.diag, "tensor_diag_part": _cf.diag_part,
-    "transpose": _cf.matrix_transpose, "matrix_transpose": _cf.matrix_transpose})
+    "transpose": _cf.matrix_transpose, "matrix_transpose": _cf.matrix_transpose,
+    "inv": _cf.matrix_inverse, "det": _cf.matrix_determinant, "slogdet": _la.log_matrix_determinant,
+    "logdet": _la.logdet, "cholesky": _cf.cholesky, "solve": _cf.matrix_solve,
+    "triangular_solve": _cf.matrix_triangular_solve, "band_part": _cf.matrix_band_part,
+    "cholesky_solve": _cf.cholesky_solve, "trace": _cf.trace})
 
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv})

@@ -35,6 +35,17 @@ def _ints(tf, a, scale=3.0):
     return tf.where(tf.equal(i, 0), tf.ones_like(i), i)
 
 
+
+def _spd(tf, a):
+    """a a^T + 3 I: symmetric positive definite."""
+    return tf.matmul(a, a, transpose_b=True) + 3.0 * tf.eye(a.shape.as_list()[-1], batch_shape=a.shape.as_list()[:-2])
+
+
+def _wc(tf, a):
+    """a + 4 I: well conditioned for inputs in [-2, 2)."""
+    return a + 4.0 * tf.eye(a.shape.as_list()[-1], batch_shape=a.shape.as_list()[:-2])
+
+
 _HALVES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49, 3.51]
 _SPECIAL = [np.nan, np.inf, -np.inf, 1.0]
 
@@ -188,6 +199,25 @@ CASES = [
     ("repeat_flat", lambda tf, a: tf.repeat(a, 2), [(2, 3)]),
     ("repeat_axis", lambda tf, a: tf.repeat(a, [1, 0, 3], axis=1), [(2, 3)]),
     ("repeat_axis0", lambda tf, a: tf.repeat(a, 3, axis=0), [(2, 3)]),
+    # square-matrix linear algebra (linalg_ops.py): well-conditioned and SPD inputs built in-graph
+    ("matrix_inverse", lambda tf, a: tf.matrix_inverse(_wc(tf, a)), [(3, 3)]),
+    ("matrix_inverse_adjoint_batch", lambda tf, a: tf.matrix_inverse(_wc(tf, a), adjoint=True), [(2, 3, 3)]),
+    ("matrix_determinant", lambda tf, a: tf.matrix_determinant(_wc(tf, a)), [(2, 4, 4)]),
+    ("slogdet", lambda tf, a: list(tf.linalg.slogdet(_wc(tf, a) - 6.0 * tf.eye(3))), [(3, 3)]),
+    ("cholesky", lambda tf, a: tf.cholesky(_spd(tf, a)), [(3, 3)]),
+    ("cholesky_batch", lambda tf, a: tf.linalg.cholesky(_spd(tf, a)), [(2, 4, 4)]),
+    ("logdet", lambda tf, a: tf.linalg.logdet(_spd(tf, a)), [(3, 3)]),
+    ("matrix_solve", lambda tf, a, b: tf.matrix_solve(_wc(tf, a), b), [(3, 3), (3, 2)]),
+    ("matrix_solve_adjoint", lambda tf, a, b: tf.matrix_solve(_wc(tf, a), b, adjoint=True), [(2, 3, 3), (2, 3, 4)]),
+    ("triangular_lower", lambda tf, a, b: tf.matrix_triangular_solve(_wc(tf, a), b), [(3, 3), (3, 2)]),
+    ("triangular_upper_adjoint", lambda tf, a, b: tf.matrix_triangular_solve(_wc(tf, a), b, lower=False, adjoint=True),
+     [(4, 4), (4, 2)]),
+    ("triangular_lower_adjoint_batch",
+     lambda tf, a, b: tf.linalg.triangular_solve(_wc(tf, a), b, lower=True, adjoint=True), [(2, 3, 3), (2, 3, 1)]),
+    ("band_part", lambda tf, a: [tf.matrix_band_part(a, 1, 0), tf.matrix_band_part(a, -1, 1),
+                                 tf.linalg.band_part(a, 0, -1)], [(2, 4, 5)]),
+    ("trace", lambda tf, a: tf.trace(a), [(2, 3, 4)]),
+    ("cholesky_solve", lambda tf, a, b: tf.cholesky_solve(tf.cholesky(_spd(tf, a)), b), [(3, 3), (3, 2)]),
     # images
     ("resize_bilinear_up", lambda tf, a: tf.image.resize_bilinear(a, [5, 7]), [(2, 3, 4, 2)]),
     ("resize_bilinear_down", lambda tf, a: tf.image.resize_bilinear(a, [2, 3]), [(1, 5, 7, 1)]),

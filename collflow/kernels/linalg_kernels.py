@@ -1,0 +1,156 @@
+"""Kernels of the square-matrix ops of graph/ops/linalg_ops.py, written once against `xp`
+(numpy.linalg or cupy.linalg), batches included.
+
+A singular matrix (inverse, solve) or one that is not positive definite (Cholesky) is an
+InvalidArgumentError with TF's wording, not a LinAlgError from deep inside.  NumPy has no
+triangular solve of its own: MatrixTriangularSolve solves with the triangle it reads (the
+other zeroed), which is what TF computes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .registry import KernelContext, register_kernel
+
+
+def _check_square(op: Any, a: Any) -> None:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise InvalidArgumentError(f"{op.type}: input must be square matrices [..., M, M], got shape {tuple(a.shape)}",
+                                   op)
+
+
+def _lin_alg_error(xp: Any) -> tuple:
+    errs = [np.linalg.LinAlgError]
+    err = getattr(getattr(xp, "linalg", None), "LinAlgError", None)
+    if err is not None and err not in errs:
+        errs.append(err)
+    return tuple(errs)
+
+
+def _singular_check(xp: Any, op: Any, out: Any) -> Any:
+    """CuPy does not raise for a singular matrix (it returns inf/NaN): say so as NumPy would."""
+    if xp is not np and not bool(xp.isfinite(out).all()):
+        raise InvalidArgumentError(f"{op.type}: Input is not invertible.", op)
+    return out
+
+
+@register_kernel("MatrixInverse")
+def _inverse(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    adjoint = op.attrs["adjoint"]
+    errs = _lin_alg_error(xp)
+
+    def matrix_inverse(a: Any) -> Any:
+        _check_square(op, a)
+        if adjoint:
+            a = xp.swapaxes(a, -1, -2)
+        try:
+            return _singular_check(xp, op, xp.linalg.inv(a))
+        except errs:
+            raise InvalidArgumentError(f"{op.type}: Input is not invertible.", op) from None
+    return matrix_inverse
+
+
+@register_kernel("MatrixDeterminant")
+def _det(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def matrix_determinant(a: Any) -> Any:
+        _check_square(op, a)
+        return xp.asarray(xp.linalg.det(a), dtype=a.dtype)
+    return matrix_determinant
+
+
+@register_kernel("LogMatrixDeterminant")
+def _slogdet(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def log_matrix_determinant(a: Any) -> Any:
+        _check_square(op, a)
+        sign, logabs = xp.linalg.slogdet(a)
+        return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabs, dtype=a.dtype)
+    return log_matrix_determinant
+
+
+@register_kernel("Cholesky")
+def _cholesky(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    errs = _lin_alg_error(xp)
+
+    def cholesky(a: Any) -> Any:
+        _check_square(op, a)
+        try:
+            out = xp.linalg.cholesky(a)
+        except errs:
+            out = None
+        if out is None or (xp is not np and not bool(xp.isfinite(out).all())):
+            raise InvalidArgumentError(f"{op.type}: Cholesky decomposition was not successful. The input might not "
+                                       "be valid (symmetric positive definite).", op)
+        return out
+    return cholesky
+
+
+def _check_rhs(op: Any, a: Any, b: Any) -> None:
+    _check_square(op, a)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1] or b.shape[:-2] != a.shape[:-2]:
+        raise InvalidArgumentError(f"{op.type}: matrix of shape {tuple(a.shape)} and rhs of shape {tuple(b.shape)} "
+                                   "do not fit ([..., M, M] and [..., M, K], one batch)", op)
+
+
+@register_kernel("MatrixSolve")
+def _solve(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    adjoint = op.attrs["adjoint"]
+    errs = _lin_alg_error(xp)
+
+    def matrix_solve(a: Any, b: Any) -> Any:
+        _check_rhs(op, a, b)
+        if adjoint:
+            a = xp.swapaxes(a, -1, -2)
+        try:
+            return _singular_check(xp, op, xp.linalg.solve(a, b))
+        except errs:
+            raise InvalidArgumentError(f"{op.type}: Input matrix is not invertible.", op) from None
+    return matrix_solve
+
+
+@register_kernel("MatrixTriangularSolve")
+def _triangular_solve(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    lower, adjoint = op.attrs["lower"], op.attrs["adjoint"]
+    errs = _lin_alg_error(xp)
+
+    def matrix_triangular_solve(a: Any, b: Any) -> Any:
+        _check_rhs(op, a, b)
+        t = xp.tril(a) if lower else xp.triu(a)
+        if adjoint:
+            t = xp.swapaxes(t, -1, -2)
+        try:
+            return _singular_check(xp, op, xp.linalg.solve(t, b))
+        except errs:
+            raise InvalidArgumentError(f"{op.type}: the triangular matrix is singular (a zero on its diagonal).",
+                                       op) from None
+    return matrix_triangular_solve
+
+
+@register_kernel("MatrixBandPart")
+def _band_part(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    lo, hi = op.attrs["num_lower"], op.attrs["num_upper"]
+
+    def matrix_band_part(x: Any) -> Any:
+        if x.ndim < 2:
+            raise InvalidArgumentError(f"{op.type}: input must be at least a matrix, got shape {tuple(x.shape)}", op)
+        m, n = x.shape[-2:]
+        i = xp.arange(m)[:, None]
+        j = xp.arange(n)[None, :]
+        keep = xp.ones((m, n), dtype=bool)
+        if lo >= 0:
+            keep &= (i - j) <= lo
+        if hi >= 0:
+            keep &= (j - i) <= hi
+        return xp.where(keep, x, x.dtype.type(0))
+    return matrix_band_part

@@ -1,0 +1,61 @@
+"""The square-matrix ops (graph/ops/linalg_ops.py) against numpy.linalg, and their errors.
+(Gradients: tests/gradtable_linalg.py; against TensorFlow: tests/tf1/test_vs_tensorflow_more.py.)"""
+import numpy as np
+import pytest
+
+import collflow as cf
+from collflow.compat import v1 as tf
+
+RNG = np.random.default_rng(5)
+
+
+def _run(fetches, feeds=None):
+    with cf.Session() as s:
+        return s.run(fetches, feeds)
+
+
+def test_values_match_numpy():
+    a = RNG.standard_normal((2, 4, 4)) + 4 * np.eye(4)
+    spd = a @ np.swapaxes(a, -1, -2)
+    b = RNG.standard_normal((2, 4, 3))
+    with cf.Graph().as_default():
+        sign, logabs = tf.linalg.slogdet(a)
+        got = _run([cf.matrix_inverse(a), cf.matrix_inverse(a, adjoint=True), cf.matrix_determinant(a), sign,
+                    logabs, cf.cholesky(spd), cf.matrix_solve(a, b), cf.matrix_solve(a, b, adjoint=True),
+                    cf.matrix_triangular_solve(a, b), cf.matrix_triangular_solve(a, b, lower=False, adjoint=True),
+                    cf.trace(a), cf.cholesky_solve(cf.cholesky(spd), b), tf.linalg.logdet(spd)])
+    s, la = np.linalg.slogdet(a)
+    want = [np.linalg.inv(a), np.linalg.inv(np.swapaxes(a, -1, -2)), np.linalg.det(a), s, la,
+            np.linalg.cholesky(spd), np.linalg.solve(a, b), np.linalg.solve(np.swapaxes(a, -1, -2), b),
+            np.linalg.solve(np.tril(a), b), np.linalg.solve(np.swapaxes(np.triu(a), -1, -2), b),
+            np.trace(a, axis1=-2, axis2=-1), np.linalg.solve(spd, b), np.linalg.slogdet(spd)[1]]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_band_part_keeps_tf1s_bands():
+    x = np.arange(20).reshape(4, 5)
+    with cf.Graph().as_default():
+        lower1, upper, all_ = _run([cf.matrix_band_part(x, 1, 0), cf.matrix_band_part(x, 0, -1),
+                                    cf.matrix_band_part(x, -1, -1)])
+    i, j = np.indices((4, 5))
+    np.testing.assert_array_equal(lower1, np.where((i - j <= 1) & (j <= i), x, 0))
+    np.testing.assert_array_equal(upper, np.triu(x))
+    np.testing.assert_array_equal(all_, x)
+
+
+def test_clear_errors():
+    with cf.Graph().as_default():
+        p = cf.placeholder(cf.float64, (None, None))
+        with pytest.raises(cf.InvalidArgumentError, match="not invertible"):
+            _run(cf.matrix_inverse(p), {p: np.ones((2, 2))})
+        with pytest.raises(cf.InvalidArgumentError, match="Cholesky decomposition was not successful"):
+            _run(cf.cholesky(p), {p: -np.eye(3)})
+        with pytest.raises(cf.InvalidArgumentError, match="must be square"):
+            _run(cf.matrix_determinant(p), {p: np.ones((2, 3))})
+        with pytest.raises(cf.InvalidArgumentError, match="do not fit"):
+            _run(cf.matrix_solve(p, np.ones((3, 1))), {p: np.eye(2)})
+        with pytest.raises(cf.InvalidArgumentError, match="square matrices"):
+            cf.matrix_inverse(np.ones((2, 3)))
+        with pytest.raises(cf.InvalidArgumentError, match="float32 or float64"):
+            cf.cholesky(np.eye(2, dtype=np.int32))
