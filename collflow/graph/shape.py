@@ -66,6 +66,9 @@ class UnknownDimension:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
 
+    def __bool__(self) -> bool:
+        return False  # TF1: `x.shape[0] or tf.shape(x)[0]` takes the run-time size
+
     def __int__(self) -> int:
         raise TypeError("an unknown Dimension (None) has no int value; check .value is None first")
 

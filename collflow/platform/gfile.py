@@ -112,7 +112,7 @@ class GFile:
             self._f = None
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._file())
+        return self  # the GFile itself: it keeps the file open while iterated
 
     def __next__(self) -> Any:
         return next(self._file())

@@ -156,3 +156,19 @@ def test_small_helpers_and_version():
             np.testing.assert_allclose(s.run(tf.scalar_mul(2, x), {x: [1, 2, 3]}), [2, 4, 6])
             np.testing.assert_allclose(s.run(scaled.values), np.full((2, 2), 3.0))
     assert tf.VERSION == tf.__version__ == "1.15.0"
+
+
+def test_review_fixes_roll_by_a_full_turn_gfile_iteration_unknown_dimension_falsy(tmp_path):
+    f = str(tmp_path / "t.txt")
+    with tf.gfile.GFile(f, "w") as fh:
+        fh.write("a\nb\n")
+    assert [line for line in tf.gfile.GFile(f)] == ["a\n", "b\n"]
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3])
+        assert not x.shape[0]
+        b = x.shape[0] or tf.shape(x)[0]
+        r = tf.reshape(x, [b, 3])
+        rolled = tf.roll(tf.constant([1.0, 2.0, 3.0]), 3, 0)
+        with tf.Session() as s:
+            assert s.run(r, {x: np.ones((2, 3))}).shape == (2, 3)
+            assert s.run(rolled).tolist() == [1.0, 2.0, 3.0]

@@ -19,6 +19,7 @@ from . import math_ops as _m
 from . import misc_ops as _misc
 from . import slicing_ops as _sl
 from .array_util import _const_value
+from .constant_op import identity
 
 __all__ = ["sort", "argsort", "roll", "repeat"]
 
@@ -112,7 +113,7 @@ def roll(input: Any, shift: Any, axis: Any, name: Optional[str] = None) -> _g.Te
             tail_begin = list(head)
             tail_begin[a] = n - s
             out = _a.concat([_sl.slice(out, tail_begin, [-1] * r), _sl.slice(out, head, size_tail)], a)
-        return _a.identity(out, name="Roll") if out is x else out
+        return identity(out, name="Roll") if out is x else out
 
 
 def repeat(input: Any, repeats: Any, axis: Optional[int] = None, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
