@@ -71,9 +71,11 @@ def _rows(v: Any, flat_ok: bool) -> Any:
     return v
 
 
-def _batches(xp: Any, n: int, plane: int, itemsize: int) -> list:
-    # a batch range's output plane, its scratch and its input stay in cache through the taps
-    return _chunks(xp, n, 3 * plane * itemsize)
+def _batches(xp: Any, n: int, oh: int, ow: int, c: int, dtype: Any) -> tuple:
+    """(batch ranges, scratch [largest range, oh, ow, c]): a range's output plane, its scratch
+    and its input stay in cache through the taps."""
+    ranges = _chunks(xp, n, 3 * oh * ow * c * dtype.itemsize)
+    return ranges, xp.empty((max(b - a for a, b in ranges), oh, ow, c), dtype=dtype)
 
 
 @register_kernel("DepthwiseConv2dNative")
@@ -97,8 +99,7 @@ def _depthwise(op: Any, ctx: KernelContext) -> Any:
         if not flat:
             wt = wt.reshape(kh, kw, m, 1, c)
         out = xp.empty((m, n, oh, ow, c), dtype=x.dtype)
-        ranges = _batches(xp, n, oh * ow * c, x.itemsize)
-        t = xp.empty((max(b - a for a, b in ranges), oh, ow, c), dtype=x.dtype)
+        ranges, t = _batches(xp, n, oh, ow, c, x.dtype)
         for a, b in ranges:
             tb = _rows(t[:b - a], flat)
             for mm in range(m):
@@ -137,10 +138,9 @@ def _depthwise_bp_input(op: Any, ctx: KernelContext) -> Any:
         dx = xp.zeros((n, h + geo.pt + geo.pb, wd + geo.pl + geo.pr, c), dtype=dy.dtype)
         flat = strides[1] == 1
         wt = _tiled(xp, w, kh, kw, m, ow)
-        ranges = _batches(xp, n, oh * ow * c, dy.itemsize)
-        t = xp.empty((max(b - a for a, b in ranges), oh, ow * c), dtype=dy.dtype)
+        ranges, t = _batches(xp, n, oh, ow, c, dy.dtype)
         for a, b in ranges:
-            tb = t[:b - a]
+            tb = t[:b - a].reshape(b - a, oh, ow * c)
             for i, j, rs, cs in taps:
                 d = _rows(dx[a:b, rs, cs, :], flat)
                 for mm in range(m):
@@ -174,8 +174,7 @@ def _depthwise_bp_filter(op: Any, ctx: KernelContext) -> Any:
         # per channel, one dot product over all pixels: summed along whole rows first (ow * C
         # values a row), the ow partial sums of each channel folded at the end
         acc = xp.zeros((kh, kw, m, ow * c), dtype=x.dtype)
-        ranges = _batches(xp, n, oh * ow * c, x.itemsize)
-        t = xp.empty((max(b - a for a, b in ranges), oh, ow, c), dtype=x.dtype)
+        ranges, t = _batches(xp, n, oh, ow, c, x.dtype)
         for a, b in ranges:
             tb = t[:b - a]
             for i, j, rs, cs in taps:

@@ -30,11 +30,28 @@ def _lin_alg_error(xp: Any) -> tuple:
     return tuple(errs)
 
 
-def _singular_check(xp: Any, op: Any, out: Any) -> Any:
-    """CuPy does not raise for a singular matrix (it returns inf/NaN): say so as NumPy would."""
-    if xp is not np and not bool(xp.isfinite(out).all()):
-        raise InvalidArgumentError(f"{op.type}: Input is not invertible.", op)
+def _checked(xp: Any, op: Any, errs: tuple, compute: Any, message: str) -> Any:
+    """compute(), or InvalidArgumentError(message) where it fails: NumPy raises LinAlgError,
+    CuPy returns inf/NaN instead (checked there)."""
+    try:
+        out = compute()
+    except errs:
+        out = None
+    if out is None or (xp is not np and not bool(xp.isfinite(out).all())):
+        raise InvalidArgumentError(f"{op.type}: {message}", op)
     return out
+
+
+def _band_mask(xp: Any, m: int, n: int, num_lower: int, num_upper: int) -> Any:
+    """[m, n] bools: True inside the band i - j <= num_lower, j - i <= num_upper (a negative
+    count: that whole triangle)."""
+    i, j = xp.arange(m)[:, None], xp.arange(n)[None, :]
+    keep = xp.ones((m, n), dtype=bool)
+    if num_lower >= 0:
+        keep &= (i - j) <= num_lower
+    if num_upper >= 0:
+        keep &= (j - i) <= num_upper
+    return keep
 
 
 @register_kernel("MatrixInverse")
@@ -47,10 +64,7 @@ def _inverse(op: Any, ctx: KernelContext) -> Any:
         _check_square(op, a)
         if adjoint:
             a = xp.swapaxes(a, -1, -2)
-        try:
-            return _singular_check(xp, op, xp.linalg.inv(a))
-        except errs:
-            raise InvalidArgumentError(f"{op.type}: Input is not invertible.", op) from None
+        return _checked(xp, op, errs, lambda: xp.linalg.inv(a), "Input is not invertible.")
     return matrix_inverse
 
 
@@ -82,14 +96,8 @@ def _cholesky(op: Any, ctx: KernelContext) -> Any:
 
     def cholesky(a: Any) -> Any:
         _check_square(op, a)
-        try:
-            out = xp.linalg.cholesky(a)
-        except errs:
-            out = None
-        if out is None or (xp is not np and not bool(xp.isfinite(out).all())):
-            raise InvalidArgumentError(f"{op.type}: Cholesky decomposition was not successful. The input might not "
-                                       "be valid (symmetric positive definite).", op)
-        return out
+        return _checked(xp, op, errs, lambda: xp.linalg.cholesky(a), "Cholesky decomposition was not successful. "
+                        "The input might not be valid (symmetric positive definite).")
     return cholesky
 
 
@@ -110,10 +118,7 @@ def _solve(op: Any, ctx: KernelContext) -> Any:
         _check_rhs(op, a, b)
         if adjoint:
             a = xp.swapaxes(a, -1, -2)
-        try:
-            return _singular_check(xp, op, xp.linalg.solve(a, b))
-        except errs:
-            raise InvalidArgumentError(f"{op.type}: Input matrix is not invertible.", op) from None
+        return _checked(xp, op, errs, lambda: xp.linalg.solve(a, b), "Input matrix is not invertible.")
     return matrix_solve
 
 
@@ -126,15 +131,12 @@ def _triangular_solve(op: Any, ctx: KernelContext) -> Any:
     def matrix_triangular_solve(a: Any, b: Any) -> Any:
         _check_rhs(op, a, b)
         m = a.shape[-1]
-        i, j = xp.arange(m)[:, None], xp.arange(m)[None, :]
-        t = xp.where((i >= j) if lower else (i <= j), a, a.dtype.type(0))  # batches too, on any xp
+        # the triangle by a mask: batches too, on any xp (CuPy's tril is 2-D only)
+        t = xp.where(_band_mask(xp, m, m, -1, 0) if lower else _band_mask(xp, m, m, 0, -1), a, a.dtype.type(0))
         if adjoint:
             t = xp.swapaxes(t, -1, -2)
-        try:
-            return _singular_check(xp, op, xp.linalg.solve(t, b))
-        except errs:
-            raise InvalidArgumentError(f"{op.type}: the triangular matrix is singular (a zero on its diagonal).",
-                                       op) from None
+        return _checked(xp, op, errs, lambda: xp.linalg.solve(t, b),
+                        "the triangular matrix is singular (a zero on its diagonal).")
     return matrix_triangular_solve
 
 
@@ -147,12 +149,5 @@ def _band_part(op: Any, ctx: KernelContext) -> Any:
         if x.ndim < 2:
             raise InvalidArgumentError(f"{op.type}: input must be at least a matrix, got shape {tuple(x.shape)}", op)
         m, n = x.shape[-2:]
-        i = xp.arange(m)[:, None]
-        j = xp.arange(n)[None, :]
-        keep = xp.ones((m, n), dtype=bool)
-        if lo >= 0:
-            keep &= (i - j) <= lo
-        if hi >= 0:
-            keep &= (j - i) <= hi
-        return xp.where(keep, x, x.dtype.type(0))
+        return xp.where(_band_mask(xp, m, n, lo, hi), x, x.dtype.type(0))
     return matrix_band_part

@@ -487,12 +487,19 @@ def _max_pool(op: Any, ctx: KernelContext) -> Any:
     return max_pool
 
 
-def _routed(xp: Any, hit: Any, g: Any) -> Any:
+def _finite(xp: Any, g: Any) -> bool:
+    """Whether a NumPy product may route g (every value finite: one sum says so)."""
+    return xp is np and bool(np.isfinite(np.add.reduce(g, axis=None,
+                                                       dtype=np.float32 if g.dtype.itemsize < 4 else None)))
+
+
+def _routed(xp: Any, hit: Any, g: Any, finite: bool) -> Any:
     """g where `hit`, exactly 0 elsewhere (g broadcast against hit): where TF's pooling
     gradients put a window's gradient.  A product g * hit would do, but leaves inf * 0 = NaN
     in the cells a non-finite gradient is not routed to; NumPy's product is used when every
-    gradient is finite (one sum says so), a select otherwise (3-10x slower in NumPy)."""
-    if xp is np and np.isfinite(np.add.reduce(g, axis=None, dtype=np.float32 if g.dtype.itemsize < 4 else None)):
+    gradient is finite (`_finite`, checked once per kernel call), a select otherwise (3-10x
+    slower in NumPy)."""
+    if finite:
         return np.multiply(g, hit)
     return xp.where(hit, g, g.dtype.type(0))
 
@@ -519,7 +526,7 @@ def _max_pool_grad_tiled(xp: Any, x: Any, y: Any, g: Any, kh: int, kw: int) -> A
                 xp.greater(hit, seen, out=hit)  # hit and not seen (bools)
                 if i < kh - 1 or j < kw - 1:
                     seen |= hit
-    return _routed(xp, eq, g.reshape(n, oh, 1, ow, 1, c)).reshape(n, h, w, c)
+    return _routed(xp, eq, g.reshape(n, oh, 1, ow, 1, c), _finite(xp, g)).reshape(n, h, w, c)
 
 
 def _first_max_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
@@ -547,9 +554,10 @@ def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
             return _max_pool_grad_tiled(xp, x, y, g, kh, kw)
         xpad = _pad(xp, x, geo, -np.inf)
         dx = xp.zeros(xpad.shape, dtype=g.dtype)
+        finite = _finite(xp, g)
         # each output's gradient goes to the first maximum of its window (row-major), as TF
         for rs, cs, hit in _first_max_hits(xp, xpad, y, geo, kh, kw, strides):
-            dx[:, rs, cs, :] += _routed(xp, hit, g)
+            dx[:, rs, cs, :] += _routed(xp, hit, g, finite)
         if geo.padded:
             dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w, :]
         return dx
@@ -568,9 +576,10 @@ def _max_pool_grad_grad(op: Any, ctx: KernelContext) -> Any:
         geo = geometry(h, w, kh, kw)
         xpad = _pad(xp, x, geo, -np.inf)
         ggpad = _pad(xp, gg, geo, 0)
+        finite = _finite(xp, gg)  # (the padding is zeros)
         out = xp.zeros(y.shape, dtype=gg.dtype)
         for rs, cs, hit in _first_max_hits(xp, xpad, y, geo, kh, kw, strides):
-            out += _routed(xp, hit, ggpad[:, rs, cs, :])
+            out += _routed(xp, hit, ggpad[:, rs, cs, :], finite)
         return out
     return max_pool_grad_grad
 

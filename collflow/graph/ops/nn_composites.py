@@ -134,6 +134,15 @@ def _axes(axes: Any) -> list:
     return [int(a) for a in ([axes] if isinstance(axes, (int, np.integer)) else axes)]
 
 
+def _count(x: _g.Tensor, axes: list) -> _g.Tensor:
+    """How many entries of x one reduction over `axes` covers, in x's dtype: a constant when
+    the graph knows those sizes."""
+    dims = list(x.shape.dims) if x.shape.rank is not None else None
+    if dims is not None and all(dims[a] is not None for a in axes):
+        return constant(float(np.prod([dims[a] for a in axes])), dtype=x.dtype, name="count")
+    return _m.cast(_m.reduce_prod(_sl.gather(_a.shape(x), axes)), x.dtype, name="count")
+
+
 def sufficient_statistics(x: Any, axes: Any, shift: Any = None, keep_dims: Optional[bool] = None,
                           name: Optional[str] = None, keepdims: Optional[bool] = None) -> Tuple[Any, ...]:
     """(count, sum(x - shift), sum((x - shift) ** 2), shift) over `axes`; without a shift, the
@@ -142,12 +151,7 @@ def sufficient_statistics(x: Any, axes: Any, shift: Any = None, keep_dims: Optio
     x = _t(x)
     axes = _axes(axes)
     with x.graph.as_default(), x.graph.name_scope(name or "sufficient_statistics"):
-        dims = list(x.shape.dims) if x.shape.rank is not None else None
-        if dims is not None and all(dims[a] is not None for a in axes):
-            count = constant(float(np.prod([dims[a] for a in axes])), dtype=x.dtype, name="count")
-        else:
-            shp = _a.shape(x)
-            count = _m.cast(_m.reduce_prod(_sl.gather(shp, axes)), x.dtype, name="count")
+        count = _count(x, axes)
         if shift is not None:
             shift = _like(shift, x)
             m_ss = _m.reduce_sum(_m.subtract(x, shift), axes, keepdims=keep, name="mean_ss")
@@ -244,7 +248,7 @@ def fused_batch_norm(x: Any, scale: Any, offset: Any, mean: Any = None, variance
                                            "(the batch's own are used)")
             batch_mean, batch_var = _n.moments(xf, [0, 1, 2])
             y = _ni.batch_normalization(xf, batch_mean, batch_var, offset, scale, epsilon)
-            count = sufficient_statistics(xf, [0, 1, 2])[0]
+            count = _count(xf, [0, 1, 2])
             one = constant(1.0, dtype=xf.dtype)
             unbiased = batch_var * (count / _m.maximum(count - one, one))
         else:
