@@ -12,7 +12,7 @@ import numpy as np
 
 __all__ = [
     "DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
-    "int64", "uint8", "bool_", "string", "resource", "double", "half",
+    "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "string", "resource", "double", "half",
 ]
 
 
@@ -69,6 +69,9 @@ int16 = DType("int16", np.int16)
 int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
 bool_ = DType("bool", np.bool_)
 string = DType("string", np.object_)
 # handle to a resource (variable, queue) in the Session's container; never a user array
@@ -76,7 +79,8 @@ resource = DType("resource", np.object_)
 double = float64  # TensorFlow's aliases (cf.bool is set in collflow/__init__.py)
 half = float16
 
-_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, string)}
+_BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                                 bool_, string)}
 _BY_NAME["resource"] = resource
 # TensorFlow 1.x's other names: tf.as_dtype("float") is float32, not NumPy's float64
 _BY_NAME.update({"float": float32, "double": float64, "half": float16})

@@ -49,5 +49,8 @@ CASES = [
     Case("MatrixTriangularSolve", lambda a, b: cf.matrix_triangular_solve(a, b, lower=False, adjoint=True),
          [(4, 4), (4, 2)], make_inputs=_wc_rhs((4, 4), (4, 2)), id="MatrixTriangularSolve-upper-adjoint"),
     Case("MatrixBandPart", lambda a: cf.matrix_band_part(a, 1, 0), [(2, 3, 4)]),
+    # matrix_transpose of an input whose rank the graph does not know
+    Case("MatrixTranspose", lambda a: cf.matrix_transpose(cf.placeholder_with_default(a, None)) * a[0, 0, 0],
+         [(2, 3, 4)]),
     Case("MatrixBandPart", lambda a: cf.matrix_band_part(a, -1, 2), [(4, 3)], id="MatrixBandPart-lower-all"),
 ]

@@ -535,6 +535,14 @@ def test_gather_gradient_unknown_inner_dims(graph):
     assert_same(v.dense_shape, np.array([2, 4, 5], np.int64))
 
 
+@pytest.mark.parametrize("shape,idx", [((5, 0), [1, 2, 1]), ((0, 3), []), ((4, 0, 2), [3])])
+def test_gather_gradient_densifies_empty_rows(graph, shape, idx):
+    """Zero-width rows (or no rows) give an all-zero dense gradient of the params' shape."""
+    p = cf.placeholder(cf.float32, (None,) * len(shape))
+    (gp,) = cf.gradients(cf.reduce_sum(cf.gather(p, np.array(idx, np.int32))), [p])
+    assert_same(run(cf.convert_to_tensor(gp), {p: np.zeros(shape, np.float32)}), np.zeros(shape, np.float32))
+
+
 def test_scatter_like(graph):
     u = np.arange(2 * 2 * 2 * 2, dtype=np.float32).reshape(2, 2, 2, 2)
     idx = np.array([[1, 0], [1, 1]])

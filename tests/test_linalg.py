@@ -44,6 +44,41 @@ def test_band_part_keeps_tf1s_bands():
     np.testing.assert_array_equal(all_, x)
 
 
+def test_band_part_with_counts_known_only_at_run_time():
+    """TF takes the counts as tensors: a mask built in the graph, with its gradient."""
+    x = RNG.standard_normal((2, 4, 5))
+    i, j = np.indices((4, 5))
+    with cf.Graph().as_default():
+        p = cf.placeholder(cf.float64)  # unknown rank too
+        lo, hi = cf.placeholder(cf.int64, ()), cf.placeholder(cf.int32, ())
+        b = cf.matrix_band_part(p, lo, hi)
+        (g,) = cf.gradients(cf.reduce_sum(b * 3.0), [p])
+        with cf.Session() as s:
+            for l_, h_ in [(1, 0), (-1, 2), (0, -1), (-1, -1), (0, 0)]:
+                bv, gv = s.run([b, g], {p: x, lo: l_, hi: h_})
+                keep = ((l_ < 0) | (i - j <= l_)) & ((h_ < 0) | (j - i <= h_))
+                np.testing.assert_array_equal(bv, np.where(keep, x, 0.0))
+                np.testing.assert_array_equal(gv, np.where(keep, 3.0, 0.0) + 0 * x)
+
+
+def test_gradients_through_inputs_of_unknown_rank():
+    """matrix_transpose (and so Cholesky's gradient) on a rank known only at run time."""
+    a = RNG.standard_normal((2, 3, 3))
+    with cf.Graph().as_default():
+        pu = cf.placeholder(cf.float64)
+        pk = cf.placeholder(cf.float64, a.shape)
+        outs = []
+        for p in (pu, pk):
+            spd = cf.matmul(p, cf.matrix_transpose(p)) + 3.0 * cf.eye(3, dtype=cf.float64)
+            outs += [cf.matrix_transpose(p), cf.gradients(cf.reduce_sum(cf.cholesky(spd) * a), [p])[0]]
+        tu, gu, tk, gk = _run(outs, {pu: a, pk: a})
+        with pytest.raises(cf.InvalidArgumentError, match="rank >= 2"):
+            _run(cf.matrix_transpose(pu), {pu: np.ones(3)})
+    np.testing.assert_array_equal(tu, np.swapaxes(a, -1, -2))
+    np.testing.assert_array_equal(tu, tk)
+    np.testing.assert_allclose(gu, gk, rtol=1e-12)
+
+
 def test_clear_errors():
     with cf.Graph().as_default():
         p = cf.placeholder(cf.float64, (None, None))

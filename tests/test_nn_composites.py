@@ -78,6 +78,11 @@ def test_moment_helpers():
         wm, wv = cf.nn.weighted_moments(x, [0, 1], wts, keep_dims=True)
         cv, mv, vv, dv, wmv, wvv = _run([count, mean, var, dyn_count, wm, wv], {xp: x})
     assert cv == 24 and dv == 24
+    with cf.Graph().as_default():  # negative axes over sizes known only at run time
+        xp = cf.placeholder(cf.float64, (None, None, 3))
+        xu = cf.placeholder(cf.float64)  # unknown rank too
+        counts = [cf.nn.sufficient_statistics(xp, [-3, -2])[0], cf.nn.sufficient_statistics(xu, [-1, 0])[0]]
+        assert _run(counts, {xp: x, xu: x}) == [24, 18]
     np.testing.assert_allclose(mv, x.mean((0, 1)))
     np.testing.assert_allclose(vv, x.var((0, 1)))
     wb = np.broadcast_to(wts, x.shape)

@@ -33,6 +33,25 @@ def test_sort_and_argsort_match_numpy_with_ties(axis, direction):
     np.testing.assert_array_equal(gv, want)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.uint32, np.int8])
+def test_integer_sort_takes_every_value_of_the_type(dtype):
+    """-x would overflow at the type's minimum (and for unsigned types): sort reverses the order
+    with ~x, as TF."""
+    info = np.iinfo(dtype)
+    x = np.array([[3, info.min, info.max, 0, info.min, 1]], dtype)
+    with cf.Graph().as_default():
+        xp = cf.placeholder(cf.as_dtype(dtype), (1, 6))
+        xu = cf.placeholder(cf.as_dtype(dtype))  # unknown rank: along the last axis
+        out = _run([cf.sort(xp), cf.argsort(xp), cf.sort(xp, direction="DESCENDING"), cf.sort(xu)],
+                   {xp: x, xu: x})
+    order = np.argsort(x, axis=-1, kind="stable")
+    np.testing.assert_array_equal(out[0], np.sort(x))
+    np.testing.assert_array_equal(out[1], order)
+    np.testing.assert_array_equal(out[2], np.sort(x)[:, ::-1])
+    np.testing.assert_array_equal(out[3], np.sort(x))
+    assert out[0].dtype == dtype
+
+
 def test_roll_matches_numpy_and_its_gradient_rolls_back():
     x = RNG.standard_normal((3, 4, 5))
     with cf.Graph().as_default():

@@ -14,10 +14,11 @@ from typing import Any, Dict, List, Optional
 import collflow as _cf
 from collflow import nn as _nn
 from collflow.platform import gfile as _gfile
+from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg"]
+__all__ = ["math", "random", "linalg", "io", "bitwise"]
 
 
 class _Namespace:
@@ -95,3 +96,6 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
 
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv})
+
+bitwise = _Namespace("bitwise", "tf.bitwise: bitwise ops on integer tensors.", {
+    n: getattr(_bw, n) for n in _bw.__all__})

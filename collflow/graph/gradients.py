@@ -14,6 +14,7 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, UnimplementedError
 from . import graph as _g
 from .indexed_slices import IndexedSlices
+from .shape import as_shape
 
 
 def loop_of(op: Any) -> Any:
@@ -55,6 +56,22 @@ def _zeros_for(t: _g.Tensor) -> Optional[_g.Tensor]:
         dt, shp = variable_dtype_shape(t)
         return t.graph.create_op("ZerosLikeVariable", [t], {"dtype": dt, "shape": shp}, name="zeros_like").outputs[0]
     return None
+
+
+def _unconnected_zeros(x: _g.Tensor) -> _g.Tensor:
+    """TF's zeros_like(x) for unconnected_gradients="zero", of any dtype (int xs too): zeros of
+    a static shape need no value of x, so an uninitialized variable is not read."""
+    from .ops import array_ops
+    if x.dtype == _dt.resource:
+        from .ops.state_ops import variable_dtype_shape
+        dt, shp = variable_dtype_shape(x)
+        shp = as_shape(shp)
+        if shp.is_fully_defined():
+            return array_ops.zeros(shp.as_list(), dt)
+        return x.graph.create_op("ZerosLikeVariable", [x], {"dtype": dt, "shape": shp}, name="zeros_like").outputs[0]
+    if x.shape.is_fully_defined():
+        return array_ops.zeros(x.shape.as_list(), x.dtype)
+    return array_ops.zeros_like(x)
 
 
 def used_gradient(grad: Any, t: _g.Tensor) -> Optional[_g.Tensor]:
@@ -112,12 +129,8 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     out = _gradients(ys, xs, grad_ys, name, stop_gradients)
     if mode == UnconnectedGradients.ZERO and any(gr is None for gr in out):
         xs_l = [_as_source(x) for x in _as_list(xs)]
-        from .ops import array_ops
         with xs_l[0].graph.as_default():
-            # zeros of a static shape need no value of x (TF's zeros_like does the same)
-            out = [gr if gr is not None else
-                   array_ops.zeros(x.shape.as_list(), x.dtype) if x.dtype.is_floating and x.shape.is_fully_defined()
-                   else _zeros_for(x) for gr, x in zip(out, xs_l)]
+            out = [gr if gr is not None else _unconnected_zeros(x) for gr, x in zip(out, xs_l)]
     return out
 
 

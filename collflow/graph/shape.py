@@ -33,6 +33,28 @@ class Dimension(int):
     def value(self) -> int:
         return int(self)
 
+    def __repr__(self) -> str:
+        return f"Dimension({int(self)})"
+
+    def __str__(self) -> str:  # TF1: str(Dimension(3)) == "3", as in names built with f-strings
+        return str(int(self))
+
+    __format__ = int.__format__
+
+    def is_compatible_with(self, other: Any) -> bool:
+        """True when `other` is unknown or the same size (TF1's Dimension.is_compatible_with)."""
+        o = dimension_value(other)
+        return o is None or o == int(self)
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Dimensions {self} and {dimension_value(other)} are not compatible")
+
+    def merge_with(self, other: Any) -> "Dimension":
+        """This size, when `other` is unknown or equal; ValueError otherwise."""
+        self.assert_is_compatible_with(other)
+        return self
+
 
 class UnknownDimension:
     """TF1's Dimension(None), what `shape[i]` gives for an unknown size: `.value` is None,
@@ -65,6 +87,16 @@ class UnknownDimension:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unknown
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return True
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        return None
+
+    def merge_with(self, other: Any) -> Any:
+        """`other` as a Dimension: an unknown size merges with anything."""
+        return Dimension(dimension_value(other))
 
     def __bool__(self) -> bool:
         return False  # TF1: `x.shape[0] or tf.shape(x)[0]` takes the run-time size

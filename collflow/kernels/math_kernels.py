@@ -22,7 +22,9 @@ for _t, _f in (("Add", "add"), ("Sub", "subtract"), ("Mul", "multiply"), ("Maxim
                ("LessEqual", "less_equal"), ("Greater", "greater"), ("GreaterEqual", "greater_equal"),
                ("LogicalAnd", "logical_and"), ("LogicalOr", "logical_or"), ("LogicalNot", "logical_not"),
                ("Neg", "negative"), ("Exp", "exp"), ("Log", "log"), ("Log1p", "log1p"), ("Sqrt", "sqrt"),
-               ("Square", "square"), ("Abs", "abs"), ("Sign", "sign"), ("Sin", "sin"), ("Cos", "cos")):
+               ("Square", "square"), ("Abs", "abs"), ("Sign", "sign"), ("Sin", "sin"), ("Cos", "cos"),
+               ("BitwiseAnd", "bitwise_and"), ("BitwiseOr", "bitwise_or"), ("BitwiseXor", "bitwise_xor"),
+               ("Invert", "invert"), ("LeftShift", "left_shift"), ("RightShift", "right_shift")):
     _direct(_t, _f)
 
 

@@ -39,6 +39,17 @@ def _einsum(op: Any, ctx: KernelContext) -> Any:
     return einsum
 
 
+@register_kernel("MatrixTranspose")
+def _matrix_transpose(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+
+    def matrix_transpose(x: Any) -> Any:
+        if x.ndim < 2:
+            raise InvalidArgumentError(f"matrix_transpose: needs a tensor of rank >= 2, got shape {tuple(x.shape)}", op)
+        return xp.swapaxes(x, -1, -2)  # a view
+    return matrix_transpose
+
+
 @register_kernel("Eye")
 def _eye(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp

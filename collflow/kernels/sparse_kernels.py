@@ -24,6 +24,8 @@ def _to_dense(op: Any, ctx: KernelContext) -> Any:
     def to_dense(values: Any, indices: Any, dense_shape: Any) -> Any:
         shape = tuple(int(d) for d in dense_shape)
         out = xp.zeros(shape, dtype=values.dtype)
-        scatter_add_rows(xp, out, indices.reshape(-1), values.reshape((-1,) + shape[1:]))
+        idx = indices.reshape(-1)
+        # the row count from the indices: -1 cannot be inferred for zero-width rows
+        scatter_add_rows(xp, out, idx, values.reshape((idx.shape[0],) + shape[1:]))
         return out
     return to_dense

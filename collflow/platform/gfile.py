@@ -20,8 +20,8 @@ import os
 import shutil
 from typing import IO, Any, Iterator, List, Optional, Tuple
 
-from ..errors import (AlreadyExistsError, FailedPreconditionError, NotFoundError, PermissionDeniedError,
-                      UnimplementedError, UnknownError)
+from ..errors import (AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError,
+                      PermissionDeniedError, UnimplementedError, UnknownError)
 
 __all__ = ["GFile", "FastGFile", "Open", "Exists", "IsDirectory", "ListDirectory", "MakeDirs", "MkDir", "Remove",
            "DeleteRecursively", "Rename", "Copy", "Glob", "Stat", "Walk", "FileStatistics"]
@@ -60,7 +60,7 @@ class GFile:
     def __init__(self, name: Any, mode: str = "r"):
         self.name = _path(name)
         if mode.replace("b", "").replace("+", "") not in ("r", "w", "a"):
-            raise ValueError(f"gfile.GFile: mode must be one of r, w, a (with b and/or +), got {mode!r}")
+            raise InvalidArgumentError(f"gfile.GFile: mode must be one of r, w, a (with b and/or +), got {mode!r}")
         self.mode = mode
         try:
             self._f: Optional[IO[Any]] = open(self.name, mode) if "b" in mode else \
@@ -252,6 +252,18 @@ def Walk(top: Any, in_order: bool = True) -> Iterator[Tuple[str, List[str], List
         yield d, subdirs, files
 
 
+def _walk_v2(top: Any, topdown: bool = True, onerror: Any = None) -> Iterator[Tuple[str, List[str], List[str]]]:
+    """`tf.io.gfile.walk`: as Walk, with os.walk's `topdown` and `onerror` (called with the
+    error of a directory that cannot be listed)."""
+    for d, subdirs, files in os.walk(_path(top), topdown=topdown, onerror=onerror):
+        yield d, subdirs, files
+
+
+def _join(path: Any, *paths: Any) -> str:
+    """`tf.io.gfile.join`: the parts joined with "/" (a scheme prefix such as file:// kept)."""
+    return os.path.join(os.fspath(path), *(os.fspath(p) for p in paths))
+
+
 class _IoGfile:
     """`tf.io.gfile`: the same functions under TF2's lower-case names."""
 
@@ -267,7 +279,8 @@ class _IoGfile:
     copy = staticmethod(Copy)
     glob = staticmethod(Glob)
     stat = staticmethod(Stat)
-    walk = staticmethod(Walk)
+    walk = staticmethod(_walk_v2)
+    join = staticmethod(_join)
 
 
 io_gfile = _IoGfile()

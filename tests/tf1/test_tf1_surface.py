@@ -66,8 +66,21 @@ def test_gfile_errors_are_tensorflows(tmp_path):
         tf.gfile.Rename(f, f)
     with pytest.raises(tf.errors.UnimplementedError, match="only local files"):
         tf.gfile.Exists("gs://bucket/x")
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="mode"):  # TF: InvalidArgumentError
         tf.gfile.GFile(f, "x")
+
+
+def test_io_gfile_walk_and_join(tmp_path):
+    os.makedirs(tmp_path / "a" / "b")
+    (tmp_path / "a" / "f.txt").write_text("x")
+    top = str(tmp_path)
+    down = [d for d, _, _ in tf.io.gfile.walk(top)]
+    up = [d for d, _, _ in tf.io.gfile.walk(top, topdown=False)]
+    assert down == [top, os.path.join(top, "a"), os.path.join(top, "a", "b")] and up == down[::-1]
+    assert [d for d, _, _ in tf.gfile.Walk(top, in_order=False)] == up  # TF1's name for topdown
+    errors = []
+    assert list(tf.io.gfile.walk(str(tmp_path / "missing"), onerror=errors.append)) == [] and len(errors) == 1
+    assert tf.io.gfile.join("a", "b", "c.txt") == os.path.join("a", "b", "c.txt")
 
 
 # -- shapes: TF1's Dimension ---------------------------------------------------------------
@@ -91,6 +104,15 @@ def test_known_dimensions_have_value_and_stay_ints():
         assert tf.Dimension(5).value == 5 and tf.Dimension(None).value is None
         with pytest.raises(ValueError):
             tf.Dimension(-2)
+        # TF1's Dimension methods: an unknown size is compatible with, and merges into, any
+        assert d.is_compatible_with(3) and d.is_compatible_with(u) and not d.is_compatible_with(4)
+        assert u.is_compatible_with(7) and d.merge_with(None) == 3 and d.merge_with(u).value == 3
+        assert u.merge_with(4).value == 4 and u.merge_with(u).value is None
+        with pytest.raises(ValueError, match="not compatible"):
+            d.merge_with(4)
+        with pytest.raises(ValueError, match="not compatible"):
+            d.assert_is_compatible_with(tf.Dimension(5))
+        assert repr(d) == "Dimension(3)" and str(d) == "3" and f"conv{d}" == "conv3"  # names built from dims
 
 
 # -- tf.gradients' signature -------------------------------------------------------------------
@@ -116,6 +138,22 @@ def test_gradients_takes_tf1s_keywords():
     np.testing.assert_allclose(a, [2.0, 6.0])
     np.testing.assert_array_equal(b, [0.0, 0.0])
     np.testing.assert_array_equal(c, [0.0, 0.0])
+
+
+def test_unconnected_zero_gradients_for_ints_and_unread_variables():
+    """TF: zeros_like(x) for every x, integers included (int zeros), and zeros of a variable's
+    static shape need no value of it, so they run before the variable is initialized."""
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [3])
+        v = tf.Variable([1.0, 2.0])
+        w = tf.get_variable("w", [2, 2], tf.float64)
+        gi, gv, gw = tf.gradients(tf.constant(2.0) * 3.0, [i, v, w], unconnected_gradients="zero")
+        with tf.Session() as s:  # no initializer run
+            a, b, c = s.run([gi, gv, gw], {i: [1, 2, 3]})
+    assert a.dtype == np.int32 and b.dtype == np.float32 and c.dtype == np.float64
+    np.testing.assert_array_equal(a, [0, 0, 0])
+    np.testing.assert_array_equal(b, [0.0, 0.0])
+    np.testing.assert_array_equal(c, np.zeros((2, 2)))
 
 
 # -- initialization helpers --------------------------------------------------------------------

@@ -177,6 +177,8 @@ CASES = [
     ("weighted_moments", lambda tf, a, w: list(tf.nn.weighted_moments(a, [0], w)), [(5, 3), ("pos", 5, 3)]),
     ("weighted_moments_bcast_keep",
      lambda tf, a, w: list(tf.nn.weighted_moments(a, [0, 1], w, keep_dims=True)), [(5, 3), ("pos", 5, 1)]),
+    ("weighted_moments_int_weights",
+     lambda tf, a, w: list(tf.nn.weighted_moments(a, [0], tf.cast(w * 3.0 + 1.0, tf.int32))), [(5, 3), ("pos", 5, 3)]),
     ("log_poisson", lambda tf, z, l: tf.nn.log_poisson_loss(z, l), [("pos", 3, 4), (3, 4)]),
     ("log_poisson_full", lambda tf, z, l: tf.nn.log_poisson_loss(z * 3.0 - 1.4, l, compute_full_loss=True),
      [("pos", 3, 4), (3, 4)]),
@@ -193,6 +195,22 @@ CASES = [
     ("argsort", lambda tf, a: tf.cast(tf.argsort(tf.round(a)), tf.float32) + 0 * a, [(3, 6)]),
     ("argsort_axis0_desc", lambda tf, a: tf.cast(tf.argsort(a, axis=0, direction="DESCENDING"), tf.float32) + 0 * a,
      [(5, 3)]),
+    ("sort_int32_extremes", lambda tf, a: _f(tf, tf.sort(tf.concat([_ints(tf, a), tf.constant(
+        [[-2 ** 31, 2 ** 31 - 1, 0]] * 3, tf.int32)], 1))) + 0 * tf.reduce_sum(a), [(3, 4)]),
+    ("argsort_int32_extremes", lambda tf, a: _f(tf, tf.argsort(tf.concat([_ints(tf, a), tf.constant(
+        [[2 ** 31 - 1, -2 ** 31, -2 ** 31]] * 3, tf.int32)], 1))) + 0 * tf.reduce_sum(a), [(3, 4)]),
+    ("sort_uint8", lambda tf, a: [_f(tf, tf.sort(tf.cast(a * 60.0 + 125.0, tf.uint8))),
+                                  _f(tf, tf.argsort(tf.cast(tf.round(a) + 2.0, tf.uint8), axis=0))], [(4, 5)]),
+    # tf.bitwise (bitwise_ops.py)
+    ("bitwise", lambda tf, a, b: [_f(tf, op(_ints(tf, a, 40.0), _ints(tf, b, 40.0))) for op in (
+        tf.bitwise.bitwise_and, tf.bitwise.bitwise_or, tf.bitwise.bitwise_xor)]
+     + [_f(tf, tf.bitwise.invert(_ints(tf, a, 40.0)))], [(3, 4), (4,)]),
+    ("bitwise_shifts", lambda tf, a, b: [_f(tf, tf.bitwise.left_shift(_ints(tf, a, 40.0), tf.abs(_ints(tf, b)))),
+                                         _f(tf, tf.bitwise.right_shift(_ints(tf, a, 40.0), tf.abs(_ints(tf, b))))],
+     [(3, 4), (3, 4)]),
+    ("bitwise_uint8", lambda tf, a: [_f(tf, tf.bitwise.invert(tf.cast(a * 60.0 + 125.0, tf.uint8))),
+                                     _f(tf, tf.bitwise.right_shift(tf.cast(a * 60.0 + 125.0, tf.uint8),
+                                                                   tf.constant(3, tf.uint8)))], [(3, 4)]),
     ("roll", lambda tf, a: tf.roll(a, 2, 1), [(3, 5)]),
     ("roll_multi", lambda tf, a: tf.roll(a, [1, -2, 3], [0, 1, 1]), [(3, 5, 2)]),
     ("roll_neg_axis", lambda tf, a: tf.roll(a, [7], [-1]), [(2, 4)]),

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+import numpy as np
+
 from ... import dtypes as _dt
 from .. import graph as _g
 from ..registry import register_op, register_gradient, not_differentiable
@@ -24,6 +26,9 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from . import matrix_ops as _mx
+from . import misc_ops as _misc
+from .array_util import _const_value
+from .constant_op import constant
 from .op_util import make_op, single
 
 __all__ = ["singular_values", "matrix_inverse", "matrix_determinant", "log_matrix_determinant", "cholesky",
@@ -155,11 +160,40 @@ def matrix_triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: 
                   name=name or "MatrixTriangularSolve")
 
 
-def matrix_band_part(input: Any, num_lower: int, num_upper: int, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
+def matrix_band_part(input: Any, num_lower: Any, num_upper: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
     """Each matrix with entries outside the band zeroed: kept where i - j <= num_lower and
-    j - i <= num_upper (a negative count keeps that whole triangle)."""
-    return single("MatrixBandPart", [input], {"num_lower": int(num_lower), "num_upper": int(num_upper)},
-                  name=name or "MatrixBandPart")
+    j - i <= num_upper (a negative count keeps that whole triangle).  The counts may be
+    tensors computed at run time (as TF), then the band is a mask built in the graph."""
+    lo, hi = _static_count(num_lower), _static_count(num_upper)
+    if lo is not None and hi is not None:
+        return single("MatrixBandPart", [input], {"num_lower": lo, "num_upper": hi}, name=name or "MatrixBandPart")
+    x = _g.convert_to_tensor(input)
+    with x.graph.as_default(), x.graph.name_scope(name or "MatrixBandPart"):
+        shp = _a.shape(x, out_type=_dt.int64)
+        i = _a.expand_dims(_misc.range(_dt_zero(), shp[-2], _dt_one()), 1)
+        d = i - _misc.range(_dt_zero(), shp[-1], _dt_one())          # i - j, [M, N]
+        lo_t = _m.cast(num_lower, _dt.int64)
+        hi_t = _m.cast(num_upper, _dt.int64)
+        zero = _dt_zero()
+        keep = _m.logical_and(_m.logical_or(_m.less(lo_t, zero), _m.less_equal(d, lo_t)),
+                              _m.logical_or(_m.less(hi_t, zero), _m.less_equal(-d, hi_t)))
+        return _a.where(keep, x, _a.zeros_like(x), name="band")
+
+
+def _dt_zero() -> _g.Tensor:
+    return constant(0, dtype=_dt.int64)
+
+
+def _dt_one() -> _g.Tensor:
+    return constant(1, dtype=_dt.int64)
+
+
+def _static_count(v: Any) -> Optional[int]:
+    """A band count known when the graph is built (a Python int or a constant), else None."""
+    if isinstance(v, _g.Tensor):
+        c = _const_value(v)
+        return None if c is None or np.ndim(c) != 0 else int(c)
+    return int(v)
 
 
 def trace(x: Any, name: Optional[str] = None) -> _g.Tensor:

@@ -215,7 +215,8 @@ def multiply(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
 
 # TF1's true division of integers: the operands become floats first (Python 3's int / int)
 _TRUEDIV_FLOAT = {_dt.int8: _dt.float32, _dt.uint8: _dt.float32, _dt.int16: _dt.float32,
-                  _dt.int32: _dt.float64, _dt.int64: _dt.float64}
+                  _dt.uint16: _dt.float32, _dt.int32: _dt.float64, _dt.int64: _dt.float64,
+                  _dt.uint32: _dt.float64, _dt.uint64: _dt.float64}
 
 
 def divide(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:

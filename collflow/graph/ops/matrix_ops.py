@@ -444,13 +444,25 @@ def meshgrid(*args: Any, **kwargs: Any) -> List[_g.Tensor]:
         return [s * ones for s in shaped]
 
 
+def _swap_last_spec(op: _g.Operation) -> list:
+    a = op.inputs[0]
+    d = a.shape.dims
+    return [(a.dtype, TensorShape(None if d is None else d[:-2] + (d[-1], d[-2])))]
+
+
+register_op("MatrixTranspose", _swap_last_spec, doc="the last two axes swapped (for inputs of unknown rank)")
+register_gradient("MatrixTranspose")(lambda op, g: [matrix_transpose(g)])
+
+
 def matrix_transpose(a: Any, name: Optional[str] = None, conjugate: bool = False) -> _g.Tensor:
-    """Swaps the last two dimensions of a batch of matrices (tf.linalg.matrix_transpose); the
-    rank must be known and at least 2.  `conjugate` is for complex types, which collflow does
-    not have (accepted, nothing to conjugate)."""
+    """Swaps the last two dimensions of a batch of matrices (tf.linalg.matrix_transpose); a
+    rank unknown when the graph is built is read at run time (as TF).  `conjugate` is for
+    complex types, which collflow does not have (accepted, nothing to conjugate)."""
     a = _g.convert_to_tensor(a)
     rank = a.shape.rank
-    if rank is None or rank < 2:
+    if rank is None:  # the last two axes swapped, whatever the rank (checked >= 2 at run time)
+        return single("MatrixTranspose", [a], name=name or "matrix_transpose")
+    if rank < 2:
         raise InvalidArgumentError(f"matrix_transpose: needs a tensor of known rank >= 2, got shape {a.shape}")
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     return _a.transpose(a, perm, name=name or "matrix_transpose")

@@ -137,10 +137,15 @@ def _axes(axes: Any) -> list:
 def _count(x: _g.Tensor, axes: list) -> _g.Tensor:
     """How many entries of x one reduction over `axes` covers, in x's dtype: a constant when
     the graph knows those sizes."""
-    dims = list(x.shape.dims) if x.shape.rank is not None else None
+    rank = x.shape.rank
+    dims = list(x.shape.dims) if rank is not None else None
     if dims is not None and all(dims[a] is not None for a in axes):
         return constant(float(np.prod([dims[a] for a in axes])), dtype=x.dtype, name="count")
-    return _m.cast(_m.reduce_prod(_sl.gather(_a.shape(x), axes)), x.dtype, name="count")
+    if rank is not None:
+        idx: Any = [a % rank for a in axes]
+    else:  # negative axes count from the run-time rank
+        idx = _m.mod(constant(axes, dtype=_dt.int32), _a.rank(x))
+    return _m.cast(_m.reduce_prod(_sl.gather(_a.shape(x), idx)), x.dtype, name="count")
 
 
 def sufficient_statistics(x: Any, axes: Any, shift: Any = None, keep_dims: Optional[bool] = None,
@@ -186,7 +191,9 @@ def weighted_moments(x: Any, axes: Any, frequency_weights: Any, name: Optional[s
         w = _like(frequency_weights, x)
         half = x.dtype == _dt.float16
         if half:
-            x, w = _m.cast(x, _dt.float32), _m.cast(w, _dt.float32)
+            x = _m.cast(x, _dt.float32)
+        if w.dtype != x.dtype:  # TF casts the weights (int counts, say) to x's dtype
+            w = _m.cast(w, x.dtype)
         w_sum_x = _m.reduce_sum(w * x, axes, keepdims=True)
         w_total = _m.reduce_sum(w + _a.zeros_like(x), axes, keepdims=True)
         divisor = _m.reciprocal(w_total)

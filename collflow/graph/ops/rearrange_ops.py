@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import InvalidArgumentError, UnimplementedError
 from .. import graph as _g
 from . import array_ops as _a
+from . import bitwise_ops as _bw
 from . import math_ops as _m
 from . import misc_ops as _misc
 from . import slicing_ops as _sl
@@ -46,20 +47,30 @@ def _sorted_last(x: _g.Tensor, direction: str, fn: str) -> Any:
     """(values, indices) of x sorted along its last axis: top_k of x (DESCENDING) or of -x."""
     if direction not in ("ASCENDING", "DESCENDING"):
         raise InvalidArgumentError(f"{fn}: direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
-    n = x.shape.dims[-1]
+    n = x.shape.dims[-1] if x.shape.rank else None
     k = n if n is not None else _a.shape(x)[-1]
     if direction == "DESCENDING":
         return _misc.top_k(x, k)
-    if x.dtype.is_integer and x.dtype.np.kind == "u":
-        raise UnimplementedError(f"{fn}: ascending sort of unsigned {x.dtype.name} values is not supported")
+    if x.dtype.is_integer:
+        # ~x reverses the order of every integer type without overflow (-x would wrap the
+        # signed minimum onto itself, and unsigned values onto the wrong side), as TF's sort
+        vals, idx = _misc.top_k(_bw.invert(x), k)
+        return _bw.invert(vals), idx
     vals, idx = _misc.top_k(_m.negative(x), k)
     return _m.negative(vals), idx
 
 
-def _along(x: _g.Tensor, axis: int, fn: Any) -> Any:
-    """fn applied along `axis` (moved last and back)."""
+def _last_or_axis(axis: int, rank: Optional[int], fn: str) -> Optional[int]:
+    """The axis in [0, rank); None for the last axis of an input of unknown rank (top_k's own)."""
+    if rank is None and axis == -1:
+        return None
+    return _axis(axis, rank, fn)
+
+
+def _along(x: _g.Tensor, axis: Optional[int], fn: Any) -> Any:
+    """fn applied along `axis` (moved last and back; None: the last axis)."""
     r = x.shape.rank
-    if axis == r - 1:
+    if axis is None or axis == r - 1:
         return fn(x)
     perm = list(range(r))
     perm[axis], perm[-1] = perm[-1], perm[axis]
@@ -70,7 +81,7 @@ def _along(x: _g.Tensor, axis: int, fn: Any) -> Any:
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: Optional[str] = None) -> _g.Tensor:
     """values sorted along `axis` (ties keep their order)."""
     x = _g.convert_to_tensor(values)
-    ax = _axis(int(axis), x.shape.rank, "sort")
+    ax = _last_or_axis(int(axis), x.shape.rank, "sort")
     with x.graph.as_default(), x.graph.name_scope(name or "sort"):
         return _along(x, ax, lambda t: _sorted_last(t, direction, "sort")[0])
 
@@ -80,7 +91,7 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
     """The int32 indices that sort `values` along `axis` (equal values: the lower index first,
     so stable either way)."""
     x = _g.convert_to_tensor(values)
-    ax = _axis(int(axis), x.shape.rank, "argsort")
+    ax = _last_or_axis(int(axis), x.shape.rank, "argsort")
     with x.graph.as_default(), x.graph.name_scope(name or "argsort"):
         return _along(x, ax, lambda t: _sorted_last(t, direction, "argsort")[1])
 
