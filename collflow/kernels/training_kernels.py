@@ -51,10 +51,15 @@ def blas_enabled() -> bool:
 # (writable() made sure), so they may be updated in place.
 
 
+_BLAS_MIN = 1 << 17  # elements
+
+
 def _axpy(xp: Any, y: Any, a: Any, x: Any, t: Any = None) -> None:
     """y += a * x in place; t, if given, is scratch of x's shape (x itself when x is scratch)."""
     if xp is np:
-        if _use_blas and _blas.axpy(y, a, x):
+        # BLAS where its threads pay for a call through ctypes (~9 us, more than two ufunc
+        # passes over a cache-sized chunk of the dense kernel)
+        if _use_blas and y.size >= _BLAS_MIN and _blas.axpy(y, a, x):
             return
         if a == 1.0:
             np.add(y, x, out=y)
@@ -65,7 +70,7 @@ def _axpy(xp: Any, y: Any, a: Any, x: Any, t: Any = None) -> None:
 
 def _scale(xp: Any, y: Any, a: Any) -> None:
     """y *= a in place."""
-    if xp is np and _use_blas and _blas.scal(y, a):
+    if xp is np and _use_blas and y.size >= _BLAS_MIN and _blas.scal(y, a):
         return
     xp.multiply(y, a, out=y)
 
