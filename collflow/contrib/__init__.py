@@ -1,5 +1,6 @@
-"""tf.contrib: `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn, and
-`tf.contrib.opt.LazyAdamOptimizer`.
+"""tf.contrib: `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn,
+`tf.contrib.opt.LazyAdamOptimizer`, and `tf.contrib.layers` (contrib/layers.py: the layer
+functions, initializers and regularizers TF1 programs use, with contrib's defaults).
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -8,10 +9,11 @@ The rest of tf.contrib is not provided.
 """
 import types as _types
 
+from . import layers
 from ..nn import rnn as _rnn
 from ..train import optimizers as _optimizers
 
-__all__ = ["rnn", "opt"]
+__all__ = ["rnn", "opt", "layers"]
 
 rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,

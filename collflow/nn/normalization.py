@@ -91,8 +91,25 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
     Regularizers' losses go to REGULARIZATION_LOSSES.  renorm, virtual_batch_size,
     adjustment and the constraints are not supported (an error says so).
     """
-    _unsupported(renorm=renorm, virtual_batch_size=virtual_batch_size, adjustment=adjustment,
-                 beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
+    y, _, _ = batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+                            moving_mean_initializer, moving_variance_initializer, beta_regularizer,
+                            gamma_regularizer, training, trainable, name, reuse, fused,
+                            renorm=renorm, virtual_batch_size=virtual_batch_size, adjustment=adjustment,
+                            beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
+    return y
+
+
+def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, center: bool, scale: bool,
+                     beta_initializer: Any, gamma_initializer: Any, moving_mean_initializer: Any,
+                     moving_variance_initializer: Any, beta_regularizer: Optional[Callable],
+                     gamma_regularizer: Optional[Callable], training: Any, trainable: bool, name: Optional[str],
+                     reuse: Any, fused: Optional[bool], default_name: str = "batch_normalization",
+                     updates_collections: Any = GraphKeys.UPDATE_OPS, **unsupported: Any) -> Any:
+    """batch_normalization's body: (output, the moving-average update ops, the variables).  The updates go to
+    `updates_collections` (a name or a list of them; None: into no collection, the caller
+    runs them); `default_name` names the variable scope when `name` is None
+    (tf.contrib.layers.batch_norm's "BatchNorm")."""
+    _unsupported(**unsupported)
     x = _g.convert_to_tensor(inputs)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")
@@ -113,7 +130,14 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
     pdt = _dt.float32 if x.dtype == _dt.float16 else x.dtype
     train = _training(training)
     g = x.graph
-    with g.as_default(), variable_scope(name, default_name="batch_normalization", reuse=reuse):
+    updates: list = []
+    if updates_collections is None:
+        collections: list = []
+    elif isinstance(updates_collections, str):
+        collections = [updates_collections]
+    else:
+        collections = list(updates_collections)
+    with g.as_default(), variable_scope(name, default_name=default_name, reuse=reuse):
         def var(nm: str, init: Any, default: Any, reg: Optional[Callable], tr: bool) -> Any:
             with g.control_dependencies(None):  # the initializers run on their own
                 return get_variable(nm, list(param_shape), pdt, initializer=_init.get(init) or default,
@@ -144,7 +168,10 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
                     delta = (_g.convert_to_tensor(v) - value) * decay
                     if train is not True:
                         delta = _a.where(train, delta, _a.zeros_like(delta))
-                    g.add_to_collection(GraphKeys.UPDATE_OPS, _s.assign_sub(v, delta, name="AssignMovingAvg"))
+                    upd = _s.assign_sub(v, delta, name="AssignMovingAvg")
+                    updates.append(upd)
+                    for c in collections:
+                        g.add_to_collection(c, upd)
 
         def bcast(t: Any) -> Any:
             if t is None:
@@ -158,5 +185,6 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
                 t = _a.reshape(t, shape)
             return t
 
-        return _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon)
+        params = [v for v in (beta, gamma, moving_mean, moving_var) if v is not None]
+        return _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon), updates, params
 
