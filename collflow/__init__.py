@@ -31,7 +31,7 @@ from .graph.ops.reverse_ops import reverse, reverse_v2, reverse_sequence  # noqa
 from .graph.variables import *  # noqa: F401,F403
 from .graph.variables import Variable  # noqa: F401
 from .graph.variable_scope import (VariableScope, variable_scope, get_variable_scope,  # noqa: F401
-                                   AUTO_REUSE, variable_op_scope, no_regularizer)
+                                   AUTO_REUSE, variable_op_scope, no_regularizer, get_local_variable)
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
@@ -64,6 +64,8 @@ from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print
 from .graph.ops.categorical_ops import multinomial  # noqa: F401,E402
 from .graph.ops.string_ops import *  # noqa: F401,F403,E402  (tf.decode_csv, tf.string_to_number, tf.sequence_mask)
 from .graph.ops.rearrange_ops import *  # noqa: F401,F403,E402  (tf.sort, tf.argsort, tf.roll, tf.repeat)
+from .graph.ops.tally_ops import (confusion_matrix, bincount, invert_permutation, saturate_cast,  # noqa: F401,E402
+                                  shape_n, where_v2, parallel_stack)
 from .graph.ops.linalg_ops import (matrix_inverse, matrix_determinant, cholesky, matrix_solve,  # noqa: F401,E402
                                   matrix_triangular_solve, matrix_band_part, cholesky_solve, trace)
 from . import image  # noqa: F401,E402  (tf.image)

@@ -16,6 +16,7 @@ from collflow import nn as _nn
 from collflow.platform import gfile as _gfile
 from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
+from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
 __all__ = ["math", "random", "linalg", "io", "bitwise"]
@@ -75,7 +76,9 @@ math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.mat
     "cumsum": _cumsum, "cumprod": _cumprod, "log_sigmoid": _log_sigmoid, "logical_xor": _logical_xor,
     **{n: getattr(_cf, n) for n in ("expm1", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh",
                                     "atanh")},
-    "divide_no_nan": _cf.div_no_nan})
+    "divide_no_nan": _cf.div_no_nan,
+    **{n: getattr(_tally, n) for n in ("reduce_variance", "reduce_std", "xlogy", "bincount", "confusion_matrix",
+                                       "invert_permutation")}})
 
 random = _Namespace("random", "tf.random: the random ops under their tf.random names.", {
     "normal": _cf.random_normal, "uniform": _cf.random_uniform, "truncated_normal": _cf.truncated_normal,
@@ -92,7 +95,7 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "inv": _cf.matrix_inverse, "det": _cf.matrix_determinant, "slogdet": _la.log_matrix_determinant,
     "logdet": _la.logdet, "cholesky": _cf.cholesky, "solve": _cf.matrix_solve,
     "triangular_solve": _cf.matrix_triangular_solve, "band_part": _cf.matrix_band_part,
-    "cholesky_solve": _cf.cholesky_solve, "trace": _cf.trace})
+    "cholesky_solve": _cf.cholesky_solve, "trace": _cf.trace, "qr": _cf.qr})
 
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv})

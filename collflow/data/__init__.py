@@ -24,3 +24,9 @@ __all__ = ["Dataset", "TensorSpec", "TextLineDataset", "Iterator", "make_one_sho
            "BatchIterator", "batches", "Position"]
 from . import text  # noqa: F401
 from .text import CharCorpus, load_stdlib_corpus  # noqa: F401
+
+
+class experimental:  # noqa: N801 - TF's name
+    """tf.data.experimental: AUTOTUNE (-1), which num_parallel_calls and prefetch accept (collflow
+    produces elements when get_next runs, so any count gives the same elements)."""
+    AUTOTUNE = -1

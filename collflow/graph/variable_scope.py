@@ -35,8 +35,8 @@ from .graph import GraphKeys
 from .shape import as_shape
 from .variables import Variable
 
-__all__ = ["VariableScope", "variable_scope", "get_variable_scope", "get_variable", "AUTO_REUSE",
-           "variable_op_scope", "no_regularizer"]
+__all__ = ["VariableScope", "variable_scope", "get_variable_scope", "get_variable", "get_local_variable",
+           "AUTO_REUSE", "variable_op_scope", "no_regularizer"]
 
 
 def no_regularizer(_: Any) -> None:
@@ -313,6 +313,15 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
         if loss is not None:
             g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
     return v
+
+
+def get_local_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,
+                       regularizer: Optional[Callable] = None, trainable: bool = False, collections: Any = None,
+                       **kwargs: Any) -> Any:
+    """get_variable for a LOCAL_VARIABLES variable (not trainable, not saved by default; what
+    tf.metrics' counters are), as TF1's tf.get_local_variable."""
+    cols = [GraphKeys.LOCAL_VARIABLES] + [c for c in (collections or []) if c != GraphKeys.LOCAL_VARIABLES]
+    return get_variable(name, shape, dtype, initializer, regularizer, False, cols, **kwargs)
 
 
 def _plain_variable(g: _g.Graph, full: str, shp: Any, dt: _dt.DType, initializer: Any, trainable: bool,

@@ -176,6 +176,20 @@ def _reduction(op: Any, ctx: KernelContext, fname: str) -> Any:
             return r.reshape(((1,) * k if keep else ()) + tail)
         return sum_
 
+    if fname in ("max", "min"):
+        # over nothing: the reduction's identity, as TF (the lowest value for max, the highest
+        # for min: -inf/+inf, the integer limits) where NumPy refuses
+        info = np.finfo(dt) if float_out else np.iinfo(dt) if np.dtype(dt).kind in "iu" else None
+        ident = None if info is None else (-np.inf if float_out else info.min) if fname == "max" else \
+            (np.inf if float_out else info.max)
+
+        def extreme(x: Any) -> Any:
+            if x.size or ident is None:
+                return fn(x, axis=axis, keepdims=keep)
+            shape = np.max(np.zeros(x.shape, np.int8), axis=axis, keepdims=keep, initial=0).shape
+            return xp.full(shape, ident, dtype=dt)
+        return extreme
+
     def reduce(x: Any) -> Any:
         return fn(x, axis=axis, keepdims=keep)
     return reduce

@@ -210,3 +210,16 @@ def test_review_fixes_roll_by_a_full_turn_gfile_iteration_unknown_dimension_fals
         with tf.Session() as s:
             assert s.run(r, {x: np.ones((2, 3))}).shape == (2, 3)
             assert s.run(rolled).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_get_local_variable_and_autotune():
+    with tf.Graph().as_default():
+        v = tf.get_local_variable("counter", [2], initializer=tf.ones_initializer())
+        assert tf.local_variables() == [v] and tf.global_variables() == [] and tf.trainable_variables() == []
+        ds = tf.data.Dataset.range(4).map(lambda x: x * 2, num_parallel_calls=tf.data.experimental.AUTOTUNE)
+        nxt = ds.prefetch(tf.data.experimental.AUTOTUNE).make_one_shot_iterator().get_next()
+        with tf.Session() as s:
+            s.run(tf.local_variables_initializer())
+            assert s.run(v).tolist() == [1.0, 1.0]
+            assert [s.run(nxt) for _ in range(4)] == [0, 2, 4, 6]
+    assert tf.data.experimental.AUTOTUNE == -1

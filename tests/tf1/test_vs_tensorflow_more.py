@@ -211,6 +211,28 @@ CASES = [
     ("bitwise_uint8", lambda tf, a: [_f(tf, tf.bitwise.invert(tf.cast(a * 60.0 + 125.0, tf.uint8))),
                                      _f(tf, tf.bitwise.right_shift(tf.cast(a * 60.0 + 125.0, tf.uint8),
                                                                    tf.constant(3, tf.uint8)))], [(3, 4)]),
+    # tally_ops.py: tf.math.reduce_variance/std, xlogy, tf.confusion_matrix, bincount, ...
+    ("reduce_variance", lambda tf, a: [tf.math.reduce_variance(a), tf.math.reduce_variance(a, 1, keepdims=True)],
+     [(3, 4)]),
+    ("reduce_std", lambda tf, a: [tf.math.reduce_std(a, [0, 2]), tf.math.reduce_std(a, -1)], [(2, 3, 4)]),
+    ("xlogy", lambda tf, a, b: tf.math.xlogy(tf.nn.relu(a), b), [(3, 4), ("pos", 4)]),
+    ("xlogy_zero_y", lambda tf, a, b: tf.math.xlogy(tf.nn.relu(a) * tf.constant([0.0, 1.0, 0.0, 2.0]),
+                                                    b * tf.constant([0.0, 1.0, 1.0, 1.0])), [(4,), ("pos", 4)]),
+    ("where_v2", lambda tf, a, b: [tf.where_v2(a > 0, a, b), tf.where_v2(tf.constant([True, False, True]), a, 1.5)],
+     [(4, 3), (3,)]),
+    ("confusion_matrix", lambda tf, a: [_f(tf, tf.confusion_matrix(tf.abs(_ints(tf, a[0])) - 1, tf.abs(
+        _ints(tf, a[1] * 0.7)) - 1, num_classes=6)), tf.confusion_matrix(
+            [0, 2, 1], [1, 2, 1], num_classes=4, weights=tf.abs(a[0, :3]), dtype=tf.float32)], [(2, 6)]),
+    ("bincount_weights_min_max", lambda tf, a: [tf.reshape(tf.stop_gradient(tf.bincount(  # (TF: no gradient)
+        tf.abs(_ints(tf, a)), weights=a, minlength=8, maxlength=8)), [8]) + 0 * tf.reduce_sum(a),
+        tf.reshape(_f(tf, tf.stop_gradient(tf.bincount(tf.abs(_ints(tf, a)), minlength=3, maxlength=3))), [3])],
+     [(3, 5)]),
+    ("invert_permutation", lambda tf, a: _f(tf, tf.invert_permutation(tf.argsort(a))) + 0 * tf.reduce_sum(a),
+     [(7,)]),
+    ("saturate_cast", lambda tf, a: [_f(tf, tf.saturate_cast(a * 200.0, tf.uint8)),
+                                     _f(tf, tf.saturate_cast(_ints(tf, a, 9e4), tf.int16))], [(3, 4)]),
+    ("reduce_max_min_empty", lambda tf, a: [tf.reduce_max(a[:0]), tf.reduce_min(a[:, :0], 1),
+                                            _f(tf, tf.reduce_max(_ints(tf, a)[:0], 0))], [(3, 4)]),
     ("roll", lambda tf, a: tf.roll(a, 2, 1), [(3, 5)]),
     ("roll_multi", lambda tf, a: tf.roll(a, [1, -2, 3], [0, 1, 1]), [(3, 5, 2)]),
     ("roll_neg_axis", lambda tf, a: tf.roll(a, [7], [-1]), [(2, 4)]),
@@ -260,6 +282,28 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_values_and_gradients_match_tensorflow(case):
     check_case(case, tft, cft)
+
+
+def _both(build):
+    out = []
+    for tf in (cft, tft):
+        with tf.Graph().as_default():
+            fetch = build(tf)
+            with tf.Session() as s:
+                out.append(s.run(fetch))
+    return out
+
+
+def test_sizes_known_only_at_run_time_match_tensorflow():
+    """Outputs whose size the data decides (bincount, confusion_matrix without num_classes)."""
+    got, want = _both(lambda tf: [tf.bincount([1, 1, 3, 5]), tf.bincount(np.zeros(0, np.int32)),
+                                  tf.bincount([[4, 2], [2, 2]], weights=[[0.5, 1.0], [2.0, 3.0]], minlength=2),
+                                  tf.confusion_matrix([0, 1, 3, 1], [0, 3, 3, 1]),
+                                  tf.reduce_max(np.zeros((0, 3), np.float32), 0),
+                                  tf.reduce_min(np.zeros((2, 0), np.int32), 1)])
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
 
 
 # -- what the printing ops write --------------------------------------------------------------------

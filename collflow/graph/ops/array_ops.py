@@ -507,6 +507,17 @@ def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = No
     return single("Select", [c, x, y], name=name or "Select")
 
 
+def where_v2(condition: Any, x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
+    """x where condition else y, all three broadcast together (tf.where_v2: no row rule)."""
+    if isinstance(x, _g.Tensor) and not isinstance(y, _g.Tensor):
+        y = _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
+    elif isinstance(y, _g.Tensor) and not isinstance(x, _g.Tensor):
+        x = _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph)
+    else:
+        x, y = _g.convert_to_tensor(x), _g.convert_to_tensor(y)
+    return single("Select", [_g.convert_to_tensor(condition), x, y], name=name or "SelectV2")
+
+
 def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: Optional[int] = None,
             dtype: Any = None, name: Optional[str] = None) -> _g.Tensor:
     """One-hot encoding: output[..., i, ...] = on_value where indices == i, else off_value.
