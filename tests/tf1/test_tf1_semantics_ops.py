@@ -521,6 +521,26 @@ def test_image_flips_crops_pads_and_standardization(graph):
     assert r["back"].ravel().tolist() == [127]                              # 0.5 * 255.5, truncated
 
 
+def test_image_contrast_and_bounding_boxes_state_tf1s_rules(graph):
+    """(Values against TensorFlow: tests/tf1/test_vs_tensorflow_more.py.)  TF1's errors."""
+    x = tf.constant(np.arange(2 * 7 * 9 * 3, dtype=np.float32).reshape(2, 7, 9, 3) / 100)
+    r = _run(dict(c=tf.image.random_contrast(x, 0.2, 1.8, seed=3), k=tf.image.central_crop(x, 0.5)))
+    xv = np.asarray(_run(x))
+    d = xv - xv.mean((1, 2), keepdims=True)
+    factor = ((r["c"] - xv.mean((1, 2), keepdims=True)) * d).sum() / (d * d).sum()
+    assert 0.2 <= factor < 1.8                                      # one factor in [0.2, 1.8) for the batch
+    np.testing.assert_allclose(r["c"], d * factor + xv.mean((1, 2), keepdims=True), rtol=1e-4, atol=1e-5)
+    assert r["k"].shape == (2, 5, 5, 3)     # int((7 - 3.5) / 2) = 1 and int((9 - 4.5) / 2) = 2 off each side
+    with pytest.raises(ValueError, match="height must be >= target \\+ offset"):
+        tf.image.crop_to_bounding_box(x, 3, 0, 5, 2)
+    with pytest.raises(ValueError, match="width must be <= target - offset"):
+        tf.image.pad_to_bounding_box(x, 0, 2, 8, 10)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tf.image.random_contrast(x, 1.0, 0.5)
+    with pytest.raises(ValueError, match="central_fraction"):
+        tf.image.central_crop(x, 0.0)
+
+
 def test_cond_branches_returning_ops_or_tensorarrays(graph):
     w = tf.Variable(1.0)
     flag = tf.placeholder(tf.bool, [])

@@ -271,6 +271,20 @@ CASES = [
      [(1, 3, 4, 2)]),
     ("resize_nearest_half_pixel", lambda tf, a: tf.image.resize_nearest_neighbor(a, [7, 3], half_pixel_centers=True),
      [(2, 4, 5, 1)]),
+    # image_more_ops.py: contrast, grayscale, bounding boxes, central_crop, rot90, resize_image_with_pad
+    ("adjust_contrast", lambda tf, a, b: [tf.stop_gradient(tf.image.adjust_contrast(a, 1.7)),  # (TF: no gradient)
+                                          tf.stop_gradient(tf.image.adjust_contrast(b, 0.3))], [(7, 9, 3), (2, 6, 5, 3)]),
+    ("rgb_to_grayscale", lambda tf, a: [tf.image.rgb_to_grayscale(a), tf.image.grayscale_to_rgb(a[..., :1])],
+     [(2, 5, 4, 3)]),
+    ("crop_pad_bounding_box", lambda tf, a: [tf.image.crop_to_bounding_box(a, 1, 2, 4, 5),
+                                             tf.image.pad_to_bounding_box(a, 1, 2, 10, 12)], [(7, 9, 3)]),
+    ("central_crop", lambda tf, a, b: [tf.image.central_crop(a, 0.5), tf.image.central_crop(a, 0.33),
+                                       tf.image.central_crop(b, 0.875)], [(7, 9, 3), (2, 6, 5, 3)]),
+    ("rot90_transpose", lambda tf, a, b: [tf.reshape(tf.image.rot90(a, k), [5, 4, 2] if k % 2 else [4, 5, 2])
+                                          for k in (-1, 0, 1, 2, 3)]  # (TF's static shape is unknown)
+     + [tf.reshape(tf.image.rot90(b, 3), [2, 4, 3, 1]), tf.image.transpose_image(b)], [(4, 5, 2), (2, 3, 4, 1)]),
+    ("resize_image_with_pad", lambda tf, a, b: [tf.image.resize_image_with_pad(a, 10, 6),
+                                                tf.image.resize_image_with_pad(b, 4, 9)], [(7, 9, 3), (2, 6, 5, 3)]),
     ("resize_images_single", lambda tf, a: tf.image.resize_images(a, [6, 2]), [(3, 4, 2)]),
     ("resize_images_nearest", lambda tf, a: tf.image.resize_images(a, [6, 2], tf.image.ResizeMethod.NEAREST_NEIGHBOR),
      [(2, 3, 4, 2)]),
@@ -409,3 +423,12 @@ def test_static_checks_match_tensorflow():
                                match=r"^mm\nCondition x == y did not hold element-wise:\nx \(.*\) = \n\[1 2\]\n"
                                      r"y \(.*\) = \n\[1 3\]$"):
                 tf.assert_equal(tf.constant([1, 2]), tf.constant([1, 3]), message="mm")
+
+
+def test_integer_images_convert_as_tensorflow():
+    u8 = (np.random.default_rng(4).random((5, 6, 3)) * 255).astype(np.uint8)
+    got, want = _both(lambda tf: [tf.image.adjust_contrast(u8, 1.5), tf.image.adjust_contrast(u8, 0.2),
+                                  tf.image.rgb_to_grayscale(u8)])
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype == np.uint8
+        np.testing.assert_array_equal(a, b)
