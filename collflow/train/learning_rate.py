@@ -18,7 +18,8 @@ from ..graph.ops import array_ops, math_ops
 from ..graph.ops.constant_op import constant, identity
 
 __all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "cosine_decay",
-           "inverse_time_decay", "natural_exp_decay"]
+           "inverse_time_decay", "natural_exp_decay", "cosine_decay_restarts", "linear_cosine_decay",
+           "noisy_linear_cosine_decay"]
 
 
 def _graph_of(*xs: Any) -> _g.Graph:
@@ -137,6 +138,75 @@ def cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any, alpha: 
         done = math_ops.minimum(step, ds) / ds
         cosine = 0.5 * (1.0 + math_ops.cos(math.pi * done))
         return math_ops.multiply(lr, (1.0 - a) * cosine + a, name="rate")
+
+
+def cosine_decay_restarts(learning_rate: Any, global_step: Any, first_decay_steps: Any, t_mul: Any = 2.0,
+                          m_mul: Any = 1.0, alpha: Any = 0.0, name: Optional[str] = None) -> _g.Tensor:
+    """Cosine decay with warm restarts (SGDR): period i lasts first_decay_steps * t_mul**i
+    steps and starts from learning_rate * m_mul**i; alpha is the floor, as a fraction."""
+    _check_steps(first_decay_steps, "cosine_decay_restarts")
+    g = _graph_of(learning_rate, global_step)
+    with g.as_default(), g.name_scope(name or "SGDRDecay"):
+        lr, step = _start(learning_rate, global_step, "cosine_decay_restarts")
+        dt = lr.dtype
+        done = step / _const(first_decay_steps, dt, "first_decay_steps")
+        tm, mm, a = _const(t_mul, dt, "t_mul"), _const(m_mul, dt, "m_mul"), _const(alpha, dt, "alpha")
+
+        def geometric() -> Tuple[_g.Tensor, _g.Tensor]:
+            i = _floor(math_ops.log(1.0 - done * (1.0 - tm)) / math_ops.log(tm))
+            before = (1.0 - math_ops.pow(tm, i)) / (1.0 - tm)   # the periods already completed
+            return i, (done - before) / math_ops.pow(tm, i)
+
+        def uniform() -> Tuple[_g.Tensor, _g.Tensor]:
+            i = _floor(done)
+            return i, done - i
+
+        if isinstance(t_mul, (int, float)):  # the branch known now (TF chooses it at run time)
+            i, frac = uniform() if float(t_mul) == 1.0 else geometric()
+        else:
+            from ..graph.control_flow import cond
+            i, frac = cond(math_ops.equal(tm, 1.0), uniform, geometric)
+        cosine = 0.5 * math_ops.pow(mm, i) * (1.0 + math_ops.cos(math.pi * frac))
+        return math_ops.multiply(lr, (1.0 - a) * cosine + a, name="rate")
+
+
+def linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any, num_periods: Any = 0.5,
+                        alpha: Any = 0.0, beta: Any = 0.001, name: Optional[str] = None) -> _g.Tensor:
+    """learning_rate * ((alpha + linear) * cosine + beta): linear falls from 1 to 0 over
+    decay_steps, cosine makes num_periods periods over them."""
+    return _linear_cosine(learning_rate, global_step, decay_steps, num_periods, alpha, beta, None, name,
+                          "linear_cosine_decay", "LinearCosineDecay")
+
+
+def noisy_linear_cosine_decay(learning_rate: Any, global_step: Any, decay_steps: Any, initial_variance: Any = 1.0,
+                              variance_decay: Any = 0.55, num_periods: Any = 0.5, alpha: Any = 0.0,
+                              beta: Any = 0.001, name: Optional[str] = None) -> _g.Tensor:
+    """linear_cosine_decay with Gaussian noise of variance initial_variance /
+    (1 + step)**variance_decay added to the linear term (collflow's random stream)."""
+    return _linear_cosine(learning_rate, global_step, decay_steps, num_periods, alpha, beta,
+                          (initial_variance, variance_decay), name, "noisy_linear_cosine_decay",
+                          "NoisyLinearCosineDecay")
+
+
+def _linear_cosine(learning_rate: Any, global_step: Any, decay_steps: Any, num_periods: Any, alpha: Any,
+                   beta: Any, noise: Any, name: Optional[str], fname: str, scope: str) -> _g.Tensor:
+    _check_steps(decay_steps, fname)
+    g = _graph_of(learning_rate, global_step)
+    with g.as_default(), g.name_scope(name or scope):
+        lr, step = _start(learning_rate, global_step, fname)
+        dt = lr.dtype
+        ds = _const(decay_steps, dt, "decay_steps")
+        step = math_ops.minimum(step, ds)
+        linear = (ds - step) / ds
+        if noise is not None:
+            from ..graph.ops.random_ops import random_normal
+            var = _const(noise[0], dt, "initial_variance") / math_ops.pow(1.0 + step, _const(noise[1], dt,
+                                                                                           "variance_decay"))
+            linear = linear + math_ops.sqrt(var) * random_normal([], dtype=dt)
+        fraction = 2.0 * _const(num_periods, dt, "num_periods") * (step / ds)
+        cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
+        return math_ops.multiply(lr, (_const(alpha, dt, "alpha") + linear) * cosine + _const(beta, dt, "beta"),
+                                 name="rate")
 
 
 def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],

@@ -432,3 +432,43 @@ def test_integer_images_convert_as_tensorflow():
     for a, b in zip(got, want):
         assert a.dtype == b.dtype == np.uint8
         np.testing.assert_array_equal(a, b)
+
+
+SCHEDULES = {
+    "cosine_decay_restarts": lambda tf, s: tf.train.cosine_decay_restarts(0.5, s, 30, alpha=0.05),
+    "cosine_decay_restarts_tmul1_mmul": lambda tf, s: tf.train.cosine_decay_restarts(0.5, s, 30, t_mul=1.0,
+                                                                                     m_mul=0.8),
+    "cosine_decay_restarts_tmul3": lambda tf, s: tf.train.cosine_decay_restarts(1.0, s, 7, t_mul=3.0, m_mul=0.5),
+    "linear_cosine_decay": lambda tf, s: tf.train.linear_cosine_decay(0.1, s, 120, num_periods=2.0, alpha=0.1),
+    "linear_cosine_decay_default": lambda tf, s: tf.train.linear_cosine_decay(0.1, s, 100),
+    "cosine_decay": lambda tf, s: tf.train.cosine_decay(0.5, s, 100, alpha=0.1),
+    "polynomial_decay_cycle": lambda tf, s: tf.train.polynomial_decay(0.1, s, 40, 0.01, power=2.0, cycle=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_learning_rate_schedules_match_tensorflow(name):
+    steps = [0, 1, 5, 29, 30, 31, 37, 89, 99, 100, 150, 400, 1000]
+    out = []
+    for tf in (cft, tft):
+        with tf.Graph().as_default():
+            s = tf.placeholder(tf.int64, [])
+            lr = SCHEDULES[name](tf, s)
+            with tf.Session() as sess:
+                out.append([sess.run(lr, {s: k}) for k in steps])
+    np.testing.assert_allclose(out[0], out[1], rtol=2e-6, atol=1e-8)
+
+
+def test_noisy_linear_cosine_decay_stays_near_its_mean():
+    """Its noise is collflow's stream, not TF's: the rate stays within a few sigma of the noiseless one."""
+    with cft.Graph().as_default():
+        s = cft.placeholder(cft.int64, [])
+        noisy = cft.train.noisy_linear_cosine_decay(0.1, s, 100, initial_variance=0.01)
+        clean = cft.train.linear_cosine_decay(0.1, s, 100)
+        with cft.Session() as sess:
+            for k in (0, 10, 60):
+                vals = np.array([sess.run(noisy, {s: k}) for _ in range(200)])
+                c = sess.run(clean, {s: k})
+                cos = 0.5 * (1 + np.cos(np.pi * 2 * 0.5 * k / 100))
+                sigma = 0.1 * cos * np.sqrt(0.01 / (1 + k) ** 0.55)
+                assert abs(vals.mean() - c) < 4 * sigma / np.sqrt(200) + 1e-7 and vals.std() > 0.5 * sigma
