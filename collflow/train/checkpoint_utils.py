@@ -1,6 +1,7 @@
 """TensorFlow 1.x's checkpoint helpers: `tf.train.get_checkpoint_state`, `list_variables`,
 `load_variable`, `load_checkpoint` / `NewCheckpointReader` (the reader object with
-get_variable_to_shape_map / get_variable_to_dtype_map / get_tensor / has_tensor).
+get_variable_to_shape_map / get_variable_to_dtype_map / get_tensor / has_tensor), and
+`init_from_checkpoint` (variables initialized from a checkpoint: fine-tuning, warm starts).
 
 A checkpoint argument is a checkpoint directory (its newest checkpoint is used), a prefix as
 Saver.save returns (`dir/model.ckpt-100`) or a file.  Files are read through
@@ -11,17 +12,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..errors import NotFoundError
+from ..errors import InvalidArgumentError, NotFoundError
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
 from .saver import _as_prefix, checkpoint_file, latest_checkpoint
 
 __all__ = ["CheckpointState", "get_checkpoint_state", "list_variables", "load_variable", "load_checkpoint",
-           "NewCheckpointReader"]
+           "NewCheckpointReader", "init_from_checkpoint"]
 
 
 @dataclass
@@ -110,3 +111,67 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     if name.endswith(":0"):
         name = name[:-2]
     return NewCheckpointReader(ckpt_dir_or_file).get_tensor(name)
+
+
+def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) -> None:
+    """Makes variables' initializers read their values from a checkpoint (TF1's
+    tf.train.init_from_checkpoint); call it before global_variables_initializer().
+
+    assignment_map, checkpoint name -> current variable, as TF's:
+      "ckpt/scope/w": "new/scope/w" or a Variable   one variable;
+      "ckpt/scope/": "new/scope/"                   every variable under new/scope/, from the
+                                                    same relative name under ckpt/scope/;
+      "/": "new/scope/"  or  "ckpt/scope/": "/"     the root scope on either side.
+    Names and shapes are checked now (ValueError naming the entry, as TF); the values are
+    read when the initializers run.  Partitioned variables are not supported."""
+    from ..graph.ops import io_ops
+    from ..graph.ops.op_util import make_op
+    from ..graph.variables import Variable, global_variables
+
+    reader = NewCheckpointReader(ckpt_dir_or_file)
+    shapes, dtypes_ = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    store = {v.name[:-2] if v.name.endswith(":0") else v.name: v for v in global_variables()}
+
+    def assign_from(var: Any, tensor_name: str) -> None:
+        if tensor_name not in shapes:
+            raise ValueError(f"Tensor {tensor_name} is not found in {ckpt_dir_or_file} checkpoint "
+                             f"{sorted(shapes)[:20]}")
+        if not var.shape.is_compatible_with(shapes[tensor_name]):
+            raise ValueError(f"Shape of variable {var.name} ({var.shape}) doesn't match with shape of tensor "
+                             f"{tensor_name} ({shapes[tensor_name]}) from checkpoint reader.")
+        if dtypes_[tensor_name] != var.dtype.np:
+            raise InvalidArgumentError(f"init_from_checkpoint: variable {var.name} is {var.dtype.name} but "
+                                       f"{tensor_name} in the checkpoint is {dtypes_[tensor_name]}")
+        g = var.graph
+        vname = var.name[:-2]
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.name_scope(vname + "/"):
+            value = io_ops.restore(reader.path, [tensor_name], [var.dtype], [var.shape], name="checkpoint_initializer")[0]
+            var._initializer_op = make_op("AssignVariable", [var.handle, value], {"validate_shape": True},
+                                          name="Assign")
+        var._initial_value = value
+
+    for ckpt_name, current in sorted(assignment_map.items(), key=lambda kv: kv[0]):
+        if isinstance(current, (list, tuple)):
+            raise InvalidArgumentError("init_from_checkpoint: partitioned variables (a list of parts) are not "
+                                       "supported")
+        var = current if isinstance(current, Variable) else store.get(current)
+        if var is not None:
+            assign_from(var, ckpt_name)
+            continue
+        if not isinstance(current, str):
+            raise TypeError(f"init_from_checkpoint: {current!r} is neither a variable nor a name")
+        scope = current[:current.rindex("/")] if "/" in current else ""
+        if not ckpt_name.endswith("/"):
+            raise ValueError(f"Assignment map with scope only name {scope} should map to scope only {ckpt_name}. "
+                             "Should be 'scope/': 'other_scope/'.")
+        for name in sorted(n for n in store if not scope or n.startswith(scope + "/")):
+            rel = name[len(scope):]
+            if current != "/":
+                rel = rel[1:]
+            full = rel if ckpt_name == "/" else ckpt_name + rel
+            if full.endswith("/"):
+                full = full[:-1]
+            if full not in shapes:
+                raise ValueError(f"Tensor {full} ({name[len(scope) + 1:]} in {ckpt_name}) is not found in "
+                                 f"{ckpt_dir_or_file} checkpoint")
+            assign_from(store[name], full)

@@ -223,3 +223,54 @@ def test_get_local_variable_and_autotune():
             assert s.run(v).tolist() == [1.0, 1.0]
             assert [s.run(nxt) for _ in range(4)] == [0, 2, 4, 6]
     assert tf.data.experimental.AUTOTUNE == -1
+
+
+def _warm_start_program(tf, ckpt_dir):
+    """A BERT-style fine-tuning start: a pretrained scope restored under a new name, one tensor
+    into a variable object, the new head left to its initializer."""
+    with tf.Graph().as_default():
+        with tf.variable_scope("bert"):
+            tf.get_variable("w", [3, 2], initializer=tf.constant_initializer(np.arange(6.0).reshape(3, 2)))
+            with tf.variable_scope("enc"):
+                tf.get_variable("b", [2], initializer=tf.constant_initializer([7.0, 8.0]))
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            path = tf.train.Saver().save(s, os.path.join(ckpt_dir, "model"))
+    with tf.Graph().as_default():
+        with tf.variable_scope("student"):
+            w = tf.get_variable("w", [3, 2])
+            with tf.variable_scope("enc"):
+                b = tf.get_variable("b", [2])
+        x = tf.get_variable("x", [3, 2])
+        head = tf.get_variable("head", [2], initializer=tf.constant_initializer(-1.0))
+        tf.train.init_from_checkpoint(ckpt_dir, {"bert/": "student/"})
+        tf.train.init_from_checkpoint(path, {"bert/w": x})
+        errors = []
+        for bad in ({"bert/nope": "head"}, {"bert/enc/b": "student/w"}, {"bert": "student/"}):
+            try:
+                tf.train.init_from_checkpoint(path, bad)
+            except ValueError as e:
+                errors.append(str(e).split(" ")[0])
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            return s.run([w, b, x, head]), errors
+
+
+def test_init_from_checkpoint_maps_scopes_and_variables(tmp_path):
+    (w, b, x, head), errors = _warm_start_program(tf, str(tmp_path))
+    np.testing.assert_array_equal(w, np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(b, [7.0, 8.0])
+    np.testing.assert_array_equal(x, w)
+    np.testing.assert_array_equal(head, [-1.0, -1.0])
+    assert errors == ["Tensor", "Shape", "Assignment"]  # TF's three ValueErrors, in TF's words
+    try:
+        import tensorflow
+    except ImportError:
+        return
+    tft = tensorflow.compat.v1
+    tft.disable_eager_execution()
+    os.makedirs(tmp_path / "tf")
+    want, want_errors = _warm_start_program(tft, str(tmp_path / "tf"))
+    for a, c in zip([w, b, x, head], want):
+        np.testing.assert_array_equal(a, c)
+    assert errors == want_errors
