@@ -539,6 +539,24 @@ def test_image_contrast_and_bounding_boxes_state_tf1s_rules(graph):
         tf.image.random_contrast(x, 1.0, 0.5)
     with pytest.raises(ValueError, match="central_fraction"):
         tf.image.central_crop(x, 0.0)
+    with pytest.raises(ValueError, match="max_delta must be <= 0.5"):
+        tf.image.random_hue(x, 0.6)
+    with pytest.raises(ValueError, match="lower must be non-negative"):
+        tf.image.random_saturation(x, -0.5, 1.0)
+
+
+def test_random_hue_and_saturation_keep_value_and_turn_hue(graph):
+    """Inception's distort_color: hue turned by one delta in [-max_delta, max_delta], value kept."""
+    rng = np.random.default_rng(1)
+    im = tf.constant(rng.uniform(0.05, 1, (5, 6, 3)).astype(np.float32))
+    hsv, hue, sat = _run([tf.image.rgb_to_hsv(im), tf.image.rgb_to_hsv(tf.image.random_hue(im, 0.2, seed=4)),
+                          tf.image.rgb_to_hsv(tf.image.random_saturation(im, 0.5, 1.5, seed=5))])
+    np.testing.assert_allclose(hue[..., 1:], hsv[..., 1:], atol=1e-5)      # saturation and value kept
+    turn = np.mod(hue[..., 0] - hsv[..., 0] + 0.5, 1.0) - 0.5
+    assert np.ptp(turn) < 1e-4 and abs(turn.mean()) <= 0.2
+    np.testing.assert_allclose(sat[..., 2], hsv[..., 2], atol=1e-5)       # value kept
+    ratio = sat[..., 1] / hsv[..., 1]
+    assert np.ptp(ratio[sat[..., 1] < 0.999]) < 1e-3 and 0.5 <= ratio.mean() < 1.5
 
 
 def test_cond_branches_returning_ops_or_tensorarrays(graph):

@@ -285,6 +285,12 @@ CASES = [
      + [tf.reshape(tf.image.rot90(b, 3), [2, 4, 3, 1]), tf.image.transpose_image(b)], [(4, 5, 2), (2, 3, 4, 1)]),
     ("resize_image_with_pad", lambda tf, a, b: [tf.image.resize_image_with_pad(a, 10, 6),
                                                 tf.image.resize_image_with_pad(b, 4, 9)], [(7, 9, 3), (2, 6, 5, 3)]),
+    ("rgb_to_hsv", lambda tf, a: tf.image.rgb_to_hsv(a), [("pos", 2, 5, 4, 3)]),
+    ("hsv_to_rgb", lambda tf, a: [tf.stop_gradient(tf.image.hsv_to_rgb(tf.minimum(a * 0.55, 1.0))), 0 * a],
+     [("pos", 4, 5, 3)]),  # (TF: not differentiable)
+    ("adjust_hue_saturation", lambda tf, a: [tf.stop_gradient(tf.image.adjust_hue(a, d)) for d in (0.2, -0.45, 0.9)]
+     + [tf.stop_gradient(tf.image.adjust_saturation(a, f)) for f in (0.0, 0.5, 3.0)] + [0 * a],  # (TF: no gradient)
+     [("pos", 2, 5, 4, 3)]),
     ("resize_images_single", lambda tf, a: tf.image.resize_images(a, [6, 2]), [(3, 4, 2)]),
     ("resize_images_nearest", lambda tf, a: tf.image.resize_images(a, [6, 2], tf.image.ResizeMethod.NEAREST_NEIGHBOR),
      [(2, 3, 4, 2)]),
@@ -428,7 +434,8 @@ def test_static_checks_match_tensorflow():
 def test_integer_images_convert_as_tensorflow():
     u8 = (np.random.default_rng(4).random((5, 6, 3)) * 255).astype(np.uint8)
     got, want = _both(lambda tf: [tf.image.adjust_contrast(u8, 1.5), tf.image.adjust_contrast(u8, 0.2),
-                                  tf.image.rgb_to_grayscale(u8)])
+                                  tf.image.rgb_to_grayscale(u8), tf.image.adjust_hue(u8, 0.25),
+                                  tf.image.adjust_saturation(u8, 1.5)])
     for a, b in zip(got, want):
         assert a.dtype == b.dtype == np.uint8
         np.testing.assert_array_equal(a, b)

@@ -1,5 +1,6 @@
 """More of tf.image, as TF 1.15 defines them: contrast (adjust_contrast, random_contrast, as
-the CIFAR-10 tutorial distorts its inputs), grayscale conversion, the bounding-box crops and
+the CIFAR-10 tutorial distorts its inputs), hue and saturation through HSV (Inception's
+distort_color), grayscale conversion, the bounding-box crops and
 pads, central_crop, rot90 / transpose_image and resize_image_with_pad.  Composed from
 existing ops (their gradients come with them).  Images are [height, width, channels] or a
 batch [n, height, width, channels]; an integer image is converted to float and back where
@@ -21,7 +22,8 @@ from .random_ops import random_uniform
 from .reverse_ops import reverse
 
 __all__ = ["adjust_contrast", "random_contrast", "rgb_to_grayscale", "grayscale_to_rgb", "central_crop",
-           "crop_to_bounding_box", "pad_to_bounding_box", "rot90", "transpose_image", "resize_image_with_pad"]
+           "crop_to_bounding_box", "pad_to_bounding_box", "rot90", "transpose_image", "resize_image_with_pad",
+           "rgb_to_hsv", "hsv_to_rgb", "adjust_hue", "random_hue", "adjust_saturation", "random_saturation"]
 
 
 def _float_and_back(image: Any, fn: Any) -> _g.Tensor:
@@ -187,3 +189,118 @@ def resize_image_with_pad(image: Any, target_height: int, target_width: int, met
     with x.graph.as_default():
         resized = resize_images(x, [int(np.floor(rh)), int(np.floor(rw))], method, align_corners)
         return pad_to_bounding_box(resized, ph, pw, th, tw)
+
+
+# -- HSV: hue and saturation (TF's formulas, float32 arithmetic) ------------------------------------
+
+
+def _channels(x: _g.Tensor, what: str) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
+    if x.shape.rank is not None and x.shape.dims[-1] not in (None, 3):
+        raise InvalidArgumentError(f"{what} needs 3 channels last, got shape {x.shape}")
+    return x[..., 0], x[..., 1], x[..., 2]
+
+
+def _hsv(r: _g.Tensor, g: _g.Tensor, b: _g.Tensor) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
+    """(h in [0, 1), s, v) of each pixel.  Divisions are guarded where they would be by 0, so
+    no NaN reaches a value or a gradient."""
+    zero, one = constant(0, dtype=r.dtype), constant(1, dtype=r.dtype)
+    v = _m.maximum(_m.maximum(r, g), b)
+    rng = v - _m.minimum(_m.minimum(r, g), b)
+    s = _a.where_v2(v > zero, rng / _a.where_v2(v > zero, v, one), zero)
+    norm = one / (6.0 * _a.where_v2(rng > zero, rng, one))
+    h = _a.where_v2(_m.equal(r, v), norm * (g - b),
+                    _a.where_v2(_m.equal(g, v), norm * (b - r) + 2.0 / 6.0, norm * (r - g) + 4.0 / 6.0))
+    h = _a.where_v2(rng > zero, h, zero)
+    return _a.where_v2(h < zero, h + one, h), s, v
+
+
+def _rgb(h: _g.Tensor, s: _g.Tensor, v: _g.Tensor) -> _g.Tensor:
+    """[..., 3] RGB of HSV pixels (h in [0, 1]): TF's six sectors."""
+    zero = constant(0, dtype=h.dtype)
+    c = s * v
+    m = v - c
+    dh = h * 6.0
+    sector = _m.floordiv(dh, 1.0)
+    x = c * (1.0 - _m.abs(_m.mod(dh, 2.0) - 1.0))
+    picks = {0: (c, x, zero), 1: (x, c, zero), 2: (zero, c, x), 3: (zero, x, c), 4: (x, zero, c), 5: (c, zero, x)}
+    out = []
+    for ch in range(3):
+        val: Any = zero
+        for k in range(5, -1, -1):
+            val = _a.where_v2(_m.equal(sector, float(k)), picks[k][ch], val)
+        out.append(val + m)
+    return _a.stack(out, axis=-1)
+
+
+def _rgb_op(h: _g.Tensor, s: _g.Tensor, v: _g.Tensor) -> _g.Tensor:
+    """TF's HSVToRGB op: each channel a clipped tent of h * 6 (the sectors' formula inside
+    [0, 1], red again at h = 1)."""
+    dh = h * 6.0
+
+    def tent(t: _g.Tensor) -> _g.Tensor:
+        return _m.clip_by_value(t, 0.0, 1.0)
+    dr = tent(_m.abs(dh - 3.0) - 1.0)
+    dg = tent(2.0 - _m.abs(dh - 2.0))
+    db = tent(2.0 - _m.abs(dh - 4.0))
+    one_s = 1.0 - s
+    return _a.stack([(one_s + s * d) * v for d in (dr, dg, db)], axis=-1)
+
+
+def rgb_to_hsv(images: Any, name: Optional[str] = None) -> _g.Tensor:
+    """[..., 3] RGB in [0, 1] -> [..., 3] (hue in [0, 1), saturation, value)."""
+    x = _g.convert_to_tensor(images)
+    with x.graph.as_default(), x.graph.name_scope(name or "rgb_to_hsv"):
+        return _a.stack(list(_hsv(*_channels(x, "rgb_to_hsv"))), axis=-1)
+
+
+def hsv_to_rgb(images: Any, name: Optional[str] = None) -> _g.Tensor:
+    """[..., 3] HSV (hue in [0, 1]) -> [..., 3] RGB."""
+    x = _g.convert_to_tensor(images)
+    with x.graph.as_default(), x.graph.name_scope(name or "hsv_to_rgb"):
+        return _rgb_op(*_channels(x, "hsv_to_rgb"))
+
+
+def adjust_hue(image: Any, delta: Any, name: Optional[str] = None) -> _g.Tensor:
+    """The hue turned by delta (in [-1, 1], a full turn being 1), in HSV, as TF's AdjustHue."""
+    x = _g.convert_to_tensor(image)
+
+    def turn(f: _g.Tensor) -> _g.Tensor:
+        h, s, v = _hsv(*_channels(f, "adjust_hue"))
+        h = _m.mod(h + _m.cast(delta, f.dtype), 1.0)   # floor-mod: already in [0, 1)
+        return _rgb(h, s, v)
+    with x.graph.as_default(), x.graph.name_scope(name or "adjust_hue"):
+        return _float_and_back(x, turn)
+
+
+def random_hue(image: Any, max_delta: float, seed: Optional[int] = None) -> _g.Tensor:
+    """adjust_hue by a delta drawn uniformly from [-max_delta, max_delta], max_delta <= 0.5."""
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    x = _g.convert_to_tensor(image)
+    with x.graph.as_default():
+        return adjust_hue(x, random_uniform([], -max_delta, max_delta, seed=seed))
+
+
+def adjust_saturation(image: Any, saturation_factor: Any, name: Optional[str] = None) -> _g.Tensor:
+    """The saturation scaled by saturation_factor (clipped to [0, 1]), in HSV."""
+    x = _g.convert_to_tensor(image)
+
+    def scale(f: _g.Tensor) -> _g.Tensor:
+        h, s, v = _hsv(*_channels(f, "adjust_saturation"))
+        s = _m.clip_by_value(s * _m.cast(saturation_factor, f.dtype), 0.0, 1.0)
+        return _rgb(h, s, v)
+    with x.graph.as_default(), x.graph.name_scope(name or "adjust_saturation"):
+        return _float_and_back(x, scale)
+
+
+def random_saturation(image: Any, lower: float, upper: float, seed: Optional[int] = None) -> _g.Tensor:
+    """adjust_saturation by a factor drawn uniformly from [lower, upper)."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    x = _g.convert_to_tensor(image)
+    with x.graph.as_default():
+        return adjust_saturation(x, random_uniform([], lower, upper, seed=seed))
