@@ -22,6 +22,7 @@ from .graph.ops.random_ops import *  # noqa: F401,F403
 from .graph.ops.data_flow_ops import *  # noqa: F401,F403
 from .graph.ops.debug_ops import delay  # noqa: F401
 from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
+from .graph.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients, AggregationMethod, UnconnectedGradients  # noqa: F401
 from .graph.custom_gradient import custom_gradient  # noqa: F401
@@ -64,6 +65,8 @@ from .graph.ops.logging_ops import Print  # noqa: F401,E402  (tf.Print; tf.print
 from .graph.ops.categorical_ops import multinomial  # noqa: F401,E402
 from .graph.ops.string_ops import *  # noqa: F401,F403,E402  (tf.decode_csv, tf.string_to_number, tf.sequence_mask)
 from .graph.ops.rearrange_ops import *  # noqa: F401,F403,E402  (tf.sort, tf.argsort, tf.roll, tf.repeat)
+from .graph.ops.sparse_ops import (sparse_placeholder, sparse_tensor_to_dense, sparse_reduce_sum,  # noqa: F401,E402
+                                   sparse_tensor_dense_matmul, sparse_add, sparse_reorder, sparse_retain)
 from .graph.ops.tally_ops import (confusion_matrix, bincount, invert_permutation, saturate_cast,  # noqa: F401,E402
                                   shape_n, where_v2, parallel_stack)
 from .graph.ops.linalg_ops import (matrix_inverse, matrix_determinant, cholesky, matrix_solve,  # noqa: F401,E402

@@ -71,6 +71,12 @@ CASES = [
     Case("ScatterNd", lambda u: cf.scatter_nd([[1, 0], [0, 2], [1, 0]], u, [2, 3, 2]), [(3, 2)]),
     Case("SparseToDense", lambda v, d: cf.sparse_to_dense([[0, 1], [1, 0], [2, 2]], [3, 3], v, d), [(3,), ()]),
     Case("SparseToDense", lambda v: cf.sparse_to_dense([0, 2], [4], v), [()], id="SparseToDense-scalar-value"),
+    # sparse_tensor_dense_matmul: gradients to the sparse values and (dense) to b
+    Case("DenseGradIdentity", lambda v, b: cf.sparse_tensor_dense_matmul(
+        cf.SparseTensor([[0, 1], [0, 3], [2, 0], [2, 3]], v, [3, 4]), b), [(4,), (4, 2)]),
+    Case("DenseGradIdentity", lambda v, b: cf.sparse_tensor_dense_matmul(
+        cf.SparseTensor([[0, 1], [1, 1], [2, 0]], v, [3, 2]), b, adjoint_a=True, adjoint_b=True), [(3,), (2, 3)],
+         id="DenseGradIdentity-adjoints"),
     Case("GatherV2", lambda t: cf.boolean_mask(t, cf.constant([[True, False, True], [False, True, True]])),
          [(2, 3, 2)], id="boolean_mask"),
     Case("GatherV2", lambda t: cf.boolean_mask(t, cf.constant([False, True, True]), axis=1), [(2, 3)],

@@ -17,9 +17,10 @@ from collflow.platform import gfile as _gfile
 from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
+from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg", "io", "bitwise"]
+__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse"]
 
 
 class _Namespace:
@@ -102,3 +103,9 @@ io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops
 
 bitwise = _Namespace("bitwise", "tf.bitwise: bitwise ops on integer tensors.", {
     n: getattr(_bw, n) for n in _bw.__all__})
+
+sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
+    "SparseTensor": _cf.SparseTensor, "SparseTensorValue": _cf.SparseTensorValue, "placeholder": _sp.sparse_placeholder,
+    "to_dense": _sp.sparse_tensor_to_dense, "reduce_sum": _sp.sparse_reduce_sum,
+    "sparse_dense_matmul": _sp.sparse_tensor_dense_matmul, "matmul": _sp.sparse_tensor_dense_matmul,
+    "add": _sp.sparse_add, "reorder": _sp.sparse_reorder, "retain": _sp.sparse_retain})

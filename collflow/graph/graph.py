@@ -670,12 +670,13 @@ def register_tensor_conversion(cls: type, fn: Callable) -> None:
 
 
 def is_tensor(x: Any) -> bool:
-    """Whether x is a graph value: a Tensor, IndexedSlices or Variable (tf.is_tensor), not a
+    """Whether x is a graph value: a Tensor, IndexedSlices, SparseTensor or Variable (tf.is_tensor), not a
     Python or NumPy value."""
     if isinstance(x, Tensor):
         return True
     from .indexed_slices import IndexedSlices
-    return isinstance(x, IndexedSlices) or isinstance(getattr(x, "handle", None), Tensor)
+    from .sparse_tensor import SparseTensor
+    return isinstance(x, (IndexedSlices, SparseTensor)) or isinstance(getattr(x, "handle", None), Tensor)
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,

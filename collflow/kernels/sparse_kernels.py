@@ -29,3 +29,6 @@ def _to_dense(op: Any, ctx: KernelContext) -> Any:
         scatter_add_rows(xp, out, idx, values.reshape((idx.shape[0],) + shape[1:]))
         return out
     return to_dense
+
+
+register_kernel("DenseGradIdentity")(lambda op, ctx: lambda x: x)

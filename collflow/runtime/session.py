@@ -53,6 +53,11 @@ class _Fetches:
             cls3 = type(f)
             return lambda vals: cls3((k, s(vals)) for k, s in zip(keys, subs))
         el = _fetch_element(graph, f)
+        if isinstance(el, _SparseFetch):
+            i0 = len(self.elements)
+            self.elements.extend([el.indices, el.values, el.dense_shape])
+            scls = el.cls
+            return lambda vals: scls(vals[i0], vals[i0 + 1], vals[i0 + 2])
         if isinstance(el, _IndexedSlicesFetch):
             i0 = len(self.elements)
             self.elements.extend([el.values, el.indices] + ([el.dense_shape] if el.dense_shape is not None else []))
@@ -73,12 +78,24 @@ class _IndexedSlicesFetch:
         self.cls = IndexedSlicesValue
 
 
+class _SparseFetch:
+    __slots__ = ("indices", "values", "dense_shape", "cls")
+
+    def __init__(self, s: Any):
+        self.indices, self.values, self.dense_shape = s.indices, s.values, s.dense_shape
+        from ..graph.sparse_tensor import SparseTensorValue
+        self.cls = SparseTensorValue
+
+
 def _fetch_element(graph: Graph, f: Any) -> Any:
     if f is None:
         raise TypeError("fetch argument None is not allowed")
     from ..graph.indexed_slices import IndexedSlices
+    from ..graph.sparse_tensor import SparseTensor
     if isinstance(f, IndexedSlices):
         return _IndexedSlicesFetch(f)
+    if isinstance(f, SparseTensor):
+        return _SparseFetch(f)
     try:
         el = graph.as_graph_element(f)
     except TypeError:
@@ -205,6 +222,23 @@ class Session:
         g = self.graph
 
         def add(k: Any, v: Any) -> None:
+            from ..graph.sparse_tensor import SparseTensor
+            if isinstance(k, SparseTensor):
+                # fed part by part from a SparseTensorValue or an (indices, values, dense_shape)
+                # tuple; a constant dense_shape (a sparse_placeholder of known shape) is checked
+                if not isinstance(v, (tuple, list)) or len(v) != 3:
+                    raise TypeError(f"feed_dict key {k!r} is a SparseTensor; its value must be a SparseTensorValue "
+                                    f"or an (indices, values, dense_shape) tuple, got {type(v).__name__}")
+                add(k.indices, v[0])
+                add(k.values, v[1])
+                if k.dense_shape.op.type == "Const":
+                    want = [int(d) for d in np.asarray(k.dense_shape.op.attrs["value"]).reshape(-1)]
+                    if [int(d) for d in np.asarray(v[2]).reshape(-1)] != want:
+                        raise InvalidArgumentError(f"feed for {k!r}: dense_shape {list(np.asarray(v[2]))} does not "
+                                                   f"match the placeholder's shape {want}")
+                else:
+                    add(k.dense_shape, v[2])
+                return
             if isinstance(k, (tuple, list)):
                 # a structure of tensors as one key (an RNN's state tuple): fed leaf by leaf from a
                 # value of the same structure, as TF1 does
