@@ -233,6 +233,12 @@ CASES = [
                                      _f(tf, tf.saturate_cast(_ints(tf, a, 9e4), tf.int16))], [(3, 4)]),
     ("reduce_max_min_empty", lambda tf, a: [tf.reduce_max(a[:0]), tf.reduce_min(a[:, :0], 1),
                                             _f(tf, tf.reduce_max(_ints(tf, a)[:0], 0))], [(3, 4)]),
+    # scatter_nd_ops.py: scatters into tensors
+    ("tensor_scatter_nd", lambda tf, t, u: [tf.tensor_scatter_nd_update(t, [[1, 2], [3, 0]], u),
+                                            tf.tensor_scatter_nd_add(t, [[1, 2], [3, 0], [1, 2]], tf.concat([u, u[:1]], 0)),
+                                            tf.tensor_scatter_nd_sub(t, [[2]], tf.reshape(tf.tile(u, [2])[:3], [1, 3])),
+                                            tf.tensor_scatter_update(t, [[0], [2]], tf.stack([t[1], t[3]]) * 2.0)],
+     [(4, 3), (2,)]),
     ("roll", lambda tf, a: tf.roll(a, 2, 1), [(3, 5)]),
     ("roll_multi", lambda tf, a: tf.roll(a, [1, -2, 3], [0, 1, 1]), [(3, 5, 2)]),
     ("roll_neg_axis", lambda tf, a: tf.roll(a, [7], [-1]), [(2, 4)]),
@@ -479,3 +485,27 @@ def test_noisy_linear_cosine_decay_stays_near_its_mean():
                 cos = 0.5 * (1 + np.cos(np.pi * 2 * 0.5 * k / 100))
                 sigma = 0.1 * cos * np.sqrt(0.01 / (1 + k) ** 0.55)
                 assert abs(vals.mean() - c) < 4 * sigma / np.sqrt(200) + 1e-7 and vals.std() > 0.5 * sigma
+
+
+def test_index_arithmetic_and_variable_scatters_match_tensorflow():
+    t0 = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+
+    def build(tf):
+        v = tf.Variable(t0)
+        ups = [tf.scatter_nd_add(v, [[0, 0], [1, 1]], [1.0, 2.0]), tf.scatter_nd_sub(v, [[2]], [[1.0, 1.0, 1.0]]),
+               tf.scatter_nd_update(v, [[3, 2]], [9.0])]
+        sd = tf.setdiff1d([1, 2, 3, 4, 2, 6], [2, 4])
+        return ups, v, [tf.unravel_index([5, 7, 0, 11], [3, 4]), tf.unravel_index(7, [2, 2, 2]),
+                        tf.unravel_index(np.array([3, 22], np.int64), np.array([5, 5], np.int64)), sd.out, sd.idx]
+    got = []
+    for tf in (cft, tft):
+        with tf.Graph().as_default():
+            ups, v, rest = build(tf)
+            with tf.Session() as s:
+                s.run(tf.global_variables_initializer())
+                for u in ups:
+                    s.run(u)
+                got.append([s.run(v)] + s.run(rest))
+    for a, b in zip(*got):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
