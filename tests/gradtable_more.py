@@ -38,6 +38,12 @@ _UIDS = np.array([[2, -1, 0], [2, 1, 0]], np.int32)  # -1 drops its row; segment
 CASES = [
     # elementwise math
     Case("Erf", cf.erf, [(3, 4)]),
+    Case("Erfc", cf.erfc, [(3, 4)]),
+    # lgamma and digamma on both sides of the reflection at 1/2, away from the poles
+    Case("Lgamma", cf.lgamma, [(2, 3)], make_inputs=lambda r: [np.array([[0.3, 1.7, 4.2], [-0.6, -1.4, 11.5]])]),
+    Case("Digamma", cf.digamma, [(2, 3)], make_inputs=lambda r: [np.array([[0.3, 1.7, 4.2], [-0.6, -1.4, 11.5]])],
+         rtol=1e-4),
+    Case("Lgamma", lambda x: cf.lbeta(x), [(2, 3)], low=0.5, high=3.0, id="Lgamma-lbeta"),
     Case("FloorMod", cf.floormod, [(3, 4), (4,)],
          make_inputs=lambda r: [r.uniform(-2, 2, (3, 4)), r.uniform(0.5, 1.5, (4,)) * r.choice([-1, 1], (4,))]),
     Case("Atan2", cf.atan2, [(3, 4), (3, 4)]),

@@ -18,6 +18,7 @@ from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops import sparse_ops as _sp
+from collflow.graph.ops import special_ops as _special
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
 __all__ = ["math", "random", "linalg", "io", "bitwise", "sparse"]
@@ -78,6 +79,8 @@ math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.mat
     **{n: getattr(_cf, n) for n in ("expm1", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh",
                                     "atanh")},
     "divide_no_nan": _cf.div_no_nan,
+    "lgamma": _cf.lgamma, "digamma": _cf.digamma, "erfc": _cf.erfc, "lbeta": _cf.lbeta,
+    "polygamma": _special.polygamma,
     **{n: getattr(_tally, n) for n in ("reduce_variance", "reduce_std", "xlogy", "bincount", "confusion_matrix",
                                        "invert_permutation")}})
 

@@ -638,3 +638,23 @@ def test_metrics_auc_streams_tf1s_thresholded_estimate(graph):
     y, p, wv = np.concatenate(ys), np.concatenate(ps), np.concatenate(ws)
     assert rv == pytest.approx(_auc_reference(y, p, np.ones_like(p), 200, "ROC"), rel=1e-5)   # TF: 0.826608
     assert pv == pytest.approx(_auc_reference(y, p, wv, 50, "PR"), rel=1e-5)                  # TF: 0.864623
+
+
+def test_special_functions_known_values(graph):
+    """(Against TensorFlow over a grid: tests/tf1/test_vs_tensorflow_more.py.)"""
+    import math
+    x = tf.constant([0.5, 1.0, 4.0, -0.5, 0.0, -2.0, 25.0], tf.float64)
+    lg, dg, tg, ec, ec32 = _run([tf.lgamma(x), tf.digamma(x), tf.math.polygamma(1, x), tf.erfc(x),
+                                  tf.erfc(tf.constant([6.0, -1.0], tf.float32))])
+    np.testing.assert_allclose(lg[:4], [0.5 * math.log(math.pi), 0.0, math.log(6.0), math.log(2 * math.sqrt(math.pi))],
+                               rtol=1e-12, atol=1e-14)
+    assert lg[4] == np.inf and lg[5] == np.inf and lg[6] == pytest.approx(math.lgamma(25.0), rel=1e-13)
+    euler = 0.5772156649015329
+    np.testing.assert_allclose(dg[[0, 1, 2]], [-euler - 2 * math.log(2), -euler, -euler + 1 + 1 / 2 + 1 / 3],
+                               rtol=1e-12)
+    assert np.isnan(dg[4]) and np.isnan(dg[5])
+    np.testing.assert_allclose(tg[1], math.pi ** 2 / 6, rtol=1e-12)
+    assert tg[4] == np.inf
+    np.testing.assert_allclose(ec, [math.erfc(v) for v in (0.5, 1.0, 4.0, -0.5, 0.0, -2.0, 25.0)], rtol=1e-13,
+                               atol=1e-300)
+    assert ec32.dtype == np.float32 and ec32[0] == pytest.approx(math.erfc(6.0), rel=1e-6)  # no 1 - erf cancellation

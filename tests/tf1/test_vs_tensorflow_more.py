@@ -509,3 +509,26 @@ def test_index_arithmetic_and_variable_scatters_match_tensorflow():
     for a, b in zip(*got):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+def test_special_functions_match_tensorflow():
+    """lgamma, digamma, erfc, polygamma(1, .) and lbeta in float64 over both sides of the
+    reflection, large arguments and the poles (TF: lgamma and trigamma +inf, digamma NaN);
+    their gradients too."""
+    x = np.concatenate([np.linspace(-7.3, 12.0, 97), [0.5, 1.0, 2.0, 3.0, 1e-8, 1e-3, 30.0, 170.0, 1e5, -0.5, -1.5,
+                                                      -3.99999, 0.0, -1.0, -2.0]])
+    outs = []
+    for tf in (cft, tft):
+        with tf.Graph().as_default():
+            p = tf.constant(x)
+            pos = tf.constant(np.abs(x[:40]).reshape(8, 5) + 0.1)
+            fetch = [tf.lgamma(p), tf.digamma(p), tf.erfc(p), tf.math.polygamma(tf.constant(1.0, tf.float64), p),
+                     tf.lbeta(pos)]
+            fetch += tf.gradients([tf.reduce_sum(tf.lgamma(pos)), tf.reduce_sum(tf.erfc(p)),
+                                   tf.reduce_sum(tf.digamma(pos)), tf.reduce_sum(tf.lbeta(pos))], [p, pos])
+            with tf.Session() as s:
+                outs.append(s.run(fetch))
+    for k, (a, b) in enumerate(zip(*outs)):
+        assert np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(np.isinf(a), np.isinf(b)), k
+        fin = np.isfinite(b)
+        np.testing.assert_allclose(a[fin], b[fin], rtol=1e-8, atol=1e-12, err_msg=f"fetch {k}")

@@ -9,3 +9,4 @@ from . import (math_extra_ops, matrix_ops, index_ops, segment_ops, logging_ops, 
 from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)
 from . import math_more_ops  # noqa: F401  (tf.expm1, tf.atan, tf.sinh, ..., tf.div_no_nan)
 from . import bitwise_ops  # noqa: F401  (tf.bitwise)
+from . import special_ops  # noqa: F401  (tf.lgamma, tf.digamma, tf.erfc)

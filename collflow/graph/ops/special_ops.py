@@ -1,0 +1,76 @@
+"""Special functions TF1 programs use in likelihoods and priors: tf.lgamma, tf.digamma,
+tf.erfc, tf.lbeta and tf.math.polygamma (orders 0 and 1), each with its derivative as the
+gradient (lgamma' = digamma, digamma' = polygamma(1, .), erfc' = -2/sqrt(pi) exp(-x^2));
+polygamma(1, .) itself has none (order 2 is not implemented).  Kernels compute in float64.
+Kernels in kernels/special_kernels.py."""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from ...errors import UnimplementedError
+from .. import graph as _g
+from ..registry import not_differentiable, register_gradient, register_op
+from . import math_ops as _m
+from .array_util import _const_value
+from .op_util import single
+
+__all__ = ["lgamma", "digamma", "erfc", "lbeta", "polygamma"]
+
+
+def _float_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        raise ValueError(f"{op.type} needs a floating-point input, got {x.dtype.name}")
+    return [(x.dtype, x.shape)]
+
+
+for _n in ("Lgamma", "Digamma", "Trigamma", "Erfc"):
+    register_op(_n, _float_spec)
+
+
+def _dense(g: Any) -> _g.Tensor:
+    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
+
+
+register_gradient("Lgamma")(lambda op, g: [_dense(g) * single("Digamma", [op.inputs[0]])])
+register_gradient("Digamma")(lambda op, g: [_dense(g) * single("Trigamma", [op.inputs[0]])])
+register_gradient("Erfc")(lambda op, g: [_dense(g) * (-2.0 / math.sqrt(math.pi)) * _m.exp(-_m.square(op.inputs[0]))])
+
+# polygamma of order 2 is not here: polygamma(1, x) is the end of the chain (no gradient)
+not_differentiable("Trigamma")
+
+
+def lgamma(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """log|Gamma(x)| elementwise (+inf at 0, -1, -2, ...)."""
+    return single("Lgamma", [_g.convert_to_tensor(x)], name=name or "Lgamma")
+
+
+def digamma(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """psi(x) = d lgamma(x) / dx elementwise (NaN at 0, -1, -2, ...)."""  # (float32: computed in float64)
+    return single("Digamma", [_g.convert_to_tensor(x)], name=name or "Digamma")
+
+
+def erfc(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """1 - erf(x), accurate where erf(x) is near 1."""
+    return single("Erfc", [_g.convert_to_tensor(x)], name=name or "Erfc")
+
+
+def polygamma(a: Any, x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """The a-th derivative of digamma at x, for a = 0 (digamma) or 1 (trigamma) known when the
+    graph is built; other orders raise UnimplementedError."""
+    order = _const_value(a) if isinstance(a, _g.Tensor) else a
+    if order is None or float(order) not in (0.0, 1.0):
+        raise UnimplementedError(f"polygamma: only orders 0 and 1 known when the graph is built are supported, "
+                                 f"got {a!r}")
+    xt = _g.convert_to_tensor(x)
+    if float(order) == 0.0:
+        return digamma(xt, name=name)
+    return single("Trigamma", [xt], name=name or "Polygamma")
+
+
+def lbeta(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """log|Beta(x)| over the last axis: sum(lgamma(x)) - lgamma(sum(x))."""
+    xt = _g.convert_to_tensor(x)
+    with xt.graph.as_default(), xt.graph.name_scope(name or "lbeta"):
+        return _m.reduce_sum(lgamma(xt), -1) - lgamma(_m.reduce_sum(xt, -1))
