@@ -27,7 +27,10 @@ def _eval(tf):
               "precision": tf.metrics.precision(lab, pred),
               "recall": tf.metrics.recall(lab, pred, weights=w),
               "tp": tf.metrics.true_positives(lab, pred), "fp": tf.metrics.false_positives(lab, pred),
-              "fn": tf.metrics.false_negatives(lab, pred), "tn": tf.metrics.true_negatives(lab, pred, weights=w)}
+              "fn": tf.metrics.false_negatives(lab, pred), "tn": tf.metrics.true_negatives(lab, pred, weights=w),
+              "iou": tf.metrics.mean_iou(lab, pred, 3), "iou_w": tf.metrics.mean_iou(lab, pred, 2, weights=w),
+              "class_acc": tf.metrics.mean_per_class_accuracy(lab, pred, 2),
+              "class_acc_w": tf.metrics.mean_per_class_accuracy(lab, pred, 2, weights=w)}
         names = sorted(v.op.name for v in tf.local_variables())
         init = tf.local_variables_initializer()
     s = tf.Session(graph=g)
@@ -57,6 +60,14 @@ def test_streaming_values_match_numpy():
         for name, v in want.items():
             np.testing.assert_allclose(updates[k][name], v, rtol=1e-6, err_msg=name)
             np.testing.assert_allclose(values[k][name], v, rtol=1e-6, err_msg=name)
+        # mean IoU over the classes seen (class 2 never is: left out); its update_op is the matrix
+        cm = np.array([[np.sum((lab == i) & (pred == j)) for j in range(3)] for i in range(3)], np.float64)
+        inter, union = np.diag(cm), cm.sum(0) + cm.sum(1) - np.diag(cm)
+        np.testing.assert_allclose(values[k]["iou"], np.mean(inter[:2] / union[:2]), rtol=1e-6)
+        np.testing.assert_array_equal(updates[k]["iou"], cm)
+        per_class = [np.mean(pred[lab == c] == c) for c in (0, 1)]
+        np.testing.assert_allclose(values[k]["class_acc"], np.mean(per_class), rtol=1e-6)
+        np.testing.assert_allclose(updates[k]["class_acc"], per_class, rtol=1e-6)
     assert all(v == 0.0 for v in restarted.values())  # a metric over nothing is 0
 
 

@@ -25,17 +25,18 @@ from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "root_mean_squared_error", "mean_absolute_error",
-           "true_positives", "false_positives", "false_negatives", "true_negatives", "precision", "recall", "auc"]
+           "true_positives", "false_positives", "false_negatives", "true_negatives", "precision", "recall", "auc",
+           "mean_iou", "mean_per_class_accuracy"]
 
 Collections = Optional[Sequence[str]]
 Pair = Tuple[_g.Tensor, _g.Tensor]
 
 
-def _local(name: str, shape: Sequence[int] = ()) -> Variable:
-    """A float32 accumulator of the current scope (a scalar by default), starting at 0."""
+def _local(name: str, shape: Sequence[int] = (), dtype: Any = _dt.float32) -> Variable:
+    """An accumulator of the current scope (a float32 scalar by default), starting at 0."""
     g = _g.get_default_graph()
     with g.control_dependencies(None):
-        return Variable(_a.zeros(list(shape), _dt.float32), trainable=False, name=name,
+        return Variable(_a.zeros(list(shape), dtype), trainable=False, name=name,
                         collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
 
 
@@ -230,4 +231,60 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
         value = compute(*[counts[k][0].value() for k in order], "value")
         ups = [_s.assign_add(counts[k][0], counts[k][1]) for k in order]
         update = compute(*ups, "update_op")
+        return _collect(metrics_collections, updates_collections, value, update)
+
+
+def _flat_pair(labels: Any, predictions: Any, what: str) -> Tuple[_g.Tensor, _g.Tensor]:
+    labels, predictions = _g.convert_to_tensor(labels), _g.convert_to_tensor(predictions)
+    if (labels.shape.rank is not None and predictions.shape.rank is not None
+            and not labels.shape.is_compatible_with(predictions.shape)):
+        raise InvalidArgumentError(f"{what}: labels of shape {labels.shape} and predictions of shape "
+                                   f"{predictions.shape} do not match")
+    return _a.reshape(labels, [-1]), _a.reshape(predictions, [-1])
+
+
+def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = None,
+             metrics_collections: Collections = None, updates_collections: Collections = None,
+             name: Optional[str] = None) -> Pair:
+    """The mean over classes of intersection over union, tp / (tp + fp + fn), from a
+    streaming confusion matrix (local variable total_confusion_matrix, float64); classes
+    never seen nor predicted are left out of the mean.  As TF, update_op returns the updated
+    confusion matrix."""
+    from ..graph.ops.matrix_ops import matrix_diag_part
+    from ..graph.ops.tally_ops import confusion_matrix
+    with variable_scope(name, default_name="mean_iou"):
+        lab, pred = _flat_pair(labels, predictions, "mean_iou")
+        total = _local("total_confusion_matrix", [int(num_classes), int(num_classes)], _dt.float64)
+        w = None if weights is None else _a.reshape(_m.cast(weights, _dt.float64) * _a.ones_like(
+            _m.cast(_g.convert_to_tensor(labels), _dt.float64)), [-1])
+        current = confusion_matrix(lab, _m.cast(pred, lab.dtype) if pred.dtype != lab.dtype else pred,
+                                   num_classes=int(num_classes), weights=w, dtype=_dt.float64)
+        update = _s.assign_add(total, current)
+        cm = _m.cast(total.value(), _dt.float32)
+        diag = matrix_diag_part(cm)
+        denominator = _m.reduce_sum(cm, 0) + _m.reduce_sum(cm, 1) - diag
+        valid = _m.reduce_sum(_m.cast(_m.not_equal(denominator, 0.0), _dt.float32))
+        iou = diag / _a.where(_m.greater(denominator, 0.0), denominator, _a.ones_like(denominator))
+        value = _safe_div(_m.reduce_sum(iou), valid, "mean_iou")
+        return _collect(metrics_collections, updates_collections, value, update)
+
+
+def mean_per_class_accuracy(labels: Any, predictions: Any, num_classes: int, weights: Any = None,
+                            metrics_collections: Collections = None, updates_collections: Collections = None,
+                            name: Optional[str] = None) -> Pair:
+    """The mean over classes of each class's accuracy (local variables total and count, one
+    entry per class); as TF, update_op returns the per-class accuracies."""
+    with variable_scope(name, default_name="mean_accuracy"):
+        lab, pred = _flat_pair(labels, predictions, "mean_per_class_accuracy")
+        if pred.dtype != lab.dtype:
+            pred = _m.cast(pred, lab.dtype)
+        total = _local("total", [int(num_classes)])
+        count = _local("count", [int(num_classes)])
+        ones = _a.ones_like(lab, dtype=_dt.float32)
+        correct = _m.cast(_m.equal(pred, lab), _dt.float32)
+        if weights is not None:
+            w = _a.reshape(_floats(weights) * _a.ones_like(_floats(labels)), [-1])
+            ones, correct = ones * w, correct * w
+        update = _safe_div(_s.scatter_add(count, lab, correct), _s.scatter_add(total, lab, ones), "update_op")
+        value = _m.reduce_mean(_safe_div(count.value(), total.value(), "per_class"), name="mean_accuracy")
         return _collect(metrics_collections, updates_collections, value, update)
