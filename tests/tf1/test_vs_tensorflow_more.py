@@ -239,6 +239,16 @@ CASES = [
                                             tf.tensor_scatter_nd_sub(t, [[2]], tf.reshape(tf.tile(u, [2])[:3], [1, 3])),
                                             tf.tensor_scatter_update(t, [[0], [2]], tf.stack([t[1], t[3]]) * 2.0)],
      [(4, 3), (2,)]),
+    # block_ops.py: space <-> batch, image patches
+    ("space_to_batch_nd", lambda tf, a, b: [tf.space_to_batch_nd(a, [2, 3], [[1, 0], [1, 1]]),
+                                            tf.space_to_batch_nd(b, [2], [[0, 2]]),
+                                            tf.space_to_batch(a, [[1, 0], [0, 1]], 2)], [(2, 5, 7, 3), (3, 4, 6)]),
+    ("batch_to_space_nd", lambda tf, a: [tf.batch_to_space_nd(a, [2, 3], [[1, 0], [1, 1]]),
+                                         tf.batch_to_space_nd(a, [2, 3], [[0, 1], [2, 0]]),
+                                         tf.batch_to_space(a[:, :, :2], [[1, 0], [0, 1]], 2)], [(12, 3, 3, 2)]),
+    ("extract_image_patches", lambda tf, a: [tf.extract_image_patches(a, [1, 3, 2, 1], [1, 2, 1, 1], [1, 1, 2, 1], p)
+                                             for p in ("VALID", "SAME")]
+     + [tf.extract_image_patches(a, [1, 2, 2, 1], [1, 3, 3, 1], [1, 1, 1, 1], "SAME")], [(2, 5, 7, 3)]),
     ("roll", lambda tf, a: tf.roll(a, 2, 1), [(3, 5)]),
     ("roll_multi", lambda tf, a: tf.roll(a, [1, -2, 3], [0, 1, 1]), [(3, 5, 2)]),
     ("roll_neg_axis", lambda tf, a: tf.roll(a, [7], [-1]), [(2, 4)]),

@@ -1,0 +1,160 @@
+"""Spatial blocks moved to and from the batch, and image patches, as TF 1.15 defines them:
+tf.space_to_batch_nd / batch_to_space_nd (and TF1's 2-D space_to_batch / batch_to_space) and
+tf.extract_image_patches.  Composed from pad, reshape, transpose and strided slices, so the
+gradients come from the parts.  Block shapes, paddings, crops and kernel sizes must be known
+when the graph is built, and so must the spatial sizes of the input.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from .. import graph as _g
+from . import array_ops as _a
+from .array_util import _const_value
+
+__all__ = ["space_to_batch_nd", "batch_to_space_nd", "space_to_batch", "batch_to_space", "extract_image_patches"]
+
+
+def _static(v: Any, what: str, fn: str) -> np.ndarray:
+    if isinstance(v, _g.Tensor):
+        c = _const_value(v)
+        if c is None:
+            raise InvalidArgumentError(f"{fn}: {what} must be known when the graph is built (a list or a constant)")
+        v = c
+    return np.asarray(v, dtype=np.int64)
+
+
+def _spatial(x: _g.Tensor, m: int, fn: str) -> List[int]:
+    if x.shape.rank is None or x.shape.rank < m + 1:
+        raise InvalidArgumentError(f"{fn}: the input needs a batch and {m} spatial dimensions, got shape {x.shape}")
+    dims = x.shape.dims[1:m + 1]
+    if any(d is None for d in dims):
+        raise InvalidArgumentError(f"{fn}: the spatial sizes must be known when the graph is built, got shape "
+                                   f"{x.shape}")
+    return [int(d) for d in dims]
+
+
+def _lead(d: Optional[int]) -> int:
+    return -1 if d is None else int(d)
+
+
+def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
+    """Zero-pads the M spatial dimensions, splits each into blocks of block_shape and moves
+    the offsets within a block into the batch: [b, s1.., rest] -> [b * prod(block), (s_i + pads) / block_i.., rest]."""
+    x = _g.convert_to_tensor(input)
+    block = _static(block_shape, "block_shape", "space_to_batch_nd").reshape(-1)
+    pads = _static(paddings, "paddings", "space_to_batch_nd").reshape(-1, 2)
+    m = len(block)
+    if pads.shape[0] != m or np.any(block < 1) or np.any(pads < 0):
+        raise InvalidArgumentError(f"space_to_batch_nd: block_shape {block.tolist()} and paddings {pads.tolist()} must "
+                                   "be positive and non-negative, one pair of paddings per block dimension")
+    sizes = _spatial(x, m, "space_to_batch_nd")
+    padded = [s + int(p[0]) + int(p[1]) for s, p in zip(sizes, pads)]
+    for k, (p, b) in enumerate(zip(padded, block)):
+        if p % b:
+            raise InvalidArgumentError(f"space_to_batch_nd: padded spatial dimension {k} ({p}) is not divisible by "
+                                       f"block_shape[{k}] = {b}")
+    rest = [_lead(d) for d in x.shape.dims[m + 1:]]
+    with x.graph.as_default(), x.graph.name_scope(name or "SpaceToBatchND"):
+        y = _a.pad(x, [[0, 0]] + pads.tolist() + [[0, 0]] * len(rest)) if pads.any() else x
+        split: List[int] = [-1]
+        for p, b in zip(padded, block):
+            split += [p // int(b), int(b)]
+        y = _a.reshape(y, split + rest)
+        perm = [2 + 2 * k for k in range(m)] + [0] + [1 + 2 * k for k in range(m)] + \
+            [1 + 2 * m + k for k in range(len(rest))]
+        y = _a.transpose(y, perm)
+        return _a.reshape(y, [-1] + [p // int(b) for p, b in zip(padded, block)] + rest)
+
+
+def batch_to_space_nd(input: Any, block_shape: Any, crops: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
+    """The inverse of space_to_batch_nd: blocks of the batch back into space, then `crops`
+    removed from the start and end of each spatial dimension."""
+    x = _g.convert_to_tensor(input)
+    block = _static(block_shape, "block_shape", "batch_to_space_nd").reshape(-1)
+    crop = _static(crops, "crops", "batch_to_space_nd").reshape(-1, 2)
+    m = len(block)
+    if crop.shape[0] != m or np.any(block < 1) or np.any(crop < 0):
+        raise InvalidArgumentError(f"batch_to_space_nd: block_shape {block.tolist()} and crops {crop.tolist()} must "
+                                   "be positive and non-negative, one pair of crops per block dimension")
+    sizes = _spatial(x, m, "batch_to_space_nd")
+    nb = int(np.prod(block))
+    if x.shape.dims[0] is not None and x.shape.dims[0] % nb:
+        raise InvalidArgumentError(f"batch_to_space_nd: the batch {x.shape.dims[0]} is not divisible by the product "
+                                   f"of block_shape ({nb})")
+    full = [s * int(b) for s, b in zip(sizes, block)]
+    for k, (f, c) in enumerate(zip(full, crop)):
+        if c[0] + c[1] > f:
+            raise InvalidArgumentError(f"batch_to_space_nd: crops {c.tolist()} exceed spatial dimension {k} ({f})")
+    rest = [_lead(d) for d in x.shape.dims[m + 1:]]
+    with x.graph.as_default(), x.graph.name_scope(name or "BatchToSpaceND"):
+        y = _a.reshape(x, [int(b) for b in block] + [-1] + sizes + rest)
+        perm = [m]
+        for k in range(m):
+            perm += [m + 1 + k, k]
+        perm += [2 * m + 1 + k for k in range(len(rest))]
+        y = _a.reshape(_a.transpose(y, perm), [-1] + full + rest)
+        if crop.any():
+            key = [slice(None)] + [slice(int(c[0]), f - int(c[1])) for c, f in zip(crop, full)]
+            y = y[tuple(key)]
+        return y
+
+
+def space_to_batch(input: Any, paddings: Any, block_size: int, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
+    """TF1's 2-D form: space_to_batch_nd with a square block over height and width."""
+    return space_to_batch_nd(input, [int(block_size)] * 2, paddings, name=name or "SpaceToBatch")
+
+
+def batch_to_space(input: Any, crops: Any, block_size: int, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
+    """TF1's 2-D form: batch_to_space_nd with a square block over height and width."""
+    return batch_to_space_nd(input, [int(block_size)] * 2, crops, name=name or "BatchToSpace")
+
+
+def _four(v: Sequence[int], what: str) -> List[int]:
+    v = [int(a) for a in v]
+    if len(v) != 4 or v[0] != 1 or v[3] != 1:
+        raise InvalidArgumentError(f"extract_image_patches: {what} must be [1, rows, cols, 1], got {v}")
+    return v
+
+
+def extract_image_patches(images: Any, ksizes: Sequence[int], strides: Sequence[int], rates: Sequence[int],
+                          padding: str, name: Optional[str] = None) -> _g.Tensor:
+    """[b, rows, cols, depth] -> [b, out_rows, out_cols, kr * kc * depth]: each output pixel the
+    ksizes patch (dilated by rates) at its stride, flattened row, column, depth; padding
+    "VALID" or "SAME" (TF's convolution padding)."""
+    x = _g.convert_to_tensor(images)
+    if x.shape.rank != 4:
+        raise InvalidArgumentError(f"extract_image_patches needs [batch, rows, cols, depth], got shape {x.shape}")
+    _, kr, kc, _ = _four(ksizes, "ksizes")
+    _, sr, sc, _ = _four(strides, "strides")
+    _, rr, rc, _ = _four(rates, "rates")
+    rows, cols = _spatial(x, 2, "extract_image_patches")
+    depth = x.shape.dims[3]
+    if depth is None:
+        raise InvalidArgumentError(f"extract_image_patches: the depth must be known, got shape {x.shape}")
+    padding = padding.upper()
+    if padding not in ("VALID", "SAME"):
+        raise InvalidArgumentError(f"extract_image_patches: padding must be VALID or SAME, got {padding!r}")
+    ekr, ekc = (kr - 1) * rr + 1, (kc - 1) * rc + 1     # the dilated kernel's extent
+    if padding == "VALID":
+        out_r, out_c = (rows - ekr) // sr + 1, (cols - ekc) // sc + 1
+        pr = pc = (0, 0)
+    else:
+        out_r, out_c = -(-rows // sr), -(-cols // sc)
+        tr, tc = max((out_r - 1) * sr + ekr - rows, 0), max((out_c - 1) * sc + ekc - cols, 0)
+        pr, pc = (tr // 2, tr - tr // 2), (tc // 2, tc - tc // 2)
+    if out_r <= 0 or out_c <= 0:
+        raise InvalidArgumentError(f"extract_image_patches: the patch {kr}x{kc} (rates {rr}, {rc}) does not fit a "
+                                   f"{rows}x{cols} image with VALID padding")
+    with x.graph.as_default(), x.graph.name_scope(name or "ExtractImagePatches"):
+        y = _a.pad(x, [[0, 0], list(pr), list(pc), [0, 0]]) if any(pr + pc) else x
+        taps = []
+        for i in range(kr):
+            for j in range(kc):
+                r0, c0 = i * rr, j * rc
+                taps.append(y[:, r0:r0 + (out_r - 1) * sr + 1:sr, c0:c0 + (out_c - 1) * sc + 1:sc, :])
+        patches = _a.stack(taps, axis=3)                   # [b, out_r, out_c, kr * kc, depth]
+        return _a.reshape(patches, [-1, out_r, out_c, kr * kc * int(depth)])
