@@ -173,7 +173,8 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
                    auxiliary_name_scope: bool = True) -> Iterator[VariableScope]:
     """Opens a variable scope (and a name scope of the same name) for the block.
 
-    name_or_scope: a name, a VariableScope (re-entered exactly), or None with `default_name`
+    name_or_scope: a name, a VariableScope (re-entered: its name and defaults, and, as TF1, a
+    new name scope of its last name component), or None with `default_name`
     (made unique: default_name, default_name_1, ...).  reuse: True, AUTO_REUSE or None/False
     (inherit the enclosing scope's).  initializer, regularizer, dtype, partitioner: defaults
     for get_variable inside.  values: tensors whose graph becomes the default.
@@ -189,7 +190,7 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
         old = get_variable_scope()
         store = var_store(g)
         if isinstance(name_or_scope, VariableScope):
-            # re-entered exactly: its own name, defaults and name scope; reuse as it was
+            # re-entered: its own name and defaults (a new name scope, below); reuse as it was
             base, full, rel = name_or_scope, name_or_scope.name, None
             new_reuse = reuse if reuse not in (None, False) else name_or_scope.reuse
         else:
@@ -205,9 +206,19 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
             ns = ""
             if auxiliary_name_scope:
                 if rel is None:
-                    ns = stack.enter_context(g.name_scope(name_or_scope.original_name_scope or None))
+                    # TF1: a re-entered scope object opens a new name scope of its last name
+                    # component, made unique where it is entered ("foo_1/", "outer/foo/"); its
+                    # variables keep the scope's own name
+                    last = name_or_scope.name.split("/")[-1]
+                    if last:
+                        ns = stack.enter_context(g.name_scope(last))
+                    elif g._current_scope():
+                        ns = g._current_scope() + "/"
                 else:
-                    for part in rel.split("/"):
+                    # TF1: without a name, the name scope is default_name made unique among name
+                    # scopes (which a re-entered scope may have used: dense_1, then dense_2),
+                    # not the variable scope's own unique name
+                    for part in (rel if name_or_scope is not None else str(default_name)).split("/"):
                         ns = stack.enter_context(g.name_scope(part))
             elif g._current_scope():
                 ns = g._current_scope() + "/"

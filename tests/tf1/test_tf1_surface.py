@@ -274,3 +274,57 @@ def test_init_from_checkpoint_maps_scopes_and_variables(tmp_path):
     for a, c in zip([w, b, x, head], want):
         np.testing.assert_array_equal(a, c)
     assert errors == want_errors
+
+
+def _template_program(tf):
+    def layer(x, units, act=None):
+        w = tf.get_variable("w", [x.shape[-1], units], initializer=tf.constant_initializer(0.5))
+        b = tf.get_variable("b", [units], initializer=tf.zeros_initializer())
+        y = tf.matmul(x, w) + b
+        return act(y) if act else y
+    t1 = tf.make_template("dense", layer, units=3, act=tf.nn.relu)
+    t2 = tf.make_template("dense", layer, units=2)
+    with tf.variable_scope("outer"):
+        t3 = tf.make_template("made_now", layer, create_scope_now_=True, units=4)
+    x = tf.constant(np.ones((2, 5), np.float32))
+    outs = [t1(x), t1(x * 2.0)]
+    outs += [t2(outs[0]), t3(x), t3(x)]
+    bad = tf.make_template("bad", lambda v: v * tf.Variable(1.0))
+    bad(x)
+    with pytest.raises(ValueError, match="Trainable variable created when calling a template after the first time"):
+        bad(x)
+    with tf.variable_scope("foo") as vs:
+        a = tf.constant(1.0)
+    with tf.variable_scope(vs):
+        b = tf.constant(1.0)
+    with tf.variable_scope("outer"):
+        with tf.variable_scope(vs, reuse=True):
+            c = tf.constant(1.0)
+    names = ([v.name for v in tf.global_variables()], [o.name for o in outs] + [a.name, b.name, c.name],
+             t1.variable_scope.name, [v.name for v in t1.trainable_variables])
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        return names, s.run(outs)
+
+
+def test_make_template_shares_variables_and_names_ops_as_tf1():
+    with tf.Graph().as_default():
+        (var_names, op_names, scope, t1_vars), vals = _template_program(tf)
+    assert var_names == ["dense/w:0", "dense/b:0", "dense_1/w:0", "dense_1/b:0", "outer/made_now/w:0",
+                         "outer/made_now/b:0", "bad/Variable:0", "bad_1/Variable:0"]
+    # a re-entered variable scope opens a new name scope of its last name, as TF1
+    assert op_names == ["dense/Relu:0", "dense_1/Relu:0", "dense_2/add:0", "made_now/add:0", "made_now_1/add:0",
+                        "foo/Const:0", "foo_1/Const:0", "outer_1/foo/Const:0"]
+    assert scope == "dense" and t1_vars == ["dense/w:0", "dense/b:0"]
+    np.testing.assert_allclose(vals[1], 2 * vals[0])  # the second call used the first call's variables
+    try:
+        import tensorflow
+    except ImportError:
+        return
+    tft = tensorflow.compat.v1
+    tft.disable_eager_execution()
+    with tft.Graph().as_default():
+        want_names, want_vals = _template_program(tft)
+    assert (var_names, op_names, scope, t1_vars) == want_names
+    for a, b in zip(vals, want_vals):
+        np.testing.assert_array_equal(a, b)
