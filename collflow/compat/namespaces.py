@@ -19,9 +19,10 @@ from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops import special_ops as _special
+from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse"]
+__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse", "strings"]
 
 
 class _Namespace:
@@ -112,3 +113,9 @@ sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
     "to_dense": _sp.sparse_tensor_to_dense, "reduce_sum": _sp.sparse_reduce_sum,
     "sparse_dense_matmul": _sp.sparse_tensor_dense_matmul, "matmul": _sp.sparse_tensor_dense_matmul,
     "add": _sp.sparse_add, "reorder": _sp.sparse_reorder, "retain": _sp.sparse_retain})
+
+strings = _Namespace("strings", "tf.strings: the string ops under their tf.strings names.", {
+    "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,
+    "regex_replace": _text.regex_replace, "regex_full_match": _text.regex_full_match, "strip": _text.string_strip,
+    "length": _text.string_length, "lower": _text.string_lower, "upper": _text.string_upper,
+    "split": _text.strings_split, "to_number": _cf.string_to_number})

@@ -10,3 +10,4 @@ from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.
 from . import math_more_ops  # noqa: F401  (tf.expm1, tf.atan, tf.sinh, ..., tf.div_no_nan)
 from . import bitwise_ops  # noqa: F401  (tf.bitwise)
 from . import special_ops  # noqa: F401  (tf.lgamma, tf.digamma, tf.erfc)
+from . import text_ops  # noqa: F401  (tf.string_join, tf.string_split, tf.strings.*)

@@ -1,0 +1,86 @@
+"""The string ops of text pipelines (graph/ops/text_ops.py): TF1's byte semantics stated
+against Python, and every op against TensorFlow where it is installed (TF gives bytes,
+collflow str: compared after decoding)."""
+import numpy as np
+import pytest
+
+import collflow.compat.v1 as tf
+
+TEXT = ["hello world", "  a  b ", "", "one,two;;three", "Ünïcode Straße"]
+
+
+def _run(fetches):
+    with tf.Session() as s:
+        return s.run(fetches)
+
+
+def test_byte_semantics_and_tokens():
+    with tf.Graph().as_default():
+        x = tf.constant(TEXT)
+        r = _run(dict(n=tf.strings.length(x), chars=tf.strings.length(x, unit="UTF8_CHAR"),
+                      sub=tf.substr(x[4:], 0, 2), subc=tf.substr(x[4:], 0, 2, unit="UTF8_CHAR"),
+                      low=tf.strings.lower(tf.constant(["HeLLo ÜX"])), up=tf.strings.upper(x[4:], encoding="utf-8"),
+                      strip=tf.string_strip(x[1:2]), join=tf.string_join([x[:2], "!"], separator="-"),
+                      rj=tf.reduce_join(tf.constant([["a", "b"], ["c", "d"]]), 1, separator=","),
+                      rep=tf.regex_replace(x[:1], "(l+)", r"<\1>", replace_global=False),
+                      whole=tf.regex_replace(x[:1], "o", r"[\0]"), full=tf.strings.regex_full_match(x, "[a-z ]+"),
+                      tok=tf.string_split(x), toks=tf.strings.split(x[:2], sep=" ", maxsplit=1)))
+    assert r["n"].tolist() == [11, 7, 0, 14, 17] and r["chars"].tolist() == [11, 7, 0, 14, 14]  # UTF-8 bytes
+    assert r["sub"][0] == "Ü" and r["subc"][0] == "Ün"
+    assert r["low"][0] == "hello Üx" and r["up"][0] == "ÜNÏCODE STRASSE"   # ASCII only without an encoding
+    assert r["strip"][0] == "a  b" and r["join"].tolist() == ["hello world-!", "  a  b -!"]
+    assert r["rj"].tolist() == ["a,b", "c,d"]
+    assert r["rep"][0] == "he<ll>o world" and r["whole"][0] == "hell[o] w[o]rld"
+    assert r["full"].tolist() == [True, True, False, False, False]
+    tok = r["tok"]
+    assert isinstance(tok, tf.SparseTensorValue) and tok.dense_shape.tolist() == [5, 2]
+    assert tok.values.tolist() == ["hello", "world", "a", "b", "one,two;;three", "Ünïcode", "Straße"]
+    assert r["toks"].values.tolist() == ["hello", "world", "", " a  b "]
+    with tf.Graph().as_default():
+        with pytest.raises(tf.errors.InvalidArgumentError, match="pos 1 out of range"):
+            _run(tf.substr(tf.constant(["", "x"]), 1, 1))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="1-D"):
+            tf.string_split(tf.constant([["a"]]))
+
+
+def _program(T):
+    x = T.constant(TEXT)
+    m = T.constant([["a", "b", "c"], ["d", "e", "f"]])
+    return [T.string_join([x, "!"], separator="-"), T.reduce_join(m, 0), T.reduce_join(m, 1, keep_dims=True,
+                                                                                      separator=","),
+            T.substr(x[:2], 1, 3), T.substr(x[4:], 0, 2), T.substr(x[4:], 0, 2, unit="UTF8_CHAR"), T.substr(x[:2], -3, 2),
+            T.regex_replace(x, "[aeiou]", "_"), T.regex_replace(x, "(l+)", r"<\1>", replace_global=False),
+            T.regex_replace(x, "o", r"[\0]"), T.strings.regex_full_match(x, "[a-z ]+"), T.string_strip(x),
+            T.strings.length(x), T.strings.length(x, unit="UTF8_CHAR"), T.strings.lower(T.constant(["HeLLo ÜX"])),
+            T.strings.upper(x), T.strings.upper(x, encoding="utf-8"),
+            T.string_split(x), T.string_split(x, delimiter=",;"), T.string_split(x, delimiter=",;", skip_empty=False),
+            T.string_split(x[:2], delimiter=""), T.strings.split(x), T.strings.split(x, sep=","),
+            T.strings.split(x, sep=" ", maxsplit=1), T.string_split(x, sep=";"), T.strings.to_number(["1.5", "-2"])]
+
+
+def _text(a):
+    a = np.asarray(a)
+    if a.dtype == object or a.dtype.kind in "SU":
+        return np.vectorize(lambda v: v.decode("utf-8") if isinstance(v, bytes) else str(v), otypes=[object])(a) \
+            if a.size else a.astype(object)
+    return a
+
+
+def test_against_tensorflow():
+    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+    tft = tensorflow.compat.v1
+    tft.disable_eager_execution()
+    out = []
+    for T in (tf, tft):
+        with T.Graph().as_default():
+            fetch = _program(T)
+            with T.Session() as s:
+                out.append(s.run(fetch))
+    for k, (a, b) in enumerate(zip(*out)):
+        if hasattr(b, "_fields"):  # a SparseTensorValue
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(_text(x), _text(y), err_msg=str(k))
+        else:
+            np.testing.assert_array_equal(_text(a), _text(b), err_msg=str(k))
+            if np.asarray(b).dtype.kind not in "OSU":
+                assert np.asarray(a).dtype == np.asarray(b).dtype, k
