@@ -34,7 +34,7 @@ from .normalization import batch_normalization  # noqa: F401  (its own module, r
 
 __all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "separable_conv2d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
            "flatten", "dropout", "embedding",
-           "batch_normalization"]
+           "batch_normalization", "conv3d", "max_pooling3d", "average_pooling3d"]
 
 Activation = Union[None, str, Callable[[_g.Tensor], _g.Tensor]]
 
@@ -373,3 +373,6 @@ def embedding(ids: Any, input_dim: int, output_dim: int, embeddings_initializer:
                           embeddings_initializer or _init.RandomUniform(-0.05, 0.05), embeddings_regularizer,
                           trainable)
         return nn_ops.embedding_lookup(table, ids_t)
+
+
+from .layers3d import average_pooling3d, conv3d, max_pooling3d  # noqa: E402  (3-D layers, their own module)

@@ -658,3 +658,22 @@ def test_special_functions_known_values(graph):
     np.testing.assert_allclose(ec, [math.erfc(v) for v in (0.5, 1.0, 4.0, -0.5, 0.0, -2.0, 25.0)], rtol=1e-13,
                                atol=1e-300)
     assert ec32.dtype == np.float32 and ec32[0] == pytest.approx(math.erfc(6.0), rel=1e-6)  # no 1 - erf cancellation
+
+
+def test_conv3d_dilation_and_layers(graph):
+    """A dilated 3-D convolution is the convolution with the kernel's taps spread apart (zeros
+    between); the layers make TF1's variables.  (Against TensorFlow: test_vs_tensorflow_more.py.)"""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 6, 5, 7, 2)).astype(np.float32)
+    w = rng.standard_normal((2, 2, 3, 2, 3)).astype(np.float32)
+    spread = np.zeros((3, 2, 5, 2, 3), np.float32)
+    spread[::2, :, ::2] = w
+    a, b = _run([tf.nn.conv3d(x, w, [1, 1, 1, 1, 1], "SAME", dilations=[1, 2, 1, 2, 1]),
+                 tf.nn.conv3d(x, spread, [1, 1, 1, 1, 1], "SAME")])
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    y = tf.layers.conv3d(tf.constant(x), 4, [2, 3, 3], strides=(1, 2, 1), padding="same", activation=tf.nn.relu)
+    z = tf.layers.max_pooling3d(y, 2, 2)
+    assert y.shape.as_list() == [1, 6, 3, 7, 4] and z.shape.as_list() == [1, 3, 1, 3, 4]
+    assert [v.name for v in tf.global_variables()] == ["conv3d/kernel:0", "conv3d/bias:0"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="conv3d needs an input of rank >= 5"):
+        tf.layers.conv3d(tf.constant(x[0]), 4, 3)

@@ -249,6 +249,13 @@ CASES = [
     ("extract_image_patches", lambda tf, a: [tf.extract_image_patches(a, [1, 3, 2, 1], [1, 2, 1, 1], [1, 1, 2, 1], p)
                                              for p in ("VALID", "SAME")]
      + [tf.extract_image_patches(a, [1, 2, 2, 1], [1, 3, 3, 1], [1, 1, 1, 1], "SAME")], [(2, 5, 7, 3)]),
+    # conv3d_ops.py: 3-D convolution and pooling (TF's CPU conv3d has no dilation to compare)
+    ("conv3d", lambda tf, a, w: [tf.nn.conv3d(a, w, [1, 1, 1, 1, 1], "SAME"), tf.nn.conv3d(a, w, [1, 2, 1, 2, 1], "VALID"),
+                                 tf.nn.conv3d(a, w, [1, 1, 2, 1, 1], "SAME")], [(2, 5, 6, 7, 3), (3, 2, 3, 3, 4)]),
+    ("pool3d", lambda tf, a: [tf.nn.max_pool3d(a, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+                              tf.nn.max_pool3d(a, [1, 3, 2, 3, 1], [1, 1, 2, 2, 1], "VALID"),
+                              tf.nn.avg_pool3d(a, [1, 2, 3, 2, 1], [1, 2, 2, 2, 1], "SAME"),
+                              tf.nn.avg_pool3d(a, [1, 3, 3, 3, 1], [1, 1, 1, 1, 1], "VALID")], [(2, 5, 6, 7, 3)]),
     ("roll", lambda tf, a: tf.roll(a, 2, 1), [(3, 5)]),
     ("roll_multi", lambda tf, a: tf.roll(a, [1, -2, 3], [0, 1, 1]), [(3, 5, 2)]),
     ("roll_neg_axis", lambda tf, a: tf.roll(a, [7], [-1]), [(2, 4)]),

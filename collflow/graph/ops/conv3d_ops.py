@@ -1,0 +1,141 @@
+"""3-D convolution and pooling (tf.nn.conv3d, max_pool3d, avg_pool3d) on NDHWC volumes, as
+im2col in the graph: one strided slice per kernel tap, stacked and multiplied by the filter
+as one matrix product (pools reduce the taps instead).  Gradients come from the parts (the
+slices' scatter back, the product's two GEMMs), so they are exact by construction.
+
+Spatial sizes, kernel sizes, strides and dilations must be known when the graph is built;
+the batch may be unknown.  TF's padding: VALID, or SAME with the odd pixel at the end; the
+average pool divides by the number of real (unpadded) voxels in each window, as TF.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from .. import graph as _g
+from . import array_ops as _a
+from . import math_ops as _m
+from .constant_op import constant
+
+__all__ = ["conv3d", "max_pool3d", "avg_pool3d"]
+
+
+def _five(v: Any, what: str, fn: str) -> List[int]:
+    v = [int(a) for a in ([v] * 5 if isinstance(v, int) else v)]
+    if len(v) == 3:
+        v = [1] + v + [1]
+    if len(v) != 5 or v[0] != 1 or v[4] != 1:
+        raise InvalidArgumentError(f"{fn}: {what} must be [1, d, h, w, 1], got {v}")
+    return v[1:4]
+
+
+def _geometry(sizes: Sequence[int], ks: Sequence[int], strides: Sequence[int], rates: Sequence[int],
+              padding: str, fn: str) -> Tuple[List[int], List[Tuple[int, int]]]:
+    """(output sizes, (before, after) padding) per spatial dimension, TF's rule."""
+    padding = padding.upper()
+    if padding not in ("VALID", "SAME"):
+        raise InvalidArgumentError(f"{fn}: padding must be VALID or SAME, got {padding!r}")
+    outs, pads = [], []
+    for n, k, s, r in zip(sizes, ks, strides, rates):
+        ek = (k - 1) * r + 1
+        if padding == "VALID":
+            o = (n - ek) // s + 1
+            p = (0, 0)
+        else:
+            o = -(-n // s)
+            total = max((o - 1) * s + ek - n, 0)
+            p = (total // 2, total - total // 2)
+        if o <= 0:
+            raise InvalidArgumentError(f"{fn}: a window of {k} (dilation {r}) does not fit a dimension of {n} with "
+                                       "VALID padding")
+        outs.append(o)
+        pads.append(p)
+    return outs, pads
+
+
+def _volume(x: _g.Tensor, fn: str) -> List[int]:
+    if x.shape.rank != 5:
+        raise InvalidArgumentError(f"{fn} needs an NDHWC input of rank 5, got shape {x.shape}")
+    dims = x.shape.dims[1:4]
+    if any(d is None for d in dims):
+        raise InvalidArgumentError(f"{fn}: the depth, height and width must be known when the graph is built, got "
+                                   f"{x.shape}")
+    return [int(d) for d in dims]
+
+
+def _taps(x: _g.Tensor, ks: Sequence[int], strides: Sequence[int], rates: Sequence[int], outs: Sequence[int],
+          pads: Sequence[Tuple[int, int]], pad_value: float) -> List[_g.Tensor]:
+    """One [n, od, oh, ow, c] strided slice per kernel tap, taps in row-major (d, h, w) order."""
+    if any(p != (0, 0) for p in pads):
+        x = _a.pad(x, [[0, 0]] + [list(p) for p in pads] + [[0, 0]], constant_values=pad_value)
+    taps = []
+    for idx in itertools.product(*[range(k) for k in ks]):
+        key = [slice(None)]
+        for i, s, r, o in zip(idx, strides, rates, outs):
+            key.append(slice(i * r, i * r + (o - 1) * s + 1, s))
+        taps.append(x[tuple(key + [slice(None)])])
+    return taps
+
+
+def _check_format(data_format: str, fn: str) -> None:
+    if data_format != "NDHWC":
+        raise InvalidArgumentError(f"{fn}: only data_format NDHWC is supported, got {data_format!r}")
+
+
+def conv3d(input: Any, filter: Any, strides: Sequence[int], padding: str, data_format: str = "NDHWC",  # noqa: A002
+           dilations: Sequence[int] = (1, 1, 1, 1, 1), name: Optional[str] = None) -> _g.Tensor:
+    """[n, d, h, w, in] * filter [kd, kh, kw, in, out] -> [n, od, oh, ow, out]."""
+    _check_format(data_format, "conv3d")
+    x = _g.convert_to_tensor(input)
+    w = _g.convert_to_tensor(filter)
+    sizes = _volume(x, "conv3d")
+    if w.shape.rank != 5 or not w.shape.is_fully_defined():
+        raise InvalidArgumentError(f"conv3d: filter must be a fully known [kd, kh, kw, in, out], got {w.shape}")
+    kd, kh, kw, cin, cout = w.shape.as_list()
+    if x.shape.dims[4] is not None and x.shape.dims[4] != cin:
+        raise InvalidArgumentError(f"conv3d: the input has {x.shape.dims[4]} channels, the filter {cin}")
+    st, rt = _five(strides, "strides", "conv3d"), _five(dilations, "dilations", "conv3d")
+    outs, pads = _geometry(sizes, (kd, kh, kw), st, rt, padding, "conv3d")
+    with x.graph.as_default(), x.graph.name_scope(name or "Conv3D"):
+        taps = _taps(x, (kd, kh, kw), st, rt, outs, pads, 0.0)
+        cols = _a.reshape(_a.stack(taps, axis=4), [-1, kd * kh * kw * cin])  # im2col: [n * voxels, taps * in]
+        y = _m.matmul(cols, _a.reshape(w, [kd * kh * kw * cin, cout]))
+        return _a.reshape(y, [-1] + outs + [cout])
+
+
+def _pool_args(input: Any, ksize: Any, strides: Any, padding: str, data_format: str, fn: str) -> Any:
+    _check_format(data_format, fn)
+    x = _g.convert_to_tensor(input)
+    sizes = _volume(x, fn)
+    ks, st = _five(ksize, "ksize", fn), _five(strides, "strides", fn)
+    outs, pads = _geometry(sizes, ks, st, (1, 1, 1), padding, fn)
+    return x, sizes, ks, st, outs, pads
+
+
+def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
+               name: Optional[str] = None) -> _g.Tensor:
+    """The maximum of each ksize window of an NDHWC volume, stepping `strides`."""
+    x, _, ks, st, outs, pads = _pool_args(input, ksize, strides, padding, data_format, "max_pool3d")
+    with x.graph.as_default(), x.graph.name_scope(name or "MaxPool3D"):
+        taps = _taps(x, ks, st, (1, 1, 1), outs, pads, -np.inf)
+        out = taps[0]
+        for t in taps[1:]:
+            out = _m.maximum(out, t)
+        return out
+
+
+def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
+               name: Optional[str] = None) -> _g.Tensor:
+    """The mean of each ksize window of an NDHWC volume (padding not counted), stepping `strides`."""
+    x, sizes, ks, st, outs, pads = _pool_args(input, ksize, strides, padding, data_format, "avg_pool3d")
+    # each window's count of real voxels, known now (a constant of the output's spatial shape)
+    ones = np.pad(np.ones(sizes), [list(p) for p in pads])
+    count = np.zeros(outs)
+    for idx in itertools.product(*[range(k) for k in ks]):
+        count += ones[tuple(slice(i, i + (o - 1) * s + 1, s) for i, s, o in zip(idx, st, outs))]
+    with x.graph.as_default(), x.graph.name_scope(name or "AvgPool3D"):
+        total = _m.add_n(_taps(x, ks, st, (1, 1, 1), outs, pads, 0.0))
+        return total / constant(count.reshape([1] + outs + [1]), dtype=x.dtype)
