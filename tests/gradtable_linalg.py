@@ -49,6 +49,11 @@ CASES = [
     Case("MatrixTriangularSolve", lambda a, b: cf.matrix_triangular_solve(a, b, lower=False, adjoint=True),
          [(4, 4), (4, 2)], make_inputs=_wc_rhs((4, 4), (4, 2)), id="MatrixTriangularSolve-upper-adjoint"),
     Case("MatrixBandPart", lambda a: cf.matrix_band_part(a, 1, 0), [(2, 3, 4)]),
+    # eigenvectors enter squared (their sign is arbitrary); the input symmetrized inside, as for
+    # Cholesky; distinct eigenvalues (a + 4 I spreads nothing, so a diagonal ramp is added)
+    Case("SelfAdjointEigV2", lambda a: (lambda e, v: [e, cf.square(v)])(*cf.self_adjoint_eig(
+        _sym(a) + cf.constant(np.diag([0.0, 2.0, 4.0])))), [(3, 3)], rtol=1e-4),
+    Case("SelfAdjointEigV2", lambda a: cf.self_adjoint_eigvals(_sym(a)), [(2, 3, 3)], id="SelfAdjointEigV2-values"),
     # matrix_transpose of an input whose rank the graph does not know
     Case("MatrixTranspose", lambda a: cf.matrix_transpose(cf.placeholder_with_default(a, None)) * a[0, 0, 0],
          [(2, 3, 4)]),

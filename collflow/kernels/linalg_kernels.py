@@ -151,3 +151,15 @@ def _band_part(op: Any, ctx: KernelContext) -> Any:
         m, n = x.shape[-2:]
         return xp.where(_band_mask(xp, m, n, lo, hi), x, x.dtype.type(0))
     return matrix_band_part
+
+
+@register_kernel("SelfAdjointEigV2")
+def _self_adjoint_eig(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    compute_v = op.attrs["compute_v"]
+
+    def self_adjoint_eig(a: Any) -> Any:
+        _check_square(op, a)
+        e, v = xp.linalg.eigh(a, UPLO="L")         # ascending, the lower triangle read (as TF)
+        return (e, v) if compute_v else (e, xp.zeros((0,), dtype=a.dtype))
+    return self_adjoint_eig

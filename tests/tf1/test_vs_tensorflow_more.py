@@ -281,6 +281,15 @@ CASES = [
                                  tf.linalg.band_part(a, 0, -1)], [(2, 4, 5)]),
     ("trace", lambda tf, a: tf.trace(a), [(2, 3, 4)]),
     ("cholesky_solve", lambda tf, a, b: tf.cholesky_solve(tf.cholesky(_spd(tf, a)), b), [(3, 3), (3, 2)]),
+    # eig_ops.py: eigenvectors compared by magnitude (unique up to sign per column)
+    ("self_adjoint_eig", lambda tf, a: (lambda ev: [ev[0], tf.abs(ev[1]), tf.self_adjoint_eigvals(a + tf.matrix_transpose(a))])(
+        tf.self_adjoint_eig(a + tf.matrix_transpose(a))), [(2, 4, 4)]),
+    ("self_adjoint_eig_lower_triangle", lambda tf, a: tf.self_adjoint_eig(tf.matrix_band_part(a, -1, 0) * 2.0)[0],
+     [(3, 3)]),
+    ("matrix_solve_ls", lambda tf, a, b: [tf.matrix_solve_ls(a, b), tf.matrix_solve_ls(a, b, l2_regularizer=0.5)],
+     [(5, 3), (5, 2)]),
+    ("matrix_solve_ls_underdetermined", lambda tf, a, b: [tf.matrix_solve_ls(a, b), tf.matrix_solve_ls(a, b, 0.1)],
+     [(2, 4), (2, 3)]),
     # images
     ("resize_bilinear_up", lambda tf, a: tf.image.resize_bilinear(a, [5, 7]), [(2, 3, 4, 2)]),
     ("resize_bilinear_down", lambda tf, a: tf.image.resize_bilinear(a, [2, 3]), [(1, 5, 7, 1)]),

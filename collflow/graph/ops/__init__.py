@@ -11,3 +11,4 @@ from . import math_more_ops  # noqa: F401  (tf.expm1, tf.atan, tf.sinh, ..., tf.
 from . import bitwise_ops  # noqa: F401  (tf.bitwise)
 from . import special_ops  # noqa: F401  (tf.lgamma, tf.digamma, tf.erfc)
 from . import text_ops  # noqa: F401  (tf.string_join, tf.string_split, tf.strings.*)
+from . import eig_ops  # noqa: F401  (tf.self_adjoint_eig, tf.matrix_solve_ls)
