@@ -94,31 +94,28 @@ def _check_scale(scale: Any, what: str) -> Optional[float]:
     return None if scale == 0.0 else float(scale)
 
 
-def l2_regularizer(scale: float, scope: Optional[str] = None) -> Callable[[Any], Any]:
-    """A function giving scale * sum(w ** 2) / 2 of a weight (None for scale 0)."""
-    s = _check_scale(scale, "l2_regularizer")
+def _scaled_penalty(scale: Any, scope: Optional[str], what: str,
+                    penalty: Callable[[_g.Tensor], _g.Tensor]) -> Callable[[Any], Any]:
+    """A regularizer: weights -> scale * penalty(weights) in a name scope (None for scale 0)."""
+    s = _check_scale(scale, what)
     if s is None:
         return lambda _: None
 
-    def l2(weights: Any) -> _g.Tensor:
+    def regularize(weights: Any) -> _g.Tensor:
         w = _g.convert_to_tensor(weights)
-        with w.graph.as_default(), w.graph.name_scope(scope or "l2_regularizer"):
-            return math_ops.multiply(constant(s, dtype=w.dtype, name="scale"), nn_ops.l2_loss(w), name="value")
-    return l2
+        with w.graph.as_default(), w.graph.name_scope(scope or what):
+            return math_ops.multiply(constant(s, dtype=w.dtype, name="scale"), penalty(w), name="value")
+    return regularize
+
+
+def l2_regularizer(scale: float, scope: Optional[str] = None) -> Callable[[Any], Any]:
+    """A function giving scale * sum(w ** 2) / 2 of a weight (None for scale 0)."""
+    return _scaled_penalty(scale, scope, "l2_regularizer", nn_ops.l2_loss)
 
 
 def l1_regularizer(scale: float, scope: Optional[str] = None) -> Callable[[Any], Any]:
     """A function giving scale * sum(|w|) of a weight (None for scale 0)."""
-    s = _check_scale(scale, "l1_regularizer")
-    if s is None:
-        return lambda _: None
-
-    def l1(weights: Any) -> _g.Tensor:
-        w = _g.convert_to_tensor(weights)
-        with w.graph.as_default(), w.graph.name_scope(scope or "l1_regularizer"):
-            return math_ops.multiply(constant(s, dtype=w.dtype, name="scale"),
-                                     math_ops.reduce_sum(math_ops.abs(w)), name="value")
-    return l1
+    return _scaled_penalty(scale, scope, "l1_regularizer", lambda w: math_ops.reduce_sum(math_ops.abs(w)))
 
 
 def l1_l2_regularizer(scale_l1: float = 1.0, scale_l2: float = 1.0,

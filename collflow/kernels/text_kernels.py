@@ -92,12 +92,16 @@ def _substr(op: Any, ctx: KernelContext) -> Any:
     return substr
 
 
+def _pattern(op: Any, what: str) -> Any:
+    try:
+        return re.compile(op.attrs["pattern"])
+    except re.error as e:
+        raise InvalidArgumentError(f"{what}: invalid pattern {op.attrs['pattern']!r}: {e}", op) from None
+
+
 @register_kernel("RegexReplace")
 def _regex_replace(op: Any, ctx: KernelContext) -> Any:
-    try:
-        pat = re.compile(op.attrs["pattern"])
-    except re.error as e:
-        raise InvalidArgumentError(f"regex_replace: invalid pattern {op.attrs['pattern']!r}: {e}", op) from None
+    pat = _pattern(op, "regex_replace")
     rewrite = re.sub(r"\\0", r"\\g<0>", op.attrs["rewrite"])   # RE2's \0: the whole match
     count = 0 if op.attrs["replace_global"] else 1
     return lambda x: _map(lambda s: pat.sub(rewrite, s, count=count), x)
@@ -105,10 +109,7 @@ def _regex_replace(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("RegexFullMatch")
 def _regex_full_match(op: Any, ctx: KernelContext) -> Any:
-    try:
-        pat = re.compile(op.attrs["pattern"])
-    except re.error as e:
-        raise InvalidArgumentError(f"regex_full_match: invalid pattern {op.attrs['pattern']!r}: {e}", op) from None
+    pat = _pattern(op, "regex_full_match")
     return lambda x: _map(lambda s: pat.fullmatch(s) is not None, x, bool)
 
 

@@ -490,12 +490,7 @@ def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = No
         return single("Where", [condition], name=name or "Where")
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
-    if isinstance(x, _g.Tensor) and not isinstance(y, _g.Tensor):
-        y = _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
-    elif isinstance(y, _g.Tensor) and not isinstance(x, _g.Tensor):
-        x = _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph)
-    else:
-        x, y = _g.convert_to_tensor(x), _g.convert_to_tensor(y)
+    x, y = _select_operands(x, y)
     c = _g.convert_to_tensor(condition)
     rank = x.shape.rank if x.shape.rank is not None else y.shape.rank
     if c.shape.rank == 1 and rank is not None and rank > 1:
@@ -507,14 +502,18 @@ def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = No
     return single("Select", [c, x, y], name=name or "Select")
 
 
+def _select_operands(x: Any, y: Any) -> Any:
+    """x and y as tensors, a Python/NumPy one converted to the other's dtype."""
+    if isinstance(x, _g.Tensor) and not isinstance(y, _g.Tensor):
+        return x, _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
+    if isinstance(y, _g.Tensor) and not isinstance(x, _g.Tensor):
+        return _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph), y
+    return _g.convert_to_tensor(x), _g.convert_to_tensor(y)
+
+
 def where_v2(condition: Any, x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
     """x where condition else y, all three broadcast together (tf.where_v2: no row rule)."""
-    if isinstance(x, _g.Tensor) and not isinstance(y, _g.Tensor):
-        y = _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
-    elif isinstance(y, _g.Tensor) and not isinstance(x, _g.Tensor):
-        x = _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph)
-    else:
-        x, y = _g.convert_to_tensor(x), _g.convert_to_tensor(y)
+    x, y = _select_operands(x, y)
     return single("Select", [_g.convert_to_tensor(condition), x, y], name=name or "SelectV2")
 
 
