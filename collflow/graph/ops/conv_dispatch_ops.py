@@ -1,0 +1,82 @@
+"""tf.nn.convolution and tf.nn.pool: TF1's rank-generic entry points, dispatched on the
+filter's (or window's) rank to conv1d / conv2d / conv3d and the matching pools, with
+spatial `strides` and `dilation_rate` lists (channels last)."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from ...errors import InvalidArgumentError, UnimplementedError
+from .. import graph as _g
+from . import array_ops as _a
+from . import conv3d_ops as _c3
+from . import nn_ops as _nn
+
+__all__ = ["convolution", "pool"]
+
+
+def _spatial(v: Any, n: int, what: str, fn: str) -> List[int]:
+    out = [1] * n if v is None else ([int(v)] * n if isinstance(v, int) else [int(a) for a in v])
+    if len(out) != n or any(a < 1 for a in out):
+        raise InvalidArgumentError(f"{fn}: {what} must have {n} positive entries, got {v!r}")
+    return out
+
+
+def _channels_last(data_format: Optional[str], n: int, fn: str) -> None:
+    if data_format not in (None, "NWC", "NHWC", "NDHWC"):
+        raise InvalidArgumentError(f"{fn}: only channels-last data formats are supported, got {data_format!r}")
+
+
+def convolution(input: Any, filter: Any, padding: str, strides: Optional[Sequence[int]] = None,  # noqa: A002
+                dilation_rate: Optional[Sequence[int]] = None, name: Optional[str] = None,
+                data_format: Optional[str] = None, filters: Any = None, dilations: Any = None) -> _g.Tensor:
+    """An N-d convolution (N = 1, 2 or 3, the filter's rank minus 2) of [batch, *spatial, in]
+    with filter [*window, in, out]; strides and dilation_rate per spatial dimension."""
+    w = _g.convert_to_tensor(filter if filter is not None else filters)
+    if w.shape.rank is None:
+        raise InvalidArgumentError("convolution needs a filter of known rank")
+    n = w.shape.rank - 2
+    if n not in (1, 2, 3):
+        raise UnimplementedError(f"convolution: {n}-d convolutions are not supported (1, 2 or 3)")
+    _channels_last(data_format, n, "convolution")
+    st = _spatial(strides, n, "strides", "convolution")
+    dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "convolution")
+    if any(s > 1 for s in st) and any(d > 1 for d in dr):
+        raise InvalidArgumentError("convolution: strides > 1 are not supported together with dilation_rate > 1 (TF's "
+                                   "rule)")
+    x = _g.convert_to_tensor(input)
+    with x.graph.as_default(), x.graph.name_scope(name or "convolution"):
+        if n == 1:
+            x4, w4 = _a.expand_dims(x, 1), _a.expand_dims(w, 0)
+            y = _nn.conv2d(x4, w4, strides=[1, 1, st[0], 1], padding=padding, dilations=[1, 1, dr[0], 1])
+            return _a.squeeze(y, [1])
+        if n == 2:
+            return _nn.conv2d(x, w, strides=[1, *st, 1], padding=padding, dilations=[1, *dr, 1])
+        return _c3.conv3d(x, w, [1, *st, 1], padding, dilations=[1, *dr, 1])
+
+
+def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: str,  # noqa: A002
+         dilation_rate: Optional[Sequence[int]] = None, strides: Optional[Sequence[int]] = None,
+         name: Optional[str] = None, data_format: Optional[str] = None, dilations: Any = None) -> _g.Tensor:
+    """N-d max or average pooling (N = len(window_shape): 1, 2 or 3) of [batch, *spatial,
+    channels]; strides per spatial dimension (default 1); dilation_rate must be 1 here."""
+    n = len(window_shape)
+    if n not in (1, 2, 3):
+        raise UnimplementedError(f"pool: {n}-d pooling is not supported (1, 2 or 3)")
+    kind = pooling_type.upper()
+    if kind not in ("MAX", "AVG"):
+        raise InvalidArgumentError(f"pool: pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    _channels_last(data_format, n, "pool")
+    dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "pool")
+    if any(d > 1 for d in dr):
+        raise UnimplementedError("pool: dilation_rate > 1 is not supported")
+    k, st = _spatial(window_shape, n, "window_shape", "pool"), _spatial(strides, n, "strides", "pool")
+    x = _g.convert_to_tensor(input)
+    with x.graph.as_default(), x.graph.name_scope(name or (kind.lower() + "_pool")):
+        if n == 3:
+            fn3 = _c3.max_pool3d if kind == "MAX" else _c3.avg_pool3d
+            return fn3(x, [1, *k, 1], [1, *st, 1], padding)
+        fn2 = _nn.max_pool2d if kind == "MAX" else _nn.avg_pool2d
+        if n == 2:
+            return fn2(x, [1, *k, 1], [1, *st, 1], padding)
+        y = fn2(_a.expand_dims(x, 1), [1, 1, k[0], 1], [1, 1, st[0], 1], padding)
+        return _a.squeeze(y, [1])
