@@ -62,6 +62,9 @@ def _onehot(rows, cols):
 
 
 CASES = [
+    # CTC over a batch of three (a repeated label, short sequences)
+    Case("CTCLoss", lambda x: cf.nn.ctc_loss(cf.SparseTensor([[0, 0], [0, 1], [0, 2], [1, 0], [2, 0]], [1, 1, 2, 0, 2],
+                                                             [3, 3]), x, [6, 4, 5]), [(6, 3, 4)]),
     Case("TopKV2", lambda a: cf.nn.top_k(a, 2)[0], [(3, 4)], make_inputs=_distinct((3, 4))),
     Case("TopKV2", lambda a: cf.nn.top_k(a, 3)[0] * 1.0, [(2, 2, 3)], make_inputs=_distinct((2, 2, 3)),
          id="TopKV2-3d-k-is-n"),

@@ -568,3 +568,48 @@ def test_special_functions_match_tensorflow():
         assert np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(np.isinf(a), np.isinf(b)), k
         fin = np.isfinite(b)
         np.testing.assert_allclose(a[fin], b[fin], rtol=1e-8, atol=1e-12, err_msg=f"fetch {k}")
+
+
+def _ctc_program(tf, x, labels, seq, **kw):
+    idx = np.array([[b, i] for b, lab in enumerate(labels) for i in range(len(lab))], np.int64).reshape(-1, 2)
+    vals = np.array([v for lab in labels for v in lab], np.int32)
+    p = tf.constant(x)
+    loss = tf.nn.ctc_loss(tf.SparseTensor(idx, vals, [len(labels), 6]), p, seq, **kw)
+    g = tf.gradients(tf.reduce_sum(loss * tf.constant(np.linspace(0.5, 2.0, len(labels)).astype(np.float32))), p)[0]
+    return [loss, g]
+
+
+@pytest.mark.parametrize("kw", [{}, {"preprocess_collapse_repeated": True}, {"time_major": False},
+                                {"ignore_longer_outputs_than_inputs": True}], ids=["default", "collapse", "batch_major",
+                                                                                    "ignore_longer"])
+def test_ctc_loss_matches_tensorflow(kw):
+    """Losses and gradients over repeated labels and short sequences, an entry with no path
+    (repeats need blanks between them: inf, and softmax as its gradient), and with
+    ignore_longer_outputs_than_inputs a label longer than its sequence (0), as TF."""
+    x = np.random.default_rng(3).standard_normal((12, 5, 6)).astype(np.float32)
+    labels = [[1, 2, 2, 3], [4], [0, 1, 0, 1, 3], [2, 2], [3]]
+    seq = np.array([12, 5, 11, 9, 7], np.int32)
+    labels[3], seq[3] = [1, 1, 1], 4               # no path: the repeats need 5 steps
+    if kw.get("ignore_longer_outputs_than_inputs"):
+        labels[1], seq[1] = [1, 2, 3, 4, 0], 4     # longer than its sequence
+    if kw.get("time_major") is False:
+        x = np.ascontiguousarray(x.transpose(1, 0, 2))
+    got, want = [], []
+    for tf, out in ((cft, got), (tft, want)):
+        with tf.Graph().as_default():
+            fetch = _ctc_program(tf, x, labels, seq, **kw)
+            with tf.Session() as s:
+                out.extend(s.run(fetch))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("labels,message", [([[1, 2, 0, 1]], "not enough time for target transition sequence"),
+                                            ([[1], []], "labels length is zero in batch 1")])
+def test_ctc_loss_refuses_what_tensorflow_refuses(labels, message):
+    x = np.zeros((3, len(labels), 4), np.float32)
+    for tf, err in ((cft, cft.errors.InvalidArgumentError), (tft, tensorflow.errors.InvalidArgumentError)):
+        with tf.Graph().as_default():
+            fetch = _ctc_program(tf, x, labels, np.array([3] * len(labels), np.int32))
+            with tf.Session() as s, pytest.raises(err, match="(?i)" + message):
+                s.run(fetch)

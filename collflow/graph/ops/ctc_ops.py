@@ -1,0 +1,71 @@
+"""tf.nn.ctc_loss: the connectionist temporal classification loss (Graves et al., 2006) of
+speech and handwriting models, as TF1 defines it: labels a SparseTensor of class ids per
+batch entry, inputs unnormalized log-probabilities [max_time, batch, num_classes] (time-major
+by default), the blank the last class, repeated labels merged by the paths
+(ctc_merge_repeated=True).  The loss is -log p(labels | inputs) per batch entry; the
+gradient with respect to the inputs is softmax - the labels' posterior occupancy, computed
+with the loss by the forward-backward recursion in log space (kernels/ctc_kernels.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import dtypes as _dt
+from ...errors import InvalidArgumentError, UnimplementedError
+from .. import graph as _g
+from ..registry import register_gradient, register_op
+from ..shape import TensorShape
+from ..sparse_tensor import SparseTensor, SparseTensorValue
+from . import array_ops as _a
+from .op_util import make_op
+
+__all__ = ["ctc_loss"]
+
+
+def _ctc_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    if x.dtype not in (_dt.float32, _dt.float64):
+        raise ValueError(f"ctc_loss needs float32 or float64 inputs, got {x.dtype.name}")
+    if x.shape.rank not in (None, 3):
+        raise ValueError(f"ctc_loss needs inputs [max_time, batch, num_classes], got shape {x.shape}")
+    batch = x.shape.dims[1] if x.shape.rank == 3 else None
+    return [(x.dtype, TensorShape([batch])), (x.dtype, x.shape)]
+
+
+register_op("CTCLoss", _ctc_spec, doc="CTC loss and its gradient with respect to the logits")
+
+
+@register_gradient("CTCLoss")
+def _ctc_grad(op: _g.Operation, grad_loss: Any, _grad_grad: Any) -> list:
+    # d loss_b / d inputs[t, b, :] is the op's second output; scaled by each entry's incoming gradient
+    g = _g.convert_to_tensor(grad_loss)
+    return [op.outputs[1] * _a.reshape(g, [1, -1, 1]), None, None, None]
+
+
+def ctc_loss(labels: Any, inputs: Any = None, sequence_length: Any = None, preprocess_collapse_repeated: bool = False,
+             ctc_merge_repeated: bool = True, ignore_longer_outputs_than_inputs: bool = False,
+             time_major: bool = True, logits: Any = None) -> _g.Tensor:
+    """[batch] losses -log p(labels[b] | inputs[:sequence_length[b], b]).  A label sequence
+    that needs more time steps than it has is InvalidArgumentError, or a loss (and gradient)
+    of 0 with ignore_longer_outputs_than_inputs."""
+    if not ctc_merge_repeated:
+        raise UnimplementedError("ctc_loss: ctc_merge_repeated=False is not implemented")
+    if isinstance(labels, SparseTensorValue):
+        labels = SparseTensor.from_value(labels)
+    if not isinstance(labels, SparseTensor):
+        raise TypeError(f"ctc_loss: labels must be a SparseTensor (of int32 class ids), got {type(labels).__name__}")
+    x = _g.convert_to_tensor(inputs if inputs is not None else logits)
+    if sequence_length is None:
+        raise InvalidArgumentError("ctc_loss needs sequence_length (the time steps of each batch entry)")
+    with x.graph.as_default(), x.graph.name_scope("CTCLoss"):
+        if not time_major:
+            x = _a.transpose(x, [1, 0, 2])
+        vals = labels.values if labels.values.dtype == _dt.int32 else _g.convert_to_tensor(labels.values)
+        if vals.dtype not in (_dt.int32, _dt.int64):
+            raise InvalidArgumentError(f"ctc_loss: labels must hold int32 class ids, got {vals.dtype.name}")
+        seq = _g.convert_to_tensor(sequence_length, dtype=_dt.int32) if not isinstance(sequence_length, _g.Tensor) \
+            else sequence_length
+        op = make_op("CTCLoss", [x, labels.indices, vals, seq],
+                     {"preprocess_collapse_repeated": bool(preprocess_collapse_repeated),
+                      "ignore_longer_outputs_than_inputs": bool(ignore_longer_outputs_than_inputs)}, name="CTCLoss")
+        return op.outputs[0]
+
