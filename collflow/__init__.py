@@ -69,6 +69,7 @@ from .graph.ops.sparse_ops import (sparse_placeholder, sparse_tensor_to_dense, s
                                    sparse_tensor_dense_matmul, sparse_add, sparse_reorder, sparse_retain)
 from .graph.template import make_template  # noqa: F401,E402
 from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_solve_ls  # noqa: F401,E402
+from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
 from .graph.ops.block_ops import *  # noqa: F401,F403,E402  (space_to_batch_nd, batch_to_space_nd, extract_image_patches)

@@ -54,6 +54,14 @@ CASES = [
     Case("SelfAdjointEigV2", lambda a: (lambda e, v: [e, cf.square(v)])(*cf.self_adjoint_eig(
         _sym(a) + cf.constant(np.diag([0.0, 2.0, 4.0])))), [(3, 3)], rtol=1e-4),
     Case("SelfAdjointEigV2", lambda a: cf.self_adjoint_eigvals(_sym(a)), [(2, 3, 3)], id="SelfAdjointEigV2-values"),
+    # singular vectors through sign-invariant products (u diag(s) u^T, v v^T with weights)
+    Case("Svd", lambda a: (lambda s, u, v: [s, cf.matmul(u * cf.expand_dims(s, -2), u, transpose_b=True),
+                                            cf.matmul(v, v * 2.0, transpose_b=True)])(*cf.svd(a)), [(3, 5)],
+         rtol=1e-4),
+    Case("Svd", lambda a: (lambda s, u, v: [s, cf.matmul(v * cf.expand_dims(s, -2), v, transpose_b=True),
+                                            cf.matmul(u, u * 2.0, transpose_b=True)])(*cf.svd(a)), [(2, 5, 3)],
+         rtol=1e-4, id="Svd-tall-batch"),
+    Case("Svd", lambda a: cf.svd(a, compute_uv=False), [(4, 3)], id="Svd-values"),
     # matrix_transpose of an input whose rank the graph does not know
     Case("MatrixTranspose", lambda a: cf.matrix_transpose(cf.placeholder_with_default(a, None)) * a[0, 0, 0],
          [(2, 3, 4)]),

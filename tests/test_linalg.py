@@ -94,3 +94,17 @@ def test_clear_errors():
             cf.matrix_inverse(np.ones((2, 3)))
         with pytest.raises(cf.InvalidArgumentError, match="float32 or float64"):
             cf.cholesky(np.eye(2, dtype=np.int32))
+
+
+def test_svd_reconstructs_and_orders():
+    a = RNG.standard_normal((2, 3, 5))
+    with cf.Graph().as_default():
+        s, u, v = cf.svd(a)
+        sf, uf, vf = cf.svd(a, full_matrices=True)
+        assert s.shape.as_list() == [2, 3] and u.shape.as_list() == [2, 3, 3] and v.shape.as_list() == [2, 5, 3]
+        assert vf.shape.as_list() == [2, 5, 5]
+        sv, uv, vv, only, vfv = _run([s, u, v, cf.svd(a, compute_uv=False), vf])
+    np.testing.assert_allclose(uv @ (sv[..., None] * np.swapaxes(vv, -1, -2)), a, atol=1e-12)
+    assert np.all(np.diff(sv, axis=-1) <= 0)                          # descending
+    np.testing.assert_allclose(only, sv, rtol=1e-12)
+    np.testing.assert_allclose(np.swapaxes(vfv, -1, -2) @ vfv, np.broadcast_to(np.eye(5), (2, 5, 5)), atol=1e-12)

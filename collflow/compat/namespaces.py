@@ -101,7 +101,8 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "logdet": _la.logdet, "cholesky": _cf.cholesky, "solve": _cf.matrix_solve,
     "triangular_solve": _cf.matrix_triangular_solve, "band_part": _cf.matrix_band_part,
     "cholesky_solve": _cf.cholesky_solve, "trace": _cf.trace, "qr": _cf.qr,
-    "eigh": _cf.self_adjoint_eig, "eigvalsh": _cf.self_adjoint_eigvals, "lstsq": _cf.matrix_solve_ls})
+    "eigh": _cf.self_adjoint_eig, "eigvalsh": _cf.self_adjoint_eigvals, "lstsq": _cf.matrix_solve_ls,
+    "svd": _cf.svd})
 
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv})

@@ -163,3 +163,19 @@ def _self_adjoint_eig(op: Any, ctx: KernelContext) -> Any:
         e, v = xp.linalg.eigh(a, UPLO="L")         # ascending, the lower triangle read (as TF)
         return (e, v) if compute_v else (e, xp.zeros((0,), dtype=a.dtype))
     return self_adjoint_eig
+
+
+@register_kernel("Svd")
+def _svd(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    compute_uv, full = op.attrs["compute_uv"], op.attrs["full_matrices"]
+
+    def svd(a: Any) -> Any:
+        if a.ndim < 2:
+            raise InvalidArgumentError(f"Svd: input must be matrices [..., M, N], got shape {tuple(a.shape)}", op)
+        empty = xp.zeros((0,), dtype=a.dtype)
+        if not compute_uv:
+            return xp.linalg.svd(a, compute_uv=False), empty, empty
+        u, s, vh = xp.linalg.svd(a, full_matrices=full)
+        return s, u, xp.swapaxes(vh, -1, -2)
+    return svd

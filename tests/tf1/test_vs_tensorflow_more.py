@@ -613,3 +613,29 @@ def test_ctc_loss_refuses_what_tensorflow_refuses(labels, message):
             fetch = _ctc_program(tf, x, labels, np.array([3] * len(labels), np.int32))
             with tf.Session() as s, pytest.raises(err, match="(?i)" + message):
                 s.run(fetch)
+
+
+def test_svd_matches_tensorflow():
+    """Singular values, |singular vectors| (their signs are arbitrary) and the gradient of a
+    loss through sign-invariant products, square, wide, tall, batched and full_matrices, float64."""
+    rng = np.random.default_rng(6)
+    mats = [rng.standard_normal(s) for s in [(4, 4), (3, 5), (5, 3), (2, 3, 4)]]
+    out = []
+    for tf in (cft, tft):
+        with tf.Graph().as_default():
+            fetch = []
+            for a in mats:
+                p = tf.constant(a)
+                s, u, v = tf.svd(p)
+                loss = tf.reduce_sum(s * s * 0.7) + tf.reduce_sum(tf.matmul(u * s[..., None, :], u, transpose_b=True)) \
+                    + tf.reduce_sum(tf.square(tf.matmul(v, v, transpose_b=True))) \
+                    + tf.reduce_sum(tf.sqrt(tf.svd(p, compute_uv=False)))
+                sf, uf, vf = tf.svd(p, full_matrices=True)
+                k = min(a.shape[-2:])
+                fetch += [s, tf.abs(u), tf.abs(v), tf.gradients(loss, p)[0], sf, tf.abs(uf[..., :, :k]),
+                          tf.abs(vf[..., :, :k])]
+            with tf.Session() as sess:
+                out.append(sess.run(fetch))
+    for k, (a, b) in enumerate(zip(*out)):
+        assert a.shape == b.shape, k
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9, err_msg=str(k))

@@ -1,0 +1,96 @@
+"""tf.svd (tf.linalg.svd): singular values and vectors, A = U diag(s) V^T with V returned
+untransposed, s descending; gradient from the derivative of the thin SVD.
+
+The gradient (for M <= N; a taller matrix is handled through its transpose): with
+F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, J = F o (U^T dU), K = F o (V^T dV),
+  dA = U (diag(ds) + (J + J^T) S + S (K + K^T)) V^T + U S^-1 dV^T (I - V V^T)   (M < N).
+Singular vectors are unique only up to a sign per pair (and mix for repeated singular
+values), so a loss should depend on them through sign-invariant quantities, as in TF.
+Kernel in kernels/linalg_kernels.py.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ... import dtypes as _dt
+from ...errors import UnimplementedError
+from .. import graph as _g
+from ..registry import register_gradient, register_op
+from ..shape import TensorShape
+from . import array_ops as _a
+from . import math_ops as _m
+from . import matrix_ops as _mx
+from .op_util import make_op
+
+__all__ = ["svd"]
+
+
+def _svd_spec(op: _g.Operation) -> list:
+    a = op.inputs[0]
+    if a.dtype not in (_dt.float32, _dt.float64):
+        raise ValueError(f"svd needs float32 or float64 matrices, got {a.dtype.name}")
+    if a.shape.rank is None:
+        return [(a.dtype, TensorShape(None))] * 3
+    if a.shape.rank < 2:
+        raise ValueError(f"svd needs [..., M, N] matrices, got shape {a.shape}")
+    *batch, m, n = a.shape.dims
+    k = None if m is None or n is None else min(m, n)
+    if not op.attrs["compute_uv"]:
+        return [(a.dtype, TensorShape(batch + [k])), (a.dtype, TensorShape([0])), (a.dtype, TensorShape([0]))]
+    full = op.attrs["full_matrices"]
+    return [(a.dtype, TensorShape(batch + [k])), (a.dtype, TensorShape(batch + [m, m if full else k])),
+            (a.dtype, TensorShape(batch + [n, n if full else k]))]
+
+
+register_op("Svd", _svd_spec, doc="singular values (descending) and vectors: a = u diag(s) v^T")
+
+
+def _safe_reciprocal(x: _g.Tensor, epsilon: float = 1e-20) -> _g.Tensor:
+    return x * _m.reciprocal(x * x + epsilon)
+
+
+def _zeros_if_none(g: Any, like: _g.Tensor) -> _g.Tensor:
+    return _a.zeros_like(like) if g is None else _g.convert_to_tensor(g)
+
+
+@register_gradient("Svd")
+def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
+    a = op.inputs[0]
+    s, u, v = op.outputs
+    gs = _zeros_if_none(grad_s, s)
+    if not op.attrs["compute_uv"]:
+        s2, u2, v2 = svd(a, full_matrices=False, compute_uv=True)
+        return [_m.matmul(u2, _m.matmul(_mx.matrix_diag(gs), v2, transpose_b=True))]
+    dims = a.shape.dims
+    if dims is None or dims[-1] is None or dims[-2] is None:
+        raise UnimplementedError("svd gradient needs matrices of known size")
+    m, n = dims[-2], dims[-1]
+    if op.attrs["full_matrices"] and m != n:
+        raise UnimplementedError("svd gradient with full_matrices=True is implemented for square matrices only")
+    gu, gv = _zeros_if_none(grad_u, u), _zeros_if_none(grad_v, v)
+    transposed = m > n
+    if transposed:                    # A^T = V S U^T: the same formula with the roles swapped
+        m, n, u, v, gu, gv = n, m, v, u, gv, gu
+    s_mat = _mx.matrix_diag(s)
+    s2 = _m.square(s)
+    f = _mx.matrix_set_diag(_safe_reciprocal(_a.expand_dims(s2, -2) - _a.expand_dims(s2, -1)), _a.zeros_like(s))
+    j = f * _m.matmul(u, gu, transpose_a=True)
+    k = f * _m.matmul(v, gv, transpose_a=True)
+    core = (_mx.matrix_diag(gs) + _m.matmul(j + _mx.matrix_transpose(j), s_mat)
+            + _m.matmul(s_mat, k + _mx.matrix_transpose(k)))
+    grad = _m.matmul(u, _m.matmul(core, v, transpose_b=True))
+    if m < n:                         # the part of dV outside V's span
+        gvt = _mx.matrix_transpose(gv)
+        outside = gvt - _m.matmul(_m.matmul(gvt, v), v, transpose_b=True)
+        grad = grad + _m.matmul(_m.matmul(u, _mx.matrix_diag(_safe_reciprocal(s))), outside)
+    return [_mx.matrix_transpose(grad) if transposed else grad]
+
+
+def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name: Optional[str] = None) -> Any:
+    """(s, u, v) with tensor = u diag(s) v^T (s descending; v untransposed, as TF), or s alone
+    with compute_uv=False; full_matrices: square u and v."""
+    op = make_op("Svd", [_g.convert_to_tensor(tensor)], {"compute_uv": bool(compute_uv),
+                                                         "full_matrices": bool(full_matrices)}, name=name or "Svd")
+    if not compute_uv:
+        return op.outputs[0]
+    return op.outputs[0], op.outputs[1], op.outputs[2]
