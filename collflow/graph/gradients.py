@@ -68,7 +68,7 @@ def _unconnected_zeros(x: _g.Tensor) -> _g.Tensor:
         shp = as_shape(shp)
         if shp.is_fully_defined():
             return array_ops.zeros(shp.as_list(), dt)
-        return x.graph.create_op("ZerosLikeVariable", [x], {"dtype": dt, "shape": shp}, name="zeros_like").outputs[0]
+        return _zeros_for(x)  # zeros of the variable's run-time value
     if x.shape.is_fully_defined():
         return array_ops.zeros(x.shape.as_list(), x.dtype)
     return array_ops.zeros_like(x)

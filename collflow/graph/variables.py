@@ -94,6 +94,15 @@ class Variable:
         for c in cols:
             g.add_to_collection(c, self)
 
+    def _initialize_from(self, value: _g.Tensor) -> None:
+        """Makes the initializer assign `value` instead (tf.train.init_from_checkpoint): an
+        Assign in the variable's name scope, outside any control dependencies, as _build's."""
+        g = self._graph
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.name_scope(self._name + "/"):
+            self._initializer_op = make_op("AssignVariable", [self.handle, value], {"validate_shape": True},
+                                           name="Assign")
+        self._initial_value = value
+
     # -- properties --------------------------------------------------------------------
     @property
     def name(self) -> str:

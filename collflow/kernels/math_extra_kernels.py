@@ -69,43 +69,65 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
-def erf_values(xp: Any, x: Any, series_terms: int, fraction_terms: int) -> Any:
-    """erf(x) in float64.
-
-    |x| < 2: erf(x) = 2/sqrt(pi) x exp(-x^2) sum_n (2x^2)^n / (1*3*...*(2n+1)), a series of
-    positive terms (no cancellation), evaluated in nested form.  |x| >= 2: erf = 1 - erfc,
-    erfc(x) = exp(-x^2) / (sqrt(pi) (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))), evaluated
-    from the tail.  Each branch runs on all elements with x clipped into its range.
-    """
-    x = xp.asarray(x, dtype=np.float64)
-    ax = xp.abs(x)
-    small = xp.minimum(ax, _SPLIT)
+def _erf_series(xp: Any, small: Any, terms: int) -> Any:
+    """erf of 0 <= small <= 2: 2/sqrt(pi) x exp(-x^2) sum_n (2x^2)^n / (1*3*...*(2n+1)), a
+    series of positive terms (no cancellation), evaluated in nested form."""
     a = 2.0 * small * small
     s = xp.ones_like(a)
-    for n in range(series_terms, 0, -1):
+    for n in range(terms, 0, -1):
         s *= a
         s *= 1.0 / (2 * n + 1)
         s += 1.0
     s *= small
     s *= xp.exp(-small * small)
     s *= _TWO_OVER_SQRT_PI
-    big = xp.maximum(ax, _SPLIT)
+    return s
+
+
+def _erfc_tail(xp: Any, big: Any, terms: int) -> Any:
+    """erfc of big >= 2: exp(-x^2) / (sqrt(pi) (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))),
+    the continued fraction evaluated from its tail."""
     t = big.copy()
-    for k in range(fraction_terms, 0, -1):
+    for k in range(terms, 0, -1):
         t = big + (0.5 * k) / t
     erfc = xp.exp(-big * big)
     erfc /= t
     erfc *= _INV_SQRT_PI
-    r = xp.where(ax < _SPLIT, s, 1.0 - erfc)
+    return erfc
+
+
+def erf_values(xp: Any, x: Any, series_terms: int, fraction_terms: int) -> Any:
+    """erf(x) in float64: the series for |x| < 2, 1 - erfc from the continued fraction above.
+    Each branch runs on all elements with |x| clipped into its range."""
+    x = xp.asarray(x, dtype=np.float64)
+    ax = xp.abs(x)
+    r = xp.where(ax < _SPLIT, _erf_series(xp, xp.minimum(ax, _SPLIT), series_terms),
+                 1.0 - _erfc_tail(xp, xp.maximum(ax, _SPLIT), fraction_terms))
     return xp.copysign(r, x)
 
 
-@register_kernel("Erf")
-def _erf(op: Any, ctx: KernelContext) -> Any:
-    xp = ctx.xp
-    dt = op.outputs[0].dtype.np
-    ns, nc = _TERMS[dt.itemsize]
-    return lambda x: erf_values(xp, x, ns, nc).astype(dt, copy=False)
+def erfc_values(xp: Any, x: Any, series_terms: int, fraction_terms: int) -> Any:
+    """erfc(x) in float64: 1 - erf from the series for |x| < 2; the continued fraction for
+    x >= 2 (no cancellation where erf is near 1), 2 - it for x <= -2."""
+    x = xp.asarray(x, dtype=np.float64)
+    ax = xp.abs(x)
+    near = 1.0 - xp.copysign(_erf_series(xp, xp.minimum(ax, _SPLIT), series_terms), x)
+    tail = _erfc_tail(xp, xp.maximum(ax, _SPLIT), fraction_terms)
+    return xp.where(ax < _SPLIT, near, xp.where(x < 0, 2.0 - tail, tail))
+
+
+def _series_kernel(values: Any) -> Any:
+    """The kernel factory of erf and erfc: values(xp, x, terms...) with the terms the dtype needs."""
+    def factory(op: Any, ctx: KernelContext) -> Any:
+        xp = ctx.xp
+        dt = op.outputs[0].dtype.np
+        ns, nc = _TERMS[dt.itemsize]
+        return lambda x: values(xp, x, ns, nc).astype(dt, copy=False)
+    return factory
+
+
+register_kernel("Erf")(_series_kernel(erf_values))
+register_kernel("Erfc")(_series_kernel(erfc_values))
 
 
 # -- linspace ------------------------------------------------------------------------------------

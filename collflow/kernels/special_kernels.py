@@ -1,13 +1,12 @@
-"""Kernels of graph/ops/special_ops.py: lgamma, digamma, trigamma and erfc, written once
-against `xp` in float64 (the result cast to the op's dtype).
+"""Kernels of graph/ops/special_ops.py: lgamma, digamma and trigamma, written once against
+`xp` in float64 (the result cast to the op's dtype); erfc's is beside erf's, whose series and
+continued fraction it shares (kernels/math_extra_kernels.py).
 
 lgamma: Lanczos' approximation (g = 7, nine terms; relative error of Gamma ~1e-15) for
 x >= 1/2, the reflection formula below.  digamma and trigamma (polygamma(1, .)): the recurrences
 psi(x) = psi(x + 1) - 1/x and psi1(x) = psi1(x + 1) + 1/x^2 carry x above 10, where the
 asymptotic series (Bernoulli numbers) is accurate to ~1e-14; reflection below 1/2.  At the
 poles (0, -1, -2, ...) lgamma and trigamma are +inf, digamma NaN, as TensorFlow's.
-erfc: the continued fraction of erf's kernel for x >= 2 (no cancellation in the tail),
-1 - erf(x) below, 2 - erfc(-x) for x <= -2.
 """
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from .math_extra_kernels import _INV_SQRT_PI, _SPLIT, _TERMS, erf_values
 from .registry import KernelContext, register_kernel
 
 _LANCZOS_G = 7.0
@@ -86,19 +84,6 @@ def trigamma_values(xp: Any, x: Any) -> Any:
     return xp.where(left & (x == xp.floor(x)), np.inf, out)
 
 
-def erfc_values(xp: Any, x: Any, series_terms: int, fraction_terms: int) -> Any:
-    x = xp.asarray(x, dtype=np.float64)
-    ax = xp.abs(x)
-    big = xp.maximum(ax, _SPLIT)
-    t = big.copy()
-    for k in range(fraction_terms, 0, -1):
-        t = big + (0.5 * k) / t
-    tail = xp.exp(-big * big) / t * _INV_SQRT_PI             # erfc(|x|) for |x| >= 2
-    tail = xp.where(x < 0, 2.0 - tail, tail)
-    near = 1.0 - erf_values(xp, xp.clip(x, -_SPLIT, _SPLIT), series_terms, fraction_terms)
-    return xp.where(ax < _SPLIT, near, tail)
-
-
 def _register(op_type: str, fn: Any) -> None:
     @register_kernel(op_type)
     def factory(op: Any, ctx: KernelContext) -> Any:
@@ -110,11 +95,3 @@ def _register(op_type: str, fn: Any) -> None:
 _register("Lgamma", lgamma_values)
 _register("Digamma", digamma_values)
 _register("Trigamma", trigamma_values)
-
-
-@register_kernel("Erfc")
-def _erfc(op: Any, ctx: KernelContext) -> Any:
-    xp = ctx.xp
-    dt = op.outputs[0].dtype.np
-    ns, nc = _TERMS[dt.itemsize]
-    return lambda x: erfc_values(xp, x, ns, nc).astype(dt, copy=False)

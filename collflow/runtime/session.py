@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import CollflowError, InvalidArgumentError
 from ..graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from ..graph.sparse_tensor import SparseTensor, SparseTensorValue
 from ..kernels.device import get_device, available_devices
 from ..kernels.registry import run_token_scope
 from . import tracing
@@ -83,7 +84,6 @@ class _SparseFetch:
 
     def __init__(self, s: Any):
         self.indices, self.values, self.dense_shape = s.indices, s.values, s.dense_shape
-        from ..graph.sparse_tensor import SparseTensorValue
         self.cls = SparseTensorValue
 
 
@@ -91,7 +91,6 @@ def _fetch_element(graph: Graph, f: Any) -> Any:
     if f is None:
         raise TypeError("fetch argument None is not allowed")
     from ..graph.indexed_slices import IndexedSlices
-    from ..graph.sparse_tensor import SparseTensor
     if isinstance(f, IndexedSlices):
         return _IndexedSlicesFetch(f)
     if isinstance(f, SparseTensor):
@@ -222,7 +221,6 @@ class Session:
         g = self.graph
 
         def add(k: Any, v: Any) -> None:
-            from ..graph.sparse_tensor import SparseTensor
             if isinstance(k, SparseTensor):
                 # fed part by part from a SparseTensorValue or an (indices, values, dense_shape)
                 # tuple; a constant dense_shape (a sparse_placeholder of known shape) is checked

@@ -125,7 +125,6 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) 
     Names and shapes are checked now (ValueError naming the entry, as TF); the values are
     read when the initializers run.  Partitioned variables are not supported."""
     from ..graph.ops import io_ops
-    from ..graph.ops.op_util import make_op
     from ..graph.variables import Variable, global_variables
 
     reader = NewCheckpointReader(ckpt_dir_or_file)
@@ -143,12 +142,9 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) 
             raise InvalidArgumentError(f"init_from_checkpoint: variable {var.name} is {var.dtype.name} but "
                                        f"{tensor_name} in the checkpoint is {dtypes_[tensor_name]}")
         g = var.graph
-        vname = var.name[:-2]
-        with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.name_scope(vname + "/"):
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.name_scope(var.name[:-2] + "/"):
             value = io_ops.restore(reader.path, [tensor_name], [var.dtype], [var.shape], name="checkpoint_initializer")[0]
-            var._initializer_op = make_op("AssignVariable", [var.handle, value], {"validate_shape": True},
-                                          name="Assign")
-        var._initial_value = value
+        var._initialize_from(value)
 
     for ckpt_name, current in sorted(assignment_map.items(), key=lambda kv: kv[0]):
         if isinstance(current, (list, tuple)):

@@ -37,6 +37,17 @@ def _spatial(x: _g.Tensor, m: int, fn: str) -> List[int]:
     return [int(d) for d in dims]
 
 
+def _blocks(block_shape: Any, pairs: Any, what: str, fn: str) -> Any:
+    """(block sizes [M], per-dimension (start, end) pairs [M, 2]), checked: blocks positive,
+    pairs non-negative, one pair per block dimension."""
+    block = _static(block_shape, "block_shape", fn).reshape(-1)
+    pair = _static(pairs, what, fn).reshape(-1, 2)
+    if pair.shape[0] != len(block) or np.any(block < 1) or np.any(pair < 0):
+        raise InvalidArgumentError(f"{fn}: block_shape {block.tolist()} and {what} {pair.tolist()} must be positive "
+                                   f"and non-negative, one pair of {what} per block dimension")
+    return block, pair
+
+
 def _lead(d: Optional[int]) -> int:
     return -1 if d is None else int(d)
 
@@ -45,12 +56,8 @@ def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: Optiona
     """Zero-pads the M spatial dimensions, splits each into blocks of block_shape and moves
     the offsets within a block into the batch: [b, s1.., rest] -> [b * prod(block), (s_i + pads) / block_i.., rest]."""
     x = _g.convert_to_tensor(input)
-    block = _static(block_shape, "block_shape", "space_to_batch_nd").reshape(-1)
-    pads = _static(paddings, "paddings", "space_to_batch_nd").reshape(-1, 2)
+    block, pads = _blocks(block_shape, paddings, "paddings", "space_to_batch_nd")
     m = len(block)
-    if pads.shape[0] != m or np.any(block < 1) or np.any(pads < 0):
-        raise InvalidArgumentError(f"space_to_batch_nd: block_shape {block.tolist()} and paddings {pads.tolist()} must "
-                                   "be positive and non-negative, one pair of paddings per block dimension")
     sizes = _spatial(x, m, "space_to_batch_nd")
     padded = [s + int(p[0]) + int(p[1]) for s, p in zip(sizes, pads)]
     for k, (p, b) in enumerate(zip(padded, block)):
@@ -74,12 +81,8 @@ def batch_to_space_nd(input: Any, block_shape: Any, crops: Any, name: Optional[s
     """The inverse of space_to_batch_nd: blocks of the batch back into space, then `crops`
     removed from the start and end of each spatial dimension."""
     x = _g.convert_to_tensor(input)
-    block = _static(block_shape, "block_shape", "batch_to_space_nd").reshape(-1)
-    crop = _static(crops, "crops", "batch_to_space_nd").reshape(-1, 2)
+    block, crop = _blocks(block_shape, crops, "crops", "batch_to_space_nd")
     m = len(block)
-    if crop.shape[0] != m or np.any(block < 1) or np.any(crop < 0):
-        raise InvalidArgumentError(f"batch_to_space_nd: block_shape {block.tolist()} and crops {crop.tolist()} must "
-                                   "be positive and non-negative, one pair of crops per block dimension")
     sizes = _spatial(x, m, "batch_to_space_nd")
     nb = int(np.prod(block))
     if x.shape.dims[0] is not None and x.shape.dims[0] % nb:

@@ -21,7 +21,7 @@ def _spatial(v: Any, n: int, what: str, fn: str) -> List[int]:
     return out
 
 
-def _channels_last(data_format: Optional[str], n: int, fn: str) -> None:
+def _channels_last(data_format: Optional[str], fn: str) -> None:
     if data_format not in (None, "NWC", "NHWC", "NDHWC"):
         raise InvalidArgumentError(f"{fn}: only channels-last data formats are supported, got {data_format!r}")
 
@@ -37,7 +37,7 @@ def convolution(input: Any, filter: Any, padding: str, strides: Optional[Sequenc
     n = w.shape.rank - 2
     if n not in (1, 2, 3):
         raise UnimplementedError(f"convolution: {n}-d convolutions are not supported (1, 2 or 3)")
-    _channels_last(data_format, n, "convolution")
+    _channels_last(data_format, "convolution")
     st = _spatial(strides, n, "strides", "convolution")
     dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "convolution")
     if any(s > 1 for s in st) and any(d > 1 for d in dr):
@@ -65,7 +65,7 @@ def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: st
     kind = pooling_type.upper()
     if kind not in ("MAX", "AVG"):
         raise InvalidArgumentError(f"pool: pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
-    _channels_last(data_format, n, "pool")
+    _channels_last(data_format, "pool")
     dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "pool")
     if any(d > 1 for d in dr):
         raise UnimplementedError("pool: dilation_rate > 1 is not supported")

@@ -59,7 +59,7 @@ def ctc_loss(labels: Any, inputs: Any = None, sequence_length: Any = None, prepr
     with x.graph.as_default(), x.graph.name_scope("CTCLoss"):
         if not time_major:
             x = _a.transpose(x, [1, 0, 2])
-        vals = labels.values if labels.values.dtype == _dt.int32 else _g.convert_to_tensor(labels.values)
+        vals = labels.values
         if vals.dtype not in (_dt.int32, _dt.int64):
             raise InvalidArgumentError(f"ctc_loss: labels must hold int32 class ids, got {vals.dtype.name}")
         seq = _g.convert_to_tensor(sequence_length, dtype=_dt.int32) if not isinstance(sequence_length, _g.Tensor) \

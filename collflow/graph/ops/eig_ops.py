@@ -40,8 +40,14 @@ def _eig_spec(op: _g.Operation) -> list:
 register_op("SelfAdjointEigV2", _eig_spec, doc="eigenvalues (ascending) and eigenvectors of symmetric matrices")
 
 
-def _safe_reciprocal(x: _g.Tensor, epsilon: float = 1e-20) -> _g.Tensor:
+def safe_reciprocal(x: _g.Tensor, epsilon: float = 1e-20) -> _g.Tensor:
+    """1 / x, bounded where x is 0 (the spectral gradients' gap terms, here and in svd_ops)."""
     return x * _m.reciprocal(x * x + epsilon)
+
+
+def grad_or_zeros(g: Any, like: _g.Tensor) -> _g.Tensor:
+    """An output's incoming gradient, or zeros where none reached it."""
+    return _a.zeros_like(like) if g is None else _g.convert_to_tensor(g)
 
 
 @register_gradient("SelfAdjointEigV2")
@@ -49,10 +55,10 @@ def _eig_grad(op: _g.Operation, grad_e: Any, grad_v: Any) -> list:
     """TF's: v (diag(grad_e) + f * (v^T grad_v)) v^T with f_ij = 1 / (e_j - e_i) off the
     diagonal, then made symmetric and taken as the lower triangle (the part the op reads)."""
     e = op.outputs[0]
-    ge = _a.zeros_like(e) if grad_e is None else _g.convert_to_tensor(grad_e)
+    ge = grad_or_zeros(grad_e, e)
     if op.attrs["compute_v"]:
         v = op.outputs[1]
-        f = _mx.matrix_set_diag(_safe_reciprocal(_a.expand_dims(e, -2) - _a.expand_dims(e, -1)), _a.zeros_like(e))
+        f = _mx.matrix_set_diag(safe_reciprocal(_a.expand_dims(e, -2) - _a.expand_dims(e, -1)), _a.zeros_like(e))
         inner = _mx.matrix_diag(ge)
         if grad_v is not None:
             inner = inner + f * _m.matmul(v, _g.convert_to_tensor(grad_v), transpose_a=True)

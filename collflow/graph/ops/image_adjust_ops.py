@@ -112,12 +112,18 @@ def resize_image_with_crop_or_pad(image: Any, target_height: int, target_width: 
     return _a.pad(y, pads) if any(p != [0, 0] for p in pads) else y
 
 
-def adjust_brightness(image: Any, delta: Any) -> _g.Tensor:
-    """image + delta (in float; an integer image is converted and back, as TF1)."""
+def float_and_back(image: Any, fn: Any) -> _g.Tensor:
+    """fn on the image as float32 (an integer image converted, the result converted back with
+    saturation, as TF1's adjustments), or on a float image as is."""
     x = _g.convert_to_tensor(image)
     if x.dtype.is_floating:
-        return x + _m.cast(delta, x.dtype)
-    return convert_image_dtype(convert_image_dtype(x, _dt.float32) + delta, x.dtype, saturate=True)
+        return fn(x)
+    return convert_image_dtype(fn(convert_image_dtype(x, _dt.float32)), x.dtype, saturate=True)
+
+
+def adjust_brightness(image: Any, delta: Any) -> _g.Tensor:
+    """image + delta (in float; an integer image is converted and back, as TF1)."""
+    return float_and_back(image, lambda f: f + _m.cast(delta, f.dtype))
 
 
 def random_brightness(image: Any, max_delta: float, seed: Optional[int] = None) -> _g.Tensor:

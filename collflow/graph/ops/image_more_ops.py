@@ -17,22 +17,13 @@ from .. import graph as _g
 from . import array_ops as _a
 from . import math_ops as _m
 from .constant_op import constant, identity
-from .image_adjust_ops import _image, convert_image_dtype
+from .image_adjust_ops import _image, convert_image_dtype, float_and_back as _float_and_back
 from .random_ops import random_uniform
 from .reverse_ops import reverse
 
 __all__ = ["adjust_contrast", "random_contrast", "rgb_to_grayscale", "grayscale_to_rgb", "central_crop",
            "crop_to_bounding_box", "pad_to_bounding_box", "rot90", "transpose_image", "resize_image_with_pad",
            "rgb_to_hsv", "hsv_to_rgb", "adjust_hue", "random_hue", "adjust_saturation", "random_saturation"]
-
-
-def _float_and_back(image: Any, fn: Any) -> _g.Tensor:
-    """fn on the image as float32 (an integer image converted, the result converted back with
-    saturation), or on the float image as is."""
-    x = _g.convert_to_tensor(image)
-    if x.dtype.is_floating:
-        return fn(x)
-    return convert_image_dtype(fn(convert_image_dtype(x, _dt.float32)), x.dtype, saturate=True)
 
 
 def adjust_contrast(images: Any, contrast_factor: Any) -> _g.Tensor:

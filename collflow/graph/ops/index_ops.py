@@ -20,7 +20,7 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from .constant_op import constant
-from .op_util import single
+from .op_util import dense as _dense, single
 
 __all__ = ["gather_nd", "scatter_nd", "boolean_mask", "sparse_to_dense"]
 
@@ -108,10 +108,6 @@ register_op("SparseToDense", _sparse_to_dense_spec)
 not_differentiable("Where")
 
 # -- gradients ---------------------------------------------------------------------------------
-
-
-def _dense(g: Any) -> _g.Tensor:
-    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
 
 
 def _shape_of(x: _g.Tensor, dtype: _dt.DType) -> _g.Tensor:

@@ -22,7 +22,7 @@ from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape, broadcast_static
 from . import math_ops as _m
 from .constant_op import constant
-from .op_util import single
+from .op_util import dense as _dense, single
 
 # `round` shadows a builtin: exported by name, last, from collflow/__init__.py (as `range` is)
 __all__ = ["div", "realdiv", "truncatediv", "truncatemod", "floormod", "floor", "ceil", "rint", "is_nan",
@@ -139,9 +139,6 @@ def _lin_space_grad(op: _g.Operation, g: Any) -> list:
     g_stop = _m.reduce_sum(g * w)
     return [_m.reduce_sum(g) - g_stop, g_stop, None]
 
-
-def _dense(g: Any) -> _g.Tensor:
-    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
 
 # -- constructors ------------------------------------------------------------------------------
 

@@ -28,15 +28,8 @@ _FUNCS: Dict[str, tuple] = {
 __all__ = [name for name, _ in _FUNCS.values()] + ["div_no_nan"]
 
 
-def _float_spec(op: _g.Operation) -> list:
-    x = op.inputs[0]
-    if not x.dtype.is_floating:
-        raise ValueError(f"{op.type} needs a floating-point input, got {x.dtype.name}")
-    return [(x.dtype, x.shape)]
-
-
 def _make(op_type: str, tf_name: str, deriv: Callable) -> Callable:
-    register_op(op_type, _float_spec)
+    register_op(op_type, _m._float_unary_spec)
 
     @register_gradient(op_type)
     def _grad(op: _g.Operation, g: Any) -> list:

@@ -21,7 +21,7 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from .constant_op import constant
-from .op_util import make_op, single
+from .op_util import dense as _dense, make_op, single
 
 __all__ = ["einsum", "tensordot", "eye", "diag", "diag_part", "matrix_diag", "matrix_diag_part",
            "matrix_set_diag", "matrix_transpose", "meshgrid", "qr"]
@@ -339,10 +339,6 @@ register_op("MatrixDiag", _matrix_diag_spec)
 register_op("MatrixDiagPart", _matrix_diag_part_spec)
 register_op("MatrixSetDiag", _matrix_set_diag_spec)
 not_differentiable("Eye")
-
-
-def _dense(g: Any) -> _g.Tensor:
-    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
 
 
 register_gradient("Diag")(lambda op, g: [diag_part(_dense(g))])

@@ -20,7 +20,7 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from . import nn_ops as _nn
-from .op_util import single
+from .op_util import dense as _dense, single
 
 __all__ = ["relu6", "elu", "selu", "softplus", "softsign", "conv2d_transpose", "lrn",
            "local_response_normalization", "conv1d"]
@@ -56,10 +56,6 @@ register_op("LRNGrad", lambda op: [(op.inputs[1].dtype, op.inputs[1].shape)])
 not_differentiable("LRNGrad")
 
 # -- gradients ---------------------------------------------------------------------------------
-
-
-def _dense(g: Any) -> _g.Tensor:
-    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
 
 
 @register_gradient("Relu6")

@@ -6,7 +6,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from .. import graph as _g
 from ..shape import TensorShape, as_shape
 
-__all__ = ["make_op", "single", "same_shape_fn", "passthrough_shape_fn", "input_shape", "axis_list", "static_axis"]
+__all__ = ["make_op", "single", "same_shape_fn", "passthrough_shape_fn", "input_shape", "axis_list", "static_axis",
+           "dense"]
 
 
 def make_op(op_type: str, inputs: Sequence[Any], attrs: Optional[Dict[str, Any]] = None,
@@ -24,6 +25,11 @@ def make_op(op_type: str, inputs: Sequence[Any], attrs: Optional[Dict[str, Any]]
     if g is None:
         g = _g.get_default_graph()
     return g.create_op(op_type, list(inputs), attrs, name=name)
+
+
+def dense(g: Any) -> _g.Tensor:
+    """A gradient as a Tensor (IndexedSlices densified), for gradient functions that need one."""
+    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
 
 
 def single(op_type: str, inputs: Sequence[Any], attrs: Optional[Dict[str, Any]] = None,

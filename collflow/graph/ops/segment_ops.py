@@ -22,7 +22,7 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from .constant_op import constant
-from .op_util import single
+from .op_util import dense as _dense, single
 
 __all__ = ["segment_sum", "segment_mean", "segment_max", "segment_min", "unsorted_segment_sum",
            "unsorted_segment_mean", "unsorted_segment_max", "unsorted_segment_min"]
@@ -78,10 +78,6 @@ for _n in ("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin"):
     register_op(_n, _unsorted_spec)
 
 # -- gradients ---------------------------------------------------------------------------------
-
-
-def _dense(g: Any) -> _g.Tensor:
-    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
 
 
 def _per_row(x: _g.Tensor, data: _g.Tensor, ids: _g.Tensor) -> _g.Tensor:

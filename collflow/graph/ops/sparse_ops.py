@@ -46,7 +46,6 @@ def sparse_placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None
     """A SparseTensor to feed: placeholders for indices [N, rank] and values [N], and for
     dense_shape unless `shape` is fully known (then a constant, as TF)."""
     from .constant_op import placeholder
-    g = _g.get_default_graph()
     base = name or "Placeholder"
     rank: Optional[int] = None
     dense_shape: Any = None
@@ -56,11 +55,10 @@ def sparse_placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None
         rank = len(dims)
         if all(d is not None for d in dims):
             dense_shape = constant(np.asarray(dims, np.int64), name=base + "/shape")
-    with g.as_default():
-        if dense_shape is None:
-            dense_shape = placeholder(_dt.int64, [rank], name=base + "/shape")
-        return SparseTensor(placeholder(_dt.int64, [None, rank], name=base + "/indices"),
-                            placeholder(_dt.as_dtype(dtype), [None], name=base + "/values"), dense_shape)
+    if dense_shape is None:
+        dense_shape = placeholder(_dt.int64, [rank], name=base + "/shape")
+    return SparseTensor(placeholder(_dt.int64, [None, rank], name=base + "/indices"),
+                        placeholder(_dt.as_dtype(dtype), [None], name=base + "/values"), dense_shape)
 
 
 def sparse_tensor_to_dense(sp_input: Any, default_value: Any = 0, validate_indices: bool = True,
@@ -172,7 +170,7 @@ def _combine(emb: _g.Tensor, weights: Optional[_g.Tensor], segments: _g.Tensor, 
     return div_no_nan(total, _a.expand_dims(div, 1))  # a row with no ids (or no weight): zeros, as TF
 
 
-def _check_combiner(combiner: str, what: str) -> str:
+def _check_combiner(combiner: str) -> str:
     if combiner not in ("sum", "mean", "sqrtn"):
         raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner!r}")
     return combiner
@@ -187,7 +185,7 @@ def embedding_lookup_sparse(params: Any, sp_ids: Any, sp_weights: Any, partition
     of sp_ids are its segments, so entries must be in row order); params' gradient is
     IndexedSlices."""
     from .nn_ops import embedding_lookup
-    comb = _check_combiner(combiner or "mean", "embedding_lookup_sparse")
+    comb = _check_combiner(combiner or "mean")
     ids = _sparse(sp_ids, "embedding_lookup_sparse")
     w = _sparse(sp_weights, "embedding_lookup_sparse sp_weights") if sp_weights is not None else None
     g = ids.graph
@@ -205,7 +203,7 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any, sparse
     weight <= 0) are dropped, and every row of the batch gets an output row (dense_shape[0]
     of them): a row with no ids left is zeros, or default_id's embedding when given."""
     from .nn_ops import embedding_lookup
-    comb = _check_combiner(combiner, "safe_embedding_lookup_sparse")
+    comb = _check_combiner(combiner)
     ids = _sparse(sparse_ids, "safe_embedding_lookup_sparse")
     w = _sparse(sparse_weights, "safe_embedding_lookup_sparse sparse_weights") if sparse_weights is not None else None
     if ids.shape.rank is not None and ids.shape.rank != 2:

@@ -13,24 +13,13 @@ from .. import graph as _g
 from ..registry import not_differentiable, register_gradient, register_op
 from . import math_ops as _m
 from .array_util import _const_value
-from .op_util import single
+from .op_util import dense as _dense, single
 
 __all__ = ["lgamma", "digamma", "erfc", "lbeta", "polygamma"]
 
 
-def _float_spec(op: _g.Operation) -> list:
-    x = op.inputs[0]
-    if not x.dtype.is_floating:
-        raise ValueError(f"{op.type} needs a floating-point input, got {x.dtype.name}")
-    return [(x.dtype, x.shape)]
-
-
 for _n in ("Lgamma", "Digamma", "Trigamma", "Erfc"):
-    register_op(_n, _float_spec)
-
-
-def _dense(g: Any) -> _g.Tensor:
-    return g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
+    register_op(_n, _m._float_unary_spec)
 
 
 register_gradient("Lgamma")(lambda op, g: [_dense(g) * single("Digamma", [op.inputs[0]])])

@@ -20,6 +20,7 @@ from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
 from . import matrix_ops as _mx
+from .eig_ops import grad_or_zeros, safe_reciprocal
 from .op_util import make_op
 
 __all__ = ["svd"]
@@ -45,21 +46,13 @@ def _svd_spec(op: _g.Operation) -> list:
 register_op("Svd", _svd_spec, doc="singular values (descending) and vectors: a = u diag(s) v^T")
 
 
-def _safe_reciprocal(x: _g.Tensor, epsilon: float = 1e-20) -> _g.Tensor:
-    return x * _m.reciprocal(x * x + epsilon)
-
-
-def _zeros_if_none(g: Any, like: _g.Tensor) -> _g.Tensor:
-    return _a.zeros_like(like) if g is None else _g.convert_to_tensor(g)
-
-
 @register_gradient("Svd")
 def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
     a = op.inputs[0]
     s, u, v = op.outputs
-    gs = _zeros_if_none(grad_s, s)
+    gs = grad_or_zeros(grad_s, s)
     if not op.attrs["compute_uv"]:
-        s2, u2, v2 = svd(a, full_matrices=False, compute_uv=True)
+        _, u2, v2 = svd(a, full_matrices=False, compute_uv=True)
         return [_m.matmul(u2, _m.matmul(_mx.matrix_diag(gs), v2, transpose_b=True))]
     dims = a.shape.dims
     if dims is None or dims[-1] is None or dims[-2] is None:
@@ -67,13 +60,13 @@ def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
     m, n = dims[-2], dims[-1]
     if op.attrs["full_matrices"] and m != n:
         raise UnimplementedError("svd gradient with full_matrices=True is implemented for square matrices only")
-    gu, gv = _zeros_if_none(grad_u, u), _zeros_if_none(grad_v, v)
+    gu, gv = grad_or_zeros(grad_u, u), grad_or_zeros(grad_v, v)
     transposed = m > n
     if transposed:                    # A^T = V S U^T: the same formula with the roles swapped
         m, n, u, v, gu, gv = n, m, v, u, gv, gu
     s_mat = _mx.matrix_diag(s)
     s2 = _m.square(s)
-    f = _mx.matrix_set_diag(_safe_reciprocal(_a.expand_dims(s2, -2) - _a.expand_dims(s2, -1)), _a.zeros_like(s))
+    f = _mx.matrix_set_diag(safe_reciprocal(_a.expand_dims(s2, -2) - _a.expand_dims(s2, -1)), _a.zeros_like(s))
     j = f * _m.matmul(u, gu, transpose_a=True)
     k = f * _m.matmul(v, gv, transpose_a=True)
     core = (_mx.matrix_diag(gs) + _m.matmul(j + _mx.matrix_transpose(j), s_mat)
@@ -82,7 +75,7 @@ def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
     if m < n:                         # the part of dV outside V's span
         gvt = _mx.matrix_transpose(gv)
         outside = gvt - _m.matmul(_m.matmul(gvt, v), v, transpose_b=True)
-        grad = grad + _m.matmul(_m.matmul(u, _mx.matrix_diag(_safe_reciprocal(s))), outside)
+        grad = grad + _m.matmul(_m.matmul(u, _mx.matrix_diag(safe_reciprocal(s))), outside)
     return [_mx.matrix_transpose(grad) if transposed else grad]
 
 

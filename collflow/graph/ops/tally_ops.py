@@ -102,9 +102,8 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
             raise InvalidArgumentError(f"bincount: arr must be int32, got {a.dtype.name}")
         flat = _a.reshape(a, [-1])
         check = _chk.assert_non_negative(flat, message="Input arr must be non-negative!")
-        nonempty = _m.greater(_a.size(flat), 0)
-        size = _a.where(nonempty, _m.reduce_max(_a.concat([flat, constant([0], dtype=_dt.int32)], 0)) + 1,
-                        constant(0, dtype=_dt.int32))
+        # max(arr) + 1, and 0 for an empty arr (the 0 appended is the maximum then)
+        size = _m.reduce_max(_a.concat([flat + 1, constant([0], dtype=_dt.int32)], 0))
         if minlength is not None:
             size = _m.maximum(size, _m.cast(minlength, _dt.int32))
         if maxlength is not None:
