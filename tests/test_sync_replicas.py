@@ -499,3 +499,69 @@ def test_variables_of_unknown_shape_keep_the_gradient_road():
     assert "FusedAllReduce" in build(None)
     with pytest.raises(cf.errors.InvalidArgumentError, match="unknown shape"):
         build(True)
+
+
+def _send_bucket(sess, fetches):
+    plan = sess.plan_for(fetches, None)
+    ks = [k for op, k in zip(plan.ops, plan.kernels) if op.type == "FusedAllReduce"]
+    assert len(ks) == 1
+    return ks[0].send_bucket
+
+
+def test_variables_all_reduced_as_they_are_live_in_the_send_buffer():
+    """A bucket whose gradients are variable reads (accumulators, weights exchanged as they
+    are): after the first step the variables live in the send buffer, so later steps send
+    without packing; their sums stay right while the optimizer updates them in place, a
+    fetched value stays a snapshot, and an assigned variable moves out and back."""
+    shapes = [(3, 4), (5,), (2, 2, 2), (7,)]
+    world = ThreadWorld(2, timeout=30)
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            vs = [cf.Variable(np.full(s, 1.0 + c.rank + i), name=f"v{i}") for i, s in enumerate(shapes)]
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.25), comm=c)
+            red = [t for t, _ in opt.reduce_gradients([(v.value(), v) for v in vs], average=False)]
+            # in place, as an optimizer's update (it runs the all-reduce again: same sums)
+            train = cf.group(*[cf.assign_sub(v, 0.25 * t) for v, t in zip(vs, red)])
+            reset = vs[1].assign(np.full(shapes[1], 100.0 + c.rank))
+        out = {"sums": [], "placed": [], "kept": []}
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            s.run(cf.global_variables_initializer())
+            bucket = _send_bucket(s, [red])
+            for step in range(5):
+                if step == 3:
+                    s.run(reset)  # a new array: packed once, then lives in the buffer again
+                got = s.run(red)
+                out["sums"].append(got)
+                out["placed"].append(bucket.placed)
+                out["kept"].append(s.run(vs[0]))
+                s.run(train)  # v -= 0.25 * (sum over ranks of v)
+                if step == 2:
+                    parts = [st for st in bucket.hosts.values()]
+                    out["moved"] = all(np.shares_memory(st.value, bucket.buf) for st in parts)
+            out["final"] = s.run(vs)
+        return out
+
+    res = world.run(rank)
+    # the same computation in NumPy
+    vals = [[np.full(s, 1.0 + r + i) for i, s in enumerate(shapes)] for r in range(2)]
+    for step in range(5):
+        if step == 3:
+            for r in range(2):
+                vals[r][1] = np.full(shapes[1], 100.0 + r)
+        sums = [vals[0][i] + vals[1][i] for i in range(len(shapes))]
+        for r in range(2):
+            for i in range(len(shapes)):
+                np.testing.assert_array_equal(res[r]["sums"][step][i], sums[i])
+            np.testing.assert_array_equal(res[r]["kept"][step], vals[r][0])
+        for r in range(2):
+            vals[r] = [v - 0.25 * sm for v, sm in zip(vals[r], sums)]
+    for r in range(2):
+        assert res[r]["moved"]
+        # packed on the first step (then moved); in place since, but the reassigned one
+        assert res[r]["placed"] == [0, 4, 4, 3, 4], res[r]["placed"]
+        for a, b in zip(res[r]["final"], vals[r]):
+            np.testing.assert_array_equal(a, b)
+        # the fetched snapshots were not changed by the updates after them
+        assert res[r]["kept"][0][0, 0] == 1.0 + r

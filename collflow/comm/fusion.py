@@ -9,8 +9,6 @@ ready ops and waits only before the first op that needs the result.
 """
 from __future__ import annotations
 
-import functools
-import operator
 import sys
 import threading
 import time
@@ -24,6 +22,7 @@ from ..kernels.registry import register_kernel, KernelContext
 from . import compression as _codec
 from .base import CompletedHandle
 from .buckets import split_direct
+from .send_bucket import SendBucket as _SendBucket, Slots as _Slots
 
 __all__ = ["pack", "unpack", "communicator_for"]
 
@@ -144,137 +143,30 @@ class _ReusedResult:
         return self.handed
 
 
-class _SendBucket:
-    """The send buffer of a bucket's packed gradients, kept between steps, with one view
-    (slot) per gradient that the gradient's producer may compute into instead of a fresh
-    array (the executor's `_place_outputs`; PyTorch DDP's gradient_as_bucket_view), so the
-    collective needs no packing copy.  Only for buckets of static shapes whose send buffer
-    is never written after the gradients are in it (no contribution flag, no scaling).
-
-    One step at a time uses it: the thread whose producer first takes a slot (or whose run
-    sends it) owns it until the collective completes; any other thread meanwhile gets no
-    slot and packs into a buffer of its own.  A buffer that anyone still references when a
-    step claims it (a fetched gradient, a view of one) is left to them and replaced."""
-
-    __slots__ = ("shapes", "total", "dtype", "buf", "views", "owner", "inflight", "lock", "refs", "vrefs",
-                 "placed", "alloc")
-
-    def __init__(self, shapes: Sequence[tuple], dtype: Any, alloc: Any = np.empty) -> None:
-        self.shapes = [tuple(s) for s in shapes]
-        self.total = int(sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes))
-        self.dtype = np.dtype(dtype)
-        self.buf: Any = None
-        self.views: List[np.ndarray] = []
-        self.owner: Any = None
-        self.inflight = False
-        self.lock = threading.Lock()
-        self.refs = self.vrefs = 0
-        self.placed = 0  # how many gradients the last step computed into their slots
-        self.alloc = alloc  # the communicator's `empty` (shared memory where it all-reduces there)
-
-    def _fresh(self) -> None:
-        self.buf, self.views = None, []  # the old buffer goes back to the allocator first
-        buf = self.alloc(self.total, self.dtype)
-        views, o = [], 0
-        for shp in self.shapes:
-            n = int(np.prod(shp, dtype=np.int64))
-            views.append(buf[o:o + n].reshape(shp))
-            o += n
-        self.buf, self.views = buf, views
-        del buf, views
-        # the references a free buffer has (this object's, each view's base, the argument)
-        self.refs = sys.getrefcount(self.buf)
-        self.vrefs = max(map(sys.getrefcount, self.views)) if self.views else 0
-
-    def _claim(self, tid: int) -> bool:
-        """(lock held) Whether thread `tid` may fill the buffer now, claiming it if free."""
-        if self.inflight:
-            return False
-        if self.owner is None:
-            if (self.buf is None or sys.getrefcount(self.buf) > self.refs
-                    or (self.views and max(map(sys.getrefcount, self.views)) > self.vrefs)):
-                self._fresh()
-            self.owner = tid
-            return True
-        return self.owner == tid
-
-    def slot(self, j: int) -> Optional[np.ndarray]:
-        """Gradient j's view of the buffer to compute into, or None (compute as usual)."""
-        tid = threading.get_ident()
-        if self.owner != tid or self.inflight:
-            with self.lock:
-                if not self._claim(tid):
-                    return None
-        return self.views[j]
-
-    def take(self) -> Optional[np.ndarray]:
-        """The buffer, claimed for sending by this thread; None when another step has it."""
-        with self.lock:
-            if not self._claim(threading.get_ident()):
-                return None
-            self.inflight = True
-            return self.buf
-
-    def release(self) -> None:
-        with self.lock:
-            self.inflight = False
-            self.owner = None
-
-    def abort(self) -> None:
-        """A step of this thread failed before its collective started: give the claim up."""
-        with self.lock:
-            if self.owner == threading.get_ident() and not self.inflight:
-                self.owner = None
-
-
-class _Slots:
-    """What a FusedAllReduce kernel offers the executor: `slot_for(i)` -> a callable giving
-    input i's slot in a send buffer each step (or None then), or None if input i has none
-    (its shape is not static, or it is of another dtype than its buffer); `abort()`, which
-    the plan calls when a run fails, so a claim its producers made does not outlive the step.
-    `index` maps an input to (its send buffer, its slot there): the packed gradients share
-    the bucket's, a gradient all-reduced on its own has one of its own."""
-
-    __slots__ = ("bucket", "index", "buckets")
-
-    def __init__(self, index: dict) -> None:
-        self.index = index
-        self.buckets = list({id(b): b for b, _ in index.values()}.values())
-        self.bucket = self.buckets[0] if self.buckets else None  # the first (for inspection)
-
-    def abort(self) -> None:
-        for b in self.buckets:
-            b.abort()
-
-    def slot_for(self, i: int) -> Optional[Any]:
-        got = self.index.get(i)
-        if got is None:
-            return None
-        bucket, j = got
-        return functools.partial(bucket.slot, j)  # called once per gradient per step
-
-
 class _Joined:
     """Several collectives as one handle: wait() returns fn([their results]).  `after`, if
-    given, runs once when the wait ends, however it ends, or when the handle is abandoned."""
+    given, runs once when the wait ends, however it ends, or when the handle is abandoned:
+    after(True) when every collective completed, after(False) otherwise."""
 
     __slots__ = ("hs", "fn", "after")
 
     def __init__(self, hs: list, fn: Any, after: Any = None):
         self.hs, self.fn, self.after = hs, fn, after
 
-    def _end(self) -> None:
+    def _end(self, ok: bool) -> None:
         after, self.after = self.after, None
         if after is not None:
-            after()
+            after(ok)
 
     def wait(self) -> Any:
         if self.after is None:
             return self.fn([h.wait() for h in self.hs])
+        ok = False
         try:
             got = [h.wait() for h in self.hs]
+            ok = True
         finally:
-            self._end()
+            self._end(ok)
         return self.fn(got)
 
     def done(self) -> bool:
@@ -287,7 +179,21 @@ class _Joined:
                 if ab is not None:
                     ab()
         finally:
-            self._end()
+            self._end(False)
+
+
+def _read_variable_state(t: Any, ctx: KernelContext) -> Any:
+    """The VariableState whose read `t` is (through Identity ops), or None: such an input of
+    a bucket may have the variable live in the bucket's send buffer (send_bucket.py)."""
+    p = t.op
+    while p.type == "Identity" and p.inputs:
+        p = p.inputs[0].op
+    if p.type != "ReadVariable" or ctx.resources is None or ctx.xp is not np:
+        return None
+    h = p.inputs[0].op
+    if h.type != "VarHandle":
+        return None
+    return ctx.resources.variable(h.attrs["shared_name"], h.attrs["dtype"], h.attrs["shape"], ctx.xp)
 
 
 @register_kernel("FusedAllReduce", is_async=True)
@@ -332,8 +238,18 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
         # buffers from the communicator: where it all-reduces through shared memory, these
         # are in this rank's arena, and collectives on them need no staging copy
         alloc = comm.empty
-        bucket = (_SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p, alloc)
-                  if static and not flagged and not prescale else None)
+        bucket = None
+        if static and not flagged and not prescale:
+            hosts = {j: st for j, i in enumerate(packed)
+                     if (st := _read_variable_state(op.inputs[i], ctx)) is not None}
+            def new_bucket() -> _SendBucket:
+                return _SendBucket([op.inputs[i].shape.as_list() for i in packed], wide_p, alloc,
+                                   hosts, comm.empty_group if hosts else None)
+            # where variables live in it: one per session and op, whatever plan runs it (else
+            # two plans would move the variables back and forth every step)
+            res = ctx.resources
+            bucket = (res.get_or_create("other", ("SendBucket", op.name), new_bucket)
+                      if hosts and res is not None else new_bucket())
         # a direct gradient of static shape has a send buffer of its own to be computed into
         lone = [_SendBucket([op.inputs[i].shape.as_list()], dtypes[i], alloc)
                 if op.inputs[i].shape.is_fully_defined() else None for i in direct]
@@ -355,6 +271,7 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
             parts = [arrays[i] for i in packed]
             own = None
             owned: List[_SendBucket] = []  # send buffers this step took (freed when done)
+            moves: List[int] = []  # slots of variables to move into the buffer once it is sent
             try:
                 if packed:
                     send = bucket.take() if bucket is not None else None
@@ -369,11 +286,14 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                     t0 = time.perf_counter() if tl is not None else 0.0
                     placed = 0
                     if own is not None:
-                        placed = own.placed = sum(map(operator.is_, parts, own.views))  # computed there
-                        if placed and placed < len(parts):
-                            for a, v in zip(parts, own.views):
-                                if a is not v:
-                                    np.copyto(v, a, casting="same_kind")
+                        # computed into the buffer, or variables living there: no copy
+                        missing = own.missing(parts)
+                        placed = own.placed
+                        if placed and missing:
+                            for j in missing:
+                                np.copyto(own.views[j], parts[j], casting="same_kind")
+                        if missing and own.hosts:
+                            moves.extend(j for j in missing if j in own.hosts)
                     if not placed:
                         if own is not None:  # sizes as the static shapes say (concatenate checks)
                             _pack(send, parts, None, n_packed, same_p)
@@ -432,16 +352,23 @@ def _fused_all_reduce(op: Any, ctx: KernelContext) -> Any:
                     outs[i] = results[base + j].views(summed[base + j], [arrays[i]], [dtypes[i]])[0]
                 return outs[0] if nout == 1 else tuple(outs)
 
-            def release() -> None:
-                for b in owned:
-                    b.release()
+            def release(ok: bool) -> None:
+                try:
+                    if ok and moves:
+                        own.move_variables(parts, moves)
+                finally:
+                    for b in owned:
+                        b.release()
             # the send buffers are free again once the collectives have read them
             return _Joined(handles, done, release if owned else None)
         run.launch_hints = hints  # type: ignore[attr-defined]
         run.result_buffers = results  # type: ignore[attr-defined]  (for inspection)
+        run.send_bucket = bucket  # type: ignore[attr-defined]  (for inspection)
         index = {}
         if bucket is not None:
-            index = {i: (bucket, j) for j, i in enumerate(packed) if np.dtype(dtypes[i]) == bucket.dtype}
+            # no slot where a variable may live: nothing may compute into its storage
+            index = {i: (bucket, j) for j, i in enumerate(packed)
+                     if np.dtype(dtypes[i]) == bucket.dtype and j not in bucket.hosts}
         index.update({i: (lb, 0) for i, lb in zip(direct, lone) if lb is not None})
         if index:
             run.input_slots = _Slots(index)  # type: ignore[attr-defined]

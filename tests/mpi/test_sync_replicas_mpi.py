@@ -63,6 +63,44 @@ def test_gradients_computed_into_the_bucket_under_mpi(comm, average):
 
 
 @pytest.mark.mpi(min_size=2)
+def test_variables_all_reduced_as_they_are_live_in_the_send_buffer_under_mpi(comm):
+    """Variable reads as a bucket's gradients: after the first step the variables live in the
+    send buffer (in shared memory where the communicator all-reduces there), later steps send
+    them without packing, and the sums stay right while the variables are updated in place
+    between steps (random values: a layout slip would show)."""
+    n, r = comm.size, comm.rank
+    shapes = [(6,), (2, 3), (5,), (9, 4)]
+    inits = [[np.random.default_rng(10 * q + i).standard_normal(sh) for i, sh in enumerate(shapes)]
+             for q in range(n)]
+    g = cf.Graph()
+    with g.as_default():
+        vs = [cf.Variable(a, name=f"v{i}") for i, a in enumerate(inits[r])]
+        opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(1.0), comm=comm)
+        red = [t for t, _ in opt.reduce_gradients([(v.value(), v) for v in vs], average=False)]
+        # in place, each rank by its own factor (the all-reduce runs again: the same sums)
+        upd = cf.group(*[cf.assign_sub(v, (0.1 + 0.05 * r) * t) for v, t in zip(vs, red)])
+        digest = cf.stack([cf.reduce_sum(t * (1.0 + cf.cast(cf.range(cf.size(t)), cf.float64)) / 3.0)
+                           for t in [cf.reshape(t, [-1]) for t in red]])
+    vals = [list(v) for v in inits]
+    with cf.Session(graph=g, config={"comm": comm}) as s:
+        s.run(cf.global_variables_initializer())
+        plan = s.plan_for(digest, None)
+        bucket = [k for o, k in zip(plan.ops, plan.kernels) if o.type == "FusedAllReduce"][0].send_bucket
+        placed = []
+        for step in range(4):
+            got = s.run(digest)
+            placed.append(bucket.placed)
+            sums = [sum(vals[q][i] for q in range(n)) for i in range(len(shapes))]
+            want = [np.sum(sm.reshape(-1) * (1.0 + np.arange(sm.size)) / 3.0) for sm in sums]
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+            s.run(upd)
+            vals = [[v - (0.1 + 0.05 * q) * sm for v, sm in zip(vals[q], sums)] for q in range(n)]
+        for a, b in zip(s.run(vs), vals[r]):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert placed == [0] + [len(shapes)] * 3, placed
+
+
+@pytest.mark.mpi(min_size=2)
 @pytest.mark.parametrize("opt", ["sgd", "adam"])
 def test_replicas_start_identical_without_an_explicit_broadcast(comm, opt):
     """As PyTorch's DDP does when wrapping a model: the first collective step of a session
