@@ -15,6 +15,8 @@ MODEL_VARIABLES.  arg_scope, the slim layers and optimize_loss are not here.
 from __future__ import annotations
 
 import math
+import types as _types
+from collections import OrderedDict
 import numbers
 from typing import Any, Callable, Dict, List, Optional
 
@@ -32,7 +34,7 @@ from ..nn.normalization import batch_norm_layer
 __all__ = ["xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
            "l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization",
            "flatten", "fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "dropout",
-           "batch_norm", "layer_norm", "one_hot_encoding", "embed_sequence"]
+           "batch_norm", "layer_norm", "one_hot_encoding", "embed_sequence", "utils"]
 
 
 # -- initializers ------------------------------------------------------------------------------
@@ -182,15 +184,51 @@ def _add_to(g: _g.Graph, v: Any, base: List[str], collections: Any, alias: str) 
             g.add_to_collection(c, v)
 
 
-def _finish(g: _g.Graph, y: _g.Tensor, normalizer_fn: Optional[Callable], normalizer_params: Optional[dict],
+def collect_named_outputs(collections: Any, alias: str, outputs: _g.Tensor) -> _g.Tensor:
+    """Adds `outputs` to each of `collections` (a name or a list; none: nothing happens) under
+    `alias` (a trailing "/" dropped), which `convert_collection_to_dict` keys it by; returns it."""
+    names = [collections] if isinstance(collections, str) else list(collections or [])
+    if names:
+        alias = alias[:-1] if alias.endswith("/") else alias
+        try:
+            outputs.aliases.append(alias)
+        except AttributeError:
+            outputs.aliases = [alias]
+        g = outputs.graph
+        for c in names:
+            g.add_to_collection(c, outputs)
+    return outputs
+
+
+def get_tensor_aliases(tensor: _g.Tensor) -> List[str]:
+    """The aliases collect_named_outputs gave `tensor`; else its name (":0" dropped)."""
+    got = getattr(tensor, "aliases", None)
+    if got is not None:
+        return list(got)
+    name = tensor.name
+    return [name[:-2] if name.endswith(":0") else name]
+
+
+def convert_collection_to_dict(collection: str, clear_collection: bool = False) -> "OrderedDict[str, Any]":
+    """{alias: tensor} of a collection's tensors, in the order they were added (TF1's way to
+    get a model's end points); clear_collection empties the collection afterwards."""
+    g = _g.get_default_graph()
+    out: "OrderedDict[str, Any]" = OrderedDict(
+        (alias, t) for t in g.get_collection(collection) for alias in get_tensor_aliases(t))
+    if clear_collection:
+        g.clear_collection(collection)
+    return out
+
+
+def _finish(sc: Any, y: _g.Tensor, normalizer_fn: Optional[Callable], normalizer_params: Optional[dict],
             activation_fn: Optional[Callable], outputs_collections: Any) -> _g.Tensor:
+    """The layer's output after its normalizer and activation, collected under the variable
+    scope's name `sc.name` (as TF1's layers do)."""
     if normalizer_fn is not None:
         y = normalizer_fn(y, **(normalizer_params or {}))
     if activation_fn is not None:
         y = activation_fn(y)
-    for c in ([outputs_collections] if isinstance(outputs_collections, str) else list(outputs_collections or [])):
-        g.add_to_collection(c, y)
-    return y
+    return collect_named_outputs(outputs_collections, sc.name, y)
 
 
 def fully_connected(inputs: Any, num_outputs: int, activation_fn: Optional[Callable] = nn_ops.relu,
@@ -209,7 +247,7 @@ def fully_connected(inputs: Any, num_outputs: int, activation_fn: Optional[Calla
         raise InvalidArgumentError(f"fully_connected: the last dimension of the input must be known, got {x.shape}")
     n = int(num_outputs)
     g = x.graph
-    with g.as_default(), variable_scope(scope, default_name="fully_connected", reuse=reuse):
+    with g.as_default(), variable_scope(scope, default_name="fully_connected", reuse=reuse) as sc:
         w = _model_variable(g, "weights", [int(in_dim), n], x.dtype, weights_initializer or xavier_initializer(),
                             weights_regularizer, trainable, variables_collections, "weights")
         if x.shape.rank == 2:
@@ -225,7 +263,7 @@ def fully_connected(inputs: Any, num_outputs: int, activation_fn: Optional[Calla
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
                                 variables_collections, "biases")
             y = nn_ops.bias_add(y, b)
-        return _finish(g, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
+        return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
 
 def conv2d(inputs: Any, num_outputs: int, kernel_size: Any, stride: Any = 1, padding: str = "SAME",
@@ -245,7 +283,7 @@ def conv2d(inputs: Any, num_outputs: int, kernel_size: Any, stride: Any = 1, pad
     kh, kw = _layers._pair(kernel_size, "kernel_size")
     n = int(num_outputs)
     g = x.graph
-    with g.as_default(), variable_scope(scope, default_name="Conv", reuse=reuse):
+    with g.as_default(), variable_scope(scope, default_name="Conv", reuse=reuse) as sc:
         w = _model_variable(g, "weights", [kh, kw, int(x.shape.dims[-1]), n], x.dtype,
                             weights_initializer or xavier_initializer(), weights_regularizer, trainable,
                             variables_collections, "weights")
@@ -255,40 +293,50 @@ def conv2d(inputs: Any, num_outputs: int, kernel_size: Any, stride: Any = 1, pad
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
                                 variables_collections, "biases")
             y = nn_ops.bias_add(y, b)
-        return _finish(g, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
+        return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
 
 convolution2d = conv2d
 
 
+class _ScopeName:
+    """A scope's name where a layer has no VariableScope object to hand `_finish`."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 def _pool(fn: Callable, default: str, inputs: Any, kernel_size: Any, stride: Any, padding: str,
-          data_format: str, scope: Optional[str]) -> _g.Tensor:
+          data_format: str, scope: Optional[str], outputs_collections: Any) -> _g.Tensor:
     if data_format != "NHWC":
         raise InvalidArgumentError(f"{default}: only NHWC inputs are supported, got data_format={data_format!r}")
     x = _g.convert_to_tensor(inputs)
     kh, kw = _layers._pair(kernel_size, "kernel_size")
     sh, sw = _layers._pair(stride, "stride")
-    with x.graph.as_default(), x.graph.name_scope(scope or default):
-        return fn(x, [1, kh, kw, 1], [1, sh, sw, 1], padding.upper())
+    with x.graph.as_default(), x.graph.name_scope(scope or default) as sc:
+        return collect_named_outputs(outputs_collections, sc, fn(x, [1, kh, kw, 1], [1, sh, sw, 1], padding.upper()))
 
 
 def max_pool2d(inputs: Any, kernel_size: Any, stride: Any = 2, padding: str = "VALID", data_format: str = "NHWC",
                outputs_collections: Any = None, scope: Optional[str] = None) -> _g.Tensor:
     """Max over kernel_size windows, stepping `stride` (2 by default), VALID padding by default."""
-    return _pool(nn_ops.max_pool, "MaxPool2D", inputs, kernel_size, stride, padding, data_format, scope)
+    return _pool(nn_ops.max_pool, "MaxPool2D", inputs, kernel_size, stride, padding, data_format, scope,
+                 outputs_collections)
 
 
 def avg_pool2d(inputs: Any, kernel_size: Any, stride: Any = 2, padding: str = "VALID", data_format: str = "NHWC",
                outputs_collections: Any = None, scope: Optional[str] = None) -> _g.Tensor:
     """Mean over kernel_size windows, stepping `stride` (2 by default), VALID padding by default."""
-    return _pool(nn_ops.avg_pool, "AvgPool2D", inputs, kernel_size, stride, padding, data_format, scope)
+    return _pool(nn_ops.avg_pool, "AvgPool2D", inputs, kernel_size, stride, padding, data_format, scope,
+                 outputs_collections)
 
 
 def flatten(inputs: Any, outputs_collections: Any = None, scope: Optional[str] = None) -> _g.Tensor:
     """[batch, d1, d2, ...] -> [batch, d1 * d2 * ...]."""
     x = _g.convert_to_tensor(inputs)
-    with x.graph.as_default(), x.graph.name_scope(scope or "Flatten"):
-        return _layers.flatten(x)
+    with x.graph.as_default(), x.graph.name_scope(scope or "Flatten") as sc:
+        return collect_named_outputs(outputs_collections, sc, _layers.flatten(x))
 
 
 def dropout(inputs: Any, keep_prob: Any = 0.5, noise_shape: Any = None, is_training: Any = True,
@@ -296,8 +344,9 @@ def dropout(inputs: Any, keep_prob: Any = 0.5, noise_shape: Any = None, is_train
     """Each element kept with probability keep_prob (scaled by 1 / keep_prob) while is_training
     (a Python bool or a bool tensor); the input unchanged otherwise."""
     x = _g.convert_to_tensor(inputs)
-    with x.graph.as_default(), x.graph.name_scope(scope or "Dropout"):
-        return _layers.dropout(x, rate=1.0 - keep_prob, noise_shape=noise_shape, seed=seed, training=is_training)
+    with x.graph.as_default(), variable_scope(scope, default_name="Dropout") as sc:
+        y = _layers.dropout(x, rate=1.0 - keep_prob, noise_shape=noise_shape, seed=seed, training=is_training)
+        return collect_named_outputs(outputs_collections, sc.name, y)
 
 
 def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bool = False, epsilon: float = 0.001,
@@ -331,7 +380,8 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
         if updates_collections is None and updates:
             with g.control_dependencies(updates):
                 y = identity(y)
-        return _finish(g, y, None, None, activation_fn, outputs_collections)
+        sc = _ScopeName(params[-1].op.name.rsplit("/", 1)[0])  # the variable scope it opened
+        return _finish(sc, y, None, None, activation_fn, outputs_collections)
 
 
 def layer_norm(inputs: Any, center: bool = True, scale: bool = True, activation_fn: Optional[Callable] = None,
@@ -353,22 +403,23 @@ def layer_norm(inputs: Any, center: bool = True, scale: bool = True, activation_
     if any(d is None for d in params_shape):
         raise InvalidArgumentError(f"layer_norm: inputs.shape[{begin_params_axis}:] must be known, got {x.shape}")
     g = x.graph
-    with g.as_default(), variable_scope(scope, default_name="LayerNorm", reuse=reuse):
+    with g.as_default(), variable_scope(scope, default_name="LayerNorm", reuse=reuse) as sc:
         beta = _model_variable(g, "beta", params_shape, x.dtype, _init.Zeros(), None, trainable,
                                variables_collections, "beta") if center else None
         gamma = _model_variable(g, "gamma", params_shape, x.dtype, _init.Ones(), None, trainable,
                                 variables_collections, "gamma") if scale else None
         mean, variance = nn_ops.moments(x, list(range(norm_axis, rank)), keep_dims=True)
         y = nn_impl.batch_normalization(x, mean, variance, beta, gamma, 1e-12)
-        return _finish(g, y, None, None, activation_fn, outputs_collections)
+        return _finish(sc, y, None, None, activation_fn, outputs_collections)
 
 
 def one_hot_encoding(labels: Any, num_classes: int, on_value: float = 1.0, off_value: float = 0.0,
                      outputs_collections: Any = None, scope: Optional[str] = None) -> _g.Tensor:
     """float32 one-hot rows of the integer labels."""
     t = _g.convert_to_tensor(labels)
-    with t.graph.as_default(), t.graph.name_scope(scope or "OneHotEncoding"):
-        return array_ops.one_hot(t, num_classes, on_value=constant(on_value), off_value=constant(off_value))
+    with t.graph.as_default(), t.graph.name_scope(scope or "OneHotEncoding") as sc:
+        y = array_ops.one_hot(t, num_classes, on_value=constant(on_value), off_value=constant(off_value))
+        return collect_named_outputs(outputs_collections, sc, y)
 
 
 def embed_sequence(ids: Any, vocab_size: Optional[int] = None, embed_dim: Optional[int] = None,
@@ -384,3 +435,9 @@ def embed_sequence(ids: Any, vocab_size: Optional[int] = None, embed_dim: Option
         emb = _model_variable(g, "embeddings", [int(vocab_size), int(embed_dim)], _dt.float32,
                               initializer or _init.GlorotUniform(), regularizer, trainable, None, "embeddings")
         return nn_ops.embedding_lookup(emb, t)
+
+
+# tf.contrib.layers.utils: the end-points helpers of `outputs_collections`
+utils = _types.SimpleNamespace(collect_named_outputs=collect_named_outputs, get_tensor_aliases=get_tensor_aliases,
+                               convert_collection_to_dict=convert_collection_to_dict)
+utils.__doc__ = "tf.contrib.layers.utils: collect_named_outputs, get_tensor_aliases, convert_collection_to_dict."

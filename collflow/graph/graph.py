@@ -90,7 +90,8 @@ def canonical_device(spec: Optional[str]) -> Optional[str]:
 class Tensor:
     """A symbolic value: output `value_index` of `op`, with dtype and static shape."""
 
-    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
+    # `aliases`: set only by tf.contrib.layers' outputs_collections (TF1's append_tensor_alias)
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "aliases", "__weakref__")
     # make NumPy defer to our operators (ndarray + Tensor -> Tensor.__radd__)
     __array_priority__ = 100
 
@@ -516,6 +517,10 @@ class Graph:
 
     def get_collection_ref(self, name: str) -> list:
         return self._collections.setdefault(name, [])
+
+    def clear_collection(self, name: str) -> None:
+        """Removes the collection `name` (nothing happens if there is none)."""
+        self._collections.pop(name, None)
 
     def get_all_collection_keys(self) -> List[str]:
         return list(self._collections)

@@ -173,3 +173,36 @@ def test_one_hot_encoding_and_embed_sequence():
     assert ohv.dtype == np.float32
     np.testing.assert_array_equal(ohv, np.eye(3, dtype=np.float32)[[0, 2, 1]])
     np.testing.assert_array_equal(ev, table[[[1, 2], [0, 1]]])
+
+
+def test_outputs_collections_and_end_points():
+    """Every layer given outputs_collections adds its output under its scope's name (TF1's
+    aliases: a variable scope's name, a name scope without its "/"), which
+    utils.convert_collection_to_dict keys the model's end points by, in order."""
+    x = RNG.standard_normal((2, 8, 8, 3)).astype(np.float32)
+    ids = np.array([1, 0], dtype=np.int32)
+    with tf.Graph().as_default():
+        with tf.variable_scope("net"):
+            c = L.conv2d(x, 4, 3, outputs_collections="ends")
+            p = L.max_pool2d(c, 2, outputs_collections=["ends"])
+            a = L.avg_pool2d(p, 2, scope="avg", outputs_collections="ends")
+            f = L.flatten(a, outputs_collections="ends")
+            d = L.dropout(f, 0.5, is_training=False, outputs_collections="ends")
+            b = L.batch_norm(d, outputs_collections="ends")
+            n = L.layer_norm(b, outputs_collections="ends")
+            y = L.fully_connected(n, 3, scope="logits", outputs_collections="ends")
+            o = L.one_hot_encoding(ids, 3, outputs_collections="ends")
+            quiet = L.fully_connected(n, 2)  # no outputs_collections: no alias
+        ends = L.utils.convert_collection_to_dict("ends")
+        assert list(ends) == ["net/Conv", "net/MaxPool2D", "net/avg", "net/Flatten", "net/Dropout",
+                              "net/BatchNorm", "net/LayerNorm", "net/logits", "net/OneHotEncoding"]
+        assert [ends[k] for k in ends] == [c, p, a, f, d, b, n, y, o]
+        assert y.aliases == ["net/logits"]
+        assert not hasattr(quiet, "aliases")
+        assert L.utils.get_tensor_aliases(quiet) == [quiet.name[:-2]]
+        # collect_named_outputs appends a further alias; clearing empties the collection
+        L.utils.collect_named_outputs("more", "head/", y)
+        assert y.aliases == ["net/logits", "head"]
+        assert list(L.utils.convert_collection_to_dict("more", clear_collection=True)) == ["net/logits", "head"]
+        assert tf.get_collection("more") == []
+        assert L.utils.collect_named_outputs(None, "x", quiet) is quiet and not hasattr(quiet, "aliases")
