@@ -18,6 +18,7 @@ from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops import sparse_ops as _sp
+from collflow.graph.ops import sparse_more_ops as _spm
 from collflow.graph.ops import special_ops as _special
 from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
@@ -114,7 +115,9 @@ sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
     "SparseTensor": _cf.SparseTensor, "SparseTensorValue": _cf.SparseTensorValue, "placeholder": _sp.sparse_placeholder,
     "to_dense": _sp.sparse_tensor_to_dense, "reduce_sum": _sp.sparse_reduce_sum,
     "sparse_dense_matmul": _sp.sparse_tensor_dense_matmul, "matmul": _sp.sparse_tensor_dense_matmul,
-    "add": _sp.sparse_add, "reorder": _sp.sparse_reorder, "retain": _sp.sparse_retain})
+    "add": _sp.sparse_add, "reorder": _sp.sparse_reorder, "retain": _sp.sparse_retain,
+    "concat": _spm.sparse_concat, "reshape": _spm.sparse_reshape, "slice": _spm.sparse_slice,
+    "fill_empty_rows": _spm.sparse_fill_empty_rows, "transpose": _spm.sparse_transpose})
 
 strings = _Namespace("strings", "tf.strings: the string ops under their tf.strings names.", {
     "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,

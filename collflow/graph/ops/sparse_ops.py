@@ -1,7 +1,7 @@
 """Ops on tf.SparseTensor (graph/sparse_tensor.py), composed from existing ops so gradients
 reach the values and the dense operands: sparse_placeholder, sparse_tensor_to_dense,
-sparse_reduce_sum, sparse_tensor_dense_matmul, sparse_add (sparse + dense), sparse_reorder,
-sparse_retain, and the embedding lookups of sparse ids (embedding_lookup_sparse,
+sparse_reduce_sum, sparse_tensor_dense_matmul, sparse_add (sparse + dense; two SparseTensors
+in sparse_more_ops.py), sparse_reorder, sparse_retain, and the embedding lookups of sparse ids (embedding_lookup_sparse,
 safe_embedding_lookup_sparse), as TF 1.15 defines them.
 """
 from __future__ import annotations
@@ -111,13 +111,16 @@ def sparse_tensor_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoi
         return out
 
 
-def sparse_add(a: Any, b: Any, thresh: Any = 0, name: Optional[str] = None) -> Any:
-    """a + b where one is a SparseTensor and the other dense: a dense tensor (as TF).  Two
-    SparseTensors are not supported (an error says so)."""
+def sparse_add(a: Any, b: Any, thresh: Any = 0, name: Optional[str] = None, threshold: Any = None) -> Any:
+    """a + b: a dense tensor where one is a SparseTensor and the other dense; a SparseTensor
+    for two SparseTensors (sparse_more_ops.sparse_add_sparse: a sum of an index both have
+    is dropped when its magnitude is below `thresh`/`threshold`), as TF."""
     sa, sb = isinstance(a, (SparseTensor, SparseTensorValue)), isinstance(b, (SparseTensor, SparseTensorValue))
     if sa and sb:
-        raise InvalidArgumentError("sparse_add of two SparseTensors is not supported in collflow; densify one "
-                                   "(tf.sparse.to_dense) to get a dense sum")
+        from .sparse_more_ops import sparse_add_sparse
+        spa, spb = _sparse(a, "sparse_add"), _sparse(b, "sparse_add")
+        with spa.graph.as_default(), spa.graph.name_scope(name or "SparseAdd"):
+            return sparse_add_sparse(spa, spb, thresh if threshold is None else threshold)
     if not (sa or sb):
         raise TypeError("sparse_add needs at least one SparseTensor")
     sp, dense = (_sparse(a, "sparse_add"), b) if sa else (_sparse(b, "sparse_add"), a)
