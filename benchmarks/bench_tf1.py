@@ -4,7 +4,10 @@
 
 Each model is written once against TensorFlow 1.x's API, `build(tf)`, and built twice: with
 `import collflow.compat.v1 as tf` and with `import tensorflow.compat.v1 as tf` (graph mode,
-a Session with intra_op_parallelism_threads = --threads, inter_op 1).  PyTorch (eager, CPU,
+a Session with intra_op_parallelism_threads = --threads, inter_op 1), twice: with TF's default
+kernels and with its oneDNN kernels forced on (TF_ENABLE_ONEDNN_OPTS=1; TF turns them on by
+itself only on CPUs with AVX-512 or newer); "x TF1 best" compares with the faster of the two,
+the peer's strongest configuration on the host.  PyTorch (eager, CPU,
 torch.set_num_threads(--threads)) runs the same computation written the PyTorch way.
 The models:
 
@@ -165,7 +168,13 @@ def collflow_step(name: str, threads: int) -> Callable[[], Any]:
     return lambda: sess.run(m["fetch"], m["feed"])
 
 
-def tf_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
+def tf_step(name: str, threads: int, onednn: Optional[bool] = None) -> Optional[Callable[[], Any]]:
+    """TF1's step; onednn True/False forces TF's oneDNN kernels on/off (TF_ENABLE_ONEDNN_OPTS,
+    read when TensorFlow loads: each runner is a process of its own), None leaves TF's
+    default (on only where the CPU has AVX-512 or newer: off on AVX2 hosts such as AMD EPYC,
+    where forcing it on made the conv step 131 -> 66 ms)."""
+    if onednn is not None:
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if onednn else "0"
     try:
         import tensorflow.compat.v1 as tf
     except ImportError:
@@ -179,6 +188,10 @@ def tf_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
     sess = tf.Session(graph=g, config=cfg)
     sess.run(init)
     return lambda: sess.run(m["fetch"], m["feed"])
+
+
+def tf_onednn_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
+    return tf_step(name, threads, onednn=True)
 
 
 def torch_step(name: str, threads: int) -> Optional[Callable[[], Any]]:
@@ -267,14 +280,15 @@ def main() -> None:
     times: Dict[str, Dict[str, List[float]]] = {n: {} for n in names}
     try:
         for n in names:
-            for impl, factory in (("collflow", collflow_step), ("tf1", tf_step), ("torch", torch_step)):
+            for impl, factory in (("collflow", collflow_step), ("tf1", tf_step), ("tf1-onednn", tf_onednn_step),
+                                  ("torch", torch_step)):
                 w = common.IsolatedRunner(factory, [n], (args.threads,))
                 if w.names:
                     workers[(n, impl)] = w
                     times[n][impl] = []
                 else:
                     w.close()
-                    if impl == "tf1":
+                    if impl.startswith("tf1"):
                         notes.append("tensorflow is not installed: no TF1 rows")
         for _ in range(args.repeats):
             for n in names:
@@ -291,16 +305,20 @@ def main() -> None:
         scale = 1e6 / per if per > 1 else 1e3
         res = {k: common.summarize([v * scale for v in vs]) for k, vs in times[n].items()}
         c = res["collflow"]["median"]
-        tfm = res.get("tf1", {}).get("median")
+        tf_default = res.get("tf1", {}).get("median")
+        tf_onednn = res.get("tf1-onednn", {}).get("median")
+        # the peer's strongest configuration: the faster of TF's default and oneDNN forced on
+        tfm = min((t for t in (tf_default, tf_onednn) if t), default=None)
         tom = res.get("torch", {}).get("median")
-        rows.append([n, unit, c, tfm, tom, c / tfm if tfm else None, c / tom if tom else None])
-        out.append({"model": n, "unit": unit, **{k: v for k, v in res.items()},
+        rows.append([n, unit, c, tf_default, tf_onednn, tom, c / tfm if tfm else None, c / tom if tom else None])
+        out.append({"model": n, "unit": unit, **{k: v for k, v in res.items()}, "tf1_best_median": tfm,
                     "x_tf1": c / tfm if tfm else None, "x_torch": c / tom if tom else None})
     path = common.save_results("bench_tf1", {"config": vars(args), "rows": out, "notes": sorted(set(notes)),
                                              "versions": _versions()})
     print(f"\nresults: {path}\n")
     print(f"Same-source TF1 programs, {args.threads} thread(s), median of {args.repeats} repeats x {args.steps} steps")
-    print(common.fmt_table(["model", "unit", "collflow", "TF1 graph", "torch", "x TF1", "x torch"], rows))
+    print(common.fmt_table(["model", "unit", "collflow", "TF1 default", "TF1 oneDNN", "torch", "x TF1 best", "x torch"],
+                           rows))
 
 
 def _versions() -> Dict[str, Optional[str]]:
