@@ -148,18 +148,28 @@ def test_map_unpacks_tuples_passes_dicts_and_traces_once():
     assert ds.output_types == (cf.int64, cf.float32)
 
 
-def test_map_with_random_ops_and_errors_for_outer_tensors():
+def test_map_with_random_ops_and_captured_outer_tensors():
+    """A map function may use tensors of the outer graph (TF's captured inputs): their values
+    are read when the iterator is initialized (a placeholder: fed then)."""
     g = cf.Graph()
     with g.as_default():
         cf.set_random_seed(1)
         ds = Dataset.range(4).map(lambda x: cf.random_uniform(()) + cf.cast(x, cf.float32))
         nxt = ds.make_one_shot_iterator().get_next()
         outer = cf.constant(2.0)
-        with pytest.raises(cf.errors.InvalidArgumentError, match="Dataset.map uses a tensor of another graph"):
-            Dataset.range(2).map(lambda x: cf.cast(x, cf.float32) * outer)
+        scaled = Dataset.range(3).map(lambda x: cf.cast(x, cf.float32) * outer).make_one_shot_iterator().get_next()
+        scale = cf.placeholder(cf.float32, [])
+        it = Dataset.range(3).filter(lambda x: cf.cast(x, cf.float32) < scale).map(
+            lambda x: (scale, cf.cast(x, cf.float32) + scale)).make_initializable_iterator()
     vals = drain(nxt, graph=g)
     frac = [v - i for i, v in enumerate(vals)]
     assert all(0 <= f < 1 for f in frac) and len(set(frac)) == 4
+    with cf.Session(graph=g) as s:
+        assert drain(scaled, s) == [0.0, 2.0, 4.0]
+        s.run(it.initializer, {scale: 2.0})
+        assert [tuple(map(float, e)) for e in drain(it.get_next(), s)] == [(2.0, 2.0), (2.0, 3.0)]
+        s.run(it.initializer, {scale: 10.0})
+        assert len(drain(it.get_next(), s)) == 3
 
 
 def test_filter_and_its_predicate_check():

@@ -16,12 +16,28 @@
 """
 from .datasets import Dataset as SplitDataset, load_digits, load_file, synthetic, split, DIGITS_PATH  # noqa: F401
 from .batching import BatchIterator, batches, Position  # noqa: F401
-from .dataset import Dataset, TensorSpec, TextLineDataset  # noqa: F401
+from .dataset import Dataset, TensorSpec  # noqa: F401
+from .dataset_more import TextLineDataset  # noqa: F401  (also installs padded_batch, flat_map, interleave, cache)
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
 __all__ = ["Dataset", "TensorSpec", "TextLineDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
            "SplitDataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
-           "BatchIterator", "batches", "Position"]
+           "BatchIterator", "batches", "Position", "get_output_shapes", "get_output_types", "get_output_classes"]
+
+
+def get_output_shapes(dataset_or_iterator: object) -> object:
+    """tf.data.get_output_shapes: the static shapes of the elements (TF1's accessor)."""
+    return dataset_or_iterator.output_shapes  # type: ignore[attr-defined]
+
+
+def get_output_types(dataset_or_iterator: object) -> object:
+    """tf.data.get_output_types: the dtypes of the elements."""
+    return dataset_or_iterator.output_types  # type: ignore[attr-defined]
+
+
+def get_output_classes(dataset_or_iterator: object) -> object:
+    """tf.data.get_output_classes: the classes of the elements (Tensor)."""
+    return dataset_or_iterator.output_classes  # type: ignore[attr-defined]
 from . import text  # noqa: F401
 from .text import CharCorpus, load_stdlib_corpus  # noqa: F401
 

@@ -15,8 +15,8 @@ Elements are nests (tuples, dicts) of arrays; a function given to `map` or `filt
 a tuple element's components as separate arguments, anything else as one argument.  The
 function is traced once into its own small graph (placeholders for the element), and a
 private Session of the iterator's Session runs it per element, so it may use any collflow
-op, including random ones (seeded from the outer graph's seed), but not tensors of the
-outer graph: pass NumPy values.  Datasets built from graph tensors (a placeholder fed when
+op, including random ones (seeded from the outer graph's seed), and tensors of the outer
+graph (captured: read when the iterator is initialized).  Datasets built from graph tensors (a placeholder fed when
 `iterator.initializer` runs, a constant) read their values when the iterator is
 initialized.  Scalars in `batch`, `repeat`, `take`, `skip`, `shuffle` may be tensors too.
 `num_parallel_calls` and `prefetch` are accepted; elements are produced on demand, in order.
@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.ops.constant_op import _to_array, placeholder  # TensorFlow's rules for Python values
@@ -114,6 +114,52 @@ class IterationContext:
         return int(x)
 
 
+class Captures:
+    """The tensors of enclosing graphs a dataset function uses (TF's captured inputs): while
+    the function is traced, each one given to an op becomes a placeholder of the private
+    graph; the dataset reads the outer tensors' values where it reads its own (when the
+    iterator is initialized, or per element inside flat_map and interleave) and feeds them."""
+
+    def __init__(self, graph: _g.Graph):
+        self.graph = graph
+        self.outer: List[_g.Tensor] = []
+        self.inner: List[_g.Tensor] = []
+
+    def __call__(self, t: _g.Tensor) -> _g.Tensor:
+        for o, p in zip(self.outer, self.inner):
+            if o is t:
+                return p
+        g = self.graph
+        ctx = g._get_control_flow_context()
+        g._set_control_flow_context(None)  # fed once per call, outside any loop of the function
+        try:
+            p = placeholder(t.dtype, t.shape, name=f"capture{len(self.inner)}")
+        finally:
+            g._set_control_flow_context(ctx)
+        self.outer.append(t)
+        self.inner.append(p)
+        return p
+
+    def values(self, ctx: "IterationContext") -> List[Any]:
+        return [ctx.captured[t] for t in self.outer]
+
+
+def trace_into(graph: _g.Graph, what: str, in_structure: Any, fn: Callable[..., Any]) -> Tuple[List[_g.Tensor], Captures, Any]:
+    """Traces fn on placeholders for an element of `in_structure` into `graph`: (the
+    placeholders, the Captures it made, fn's result)."""
+    flat = nest.flatten(in_structure)
+    caps = Captures(graph)
+    with graph.as_default(), graph.name_scope(f"Dataset_{what}"):
+        args = [placeholder(s.dtype, s.shape, name=f"arg{i}") for i, s in enumerate(flat)]
+        packed = nest.pack_sequence_as(in_structure, args)
+        graph._capture = caps
+        try:
+            out = fn(*packed) if type(packed) is tuple else fn(packed)
+        finally:
+            graph._capture = None
+    return args, caps, out
+
+
 class _TracedFunction:
     """A Python function on element tensors, traced once into a private graph."""
 
@@ -123,23 +169,14 @@ class _TracedFunction:
         self.what = what
         self.graph = _g.Graph()
         self.graph.seed = outer.seed if outer is not None else None  # random ops follow the outer graph's seed
-        flat = nest.flatten(in_structure)
+        self.args, self.captures, out = trace_into(self.graph, what, in_structure, fn)
         with self.graph.as_default(), self.graph.name_scope(f"Dataset_{what}"):
-            self.args = [placeholder(s.dtype, s.shape, name=f"arg{i}") for i, s in enumerate(flat)]
-            packed = nest.pack_sequence_as(in_structure, self.args)
-            try:
-                out = fn(*packed) if type(packed) is tuple else fn(packed)
-            except InvalidArgumentError as e:
-                if "another graph" in e.message:
-                    raise InvalidArgumentError(
-                        f"the function given to Dataset.{what} uses a tensor of another graph ({e.message}); a "
-                        "dataset function may only use its arguments and values it creates: pass NumPy or Python "
-                        "values instead of tensors of the outer graph") from None
-                raise
             if out is None:
                 raise InvalidArgumentError(f"the function given to Dataset.{what} returned None")
             out = _normalize_structure(out)
             self.outputs = [_g.convert_to_tensor(x) for x in nest.flatten(out)]
+            # an outer tensor returned as it is: its placeholder here
+            self.outputs = [t if t.graph is self.graph else self.captures(t) for t in self.outputs]
         self.graph.finalize()
         self.out_structure = nest.pack_sequence_as(out, [TensorSpec(t.shape, t.dtype) for t in self.outputs])
         self.id = next(_IDS)
@@ -148,8 +185,12 @@ class _TracedFunction:
         """fn(*flat element) -> flat outputs, run by this Session's private session of the graph."""
         def make() -> Callable[..., List[Any]]:
             sess = Session(graph=self.graph, config={"device": "/cpu:0"})
-            return sess.make_callable(self.outputs, feed_list=self.args)
-        return ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
+            return sess.make_callable(self.outputs, feed_list=self.args + self.captures.inner)
+        call = ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
+        if not self.captures.outer:
+            return call  # type: ignore[no-any-return]
+        extra = self.captures.values(ctx)
+        return lambda *el: call(*el, *extra)
 
     def describe(self) -> str:
         return f"{self.what}:{self.graph.fingerprint()[:16]}"
@@ -394,58 +435,25 @@ class _Tensors(Dataset):
 
 
 class _Range(Dataset):
-    def __init__(self, *args: int):
+    def __init__(self, *args: Any):
         if not 1 <= len(args) <= 3:
             raise InvalidArgumentError(f"Dataset.range takes 1 to 3 arguments (stop / start, stop[, step]), "
                                        f"got {len(args)}")
-        r = range(*[int(a) for a in args])  # also rejects step 0
-        self._range = r
-        super().__init__(TensorSpec((), _dt.int64))
+        got = [_scalar_arg(a, "Dataset.range's argument") for a in args]
+        self._args = [v for v, _ in got]
+        if all(isinstance(v, int) for v in self._args):
+            range(*self._args)  # rejects step 0 now
+        super().__init__(TensorSpec((), _dt.int64), captures=[t for _, caps in got for t in caps])
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
-        for i in self._range:
+        vals = [ctx.int_value(v, "Dataset.range's argument") for v in self._args]
+        if len(vals) == 3 and vals[2] == 0:
+            raise InvalidArgumentError("Dataset.range: step must not be 0")
+        for i in range(*vals):
             yield (np.array(i, dtype=np.int64),)
 
     def _describe(self) -> str:
-        return f"range({self._range.start},{self._range.stop},{self._range.step})"
-
-
-def TextLineDataset(filenames: Any, compression_type: Optional[str] = None,  # noqa: N802 - TF's name
-                    buffer_size: Optional[int] = None) -> Dataset:
-    """The lines of one or more text files, in order, as string scalars without their line
-    ending ("\n" or "\r\n") (tf.data.TextLineDataset).  filenames: a path, a list of paths,
-    or a string tensor of them (read when the iterator starts); compression_type: None/"",
-    "GZIP" or "ZLIB"; buffer_size is accepted (files are read line by line)."""
-    kind = (compression_type or "").upper()
-    if kind not in ("", "GZIP", "ZLIB"):
-        raise InvalidArgumentError(f"TextLineDataset: compression_type must be '', 'GZIP' or 'ZLIB', got "
-                                   f"{compression_type!r}")
-
-    def lines(names: Any) -> Iterator[bytes]:
-        import gzip
-        import io
-        import zlib
-        for name in np.atleast_1d(np.asarray(names)).ravel():
-            path = name.decode() if isinstance(name, bytes) else str(name)
-            try:
-                if kind == "GZIP":
-                    f: Any = gzip.open(path, "rb")
-                elif kind == "ZLIB":
-                    with open(path, "rb") as raw:
-                        f = io.BytesIO(zlib.decompress(raw.read()))
-                else:
-                    f = open(path, "rb")
-            except OSError as e:
-                raise NotFoundError(f"TextLineDataset: cannot read {path}: {e.strerror or e}") from None
-            with f:
-                for line in f:
-                    # collflow's strings are Python str (see docs/tf1_compat.md); undecodable
-                    # bytes survive as surrogates
-                    yield line.rstrip(b"\n").rstrip(b"\r").decode("utf-8", "surrogateescape")
-
-    src = filenames if isinstance(filenames, _g.Tensor) else np.asarray(
-        [filenames] if isinstance(filenames, (str, bytes)) else list(filenames), dtype=object).astype(bytes)
-    return _Generator(lines, _dt.string, [], [src])
+        return f"range({','.join(_arg_repr(v) for v in self._args)})"
 
 
 class _Generator(Dataset):
@@ -526,7 +534,7 @@ class _Zip(Dataset):
 class _Map(Dataset):
     def __init__(self, ds: Dataset, fn: Callable[..., Any]):
         self._fn = _TracedFunction(fn, ds._structure, "map", ds._graph() or _g.get_default_graph())
-        super().__init__(self._fn.out_structure, inputs=[ds])
+        super().__init__(self._fn.out_structure, inputs=[ds], captures=self._fn.captures.outer)
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
         call = self._fn.caller(ctx)
@@ -545,7 +553,7 @@ class _Filter(Dataset):
         if not isinstance(out, TensorSpec) or out.dtype != _dt.bool_ or out.shape.rank not in (None, 0):
             raise InvalidArgumentError(f"`predicate` return type must be convertible to a scalar boolean tensor. "
                                        f"Was {out}.")
-        super().__init__(ds._structure, inputs=[ds])
+        super().__init__(ds._structure, inputs=[ds], captures=self._fn.captures.outer)
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
         call = self._fn.caller(ctx)

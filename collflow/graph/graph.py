@@ -279,6 +279,9 @@ class Graph:
         # per-graph caches used by op constructors (e.g. shared constants); never semantic
         self._aux: Dict[Any, Any] = {}
         self._var_store: Any = None  # get_variable's shared variables (graph/variable_scope.py)
+        # set while a dataset function is traced into this graph: a tensor of another graph
+        # given to an op becomes this graph's placeholder for it (data/dataset.py Captures)
+        self._capture: Optional[Callable[[Any], Any]] = None
 
     # -- thread-local scope stacks ---------------------------------------------------
     def _stack(self, key: str) -> list:
@@ -400,6 +403,8 @@ class Graph:
                 "Build everything before Session.run / Graph.finalize().")
         op_def = get_op_def(op_type)
         tensors = [convert_to_tensor(x, graph=self) for x in inputs]
+        if self._capture is not None:
+            tensors = [t if t.graph is self else self._capture(t) for t in tensors]
         cf_ctx = self._get_control_flow_context()
         if cf_ctx is not None:
             # cond branches switch outside values in; while bodies Enter them (once per tensor)

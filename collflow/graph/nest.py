@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, List
 
-__all__ = ["flatten", "pack_sequence_as", "assert_same_structure"]
+__all__ = ["flatten", "flatten_up_to", "pack_sequence_as", "assert_same_structure"]
 
 
 def _is_seq(x: Any) -> bool:
@@ -17,6 +17,20 @@ def flatten(structure: Any) -> List[Any]:
     if isinstance(structure, (list, tuple)):
         return [leaf for x in structure for leaf in flatten(x)]
     return [structure]
+
+
+def flatten_up_to(shallow: Any, tree: Any) -> List[Any]:
+    """`tree`'s subtrees at the positions of `shallow`'s leaves, in flatten's order (a leaf of
+    shallow may stand for a list in tree: a shape, say).  ValueError where they differ."""
+    if isinstance(shallow, dict):
+        if not isinstance(tree, dict) or sorted(tree) != sorted(shallow):
+            raise ValueError(f"expected a dict with keys {sorted(shallow)}, got {tree!r}")
+        return [leaf for k in sorted(shallow) for leaf in flatten_up_to(shallow[k], tree[k])]
+    if isinstance(shallow, (list, tuple)):
+        if not isinstance(tree, (list, tuple)) or len(tree) != len(shallow):
+            raise ValueError(f"expected a sequence of {len(shallow)}, got {tree!r}")
+        return [leaf for a, b in zip(shallow, tree) for leaf in flatten_up_to(a, b)]
+    return [tree]
 
 
 def pack_sequence_as(structure: Any, flat: List[Any]) -> Any:
