@@ -126,3 +126,54 @@ def test_interleave_autotune_uses_the_schedulable_cores():
         got = drain(ds.make_one_shot_iterator().get_next())
     # the first n inputs open together, one element from each in turn, then the last one
     assert got == list(range(n)) * 2 + [n, n]
+
+
+def _feedable(tf):
+    """TF1's feedable-iterator loop: one get_next, switched between a training iterator
+    (one-shot, repeating) and a validation iterator (initializable) by the fed handle."""
+    train = tf.data.Dataset.range(100).map(lambda x: (x, x * 2)).batch(3).repeat()
+    val = tf.data.Dataset.range(1000, 1007).map(lambda x: (x, x * 2)).batch(3)
+    handle = tf.placeholder(tf.string, shape=[])
+    it = tf.data.Iterator.from_string_handle(handle, tf.data.get_output_types(train),
+                                             tf.data.get_output_shapes(train))
+    nxt = it.get_next()
+    tr_it = tf.data.make_one_shot_iterator(train)
+    va_it = tf.data.make_initializable_iterator(val)
+    out = []
+    with tf.Session() as s:
+        th, vh = s.run([tr_it.string_handle(), va_it.string_handle()])
+        for epoch in range(2):
+            out.append(s.run(nxt, {handle: th}))
+            out.append(s.run(nxt, {handle: th}))
+            s.run(va_it.initializer)
+            while True:
+                try:
+                    out.append(s.run(nxt, {handle: vh}))
+                except tf.errors.OutOfRangeError:
+                    break
+    return out
+
+
+def test_feedable_iterators_switch_by_handle():
+    got = _feedable(v1)
+    assert [_plain(x)[0] for x in got[:2]] == [[0, 1, 2], [3, 4, 5]]
+    assert [_plain(x)[0] for x in got[2:5]] == [[1000, 1001, 1002], [1003, 1004, 1005], [1006]]
+    assert _plain(got[5])[0] == [6, 7, 8]  # the training iterator went on where it was
+    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+    tft = tensorflow.compat.v1
+    tft.disable_eager_execution()
+    assert _plain(got) == _plain(_feedable(tft))
+
+
+def test_a_wrong_string_handle_is_a_clear_error():
+    with cf.Graph().as_default():
+        ints = Dataset.range(3)
+        floats = Dataset.from_tensor_slices(np.arange(3.0))
+        handle = cf.placeholder(cf.string, [])
+        nxt = cf.data.Iterator.from_string_handle(handle, ints.output_types, ints.output_shapes).get_next()
+        fh = floats.make_one_shot_iterator().string_handle()
+        with cf.Session() as s:
+            with pytest.raises(cf.errors.InvalidArgumentError, match="not the string handle of an iterator"):
+                s.run(nxt, {handle: "nonsense"})
+            with pytest.raises(cf.errors.InvalidArgumentError, match="this handle expects"):
+                s.run(nxt, {handle: s.run(fh)})

@@ -468,7 +468,7 @@ class _Generator(Dataset):
             shapes = _normalize_structure(output_shapes)
             # a shape is itself a tuple: pair it with the types' structure leaf by leaf
             flat_shapes = ([as_shape(output_shapes)] if not isinstance(types, (tuple, dict))
-                           else [as_shape(s) for s in _flatten_up_to(types, shapes)])
+                           else [as_shape(s) for s in nest.flatten_up_to(types, shapes)])
         if len(flat_shapes) != len(flat_types):
             raise InvalidArgumentError(f"from_generator: output_shapes has {len(flat_shapes)} components, "
                                        f"output_types {len(flat_types)}")
@@ -483,7 +483,7 @@ class _Generator(Dataset):
         for item in self._fn(*[ctx.value(a) for a in self._args]):
             item = _normalize_structure(item)
             try:
-                flat = _flatten_up_to(self._structure, item)
+                flat = nest.flatten_up_to(self._structure, item)
             except (ValueError, TypeError):
                 raise InvalidArgumentError(f"from_generator: an element {item!r} does not match the structure "
                                            f"{self.output_types}") from None
@@ -498,19 +498,6 @@ class _Generator(Dataset):
 
     def _describe(self) -> str:
         return f"generator({getattr(self._fn, '__qualname__', 'fn')})"
-
-
-def _flatten_up_to(structure: Any, value: Any) -> List[Any]:
-    """`value`'s parts at the leaves of `structure` (a leaf of structure may match a nest in value)."""
-    if isinstance(structure, dict):
-        if not isinstance(value, dict) or set(value) != set(structure):
-            raise ValueError("structure mismatch")
-        return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], value[k])]
-    if isinstance(structure, tuple):
-        if not isinstance(value, (tuple, list)) or len(value) != len(structure):
-            raise ValueError("structure mismatch")
-        return [x for s, v in zip(structure, value) for x in _flatten_up_to(s, v)]
-    return [value]
 
 
 class _Zip(Dataset):

@@ -34,8 +34,11 @@ def _iterator_spec(op: _g.Operation) -> list:
     return [(_dt.resource, TensorShape(()))]
 
 
+_HANDLE_OPS = ("IteratorV2", "IteratorFromStringHandleV2")
+
+
 def _iterator_op(handle: _g.Tensor) -> _g.Operation:
-    if handle.dtype != _dt.resource or handle.op.type != "IteratorV2":
+    if handle.dtype != _dt.resource or handle.op.type not in _HANDLE_OPS:
         raise ValueError(f"{handle.name} is not an iterator handle (the output of an IteratorV2 op)")
     return handle.op
 
@@ -62,11 +65,30 @@ def _get_next_spec(op: _g.Operation) -> list:
     return list(zip(a["output_types"], a["output_shapes"]))
 
 
+def _to_string_handle_spec(op: _g.Operation) -> list:
+    _iterator_op(op.inputs[0])
+    return [(_dt.string, TensorShape(()))]
+
+
+def _from_string_handle_spec(op: _g.Operation) -> list:
+    h = op.inputs[0]
+    if h.dtype != _dt.string or h.shape.rank not in (None, 0):
+        raise InvalidArgumentError(f"Iterator.from_string_handle needs a scalar string handle, got {h.name} "
+                                   f"({h.dtype.name} {h.shape})")
+    return [(_dt.resource, TensorShape(()))]
+
+
 register_op("IteratorV2", _iterator_spec, stateful=True, doc="an iterator over a dataset (a Session resource)")
+register_op("IteratorToStringHandle", _to_string_handle_spec, stateful=True,
+            doc="a string naming an iterator in its Session (feedable iterators)")
+register_op("IteratorFromStringHandleV2", _from_string_handle_spec, stateful=True,
+            doc="the iterator a string handle names, checked against the expected element types and shapes")
 register_op("MakeIterator", _make_iterator_spec, stateful=True, doc="(re)starts an iterator on a dataset")
 register_op("IteratorGetNext", _get_next_spec, stateful=True, doc="the next element of an iterator")
-not_differentiable("IteratorV2", "MakeIterator", "IteratorGetNext")
-register_host_only("IteratorV2", "MakeIterator", "IteratorGetNext")
+not_differentiable("IteratorV2", "MakeIterator", "IteratorGetNext", "IteratorToStringHandle",
+                   "IteratorFromStringHandleV2")
+register_host_only("IteratorV2", "MakeIterator", "IteratorGetNext", "IteratorToStringHandle",
+                   "IteratorFromStringHandleV2")
 
 
 # -- the resource and the kernels -------------------------------------------------------------------------
@@ -140,6 +162,42 @@ def _iterator_kernel(op: Any, ctx: KernelContext) -> Any:
     return one_shot
 
 
+_HANDLE_PREFIX = "iterator:"
+
+
+@register_kernel("IteratorToStringHandle", "CPU")
+def _to_string_handle_kernel(op: Any, ctx: KernelContext) -> Any:
+    def to_string(res: IteratorResource) -> Any:
+        return np.array(_HANDLE_PREFIX + res.name, dtype=object)
+    return to_string
+
+
+@register_kernel("IteratorFromStringHandleV2", "CPU")
+def _from_string_handle_kernel(op: Any, ctx: KernelContext) -> Any:
+    types, shapes = op.attrs["output_types"], op.attrs["output_shapes"]
+    resources = ctx.resources
+
+    def from_string(handle: Any) -> IteratorResource:
+        h = np.asarray(handle).item()
+        key = h.decode() if isinstance(h, bytes) else str(h)
+
+        def missing() -> IteratorResource:
+            raise InvalidArgumentError(
+                f"Iterator.from_string_handle: {key!r} is not the string handle of an iterator of this Session "
+                "(run iterator.string_handle() in this Session and feed what it returns)", op)
+        if not key.startswith(_HANDLE_PREFIX):
+            missing()
+        res: IteratorResource = resources.get_or_create("iterator", key, missing)
+        got_types = [s.dtype for s in res.specs]
+        if got_types != list(types) or not all(a.is_compatible_with(s.shape) for a, s in zip(shapes, res.specs)):
+            raise InvalidArgumentError(
+                f"Iterator.from_string_handle: the iterator {res.name!r} yields "
+                f"{[(t.name, str(s.shape)) for t, s in zip(got_types, res.specs)]}, this handle expects "
+                f"{[(t.name, str(sh)) for t, sh in zip(types, shapes)]}", op)
+        return res
+    return from_string
+
+
 @register_kernel("MakeIterator", "CPU")
 def _make_iterator_kernel(op: Any, ctx: KernelContext) -> Any:
     ds: Dataset = op.attrs["dataset"]
@@ -175,6 +233,18 @@ def _placeholders_upstream(ts: Sequence[_g.Tensor]) -> List[str]:
             found.append(op.name)
         stack.extend(t.op for t in op.inputs)
     return sorted(found)
+
+
+def _structure_of(output_types: Any, output_shapes: Any) -> Any:
+    """The element structure (TensorSpecs) of the given types and shapes (None: unknown)."""
+    types = _normalize_structure(output_types)
+    flat_types = [_dt.as_dtype(t) for t in nest.flatten(types)]
+    if output_shapes is None:
+        flat_shapes = [TensorShape(None)] * len(flat_types)
+    else:
+        flat_shapes = ([as_shape(output_shapes)] if not isinstance(types, (tuple, dict))
+                       else [as_shape(s) for s in nest.flatten_up_to(types, _normalize_structure(output_shapes))])
+    return nest.pack_sequence_as(types, [TensorSpec(s, t) for s, t in zip(flat_shapes, flat_types)])
 
 
 class Iterator:
@@ -222,15 +292,7 @@ class Iterator:
                        output_classes: Any = None) -> "Iterator":
         """An iterator not bound to a dataset: `make_initializer(dataset)` makes the op that
         (re)starts it on any dataset of this structure (a reinitializable iterator)."""
-        types = _normalize_structure(output_types)
-        flat_types = [_dt.as_dtype(t) for t in nest.flatten(types)]
-        if output_shapes is None:
-            flat_shapes = [TensorShape(None)] * len(flat_types)
-        else:
-            from .dataset import _flatten_up_to
-            flat_shapes = ([as_shape(output_shapes)] if not isinstance(types, (tuple, dict))
-                           else [as_shape(s) for s in _flatten_up_to(types, _normalize_structure(output_shapes))])
-        structure = nest.pack_sequence_as(types, [TensorSpec(s, t) for s, t in zip(flat_shapes, flat_types)])
+        structure = _structure_of(output_types, output_shapes)
         handle = Iterator._make(structure, _g.get_default_graph(), shared_name, None, [], "Iterator")
         return Iterator(handle, None, structure)
 
@@ -260,8 +322,30 @@ class Iterator:
         return nest.pack_sequence_as(self._structure, list(op.outputs))
 
     def string_handle(self, name: Optional[str] = None) -> Any:
-        raise NotImplementedError("Iterator.string_handle (feedable iterators) is not implemented in collflow; "
-                                  "use Iterator.from_structure with make_initializer for each dataset")
+        """A string scalar naming this iterator in the Session that runs it: fetch it once and
+        feed it to the placeholder of `Iterator.from_string_handle` (feedable iterators)."""
+        g = self._handle.graph
+        with g.as_default():
+            return g.create_op("IteratorToStringHandle", [self._handle], {},
+                               name=name or "IteratorToStringHandle").outputs[0]
+
+    @staticmethod
+    def from_string_handle(string_handle: Any, output_types: Any, output_shapes: Any = None,
+                           output_classes: Any = None) -> "Iterator":
+        """An iterator that, each run, is the iterator whose `string_handle()` value is fed to
+        `string_handle` (a scalar string placeholder): one get_next for a training and a
+        validation iterator, switched by the feed.  Elements of other types or incompatible
+        shapes are refused when run."""
+        structure = _structure_of(output_types, output_shapes)
+        flat = nest.flatten(structure)
+        flat_types, flat_shapes = [t.dtype for t in flat], [t.shape for t in flat]
+        h = _g.convert_to_tensor(string_handle)
+        g = h.graph
+        with g.as_default():
+            handle = g.create_op("IteratorFromStringHandleV2", [h],
+                                 {"output_types": tuple(flat_types), "output_shapes": tuple(flat_shapes)},
+                                 name="IteratorFromStringHandle").outputs[0]
+        return Iterator(handle, None, structure)
 
     @property
     def output_types(self) -> Any:
