@@ -234,7 +234,7 @@ class CheckpointManager:
                 from ..graph.graph import GraphKeys
                 var_list = sess.graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
             self._saver = Saver(var_list, max_to_keep=None, save_rng=self._save_rng, rank=self.rank,
-                                world_size=self.world_size)
+                                world_size=self.world_size, allow_empty=True)
         return self._saver
 
     # -- cadence --------------------------------------------------------------------------------

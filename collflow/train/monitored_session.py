@@ -204,7 +204,7 @@ class ChiefSessionCreator(SessionCreator):
         """Restores the checkpoint to start from; its path, or None when there is none."""
         saver = self._scaffold.saver
         if self._checkpoint_path:
-            saver = saver or Saver()
+            saver = saver or Saver(allow_empty=True)
             saver.restore(sess, self._checkpoint_path)
             return self._checkpoint_path
         if not self._checkpoint_dir or saver is None:

@@ -81,11 +81,11 @@ def _state_name(v: Variable) -> str:
     return v.op.attrs.get("shared_name", v.op.name)
 
 
-def _resolve_var_list(var_list: Any) -> Tuple[Dict[str, Variable], Optional[_g.Graph]]:
+def _resolve_var_list(var_list: Any, allow_empty: bool = False) -> Tuple[Dict[str, Variable], Optional[_g.Graph]]:
     if var_list is None:
         g = _g.get_default_graph()
         var_list = g.get_collection(GraphKeys.GLOBAL_VARIABLES)
-        if not var_list:
+        if not var_list and not allow_empty:
             raise ValueError("No variables to save: the default graph has no global variables "
                              "(build the model before creating the Saver, or pass var_list)")
     if isinstance(var_list, Mapping):
@@ -104,7 +104,7 @@ def _resolve_var_list(var_list: Any) -> Tuple[Dict[str, Variable], Optional[_g.G
         elif v.graph is not graph:
             raise ValueError(f"the variables of a Saver must belong to one graph; {v.name} does not")
         out[key] = v  # type: ignore[index]
-    if not out:
+    if not out and not allow_empty:
         raise ValueError("No variables to save")
     return out, graph
 
@@ -171,23 +171,28 @@ def _fingerprint(g: _g.Graph) -> str:
     return fp
 
 
-def _path_with_step(save_path: str, global_step: Optional[int]) -> str:
+def _step_suffix(global_step: int, pad: bool) -> str:
+    """`-<step>`; pad=True: eight digits at least (TF1's pad_step_number)."""
+    return f"-{int(global_step):08d}" if pad else f"-{int(global_step)}"
+
+
+def _path_with_step(save_path: str, global_step: Optional[int], pad: bool = False) -> str:
     """The HDF5 file a save writes: `<prefix>[-<step>].h5`, or the .h5/.hdf5 name given."""
     base, ext = os.path.splitext(save_path)
     if ext.lower() not in _H5_SUFFIXES:
         base, ext = save_path, ".h5"
     if global_step is not None:
-        base = f"{base}-{int(global_step)}"
+        base += _step_suffix(global_step, pad)
     return os.path.abspath(base + ext)
 
 
-def _user_path(save_path: str, global_step: Optional[int]) -> str:
+def _user_path(save_path: str, global_step: Optional[int], pad: bool = False) -> str:
     """What save() returns, as TensorFlow 1.x does: the user's prefix with `-<step>` appended
     (`dir/model.ckpt-100`; the data is in `dir/model.ckpt-100.h5`), or the file path when the
     user named an .h5/.hdf5 file."""
     if os.path.splitext(save_path)[1].lower() in _H5_SUFFIXES:
-        return _path_with_step(save_path, global_step)
-    return save_path if global_step is None else f"{save_path}-{int(global_step)}"
+        return _path_with_step(save_path, global_step, pad)
+    return save_path if global_step is None else save_path + _step_suffix(global_step, pad)
 
 
 def checkpoint_file(path: str) -> str:
@@ -225,8 +230,19 @@ class Saver:
 
     def __init__(self, var_list: Any = None, max_to_keep: Optional[int] = 5,
                  keep_checkpoint_every_n_hours: Optional[float] = None, name: Optional[str] = None,
-                 save_rng: bool = True, rank: Optional[int] = None, world_size: Optional[int] = None):
-        self._vars, self._graph = _resolve_var_list(var_list)
+                 save_rng: bool = True, rank: Optional[int] = None, world_size: Optional[int] = None, *,
+                 reshape: bool = False, sharded: bool = False, allow_empty: bool = False,
+                 pad_step_number: bool = False, defer_build: bool = False, restore_sequentially: bool = False,
+                 saver_def: Any = None, builder: Any = None, write_version: Any = None,
+                 save_relative_paths: bool = False, filename: Optional[str] = None):
+        # no variables: TF1's "No variables to save", unless allow_empty (a Saver of nothing)
+        self._vars, self._graph = _resolve_var_list(var_list, allow_empty)
+        # TF1's options: reshape restores an entry of another shape with as many elements;
+        # pad_step_number writes -00000100; sharded, restore_sequentially, saver_def, builder,
+        # write_version, save_relative_paths (the index holds file names already) and filename
+        # are accepted and change nothing: one HDF5 file per checkpoint, collflow's format
+        self._reshape = bool(reshape)
+        self._pad = bool(pad_step_number)
         # a Saver of chosen variables restores those only: the checkpoint's other entries are
         # not its business (TF1's partial restore: fine-tuning, averaged weights)
         self._explicit = var_list is not None
@@ -375,14 +391,17 @@ class Saver:
         On ranks other than 0 nothing is written and the path is returned.
         """
         step = _step_value(sess, global_step)
-        path = _path_with_step(save_path, step)
+        path = _path_with_step(save_path, step, self._pad)
         if not self.is_chief:
-            return _user_path(save_path, step)
+            return _user_path(save_path, step, self._pad)
         data = self.snapshot(sess, step, pipeline)
         cio.write_checkpoint(path, data)
         if write_state:
             self._record(path, data.global_step, data.timestamp)
-        return _user_path(save_path, step)
+        return _user_path(save_path, step, self._pad)
+
+    def build(self) -> None:
+        """TF1's deferred build: nothing to build (a Saver works from its variable list)."""
 
     def _record(self, path: str, step: Optional[int], when: float) -> None:
         directory = os.path.dirname(path)
@@ -433,7 +452,9 @@ class Saver:
                     result.missing.append(key)
                     continue
                 fdt, fshape = specs[key]
-                if fdt != v.dtype.np or not v.shape.matches_value(fshape):
+                reshaped = (self._reshape and fdt == v.dtype.np and v.shape.is_fully_defined()
+                            and int(np.prod(fshape, dtype=np.int64)) == v.shape.num_elements())
+                if fdt != v.dtype.np or not (v.shape.matches_value(fshape) or reshaped):
                     result.mismatched.append(f"{key}: checkpoint {_spec(fdt, fshape)}, graph "
                                              f"{_spec(v.dtype.np, v.shape)}")
                     continue
@@ -447,7 +468,11 @@ class Saver:
                 raise self._mismatch_error(r.path, result, [], len(todo))
             values = r.read(todo, verify=verify)
         for key in todo:
-            self._assign(sess, self._vars[key], values.pop(key))
+            v = self._vars[key]
+            val = values.pop(key)
+            if self._reshape and not v.shape.matches_value(val.shape):
+                val = val.reshape(v.shape.as_list())
+            self._assign(sess, v, val)
         result.restored = todo
         result.rng_restored = self._restore_rng(sess, rng_todo)
         if result.missing or result.mismatched:

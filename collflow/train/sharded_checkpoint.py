@@ -226,7 +226,7 @@ class ShardedSaver:
         g = graph or _g.get_default_graph()
         with g.as_default():
             self.saver = Saver(var_list=replicated_variables(g), rank=self.comm.rank, world_size=self.comm.size,
-                               **saver_kwargs)
+                               **{"allow_empty": True, **saver_kwargs})  # all variables sharded: none here
 
     def save(self, sess: Any, save_path: str, global_step: Any = None, pipeline: Any = None) -> str:
         """Writes the checkpoint on every rank's part; returns the main file's path.

@@ -195,3 +195,35 @@ def test_saver_save_returns_the_prefix_and_restore_takes_it(tmp_path):
         np.testing.assert_array_equal(s.run(w), [1.0, 2.0, 3.0])
         saver.restore(s, prefix)
         np.testing.assert_array_equal(s.run(w), [0.0, 1.0, 2.0])
+
+
+def test_saver_takes_tf1s_options(tmp_path):
+    """TF1's Saver options: pad_step_number writes -00000007; reshape restores an entry of
+    another shape with as many elements; no variables is "No variables to save" unless
+    allow_empty; sharded, defer_build (and build()), write_version... are accepted."""
+    g = cf.Graph()
+    with g.as_default():
+        w = cf.Variable(np.arange(6.0).reshape(2, 3), name="w")
+        saver = cf.train.Saver(pad_step_number=True, sharded=True, defer_build=True, write_version=2,
+                               save_relative_paths=True, restore_sequentially=True)
+        saver.build()
+        init = cf.global_variables_initializer()
+    g2 = cf.Graph()
+    with g2.as_default():
+        w2 = cf.Variable(np.zeros((3, 2)), name="w")
+        strict = cf.train.Saver()
+        loose = cf.train.Saver(reshape=True)
+    prefix = str(tmp_path / "model.ckpt")
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        assert saver.save(s, prefix, global_step=7) == prefix + "-00000007"
+    assert (tmp_path / "model.ckpt-00000007.h5").exists()
+    with cf.Session(graph=g2) as s:
+        with pytest.raises(cf.errors.InvalidArgumentError, match="mismatched"):
+            strict.restore(s, prefix + "-00000007")
+        loose.restore(s, prefix + "-00000007")
+        np.testing.assert_array_equal(s.run(w2), np.arange(6.0).reshape(3, 2))
+    with cf.Graph().as_default():
+        with pytest.raises(ValueError, match="No variables to save"):
+            cf.train.Saver()
+        assert cf.train.Saver(allow_empty=True).var_list == {}
