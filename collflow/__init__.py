@@ -74,6 +74,8 @@ from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_so
 from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
+from .graph.ops.string_more_ops import (as_string, encode_base64, decode_base64,  # noqa: F401,E402
+                                        string_to_hash_bucket_strong)
 from .graph.ops.block_ops import *  # noqa: F401,F403,E402  (space_to_batch_nd, batch_to_space_nd, extract_image_patches)
 from .graph.ops.special_ops import lgamma, digamma, erfc, lbeta  # noqa: F401,E402
 from .graph.ops.scatter_nd_ops import *  # noqa: F401,F403,E402  (tensor_scatter_nd_*, scatter_nd_*, unravel_index, ...)

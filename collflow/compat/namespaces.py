@@ -106,7 +106,8 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "svd": _cf.svd})
 
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
-    "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv})
+    "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv, "encode_base64": _cf.encode_base64,
+    "decode_base64": _cf.decode_base64})
 
 bitwise = _Namespace("bitwise", "tf.bitwise: bitwise ops on integer tensors.", {
     n: getattr(_bw, n) for n in _bw.__all__})
@@ -123,4 +124,5 @@ strings = _Namespace("strings", "tf.strings: the string ops under their tf.strin
     "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,
     "regex_replace": _text.regex_replace, "regex_full_match": _text.regex_full_match, "strip": _text.string_strip,
     "length": _text.string_length, "lower": _text.string_lower, "upper": _text.string_upper,
-    "split": _text.strings_split, "to_number": _cf.string_to_number})
+    "split": _text.strings_split, "to_number": _cf.string_to_number, "as_string": _cf.as_string,
+    "to_hash_bucket_strong": _cf.string_to_hash_bucket_strong})

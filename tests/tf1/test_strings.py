@@ -84,3 +84,62 @@ def test_against_tensorflow():
             np.testing.assert_array_equal(_text(a), _text(b), err_msg=str(k))
             if np.asarray(b).dtype.kind not in "OSU":
                 assert np.asarray(a).dtype == np.asarray(b).dtype, k
+
+
+def _formatting(T):
+    f = T.constant([3.14159265, -2.5e-7, 1234567.0, float("nan"), float("inf")])
+    i = T.constant([7, -42, 123456], T.int64)
+    return [T.as_string(f), T.as_string(f, precision=2), T.as_string(f, scientific=True),
+            T.as_string(f, shortest=True), T.as_string(f, width=12, fill="0", precision=3), T.as_string(i),
+            T.as_string(i, width=6), T.as_string(i, width=6, fill="0"), T.as_string(i, fill=" "),
+            T.as_string(i, fill="-", width=5), T.as_string(i, fill="+"), T.as_string(f, fill="+", width=11),
+            T.as_string(T.constant([True, False])), T.as_string(T.constant([1.5], T.float64), precision=10),
+            T.as_string(T.constant([3], T.int8)), T.as_string(T.constant([2.5], T.float16)),
+            T.io.encode_base64(T.constant(["hello world?", "", "ab", "héllo"])),
+            T.io.encode_base64(T.constant(["hello world?", "ab"]), pad=True),
+            T.io.decode_base64(T.constant(["aGVsbG8gd29ybGQ_", "YWI", "YWI=", ""])),
+            T.strings.to_hash_bucket_strong(T.constant(["a", "hello", "", "héllo"]), 1000, [1, 2]),
+            T.string_to_hash_bucket_strong(T.constant([["a", "hello world, this is longer than 16 bytes"],
+                                                       ["12345678", "1234567"]]), 2 ** 31,
+                                           [0x0706050403020100, 0x0F0E0D0C0B0A0908])]
+
+
+def test_as_string_base64_and_strong_hash_values():
+    """printf's formatting (nan and inf padded with spaces even with fill "0"), web-safe
+    base64, and SipHash-2-4: the SipHash paper's key 00..0f gives its reference value for
+    the empty message (0x726fdb47dd0e0e31), so the buckets below are that hash mod n."""
+    from collflow.kernels.string_more_kernels import siphash24
+    assert siphash24(0x0706050403020100, 0x0F0E0D0C0B0A0908, b"") == 0x726FDB47DD0E0E31
+    assert siphash24(0x0706050403020100, 0x0F0E0D0C0B0A0908, bytes(range(15))) == 0xA129CA6149BE45E5
+    with tf.Graph().as_default():
+        r = _run(_formatting(tf))
+    assert r[0].tolist() == ["3.141593", "-0.000000", "1234567.000000", "nan", "inf"]
+    assert r[4].tolist()[3:] == ["         nan", "         inf"] and r[4][0] == "00000003.142"
+    assert r[7].tolist() == ["000007", "-00042", "123456"] and r[9].tolist() == ["7    ", "-42  ", "123456"]
+    assert r[12].tolist() == ["true", "false"]
+    assert r[16].tolist() == ["aGVsbG8gd29ybGQ_", "", "YWI", "aMOpbGxv"] and r[17].tolist()[1] == "YWI="
+    assert r[18].tolist() == ["hello world?", "ab", "ab", ""]
+    with tf.Graph().as_default():
+        with pytest.raises(tf.errors.InvalidArgumentError, match="both scientific and shortest"):
+            tf.as_string(tf.constant([1.0]), scientific=True, shortest=True)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="floating-point inputs only"):
+            tf.as_string(tf.constant([1]), precision=2)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="fill must be one of"):
+            tf.as_string(tf.constant([1]), fill="*")
+        bad = tf.io.decode_base64(tf.constant(["a$b"]))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="invalid character"):
+            _run(bad)
+
+
+def test_formatting_matches_tensorflow():
+    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+    tft = tensorflow.compat.v1
+    tft.disable_eager_execution()
+    with tf.Graph().as_default():
+        ours = _run(_formatting(tf))
+    with tft.Graph().as_default(), tft.Session() as s:
+        theirs = s.run(_formatting(tft))
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        if b.dtype == object:
+            b = np.vectorize(lambda v: v.decode("utf-8"), otypes=[object])(b)
+        assert a.shape == b.shape and (a == b).all(), (k, a, b)
