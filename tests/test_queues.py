@@ -670,5 +670,64 @@ def test_string_input_producer_and_batch_keep_fifo_order_without_shuffle():
         x = cf.placeholder(cf.float32, [None])
         with pytest.raises(cf.errors.InvalidArgumentError, match="shape of every tensor must be fully defined"):
             cf.train.batch([x], 2)
-        with pytest.raises(cf.errors.InvalidArgumentError, match="dynamic_pad"):
-            cf.train.batch([cf.constant(1.0)], 2, dynamic_pad=True)
+        with pytest.raises(cf.errors.InvalidArgumentError, match="with dynamic_pad every tensor needs a known rank"):
+            cf.train.batch([cf.placeholder(cf.float32)], 2, dynamic_pad=True)
+
+
+def _padding_program(tf):
+    """A PaddingFIFOQueue fed elements of varying length (and a batch of them), dequeued
+    padded; tf.train.batch(dynamic_pad=True) over examples of growing length."""
+    q = tf.PaddingFIFOQueue(10, [tf.int32, tf.string, tf.float32], shapes=[[None], [None, 2], []])
+    enq = [q.enqueue([tf.range(k), tf.fill([k, 2], "s%d" % k), tf.constant(float(k))]) for k in (2, 0, 3, 1)]
+    enq_many = q.enqueue_many([tf.ones([2, 4], tf.int32), tf.fill([2, 1, 2], "m"), tf.constant([7.0, 8.0])])
+    d2 = q.dequeue_many(2)
+    d3 = q.dequeue_up_to(3)
+    close = q.close()
+    seq = tf.train.range_input_producer(5, shuffle=False).dequeue()
+    b = tf.train.batch([tf.range(seq + 1), seq], 2, dynamic_pad=True, allow_smaller_final_batch=True)
+    out = []
+    with tf.Session() as s:
+        for e in enq:
+            s.run(e)
+        s.run(enq_many)
+        out += [s.run(d2), s.run(d3)]
+        s.run(close)
+        out.append(s.run(d3))
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(s, coord)
+        out += [s.run(b), s.run(b)]
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=5)
+    return out, [x.shape.as_list() for x in d2] + [b[0].shape.as_list()]
+
+
+def _plain(x):
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    a = np.asarray(x)
+    if a.dtype == object:
+        a = np.vectorize(lambda v: v.decode() if isinstance(v, bytes) else v, otypes=[object])(a)
+    return a.tolist()
+
+
+def test_padding_fifo_queue_pads_each_batch_to_its_largest():
+    import collflow.compat.v1 as v1
+    with v1.Graph().as_default():
+        got, shapes = _padding_program(v1)
+    ints, strs, flts = _plain(got[0])
+    assert ints == [[0, 1], [0, 0]] and strs == [[["s2", "s2"], ["s2", "s2"]], [["", ""], ["", ""]]]
+    assert _plain(got[1])[0] == [[0, 1, 2, 0], [0, 0, 0, 0], [1, 1, 1, 1]]  # one of the enqueue_many batch
+    assert _plain(got[2])[0] == [[1, 1, 1, 1]]  # closed: what is left
+    assert _plain(got[3]) == [[[0, 0], [0, 1]], [0, 1]] and _plain(got[4])[0] == [[0, 1, 2, 0], [0, 1, 2, 3]]
+    assert shapes == [[2, None], [2, None, 2], [2], [None, None]]
+    with v1.Graph().as_default():
+        with pytest.raises(cf.errors.InvalidArgumentError, match="needs shapes"):
+            v1.PaddingFIFOQueue(3, [v1.int32])
+        with pytest.raises(cf.errors.InvalidArgumentError, match="known rank"):
+            v1.PaddingFIFOQueue(3, [v1.int32], shapes=[v1.TensorShape(None)])
+    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+    tft = tensorflow.compat.v1
+    tft.disable_eager_execution()
+    with tft.Graph().as_default():
+        theirs, their_shapes = _padding_program(tft)
+    assert _plain(got) == _plain(theirs) and shapes == their_shapes

@@ -20,7 +20,7 @@ from ..graph import nest
 from ..graph.graph import GraphKeys
 from ..graph.ops import array_ops as _a
 from ..graph.ops.constant_op import identity
-from ..graph.ops.data_flow_ops import FIFOQueue, RandomShuffleQueue
+from ..graph.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from ..graph.ops.misc_ops import range as _range
 from ..graph.ops.random_ops import random_shuffle
 from ..graph.ops.state_ops import count_up_to
@@ -115,14 +115,19 @@ def _batch_queue(queue: Any, tensors: Any, batch_size: int, num_threads: int, en
     return nest.pack_sequence_as(tensors, list(out))
 
 
-def _shapes(tensors: Any, shapes: Any, enqueue_many: bool, what: str) -> List[Any]:
+def _shapes(tensors: Any, shapes: Any, enqueue_many: bool, what: str, dynamic: bool = False) -> List[Any]:
+    """The queue's element shapes: given, or the tensors' (fully defined; with `dynamic`,
+    of known rank: the unknown dimensions are padded)."""
     flat = [_g.convert_to_tensor(t) for t in nest.flatten(tensors)]
     if shapes is not None:
         return list(shapes)
     out = []
     for t in flat:
         s = t.shape[1:] if enqueue_many and t.shape.rank is not None else t.shape
-        if not s.is_fully_defined():
+        if dynamic and s.rank is None:
+            raise InvalidArgumentError(f"{what}: with dynamic_pad every tensor needs a known rank (or pass shapes=); "
+                                       f"{t.name} has {s}")
+        if not dynamic and not s.is_fully_defined():
             raise InvalidArgumentError(f"{what}: the shape of every tensor must be fully defined (or pass shapes=); "
                                        f"{t.name} has {s}")
         out.append(s)
@@ -133,14 +138,15 @@ def batch(tensors: Any, batch_size: int, num_threads: int = 1, capacity: int = 3
           shapes: Any = None, dynamic_pad: bool = False, allow_smaller_final_batch: bool = False,
           shared_name: Optional[str] = None, name: Optional[str] = None) -> Any:
     """Batches of `tensors` (a list or dict of tensors, one example each, or a batch each with
-    enqueue_many) through a FIFOQueue filled by num_threads QueueRunner threads."""
-    if dynamic_pad:
-        raise InvalidArgumentError("batch: dynamic_pad=True is not supported (pad the examples to one shape)")
+    enqueue_many) through a FIFOQueue filled by num_threads QueueRunner threads.  dynamic_pad:
+    examples may differ in size along their unknown dimensions; each batch pads them with
+    zeros to its largest (a PaddingFIFOQueue)."""
     flat = [_g.convert_to_tensor(t) for t in nest.flatten(tensors)]
     g = _g.get_default_graph()
     with g.name_scope(name or "batch"):
-        q = FIFOQueue(capacity, [t.dtype for t in flat], shapes=_shapes(tensors, shapes, enqueue_many, "batch"),
-                      shared_name=shared_name)
+        kind = PaddingFIFOQueue if dynamic_pad else FIFOQueue
+        q = kind(capacity, [t.dtype for t in flat],
+                 shapes=_shapes(tensors, shapes, enqueue_many, "batch", dynamic=dynamic_pad), shared_name=shared_name)
         return _batch_queue(q, tensors, batch_size, num_threads, enqueue_many, allow_smaller_final_batch)
 
 

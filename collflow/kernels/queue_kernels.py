@@ -96,6 +96,7 @@ class FIFOQueueResource:
         self._abort_reason: Optional[str] = None
         self._enq_line: deque = deque()
         self._deq_line: deque = deque()
+        self.padding = False  # a PaddingFIFOQueue: dequeue_many pads elements of varying shape
 
     # -- inspection ---------------------------------------------------------------------------
     def size(self) -> int:
@@ -280,6 +281,33 @@ def _fifo_queue(op: Any, ctx: KernelContext) -> Any:
     return lambda: q
 
 
+@register_kernel("PaddingFIFOQueue")
+def _padding_fifo_queue(op: Any, ctx: KernelContext) -> Any:
+    a = op.attrs
+
+    def make() -> FIFOQueueResource:
+        q = FIFOQueueResource(a["shared_name"], a["capacity"], a["component_types"], a["shapes"])
+        q.label = f"PaddingFIFOQueue {a['shared_name']!r}"
+        q.padding = True
+        return q
+    q = ctx.resources.get_or_create("queue", a["shared_name"], make)
+    q.check_compatible(a["capacity"], a["component_types"], a["shapes"], op)
+    return lambda: q
+
+
+def _padded(xp: Any, parts: List[Any], dtype: Any) -> Any:
+    """The rows of `parts` (arrays sharing dimension 0's meaning, of one rank) in one array,
+    each padded with zeros ("" for strings) to the largest size in every other dimension."""
+    full = [max(p.shape[d] for p in parts) for d in range(1, parts[0].ndim)]
+    n = sum(p.shape[0] for p in parts)
+    out = xp.full((n, *full), "" if dtype == object else 0, dtype=dtype)
+    o = 0
+    for p in parts:
+        out[(slice(o, o + p.shape[0]),) + tuple(slice(0, k) for k in p.shape[1:])] = p
+        o += p.shape[0]
+    return out
+
+
 @register_kernel("RandomShuffleQueue")
 def _random_shuffle_queue(op: Any, ctx: KernelContext) -> Any:
     a = op.attrs
@@ -389,6 +417,9 @@ def _dequeue_many(op: Any, ctx: KernelContext, allow_smaller: bool) -> Any:
             parts = [arrays[c][s:e] for arrays, s, e in pieces]
             if len(parts) == 1:
                 outs.append(xp.asarray(parts[0]))
+                continue
+            if q.padding:
+                outs.append(_padded(xp, parts, dtypes[c].np))
                 continue
             first = parts[0].shape[1:]
             for p in parts[1:]:

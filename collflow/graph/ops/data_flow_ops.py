@@ -20,9 +20,9 @@ from ..registry import register_op, not_differentiable
 from ..shape import TensorShape, as_shape
 from .op_util import make_op
 
-__all__ = ["FIFOQueue", "RandomShuffleQueue", "QueueBase"]
+__all__ = ["FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "QueueBase"]
 
-_QUEUE_TYPES = ("FIFOQueue", "RandomShuffleQueue")
+_QUEUE_TYPES = ("FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue")
 
 
 # -- shape functions -----------------------------------------------------------------------
@@ -113,6 +113,8 @@ def _queue_spec(op: _g.Operation) -> list:
 
 
 register_op("FIFOQueue", _queue_spec, stateful=True, host_only=True, doc="a bounded FIFO queue resource")
+register_op("PaddingFIFOQueue", _queue_spec, stateful=True, host_only=True,
+            doc="a FIFO queue whose dequeue_many pads elements of varying shape")
 register_op("RandomShuffleQueue", _queue_spec, stateful=True, host_only=True,
             doc="a bounded queue dequeuing in random order")
 register_op("QueueEnqueue", lambda op: _enqueue_spec(op, False), stateful=True, host_only=True)
@@ -343,6 +345,29 @@ class FIFOQueue(QueueBase):
                  shared_name: Optional[str] = None, name: Optional[str] = None):
         dts, shps, nms, op = _make_queue("FIFOQueue", name or "fifo_queue", capacity, dtypes, shapes, names,
                                          shared_name, {})
+        super().__init__(dts, shps, nms, op.outputs[0])
+        self._capacity = int(capacity)
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+
+class PaddingFIFOQueue(QueueBase):
+    """A FIFOQueue whose elements may vary in size along the dimensions that `shapes` leaves
+    None (TensorFlow 1.x `tf.PaddingFIFOQueue`): dequeue_many and dequeue_up_to pad each
+    such dimension with zeros ("" for strings) to the largest element of the batch.  Every
+    component needs a shape of known rank."""
+
+    def __init__(self, capacity: int, dtypes: Any, shapes: Any = None, names: Optional[Sequence[str]] = None,
+                 shared_name: Optional[str] = None, name: Optional[str] = None):
+        if shapes is None:
+            raise InvalidArgumentError("PaddingFIFOQueue needs shapes (None in a dimension: that size may vary)")
+        dts, shps, nms, op = _make_queue("PaddingFIFOQueue", name or "padding_fifo_queue", capacity, dtypes, shapes,
+                                         names, shared_name, {})
+        for i, s in enumerate(shps or []):
+            if s.rank is None:
+                raise InvalidArgumentError(f"PaddingFIFOQueue: component {i} needs a shape of known rank, got {s}")
         super().__init__(dts, shps, nms, op.outputs[0])
         self._capacity = int(capacity)
 
