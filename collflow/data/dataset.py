@@ -586,10 +586,14 @@ class _Batch(Dataset):
         for el in self._inputs[0]._elements(ctx):
             buf.append(el)
             if len(buf) == n:
-                yield _stack(buf)
+                yield self._combine(buf)
                 buf = []
         if buf and not self._drop:
-            yield _stack(buf)
+            yield self._combine(buf)
+
+    def _combine(self, buf: List[Element]) -> Element:
+        """One batch of the buffered elements (padded_batch pads instead)."""
+        return _stack(buf)
 
     def _describe(self) -> str:
         return f"batch({_arg_repr(self._size)},{self._drop})"

@@ -19,7 +19,7 @@ from ..graph import graph as _g
 from ..graph import nest
 from ..graph.shape import TensorShape, as_shape
 from ..runtime.session import Session
-from .dataset import (_IDS, Dataset, Element, IterationContext, TensorSpec, _arg_repr, _Generator, _scalar_arg,
+from .dataset import (_IDS, Dataset, Element, IterationContext, TensorSpec, _arg_repr, _Batch, _Generator, _scalar_arg,
                       trace_into)
 
 __all__ = ["TextLineDataset"]
@@ -68,21 +68,18 @@ def _padding_values(ds: Dataset, padding_values: Any) -> List[Any]:
     return out
 
 
-class _PaddedBatch(Dataset):
+class _PaddedBatch(_Batch):
     def __init__(self, ds: Dataset, batch_size: Any, padded_shapes: Any, padding_values: Any,
                  drop_remainder: bool):
-        self._size, caps = _scalar_arg(batch_size, "batch_size")
-        if isinstance(self._size, int) and self._size < 1:
-            raise InvalidArgumentError(f"batch_size must be greater than zero, got {self._size}")
-        self._drop = bool(drop_remainder)
+        super().__init__(ds, batch_size, drop_remainder)  # batch's checks; the shapes are padded ones
         self._shapes = _padded_specs(ds, padded_shapes)
         self._pads = _padding_values(ds, padding_values)
         lead = self._size if self._drop and isinstance(self._size, int) else None
         specs = [TensorSpec(TensorShape(None) if p.rank is None else TensorShape([lead] + list(p.dims)), s.dtype)
                  for s, p in zip(ds._flat_specs(), self._shapes)]
-        super().__init__(nest.pack_sequence_as(ds._structure, specs), inputs=[ds], captures=caps)
+        self._structure = nest.pack_sequence_as(ds._structure, specs)
 
-    def _batch(self, buf: List[Element]) -> Element:
+    def _combine(self, buf: List[Element]) -> Element:
         out = []
         for k, (shp, pad) in enumerate(zip(self._shapes, self._pads)):
             parts = [np.asarray(e[k]) for e in buf]
@@ -109,19 +106,6 @@ class _PaddedBatch(Dataset):
                 batch[(j,) + tuple(slice(0, n) for n in p.shape)] = p
             out.append(batch)
         return tuple(out)
-
-    def _elements(self, ctx: IterationContext) -> Iterator[Element]:
-        n = ctx.int_value(self._size, "batch_size")
-        if n < 1:
-            raise InvalidArgumentError(f"batch_size must be greater than zero, got {n}")
-        buf: List[Element] = []
-        for el in self._inputs[0]._elements(ctx):
-            buf.append(el)
-            if len(buf) == n:
-                yield self._batch(buf)
-                buf = []
-        if buf and not self._drop:
-            yield self._batch(buf)
 
     def _describe(self) -> str:
         return f"padded_batch({_arg_repr(self._size)},{self._drop},{self._shapes},{self._pads})"

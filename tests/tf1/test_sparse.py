@@ -122,7 +122,9 @@ def _tf_programs(T):
     return fetch, {sp: T.SparseTensorValue(IDX, VALS, SHAPE)}
 
 
-def test_values_and_gradients_match_tensorflow():
+def _in_both(program):
+    """program(T) -> (fetches, feed) run with collflow and with TensorFlow's compat.v1 (the
+    test is skipped without TensorFlow): [collflow's results, TF's]."""
     tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     tft = tensorflow.compat.v1
@@ -130,10 +132,15 @@ def test_values_and_gradients_match_tensorflow():
     results = []
     for T in (tf, tft):
         with T.Graph().as_default():
-            fetch, feed = _tf_programs(T)
+            fetch, feed = program(T)
             with T.Session() as s:
                 s.run(T.global_variables_initializer())
                 results.append(s.run(fetch, feed))
+    return results
+
+
+def test_values_and_gradients_match_tensorflow():
+    results = _in_both(_tf_programs)
 
     def compare(a, b, path):
         if isinstance(a, (list, tuple)):
@@ -188,16 +195,7 @@ def _sparse_more(T, fed):
 
 @pytest.mark.parametrize("fed", [False, True])
 def test_sparse_shape_ops_match_tensorflow(fed):
-    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    tft = tensorflow.compat.v1
-    tft.disable_eager_execution()
-    results = []
-    for T in (tf, tft):
-        with T.Graph().as_default():
-            fetch, feed = _sparse_more(T, fed)
-            with T.Session() as s:
-                results.append(s.run(fetch, feed))
+    results = _in_both(lambda T: _sparse_more(T, fed))
 
     def flat(x):
         if isinstance(x, (list, tuple)) and not hasattr(x, "indices"):
