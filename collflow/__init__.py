@@ -74,6 +74,9 @@ from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_so
 from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
+from .graph.ops.nan_safe_ops import (mul_no_nan, multiply_no_nan, reciprocal_no_nan, xdivy,  # noqa: F401,E402
+                                     xlog1py, is_non_decreasing, is_strictly_increasing, reduce_euclidean_norm,
+                                     unsorted_segment_sqrt_n, accumulate_n, arg_max, arg_min, floor_div)
 from .graph.ops.string_more_ops import (as_string, encode_base64, decode_base64,  # noqa: F401,E402
                                         string_to_hash_bucket_strong)
 from .graph.ops.block_ops import *  # noqa: F401,F403,E402  (space_to_batch_nd, batch_to_space_nd, extract_image_patches)

@@ -84,7 +84,10 @@ math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.mat
     "lgamma": _cf.lgamma, "digamma": _cf.digamma, "erfc": _cf.erfc, "lbeta": _cf.lbeta,
     "polygamma": _special.polygamma,
     **{n: getattr(_tally, n) for n in ("reduce_variance", "reduce_std", "xlogy", "bincount", "confusion_matrix",
-                                       "invert_permutation")}})
+                                       "invert_permutation")},
+    **{n: getattr(_cf, n) for n in ("multiply_no_nan", "reciprocal_no_nan", "xdivy", "xlog1py", "is_non_decreasing",
+                                    "is_strictly_increasing", "reduce_euclidean_norm", "unsorted_segment_sqrt_n",
+                                    "accumulate_n", "scalar_mul")}})
 
 random = _Namespace("random", "tf.random: the random ops under their tf.random names.", {
     "normal": _cf.random_normal, "uniform": _cf.random_uniform, "truncated_normal": _cf.truncated_normal,
