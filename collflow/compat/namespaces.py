@@ -23,7 +23,7 @@ from collflow.graph.ops import special_ops as _special
 from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse", "strings"]
+__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse", "strings", "debugging"]
 
 
 class _Namespace:
@@ -111,6 +111,14 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv, "encode_base64": _cf.encode_base64,
     "decode_base64": _cf.decode_base64})
+
+debugging = _Namespace("debugging", "tf.debugging: the assertions and numeric checks.", {
+    **{n: getattr(_cf, n) for n in ("Assert", "assert_equal", "assert_less", "assert_less_equal", "assert_positive",
+                                    "assert_non_negative", "assert_rank", "assert_greater", "assert_greater_equal",
+                                    "assert_none_equal", "assert_negative", "assert_non_positive", "assert_near",
+                                    "assert_rank_at_least", "assert_rank_in", "assert_integer", "assert_type",
+                                    "assert_scalar", "check_numerics", "is_nan", "is_finite", "is_inf")},
+    "assert_all_finite": _cf.verify_tensor_all_finite})
 
 bitwise = _Namespace("bitwise", "tf.bitwise: bitwise ops on integer tensors.", {
     n: getattr(_bw, n) for n in _bw.__all__})
