@@ -731,3 +731,48 @@ def test_padding_fifo_queue_pads_each_batch_to_its_largest():
     with tft.Graph().as_default():
         theirs, their_shapes = _padding_program(tft)
     assert _plain(got) == _plain(theirs) and shapes == their_shapes
+
+
+def test_join_and_maybe_batching():
+    """batch_join / shuffle_batch_join take examples from every list (one thread each);
+    maybe_batch keeps the examples keep_input says (a scalar per example, or with
+    enqueue_many a vector over the batch)."""
+    import collflow.compat.v1 as v1
+
+    def drain(s, t, limit=50):
+        got = []
+        for _ in range(limit):
+            try:
+                got.append(s.run(t))
+            except v1.errors.OutOfRangeError:
+                break
+        return got
+
+    with v1.Graph().as_default():
+        a = v1.train.range_input_producer(6, shuffle=False, num_epochs=1).dequeue()
+        b = v1.train.range_input_producer(4, shuffle=False, num_epochs=1).dequeue() + 100
+        joined = v1.train.batch_join([[a, a * 2], [b, b * 2]], 3, allow_smaller_final_batch=True)
+        c = v1.train.range_input_producer(8, shuffle=False, num_epochs=1).dequeue()
+        kept = v1.train.maybe_batch([c], v1.equal(c % 2, 0), 2, allow_smaller_final_batch=True)
+        d = v1.constant(np.arange(10))
+        many = v1.train.maybe_batch([d], v1.equal(d % 3, 0), 2, enqueue_many=True)
+        e = v1.train.range_input_producer(5, shuffle=False, num_epochs=1).dequeue()
+        f = v1.train.range_input_producer(5, shuffle=False, num_epochs=1).dequeue() + 10
+        shuffled = v1.train.shuffle_batch_join([[e], [f]], 3, 10, 2, seed=1, allow_smaller_final_batch=True)
+        assert v1.train.piecewise_constant_decay is v1.train.piecewise_constant
+        with v1.Session(config=v1.ConfigProto(operation_timeout_in_ms=20000)) as s:
+            s.run(v1.local_variables_initializer())
+            coord = v1.train.Coordinator()
+            threads = v1.train.start_queue_runners(s, coord)
+            j = drain(s, joined)
+            k = drain(s, kept)
+            m = [s.run(many) for _ in range(3)]
+            sh = drain(s, shuffled)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+    xs = sorted(v for x, _ in j for v in x.tolist())
+    assert xs == [0, 1, 2, 3, 4, 5, 100, 101, 102, 103]
+    assert all((y == 2 * x).all() for x, y in j)
+    assert [x.tolist() for x in k] == [[0, 2], [4, 6]]
+    assert [x.tolist() for x in m] == [[0, 3], [6, 9], [0, 3]]
+    assert sorted(v for x in sh for v in x.tolist()) == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14]

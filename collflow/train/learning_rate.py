@@ -19,7 +19,7 @@ from ..graph.ops.constant_op import constant, identity
 
 __all__ = ["exponential_decay", "piecewise_constant", "polynomial_decay", "cosine_decay",
            "inverse_time_decay", "natural_exp_decay", "cosine_decay_restarts", "linear_cosine_decay",
-           "noisy_linear_cosine_decay"]
+           "noisy_linear_cosine_decay", "piecewise_constant_decay"]
 
 
 def _graph_of(*xs: Any) -> _g.Graph:
@@ -234,3 +234,6 @@ def piecewise_constant(x: Any, boundaries: Sequence[Any], values: Sequence[Any],
             b = _const(boundaries[i], xt.dtype, f"boundary_{i}")
             out = array_ops.where(math_ops.less_equal(xt, b), vals[i], out)
         return identity(out, name="rate")
+
+
+piecewise_constant_decay = piecewise_constant  # TF1's other name for it
