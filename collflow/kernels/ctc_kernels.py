@@ -110,3 +110,43 @@ def _ctc_loss(op: Any, ctx: KernelContext) -> Any:
         dt = x.dtype
         return xp.asarray(loss.astype(dt)), xp.asarray(grad.astype(dt))
     return ctc_loss
+
+
+@register_kernel("CTCGreedyDecoder")
+def _ctc_greedy_decoder(op: Any, ctx: KernelContext) -> Any:
+    merge = op.attrs["merge_repeated"]
+    blank_attr = op.attrs["blank_index"]
+
+    def decode(x: Any, seq: Any) -> Any:
+        x = np.asarray(x)
+        seq = np.asarray(seq).reshape(-1)
+        t_max, batch, classes = x.shape
+        if seq.shape[0] != batch:
+            raise InvalidArgumentError(f"ctc_greedy_decoder: sequence_length has {seq.shape[0]} entries for a batch "
+                                       f"of {batch}", op)
+        if (seq < 0).any() or (seq > t_max).any():
+            raise InvalidArgumentError(f"ctc_greedy_decoder: sequence_length must be in [0, {t_max}], got "
+                                       f"{seq.tolist()}", op)
+        blank = classes - 1 if blank_attr is None else blank_attr % classes
+        best = x.argmax(axis=2)          # [time, batch]
+        top = x.max(axis=2)
+        rows, cols, vals = [], [], []
+        log_prob = np.zeros((batch, 1), dtype=x.dtype)
+        longest = 0
+        for b in range(batch):
+            n = int(seq[b])
+            log_prob[b, 0] = -top[:n, b].sum()
+            prev, k = -1, 0
+            for t in range(n):
+                c = int(best[t, b])
+                if c != blank and not (merge and c == prev):
+                    rows.append(b)
+                    cols.append(k)
+                    vals.append(c)
+                    k += 1
+                prev = c
+            longest = max(longest, k)
+        idx = np.stack([np.asarray(rows, np.int64), np.asarray(cols, np.int64)], axis=1) if rows else \
+            np.zeros((0, 2), np.int64)
+        return idx, np.asarray(vals, np.int64), np.asarray([batch, longest], np.int64), log_prob
+    return decode

@@ -11,7 +11,7 @@ from . import array_ops as _a
 from . import conv3d_ops as _c3
 from . import nn_ops as _nn
 
-__all__ = ["convolution", "pool"]
+__all__ = ["convolution", "pool", "max_pool1d", "avg_pool1d", "max_pool_v2", "avg_pool_v2"]
 
 
 def _spatial(v: Any, n: int, what: str, fn: str) -> List[int]:
@@ -80,3 +80,60 @@ def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: st
             return fn2(x, [1, *k, 1], [1, *st, 1], padding)
         y = fn2(_a.expand_dims(x, 1), [1, 1, k[0], 1], [1, 1, st[0], 1], padding)
         return _a.squeeze(y, [1])
+
+
+def _window_1d(v: Any, what: str, fn: str) -> List[int]:
+    """ksize / strides of a 1-d pool: an int, [k] or [1, k, 1] (TF's forms)."""
+    vals = [int(v)] if isinstance(v, int) else [int(a) for a in v]
+    if len(vals) == 3:
+        if vals[0] != 1 or vals[2] != 1:
+            raise InvalidArgumentError(f"{fn}: {what} must be 1 in the batch and channel dimensions, got {v!r}")
+        vals = vals[1:2]
+    return _spatial(vals, 1, what, fn)
+
+
+def max_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
+               name: Optional[str] = None) -> _g.Tensor:
+    """Max pooling of [batch, width, channels] over windows of ksize, stepping strides."""
+    _channels_last(data_format, "max_pool1d")
+    return pool(input, _window_1d(ksize, "ksize", "max_pool1d"), "MAX", padding,
+                strides=_window_1d(strides, "strides", "max_pool1d"), name=name or "MaxPool1d")
+
+
+def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
+               name: Optional[str] = None) -> _g.Tensor:
+    """Average pooling of [batch, width, channels] over windows of ksize, stepping strides."""
+    _channels_last(data_format, "avg_pool1d")
+    return pool(input, _window_1d(ksize, "ksize", "avg_pool1d"), "AVG", padding,
+                strides=_window_1d(strides, "strides", "avg_pool1d"), name=name or "AvgPool1d")
+
+
+def _nd_pool(kind: str, input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
+             data_format: Optional[str], name: Optional[str]) -> _g.Tensor:
+    x = _g.convert_to_tensor(input)
+    if x.shape.rank is None:
+        raise InvalidArgumentError(f"{kind.lower()}_pool_v2 needs an input of known rank")
+    n = x.shape.rank - 2
+
+    def spatial(v: Any, what: str) -> List[int]:
+        vals = [int(v)] * n if isinstance(v, int) else [int(a) for a in v]
+        if len(vals) == n + 2:
+            vals = vals[1:-1]
+        elif len(vals) == 1:
+            vals = vals * n
+        return _spatial(vals, n, what, f"{kind.lower()}_pool_v2")
+    return pool(x, spatial(ksize, "ksize"), kind, padding, strides=spatial(strides, "strides"), name=name,
+                data_format=data_format)
+
+
+def max_pool_v2(input: Any, ksize: Any, strides: Any, padding: str, data_format: Optional[str] = None,  # noqa: A002
+                name: Optional[str] = None) -> _g.Tensor:
+    """TF2's tf.nn.max_pool: 1-, 2- or 3-d by the input's rank; ksize/strides an int, one
+    per spatial dimension, or with the batch and channel entries."""
+    return _nd_pool("MAX", input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool_v2(input: Any, ksize: Any, strides: Any, padding: str, data_format: Optional[str] = None,  # noqa: A002
+                name: Optional[str] = None) -> _g.Tensor:
+    """TF2's tf.nn.avg_pool: 1-, 2- or 3-d by the input's rank."""
+    return _nd_pool("AVG", input, ksize, strides, padding, data_format, name)

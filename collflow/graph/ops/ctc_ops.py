@@ -12,13 +12,13 @@ from typing import Any
 from ... import dtypes as _dt
 from ...errors import InvalidArgumentError, UnimplementedError
 from .. import graph as _g
-from ..registry import register_gradient, register_op
+from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
 from ..sparse_tensor import SparseTensor, SparseTensorValue
 from . import array_ops as _a
 from .op_util import make_op
 
-__all__ = ["ctc_loss"]
+__all__ = ["ctc_loss", "ctc_greedy_decoder"]
 
 
 def _ctc_spec(op: _g.Operation) -> list:
@@ -32,6 +32,21 @@ def _ctc_spec(op: _g.Operation) -> list:
 
 
 register_op("CTCLoss", _ctc_spec, doc="CTC loss and its gradient with respect to the logits")
+
+
+def _greedy_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    if x.dtype not in (_dt.float32, _dt.float64):
+        raise ValueError(f"ctc_greedy_decoder needs float32 or float64 inputs, got {x.dtype.name}")
+    if x.shape.rank not in (None, 3):
+        raise ValueError(f"ctc_greedy_decoder needs inputs [max_time, batch, num_classes], got shape {x.shape}")
+    batch = x.shape.dims[1] if x.shape.rank == 3 else None
+    return [(_dt.int64, TensorShape([None, 2])), (_dt.int64, TensorShape([None])), (_dt.int64, TensorShape([2])),
+            (x.dtype, TensorShape([batch, 1]))]
+
+
+register_op("CTCGreedyDecoder", _greedy_spec, doc="best-path CTC decoding: (indices, values, shape, log_probability)")
+not_differentiable("CTCGreedyDecoder")
 
 
 @register_gradient("CTCLoss")
@@ -69,3 +84,18 @@ def ctc_loss(labels: Any, inputs: Any = None, sequence_length: Any = None, prepr
                       "ignore_longer_outputs_than_inputs": bool(ignore_longer_outputs_than_inputs)}, name="CTCLoss")
         return op.outputs[0]
 
+
+def ctc_greedy_decoder(inputs: Any, sequence_length: Any, merge_repeated: bool = True,
+                       blank_index: Any = None) -> Any:
+    """Best-path decoding of [max_time, batch, num_classes] logits: each step's most likely
+    class, repeats merged (merge_repeated), blanks (the last class, or blank_index) dropped.
+    Returns ([a SparseTensor of the decoded class ids, [batch, longest]],
+    log_probability [batch, 1]: minus the sum of each step's largest logit, as TF)."""
+    x = _g.convert_to_tensor(inputs)
+    with x.graph.as_default(), x.graph.name_scope("CTCGreedyDecoder"):
+        seq = _g.convert_to_tensor(sequence_length, dtype=_dt.int32) if not isinstance(sequence_length, _g.Tensor) \
+            else sequence_length
+        op = make_op("CTCGreedyDecoder", [x, seq], {"merge_repeated": bool(merge_repeated),
+                                                    "blank_index": None if blank_index is None else int(blank_index)},
+                     name="CTCGreedyDecoder")
+        return [SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])], op.outputs[3]
