@@ -411,3 +411,32 @@ _register("RMSProp", 3, _rmsprop_step)
 _register("CenteredRMSProp", 4, _centered_rmsprop_step)
 _register("Adadelta", 3, _adadelta_step)
 _register("Ftrl", 3, _ftrl_step)
+
+
+def _proximal(xp: Any, var: Any, a: Any, l1: Any, l2: Any, g: Any, t: Any) -> None:
+    """var = sign(p) * max(|p| - a l1, 0) / (1 + a l2) for p = var - a g (a a scalar or an
+    array of g's shape): TF's proximal step; t is scratch of g's shape."""
+    xp.multiply(g, a, out=t)
+    xp.subtract(var, t, out=var)                  # p
+    if float(l1) > 0:
+        xp.abs(var, out=t)
+        t -= a * l1
+        xp.maximum(t, 0, out=t)
+        xp.copysign(t, var, out=var)              # sign(p) * max(|p| - a l1, 0)
+    var /= 1 + a * l2
+
+
+def _proximal_gd_step(xp: Any, var: Any, lr: Any, l1: Any, l2: Any, g: Any, t: Any) -> None:
+    _proximal(xp, var, lr, l1, l2, g, xp.empty_like(g) if t is None else t)
+
+
+def _proximal_adagrad_step(xp: Any, var: Any, accum: Any, lr: Any, l1: Any, l2: Any, g: Any, t: Any) -> None:
+    a = xp.multiply(g, g)
+    accum += a
+    xp.sqrt(accum, out=a)
+    xp.divide(lr, a, out=a)                       # the per-element rate lr / sqrt(accum)
+    _proximal(xp, var, a, l1, l2, g, xp.empty_like(g) if t is None else t)
+
+
+_register("ProximalGradientDescent", 1, _proximal_gd_step)
+_register("ProximalAdagrad", 2, _proximal_adagrad_step)

@@ -17,7 +17,8 @@ from ..graph.variables import Variable
 from .optimizer import Optimizer, _create_slot_var
 
 __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "LazyAdamOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer", "AdadeltaOptimizer", "FtrlOptimizer"]
+           "RMSPropOptimizer", "AdadeltaOptimizer", "FtrlOptimizer", "ProximalGradientDescentOptimizer",
+           "ProximalAdagradOptimizer"]
 
 
 def _check_float(name: str, value: Any, low: float = None, strict: bool = False) -> None:
@@ -327,3 +328,58 @@ class FtrlOptimizer(Optimizer):
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
         return T.sparse_apply_ftrl(*self._args(var), grad.values, grad.indices)
 
+
+class ProximalGradientDescentOptimizer(Optimizer):
+    """Gradient descent followed by the proximal step of L1 and L2 regularization (TF's
+    ProximalGradientDescentOptimizer): with p = var - lr * grad,
+    var = sign(p) * max(|p| - lr * l1, 0) / (1 + lr * l2)."""
+
+    def __init__(self, learning_rate: Any, l1_regularization_strength: float = 0.0,
+                 l2_regularization_strength: float = 0.0, use_locking: bool = False,
+                 name: str = "ProximalGradientDescent"):
+        super().__init__(use_locking, name)
+        _check_float("l1_regularization_strength", l1_regularization_strength, 0.0)
+        _check_float("l2_regularization_strength", l2_regularization_strength, 0.0)
+        self._learning_rate = learning_rate
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+
+    def _args(self, var: Variable) -> list:
+        return [var] + [self._hyper(n, var.dtype) for n in ("learning_rate", "l1", "l2")]
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_proximal_gradient_descent(*self._args(var), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_proximal_gradient_descent(*self._args(var), grad.values, grad.indices)
+
+
+class ProximalAdagradOptimizer(Optimizer):
+    """Adagrad followed by the proximal step of L1 and L2 regularization (TF's
+    ProximalAdagradOptimizer), at each element's Adagrad rate a = lr / sqrt(accum).
+    Slot: "accumulator" (starts at initial_accumulator_value)."""
+
+    def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1,
+                 l1_regularization_strength: float = 0.0, l2_regularization_strength: float = 0.0,
+                 use_locking: bool = False, name: str = "ProximalAdagrad"):
+        super().__init__(use_locking, name)
+        if not initial_accumulator_value > 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive, got {initial_accumulator_value}")
+        _check_float("l1_regularization_strength", l1_regularization_strength, 0.0)
+        _check_float("l2_regularization_strength", l2_regularization_strength, 0.0)
+        self._learning_rate = learning_rate
+        self._initial_accumulator_value = float(initial_accumulator_value)
+        self._l1, self._l2 = l1_regularization_strength, l2_regularization_strength
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            self._make_slot(v, "accumulator", self._initial_accumulator_value)
+
+    def _args(self, var: Variable) -> list:
+        return [var, self.get_slot(var, "accumulator")] + [self._hyper(n, var.dtype)
+                                                           for n in ("learning_rate", "l1", "l2")]
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        return T.apply_proximal_adagrad(*self._args(var), grad)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> _g.Operation:
+        return T.sparse_apply_proximal_adagrad(*self._args(var), grad.values, grad.indices)

@@ -29,6 +29,10 @@ Semantics follow TensorFlow's ResourceApply* ops:
                    linear += gs - (new^-p - accum^-p) / lr * var          (p = lr_power)
                    var = |linear| > l1 ? (sign(linear) * l1 - linear) / (new^-p / lr + 2 * l2) : 0
                    accum = new
+  ProximalGradientDescent  (TF's; a = lr)
+  ProximalAdagrad  accum += g * g;  a = lr / sqrt(accum)         (per element)
+                   p = var - a * g
+                   var = sign(p) * max(|p| - a * l1, 0) / (1 + a * l2)
 """
 from __future__ import annotations
 
@@ -42,7 +46,8 @@ from .state_ops import variable_dtype_shape
 
 __all__ = [
     "apply_gradient_descent", "apply_momentum", "apply_adam", "apply_adagrad", "apply_rms_prop",
-    "apply_centered_rms_prop", "apply_adadelta", "apply_ftrl",
+    "apply_centered_rms_prop", "apply_adadelta", "apply_ftrl", "apply_proximal_gradient_descent",
+    "apply_proximal_adagrad", "sparse_apply_proximal_gradient_descent", "sparse_apply_proximal_adagrad",
     "sparse_apply_gradient_descent", "sparse_apply_momentum", "sparse_apply_adam", "sparse_apply_adagrad",
     "sparse_apply_rms_prop", "sparse_apply_centered_rms_prop", "sparse_apply_adadelta", "sparse_apply_ftrl",
 ]
@@ -57,6 +62,8 @@ _LAYOUT = {
     "CenteredRMSProp": (4, ("lr", "rho", "momentum", "epsilon")),
     "Adadelta": (3, ("lr", "rho", "epsilon")),
     "Ftrl": (3, ("lr", "l1", "l2", "l2_shrinkage", "lr_power")),
+    "ProximalGradientDescent": (1, ("lr", "l1", "l2")),
+    "ProximalAdagrad": (2, ("lr", "l1", "l2")),
 }
 
 
@@ -238,3 +245,26 @@ def sparse_apply_ftrl(var: Any, accum: Any, linear: Any, lr: Any, l1: Any, l2: A
     return _build("Ftrl", [var, accum, linear], [lr, l1, l2, l2_shrinkage, lr_power], grad_values, indices,
                   None, name)
 
+
+def apply_proximal_gradient_descent(var: Any, lr: Any, l1: Any, l2: Any, grad: Any,
+                                    name: Optional[str] = None) -> _g.Operation:
+    """Proximal gradient descent (L1/L2) on the whole variable (see the module doc)."""
+    return _build("ProximalGradientDescent", [var], [lr, l1, l2], grad, None, None, name)
+
+
+def sparse_apply_proximal_gradient_descent(var: Any, lr: Any, l1: Any, l2: Any, grad_values: Any, indices: Any,
+                                           name: Optional[str] = None) -> _g.Operation:
+    """Proximal gradient descent on the rows `indices` only."""
+    return _build("ProximalGradientDescent", [var], [lr, l1, l2], grad_values, indices, None, name)
+
+
+def apply_proximal_adagrad(var: Any, accum: Any, lr: Any, l1: Any, l2: Any, grad: Any,
+                           name: Optional[str] = None) -> _g.Operation:
+    """Proximal Adagrad (L1/L2) on the whole variable (see the module doc)."""
+    return _build("ProximalAdagrad", [var, accum], [lr, l1, l2], grad, None, None, name)
+
+
+def sparse_apply_proximal_adagrad(var: Any, accum: Any, lr: Any, l1: Any, l2: Any, grad_values: Any, indices: Any,
+                                  name: Optional[str] = None) -> _g.Operation:
+    """Proximal Adagrad on the rows `indices` only."""
+    return _build("ProximalAdagrad", [var, accum], [lr, l1, l2], grad_values, indices, None, name)
