@@ -128,4 +128,9 @@ CASES = [
     Case("ResizeNearestNeighbor", lambda x: cf.image.resize_nearest_neighbor(x, [5, 2]), [(2, 3, 4, 1)]),
     Case("ResizeNearestNeighbor", lambda x: cf.image.resize_images(x, [3, 7], method=1, align_corners=True),
          [(3, 4, 2)], id="resize_images-nearest-align-corners"),
+    # nan-safe product (graph/ops/nan_safe_ops.py; the composed ones: tests/test_nan_safe_ops.py)
+    Case("MulNoNan", lambda x, y: cf.multiply_no_nan(x, y), [(3, 4), (4,)], id="multiply_no_nan"),
+    Case("MulNoNan", lambda x, y: cf.multiply_no_nan(x, y * cf.constant([1.0, 0.0, 1.0, 0.0], cf.float64)),
+         [(3, 4), (4,)], id="multiply_no_nan-zeros"),
+    Case("EnsureShape", lambda x: cf.ensure_shape(x * 2.0, [None, 4]), [(3, 4)]),
 ]
