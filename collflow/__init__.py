@@ -74,6 +74,7 @@ from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_so
 from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
+from .graph.ops.misc_more_ops import *  # noqa: F401,F403,E402  (tf.cross, tf.hessians, tf.histogram_fixed_width, ...)
 from .graph.ops.check_more_ops import *  # noqa: F401,F403,E402  (tf.assert_greater, ..., tf.ensure_shape)
 from .graph.ops.nan_safe_ops import (mul_no_nan, multiply_no_nan, reciprocal_no_nan, xdivy,  # noqa: F401,E402
                                      xlog1py, is_non_decreasing, is_strictly_increasing, reduce_euclidean_norm,

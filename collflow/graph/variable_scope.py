@@ -267,8 +267,11 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
                  regularizer: Optional[Callable] = None, trainable: Optional[bool] = None,
                  collections: Any = None, caching_device: Any = None, partitioner: Any = None,
                  validate_shape: bool = True, use_resource: Any = None, custom_getter: Any = None,
-                 constraint: Any = None, partition_strategy: Optional[str] = None, comm: Any = None) -> Any:
+                 constraint: Any = None, partition_strategy: Optional[str] = None, comm: Any = None,
+                 synchronization: Any = None, aggregation: Any = None) -> Any:
     """The variable `name` of the current variable scope: made, or shared under reuse.
+    (synchronization and aggregation, TF's distribution-strategy hints, are accepted and
+    change nothing: collflow's ranks synchronize by its own rules.)
 
     Raises ValueError, as TensorFlow 1.x does, for an existing name outside a reusing scope,
     for a missing one under reuse=True, and for a shape or dtype that differs from the
