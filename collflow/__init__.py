@@ -68,7 +68,7 @@ from .graph.ops.rearrange_ops import *  # noqa: F401,F403,E402  (tf.sort, tf.arg
 from .graph.ops.sparse_ops import (sparse_placeholder, sparse_tensor_to_dense, sparse_reduce_sum,  # noqa: F401,E402
                                    sparse_tensor_dense_matmul, sparse_add, sparse_reorder, sparse_retain)
 from .graph.ops.sparse_more_ops import (sparse_concat, sparse_reshape, sparse_slice,  # noqa: F401,E402
-                                        sparse_fill_empty_rows, sparse_transpose)
+                                        sparse_fill_empty_rows, sparse_transpose, edit_distance)
 from .graph.template import make_template  # noqa: F401,E402
 from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_solve_ls  # noqa: F401,E402
 from .graph.ops.svd_ops import svd  # noqa: F401,E402

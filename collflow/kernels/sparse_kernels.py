@@ -32,3 +32,44 @@ def _to_dense(op: Any, ctx: KernelContext) -> Any:
 
 
 register_kernel("DenseGradIdentity")(lambda op, ctx: lambda x: x)
+
+
+def _levenshtein(a: list, b: list) -> int:
+    """Insertions, deletions and substitutions turning a into b (one row of the table at a time)."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        prev = cur
+    return prev[-1]
+
+
+@register_kernel("EditDistance")
+def _edit_distance(op: Any, ctx: KernelContext) -> Any:
+    import numpy as np
+    from ..errors import InvalidArgumentError
+    normalize = op.attrs["normalize"]
+
+    def groups(idx: Any, vals: Any) -> dict:
+        out: dict = {}
+        for row, v in zip(map(tuple, np.asarray(idx)[:, :-1].tolist()), np.asarray(vals).tolist()):
+            out.setdefault(row, []).append(v)
+        return out
+
+    def edit_distance(hi: Any, hv: Any, hs: Any, ti: Any, tv: Any, ts: Any) -> Any:
+        hs, ts = np.asarray(hs), np.asarray(ts)
+        if hs.shape != ts.shape or hs.size < 2:
+            raise InvalidArgumentError(f"edit_distance: the SparseTensors need one rank >= 2, got dense shapes "
+                                       f"{hs.tolist()} and {ts.tolist()}", op)
+        shape = np.maximum(hs[:-1], ts[:-1])
+        out = np.zeros(shape, np.float32)
+        hyp, tru = groups(hi, hv), groups(ti, tv)
+        for key in set(hyp) | set(tru):
+            a, b = hyp.get(key, []), tru.get(key, [])
+            d = float(_levenshtein(a, b))
+            if normalize:
+                d = d / len(b) if b else (np.inf if a else 0.0)
+            out[key] = d
+        return out
+    return edit_distance

@@ -256,3 +256,27 @@ def _sparse_grad_cases():
 def test_sparse_op_gradients_match_finite_differences(i):
     import gradcheck as gc
     gc.check_case(_sparse_grad_cases()[i])
+
+
+def _edit_distances(T):
+    h = T.SparseTensor([[0, 0, 0], [1, 0, 0]], ["a", "b"], [2, 1, 1])
+    t = T.SparseTensor([[0, 1, 0], [1, 0, 0], [1, 0, 1], [1, 1, 0]], ["a", "b", "c", "a"], [2, 2, 2])
+    h2 = T.SparseTensor([[0, 0], [0, 1], [0, 2], [2, 0], [3, 0], [3, 1]], [1, 2, 3, 4, 7, 8], [5, 3])
+    t2 = T.SparseTensor([[0, 0], [0, 1], [1, 0], [3, 0], [3, 1], [3, 2]], [1, 3, 5, 8, 7, 9], [4, 3])
+    return [T.edit_distance(h, t), T.edit_distance(h, t, normalize=False), T.edit_distance(h2, t2),
+            T.edit_distance(h2, t2, normalize=False)], {}
+
+
+def test_edit_distance():
+    """Levenshtein distances per leading index (the larger dense shape), normalized by the
+    truth's length: inf for an empty truth against a non-empty hypothesis, 0 for two empty."""
+    with tf.Graph().as_default():
+        fetch, _ = _edit_distances(tf)
+        with tf.Session() as s:
+            r = s.run(fetch)
+    np.testing.assert_array_equal(r[0], [[np.inf, 1.0], [0.5, 1.0]])
+    np.testing.assert_array_equal(r[2], np.float32([0.5, 1.0, np.inf, 2 / 3, 0.0]))
+    np.testing.assert_array_equal(r[3], [1.0, 1.0, 1.0, 2.0, 0.0])
+    theirs = _in_both(_edit_distances)[1]
+    for a, b in zip(r, theirs):
+        np.testing.assert_allclose(a, b)

@@ -1,7 +1,8 @@
 """More ops on tf.SparseTensor, composed from existing ops so gradients reach the values
 (and fill_empty_rows' default value), as TF 1.15 defines them: the sum of two SparseTensors
 (`sparse_add`'s sparse + sparse case), sparse_concat, sparse_reshape, sparse_slice,
-sparse_fill_empty_rows and sparse_transpose.
+sparse_fill_empty_rows and sparse_transpose; and tf.edit_distance (an op of its own,
+kernels/sparse_kernels.py).
 
 Order of the entries, as TF: concat and transpose give row-major order; reshape and slice
 keep the input's order; fill_empty_rows orders by row, keeping the input's order inside
@@ -17,6 +18,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
+from ..registry import not_differentiable, register_op
+from ..shape import TensorShape
 from ..sparse_tensor import SparseTensor
 from . import array_ops as _a
 from . import math_ops as _m
@@ -24,12 +27,13 @@ from . import segment_ops as _seg
 from .constant_op import constant, identity
 from .math_extra_ops import floormod
 from .misc_ops import range as _range
+from .op_util import make_op
 from .rearrange_ops import argsort
 from .scan_ops import cumprod, cumsum
 from .sparse_ops import _linear_index, _sparse
 
 __all__ = ["sparse_add_sparse", "sparse_concat", "sparse_reshape", "sparse_slice", "sparse_fill_empty_rows",
-           "sparse_transpose"]
+           "sparse_transpose", "edit_distance"]
 
 
 def _static_dims(sps: Sequence[SparseTensor]) -> Optional[List[List[Optional[int]]]]:
@@ -240,3 +244,26 @@ def sparse_transpose(sp_input: Any, perm: Any = None, name: Optional[str] = None
         out_shape = (constant(np.array([known[i] for i in pv], np.int64)) if known is not None and pv is not None
                      else _a.gather(sp.dense_shape, p))
         return _row_major(indices, sp.values, out_shape)
+
+
+def _edit_distance_spec(op: _g.Operation) -> list:
+    rank = op.inputs[2].shape.dims[0] if op.inputs[2].shape.rank == 1 else None
+    return [(_dt.float32, TensorShape(None if rank is None else [None] * (rank - 1)))]
+
+
+register_op("EditDistance", _edit_distance_spec, host_only=True,
+            doc="Levenshtein distances between the sequences (last dimension) of two SparseTensors")
+not_differentiable("EditDistance")
+
+
+def edit_distance(hypothesis: Any, truth: Any, normalize: bool = True, name: str = "edit_distance") -> _g.Tensor:
+    """The Levenshtein distance between the sequences (along the last dimension) of two
+    SparseTensors in row-major order, for every index of the other dimensions (the larger of
+    the two dense shapes there): float32, divided by the truth's length with normalize (an
+    empty truth: inf against a non-empty hypothesis, 0 against an empty one), as TF."""
+    h, t = _sparse(hypothesis, "edit_distance"), _sparse(truth, "edit_distance")
+    if h.dtype != t.dtype:
+        raise InvalidArgumentError(f"edit_distance: hypothesis is {h.dtype.name}, truth {t.dtype.name}")
+    with h.graph.as_default(), h.graph.name_scope(name):
+        return make_op("EditDistance", [h.indices, h.values, h.dense_shape, t.indices, t.values, t.dense_shape],
+                       {"normalize": bool(normalize)}, name="EditDistance").outputs[0]
