@@ -74,6 +74,7 @@ from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_so
 from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
+from .graph.ops.file_ops import matching_files, read_file, write_file  # noqa: F401,E402
 from .graph.ops.misc_more_ops import *  # noqa: F401,F403,E402  (tf.cross, tf.hessians, tf.histogram_fixed_width, ...)
 from .graph.ops.check_more_ops import *  # noqa: F401,F403,E402  (tf.assert_greater, ..., tf.ensure_shape)
 from .graph.ops.nan_safe_ops import (mul_no_nan, multiply_no_nan, reciprocal_no_nan, xdivy,  # noqa: F401,E402
@@ -98,6 +99,8 @@ for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runne
 from .data import input_producers as _producers  # noqa: E402  (tf.train.batch, shuffle_batch, ...)
 for _n in _producers.__all__:
     setattr(train, _n, getattr(_producers, _n))
+from .graph.ops.file_ops import match_filenames_once as _match_filenames_once  # noqa: E402
+train.match_filenames_once = _match_filenames_once
 from .graph.ops.state_ops import count_up_to  # noqa: F401,E402  (tf.count_up_to)
 
 bool = bool_  # noqa: A001  (tf.bool; defined last so nothing in this module sees it)
