@@ -3,13 +3,13 @@ is_strictly_increasing, reduce_euclidean_norm, unsorted_segment_sqrt_n, accumula
 arg_max / arg_min / floor_div aliases (graph/ops/nan_safe_ops.py): values at the special
 points, gradients against finite differences, and everything against TensorFlow where it
 is installed."""
-import os
 
 import numpy as np
 import pytest
 
 import collflow.compat.v1 as tf
 from gradcheck import Case, check_case
+from tf_peer import run_in_both
 
 X = np.array([0.0, 1.5, -2.0, 0.0, np.inf, np.nan], np.float32)
 Y = np.array([0.0, 2.0, 0.0, -3.0, 0.0, 0.0], np.float32)
@@ -56,14 +56,7 @@ def test_values_at_the_special_points():
 
 
 def test_values_and_gradients_match_tensorflow():
-    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    tft = tensorflow.compat.v1
-    tft.disable_eager_execution()
-    with tf.Graph().as_default(), tf.Session() as s:
-        ours = s.run(_program(tf))
-    with tft.Graph().as_default(), tft.Session() as s:
-        theirs = s.run(_program(tft))
+    ours, theirs = run_in_both(_program)
     for k, (a, b) in enumerate(zip(ours, theirs)):
         a, b = np.asarray(a), np.asarray(b)
         assert a.shape == b.shape, (k, a, b)

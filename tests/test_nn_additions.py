@@ -4,12 +4,12 @@ The decoder: best-path decoding with TF's rules -
 repeats merged before blanks are dropped (so a blank separates two equal labels), the
 blank the last class unless blank_index says, log_probability minus the sum of each
 step's largest logit - stated by hand and checked against TensorFlow where installed."""
-import os
 
 import numpy as np
 import pytest
 
 import collflow.compat.v1 as tf
+from tf_peer import run_in_both
 
 
 def _inputs():
@@ -49,14 +49,7 @@ def test_greedy_decoding_by_hand():
 
 
 def test_greedy_decoding_matches_tensorflow():
-    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    tft = tensorflow.compat.v1
-    tft.disable_eager_execution()
-    with tf.Graph().as_default(), tf.Session() as s:
-        ours = s.run(_program(tf))
-    with tft.Graph().as_default(), tft.Session() as s:
-        theirs = s.run(_program(tft))
+    ours, theirs = run_in_both(_program)
     for (d, lp), (e, lq) in zip(ours, theirs):
         for a, b in ((d.indices, e.indices), (d.values, e.values), (d.dense_shape, e.dense_shape)):
             np.testing.assert_array_equal(a, b)
@@ -75,18 +68,13 @@ def _pools(T):
 
 
 def test_pool1d_and_pool_v2():
-    """1-d pools by hand; every form
-    against TensorFlow where installed."""
+    """1-d pools by hand; every form against TensorFlow where installed."""
     with tf.Graph().as_default(), tf.Session() as s:
         r = s.run(_pools(tf))
     x = np.random.default_rng(1).standard_normal((2, 9, 3)).astype(np.float32)
     want = np.stack([x[:, i:i + 3].max(1) for i in range(0, 7, 2)], 1)
     np.testing.assert_allclose(r[0], want)
     assert r[1].shape == (2, 5, 3) and r[3].shape == (2, 2, 3, 3, 3)
-    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
-    tft = tensorflow.compat.v1
-    tft.disable_eager_execution()
-    with tft.Graph().as_default(), tft.Session() as s:
-        theirs = s.run(_pools(tft))
+    _, theirs = run_in_both(_pools)
     for a, b in zip(r, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

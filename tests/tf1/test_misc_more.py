@@ -2,7 +2,6 @@
 hessians, get_static_value, is_numeric_tensor, colocate_with / container and the
 VariableAggregation / VariableSynchronization enums (graph/ops/misc_more_ops.py): by hand,
 with finite differences for cross's gradient, and against TensorFlow where installed."""
-import os
 
 import numpy as np
 import pytest
@@ -10,6 +9,7 @@ import pytest
 import collflow as cf
 import collflow.compat.v1 as tf
 from gradcheck import Case, check_case
+from tf_peer import run_in_both
 
 
 def _program(T):
@@ -57,13 +57,6 @@ def test_cross_gradient_matches_finite_differences():
 
 
 def test_matches_tensorflow():
-    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    tft = tensorflow.compat.v1
-    tft.disable_eager_execution()
-    with tf.Graph().as_default(), tf.Session() as s:
-        ours = s.run(_program(tf))
-    with tft.Graph().as_default(), tft.Session() as s:
-        theirs = s.run(_program(tft))
+    ours, theirs = run_in_both(_program)
     for k, (a, b) in enumerate(zip(ours, theirs)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=str(k))

@@ -21,13 +21,18 @@ from .op_util import make_op
 __all__ = ["ctc_loss", "ctc_greedy_decoder"]
 
 
+def _logits_batch(x: _g.Tensor, what: str) -> Any:
+    """The batch size of [max_time, batch, num_classes] float logits (None if unknown)."""
+    if x.dtype not in (_dt.float32, _dt.float64):
+        raise ValueError(f"{what} needs float32 or float64 inputs, got {x.dtype.name}")
+    if x.shape.rank not in (None, 3):
+        raise ValueError(f"{what} needs inputs [max_time, batch, num_classes], got shape {x.shape}")
+    return x.shape.dims[1] if x.shape.rank == 3 else None
+
+
 def _ctc_spec(op: _g.Operation) -> list:
     x = op.inputs[0]
-    if x.dtype not in (_dt.float32, _dt.float64):
-        raise ValueError(f"ctc_loss needs float32 or float64 inputs, got {x.dtype.name}")
-    if x.shape.rank not in (None, 3):
-        raise ValueError(f"ctc_loss needs inputs [max_time, batch, num_classes], got shape {x.shape}")
-    batch = x.shape.dims[1] if x.shape.rank == 3 else None
+    batch = _logits_batch(x, "ctc_loss")
     return [(x.dtype, TensorShape([batch])), (x.dtype, x.shape)]
 
 
@@ -36,11 +41,7 @@ register_op("CTCLoss", _ctc_spec, doc="CTC loss and its gradient with respect to
 
 def _greedy_spec(op: _g.Operation) -> list:
     x = op.inputs[0]
-    if x.dtype not in (_dt.float32, _dt.float64):
-        raise ValueError(f"ctc_greedy_decoder needs float32 or float64 inputs, got {x.dtype.name}")
-    if x.shape.rank not in (None, 3):
-        raise ValueError(f"ctc_greedy_decoder needs inputs [max_time, batch, num_classes], got shape {x.shape}")
-    batch = x.shape.dims[1] if x.shape.rank == 3 else None
+    batch = _logits_batch(x, "ctc_greedy_decoder")
     return [(_dt.int64, TensorShape([None, 2])), (_dt.int64, TensorShape([None])), (_dt.int64, TensorShape([2])),
             (x.dtype, TensorShape([batch, 1]))]
 
