@@ -565,3 +565,31 @@ def test_variables_all_reduced_as_they_are_live_in_the_send_buffer():
             np.testing.assert_array_equal(a, b)
         # the fetched snapshots were not changed by the updates after them
         assert res[r]["kept"][0][0, 0] == 1.0 + r
+
+
+def test_a_variable_read_by_two_inputs_lives_in_one_slot():
+    """Two inputs of a bucket reading one variable: it lives in the first one's slot (the
+    other is copied in each step), instead of moving between them; the sums stay right."""
+    world = ThreadWorld(2, timeout=30)
+
+    def rank(c):
+        g = cf.Graph()
+        with g.as_default():
+            v = cf.Variable(np.full(4, 1.0 + c.rank), name="v")
+            w = cf.Variable(np.full(3, 10.0 * (c.rank + 1)), name="w")
+            opt = cf.train.SyncReplicasOptimizer(cf.train.GradientDescentOptimizer(0.1), comm=c)
+            red = [t for t, _ in opt.reduce_gradients([(v.value(), v), (w.value(), w), (v.read_value(), v)],
+                                                      average=False)]
+        with cf.Session(graph=g, config={"comm": c}) as s:
+            s.run(cf.global_variables_initializer())
+            bucket = _send_bucket(s, [red])
+            got = [s.run(red) for _ in range(3)]
+            return got, bucket.placed, sorted(bucket.hosts)
+
+    for got, placed, hosted in world.run(rank):
+        assert hosted == [0, 1]
+        for r in got:
+            np.testing.assert_array_equal(r[0], np.full(4, 3.0))
+            np.testing.assert_array_equal(r[1], np.full(3, 30.0))
+            np.testing.assert_array_equal(r[2], np.full(4, 3.0))
+        assert placed >= 2

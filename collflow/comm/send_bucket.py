@@ -89,10 +89,13 @@ class SendBucket:
         # its `empty_group`: a buffer over a block of memory that is not an ndarray, so a part
         # can be an array of its own (hosting needs that)
         self.alloc_group = alloc_group
-        # slot -> VariableState whose reads that input is; only NumPy variables of this dtype
-        self.hosts = {j: st for j, st in (hosts or {}).items()
-                      if alloc_group is not None and getattr(st, "xp", None) is np
-                      and np.dtype(st.dtype.np) == self.dtype}
+        # slot -> VariableState whose reads that input is; only NumPy variables of this dtype,
+        # and a variable read by several inputs lives in the first one's slot only
+        self.hosts: Dict[int, Any] = {}
+        for j, st in sorted((hosts or {}).items()):
+            if (alloc_group is not None and getattr(st, "xp", None) is np and np.dtype(st.dtype.np) == self.dtype
+                    and all(st is not other for other in self.hosts.values())):
+                self.hosts[j] = st
         self.host_slots = sorted(self.hosts)
         n = len(self.shapes)
         self._split = (_getter(self.host_slots), _getter([j for j in range(n) if j not in self.hosts]))
