@@ -110,3 +110,32 @@ def as_dtype(value: Any) -> DType:
     if d is None:
         raise TypeError(f"unsupported dtype {npd}; supported: {sorted(_BY_NAME)}")
     return d
+
+
+def string_array(value: Any) -> np.ndarray:
+    """A string tensor's value as collflow holds it: an object array of Python str.
+
+    Bytes (what TF1 programs feed and write, e.g. serialized records) are decoded as UTF-8
+    with undecodable bytes kept as surrogates, so `s.encode("utf-8", "surrogateescape")`
+    gives back the exact bytes; str stays as is; other elements are left to the caller's
+    checks."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "U":
+        return value.astype(object)
+    if isinstance(value, (bytes, np.bytes_)):
+        return np.array(bytes(value).decode("utf-8", "surrogateescape"), dtype=object)
+    try:
+        a = np.asarray(value, dtype=object)
+    except ValueError:
+        raise ValueError(f"cannot make a string array from {value!r} (ragged nesting?)") from None
+    if a.dtype != object:
+        a = a.astype(object)
+    flat = a.reshape(-1)
+    if any(isinstance(x, (bytes, np.bytes_, np.str_)) for x in flat):
+        a = a.copy()
+        flat = a.reshape(-1)
+        for i, x in enumerate(flat):
+            if isinstance(x, (bytes, np.bytes_)):
+                flat[i] = bytes(x).decode("utf-8", "surrogateescape")
+            elif isinstance(x, np.str_):
+                flat[i] = str(x)
+    return a

@@ -77,3 +77,24 @@ def test_against_tensorflow():
             assert _text(a) == _text(b)
         else:
             np.testing.assert_array_equal(a, b)
+
+
+def test_bytes_become_str_at_constants_and_feeds():
+    """TF1 programs write and feed bytes; collflow's strings are str, and the exact bytes come
+    back with encode("utf-8", "surrogateescape") (so binary records survive)."""
+    raw = b"a\xff\x00\x80"
+    text = raw.decode("utf-8", "surrogateescape")
+    g = cft.Graph()
+    with g.as_default():
+        c = cft.constant([raw, b"x"])
+        s = cft.constant(b"ab")
+        p = cft.placeholder(cft.string, [None])
+        joined = cft.string_join([p, c], separator="-")
+    with cft.Session(graph=g) as sess:
+        got_c, got_s, got_p, got_j = sess.run([c, s, p, joined], {p: [raw, "y"]})
+    assert list(got_c) == [text, "x"] and got_s == "ab" and list(got_p) == [text, "y"]
+    assert list(got_j) == [f"{text}-{text}", "y-x"]   # not "b'a\\xff...'"
+    assert got_p[0].encode("utf-8", "surrogateescape") == raw
+    with cft.Session(graph=g) as sess:
+        np_feed = sess.run(p, {p: np.array([raw, b"q"])})
+    assert list(np_feed) == [text, "q"]

@@ -388,6 +388,12 @@ def _to_host(v: Any) -> Any:
 def _check_feed(t: Tensor, value: Any) -> Any:
     """Converts a fed value to the tensor's dtype, refusing lossy or mis-shaped feeds."""
     want = t.dtype.np
+    if t.dtype.name == "string" and not type(value).__module__.startswith("cupy"):
+        arr = _dt.string_array(value)
+        if not t.shape.matches_value(arr.shape):
+            raise InvalidArgumentError(
+                f"cannot feed a value of shape {tuple(arr.shape)} to {_what(t)}, which has shape {t.shape}", t.op)
+        return arr
     if isinstance(value, np.ndarray):
         arr = value
         if arr.dtype != want:

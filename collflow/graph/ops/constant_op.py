@@ -37,6 +37,9 @@ def _pwd_grad(op: _g.Operation, grad: Any) -> list:
 
 
 def _to_array(value: Any, dtype: Optional[_dt.DType]) -> np.ndarray:
+    if dtype == _dt.string or (dtype is None and _holds_bytes(value)):
+        # bytes become str (collflow's strings; surrogates keep undecodable bytes)
+        return _dt.string_array(value)
     if dtype is not None:
         try:
             arr = np.asarray(value, dtype=dtype.np)
@@ -56,6 +59,16 @@ def _to_array(value: Any, dtype: Optional[_dt.DType]) -> np.ndarray:
     elif arr.dtype.kind in "US":
         arr = arr.astype(object)
     return arr
+
+
+def _holds_bytes(value: Any) -> bool:
+    if isinstance(value, (bytes, np.bytes_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "S" or (value.dtype == object and any(isinstance(x, bytes) for x in value.flat))
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bytes(v) for v in value)
+    return False
 
 
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const") -> _g.Tensor:
