@@ -70,6 +70,7 @@ from .graph.ops.sparse_ops import (sparse_placeholder, sparse_tensor_to_dense, s
 from .graph.ops.sparse_more_ops import (sparse_concat, sparse_reshape, sparse_slice,  # noqa: F401,E402
                                         sparse_fill_empty_rows, sparse_transpose, edit_distance)
 from .graph.template import make_template  # noqa: F401,E402
+from .graph.ops.parsing_ops import *  # noqa: F401,F403,E402  (tf.parse_example, tf.FixedLenFeature, ...)
 from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_solve_ls  # noqa: F401,E402
 from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402

@@ -111,7 +111,9 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv, "encode_base64": _cf.encode_base64,
     "decode_base64": _cf.decode_base64, "matching_files": _cf.matching_files, "read_file": _cf.read_file,
-    "write_file": _cf.write_file})
+    "write_file": _cf.write_file,
+    **{n: getattr(_cf, n) for n in ("parse_example", "parse_single_example", "parse_single_sequence_example",
+                                    "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature")}})
 
 debugging = _Namespace("debugging", "tf.debugging: the assertions and numeric checks.", {
     **{n: getattr(_cf, n) for n in ("Assert", "assert_equal", "assert_less", "assert_less_equal", "assert_positive",

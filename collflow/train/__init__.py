@@ -20,3 +20,5 @@ from .sharded_checkpoint import ShardedSaver  # noqa: F401
 from .hooks import *  # noqa: F401,F403
 from .monitored_session import *  # noqa: F401,F403
 from ..summary.writer import summary_iterator  # noqa: F401  (TensorFlow 1.x's tf.train.summary_iterator)
+from .example import (BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList,  # noqa: F401,E402
+                      Int64List, SequenceExample)
