@@ -160,8 +160,9 @@ def trace_into(graph: _g.Graph, what: str, in_structure: Any, fn: Callable[..., 
     return args, caps, out
 
 
-class _TracedFunction:
-    """A Python function on element tensors, traced once into a private graph."""
+class _PrivateFunction:
+    """A Python function traced once into a private graph (map, filter, flat_map, ...), run
+    by a private Session of that graph kept with the iterator's resources."""
 
     def __init__(self, fn: Callable[..., Any], in_structure: Any, what: str, outer: Optional[_g.Graph]):
         if not callable(fn):
@@ -169,7 +170,29 @@ class _TracedFunction:
         self.what = what
         self.graph = _g.Graph()
         self.graph.seed = outer.seed if outer is not None else None  # random ops follow the outer graph's seed
-        self.args, self.captures, out = trace_into(self.graph, what, in_structure, fn)
+        self.args, self.captures, self.traced = trace_into(self.graph, what, in_structure, fn)
+        self.id = next(_IDS)
+
+    def _bound(self, ctx: IterationContext, fetches: List[_g.Tensor]) -> Callable[..., List[Any]]:
+        """fn(*flat element) -> the values of `fetches`, the captured outer values fed too."""
+        def make() -> Callable[..., List[Any]]:
+            if not fetches:
+                return lambda *a: []
+            sess = Session(graph=self.graph, config={"device": "/cpu:0"})
+            return sess.make_callable(fetches, feed_list=self.args + self.captures.inner)
+        call = ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
+        if not self.captures.outer:
+            return call  # type: ignore[no-any-return]
+        extra = self.captures.values(ctx)
+        return lambda *el: call(*el, *extra)
+
+
+class _TracedFunction(_PrivateFunction):
+    """A Python function on element tensors, giving element tensors."""
+
+    def __init__(self, fn: Callable[..., Any], in_structure: Any, what: str, outer: Optional[_g.Graph]):
+        super().__init__(fn, in_structure, what, outer)
+        out = self.traced
         with self.graph.as_default(), self.graph.name_scope(f"Dataset_{what}"):
             if out is None:
                 raise InvalidArgumentError(f"the function given to Dataset.{what} returned None")
@@ -179,18 +202,10 @@ class _TracedFunction:
             self.outputs = [t if t.graph is self.graph else self.captures(t) for t in self.outputs]
         self.graph.finalize()
         self.out_structure = nest.pack_sequence_as(out, [TensorSpec(t.shape, t.dtype) for t in self.outputs])
-        self.id = next(_IDS)
 
     def caller(self, ctx: IterationContext) -> Callable[..., List[Any]]:
         """fn(*flat element) -> flat outputs, run by this Session's private session of the graph."""
-        def make() -> Callable[..., List[Any]]:
-            sess = Session(graph=self.graph, config={"device": "/cpu:0"})
-            return sess.make_callable(self.outputs, feed_list=self.args + self.captures.inner)
-        call = ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
-        if not self.captures.outer:
-            return call  # type: ignore[no-any-return]
-        extra = self.captures.values(ctx)
-        return lambda *el: call(*el, *extra)
+        return self._bound(ctx, self.outputs)
 
     def describe(self) -> str:
         return f"{self.what}:{self.graph.fingerprint()[:16]}"

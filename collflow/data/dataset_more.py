@@ -18,9 +18,8 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.shape import TensorShape, as_shape
-from ..runtime.session import Session
-from .dataset import (_IDS, Dataset, Element, IterationContext, TensorSpec, _arg_repr, _Batch, _Generator, _scalar_arg,
-                      trace_into)
+from .dataset import (Dataset, Element, IterationContext, TensorSpec, _arg_repr, _Batch, _Generator, _scalar_arg,
+                      _PrivateFunction)
 
 __all__ = ["TextLineDataset"]
 
@@ -121,35 +120,24 @@ def padded_batch(self: Dataset, batch_size: Any, padded_shapes: Any = None, padd
 
 # -- functions that return a Dataset -------------------------------------------------------------------
 
-class _DatasetFunction:
-    """A Python function from an element to a Dataset, traced once into a private graph."""
+class _DatasetFunction(_PrivateFunction):
+    """A Python function from an element to a Dataset."""
 
     def __init__(self, fn: Callable[..., Any], in_structure: Any, what: str, outer: Optional[_g.Graph]):
-        if not callable(fn):
-            raise TypeError(f"Dataset.{what} needs a function, got {type(fn).__name__}")
-        self.what = what
-        self.graph = _g.Graph()
-        self.graph.seed = outer.seed if outer is not None else None
-        self.args, self.captures, out = trace_into(self.graph, what, in_structure, fn)
+        super().__init__(fn, in_structure, what, outer)
+        out = self.traced
         if not isinstance(out, Dataset):
             raise TypeError(f"the function given to Dataset.{what} must return a Dataset, got {type(out).__name__}")
         self.inner = out
         self.reads = out._captures()
         self.graph.finalize()
-        self.id = next(_IDS)
 
     def datasets(self, ctx: IterationContext) -> Callable[[Element], Iterator[Element]]:
         """element -> the elements of the Dataset the function gives for it."""
-        def make() -> Callable[..., List[Any]]:
-            if not self.reads:
-                return lambda *a: []
-            sess = Session(graph=self.graph, config={"device": "/cpu:0"})
-            return sess.make_callable(self.reads, feed_list=self.args + self.captures.inner)
-        call = ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
-        extra = self.captures.values(ctx)
+        call = self._bound(ctx, self.reads)
 
         def run(el: Element) -> Iterator[Element]:
-            values = call(*el, *extra)
+            values = call(*el)
             inner = IterationContext(ctx.resources, dict(zip(self.reads, values)))
             return self.inner._elements(inner)
         return run
