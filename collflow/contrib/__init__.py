@@ -1,6 +1,9 @@
 """tf.contrib: `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn,
-`tf.contrib.opt.LazyAdamOptimizer`, and `tf.contrib.layers` (contrib/layers.py: the layer
-functions, initializers and regularizers TF1 programs use, with contrib's defaults).
+`tf.contrib.opt.LazyAdamOptimizer`, `tf.contrib.layers` (contrib/layers.py: the layer
+functions, initializers and regularizers TF1 programs use, with contrib's defaults),
+`tf.contrib.framework` (arg_scope and the variable helpers) and `tf.contrib.slim` (the
+layers, arg_scope and variable helpers under slim's names; slim.learning and slim.nets are
+not provided).
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -9,11 +12,13 @@ The rest of tf.contrib is not provided.
 """
 import types as _types
 
-from . import layers
+from . import framework, layers
 from ..nn import rnn as _rnn
 from ..train import optimizers as _optimizers
+from ..nn import losses as _losses
+from .. import initializers as _initializers
 
-__all__ = ["rnn", "opt", "layers"]
+__all__ = ["rnn", "opt", "layers", "framework", "slim"]
 
 rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
@@ -27,3 +32,16 @@ rnn.__doc__ = ("tf.contrib.rnn: the core RNN cells, LSTMBlockCell, LSTMBlockFuse
 
 opt = _types.SimpleNamespace(LazyAdamOptimizer=_optimizers.LazyAdamOptimizer)
 opt.__doc__ = "tf.contrib.opt: LazyAdamOptimizer (Adam updating only an embedding's touched rows)."
+
+_SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "flatten", "dropout",
+                "batch_norm", "layer_norm", "one_hot_encoding", "repeat", "stack", "conv2d_transpose",
+                "convolution2d_transpose", "separable_conv2d", "separable_convolution2d", "bias_add", "softmax",
+                "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer", "l1_regularizer",
+                "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization")
+slim = _types.SimpleNamespace(
+    **{n: getattr(layers, n) for n in _SLIM_LAYERS},
+    **{n: getattr(framework, n) for n in framework.__all__},
+    layers=layers, framework=framework, losses=_losses, initializers=_initializers, regularizers=layers)
+slim.__doc__ = ("tf.contrib.slim: the contrib layers (arg_scope-able), arg_scope, model_variable/variable, "
+                "get_variables_to_restore and the other variable helpers, losses; slim.learning and slim.nets "
+                "are not provided.")

@@ -10,7 +10,9 @@ unless activation_fn=None, initialize weights with xavier_initializer and name t
 variables `weights` and `biases` (scopes "fully_connected", "Conv"); batch_norm trains by
 default (is_training=True) with decay 0.999 and no gamma (scale=False); pooling strides 2
 with VALID padding; dropout takes keep_prob.  Variables these layers make are also in
-MODEL_VARIABLES.  arg_scope, the slim layers and optimize_loss are not here.
+MODEL_VARIABLES.  Every layer function takes its defaults from `contrib.framework.arg_scope`;
+contrib/layers_more.py adds slim's repeat, stack, conv2d_transpose, separable_conv2d, bias_add
+and softmax.  optimize_loss is not here.
 """
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ from ..nn.normalization import batch_norm_layer
 __all__ = ["xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer",
            "l1_regularizer", "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization",
            "flatten", "fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "dropout",
-           "batch_norm", "layer_norm", "one_hot_encoding", "embed_sequence", "utils"]
+           "batch_norm", "layer_norm", "one_hot_encoding", "embed_sequence", "utils", "repeat", "stack",
+           "conv2d_transpose", "convolution2d_transpose", "separable_conv2d", "separable_convolution2d", "bias_add",
+           "softmax"]
 
 
 # -- initializers ------------------------------------------------------------------------------
@@ -441,3 +445,26 @@ def embed_sequence(ids: Any, vocab_size: Optional[int] = None, embed_dim: Option
 utils = _types.SimpleNamespace(collect_named_outputs=collect_named_outputs, get_tensor_aliases=get_tensor_aliases,
                                convert_collection_to_dict=convert_collection_to_dict)
 utils.__doc__ = "tf.contrib.layers.utils: collect_named_outputs, get_tensor_aliases, convert_collection_to_dict."
+
+
+# every layer takes arg_scope defaults (as TF1's, whose contrib layers are all @add_arg_scope);
+# the aliases stay the same functions, so a scope on conv2d covers convolution2d
+from .framework import add_arg_scope  # noqa: E402
+from . import layers_more as _more  # noqa: E402
+
+fully_connected = add_arg_scope(fully_connected)
+conv2d = convolution2d = add_arg_scope(conv2d)
+max_pool2d = add_arg_scope(max_pool2d)
+avg_pool2d = add_arg_scope(avg_pool2d)
+flatten = add_arg_scope(flatten)
+dropout = add_arg_scope(dropout)
+batch_norm = add_arg_scope(batch_norm)
+layer_norm = add_arg_scope(layer_norm)
+one_hot_encoding = add_arg_scope(one_hot_encoding)
+embed_sequence = add_arg_scope(embed_sequence)
+repeat = add_arg_scope(_more.repeat)
+stack = add_arg_scope(_more.stack)
+conv2d_transpose = convolution2d_transpose = add_arg_scope(_more.conv2d_transpose)
+separable_conv2d = separable_convolution2d = add_arg_scope(_more.separable_conv2d)
+bias_add = add_arg_scope(_more.bias_add)
+softmax = add_arg_scope(_more.softmax)
