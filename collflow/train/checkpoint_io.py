@@ -20,7 +20,7 @@ One checkpoint is one HDF5 file (h5py; no pickle anywhere):
 Names are escaped ('%' -> '%25', '/' -> '%2F') because a variable "w" and its slot "w/Adam"
 cannot both be HDF5 paths; the real name is kept in the `name` attribute.
 
-Writing goes to `<path>.tmp` in the target directory: h5py lays out the file (datasets
+Writing goes to `<path>.<pid>-<thread>.tmp` in the target directory: h5py lays out the file (datasets
 allocated contiguously up front, never filled), then the bulk bytes go straight to their file
 offsets with os.pwrite (which releases the GIL, so a background save does not stall the
 training thread; h5py holds it, but only for the ~10 ms of the layout), each piece's checksum
@@ -63,7 +63,8 @@ from . import checkpoint_policy as _policy
 from . import checkpoint_storage as _st
 from .checkpoint_index import (INDEX_FILENAME, IndexEntry, _short, read_index, retention_plan, scan_directory,
                                write_index)
-from .checkpoint_storage import TMP_SUFFIX, atomic_write_bytes, checksum, fsync_directory, open_direct
+from .checkpoint_storage import (TMP_SUFFIX, atomic_write_bytes, checksum, fsync_directory, open_direct,
+                                 temporary_name)
 
 __all__ = ["DataLossError", "UnsafeCheckpointError", "CheckpointData", "CheckpointReader", "write_checkpoint",
            "read_checkpoint", "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
@@ -264,7 +265,7 @@ def write_checkpoint(path: str, data: CheckpointData, durable: bool = True, para
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         raise NotFoundError(f"cannot write checkpoint {path}: directory {directory} does not exist")
-    tmp = path + TMP_SUFFIX
+    tmp = temporary_name(path)
     names = sorted(data.variables)
     arrays = [data.variables[n] if _is_source(data.variables[n]) else _c_contiguous(_host_array(n, data.variables[n]))
               for n in names]

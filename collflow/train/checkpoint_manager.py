@@ -170,7 +170,7 @@ class CheckpointManager:
         """Deletes what writes killed mid-way left behind (never treated as checkpoints)."""
         for n in os.listdir(self.directory):
             if n.endswith(cio.TMP_SUFFIX) and (n.startswith(self.checkpoint_name + "-")
-                                                or n == cio.INDEX_FILENAME + cio.TMP_SUFFIX):
+                                                or n.startswith(cio.INDEX_FILENAME + ".")):
                 log.info("removing %s, left by an interrupted checkpoint write", os.path.join(self.directory, n))
                 try:
                     os.remove(os.path.join(self.directory, n))

@@ -3,7 +3,7 @@
 The file primitives every checkpoint write goes through (train/checkpoint_io.py lays out the
 HDF5 file, then these move its bytes):
 
-* `atomic_write_bytes` / `fsync_directory`: write `<path>.tmp`, fsync, rename, fsync the
+* `atomic_write_bytes` / `fsync_directory`: write `<path>.<pid>-<thread>.tmp`, fsync, rename, fsync the
   directory, so a reader never sees a partial file under the final name.
 * `checksum`: CRC-32 per 4 KiB block, combined, computed on helper threads
   (`_CrcChains`) while the next piece is written or read.
@@ -23,9 +23,16 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-__all__ = ["atomic_write_bytes", "fsync_directory", "checksum", "open_direct", "TMP_SUFFIX"]
+__all__ = ["atomic_write_bytes", "fsync_directory", "checksum", "open_direct", "TMP_SUFFIX", "temporary_name"]
 
 TMP_SUFFIX = ".tmp"
+
+
+def temporary_name(path: str) -> str:
+    """Where a write of `path` goes before its rename: unique per process and thread, so two
+    saves of one file at once (a Supervisor's timer and the training loop) never share it;
+    it still ends in TMP_SUFFIX, which marks leftovers of interrupted writes."""
+    return f"{path}.{os.getpid()}-{threading.get_ident()}{TMP_SUFFIX}"
 
 # bytes per os.pwrite / preadv call and per CRC piece: large enough to run at disk speed,
 # small enough that the CRC of one piece overlaps the write of the next
@@ -59,8 +66,8 @@ def fsync_directory(directory: str) -> None:
 
 
 def atomic_write_bytes(path: str, data: bytes, durable: bool = True) -> None:
-    """Replaces `path` by `data` atomically: write path.tmp, fsync, rename, fsync the directory."""
-    tmp = path + TMP_SUFFIX
+    """Replaces `path` by `data` atomically: write temporary_name(path), fsync, rename, fsync the directory."""
+    tmp = temporary_name(path)
     try:
         with open(tmp, "wb") as f:
             f.write(data)
