@@ -97,6 +97,9 @@ from .data import pipeline as _pipeline  # noqa: E402
 for _n in ("Coordinator", "QueueRunner", "start_queue_runners", "add_queue_runner"):
     if hasattr(_pipeline, _n):
         setattr(train, _n, getattr(_pipeline, _n))
+from .data import supervisor as _supervisor  # noqa: E402  (tf.train.Supervisor, SessionManager, LooperThread)
+for _n in _supervisor.__all__:
+    setattr(train, _n, getattr(_supervisor, _n))
 from .data import input_producers as _producers  # noqa: E402  (tf.train.batch, shuffle_batch, ...)
 for _n in _producers.__all__:
     setattr(train, _n, getattr(_producers, _n))

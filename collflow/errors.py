@@ -5,7 +5,7 @@ created where in user code.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 __all__ = [
     "CollflowError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
@@ -32,9 +32,21 @@ class CollflowError(Exception):
 
     error_code = UNKNOWN
 
-    def __init__(self, message: str, op: Optional[Any] = None):
-        self.message = message
-        self.op = op
+    def __init__(self, *args: Any, **kwargs: Any):
+        # collflow's (message, op=None), or TF1's OpError(node_def, op, message[, error_code]),
+        # which TF1 programs raise themselves (e.g. OutOfRangeError(None, None, "done"))
+        tf_form = len(args) >= 3 or "node_def" in kwargs
+        names = ("node_def", "op", "message", "error_code") if tf_form else ("message", "op")
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} arguments ({', '.join(names)})")
+        given = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in given:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated argument {k!r}")
+            given[k] = v
+        message = given.get("message", "")
+        self.message = "" if message is None else str(message)
+        self.op = given.get("op")
         super().__init__(self._format())
 
     @property
