@@ -3,7 +3,8 @@ backward (beta) recursions of CTC over the blank-extended label sequence, in flo
 space and vectorized over its positions; one Python loop over time steps."""
 from __future__ import annotations
 
-from typing import Any, List
+import math
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -149,4 +150,159 @@ def _ctc_greedy_decoder(op: Any, ctx: KernelContext) -> Any:
         idx = np.stack([np.asarray(rows, np.int64), np.asarray(cols, np.int64)], axis=1) if rows else \
             np.zeros((0, 2), np.int64)
         return idx, np.asarray(vals, np.int64), np.asarray([batch, longest], np.int64), log_prob
+    return decode
+
+
+# -- beam search -----------------------------------------------------------------------------------
+
+_NEG_INF = float("-inf")
+
+
+def _logsumexp(a: float, b: float) -> float:
+    if a == _NEG_INF:
+        return b
+    if b == _NEG_INF:
+        return a
+    m = a if a > b else b
+    return m + math.log1p(math.exp(-abs(a - b)))
+
+
+class _Entry:
+    """A beam entry: a label prefix (a node of the prefix tree) with its log-probabilities of
+    ending in a blank, in its last label, and in total, now (new) and one step ago (old)."""
+    __slots__ = ("parent", "label", "children", "new", "old")
+
+    def __init__(self, parent: Optional["_Entry"], label: int):
+        self.parent, self.label = parent, label
+        self.children: dict = {}
+        self.new = [_NEG_INF, _NEG_INF, _NEG_INF]   # total, blank, label
+        self.old = [_NEG_INF, _NEG_INF, _NEG_INF]
+
+    def active(self) -> bool:
+        return self.new[0] != _NEG_INF
+
+    def child(self, label: int) -> "_Entry":
+        c = self.children.get(label)
+        if c is None:
+            c = self.children[label] = _Entry(self, label)
+        return c
+
+    def labels(self, merge_repeated: bool) -> List[int]:
+        out: List[int] = []
+        e: Optional[_Entry] = self
+        while e is not None and e.parent is not None:
+            if not (merge_repeated and out and out[-1] == e.label):
+                out.append(e.label)
+            e = e.parent
+        return out[::-1]
+
+
+class _Beam:
+    """The kept entries (at most `width`), by total log-probability."""
+
+    def __init__(self, width: int):
+        self.width = width
+        self.items: List[_Entry] = []
+
+    def push(self, e: _Entry) -> None:
+        if len(self.items) < self.width:
+            self.items.append(e)
+            return
+        low = min(range(len(self.items)), key=lambda i: self.items[i].new[0])
+        if e.new[0] > self.items[low].new[0]:
+            self.items[low] = e
+
+    def bottom(self) -> _Entry:
+        return min(self.items, key=lambda e: e.new[0])
+
+    def extract(self) -> List[_Entry]:
+        out = sorted(self.items, key=lambda e: -e.new[0])
+        self.items = []
+        return out
+
+
+def _beam_search(logits: np.ndarray, width: int, blank: int) -> _Beam:
+    """TF1's CTC prefix beam search over [time, classes] log-probabilities of one sequence."""
+    root = _Entry(None, -1)
+    root.new = [0.0, 0.0, _NEG_INF]
+    beam = _Beam(width)
+    beam.push(root)
+    classes = logits.shape[1]
+    for x in logits:
+        xs = x.tolist()
+        branches = beam.extract()
+        for b in branches:
+            b.old = list(b.new)
+        for b in branches:
+            if b.parent is not None:
+                if b.parent.active():
+                    prev = b.parent.old[1] if b.label == b.parent.label else b.parent.old[0]
+                    b.new[2] = _logsumexp(b.new[2], prev)
+                b.new[2] += xs[b.label]
+            b.new[1] = b.old[0] + xs[blank]
+            b.new[0] = _logsumexp(b.new[1], b.new[2])
+            beam.push(b)
+
+        def candidate(p: List[float]) -> bool:
+            return p[0] > _NEG_INF and (len(beam.items) < beam.width or p[0] > beam.bottom().new[0])
+
+        for b in branches:
+            if not candidate(b.old):
+                continue
+            for label in range(classes):
+                if label == blank:
+                    continue
+                c = b.child(label)
+                if c.active():
+                    continue
+                c.new[1] = _NEG_INF
+                prev = b.old[1] if c.label == b.label else b.old[0]
+                c.new[2] = xs[label] + prev
+                c.new[0] = c.new[2]
+                if candidate(c.new):
+                    if len(beam.items) == beam.width:
+                        beam.bottom().new = [_NEG_INF, _NEG_INF, _NEG_INF]
+                    beam.push(c)
+                else:
+                    c.old = [_NEG_INF, _NEG_INF, _NEG_INF]
+                    c.new = [_NEG_INF, _NEG_INF, _NEG_INF]
+    return beam
+
+
+@register_kernel("CTCBeamSearchDecoder")
+def _ctc_beam_search_decoder(op: Any, ctx: KernelContext) -> Any:
+    width, k, merge = op.attrs["beam_width"], op.attrs["top_paths"], op.attrs["merge_repeated"]
+
+    def decode(x: Any, seq: Any) -> Any:
+        x = np.asarray(x)
+        seq = np.asarray(seq).reshape(-1)
+        t_max, batch, classes = x.shape
+        if seq.shape[0] != batch:
+            raise InvalidArgumentError(f"ctc_beam_search_decoder: sequence_length has {seq.shape[0]} entries for a "
+                                       f"batch of {batch}", op)
+        if (seq < 0).any() or (seq > t_max).any():
+            raise InvalidArgumentError(f"ctc_beam_search_decoder: sequence_length must be in [0, {t_max}], got "
+                                       f"{seq.tolist()}", op)
+        # each step's log-softmax: the beam adds log-probabilities of the classes
+        z = x.astype(np.float64)
+        z = z - z.max(axis=2, keepdims=True)
+        z = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
+        paths: List[List[List[int]]] = []
+        log_prob = np.zeros((batch, k), dtype=x.dtype)
+        for b in range(batch):
+            beam = _beam_search(z[:int(seq[b]), b], width, classes - 1)
+            best = beam.extract()
+            if len(best) < k:
+                raise InvalidArgumentError(f"Less leaves in the beam search than requested. (batch entry {b}: "
+                                           f"{len(best)} in the beam, top_paths {k})", op)
+            paths.append([e.labels(merge) for e in best[:k]])
+            log_prob[b] = [e.new[0] for e in best[:k]]
+        outs_idx, outs_val, outs_shape = [], [], []
+        for i in range(k):
+            rows = [(b, j, lab) for b in range(batch) for j, lab in enumerate(paths[b][i])]
+            idx = np.array([[r[0], r[1]] for r in rows], dtype=np.int64).reshape(-1, 2)
+            outs_idx.append(idx)
+            outs_val.append(np.array([r[2] for r in rows], dtype=np.int64))
+            outs_shape.append(np.array([batch, max([len(paths[b][i]) for b in range(batch)] + [0])], np.int64))
+        return tuple(outs_idx + outs_val + outs_shape + [log_prob])
     return decode

@@ -18,7 +18,7 @@ from ..sparse_tensor import SparseTensor, SparseTensorValue
 from . import array_ops as _a
 from .op_util import make_op
 
-__all__ = ["ctc_loss", "ctc_greedy_decoder"]
+__all__ = ["ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder"]
 
 
 def _logits_batch(x: _g.Tensor, what: str) -> Any:
@@ -100,3 +100,40 @@ def ctc_greedy_decoder(inputs: Any, sequence_length: Any, merge_repeated: bool =
                                                     "blank_index": None if blank_index is None else int(blank_index)},
                      name="CTCGreedyDecoder")
         return [SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])], op.outputs[3]
+
+
+def _beam_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    batch = _logits_batch(x, "ctc_beam_search_decoder")
+    k = op.attrs["top_paths"]
+    return ([(_dt.int64, TensorShape([None, 2]))] * k + [(_dt.int64, TensorShape([None]))] * k
+            + [(_dt.int64, TensorShape([2]))] * k + [(x.dtype, TensorShape([batch, k]))])
+
+
+register_op("CTCBeamSearchDecoder", _beam_spec,
+            doc="CTC prefix beam search: top_paths (indices, values, shape) and their log-probabilities")
+not_differentiable("CTCBeamSearchDecoder")
+
+
+def ctc_beam_search_decoder(inputs: Any, sequence_length: Any, beam_width: int = 100, top_paths: int = 1,
+                            merge_repeated: bool = True) -> Any:
+    """Beam-search decoding of [max_time, batch, num_classes] logits (blank the last class),
+    TF1's prefix beam search: the `top_paths` best label sequences of a beam of `beam_width`.
+    Returns ([top_paths SparseTensors of class ids, each [batch, longest]],
+    log_probability [batch, top_paths]).  merge_repeated (TF1's default True) also merges a
+    repeated label the beam kept apart with a blank, as TF1's decoder does."""
+    if int(beam_width) <= 0:
+        raise ValueError(f"ctc_beam_search_decoder: beam_width must be positive, got {beam_width}")
+    if not 0 < int(top_paths) <= int(beam_width):
+        raise ValueError(f"ctc_beam_search_decoder: top_paths must be in [1, beam_width = {beam_width}], got "
+                         f"{top_paths}")
+    x = _g.convert_to_tensor(inputs)
+    k = int(top_paths)
+    with x.graph.as_default(), x.graph.name_scope("CTCBeamSearchDecoder"):
+        seq = _g.convert_to_tensor(sequence_length, dtype=_dt.int32) if not isinstance(sequence_length, _g.Tensor) \
+            else sequence_length
+        op = make_op("CTCBeamSearchDecoder", [x, seq], {"beam_width": int(beam_width), "top_paths": k,
+                                                        "merge_repeated": bool(merge_repeated)},
+                     name="CTCBeamSearchDecoder")
+        outs = op.outputs
+        return [SparseTensor(outs[i], outs[k + i], outs[2 * k + i]) for i in range(k)], outs[3 * k]
