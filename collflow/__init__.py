@@ -50,6 +50,7 @@ from .graph.ops.case_ops import case  # noqa: F401,E402
 from .graph.ops.script_ops import py_func  # noqa: F401,E402
 from .nn import losses  # noqa: F401,E402  (tf.losses)
 from .nn import metrics  # noqa: F401,E402  (tf.metrics)
+from .nn import feature_column  # noqa: F401,E402  (tf.feature_column)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn, .opt, .layers)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
@@ -82,7 +83,8 @@ from .graph.ops.nan_safe_ops import (mul_no_nan, multiply_no_nan, reciprocal_no_
                                      xlog1py, is_non_decreasing, is_strictly_increasing, reduce_euclidean_norm,
                                      unsorted_segment_sqrt_n, accumulate_n, arg_max, arg_min, floor_div)
 from .graph.ops.string_more_ops import (as_string, encode_base64, decode_base64,  # noqa: F401,E402
-                                        string_to_hash_bucket_strong)
+                                        string_to_hash_bucket_strong, string_to_hash_bucket_fast,
+                                        string_to_hash_bucket)
 from .graph.ops.block_ops import *  # noqa: F401,F403,E402  (space_to_batch_nd, batch_to_space_nd, extract_image_patches)
 from .graph.ops.special_ops import lgamma, digamma, erfc, lbeta  # noqa: F401,E402
 from .graph.ops.scatter_nd_ops import *  # noqa: F401,F403,E402  (tensor_scatter_nd_*, scatter_nd_*, unravel_index, ...)

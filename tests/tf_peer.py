@@ -27,5 +27,6 @@ def run_in_both(program: Callable[[Any], Any], init: bool = False) -> Tuple[List
             with T.Session() as s:
                 if init:
                     s.run(T.global_variables_initializer())
+                    s.run(T.tables_initializer())  # lookup tables (feature columns' vocabularies)
                 out.append(s.run(fetches, feed))
     return out[0], out[1]

@@ -19,11 +19,13 @@ from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops import sparse_more_ops as _spm
+from collflow.graph.ops import sparse_cross_ops as _spx
 from collflow.graph.ops import special_ops as _special
 from collflow.graph.ops import text_ops as _text
+from collflow.graph.ops import lookup_ops as _lookup
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse", "strings", "debugging"]
+__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse", "strings", "debugging", "lookup"]
 
 
 class _Namespace:
@@ -108,6 +110,7 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "eigh": _cf.self_adjoint_eig, "eigvalsh": _cf.self_adjoint_eigvals, "lstsq": _cf.matrix_solve_ls,
     "svd": _cf.svd})
 
+
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv, "encode_base64": _cf.encode_base64,
     "decode_base64": _cf.decode_base64, "matching_files": _cf.matching_files, "read_file": _cf.read_file,
@@ -132,11 +135,16 @@ sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
     "sparse_dense_matmul": _sp.sparse_tensor_dense_matmul, "matmul": _sp.sparse_tensor_dense_matmul,
     "add": _sp.sparse_add, "reorder": _sp.sparse_reorder, "retain": _sp.sparse_retain,
     "concat": _spm.sparse_concat, "reshape": _spm.sparse_reshape, "slice": _spm.sparse_slice,
-    "fill_empty_rows": _spm.sparse_fill_empty_rows, "transpose": _spm.sparse_transpose})
+    "fill_empty_rows": _spm.sparse_fill_empty_rows, "transpose": _spm.sparse_transpose,
+    "cross": _spx.sparse_cross, "cross_hashed": _spx.sparse_cross_hashed})
 
 strings = _Namespace("strings", "tf.strings: the string ops under their tf.strings names.", {
     "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,
     "regex_replace": _text.regex_replace, "regex_full_match": _text.regex_full_match, "strip": _text.string_strip,
     "length": _text.string_length, "lower": _text.string_lower, "upper": _text.string_upper,
     "split": _text.strings_split, "to_number": _cf.string_to_number, "as_string": _cf.as_string,
-    "to_hash_bucket_strong": _cf.string_to_hash_bucket_strong})
+    "to_hash_bucket_strong": _cf.string_to_hash_bucket_strong,
+    "to_hash_bucket_fast": _cf.string_to_hash_bucket_fast, "to_hash_bucket": _cf.string_to_hash_bucket})
+
+lookup = _Namespace("lookup", "tf.lookup: static hash and vocabulary tables (also tf.contrib.lookup's names).", {
+    n: getattr(_lookup, n) for n in _lookup.__all__})

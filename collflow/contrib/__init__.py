@@ -45,3 +45,10 @@ slim = _types.SimpleNamespace(
 slim.__doc__ = ("tf.contrib.slim: the contrib layers (arg_scope-able), arg_scope, model_variable/variable, "
                 "get_variables_to_restore and the other variable helpers, losses; slim.learning and slim.nets "
                 "are not provided.")
+
+from ..graph.ops import lookup_ops as _lookup_ops  # noqa: E402
+lookup = _types.SimpleNamespace(**{n: getattr(_lookup_ops, n) for n in _lookup_ops.__all__})
+lookup.__doc__ = ("tf.contrib.lookup: HashTable, KeyValueTensorInitializer, TextFileInitializer, "
+                  "IdTableWithHashBuckets and the index_table_from_* / index_to_string_table_from_* helpers.")
+__all__.append("lookup")
+

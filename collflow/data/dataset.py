@@ -179,6 +179,9 @@ class _PrivateFunction:
             if not fetches:
                 return lambda *a: []
             sess = Session(graph=self.graph, config={"device": "/cpu:0"})
+            tables = self.graph.get_collection(_g.GraphKeys.TABLE_INITIALIZERS)
+            if tables:  # lookup tables made inside the function: TF initializes them with it
+                sess.run(tables, dict(zip(self.captures.inner, self.captures.values(ctx))))
             return sess.make_callable(fetches, feed_list=self.args + self.captures.inner)
         call = ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
         if not self.captures.outer:

@@ -11,6 +11,8 @@ from . import (math_extra_kernels, matrix_kernels, index_kernels, segment_kernel
                logging_kernels, nn_extra_kernels, image_kernels, categorical_kernels)  # (TF1 fidelity part 3)
 from . import partition_kernels, math_more_kernels, depthwise_kernels, linalg_kernels, special_kernels, text_kernels, ctc_kernels  # noqa: F401
 from . import string_more_kernels, file_kernels  # noqa: F401,E402
+from . import sparse_cross_kernels  # noqa: F401,E402  (tf.sparse.cross, crossed feature columns)
 from . import parsing_kernels  # noqa: F401,E402
+from . import lookup_kernels  # noqa: F401,E402  (tf.contrib.lookup / tf.lookup tables)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .farmhash import fingerprint64, legacy_hash64
 from .registry import KernelContext, register_kernel
 from .text_kernels import _bytes, _map, _text
 
@@ -113,3 +115,22 @@ def _hash_bucket_strong(op: Any, ctx: KernelContext) -> Any:
     def one(s: Any) -> int:
         return siphash24(k0, k1, _bytes(s)) % n
     return lambda x: _map(one, x, np.int64)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fingerprint_of(s: str) -> int:
+    # words repeat (vocabularies, out-of-vocabulary tokens): a recent one's hash is remembered,
+    # as the pure-Python FarmHash costs microseconds per string
+    return fingerprint64(_bytes(s))
+
+
+@register_kernel("StringToHashBucketFast")
+def _hash_bucket_fast(op: Any, ctx: KernelContext) -> Any:
+    n = op.attrs["num_buckets"]
+    return lambda x: _map(lambda s: _fingerprint_of(s) % n, x, np.int64)
+
+
+@register_kernel("StringToHashBucket")
+def _hash_bucket_legacy(op: Any, ctx: KernelContext) -> Any:
+    n = op.attrs["num_buckets"]
+    return lambda x: _map(lambda s: legacy_hash64(_bytes(s)) % n, x, np.int64)

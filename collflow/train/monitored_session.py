@@ -36,7 +36,8 @@ from ..graph import graph as _g
 from ..graph.graph import GraphKeys
 from ..graph.ops.array_ops import stack
 from ..graph.ops.state_ops import is_variable_initialized
-from ..graph.variables import global_variables_initializer, local_variables_initializer
+from ..graph.ops.constant_op import group
+from ..graph.variables import global_variables_initializer, local_variables_initializer, tables_initializer
 from ..platform import tf_logging as logging
 from ..runtime.session import Session
 from ..runtime.tracing import RunMetadata, RunOptions
@@ -115,7 +116,10 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op() -> Any:
-        return local_variables_initializer()
+        # TF's default also initializes the lookup tables (tables_initializer)
+        if not _g.get_collection(GraphKeys.TABLE_INITIALIZERS):
+            return local_variables_initializer()
+        return group(local_variables_initializer(), tables_initializer())
 
     @staticmethod
     def _default_ready_op() -> Any:

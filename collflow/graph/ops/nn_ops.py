@@ -573,7 +573,13 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod", nam
     if lookup is not None:  # a sharded (parameter-server) variable routes ids to its owners
         return lookup(ids, name=name)
     if max_norm is not None:
-        raise InvalidArgumentError("embedding_lookup: max_norm is not supported")
+        # as TF: each looked-up embedding (the dimensions after the ids') clipped to L2 norm max_norm
+        from .clip_ops import clip_by_norm
+        out = embedding_lookup(params, ids, partition_strategy, name, validate_indices)
+        ids_rank = _g.convert_to_tensor(ids).shape.rank
+        if ids_rank is None or out.shape.rank is None:
+            raise InvalidArgumentError("embedding_lookup with max_norm needs ids and params of known rank")
+        return clip_by_norm(out, max_norm, axes=list(range(ids_rank, out.shape.rank)))
     shards = list(params) if isinstance(params, (list, tuple)) else [params]
     if not shards:
         raise InvalidArgumentError("embedding_lookup needs at least one params tensor")

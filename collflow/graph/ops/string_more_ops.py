@@ -14,7 +14,8 @@ from .. import graph as _g
 from ..registry import not_differentiable, register_op
 from .op_util import single
 
-__all__ = ["as_string", "encode_base64", "decode_base64", "string_to_hash_bucket_strong"]
+__all__ = ["as_string", "encode_base64", "decode_base64", "string_to_hash_bucket_strong",
+           "string_to_hash_bucket_fast", "string_to_hash_bucket"]
 
 _FLAGS = ("", " ", "0", "-", "+", "#")  # printf's flags: what TF accepts as `fill`
 
@@ -27,7 +28,10 @@ register_op("AsString", _shape_as(_dt.string), host_only=True)
 register_op("EncodeBase64", _shape_as(_dt.string), host_only=True)
 register_op("DecodeBase64", _shape_as(_dt.string), host_only=True)
 register_op("StringToHashBucketStrong", _shape_as(_dt.int64), host_only=True)
-not_differentiable("AsString", "EncodeBase64", "DecodeBase64", "StringToHashBucketStrong")
+register_op("StringToHashBucketFast", _shape_as(_dt.int64), host_only=True)
+register_op("StringToHashBucket", _shape_as(_dt.int64), host_only=True)
+not_differentiable("AsString", "EncodeBase64", "DecodeBase64", "StringToHashBucketStrong",
+                   "StringToHashBucketFast", "StringToHashBucket")
 
 
 def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False,  # noqa: A002
@@ -82,3 +86,23 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int
         raise InvalidArgumentError(f"string_to_hash_bucket_strong: num_buckets must be positive, got {num_buckets}")
     return single("StringToHashBucketStrong", [_strings(input, "string_to_hash_bucket_strong")],
                   {"num_buckets": int(num_buckets), "key": tuple(k)}, name=name or "StringToHashBucketStrong")
+
+
+def _buckets(num_buckets: int, what: str) -> int:
+    if int(num_buckets) < 1:
+        raise InvalidArgumentError(f"{what}: num_buckets must be positive, got {num_buckets}")
+    return int(num_buckets)
+
+
+def string_to_hash_bucket_fast(input: Any, num_buckets: int, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
+    """FarmHash Fingerprint64 of each string's UTF-8 bytes modulo num_buckets: TF's bucket."""
+    n = _buckets(num_buckets, "string_to_hash_bucket_fast")
+    return single("StringToHashBucketFast", [_strings(input, "string_to_hash_bucket_fast")],
+                  {"num_buckets": n}, name=name or "StringToHashBucketFast")
+
+
+def string_to_hash_bucket(string_tensor: Any, num_buckets: int, name: Optional[str] = None) -> _g.Tensor:
+    """The legacy bucketing: TF's core Hash64 (seed 0xDECAFCAFFE) modulo num_buckets."""
+    n = _buckets(num_buckets, "string_to_hash_bucket")
+    return single("StringToHashBucket", [_strings(string_tensor, "string_to_hash_bucket")],
+                  {"num_buckets": n}, name=name or "StringToHashBucket")
