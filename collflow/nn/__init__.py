@@ -11,7 +11,7 @@ from ..graph.ops.nn_extra_ops import *  # noqa: F401,F403  (relu6, elu, selu, so
 from ..graph.ops.depthwise_ops import *  # noqa: F401,F403  (depthwise, separable and atrous convolutions)
 from ..graph.ops.nn_composites import *  # noqa: F401,F403  (zero_fraction, swish, crelu, space_to_depth, fused_batch_norm, ...)
 from ..graph.ops.sparse_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
-from ..graph.ops.conv3d_ops import conv3d, max_pool3d, avg_pool3d  # noqa: F401
+from ..graph.ops.conv3d_ops import conv3d, max_pool3d, avg_pool3d, conv3d_transpose  # noqa: F401
 from ..graph.ops.conv_dispatch_ops import convolution, pool, max_pool1d, avg_pool1d, max_pool_v2, avg_pool_v2  # noqa: F401
 from ..graph.ops.ctc_ops import ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder  # noqa: F401
 from . import initializers, layers  # noqa: F401,E402

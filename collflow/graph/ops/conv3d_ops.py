@@ -20,7 +20,7 @@ from . import array_ops as _a
 from . import math_ops as _m
 from .constant_op import constant
 
-__all__ = ["conv3d", "max_pool3d", "avg_pool3d"]
+__all__ = ["conv3d", "max_pool3d", "avg_pool3d", "conv3d_transpose"]
 
 
 def _five(v: Any, what: str, fn: str) -> List[int]:
@@ -139,3 +139,51 @@ def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: 
     with x.graph.as_default(), x.graph.name_scope(name or "AvgPool3D"):
         total = _m.add_n(_taps(x, ks, st, (1, 1, 1), outs, pads, 0.0))
         return total / constant(count.reshape([1] + outs + [1]), dtype=x.dtype)
+
+
+def conv3d_transpose(value: Any = None, filter: Any = None, output_shape: Any = None,  # noqa: A002 - TF names
+                     strides: Any = None, padding: str = "SAME", data_format: str = "NDHWC",
+                     name: Optional[str] = None, input: Any = None, filters: Any = None,  # noqa: A002
+                     dilations: Any = None) -> _g.Tensor:
+    """The transpose of conv3d (its gradient with respect to its input): value [n, d, h, w, in]
+    and filter [kd, kh, kw, out, in] -> output_shape [n, D, H, W, out], which conv3d with the
+    same strides and padding maps back to value's size.  Built as conv3d's own backward pass,
+    so its gradients are those of the parts."""
+    from ..gradients import gradients
+    _check_format(data_format, "conv3d_transpose")
+    value = input if value is None else value
+    filter = filters if filter is None else filter
+    if value is None or filter is None or output_shape is None or strides is None:
+        raise InvalidArgumentError("conv3d_transpose needs value, filter, output_shape and strides")
+    x = _g.convert_to_tensor(value)
+    w = _g.convert_to_tensor(filter, dtype=x.dtype)
+    if w.shape.rank != 5 or not w.shape.is_fully_defined():
+        raise InvalidArgumentError(f"conv3d_transpose: filter must be a fully known [kd, kh, kw, out, in], got "
+                                   f"{w.shape}")
+    kd, kh, kw, cout, cin = w.shape.as_list()
+    if x.shape.rank != 5 or (x.shape.dims[4] is not None and x.shape.dims[4] != cin):
+        raise InvalidArgumentError(f"conv3d_transpose: value must be [n, d, h, w, {cin}] for filter {w.shape}, got "
+                                   f"{x.shape}")
+    from .misc_more_ops import get_static_value
+    shape = get_static_value(output_shape) if isinstance(output_shape, _g.Tensor) else np.asarray(output_shape)
+    if shape is None or shape.size != 5:
+        raise InvalidArgumentError("conv3d_transpose: output_shape must be 5 numbers known when the graph is built "
+                                   f"(the batch may be -1 or a tensor's), got {output_shape!r}")
+    spatial = [int(d) for d in shape.reshape(-1)[1:4]]
+    if int(shape.reshape(-1)[4]) != cout:
+        raise InvalidArgumentError(f"conv3d_transpose: output_shape has {int(shape.reshape(-1)[4])} channels, the "
+                                   f"filter {cout}")
+    st = _five(strides, "strides", "conv3d_transpose")
+    rt = _five(dilations if dilations is not None else (1, 1, 1, 1, 1), "dilations", "conv3d_transpose")
+    outs, _ = _geometry(spatial, (kd, kh, kw), st, rt, padding, "conv3d_transpose")
+    if list(x.shape.dims[1:4]) != outs and all(d is not None for d in x.shape.dims[1:4]):
+        raise InvalidArgumentError(f"conv3d_transpose: value's spatial size {x.shape.dims[1:4]} is not what conv3d "
+                                   f"maps output_shape {spatial} to ({outs})")
+    with x.graph.as_default(), x.graph.name_scope(name or "conv3d_transpose"):
+        # a stand-in input of output_shape: only its shape is read by conv3d's backward pass
+        batch = _a.shape(x)[:1]
+        probe = _a.zeros(_a.concat([batch, constant(spatial + [cout], dtype=batch.dtype)], 0), dtype=x.dtype)
+        probe.set_shape([x.shape.dims[0]] + spatial + [cout])
+        # the filter [.., out, in] is conv3d's [.., in, out] for probe -> value
+        y = conv3d(probe, w, [1] + st + [1], padding, dilations=[1] + rt + [1])
+        return gradients(y, probe, grad_ys=x)[0]
