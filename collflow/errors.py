@@ -125,7 +125,8 @@ class PeerFailedError(AbortedError):
 
 
 class DataLossError(CollflowError):
-    """A checkpoint file is truncated, corrupt or not a collflow checkpoint (TensorFlow's name)."""
+    """Stored data is truncated or corrupt: a checkpoint file (or not a collflow checkpoint), a
+    TFRecord file (TensorFlow's name)."""
     error_code = DATA_LOSS
 
 

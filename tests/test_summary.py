@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import collflow as cf
-from collflow.summary import records
+from collflow.platform import tfrecord as records
 from collflow.summary.summary_ops import histogram_proto, to_uint8_image
 
 
@@ -118,7 +118,7 @@ def test_crc32c_matches_the_standard_check_values():
 
 
 def test_record_framing_roundtrips_and_detects_corruption(tmp_path):
-    # written by tensorboardX (FileWriter's framing), read by this file's decoder and by records.py
+    # written by tensorboardX (FileWriter's framing), read by this file's decoder and by platform/tfrecord.py
     from tensorboardX.record_writer import RecordWriter
     p = tmp_path / "r"
     w = RecordWriter(str(p))
@@ -131,7 +131,7 @@ def test_record_framing_roundtrips_and_detects_corruption(tmp_path):
     raw = bytearray(p.read_bytes())
     raw[12] ^= 1
     p.write_bytes(bytes(raw))
-    with open(p, "rb") as f, pytest.raises(cf.errors.InvalidArgumentError, match="data CRC mismatch"):
+    with open(p, "rb") as f, pytest.raises(cf.errors.DataLossError, match="data CRC mismatch"):
         list(records.read_records(f, str(p)))
 
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 import collflow as _cf
 from collflow import nn as _nn
 from collflow.platform import gfile as _gfile
+from collflow.platform import tfrecord as _tfrecord
 from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
@@ -25,7 +26,7 @@ from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops import lookup_ops as _lookup
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg", "io", "bitwise", "sparse", "strings", "debugging", "lookup"]
+__all__ = ["math", "random", "linalg", "io", "python_io", "bitwise", "sparse", "strings", "debugging", "lookup"]
 
 
 class _Namespace:
@@ -110,11 +111,15 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "eigh": _cf.self_adjoint_eig, "eigvalsh": _cf.self_adjoint_eigvals, "lstsq": _cf.matrix_solve_ls,
     "svd": _cf.svd})
 
+# TFRecord files: tf.python_io, and the same names under tf.io
+_TFRECORD = {n: getattr(_tfrecord, n) for n in ("TFRecordWriter", "tf_record_iterator", "TFRecordOptions",
+                                                "TFRecordCompressionType")}
+python_io = _Namespace("python_io", "tf.python_io: TFRecord files (writer, iterator, options).", dict(_TFRECORD))
 
 io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops under their tf.io names.", {
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv, "encode_base64": _cf.encode_base64,
     "decode_base64": _cf.decode_base64, "matching_files": _cf.matching_files, "read_file": _cf.read_file,
-    "write_file": _cf.write_file,
+    "write_file": _cf.write_file, **_TFRECORD,
     **{n: getattr(_cf, n) for n in ("parse_example", "parse_single_example", "parse_single_sequence_example",
                                     "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature")}})
 

@@ -18,9 +18,11 @@ from .datasets import Dataset as SplitDataset, load_digits, load_file, synthetic
 from .batching import BatchIterator, batches, Position  # noqa: F401
 from .dataset import Dataset, TensorSpec  # noqa: F401
 from .dataset_more import TextLineDataset  # noqa: F401  (also installs padded_batch, flat_map, interleave, cache)
+from .record_datasets import TFRecordDataset, FixedLengthRecordDataset  # noqa: F401
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
 __all__ = ["Dataset", "TensorSpec", "TextLineDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
+           "TFRecordDataset", "FixedLengthRecordDataset",
            "SplitDataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
            "BatchIterator", "batches", "Position", "get_output_shapes", "get_output_types", "get_output_classes"]
 

@@ -6,7 +6,7 @@
     writer.add_summary(sess.run(merged), step)
 
 Summary ops (summary_ops.py) return serialized `Summary` protocol buffers; FileWriter
-(writer.py) writes them into TensorBoard event files: TFRecords (records.py) of `Event`
+(writer.py) writes them into TensorBoard event files: TFRecords (platform/tfrecord.py) of `Event`
 messages (proto.py), all encoded by collflow itself.  This package sits above the runtime
 and below train (whose hooks write summaries).
 """

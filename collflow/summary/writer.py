@@ -9,7 +9,7 @@ The file is `<logdir>/events.out.tfevents.<10-digit seconds>.<hostname><suffix>`
 sequence of TFRecords, each holding one `Event` (proto.py); the first event carries
 file_version "brain.Event:2".  The records are framed by tensorboardX's RecordWriter (a
 maintained writer of TensorBoard's format); TensorBoard, or `summary_iterator` here
-(records.py reads the framing back), reads the file.
+(platform/tfrecord.py reads the framing back), reads the file.
 
 Events are written on the caller's thread into a buffered file, which is flushed when
 `max_queue` events are pending, when `flush_secs` passed since the last flush (checked at
@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterator, Optional
 from ..errors import InvalidArgumentError
 from ..platform import tf_logging
 from . import proto
-from .records import read_records
+from ..platform.tfrecord import read_records
 
 __all__ = ["FileWriter", "FileWriterCache", "summary_iterator"]
 
