@@ -77,6 +77,7 @@ from .graph.ops.svd_ops import svd  # noqa: F401,E402
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
 from .graph.ops.file_ops import matching_files, read_file, write_file  # noqa: F401,E402
+from .graph.ops.reader_ops import *  # noqa: F401,F403,E402  (tf.TFRecordReader, ..., tf.decode_raw)
 from .graph.ops.misc_more_ops import *  # noqa: F401,F403,E402  (tf.cross, tf.hessians, tf.histogram_fixed_width, ...)
 from .graph.ops.check_more_ops import *  # noqa: F401,F403,E402  (tf.assert_greater, ..., tf.ensure_shape)
 from .graph.ops.nan_safe_ops import (mul_no_nan, multiply_no_nan, reciprocal_no_nan, xdivy,  # noqa: F401,E402

@@ -120,6 +120,7 @@ io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops
     "gfile": _gfile.io_gfile, "decode_csv": _cf.decode_csv, "encode_base64": _cf.encode_base64,
     "decode_base64": _cf.decode_base64, "matching_files": _cf.matching_files, "read_file": _cf.read_file,
     "write_file": _cf.write_file, **_TFRECORD,
+    "decode_raw": _cf.decode_raw, "decode_compressed": _cf.decode_compressed,
     **{n: getattr(_cf, n) for n in ("parse_example", "parse_single_example", "parse_single_sequence_example",
                                     "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature")}})
 

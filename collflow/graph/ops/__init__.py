@@ -14,3 +14,4 @@ from . import text_ops  # noqa: F401  (tf.string_join, tf.string_split, tf.strin
 from . import eig_ops  # noqa: F401  (tf.self_adjoint_eig, tf.matrix_solve_ls)
 from . import ctc_ops  # noqa: F401  (tf.nn.ctc_loss)
 from . import svd_ops  # noqa: F401  (tf.svd)
+from . import reader_ops  # noqa: F401  (tf.TFRecordReader and the other readers, tf.decode_raw)
