@@ -677,3 +677,26 @@ def test_conv3d_dilation_and_layers(graph):
     assert [v.name for v in tf.global_variables()] == ["conv3d/kernel:0", "conv3d/bias:0"]
     with pytest.raises(tf.errors.InvalidArgumentError, match="conv3d needs an input of rank >= 5"):
         tf.layers.conv3d(tf.constant(x[0]), 4, 3)
+
+
+def test_strided_slice_takes_tf1s_begin_end_form():
+    """tf.strided_slice(input_, begin, end, strides, masks) (the CIFAR-10 tutorial's
+    `tf.strided_slice(record, [0], [1])`), as well as an indexing key."""
+    import collflow.compat.v1 as cf
+    x = np.arange(60).reshape(3, 4, 5)
+    with cf.Graph().as_default():
+        t = cf.constant(x)
+        b = cf.constant([1, 0, 1])
+        outs = [cf.strided_slice(t, [0], [1]),
+                cf.strided_slice(t, [1, 0, 4], [3, 4, 0], [1, 2, -2]),
+                cf.strided_slice(t, [1, 2, 0], [0, 3, 5], begin_mask=0, end_mask=1, shrink_axis_mask=2),
+                cf.strided_slice(t, [0, 1], [0, 3], ellipsis_mask=1),
+                cf.strided_slice(t, [0, 0, 0], [1, 1, 1], new_axis_mask=2, shrink_axis_mask=1),
+                cf.strided_slice(t, b, [3, 4, 5]),
+                cf.strided_slice(t, (slice(0, 2), Ellipsis, 3))]
+        with cf.Session() as s:
+            got = s.run(outs)
+    want = [x[0:1], x[1:3, 0:4:2, 4:0:-2], x[1:, 2, 0:5], x[..., 1:3], x[0, None, 0:1], x[1:3, 0:4, 1:5],
+            x[0:2, ..., 3]]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

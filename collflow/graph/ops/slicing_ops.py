@@ -343,8 +343,45 @@ def _normalize_key(key: Any) -> Tuple[Tuple[Any, ...], List[Tuple[int, Any]]]:
     return key_t, tensors
 
 
-def strided_slice(x: Any, key: Any, name: Optional[str] = None) -> _g.Tensor:
-    """x[key] with NumPy basic-indexing semantics (what `x[1:3, ::2, ..., None]` builds)."""
+def _tf1_key(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int, ellipsis_mask: int,
+             new_axis_mask: int, shrink_axis_mask: int) -> Tuple[Any, ...]:
+    """TF1's strided_slice(begin, end, strides, masks) as an indexing key (bounds may be tensors)."""
+    def parts(v: Any, what: str) -> List[Any]:
+        if isinstance(v, _g.Tensor):
+            n = v.shape.num_elements() if v.shape.is_fully_defined() else None
+            if v.shape.rank != 1 or n is None:
+                raise InvalidArgumentError(f"strided_slice: {what} must be a vector of known length, got {v.shape}")
+            return [v[i] for i in range(n)]
+        return [int(a) for a in np.asarray(v).reshape(-1)]
+    b, e = parts(begin, "begin"), parts(end, "end")
+    st = parts(strides, "strides") if strides is not None else [1] * len(b)
+    if not len(b) == len(e) == len(st):
+        raise InvalidArgumentError(f"strided_slice: begin, end and strides must have one length, got {len(b)}, "
+                                   f"{len(e)} and {len(st)}")
+    key: List[Any] = []
+    for i in range(len(b)):
+        bit = 1 << i
+        if ellipsis_mask & bit:
+            key.append(Ellipsis)
+        elif new_axis_mask & bit:
+            key.append(None)
+        elif shrink_axis_mask & bit:
+            key.append(b[i])
+        else:
+            key.append(_pyslice(None if begin_mask & bit else b[i], None if end_mask & bit else e[i], st[i]))
+    return tuple(key)
+
+
+def strided_slice(x: Any, key: Any = None, end: Any = None, strides: Any = None, begin_mask: int = 0,
+                  end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
+                  var: Any = None, name: Optional[str] = None) -> _g.Tensor:
+    """x[key] with NumPy basic-indexing semantics (what `x[1:3, ::2, ..., None]` builds); also
+    TF1's form strided_slice(input_, begin, end, strides, begin_mask, end_mask, ellipsis_mask,
+    new_axis_mask, shrink_axis_mask) (`key` is then begin)."""
+    if end is not None:
+        key = _tf1_key(key, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
+    elif key is None:
+        raise TypeError("strided_slice needs begin and end (or an indexing key)")
     x = _g.convert_to_tensor(x)
     key_t, tensors = _normalize_key(key)
     y = x
