@@ -52,3 +52,5 @@ lookup.__doc__ = ("tf.contrib.lookup: HashTable, KeyValueTensorInitializer, Text
                   "IdTableWithHashBuckets and the index_table_from_* / index_to_string_table_from_* helpers.")
 __all__.append("lookup")
 
+from . import seq2seq  # noqa: E402  (tf.contrib.seq2seq: sequence_loss, decoders, helpers, attention)
+__all__.append("seq2seq")
