@@ -18,7 +18,7 @@ def _scan(op: Any, ctx: KernelContext, fn_name: str, identity: int) -> Any:
             return xp.array(x, dtype=dt) if not exclusive else xp.full((), identity, dtype=dt)
         v = xp.flip(x, ax) if reverse else x
         r = fn(v, axis=ax, dtype=dt)
-        if exclusive:  # shift by one along the axis, the identity first
+        if exclusive and r.shape[ax]:  # shift by one along the axis, the identity first (none: empty)
             r = xp.roll(r, 1, axis=ax)
             idx = [slice(None)] * x.ndim
             idx[ax] = 0

@@ -446,7 +446,7 @@ def reduce_any(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[st
     if x.dtype != _dt.bool_:
         raise InvalidArgumentError(f"reduce_any needs a bool tensor, got {x.dtype.name}")
     m = _reduce("Max", cast(x, _dt.int32), axis, keepdims, None, reduction_indices, keep_dims)
-    return cast(m, _dt.bool_, name=name or "Any")
+    return greater(m, 0, name=name or "Any")  # (not a cast: Max over nothing is int32's lowest; Any is False)
 
 
 def reduce_logsumexp(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
