@@ -70,6 +70,11 @@ from .graph.ops.sparse_ops import (sparse_placeholder, sparse_tensor_to_dense, s
                                    sparse_tensor_dense_matmul, sparse_add, sparse_reorder, sparse_retain)
 from .graph.ops.sparse_more_ops import (sparse_concat, sparse_reshape, sparse_slice,  # noqa: F401,E402
                                         sparse_fill_empty_rows, sparse_transpose, edit_distance)
+from .graph.ops.sparse_extra_ops import (sparse_segment_sum, sparse_segment_mean,  # noqa: F401,E402
+                                         sparse_segment_sqrt_n, sparse_softmax, sparse_reduce_max,
+                                         sparse_reduce_max_sparse, sparse_reduce_sum_sparse, sparse_maximum,
+                                         sparse_minimum, sparse_split, sparse_to_indicator, sparse_merge,
+                                         sparse_reset_shape, sparse_mask)
 from .graph.template import make_template  # noqa: F401,E402
 from .graph.ops.parsing_ops import *  # noqa: F401,F403,E402  (tf.parse_example, tf.FixedLenFeature, ...)
 from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_solve_ls  # noqa: F401,E402

@@ -21,6 +21,7 @@ from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops import sparse_more_ops as _spm
 from collflow.graph.ops import sparse_cross_ops as _spx
+from collflow.graph.ops import sparse_extra_ops as _spe
 from collflow.graph.ops import special_ops as _special
 from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops import lookup_ops as _lookup
@@ -142,7 +143,11 @@ sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
     "add": _sp.sparse_add, "reorder": _sp.sparse_reorder, "retain": _sp.sparse_retain,
     "concat": _spm.sparse_concat, "reshape": _spm.sparse_reshape, "slice": _spm.sparse_slice,
     "fill_empty_rows": _spm.sparse_fill_empty_rows, "transpose": _spm.sparse_transpose,
-    "cross": _spx.sparse_cross, "cross_hashed": _spx.sparse_cross_hashed})
+    "cross": _spx.sparse_cross, "cross_hashed": _spx.sparse_cross_hashed,
+    **{n[len("sparse_"):]: getattr(_spe, n) for n in (
+        "sparse_softmax", "sparse_reduce_max", "sparse_reduce_max_sparse", "sparse_reduce_sum_sparse",
+        "sparse_maximum", "sparse_minimum", "sparse_split", "sparse_to_indicator", "sparse_merge",
+        "sparse_reset_shape", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_mask")}})
 
 strings = _Namespace("strings", "tf.strings: the string ops under their tf.strings names.", {
     "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,

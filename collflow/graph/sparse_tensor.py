@@ -90,6 +90,16 @@ class SparseTensor:
             raise ValueError("Cannot evaluate a SparseTensor without a default session")
         return sess.run(self, feed_dict)
 
+    # TF1's `sp * dense` and `sp / dense` (SparseDenseCwiseMul / Div): a SparseTensor of sp's
+    # entries, the dense operand broadcast to sp's dense shape; `dense * sp` is refused, as TF
+    def __mul__(self, other: Any) -> "SparseTensor":
+        from .ops.sparse_extra_ops import sparse_dense_cwise_mul
+        return sparse_dense_cwise_mul(self, other)
+
+    def __truediv__(self, other: Any) -> "SparseTensor":
+        from .ops.sparse_extra_ops import sparse_dense_cwise_div
+        return sparse_dense_cwise_div(self, other)
+
     def __repr__(self) -> str:
         return (f"SparseTensor(indices={self._indices.name}, values={self._values.name}, "
                 f"dense_shape={self._dense_shape.name})")
