@@ -37,6 +37,7 @@ from ..graph.ops.constant_op import _to_array, placeholder  # TensorFlow's rules
 from ..graph.ops.random_ops import get_seed
 from ..graph.shape import TensorShape, as_shape
 from ..runtime.session import Session
+from . import sparse_elements as _sp
 
 __all__ = ["Dataset", "TensorSpec"]
 
@@ -54,7 +55,7 @@ class TensorSpec:
         self.dtype = _dt.as_dtype(dtype)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorSpec) and self.dtype == other.dtype and self.shape == other.shape
+        return type(other) is TensorSpec and self.dtype == other.dtype and self.shape == other.shape
 
     def __hash__(self) -> int:
         return hash((self.dtype, self.shape))
@@ -150,8 +151,9 @@ def trace_into(graph: _g.Graph, what: str, in_structure: Any, fn: Callable[..., 
     flat = nest.flatten(in_structure)
     caps = Captures(graph)
     with graph.as_default(), graph.name_scope(f"Dataset_{what}"):
-        args = [placeholder(s.dtype, s.shape, name=f"arg{i}") for i, s in enumerate(flat)]
-        packed = nest.pack_sequence_as(in_structure, args)
+        made = [_sp.graph_arg(s, f"arg{i}") for i, s in enumerate(flat)]  # a SparseTensor for a sparse one
+        args = [p for _, ps in made for p in ps]
+        packed = nest.pack_sequence_as(in_structure, [a for a, _ in made])
         graph._capture = caps
         try:
             out = fn(*packed) if type(packed) is tuple else fn(packed)
@@ -171,6 +173,7 @@ class _PrivateFunction:
         self.graph = _g.Graph()
         self.graph.seed = outer.seed if outer is not None else None  # random ops follow the outer graph's seed
         self.args, self.captures, self.traced = trace_into(self.graph, what, in_structure, fn)
+        self.in_specs = nest.flatten(in_structure)
         self.id = next(_IDS)
 
     def _bound(self, ctx: IterationContext, fetches: List[_g.Tensor]) -> Callable[..., List[Any]]:
@@ -184,6 +187,9 @@ class _PrivateFunction:
                 sess.run(tables, dict(zip(self.captures.inner, self.captures.values(ctx))))
             return sess.make_callable(fetches, feed_list=self.args + self.captures.inner)
         call = ctx.resources.get_or_create("dataset_function", f"dataset_function:{self.id}", make)
+        if any(_sp.is_sparse(s) for s in self.in_specs):  # a sparse component is fed as its three parts
+            plain, specs = call, self.in_specs
+            call = lambda *el: plain(*_sp.expand(specs, el))  # noqa: E731
         if not self.captures.outer:
             return call  # type: ignore[no-any-return]
         extra = self.captures.values(ctx)
@@ -200,15 +206,26 @@ class _TracedFunction(_PrivateFunction):
             if out is None:
                 raise InvalidArgumentError(f"the function given to Dataset.{what} returned None")
             out = _normalize_structure(out)
-            self.outputs = [_g.convert_to_tensor(x) for x in nest.flatten(out)]
-            # an outer tensor returned as it is: its placeholder here
-            self.outputs = [t if t.graph is self.graph else self.captures(t) for t in self.outputs]
+            specs, self.outputs = [], []
+            for x in nest.flatten(out):
+                spec, ts = _sp.output_spec(x)
+                if spec is None:
+                    t = _g.convert_to_tensor(x)
+                    ts = [t if t.graph is self.graph else self.captures(t)]  # an outer tensor returned as it is
+                    spec = TensorSpec(ts[0].shape, ts[0].dtype)
+                specs.append(spec)
+                self.outputs.extend(ts)
         self.graph.finalize()
-        self.out_structure = nest.pack_sequence_as(out, [TensorSpec(t.shape, t.dtype) for t in self.outputs])
+        self.out_specs = specs
+        self.out_structure = nest.pack_sequence_as(out, specs)
 
     def caller(self, ctx: IterationContext) -> Callable[..., List[Any]]:
         """fn(*flat element) -> flat outputs, run by this Session's private session of the graph."""
-        return self._bound(ctx, self.outputs)
+        call = self._bound(ctx, self.outputs)
+        if not any(_sp.is_sparse(s) for s in self.out_specs):
+            return call
+        specs = self.out_specs
+        return lambda *el: _sp.regroup(specs, call(*el))
 
     def describe(self) -> str:
         return f"{self.what}:{self.graph.fingerprint()[:16]}"
@@ -241,7 +258,8 @@ class Dataset:
 
     @property
     def output_classes(self) -> Any:
-        return nest.pack_sequence_as(self._structure, [_g.Tensor for _ in nest.flatten(self._structure)])
+        return nest.pack_sequence_as(self._structure, [_sp.SparseTensor if _sp.is_sparse(s) else _g.Tensor
+                                                       for s in nest.flatten(self._structure)])
 
     def _flat_specs(self) -> List[TensorSpec]:
         return nest.flatten(self._structure)
@@ -545,7 +563,7 @@ class _Map(Dataset):
         call = self._fn.caller(ctx)
         specs = self._flat_specs()
         for el in self._inputs[0]._elements(ctx):
-            yield tuple(np.asarray(v, dtype=s.dtype.np) for v, s in zip(call(*el), specs))
+            yield tuple(v if _sp.is_sparse(s) else np.asarray(v, dtype=s.dtype.np) for v, s in zip(call(*el), specs))
 
     def _describe(self) -> str:
         return self._fn.describe()
@@ -592,8 +610,8 @@ class _Batch(Dataset):
             raise InvalidArgumentError(f"batch_size must be greater than zero, got {self._size}")
         self._drop = bool(drop_remainder)
         lead = self._size if self._drop and isinstance(self._size, int) else None
-        specs = [TensorSpec(TensorShape(None) if s.shape.rank is None else TensorShape([lead] + list(s.shape.dims)),
-                            s.dtype) for s in ds._flat_specs()]
+        specs = [type(s)(TensorShape(None) if s.shape.rank is None else TensorShape([lead] + list(s.shape.dims)),
+                         s.dtype) for s in ds._flat_specs()]
         super().__init__(nest.pack_sequence_as(ds._structure, specs), inputs=[ds], captures=caps)
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
@@ -621,6 +639,9 @@ def _stack(elements: List[Element]) -> Element:
     out = []
     for k in range(len(elements[0])):
         parts = [e[k] for e in elements]
+        if isinstance(parts[0], _sp.SparseTensorValue):
+            out.append(_sp.batch_sparse(parts, k))
+            continue
         first = np.shape(parts[0])
         for j, p in enumerate(parts):
             if np.shape(p) != first:

@@ -23,6 +23,7 @@ from ..graph.registry import register_op, not_differentiable
 from ..graph.shape import TensorShape, as_shape
 from ..kernels.registry import register_kernel, KernelContext
 from ..runtime.placement import register_host_only
+from . import sparse_elements as _sp
 from .dataset import Dataset, IterationContext, TensorSpec, _normalize_structure, _frozen
 
 __all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
@@ -49,6 +50,9 @@ def _check_dataset(op: _g.Operation, ds: Dataset) -> None:
     if types != list(it["output_types"]):
         raise ValueError(f"the iterator's elements have types {[t.name for t in it['output_types']]}; the dataset's "
                          f"have {[t.name for t in types]}")
+    if [_sp.is_sparse(s) for s in ds._flat_specs()] != list(it.get("output_sparse") or [False] * len(types)):
+        raise ValueError(f"the iterator's elements are {_classes(it)}; the dataset's are "
+                         f"{['SparseTensor' if _sp.is_sparse(s) else 'Tensor' for s in ds._flat_specs()]}")
     for a, b in zip(it["output_shapes"], ds._flat_specs()):
         if not a.is_compatible_with(b.shape):
             raise ValueError(f"the iterator's elements have shapes {list(it['output_shapes'])}; the dataset's have "
@@ -60,9 +64,19 @@ def _make_iterator_spec(op: _g.Operation) -> list:
     return []
 
 
+def _classes(attrs: Any) -> List[str]:
+    sparse = attrs.get("output_sparse") or [False] * len(attrs["output_types"])
+    return ["SparseTensor" if sp else "Tensor" for sp in sparse]
+
+
 def _get_next_spec(op: _g.Operation) -> list:
     a = _iterator_op(op.inputs[0]).attrs
-    return list(zip(a["output_types"], a["output_shapes"]))
+    sparse = a.get("output_sparse") or [False] * len(a["output_types"])
+    out: list = []
+    for t, shape, sp in zip(a["output_types"], a["output_shapes"], sparse):
+        # a SparseTensor component is three outputs: indices, values, dense_shape
+        out.extend(_sp.sparse_parts_specs(_sp.SparseTensorSpec(shape, t)) if sp else [(t, shape)])
+    return out
 
 
 def _to_string_handle_spec(op: _g.Operation) -> list:
@@ -126,8 +140,11 @@ class IteratorResource:
             except BaseException:
                 self._elements = iter(())  # a pipeline that failed is over
                 raise
-        out = []
+        out: List[Any] = []
         for k, (v, s) in enumerate(zip(el, self.specs)):
+            if _sp.is_sparse(s):
+                out.extend(_sp.check_sparse(v, s, f"iterator {self.name!r}", k, op))
+                continue
             a = v if isinstance(v, np.ndarray) and v.dtype == s.dtype.np else np.asarray(v, dtype=s.dtype.np)
             if not s.shape.matches_value(a.shape):
                 raise InvalidArgumentError(f"iterator {self.name!r}: component {k} of an element has shape "
@@ -138,7 +155,9 @@ class IteratorResource:
 
 def _resource(op: Any, ctx: KernelContext) -> IteratorResource:
     a = op.attrs
-    specs = [TensorSpec(s, t) for s, t in zip(a["output_shapes"], a["output_types"])]
+    sparse = a.get("output_sparse") or [False] * len(a["output_types"])
+    specs = [_sp.SparseTensorSpec(s, t) if sp else TensorSpec(s, t)
+             for s, t, sp in zip(a["output_shapes"], a["output_types"], sparse)]
     return ctx.resources.get_or_create("iterator", "iterator:" + a["shared_name"],
                                        lambda: IteratorResource(a["shared_name"], specs))
 
@@ -189,7 +208,9 @@ def _from_string_handle_kernel(op: Any, ctx: KernelContext) -> Any:
             missing()
         res: IteratorResource = resources.get_or_create("iterator", key, missing)
         got_types = [s.dtype for s in res.specs]
-        if got_types != list(types) or not all(a.is_compatible_with(s.shape) for a, s in zip(shapes, res.specs)):
+        sparse = list(op.attrs.get("output_sparse") or [False] * len(types))
+        if (got_types != list(types) or [_sp.is_sparse(s) for s in res.specs] != sparse
+                or not all(a.is_compatible_with(s.shape) for a, s in zip(shapes, res.specs))):
             raise InvalidArgumentError(
                 f"Iterator.from_string_handle: the iterator {res.name!r} yields "
                 f"{[(t.name, str(s.shape)) for t, s in zip(got_types, res.specs)]}, this handle expects "
@@ -235,8 +256,9 @@ def _placeholders_upstream(ts: Sequence[_g.Tensor]) -> List[str]:
     return sorted(found)
 
 
-def _structure_of(output_types: Any, output_shapes: Any) -> Any:
-    """The element structure (TensorSpecs) of the given types and shapes (None: unknown)."""
+def _structure_of(output_types: Any, output_shapes: Any, output_classes: Any = None) -> Any:
+    """The element structure (TensorSpecs) of the given types, shapes (None: unknown) and
+    classes (SparseTensor for a sparse component; None: all dense)."""
     types = _normalize_structure(output_types)
     flat_types = [_dt.as_dtype(t) for t in nest.flatten(types)]
     if output_shapes is None:
@@ -244,7 +266,14 @@ def _structure_of(output_types: Any, output_shapes: Any) -> Any:
     else:
         flat_shapes = ([as_shape(output_shapes)] if not isinstance(types, (tuple, dict))
                        else [as_shape(s) for s in nest.flatten_up_to(types, _normalize_structure(output_shapes))])
-    return nest.pack_sequence_as(types, [TensorSpec(s, t) for s, t in zip(flat_shapes, flat_types)])
+    if output_classes is None:
+        flat_sparse = [False] * len(flat_types)
+    elif not isinstance(types, (tuple, dict)):
+        flat_sparse = [output_classes is _sp.SparseTensor]
+    else:
+        flat_sparse = [c is _sp.SparseTensor for c in nest.flatten_up_to(types, _normalize_structure(output_classes))]
+    return nest.pack_sequence_as(types, [_sp.SparseTensorSpec(s, t) if sp else TensorSpec(s, t)
+                                         for s, t, sp in zip(flat_shapes, flat_types, flat_sparse)])
 
 
 class Iterator:
@@ -261,7 +290,7 @@ class Iterator:
               inputs: Sequence[_g.Tensor], name: str) -> _g.Tensor:
         flat = nest.flatten(structure)
         attrs = {"output_types": tuple(s.dtype for s in flat), "output_shapes": tuple(s.shape for s in flat),
-                 "dataset": dataset}
+                 "output_sparse": tuple(_sp.is_sparse(s) for s in flat), "dataset": dataset}
         with graph.as_default():
             # by default the op's own name, unique in the graph, hence in its Session's container
             attrs["shared_name"] = shared_name or graph.unique_name(name, mark_as_used=False)
@@ -292,7 +321,7 @@ class Iterator:
                        output_classes: Any = None) -> "Iterator":
         """An iterator not bound to a dataset: `make_initializer(dataset)` makes the op that
         (re)starts it on any dataset of this structure (a reinitializable iterator)."""
-        structure = _structure_of(output_types, output_shapes)
+        structure = _structure_of(output_types, output_shapes, output_classes)
         handle = Iterator._make(structure, _g.get_default_graph(), shared_name, None, [], "Iterator")
         return Iterator(handle, None, structure)
 
@@ -319,7 +348,15 @@ class Iterator:
         g = self._handle.graph
         with g.as_default():
             op = g.create_op("IteratorGetNext", [self._handle], {}, name=name or "IteratorGetNext")
-        return nest.pack_sequence_as(self._structure, list(op.outputs))
+        outs, leaves, i = list(op.outputs), [], 0
+        for s in nest.flatten(self._structure):
+            if _sp.is_sparse(s):
+                leaves.append(_sp.SparseTensor(outs[i], outs[i + 1], outs[i + 2]))
+                i += 3
+            else:
+                leaves.append(outs[i])
+                i += 1
+        return nest.pack_sequence_as(self._structure, leaves)
 
     def string_handle(self, name: Optional[str] = None) -> Any:
         """A string scalar naming this iterator in the Session that runs it: fetch it once and
@@ -336,14 +373,15 @@ class Iterator:
         `string_handle` (a scalar string placeholder): one get_next for a training and a
         validation iterator, switched by the feed.  Elements of other types or incompatible
         shapes are refused when run."""
-        structure = _structure_of(output_types, output_shapes)
+        structure = _structure_of(output_types, output_shapes, output_classes)
         flat = nest.flatten(structure)
         flat_types, flat_shapes = [t.dtype for t in flat], [t.shape for t in flat]
         h = _g.convert_to_tensor(string_handle)
         g = h.graph
         with g.as_default():
             handle = g.create_op("IteratorFromStringHandleV2", [h],
-                                 {"output_types": tuple(flat_types), "output_shapes": tuple(flat_shapes)},
+                                 {"output_types": tuple(flat_types), "output_shapes": tuple(flat_shapes),
+                                  "output_sparse": tuple(_sp.is_sparse(s) for s in flat)},
                                  name="IteratorFromStringHandle").outputs[0]
         return Iterator(handle, None, structure)
 
