@@ -18,23 +18,10 @@ import pytest
 import collflow as cf
 from collflow.platform import tfrecord as records
 from collflow.summary.summary_ops import histogram_proto, to_uint8_image
+from crc_reference import crc32c_bitwise, masked  # noqa: E402
 
 
 # -- an independent reader ------------------------------------------------------------------------------
-
-def crc32c_bitwise(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(data: bytes) -> int:
-    c = crc32c_bitwise(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
 
 def read_tfrecords(path):
     out = []

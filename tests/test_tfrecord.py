@@ -18,23 +18,10 @@ import collflow.compat.v1 as tf
 from collflow.platform import crc32c as C
 from collflow.platform import tfrecord
 from tf_peer import tensorflow_v1
+from crc_reference import crc32c_bitwise as crc_bitwise, masked  # noqa: E402
 
 
 # -- an independent reference -----------------------------------------------------------------------
-
-def crc_bitwise(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(data: bytes) -> int:
-    c = crc_bitwise(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
 
 def frame(records) -> bytes:
     out = []

@@ -113,21 +113,26 @@ def _ctc_loss(op: Any, ctx: KernelContext) -> Any:
     return ctc_loss
 
 
+def _decoder_inputs(x: Any, seq: Any, what: str, op: Any) -> Any:
+    """The logits [time, batch, classes] and the sequence lengths, checked against each other."""
+    x = np.asarray(x)
+    seq = np.asarray(seq).reshape(-1)
+    t_max, batch, _ = x.shape
+    if seq.shape[0] != batch:
+        raise InvalidArgumentError(f"{what}: sequence_length has {seq.shape[0]} entries for a batch of {batch}", op)
+    if (seq < 0).any() or (seq > t_max).any():
+        raise InvalidArgumentError(f"{what}: sequence_length must be in [0, {t_max}], got {seq.tolist()}", op)
+    return x, seq
+
+
 @register_kernel("CTCGreedyDecoder")
 def _ctc_greedy_decoder(op: Any, ctx: KernelContext) -> Any:
     merge = op.attrs["merge_repeated"]
     blank_attr = op.attrs["blank_index"]
 
     def decode(x: Any, seq: Any) -> Any:
-        x = np.asarray(x)
-        seq = np.asarray(seq).reshape(-1)
+        x, seq = _decoder_inputs(x, seq, "ctc_greedy_decoder", op)
         t_max, batch, classes = x.shape
-        if seq.shape[0] != batch:
-            raise InvalidArgumentError(f"ctc_greedy_decoder: sequence_length has {seq.shape[0]} entries for a batch "
-                                       f"of {batch}", op)
-        if (seq < 0).any() or (seq > t_max).any():
-            raise InvalidArgumentError(f"ctc_greedy_decoder: sequence_length must be in [0, {t_max}], got "
-                                       f"{seq.tolist()}", op)
         blank = classes - 1 if blank_attr is None else blank_attr % classes
         best = x.argmax(axis=2)          # [time, batch]
         top = x.max(axis=2)
@@ -274,15 +279,8 @@ def _ctc_beam_search_decoder(op: Any, ctx: KernelContext) -> Any:
     width, k, merge = op.attrs["beam_width"], op.attrs["top_paths"], op.attrs["merge_repeated"]
 
     def decode(x: Any, seq: Any) -> Any:
-        x = np.asarray(x)
-        seq = np.asarray(seq).reshape(-1)
+        x, seq = _decoder_inputs(x, seq, "ctc_beam_search_decoder", op)
         t_max, batch, classes = x.shape
-        if seq.shape[0] != batch:
-            raise InvalidArgumentError(f"ctc_beam_search_decoder: sequence_length has {seq.shape[0]} entries for a "
-                                       f"batch of {batch}", op)
-        if (seq < 0).any() or (seq > t_max).any():
-            raise InvalidArgumentError(f"ctc_beam_search_decoder: sequence_length must be in [0, {t_max}], got "
-                                       f"{seq.tolist()}", op)
         # each step's log-softmax: the beam adds log-probabilities of the classes
         z = x.astype(np.float64)
         z = z - z.max(axis=2, keepdims=True)
