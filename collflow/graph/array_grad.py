@@ -112,4 +112,4 @@ def _gather_grad(op: Any, g: Any) -> list:
     return [IndexedSlices(vals, flat_idx, dense_shape, params.shape), None]
 
 
-reg("ScatterLike")(lambda op, g: [a.gather(g, op.inputs[1], op.attrs["axis"]), None] + [None] * (len(op.inputs) - 2))
+reg("ScatterLike")(lambda op, g: [a.gather(g, op.inputs[1], axis=op.attrs["axis"]), None] + [None] * (len(op.inputs) - 2))

@@ -213,11 +213,35 @@ class WhileContext(ControlFlowContext):
 # -- cond -------------------------------------------------------------------------------
 
 
-def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], name: Optional[str] = None) -> Any:
+def cond(pred: Any, true_fn: Optional[Callable[[], Any]] = None, false_fn: Optional[Callable[[], Any]] = None,
+         strict: bool = False, name: Optional[str] = None, fn1: Optional[Callable[[], Any]] = None,
+         fn2: Optional[Callable[[], Any]] = None) -> Any:
     """Runs true_fn's ops if pred else false_fn's; only the taken branch executes.
 
-    Both functions return the same structure of tensors; the result has that structure.
+    Both functions return the same structure of tensors; the result has that structure,
+    except that (TF1's non-strict mode, the default) a branch result that is a list or tuple
+    of one item gives that item; strict=True keeps it.  fn1/fn2: TF1's old names.
     """
+    if fn1 is not None:
+        if true_fn is not None:
+            raise TypeError("cond(): true_fn and fn1 may not be set simultaneously.")
+        true_fn = fn1
+    if fn2 is not None:
+        if false_fn is not None:
+            raise TypeError("cond(): false_fn and fn2 may not be set simultaneously.")
+        false_fn = fn2
+    if not callable(true_fn):
+        raise TypeError("true_fn must be callable.")
+    if not callable(false_fn):
+        raise TypeError("false_fn must be callable.")
+    out = _cond(pred, true_fn, false_fn, name)
+    if not strict and isinstance(out, (list, tuple)) and not hasattr(out, "_fields") and len(out) == 1:
+        return out[0]
+    return out
+
+
+def _cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], name: Optional[str] = None) -> Any:
+    """cond's work: the structure of the branches' results kept as it is."""
     g = _g.get_default_graph()
     pred = _g.convert_to_tensor(pred)
     g = pred.graph

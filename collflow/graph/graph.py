@@ -655,13 +655,14 @@ def add_to_collection(name: str, value: Any) -> None:
     get_default_graph().add_to_collection(name, value)
 
 
-def get_collection(name: str, scope: Optional[str] = None) -> list:
-    return get_default_graph().get_collection(name, scope)
+def get_collection(key: str, scope: Optional[str] = None) -> list:
+    """The default graph's collection `key` (TF1's name), filtered by `scope` (a regex from the start)."""
+    return get_default_graph().get_collection(key, scope)
 
 
-def get_collection_ref(name: str) -> list:
+def get_collection_ref(key: str) -> list:
     """The default graph's collection list itself (changes to it change the collection)."""
-    return get_default_graph().get_collection_ref(name)
+    return get_default_graph().get_collection_ref(key)
 
 
 def add_to_collections(names: Any, value: Any) -> None:

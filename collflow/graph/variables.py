@@ -176,14 +176,22 @@ class Variable:
         sess._load_variable(self, value)
 
     # -- writing ------------------------------------------------------------------------
-    def assign(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
-        return state_ops.assign(self, value, name=name)
+    # TF1's signatures: use_locking is accepted (updates are atomic here); read_value=False
+    # gives the update op instead of the new value
+    def assign(self, value: Any, use_locking: Optional[bool] = None, name: Optional[str] = None,
+               read_value: bool = True) -> Any:
+        t = state_ops.assign(self, value, name=name)
+        return t if read_value else t.op
 
-    def assign_add(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
-        return state_ops.assign_add(self, value, name=name)
+    def assign_add(self, value: Any, use_locking: Optional[bool] = None, name: Optional[str] = None,
+                   read_value: bool = True) -> Any:
+        t = state_ops.assign_add(self, value, name=name)
+        return t if read_value else t.op
 
-    def assign_sub(self, value: Any, name: Optional[str] = None) -> _g.Tensor:
-        return state_ops.assign_sub(self, value, name=name)
+    def assign_sub(self, value: Any, use_locking: Optional[bool] = None, name: Optional[str] = None,
+                   read_value: bool = True) -> Any:
+        t = state_ops.assign_sub(self, value, name=name)
+        return t if read_value else t.op
 
     def count_up_to(self, limit: int) -> _g.Tensor:
         """Increments this integer variable until `limit` (then OutOfRangeError); the value before."""

@@ -700,3 +700,48 @@ def test_strided_slice_takes_tf1s_begin_end_form():
             x[0:2, ..., 3]]
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_tf1_keyword_names_and_positional_orders():
+    """Programs call TF1's functions with TF's keyword names (tf_upgrade_v2 writes them:
+    reduce_sum(input_tensor=), reshape(tensor=), transpose(a=), ...) and rely on TF1's
+    positional orders (shape(x, name), pad(t, p, mode, name), assign(ref, v, validate, locking))."""
+    import collflow.compat.v1 as cf
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    with cf.Graph().as_default():
+        t = cf.constant(x)
+        v = cf.Variable(np.zeros(3, np.float32), name="v")
+        outs = [cf.reduce_sum(input_tensor=t, axis=1), cf.reduce_mean(input_tensor=t), cf.argmax(input=t, axis=1),
+                cf.reshape(tensor=t, shape=[3, 2]), cf.transpose(a=t), cf.expand_dims(input=t, dim=0),
+                cf.squeeze(input=cf.reshape(t, [1, 2, 3]), squeeze_dims=[0]), cf.tile(input=t, multiples=[1, 2]),
+                cf.zeros_like(tensor=t, optimize=True), cf.ones_like(tensor=t), cf.rank(input=t),
+                cf.broadcast_to(input=cf.constant([1.0, 2.0, 3.0]), shape=[2, 3]),
+                cf.clip_by_value(t=t, clip_value_min=1.0, clip_value_max=4.0),
+                cf.shape(t, "my_shape"), cf.size(t, "my_size", cf.int64),
+                cf.pad(t, [[1, 0], [0, 0]], "CONSTANT", "my_pad"),
+                cf.gather(t, [1], None, "my_gather", axis=0), cf.arg_max(t, 1, cf.int32, "am"),
+                cf.string_to_number(input=cf.constant(["1.5"])), cf.nn.top_k(t, 2, True, cf.int64)[1]]
+        ops = [cf.assign(v, [1.0, 2.0, 3.0], True, False, "my_assign"), v.assign_add([1.0, 1.0, 1.0], False, "aa")]
+        assert outs[13].op.name == "my_shape" and outs[14].dtype == cf.int64 and outs[15].op.name.startswith("my_pad")
+        assert ops[0].op.name == "my_assign" and outs[17].dtype == cf.int32 and outs[19].dtype == cf.int64
+        assert isinstance(v.assign([0.0, 0.0, 0.0], read_value=False), cf.Operation)
+        assert cf.get_collection(key=cf.GraphKeys.GLOBAL_VARIABLES) == [v]
+        # TF1's non-strict cond unpacks a one-item list; strict=True keeps it
+        one = cf.cond(cf.constant(True), lambda: [t], lambda: [t * 2])
+        kept = cf.cond(cf.constant(True), lambda: [t], lambda: [t * 2], strict=True)
+        old = cf.cond(cf.constant(False), fn1=lambda: t, fn2=lambda: t * 2)
+        assert isinstance(one, cf.Tensor) and isinstance(kept, list)
+        with cf.Session() as s:
+            s.run(v.initializer)
+            got = s.run(outs + [one, old])
+            s.run(ops)
+            np.testing.assert_array_equal(s.run(v), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(got[0], x.sum(1))
+    np.testing.assert_array_equal(got[3], x.reshape(3, 2))
+    np.testing.assert_array_equal(got[4], x.T)
+    np.testing.assert_array_equal(got[5].shape, (1, 2, 3))
+    np.testing.assert_array_equal(got[15], np.pad(x, [[1, 0], [0, 0]]))
+    np.testing.assert_array_equal(got[16], x[[1]])
+    np.testing.assert_array_equal(got[-1], x * 2)
+    with pytest.raises(TypeError, match="both"):
+        cf.reduce_sum(np.ones(2), input_tensor=np.ones(2), x=np.ones(2))

@@ -20,7 +20,7 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op
 from ..shape import TensorShape, as_shape, broadcast_static
-from .op_util import single, make_op, axis_list, static_axis
+from .op_util import single, make_op, axis_list, static_axis, tf_keywords
 from .constant_op import constant
 
 __all__ = [
@@ -461,12 +461,14 @@ def ones(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g
     return constant(np.ones(_static_shape_arg(shape, "ones"), dtype=_dt.as_dtype(dtype).np), name=name or "ones")
 
 
+@tf_keywords(tensor="x", optimize="")
 def zeros_like(x: Any, dtype: Any = None, name: Optional[str] = None) -> _g.Tensor:
     """Zeros of x's run-time shape, of x's dtype unless `dtype` is given."""
     attrs = {"dtype": _dt.as_dtype(dtype)} if dtype is not None else {}
     return single("ZerosLike", [x], attrs, name=name or "zeros_like")
 
 
+@tf_keywords(tensor="x", optimize="")
 def ones_like(x: Any, dtype: Any = None, name: Optional[str] = None) -> _g.Tensor:
     """Ones of x's run-time shape, of x's dtype unless `dtype` is given."""
     attrs = {"dtype": _dt.as_dtype(dtype)} if dtype is not None else {}
@@ -546,6 +548,7 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 # -- constructors: shapes and reshaping ----------------------------------------------------
 
 
+@tf_keywords(tensor="x")
 def reshape(x: Any, shape: Any, name: Optional[str] = None) -> _g.Tensor:
     """Reshape to a target shape: a list of ints (one may be -1), a constant, shape(y), or a
     shape computed at run time (a tensor, or a list holding tensors)."""
@@ -581,32 +584,38 @@ def reshape_rows(g: Any, indices: Any, name: Optional[str] = None) -> _g.Tensor:
     return single("ReshapeRows", [g, indices], name=name or "ReshapeRows")
 
 
-def shape(x: Any, out_type: Any = _dt.int32, name: Optional[str] = None) -> _g.Tensor:
+@tf_keywords(input="x")
+def shape(x: Any, name: Optional[str] = None, out_type: Any = _dt.int32) -> _g.Tensor:
     """The run-time shape of x as a 1-D int tensor."""
     return single("Shape", [x], {"out_type": _dt.as_dtype(out_type)}, name=name or "Shape")
 
 
-def size(x: Any, out_type: Any = _dt.int32, name: Optional[str] = None) -> _g.Tensor:
+@tf_keywords(input="x")
+def size(x: Any, name: Optional[str] = None, out_type: Any = _dt.int32) -> _g.Tensor:
     """The number of elements of x as a scalar."""
     return single("Size", [x], {"out_type": _dt.as_dtype(out_type)}, name=name or "Size")
 
 
+@tf_keywords(input="x")
 def rank(x: Any, name: Optional[str] = None) -> _g.Tensor:
     """The number of dimensions of x as an int32 scalar."""
     return single("Rank", [x], name=name or "Rank")
 
 
+@tf_keywords(a="x", conjugate="")  # conjugate: no complex dtypes here
 def transpose(x: Any, perm: Optional[Sequence[int]] = None, name: Optional[str] = None) -> _g.Tensor:
     """Permutes the dimensions: output dim i is input dim perm[i] (default: reversed)."""
     p = None if perm is None else tuple(_int_list(perm, "transpose perm"))
     return single("Transpose", [x], {"perm": p}, name=name or "transpose")
 
 
+@tf_keywords(input="x", dim="axis")
 def expand_dims(x: Any, axis: int, name: Optional[str] = None) -> _g.Tensor:
     """Inserts a dimension of size 1 at `axis` (in [-rank-1, rank]; negative counts from the end)."""
     return single("ExpandDims", [x], {"axis": int(static_axis(axis, "expand_dims"))}, name=name or "ExpandDims")
 
 
+@tf_keywords(input="x", squeeze_dims="axis")
 def squeeze(x: Any, axis: Union[None, int, Sequence[int]] = None, name: Optional[str] = None) -> _g.Tensor:
     """Removes the size-1 dimensions listed in `axis` (all of them when None)."""
     if axis is not None:
@@ -619,6 +628,7 @@ def broadcast_like(x: Any, like: Any, name: Optional[str] = None) -> _g.Tensor:
     return single("BroadcastLike", [x, like], name=name or "BroadcastLike")
 
 
+@tf_keywords(input="x")
 def broadcast_to(x: Any, shape: Sequence[int], name: Optional[str] = None) -> _g.Tensor:
     """x broadcast (NumPy rules) to the static `shape`."""
     return single("BroadcastTo", [x], {"shape": tuple(_int_list(shape, "broadcast_to shape"))},
@@ -635,6 +645,7 @@ def expand_reduced(t: Any, x: Any, axis: Any, name: Optional[str] = None) -> _g.
     return single("ExpandReduced", [t, x], {"axis": axis}, name=name or "ExpandReduced")
 
 
+@tf_keywords(input="x")
 def tile(x: Any, multiples: Sequence[int], name: Optional[str] = None) -> _g.Tensor:
     """Repeats x multiples[i] times along dimension i."""
     return single("Tile", [x], {"multiples": tuple(_int_list(multiples, "tile multiples"))}, name=name or "Tile")
@@ -709,6 +720,7 @@ def split_like(g: Any, likes: Sequence[Any], axis: int, name: Optional[str] = No
     return list(make_op("SplitLike", [g] + likes, {"axis": axis}, name=name or "SplitLike").outputs)
 
 
+@tf_keywords(input="inputs")
 def identity_n(inputs: Sequence[Any], name: Optional[str] = None) -> List[_g.Tensor]:
     """Returns the inputs unchanged, as one op (useful for grouping and control dependencies)."""
     inputs = list(inputs)

@@ -14,7 +14,7 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op, not_differentiable
 from ..shape import TensorShape, broadcast_static
-from .op_util import single, same_shape_fn, axis_list, static_axis
+from .op_util import single, same_shape_fn, axis_list, static_axis, tf_keywords
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "negative", "pow",
@@ -399,36 +399,42 @@ def _deprecated_alias(new: Any, old: Any, new_name: str, old_name: str) -> Any:
 
 # TensorFlow 1.x's signatures: reduce_sum(input_tensor, axis=None, keepdims=None, name=None,
 # reduction_indices=None, keep_dims=None); the last two are its older spellings
+@tf_keywords(input_tensor="x")
 def reduce_sum(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Sum over `axis` (all axes when None)."""
     return _reduce("Sum", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
+@tf_keywords(input_tensor="x")
 def reduce_mean(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                 reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Mean over `axis` (all axes when None)."""
     return _reduce("Mean", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
+@tf_keywords(input_tensor="x")
 def reduce_max(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Maximum over `axis` (all axes when None)."""
     return _reduce("Max", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
+@tf_keywords(input_tensor="x")
 def reduce_min(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Minimum over `axis` (all axes when None)."""
     return _reduce("Min", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
+@tf_keywords(input_tensor="x")
 def reduce_prod(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                 reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Product over `axis` (all axes when None)."""
     return _reduce("Prod", x, axis, keepdims, name, reduction_indices, keep_dims)
 
 
+@tf_keywords(input_tensor="x")
 def reduce_all(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Logical and over `axis` of a bool tensor."""
@@ -439,6 +445,7 @@ def reduce_all(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[st
     return cast(m, _dt.bool_, name=name or "All")
 
 
+@tf_keywords(input_tensor="x")
 def reduce_any(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """Logical or over `axis` of a bool tensor."""
@@ -449,6 +456,7 @@ def reduce_any(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[st
     return greater(m, 0, name=name or "Any")  # (not a cast: Max over nothing is int32's lowest; Any is False)
 
 
+@tf_keywords(input_tensor="x")
 def reduce_logsumexp(x: Any, axis: Any = None, keepdims: Any = None, name: Optional[str] = None,
                      reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     """log(sum(exp(x))) over `axis`, computed stably (the maximum taken out first)."""
@@ -465,6 +473,7 @@ def reduce_logsumexp(x: Any, axis: Any = None, keepdims: Any = None, name: Optio
     return _g.convert_to_tensor(r) if name is None else single("Identity", [r], name=name)
 
 
+@tf_keywords(input="x")
 def argmax(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
            output_type: Any = _dt.int64) -> _g.Tensor:
     """Index of the largest entry along `axis` (TensorFlow 1.x: default 0; `dimension` its old name)."""
@@ -473,6 +482,7 @@ def argmax(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any 
                                  "output_type": _dt.as_dtype(output_type)}, name=name or "ArgMax")
 
 
+@tf_keywords(input="x")
 def argmin(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any = None,
            output_type: Any = _dt.int64) -> _g.Tensor:
     """Index of the smallest entry along `axis` (TensorFlow 1.x: default 0; `dimension` its old name)."""
@@ -486,6 +496,7 @@ def cast(x: Any, dtype: Any, name: Optional[str] = None) -> _g.Tensor:
     return single("Cast", [x], {"DstT": _dt.as_dtype(dtype)}, name=name or "Cast")
 
 
+@tf_keywords(t="x")
 def clip_by_value(x: Any, clip_value_min: Any, clip_value_max: Any, name: Optional[str] = None) -> _g.Tensor:
     x = _g.convert_to_tensor(x)
     lo = _g.convert_to_tensor(clip_value_min, dtype=x.dtype, graph=x.graph)

@@ -213,7 +213,7 @@ def to_int64(x: Any, name: str = "ToInt64") -> _g.Tensor:
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])  # what TF1's top_k returns
 
 
-def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002 - TF names
+def top_k(input: Any, k: Any = 1, sorted: bool = True, index_type: Any = None,  # noqa: A002 - TF names
           name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
     """(values, indices) of the k largest entries along the last dimension.
 
@@ -231,7 +231,11 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002 - TF names
         with x.graph.as_default():
             kt = constant(int(k), dtype=_dt.int32, name="k")
     op = make_op("TopKV2", [x, kt], {"sorted": bool(sorted)}, name=name or "TopKV2")
-    return TopKV2(op.outputs[0], op.outputs[1])
+    idx = op.outputs[1]
+    if index_type is not None and _dt.as_dtype(index_type) != _dt.int32:  # TF's index_type (int16/int64)
+        from .math_ops import cast
+        idx = cast(idx, _dt.as_dtype(index_type))
+    return TopKV2(op.outputs[0], idx)
 
 
 def in_top_k(predictions: Any, targets: Any, k: Any, name: Optional[str] = None) -> _g.Tensor:

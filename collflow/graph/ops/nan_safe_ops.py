@@ -151,14 +151,14 @@ def accumulate_n(inputs: Sequence[Any], shape: Any = None, tensor_dtype: Any = N
     return _m.add_n(ts, name=name or "AccumulateN")
 
 
-def arg_max(input: Any, dimension: Any = None, name: Optional[str] = None,  # noqa: A002
-            output_type: Any = _dt.int64) -> _g.Tensor:
+def arg_max(input: Any, dimension: Any = None, output_type: Any = _dt.int64,  # noqa: A002
+            name: Optional[str] = None) -> _g.Tensor:
     """TF1's deprecated tf.arg_max: tf.argmax along `dimension`."""
     return _m.argmax(input, dimension, name=name, output_type=output_type)
 
 
-def arg_min(input: Any, dimension: Any = None, name: Optional[str] = None,  # noqa: A002
-            output_type: Any = _dt.int64) -> _g.Tensor:
+def arg_min(input: Any, dimension: Any = None, output_type: Any = _dt.int64,  # noqa: A002
+            name: Optional[str] = None) -> _g.Tensor:
     """TF1's deprecated tf.arg_min: tf.argmin along `dimension`."""
     return _m.argmin(input, dimension, name=name, output_type=output_type)
 

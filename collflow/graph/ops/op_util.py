@@ -111,3 +111,26 @@ def static_axis(axis: Any, what: str) -> Any:
     if isinstance(axis, (list, tuple)) and any(isinstance(a, _g.Tensor) for a in axis):
         return [static_axis(a, what) for a in axis]
     return axis
+
+
+def tf_keywords(**aliases: str) -> Any:
+    """Decorator: the function also takes TensorFlow's keyword names for its parameters
+    (alias=ours), as programs written for TF1 (or rewritten by tf_upgrade_v2) pass them:
+    `tf.reduce_sum(input_tensor=x)`, `tf.reshape(tensor=x, shape=s)`.  An alias mapped to
+    "" is accepted and ignored (a TF option with nothing to do here, e.g. `optimize=`)."""
+    import functools
+
+    def deco(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for tf_name, ours in aliases.items():
+                if tf_name in kwargs:
+                    value = kwargs.pop(tf_name)
+                    if not ours:
+                        continue
+                    if ours in kwargs:
+                        raise TypeError(f"{fn.__name__}() got both {tf_name!r} and {ours!r}")
+                    kwargs[ours] = value
+            return fn(*args, **kwargs)
+        return wrapper
+    return deco

@@ -198,10 +198,16 @@ not_differentiable("Shape", "Size", "Rank", "ZerosLike", "OnesLike", "SizeRatio"
 # -- constructors: gathering, slicing, padding ---------------------------------------------
 
 
-def gather(params: Any, indices: Any, axis: int = 0, name: Optional[str] = None) -> _g.Tensor:
+def gather(params: Any, indices: Any, validate_indices: Any = None, name: Optional[str] = None,
+           axis: Any = None, batch_dims: int = 0) -> _g.Tensor:
     """Slices of params along `axis` at `indices` (any rank; out = params.shape[:axis] +
     indices.shape + params.shape[axis+1:]).  The gradient w.r.t. params is IndexedSlices
-    for axis 0.  Indices must lie in [0, params.shape[axis])."""
+    for axis 0.  Indices must lie in [0, params.shape[axis]) (always checked:
+    validate_indices, TF1's, is accepted).  TF1's signature; batch_dims must be 0."""
+    if batch_dims:
+        raise InvalidArgumentError(f"gather: batch_dims={batch_dims} is not supported (use batch_gather or "
+                                   "gather_nd)")
+    axis = 0 if axis is None else axis
     params = _g.convert_to_tensor(params)
     axis = int(static_axis(axis, "gather"))
     if axis < 0 and params.shape.rank is not None:
@@ -423,8 +429,8 @@ def _pairs(paddings: Any) -> Tuple[Tuple[int, int], ...]:
     return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
 
-def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
-        name: Optional[str] = None) -> _g.Tensor:
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: Optional[str] = None,
+        constant_values: Any = 0) -> _g.Tensor:
     """Pads dimension i with paddings[i][0] entries before and paddings[i][1] after.
 
     mode: CONSTANT (constant_values), REFLECT (mirror without the edge; padding < dim) or

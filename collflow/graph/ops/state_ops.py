@@ -107,33 +107,40 @@ def _value_for(ref: Any, value: Any) -> _g.Tensor:
     return _g.convert_to_tensor(value, dtype=dt, graph=_handle(ref).graph)
 
 
-def assign(ref: Any, value: Any, validate_shape: bool = True, name: Optional[str] = None) -> _g.Tensor:
+# TF1's signatures: use_locking is accepted and changes nothing (a variable's updates are
+# atomic here: its state's lock)
+def assign(ref: Any, value: Any, validate_shape: Optional[bool] = None, use_locking: Optional[bool] = None,
+           name: Optional[str] = None) -> _g.Tensor:
     """Sets the variable to `value`; the output is the new value."""
+    validate_shape = True if validate_shape is None else validate_shape
     return single("AssignVariable", [_handle(ref), _value_for(ref, value)],
                   {"validate_shape": validate_shape}, name=name or "Assign")
 
 
-def assign_add(ref: Any, value: Any, name: Optional[str] = None) -> _g.Tensor:
+def assign_add(ref: Any, value: Any, use_locking: Optional[bool] = None, name: Optional[str] = None) -> _g.Tensor:
     """Adds `value` to the variable; the output is the new value."""
     return single("AssignAddVariable", [_handle(ref), _value_for(ref, value)], name=name or "AssignAdd")
 
 
-def assign_sub(ref: Any, value: Any, name: Optional[str] = None) -> _g.Tensor:
+def assign_sub(ref: Any, value: Any, use_locking: Optional[bool] = None, name: Optional[str] = None) -> _g.Tensor:
     """Subtracts `value` from the variable; the output is the new value."""
     return single("AssignSubVariable", [_handle(ref), _value_for(ref, value)], name=name or "AssignSub")
 
 
-def scatter_add(ref: Any, indices: Any, updates: Any, name: Optional[str] = None) -> _g.Tensor:
+def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: Optional[str] = None) -> _g.Tensor:
     """ref[indices] += updates (duplicates accumulate); touches only those rows."""
     return single("ScatterAdd", [_handle(ref), indices, _value_for(ref, updates)], name=name or "ScatterAdd")
 
 
-def scatter_sub(ref: Any, indices: Any, updates: Any, name: Optional[str] = None) -> _g.Tensor:
+def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: Optional[str] = None) -> _g.Tensor:
     """ref[indices] -= updates (duplicates accumulate); touches only those rows."""
     return single("ScatterSub", [_handle(ref), indices, _value_for(ref, updates)], name=name or "ScatterSub")
 
 
-def scatter_update(ref: Any, indices: Any, updates: Any, name: Optional[str] = None) -> _g.Tensor:
+def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
+                   name: Optional[str] = None) -> _g.Tensor:
     """ref[indices] = updates."""
     return single("ScatterUpdate", [_handle(ref), indices, _value_for(ref, updates)], name=name or "ScatterUpdate")
 

@@ -17,7 +17,7 @@ from ..registry import not_differentiable, register_op
 from . import array_ops as _a
 from . import math_ops as _m
 from .misc_ops import range as _range
-from .op_util import make_op, single
+from .op_util import make_op, single, tf_keywords
 
 __all__ = ["decode_csv", "string_to_number", "sequence_mask"]
 
@@ -86,6 +86,7 @@ def decode_csv(records: Any, record_defaults: Sequence[Any], field_delim: str = 
     return list(op.outputs)
 
 
+@tf_keywords(input="string_tensor")
 def string_to_number(string_tensor: Any, out_type: Any = _dt.float32, name: Optional[str] = None) -> _g.Tensor:
     """Each string parsed as a number of out_type (float32, float64, int32, int64)."""
     dt = _dt.as_dtype(out_type)
