@@ -25,7 +25,7 @@ from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F40
 from .graph.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients, AggregationMethod, UnconnectedGradients  # noqa: F401
-from .graph.custom_gradient import custom_gradient  # noqa: F401
+from .graph.custom_gradient import custom_gradient, RegisterGradient, NotDifferentiable, no_gradient  # noqa: F401
 from .graph.control_flow import cond, while_loop  # noqa: F401
 from .graph.functional_ops import scan, map_fn, foldl, foldr  # noqa: F401
 from .graph.ops.reverse_ops import reverse, reverse_v2, reverse_sequence  # noqa: F401
@@ -47,7 +47,7 @@ from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
 from .graph.ops.misc_ops import to_float, to_double, to_int32, to_int64  # noqa: F401,E402
 from .graph.ops.clip_ops import *  # noqa: F401,F403,E402  (tf.norm, tf.global_norm, tf.clip_by_*)
 from .graph.ops.case_ops import case  # noqa: F401,E402
-from .graph.ops.script_ops import py_func  # noqa: F401,E402
+from .graph.ops.script_ops import py_func, py_function, numpy_function  # noqa: F401,E402
 from .nn import losses  # noqa: F401,E402  (tf.losses)
 from .nn import metrics  # noqa: F401,E402  (tf.metrics)
 from .nn import feature_column  # noqa: F401,E402  (tf.feature_column)

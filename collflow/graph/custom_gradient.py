@@ -20,10 +20,10 @@ from typing import Any, Callable, List
 from ..errors import InvalidArgumentError
 from . import graph as _g
 from . import nest
-from .registry import register_gradient, register_op
+from .registry import register_gradient, register_named_gradient, register_op
 from .ops.op_util import make_op
 
-__all__ = ["custom_gradient"]
+__all__ = ["custom_gradient", "RegisterGradient", "NotDifferentiable", "no_gradient"]
 
 
 def _spec(op: _g.Operation) -> list:
@@ -72,3 +72,28 @@ def custom_gradient(f: Callable[..., Any]) -> Callable[..., Any]:
         op = make_op("CustomGradient", xs + flat, {"n_in": len(xs), "grad_fn": grad_fn}, name="CustomGradient")
         return nest.pack_sequence_as(result, list(op.outputs))
     return decorated
+
+
+class RegisterGradient:
+    """`@tf.RegisterGradient("Name")` registers a gradient function fn(op, *grads) -> [grad per
+    input] under "Name", for ops that `Graph.gradient_override_map({"OpType": "Name"})` marks
+    (e.g. a py_func's gradient, a straight-through Round), as TF1's; a name registered twice,
+    or an op type's name that has a gradient already, is a KeyError."""
+
+    def __init__(self, op_type: str):
+        if not isinstance(op_type, str):
+            raise TypeError("op_type must be a string")
+        self._op_type = op_type
+
+    def __call__(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        register_named_gradient(self._op_type, f)
+        return f
+
+
+def NotDifferentiable(op_type: str) -> None:  # noqa: N802 - TF's name
+    """Declares that ops of `op_type` (or marked with that name) have no gradient: their inputs
+    get None, as TF1's tf.NotDifferentiable / tf.no_gradient."""
+    register_named_gradient(op_type, None)
+
+
+no_gradient = NotDifferentiable

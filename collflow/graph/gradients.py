@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError, UnimplementedError
 from . import graph as _g
 from .indexed_slices import IndexedSlices
 from .shape import as_shape
+from .registry import named_gradient
 
 
 def loop_of(op: Any) -> Any:
@@ -217,14 +218,24 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -
             if all(gr is None for gr in out_grads):
                 continue
             od = op.op_def
-            if od.differentiable is False:
+            grad_fn = od.grad_fn
+            override = op.attrs.get("_gradient_op_type")
+            if override is not None:  # Graph.gradient_override_map: the function registered under that name
+                found, grad_fn = named_gradient(override)
+                if not found:
+                    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type}): "
+                                      f"gradient_override_map names {override!r}, which tf.RegisterGradient "
+                                      "did not register")
+                if grad_fn is None:
+                    continue
+            elif od.differentiable is False:
                 continue
-            if od.grad_fn is None:
+            if grad_fn is None:
                 raise UnimplementedError(f"no gradient defined for op type {op.type} (op {op.name!r})", op)
             if len(out_grads) > 1:
                 out_grads = [gr if gr is not None else _zeros_for(t) for gr, t in zip(out_grads, op.outputs)]
             with g.name_scope(op.name.replace("/", "_") + "_grad"):
-                in_grads = list(od.grad_fn(op, *out_grads))
+                in_grads = list(grad_fn(op, *out_grads))
             if len(in_grads) != len(op.inputs):
                 raise UnimplementedError(
                     f"gradient of {op.type} returned {len(in_grads)} gradients for {len(op.inputs)} inputs", op)

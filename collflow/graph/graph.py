@@ -385,6 +385,23 @@ class Graph:
         finally:
             st.pop()
 
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map: Dict[str, str]) -> Iterator[None]:
+        """Ops of the given types created in this block take their gradient from the function
+        registered under the mapped name (tf.RegisterGradient), as TF1's: e.g.
+        `{"Round": "Identity"}` for a straight-through estimator."""
+        if not isinstance(op_type_map, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in op_type_map.items()):
+            raise TypeError("op_type_map must be a dictionary mapping strings to strings")
+        st = self._stack("grad_override")
+        merged = dict(st[-1]) if st else {}
+        merged.update(op_type_map)
+        st.append(merged)
+        try:
+            yield
+        finally:
+            st.pop()
+
     def _current_control_inputs(self) -> List[Operation]:
         out: List[Operation] = []
         for ops in self._stack("control"):
@@ -427,7 +444,11 @@ class Graph:
                     _check_node_name(self._current_scope(), name)
                 uname = self.unique_name(name or op_type)
             dev = canonical_device(device) if device is not None else self._current_device()
-            op = Operation(self, op_def, uname, tensors, dict(attrs or {}), dev, self._current_control_inputs())
+            attrs = dict(attrs or {})
+            overrides = self._stack("grad_override")
+            if overrides and op_type in overrides[-1]:
+                attrs["_gradient_op_type"] = overrides[-1][op_type]
+            op = Operation(self, op_def, uname, tensors, attrs, dev, self._current_control_inputs())
             try:
                 specs = op_def.shape_fn(op)
             except (ValueError, TypeError, IndexError) as e:

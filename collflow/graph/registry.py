@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-__all__ = ["OpDef", "register_op", "register_gradient", "not_differentiable", "get_op_def", "registered_ops"]
+__all__ = ["OpDef", "register_op", "register_gradient", "not_differentiable", "get_op_def", "registered_ops",
+           "register_named_gradient", "named_gradient"]
 
 # shape_fn(op) -> list of (DType, TensorShape-like) per output
 ShapeFn = Callable[[Any], List[Tuple[Any, Any]]]
@@ -94,6 +95,36 @@ def not_differentiable(*names: str) -> None:
     """Declares that op types have no gradient (their inputs get None)."""
     for name in names:
         get_op_def(name).differentiable = False
+
+
+# gradient functions registered under a name (TF1's tf.RegisterGradient) for
+# Graph.gradient_override_map; None: registered as having no gradient (tf.NotDifferentiable)
+_NAMED_GRADIENTS: Dict[str, Optional[Callable]] = {}
+
+
+def register_named_gradient(name: str, fn: Optional[Callable]) -> None:
+    """Registers `fn` (None: no gradient) under `name`, as tf.RegisterGradient / tf.NotDifferentiable:
+    a name that is an op type with a gradient already, or a name registered before, is a KeyError."""
+    if not isinstance(name, str):
+        raise TypeError("op_type must be a string")
+    d = _REGISTRY.get(name)
+    if name in _NAMED_GRADIENTS or (d is not None and d.grad_fn is not None and fn is not None):
+        raise KeyError(f"Registering two gradient with name '{name}'!")
+    _NAMED_GRADIENTS[name] = fn
+    if d is not None and d.grad_fn is None:
+        # an op type of collflow's without a gradient gets this one (or is declared without)
+        d.grad_fn = fn
+        d.differentiable = fn is not None
+
+
+def named_gradient(name: str) -> Tuple[bool, Optional[Callable]]:
+    """(found, the function registered under `name` or an op type's own gradient; None: none)."""
+    if name in _NAMED_GRADIENTS:
+        return True, _NAMED_GRADIENTS[name]
+    d = _REGISTRY.get(name)
+    if d is not None and (d.grad_fn is not None or d.differentiable is False):
+        return True, d.grad_fn
+    return False, None
 
 
 def get_op_def(name: str) -> OpDef:

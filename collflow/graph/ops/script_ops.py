@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence, Union
 
+import numpy as np
+
 from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
@@ -18,7 +20,7 @@ from ..registry import register_op, not_differentiable
 from ..shape import TensorShape
 from .op_util import make_op
 
-__all__ = ["py_func"]
+__all__ = ["py_func", "py_function", "numpy_function"]
 
 
 class PyFunction:
@@ -79,3 +81,27 @@ def py_func(func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stateful: b
     if not many:
         return op.outputs[0]
     return list(op.outputs) if op.outputs else op
+
+
+class _EagerLike(np.ndarray):
+    """An argument of a py_function: a NumPy array that also answers `.numpy()`, as the
+    EagerTensors TF hands py_function's func do (collflow has no eager tensors)."""
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+def py_function(func: Callable[..., Any], inp: Sequence[Any], Tout: Any,  # noqa: N803 - TF name
+                name: Optional[str] = None) -> Union[_g.Tensor, List[_g.Tensor], _g.Operation]:
+    """tf.py_function: func runs on the inputs' values (arrays with `.numpy()`); otherwise
+    tf.py_func (stateful)."""
+    def call(*args: Any) -> Any:
+        return func(*[np.asarray(a).view(_EagerLike) for a in args])
+    call.__name__ = getattr(func, "__name__", "py_function")
+    return py_func(call, inp, Tout, stateful=True, name=name or "EagerPyFunc")
+
+
+def numpy_function(func: Callable[..., Any], inp: Sequence[Any], Tout: Any, stateful: bool = True,  # noqa: N803
+                   name: Optional[str] = None) -> Union[_g.Tensor, List[_g.Tensor], _g.Operation]:
+    """tf.numpy_function: tf.py_func (func takes and returns NumPy arrays)."""
+    return py_func(func, inp, Tout, stateful=stateful, name=name)
