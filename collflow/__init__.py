@@ -32,7 +32,9 @@ from .graph.ops.reverse_ops import reverse, reverse_v2, reverse_sequence  # noqa
 from .graph.variables import *  # noqa: F401,F403
 from .graph.variables import Variable  # noqa: F401
 from .graph.variable_scope import (VariableScope, variable_scope, get_variable_scope,  # noqa: F401
-                                   AUTO_REUSE, variable_op_scope, no_regularizer, get_local_variable)
+                                   AUTO_REUSE, variable_op_scope, no_regularizer, get_local_variable,
+                                   fixed_size_partitioner, min_max_variable_partitioner,
+                                   variable_axis_size_partitioner)
 from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401

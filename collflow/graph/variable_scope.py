@@ -22,7 +22,7 @@ The scope stack is per graph and thread; the store of shared variables is per gr
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import inspect
 
@@ -36,7 +36,8 @@ from .shape import as_shape
 from .variables import Variable
 
 __all__ = ["VariableScope", "variable_scope", "get_variable_scope", "get_variable", "get_local_variable",
-           "AUTO_REUSE", "variable_op_scope", "no_regularizer"]
+           "AUTO_REUSE", "variable_op_scope", "no_regularizer", "fixed_size_partitioner",
+           "min_max_variable_partitioner", "variable_axis_size_partitioner"]
 
 
 def no_regularizer(_: Any) -> None:
@@ -318,6 +319,8 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
         if factory is None:
             raise RuntimeError("partitioned variables need collflow.train (import collflow)")
         v = factory(full, shp, dt, initializer, partitioner, partition_strategy, trainable, comm)
+        if v is None:  # the partitioner asked for one partition: a plain variable, as in TF
+            v = _plain_variable(g, full, shp, dt, initializer, trainable, collections, validate_shape)
     else:
         v = _plain_variable(g, full, shp, dt, initializer, trainable, collections, validate_shape)
     store.variables[full] = v
@@ -382,3 +385,49 @@ def _make(g: _g.Graph, full: str, value: Any, dt: _dt.DType, trainable: bool, co
     with g.as_default(), g.name_scope(None):
         return Variable(value, trainable=trainable, name=full, dtype=dt, collections=collections,
                         validate_shape=validate_shape)
+
+
+# -- TF1's partitioners: callables (shape, dtype) -> partitions per axis ---------------------------
+
+
+def fixed_size_partitioner(num_shards: int, axis: int = 0) -> Callable[..., List[int]]:
+    """num_shards partitions along `axis` (tf.fixed_size_partitioner)."""
+    def partitioner(shape: Any, dtype: Any) -> List[int]:
+        dims = list(as_shape(shape).as_list())
+        out = [1] * len(dims)
+        out[axis] = int(num_shards)
+        return out
+    return partitioner
+
+
+def _slices(shape: Any, dtype: Any, axis: int, bytes_per_slice: int, max_partitions: Optional[int]) -> List[int]:
+    dims = list(as_shape(shape).as_list())
+    elems_per_slice = int(np.prod([d for i, d in enumerate(dims) if i != axis])) if len(dims) > 1 else 1
+    size = _dt.as_dtype(dtype).np.itemsize if _dt.as_dtype(dtype).np.itemsize else 4
+    slices = max(1, -(-dims[axis] * elems_per_slice * size // max(1, bytes_per_slice)))
+    slices = min(slices, dims[axis])
+    if max_partitions is not None:
+        slices = min(slices, int(max_partitions))
+    out = [1] * len(dims)
+    out[axis] = int(slices)
+    return out
+
+
+def min_max_variable_partitioner(max_partitions: int = 1, axis: int = 0, min_slice_size: int = 256 << 10,
+                                 bytes_per_string_element: int = 16) -> Callable[..., List[int]]:
+    """As many partitions along `axis` as keep each at least min_slice_size bytes, at most
+    max_partitions (tf.min_max_variable_partitioner)."""
+    def partitioner(shape: Any, dtype: Any) -> List[int]:
+        return _slices(shape, dtype, axis, min_slice_size, max_partitions)
+    return partitioner
+
+
+def variable_axis_size_partitioner(max_shard_bytes: int, axis: int = 0, bytes_per_string_element: int = 16,
+                                   max_shards: Optional[int] = None) -> Callable[..., List[int]]:
+    """Partitions along `axis` so that no shard exceeds max_shard_bytes, at most max_shards
+    (tf.variable_axis_size_partitioner)."""
+    if max_shard_bytes < 1:
+        raise ValueError(f"max_shard_bytes must be positive, got: {max_shard_bytes}")
+    def partitioner(shape: Any, dtype: Any) -> List[int]:
+        return _slices(shape, dtype, axis, max_shard_bytes, max_shards)
+    return partitioner

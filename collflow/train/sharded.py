@@ -231,12 +231,14 @@ def _initial_value(lay: _ps.ShardLayout, initializer: Any, dt: _dt.DType) -> _g.
 
 
 def _partitioned(full: str, shp: Any, dt: _dt.DType, initializer: Any, partitioner: Any,
-                 partition_strategy: Optional[str], trainable: bool, comm: Any) -> ShardedVariable:
-    """get_variable with a partitioner: a ShardedVariable over the ranks of `comm`.
+                 partition_strategy: Optional[str], trainable: bool, comm: Any) -> Optional[ShardedVariable]:
+    """get_variable with a partitioner: a ShardedVariable over the ranks of `comm` (None: one
+    partition, a plain variable).
 
     partitioner: "mod" or "div"; `rank_partitioner(strategy)`; or TensorFlow's form, a
-    callable (shape, dtype) -> partitions per axis, whose first entry must be the number of
-    ranks (strategy from `partition_strategy`, default "mod").
+    callable (shape, dtype) -> partitions per axis (tf.fixed_size_partitioner, ...), whose
+    first entry must be 1 or the number of ranks (strategy from `partition_strategy`,
+    default "mod").
     """
     strategy = partition_strategy or "mod"
     if isinstance(partitioner, str):
@@ -245,11 +247,14 @@ def _partitioned(full: str, shp: Any, dt: _dt.DType, initializer: Any, partition
         strategy = partitioner.strategy
     elif callable(partitioner):
         parts = list(partitioner(shp, dt))
+        if parts and all(int(p) == 1 for p in parts):
+            return None
         n = _communicator(comm).size
         if not parts or int(parts[0]) != n or any(int(p) != 1 for p in parts[1:]):
             raise InvalidArgumentError(
                 f"get_variable {full!r}: collflow shards a variable over the ranks along axis 0, so the partitioner "
-                f"must return [{n}, 1, ...] (one shard per rank); it returned {parts}")
+                f"must return [{n}, 1, ...] (one shard per rank) or one partition; it returned {parts} (TF1's "
+                f"partitioned variables of several parts in one process are not implemented)")
     else:
         raise InvalidArgumentError(f"get_variable {full!r}: cannot use {partitioner!r} as a partitioner; "
                                    "use 'mod', 'div' or cf.train.sharded.rank_partitioner(...)")
