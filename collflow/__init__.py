@@ -48,7 +48,7 @@ from .platform import tf_logging as logging, flags, app, gfile  # noqa: F401,E40
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
 from .graph.ops.misc_ops import to_float, to_double, to_int32, to_int64  # noqa: F401,E402
 from .graph.ops.clip_ops import *  # noqa: F401,F403,E402  (tf.norm, tf.global_norm, tf.clip_by_*)
-from .graph.ops.case_ops import case  # noqa: F401,E402
+from .graph.ops.case_ops import case, switch_case  # noqa: F401,E402
 from .graph.ops.script_ops import py_func, py_function, numpy_function  # noqa: F401,E402
 from .nn import losses  # noqa: F401,E402  (tf.losses)
 from .nn import metrics  # noqa: F401,E402  (tf.metrics)

@@ -46,13 +46,14 @@ from collflow.graph.initializers import (constant_initializer, glorot_normal_ini
                                          glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                                          random_normal_initializer, random_uniform_initializer,
                                          truncated_normal_initializer, variance_scaling_initializer,
-                                         zeros_initializer)
+                                         zeros_initializer, uniform_unit_scaling_initializer)
 
 from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
 from collflow.compat.namespaces import bitwise, debugging, io, linalg, lookup, math, random, sparse, strings  # noqa: E402,F401,A004
 from collflow.compat.namespaces import python_io  # noqa: E402,F401
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
+logical_xor = math.logical_xor
 
 initialize_all_variables = global_variables_initializer   # TF1's deprecated names
 initialize_local_variables = local_variables_initializer

@@ -36,6 +36,7 @@ __all__ = [
     "random_uniform_initializer", "truncated_normal_initializer", "variance_scaling_initializer",
     "glorot_uniform_initializer", "glorot_normal_initializer", "get", "compute_fans",
     "Orthogonal", "Identity", "orthogonal", "identity", "orthogonal_initializer", "identity_initializer",
+    "UniformUnitScaling", "uniform_unit_scaling_initializer",
 ]
 
 # stddev of the standard normal truncated to [-2, 2]: dividing by it keeps the variance
@@ -341,3 +342,25 @@ def get(identifier: Any) -> Optional[Any]:
     if callable(identifier):
         return identifier
     raise TypeError(f"cannot interpret {identifier!r} as an initializer")
+
+
+class UniformUnitScaling(Initializer):
+    """TF1's uniform_unit_scaling_initializer: uniform in [-m, m], m = factor * sqrt(3 / n),
+    n the product of the shape's dimensions but the last (the inputs of a linear layer)."""
+
+    def __init__(self, factor: float = 1.0, seed: Optional[int] = None, dtype: Any = _dt.float32):
+        self.factor, self.seed, self.dtype = float(factor), seed, _dt.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> _g.Tensor:
+        dims = list(_static_shape(shape))
+        n = 1.0
+        for d in dims[:-1]:
+            n *= d
+        limit = math.sqrt(3.0 / max(n, 1.0)) * self.factor
+        return random_ops.random_uniform(dims, -limit, limit, self._dtype(dtype, True), seed=self.seed)
+
+    def get_config(self) -> Dict[str, Any]:
+        return {"factor": self.factor, "seed": self.seed, "dtype": self.dtype.name}
+
+
+uniform_unit_scaling_initializer = UniformUnitScaling

@@ -114,3 +114,23 @@ def _singular_values_grad(op: Any, ctx: KernelContext) -> Any:
         u, _, vh = xp.linalg.svd(a, full_matrices=False)
         return xp.matmul(u * g[..., None, :], vh)    # u diag(g) v^T
     return grad
+
+
+@register_kernel("SearchSorted")
+def _searchsorted(op: Any, ctx: KernelContext) -> Any:
+    side, out = op.attrs["side"], op.attrs["out_type"].np
+
+    def searchsorted(seq: Any, vals: Any) -> Any:
+        seq, vals = np.asarray(seq), np.asarray(vals)
+        if seq.shape[:-1] != vals.shape[:-1]:
+            raise InvalidArgumentError(f"searchsorted: the leading dimensions of sorted_sequence {seq.shape} and "
+                                       f"values {vals.shape} must match", op)
+        if out == np.int32 and seq.shape[-1] >= 2 ** 31:
+            raise InvalidArgumentError("searchsorted: sorted_sequence's rows are too long for int32 output", op)
+        s2 = seq.reshape(-1, seq.shape[-1])
+        v2 = vals.reshape(-1, vals.shape[-1])
+        res = np.empty(v2.shape, dtype=out)
+        for r in range(s2.shape[0]):
+            res[r] = np.searchsorted(s2[r], v2[r], side=side)
+        return res.reshape(vals.shape)
+    return searchsorted

@@ -10,7 +10,7 @@ from .distributed import *  # noqa: F401,F403
 from .saver import Saver, RestoreResult, latest_checkpoint, checkpoint_exists  # noqa: F401
 from .moving_averages import ExponentialMovingAverage  # noqa: F401
 from .checkpoint_utils import (CheckpointState, get_checkpoint_state, list_variables, load_variable,  # noqa: F401
-                               load_checkpoint, NewCheckpointReader, init_from_checkpoint)
+                               load_checkpoint, NewCheckpointReader, init_from_checkpoint, checkpoints_iterator)
 from .checkpoint_manager import CheckpointManager, add_checkpoint_arguments, manager_from_args  # noqa: F401
 from .preemption import PreemptionHandler  # noqa: F401
 from ..errors import DataLossError  # noqa: F401

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from . import checkpoint_policy as _policy
 from .saver import _as_prefix, checkpoint_file, latest_checkpoint
 
 __all__ = ["CheckpointState", "get_checkpoint_state", "list_variables", "load_variable", "load_checkpoint",
-           "NewCheckpointReader", "init_from_checkpoint"]
+           "NewCheckpointReader", "init_from_checkpoint", "checkpoints_iterator"]
 
 
 @dataclass
@@ -171,3 +171,35 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) 
                 raise ValueError(f"Tensor {full} ({name[len(scope) + 1:]} in {ckpt_name}) is not found in "
                                  f"{ckpt_dir_or_file} checkpoint")
             assign_from(store[name], full)
+
+
+def checkpoints_iterator(checkpoint_dir: str, min_interval_secs: float = 0, timeout: Optional[float] = None,
+                         timeout_fn: Optional[Callable[[], bool]] = None) -> Iterator[str]:
+    """Yields each new checkpoint of checkpoint_dir as it appears (TF1's continuous evaluation
+    loop): waits at least min_interval_secs between yields; after `timeout` seconds with no
+    new checkpoint it calls timeout_fn and stops unless that returns False (no timeout_fn:
+    stops)."""
+    import time
+    from .saver import latest_checkpoint
+    last: Optional[str] = None
+    while True:
+        start = time.monotonic()
+        found = None
+        while found is None:
+            path = latest_checkpoint(checkpoint_dir)
+            if path is not None and path != last:
+                found = path
+                break
+            if timeout is not None and time.monotonic() - start > timeout:
+                break
+            time.sleep(0.1 if timeout is None else max(0.0, min(0.1, timeout)))
+        if found is None:
+            if timeout_fn is None or timeout_fn():
+                return
+            continue
+        last = found
+        t0 = time.monotonic()
+        yield found
+        wait = min_interval_secs - (time.monotonic() - t0)
+        if wait > 0:
+            time.sleep(wait)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import builtins
 from typing import Any, Callable, List, Optional, Sequence
 
+import numpy as np
+
 from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
@@ -24,7 +26,7 @@ from .op_util import make_op
 _pytuple = builtins.tuple  # `tuple` is a public function below (TensorFlow's name)
 
 # exported by name (collflow/__init__.py imports `case` and, last, `tuple`: it shadows the builtin)
-__all__ = ["case"]
+__all__ = ["case", "switch_case"]
 
 
 def _check_spec(op: _g.Operation) -> list:
@@ -153,3 +155,28 @@ def tuple(tensors: Sequence[Any], name: Optional[str] = None,  # noqa: A001 - Te
                 else:
                     out.append(identity(t))
         return out
+
+
+def switch_case(branch_index: Any, branch_fns: Any, default: Optional[Callable[[], Any]] = None,
+                name: str = "switch_case") -> Any:
+    """Runs branch_fns[branch_index] (a list of callables, or a dict {int: callable}); an index
+    with no branch runs `default`, or the last branch when default is None (tf.switch_case)."""
+    if isinstance(branch_fns, dict):
+        items = sorted(branch_fns.items())
+    elif isinstance(branch_fns, (builtins.list, builtins.tuple)):
+        items = [it if isinstance(it, builtins.tuple) else (i, it) for i, it in enumerate(branch_fns)]
+    else:
+        raise TypeError(f"branch_fns must be a list, tuple, or dict, got {type(branch_fns).__name__}")
+    if not items:
+        raise ValueError("Must provide at least one item in branch_fns")
+    for k, fn in items:
+        if not isinstance(k, (int, np.integer)) or not callable(fn):
+            raise TypeError(f"branch_fns entries must be (int, callable), got ({k!r}, {fn!r})")
+    idx = _g.convert_to_tensor(branch_index)
+    if idx.dtype != _dt.int32:
+        raise TypeError(f"branch_index must be an int32 scalar, got {idx.dtype.name}")
+    from .math_ops import equal
+    with idx.graph.as_default(), idx.graph.name_scope(name):
+        pairs = [(equal(idx, int(k)), fn) for k, fn in items]
+        return case(pairs, default=default if default is not None else items[-1][1], exclusive=False, strict=True,
+                    name="case")

@@ -22,7 +22,7 @@ from . import math_ops as _m
 from .constant_op import constant
 from .op_util import dense as _dense, single
 
-__all__ = ["gather_nd", "scatter_nd", "boolean_mask", "sparse_to_dense"]
+__all__ = ["gather_nd", "scatter_nd", "boolean_mask", "sparse_to_dense", "batch_gather"]
 
 
 def _const(t: _g.Tensor) -> Optional[np.ndarray]:
@@ -251,3 +251,30 @@ def sparse_to_dense(sparse_indices: Any, output_shape: Any, sparse_values: Any, 
         return single("SparseToDense", [idx, shp, vals, default], {"validate_indices": bool(validate_indices)},
                       name=name or "SparseToDense")
 
+
+
+def batch_gather(params: Any, indices: Any, name: Optional[str] = None) -> _g.Tensor:
+    """params[b..., indices[b..., j], ...]: a gather along the first axis after the leading
+    (batch) axes that params and indices share (TF1's tf.batch_gather: gather with
+    batch_dims = rank(indices) - 1)."""
+    from .misc_ops import range as _range
+    p = _g.convert_to_tensor(params)
+    i = _g.convert_to_tensor(indices)
+    if i.shape.rank is None or p.shape.rank is None:
+        raise InvalidArgumentError("batch_gather needs params and indices of known rank")
+    nb = i.shape.rank - 1
+    if nb < 0 or p.shape.rank < nb + 1:
+        raise InvalidArgumentError(f"batch_gather: indices {i.shape} must have rank >= 1 and at most params' "
+                                   f"({p.shape})")
+    with p.graph.as_default(), p.graph.name_scope(name or "batch_gather"):
+        if nb == 0:
+            from .slicing_ops import gather
+            return gather(p, i)
+        # the batch position of every index, stacked with the index: gather_nd
+        shape = _a.shape(i, out_type=i.dtype)
+        grids = []
+        for d in range(nb):
+            r = _a.reshape(_range(shape[d]), [-1 if k == d else 1 for k in range(nb + 1)])
+            grids.append(r + _a.zeros_like(i))  # the batch coordinate d of every index
+        coords = _a.stack(grids + [i], axis=-1)
+        return gather_nd(p, coords)

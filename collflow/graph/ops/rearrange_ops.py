@@ -12,8 +12,10 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...errors import InvalidArgumentError, UnimplementedError
 from .. import graph as _g
+from ..registry import not_differentiable, register_op
 from . import array_ops as _a
 from . import bitwise_ops as _bw
 from . import math_ops as _m
@@ -21,8 +23,9 @@ from . import misc_ops as _misc
 from . import slicing_ops as _sl
 from .array_util import _const_value
 from .constant_op import identity
+from .op_util import single
 
-__all__ = ["sort", "argsort", "roll", "repeat"]
+__all__ = ["sort", "argsort", "roll", "repeat", "searchsorted"]
 
 
 def _static_ints(v: Any, what: str, fn: str) -> List[int]:
@@ -147,3 +150,29 @@ def repeat(input: Any, repeats: Any, axis: Optional[int] = None, name: Optional[
             raise InvalidArgumentError(f"repeat: {len(reps)} repeat counts for an axis of size {n}")
         idx = np.repeat(np.arange(n, dtype=np.int32), reps if len(reps) == n else reps[0])
         return _sl.gather(x, idx, axis=ax)
+
+
+def _searchsorted_spec(op: _g.Operation) -> list:
+    seq, vals = op.inputs
+    if seq.shape.rank is not None and vals.shape.rank is not None and seq.shape.rank != vals.shape.rank:
+        raise ValueError(f"searchsorted: sorted_sequence {seq.shape} and values {vals.shape} must have one rank")
+    return [(op.attrs["out_type"], vals.shape)]
+
+
+register_op("SearchSorted", _searchsorted_spec, doc="insertion points of values in the sorted innermost rows")
+not_differentiable("SearchSorted")
+
+
+def searchsorted(sorted_sequence: Any, values: Any, side: str = "left", out_type: Any = _dt.int32,
+                 name: Optional[str] = None) -> _g.Tensor:
+    """For each value, where it goes in its row of sorted_sequence (the innermost axis; the
+    leading axes match): the first position with a not-smaller entry (side="left") or with
+    a larger one ("right"), as tf.searchsorted."""
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be either 'right' or 'left'.  Saw: {side}.")
+    seq = _g.convert_to_tensor(sorted_sequence)
+    vals = _g.convert_to_tensor(values, dtype=seq.dtype)
+    if seq.shape.rank == 0 or vals.shape.rank == 0:
+        raise ValueError("searchsorted needs tensors of rank >= 1")
+    return single("SearchSorted", [seq, vals], {"side": side, "out_type": _dt.as_dtype(out_type)},
+                  name=name or "SearchSorted")
