@@ -115,6 +115,9 @@ CASES = [
          [(2, 4, 4, 2)]),
     Case("MaxPool", lambda x: cf.nn.max_pool2d(x, ksize=3, strides=2, padding="SAME"), [(1, 5, 5, 2)],
          id="MaxPool-same-overlapping"),
+    # distinct values (no ties), overlapping SAME windows: the gradient goes to each argmax
+    Case("MaxPoolWithArgmax", lambda x: cf.nn.max_pool_with_argmax(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME")[0],
+         [(2, 5, 5, 2)], make_inputs=lambda rng: [rng.permutation(100).reshape(2, 5, 5, 2) * 0.1]),
     # windows that tile the input (the gradient's fast road), unequal sides
     Case("MaxPool", lambda x: cf.nn.max_pool(x, ksize=[1, 2, 3, 1], strides=[1, 2, 3, 1], padding="SAME"),
          [(2, 4, 6, 3)], id="MaxPool-tiled-2x3"),

@@ -1,5 +1,5 @@
 """Kernels of graph/ops/nn_extra_ops.py (relu6, elu, selu, softplus, softsign, LRN and its
-gradient), written once against `xp`.
+gradient), written once against `xp`; and max_pool_with_argmax's (graph/ops/nn_more_tf1_ops.py).
 
 Exponentials see only the negative side (exp of min(x, 0)), so large inputs never overflow.
 LRN's window sums over channels are 2 * depth_radius + 1 shifted adds of whole arrays.
@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..errors import InvalidArgumentError
 from .registry import KernelContext, register_kernel
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -114,3 +117,38 @@ def _lrn_grad(op: Any, ctx: KernelContext) -> Any:
         n += s
         return n
     return lrn_grad
+
+
+@register_kernel("MaxPoolWithArgmax")
+def _max_pool_with_argmax(op: Any, ctx: KernelContext) -> Any:
+    (kh, kw), (sh, sw) = op.attrs["ksize"], op.attrs["strides"]
+    same, with_batch, targ = op.attrs["padding"] == "SAME", op.attrs["include_batch_in_index"], op.attrs["Targmax"].np
+
+    def run(x: Any) -> Any:
+        x = np.asarray(x)
+        n, h, w, c = x.shape
+        if same:
+            oh, ow = -(-h // sh), -(-w // sw)
+            pt = max((oh - 1) * sh + kh - h, 0) // 2
+            pl = max((ow - 1) * sw + kw - w, 0) // 2
+        else:
+            oh, ow, pt, pl = (h - kh) // sh + 1, (w - kw) // sw + 1, 0, 0
+        if oh <= 0 or ow <= 0:
+            raise InvalidArgumentError(f"max_pool_with_argmax: a {kh}x{kw} window does not fit {h}x{w} (VALID)", op)
+        hp, wp = max(h + 2 * pt, (oh - 1) * sh + kh), max(w + 2 * pl, (ow - 1) * sw + kw)
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xp = np.full((n, hp, wp, c), low, dtype=x.dtype)
+        xp[:, pt:pt + h, pl:pl + w] = x
+        s = xp.strides
+        win = np.lib.stride_tricks.as_strided(xp, (n, oh, ow, kh, kw, c),
+                                              (s[0], s[1] * sh, s[2] * sw, s[1], s[2], s[3]))
+        flat = win.reshape(n, oh, ow, kh * kw, c)
+        k = flat.argmax(axis=3)                          # the first maximum, row-major in the window
+        out = np.take_along_axis(flat, k[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+        y = np.arange(oh)[None, :, None, None] * sh - pt + k // kw
+        xx = np.arange(ow)[None, None, :, None] * sw - pl + k % kw
+        idx = (y * w + xx) * c + np.arange(c)[None, None, None, :]
+        if with_batch:
+            idx = idx + np.arange(n)[:, None, None, None] * (h * w * c)
+        return out, idx.astype(targ)
+    return run

@@ -1,0 +1,62 @@
+"""tf.nn.max_pool_with_argmax (values, TF's index layout, gradient), conv1d_transpose and
+batch_norm_with_global_normalization: by hand, by finite differences, against TF."""
+import numpy as np
+import pytest
+
+import collflow.compat.v1 as cf
+from gradcheck import Case, check_case
+from tf_peer import run_in_both
+
+
+def test_max_pool_with_argmax_by_hand():
+    x = np.array([[1, 5, 2, 0], [3, 5, 1, 7], [0, 0, 9, 9], [2, 1, 9, 3]], np.float32).reshape(1, 4, 4, 1)
+    x2 = np.concatenate([x, x * 2], axis=0)
+    with cf.Graph().as_default():
+        out, arg = cf.nn.max_pool_with_argmax(x2, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        _, argb = cf.nn.max_pool_with_argmax(x2, [1, 2, 2, 1], [1, 2, 2, 1], "VALID", include_batch_in_index=True)
+        with cf.Session() as s:
+            o, a, ab = s.run([out, arg, argb])
+    np.testing.assert_array_equal(o[0, :, :, 0], [[5, 7], [2, 9]])
+    np.testing.assert_array_equal(a[0, :, :, 0], [[1, 7], [12, 10]])     # the first maximum of each window
+    np.testing.assert_array_equal(a[1], a[0])
+    np.testing.assert_array_equal(ab[1], a[1] + 16)
+    assert a.dtype == np.int64
+
+
+def test_max_pool_with_argmax_gradient():
+    rng = np.random.default_rng(0)
+    check_case(Case("MaxPoolWithArgmax", lambda x: cf.nn.max_pool_with_argmax(x, [1, 3, 3, 1], [1, 2, 2, 1],
+                                                                               "SAME")[0],
+                    [(2, 5, 6, 3)], make_inputs=lambda r: [rng.permutation(180).reshape(2, 5, 6, 3) * 0.1]))
+
+
+def test_conv1d_transpose_and_old_batch_norm():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 5, 3)).astype(np.float32)
+    f = rng.normal(size=(3, 4, 3)).astype(np.float32)
+    with cf.Graph().as_default():
+        y = cf.nn.conv1d_transpose(x, f, [2, 10, 4], 2, "SAME")
+        back = cf.nn.conv1d(cf.ones([2, 10, 4]), f, 2, "SAME")      # the adjoint pair
+        bn = cf.nn.batch_norm_with_global_normalization(x, [0.5, 0, 1], [1.0, 4.0, 0.25], [0, 1, 0], [2.0, 1, 1],
+                                                        1e-3, True)
+        with cf.Session() as s:
+            yv, bv, bnv = s.run([y, back, bn])
+    assert yv.shape == (2, 10, 4)
+    np.testing.assert_allclose(yv.sum(), (bv * x).sum(), rtol=1e-4)
+    want = (x - [0.5, 0, 1]) / np.sqrt(np.array([1.0, 4.0, 0.25]) + 1e-3) * [2.0, 1, 1] + [0, 1, 0]
+    np.testing.assert_allclose(bnv, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("padding,stride,batch", [("VALID", 2, False), ("SAME", 2, False), ("SAME", 1, True)])
+def test_same_as_tensorflow(padding, stride, batch):
+    x = np.random.default_rng(2).normal(size=(2, 7, 6, 3)).astype(np.float32)
+
+    def program(T):
+        t = T.constant(x)
+        out, arg = T.nn.max_pool_with_argmax(t, [1, 3, 3, 1], [1, stride, stride, 1], padding,
+                                             include_batch_in_index=batch)
+        return [out, arg, T.gradients(T.reduce_sum(out * out), t)[0],
+                T.nn.conv1d_transpose(t[:, 0], T.constant(np.ones((3, 2, 3), np.float32)), [2, 12, 2], 2, "SAME")]
+    ours, theirs = run_in_both(program)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
