@@ -55,6 +55,7 @@ from .nn import metrics  # noqa: F401,E402  (tf.metrics)
 from .nn import feature_column  # noqa: F401,E402  (tf.feature_column)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn, .opt, .layers)
+from . import estimator  # noqa: F401,E402  (tf.estimator)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
 from .graph.ops.math_extra_ops import *  # noqa: F401,F403,E402  (tf.div, tf.floor, tf.erf, tf.linspace, ...)
 from .graph.ops.matrix_ops import *  # noqa: F401,F403,E402  (tf.einsum, tf.tensordot, tf.eye, tf.diag, ...)

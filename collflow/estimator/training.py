@@ -1,0 +1,85 @@
+"""TF1's tf.estimator.TrainSpec, EvalSpec and train_and_evaluate (the local run)."""
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any, Callable, Optional, Sequence
+
+from ..platform import tf_logging as logging
+from ..train.hooks import CheckpointSaverListener
+
+__all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate"]
+
+
+class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks"])):
+    """The training half of train_and_evaluate: input_fn, max_steps (None: until the input ends), hooks."""
+
+    def __new__(cls, input_fn: Callable, max_steps: Optional[int] = None,
+                hooks: Optional[Sequence[Any]] = None) -> "TrainSpec":
+        if not callable(input_fn):
+            raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        return super().__new__(cls, input_fn, max_steps, tuple(hooks or ()))
+
+
+class EvalSpec(collections.namedtuple("EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters",
+                                                   "start_delay_secs", "throttle_secs"])):
+    """The evaluation half: input_fn, steps (None: until the input ends), name, hooks;
+    throttle_secs: the least time between two evaluations during training.  Exporters are
+    not supported (collflow has no SavedModel export)."""
+
+    def __new__(cls, input_fn: Callable, steps: Optional[int] = 100, name: Optional[str] = None,
+                hooks: Optional[Sequence[Any]] = None, exporters: Any = None, start_delay_secs: float = 120,
+                throttle_secs: float = 600) -> "EvalSpec":
+        if not callable(input_fn):
+            raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if exporters:
+            raise NotImplementedError("EvalSpec exporters (SavedModel export) are not implemented in collflow")
+        if start_delay_secs < 0 or throttle_secs < 0:
+            raise ValueError("start_delay_secs and throttle_secs must be >= 0")
+        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), (), start_delay_secs, throttle_secs)
+
+
+class _EvalAfterSaveListener(CheckpointSaverListener):
+    """Evaluates after a checkpoint is saved, at most once every throttle_secs."""
+
+    def __init__(self, estimator: Any, eval_spec: EvalSpec):
+        self._est, self._spec = estimator, eval_spec
+        self._last = time.monotonic()  # the session's first save is not evaluated
+        self.result: Any = None
+
+    def after_save(self, session: Any, global_step_value: int) -> None:
+        if time.monotonic() - self._last < self._spec.throttle_secs:
+            return
+        self._last = time.monotonic()
+        self.result = _evaluate(self._est, self._spec)
+
+
+def _evaluate(estimator: Any, spec: EvalSpec) -> Any:
+    return estimator.evaluate(spec.input_fn, steps=spec.steps, hooks=spec.hooks, name=spec.name)
+
+
+def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple:
+    """Trains `estimator` as train_spec says, evaluating after checkpoint saves (throttled by
+    throttle_secs) and once at the end; returns (the last eval result, export results [])."""
+    if not isinstance(train_spec, TrainSpec):
+        raise TypeError(f"`train_spec` must have type `tf.estimator.TrainSpec`. Got: {type(train_spec)}")
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: {type(eval_spec)}")
+    logging.info("Running training and evaluation locally (non-distributed).")
+    cfg = estimator.config
+    listeners = []
+    listener = None
+    if cfg.save_checkpoints_secs or cfg.save_checkpoints_steps:
+        listener = _EvalAfterSaveListener(estimator, eval_spec)
+        listeners.append(listener)
+    estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks), max_steps=train_spec.max_steps,
+                    saving_listeners=listeners)
+    result = listener.result if listener is not None else None
+    ckpt = estimator.latest_checkpoint()
+    if result is None or ckpt is None or not str(ckpt).endswith(f"-{int(result['global_step'])}"):
+        result = _evaluate(estimator, eval_spec)
+    return result, []
