@@ -41,7 +41,7 @@ from ..train.global_step import global_step as _read_step
 from ..train.saver import Saver
 from .pipeline import Coordinator, start_queue_runners
 
-__all__ = ["Supervisor", "SessionManager", "LooperThread"]
+__all__ = ["Supervisor", "SessionManager", "LooperThread", "basic_train_loop"]
 
 _SUMMARY_OP, _SAVERS, _READY_FOR_LOCAL_INIT_OP = "summary_op", "savers", "ready_for_local_init_op"
 
@@ -473,3 +473,18 @@ class _StepCounter(LooperThread):
             rate = (step - before) / (now - then)
             self._sv.summary_writer.add_summary(Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]),
                                                 step)
+
+
+def basic_train_loop(supervisor: Supervisor, train_step_fn: Callable[..., Any], args: Optional[Sequence[Any]] = None,
+                     kwargs: Optional[Dict[str, Any]] = None, master: str = "") -> None:
+    """train_step_fn(sess, *args, **kwargs) until the supervisor stops, in its managed session;
+    an AbortedError (a lost peer) starts a new session and goes on (tf.train.basic_train_loop)."""
+    from ..errors import AbortedError
+    while True:
+        try:
+            with supervisor.managed_session(master) as sess:
+                while not supervisor.should_stop():
+                    train_step_fn(sess, *(args or ()), **(kwargs or {}))
+            return
+        except AbortedError:
+            continue

@@ -551,6 +551,20 @@ class Graph:
     def get_all_collection_keys(self) -> List[str]:
         return list(self._collections)
 
+    # -- export -----------------------------------------------------------------------
+    def as_graph_def(self, from_version: Any = None, add_shapes: bool = False) -> Any:
+        """The graph as a GraphDef message: one node per op (name, type, inputs, device); the
+        attributes are not written (enough for TensorBoard and tf.train.write_graph, not for
+        importing into TensorFlow: docs/tf1_compat.md)."""
+        build = _GRAPH_DEF_BUILDER.get("fn")
+        if build is None:
+            raise RuntimeError("as_graph_def needs collflow.summary (import collflow)")
+        return build(self)
+
+    @property
+    def graph_def(self) -> Any:
+        return self.as_graph_def()
+
     # -- lifecycle ------------------------------------------------------------------
     def finalize(self) -> None:
         """Makes the graph read-only: adding an op afterwards raises."""
@@ -761,3 +775,11 @@ def _autopack(value: Any, dtype: Any, name: Optional[str]) -> Tensor:
                 break
     parts = [convert_to_tensor(v, dtype=dt) if not isinstance(v, Tensor) else v for v in value]
     return stack(parts, axis=0, name=name or "packed")
+
+
+# the GraphDef builder lives with the protocol buffers (summary/proto.py), above this layer
+_GRAPH_DEF_BUILDER: Dict[str, Callable[[Graph], Any]] = {}
+
+
+def register_graph_def_builder(fn: Callable[[Graph], Any]) -> None:
+    _GRAPH_DEF_BUILDER["fn"] = fn

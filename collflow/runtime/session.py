@@ -317,6 +317,11 @@ class Session:
     def resources(self) -> ResourceContainer:
         return self._resources
 
+    @property
+    def graph_def(self) -> Any:
+        """The session's graph as a GraphDef (Graph.as_graph_def)."""
+        return self.graph.as_graph_def()
+
     # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
         """Cancels runs in flight, closes queues (waking blocked threads) and frees state."""

@@ -18,7 +18,8 @@ from typing import Any, Dict, Iterator, List, Sequence, Tuple
 from ..errors import InvalidArgumentError
 
 __all__ = ["Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
-           "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING"]
+           "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING", "text_format",
+           "write_graph"]
 
 DT_STRING = 7  # TensorFlow's DataType enum value for strings
 
@@ -302,3 +303,69 @@ def graph_def(graph: Any) -> GraphDef:
         inputs += ["^" + c.name for c in op.control_inputs]
         nodes.append(NodeDef(name=op.name, op=op.type, input=inputs, device=op.device or ""))
     return GraphDef(node=nodes)
+
+
+def _text_escape(b: bytes) -> str:
+    out = []
+    for c in b:
+        ch = chr(c)
+        if ch in "\"'\\":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif 32 <= c < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\{c:03o}")
+    return "".join(out)
+
+
+def text_format(msg: Message, indent: int = 0) -> str:
+    """Protobuf's text format of a hand-written message (what TF's .pbtxt files hold)."""
+    pad = " " * indent
+    lines: List[str] = []
+    for _, name, kind, default in msg.FIELDS:
+        v = getattr(msg, name)
+        values = v if isinstance(kind, list) else ([v] if msg._written(name, kind, default, v) else [])
+        k = kind[0] if isinstance(kind, list) else kind
+        for x in values:
+            if isinstance(k, type):
+                lines.append(f"{pad}{name} {{\n{text_format(x, indent + 2)}{pad}}}\n")
+            elif k in ("string", "bytes"):
+                data = x.encode("utf-8", "surrogateescape") if isinstance(x, str) else bytes(x)
+                lines.append(f'{pad}{name}: "{_text_escape(data)}"\n')
+            elif k == "bool":
+                lines.append(f"{pad}{name}: {'true' if x else 'false'}\n")
+            else:
+                lines.append(f"{pad}{name}: {x}\n")
+    return "".join(lines)
+
+
+def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool = True) -> str:
+    """tf.train.write_graph: the GraphDef (of a cf.Graph, or one given) written to logdir/name,
+    as text or binary, whole or not at all; returns the path."""
+    import os
+    gd = graph_def(graph_or_graph_def) if hasattr(graph_or_graph_def, "get_operations") else graph_or_graph_def
+    if not isinstance(gd, GraphDef):
+        raise TypeError(f"write_graph takes a Graph or a GraphDef, got {type(graph_or_graph_def).__name__}")
+    path = os.path.join(logdir, name)
+    os.makedirs(logdir or ".", exist_ok=True)
+    data = text_format(gd).encode() if as_text else gd.SerializeToString()
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
+def _register() -> None:
+    from ..graph.graph import register_graph_def_builder
+    register_graph_def_builder(graph_def)
+
+
+_register()

@@ -1,7 +1,7 @@
 """The global step: an int64 counter variable in the GLOBAL_STEP collection (TensorFlow 1.x)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from .. import dtypes as _dt
 from ..graph import graph as _g
@@ -9,7 +9,7 @@ from ..graph.graph import GraphKeys
 from ..graph.ops.array_ops import zeros
 from ..graph.variables import Variable
 
-__all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step"]
+__all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step", "assert_global_step"]
 
 
 def get_global_step(graph: Optional[_g.Graph] = None) -> Optional[Variable]:
@@ -49,3 +49,16 @@ def get_or_create_global_step(graph: Optional[_g.Graph] = None) -> Variable:
 def global_step(sess: object, global_step_tensor: object) -> int:
     """The current value of the global step as a Python int."""
     return int(sess.run(global_step_tensor))  # type: ignore[attr-defined]
+
+
+def assert_global_step(global_step_tensor: Any) -> None:
+    """TypeError unless global_step_tensor is a scalar integer variable or tensor (TF1's check)."""
+    t = getattr(global_step_tensor, "value", None)
+    dtype = getattr(global_step_tensor, "dtype", None)
+    shape = getattr(global_step_tensor, "shape", None)
+    if dtype is None or shape is None or t is None and not isinstance(global_step_tensor, _g.Tensor):
+        raise TypeError(f"Existing \"global_step\" must be a Variable or Tensor: {global_step_tensor}.")
+    if not dtype.is_integer:
+        raise TypeError(f"Existing \"global_step\" does not have integer type: {dtype.name}")
+    if shape.rank is not None and shape.rank != 0:
+        raise TypeError(f"Existing \"global_step\" is not scalar: {shape}")

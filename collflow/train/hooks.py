@@ -33,7 +33,7 @@ from .global_step import get_global_step
 __all__ = ["SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "SecondOrStepTimer",
            "StopAtStepHook", "LoggingTensorHook", "CheckpointSaverHook", "CheckpointSaverListener",
            "SummarySaverHook", "StepCounterHook", "NanTensorHook", "NanLossDuringTrainingError", "FinalOpsHook",
-           "FeedFnHook"]
+           "FeedFnHook", "GlobalStepWaiterHook"]
 
 # the clock of the timers (replaceable in tests)
 _clock = time.monotonic
@@ -183,6 +183,35 @@ class StopAtStepHook(SessionRunHook):
             # the fetched value may predate this run's increment: look again before stopping
             if int(run_context.session.run(self._global_step)) >= self._last_step:
                 run_context.request_stop()
+
+
+class GlobalStepWaiterHook(SessionRunHook):
+    """Delays this worker's first run until the global step reaches wait_until_step (TF1's:
+    workers that start once the chief's early steps are done)."""
+
+    def __init__(self, wait_until_step: int):
+        self._wait_until_step = int(wait_until_step)
+
+    def begin(self) -> None:
+        self._worker_is_started = False
+        self._global_step = _global_step_for("GlobalStepWaiterHook")
+
+    def before_run(self, run_context: SessionRunContext) -> None:
+        if self._worker_is_started or self._wait_until_step <= 0:
+            self._worker_is_started = True
+            return None
+        last_logged = None
+        while not getattr(run_context, "stop_requested", False):
+            step = int(run_context.session.run(self._global_step))
+            if step >= self._wait_until_step:
+                self._worker_is_started = True
+                return None
+            if step != last_logged:
+                logging.info("Waiting for global step %d before starting training (now %d).",
+                             self._wait_until_step, step)
+                last_logged = step
+            time.sleep(0.5)
+        return None
 
 
 class NanLossDuringTrainingError(CollflowError, RuntimeError):

@@ -38,7 +38,8 @@ from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
 from .global_step import get_global_step
 
-__all__ = ["Saver", "RestoreResult", "latest_checkpoint", "checkpoint_exists"]
+__all__ = ["Saver", "RestoreResult", "latest_checkpoint", "checkpoint_exists", "get_checkpoint_mtimes",
+           "remove_checkpoint"]
 
 log = logging.getLogger("collflow.checkpoint")
 
@@ -604,3 +605,21 @@ def checkpoint_exists(path: str) -> bool:
     """Whether `path` names an existing checkpoint (a file, or a prefix; TensorFlow's checkpoint_exists)."""
     f = checkpoint_file(path)
     return os.path.isfile(f) and not f.endswith(cio.TMP_SUFFIX)
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes: Any) -> List[float]:
+    """The modification times of the checkpoints named (those that exist), as TF1's."""
+    out = []
+    for p in checkpoint_prefixes:
+        f = checkpoint_file(p)
+        if os.path.isfile(f):
+            out.append(os.path.getmtime(f))
+    return out
+
+
+def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: Any = None, meta_graph_suffix: str = "meta") -> None:
+    """Deletes the checkpoint's file (TF1's tf.train.remove_checkpoint); the directory's index
+    forgets it the next time it is read (an entry without its file is skipped)."""
+    f = checkpoint_file(checkpoint_prefix)
+    if os.path.isfile(f):
+        os.remove(f)
