@@ -122,6 +122,8 @@ io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops
     "decode_base64": _cf.decode_base64, "matching_files": _cf.matching_files, "read_file": _cf.read_file,
     "write_file": _cf.write_file, **_TFRECORD,
     "decode_raw": _cf.decode_raw, "decode_compressed": _cf.decode_compressed,
+    **{n: getattr(_cf.image, n) for n in ("decode_jpeg", "decode_png", "decode_gif", "decode_bmp", "decode_image",
+                                          "encode_jpeg", "encode_png", "is_jpeg", "extract_jpeg_shape")},
     **{n: getattr(_cf, n) for n in ("parse_example", "parse_single_example", "parse_single_sequence_example",
                                     "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature")}})
 
