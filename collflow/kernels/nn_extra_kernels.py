@@ -123,9 +123,9 @@ def _lrn_grad(op: Any, ctx: KernelContext) -> Any:
 def _max_pool_with_argmax(op: Any, ctx: KernelContext) -> Any:
     (kh, kw), (sh, sw) = op.attrs["ksize"], op.attrs["strides"]
     same, with_batch, targ = op.attrs["padding"] == "SAME", op.attrs["include_batch_in_index"], op.attrs["Targmax"].np
+    xp = ctx.xp
 
     def run(x: Any) -> Any:
-        x = np.asarray(x)
         n, h, w, c = x.shape
         if same:
             oh, ow = -(-h // sh), -(-w // sw)
@@ -136,19 +136,19 @@ def _max_pool_with_argmax(op: Any, ctx: KernelContext) -> Any:
         if oh <= 0 or ow <= 0:
             raise InvalidArgumentError(f"max_pool_with_argmax: a {kh}x{kw} window does not fit {h}x{w} (VALID)", op)
         hp, wp = max(h + 2 * pt, (oh - 1) * sh + kh), max(w + 2 * pl, (ow - 1) * sw + kw)
-        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        xp = np.full((n, hp, wp, c), low, dtype=x.dtype)
-        xp[:, pt:pt + h, pl:pl + w] = x
-        s = xp.strides
-        win = np.lib.stride_tricks.as_strided(xp, (n, oh, ow, kh, kw, c),
+        low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
+        xpad = xp.full((n, hp, wp, c), low, dtype=x.dtype)
+        xpad[:, pt:pt + h, pl:pl + w] = x
+        s = xpad.strides
+        win = xp.lib.stride_tricks.as_strided(xpad, (n, oh, ow, kh, kw, c),
                                               (s[0], s[1] * sh, s[2] * sw, s[1], s[2], s[3]))
         flat = win.reshape(n, oh, ow, kh * kw, c)
         k = flat.argmax(axis=3)                          # the first maximum, row-major in the window
-        out = np.take_along_axis(flat, k[:, :, :, None, :], axis=3)[:, :, :, 0, :]
-        y = np.arange(oh)[None, :, None, None] * sh - pt + k // kw
-        xx = np.arange(ow)[None, None, :, None] * sw - pl + k % kw
-        idx = (y * w + xx) * c + np.arange(c)[None, None, None, :]
+        out = xp.take_along_axis(flat, k[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+        y = xp.arange(oh)[None, :, None, None] * sh - pt + k // kw
+        xx = xp.arange(ow)[None, None, :, None] * sw - pl + k % kw
+        idx = (y * w + xx) * c + xp.arange(c)[None, None, None, :]
         if with_batch:
-            idx = idx + np.arange(n)[:, None, None, None] * (h * w * c)
+            idx = idx + xp.arange(n)[:, None, None, None] * (h * w * c)
         return out, idx.astype(targ)
     return run
