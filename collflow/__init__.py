@@ -54,6 +54,7 @@ from .graph.ops.script_ops import py_func, py_function, numpy_function  # noqa: 
 from .nn import losses  # noqa: F401,E402  (tf.losses)
 from .nn import metrics  # noqa: F401,E402  (tf.metrics)
 from .nn import feature_column  # noqa: F401,E402  (tf.feature_column)
+from .nn import distributions  # noqa: F401,E402  (tf.distributions)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn, .opt, .layers)
 from . import estimator  # noqa: F401,E402  (tf.estimator)
@@ -97,6 +98,7 @@ from .graph.ops.string_more_ops import (as_string, encode_base64, decode_base64,
                                         string_to_hash_bucket)
 from .graph.ops.block_ops import *  # noqa: F401,F403,E402  (space_to_batch_nd, batch_to_space_nd, extract_image_patches)
 from .graph.ops.special_ops import lgamma, digamma, erfc, lbeta  # noqa: F401,E402
+from .graph.ops.special_more_ops import igamma, igammac, betainc, zeta, polygamma, random_gamma  # noqa: F401,E402
 from .graph.ops.scatter_nd_ops import *  # noqa: F401,F403,E402  (tensor_scatter_nd_*, scatter_nd_*, unravel_index, ...)
 from .graph.ops.tally_ops import (confusion_matrix, bincount, invert_permutation, saturate_cast,  # noqa: F401,E402
                                   shape_n, where_v2, parallel_stack)

@@ -8,7 +8,8 @@ import gradtable_math
 TABLES = [gradtable_math]
 for _name in ("gradtable_array", "gradtable_nn", "gradtable_train", "gradtable_control", "gradtable_comm",
               "gradtable_rnn", "gradtable_ps",
-              "gradtable_functional", "gradtable_losses", "gradtable_more", "gradtable_linalg"):
+              "gradtable_functional", "gradtable_losses", "gradtable_more", "gradtable_linalg",
+              "gradtable_special"):
     try:
         TABLES.append(__import__(_name))
     except ModuleNotFoundError:

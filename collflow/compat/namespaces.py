@@ -87,6 +87,7 @@ math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.mat
     "divide_no_nan": _cf.div_no_nan,
     "lgamma": _cf.lgamma, "digamma": _cf.digamma, "erfc": _cf.erfc, "lbeta": _cf.lbeta,
     "polygamma": _special.polygamma,
+    **{n: getattr(_cf, n) for n in ("igamma", "igammac", "betainc", "zeta")},
     **{n: getattr(_tally, n) for n in ("reduce_variance", "reduce_std", "xlogy", "bincount", "confusion_matrix",
                                        "invert_permutation")},
     **{n: getattr(_cf, n) for n in ("multiply_no_nan", "reciprocal_no_nan", "xdivy", "xlog1py", "is_non_decreasing",
@@ -96,6 +97,7 @@ math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.mat
 random = _Namespace("random", "tf.random: the random ops under their tf.random names.", {
     "normal": _cf.random_normal, "uniform": _cf.random_uniform, "truncated_normal": _cf.truncated_normal,
     "shuffle": _cf.random_shuffle, "categorical": _categorical, "multinomial": _cf.multinomial,
+    "gamma": _cf.random_gamma,
     "set_random_seed": _cf.set_random_seed, "uniform_candidate_sampler": _nn.uniform_candidate_sampler,
     "log_uniform_candidate_sampler": _nn.log_uniform_candidate_sampler})
 

@@ -15,6 +15,7 @@ from . import sparse_cross_kernels  # noqa: F401,E402  (tf.sparse.cross, crossed
 from . import parsing_kernels  # noqa: F401,E402
 from . import lookup_kernels  # noqa: F401,E402  (tf.contrib.lookup / tf.lookup tables)
 from . import reader_kernels  # noqa: F401,E402  (the readers, decode_raw)
+from . import special_more_kernels  # noqa: F401,E402  (igamma, betainc, zeta, polygamma, random_gamma)
 from . import image_codec_kernels  # noqa: F401,E402  (tf.image.decode_jpeg/png/gif/bmp, encode_*)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

@@ -10,6 +10,7 @@ from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.
 from . import math_more_ops  # noqa: F401  (tf.expm1, tf.atan, tf.sinh, ..., tf.div_no_nan)
 from . import bitwise_ops  # noqa: F401  (tf.bitwise)
 from . import special_ops  # noqa: F401  (tf.lgamma, tf.digamma, tf.erfc)
+from . import special_more_ops  # noqa: F401  (tf.igamma, tf.betainc, tf.zeta, tf.polygamma, tf.random_gamma)
 from . import text_ops  # noqa: F401  (tf.string_join, tf.string_split, tf.strings.*)
 from . import eig_ops  # noqa: F401  (tf.self_adjoint_eig, tf.matrix_solve_ls)
 from . import ctc_ops  # noqa: F401  (tf.nn.ctc_loss)

@@ -1,16 +1,17 @@
 """Special functions TF1 programs use in likelihoods and priors: tf.lgamma, tf.digamma,
-tf.erfc, tf.lbeta and tf.math.polygamma (orders 0 and 1), each with its derivative as the
-gradient (lgamma' = digamma, digamma' = polygamma(1, .), erfc' = -2/sqrt(pi) exp(-x^2));
-polygamma(1, .) itself has none (order 2 is not implemented).  Kernels compute in float64.
+tf.erfc, tf.lbeta and tf.math.polygamma (orders 0 and 1 here, the others in
+special_more_ops.py), each with its derivative as the gradient (lgamma' = digamma,
+digamma' = polygamma(1, .), polygamma(1, .)' = polygamma(2, .), erfc' = -2/sqrt(pi) exp(-x^2)).  Kernels compute in float64.
 Kernels in kernels/special_kernels.py."""
 from __future__ import annotations
 
 import math
 from typing import Any, Optional
 
-from ...errors import UnimplementedError
+import numpy as np
+
 from .. import graph as _g
-from ..registry import not_differentiable, register_gradient, register_op
+from ..registry import register_gradient, register_op
 from . import math_ops as _m
 from .array_util import _const_value
 from .op_util import dense as _dense, single
@@ -26,8 +27,9 @@ register_gradient("Lgamma")(lambda op, g: [_dense(g) * single("Digamma", [op.inp
 register_gradient("Digamma")(lambda op, g: [_dense(g) * single("Trigamma", [op.inputs[0]])])
 register_gradient("Erfc")(lambda op, g: [_dense(g) * (-2.0 / math.sqrt(math.pi)) * _m.exp(-_m.square(op.inputs[0]))])
 
-# polygamma of order 2 is not here: polygamma(1, x) is the end of the chain (no gradient)
-not_differentiable("Trigamma")
+# trigamma' = polygamma(2, .), the general op (graph/ops/special_more_ops.py)
+register_gradient("Trigamma")(lambda op, g: [_dense(g) * single("Polygamma", [_g.convert_to_tensor(
+    2.0, dtype=op.inputs[0].dtype), op.inputs[0]])])
 
 
 def lgamma(x: Any, name: Optional[str] = None) -> _g.Tensor:
@@ -46,12 +48,12 @@ def erfc(x: Any, name: Optional[str] = None) -> _g.Tensor:
 
 
 def polygamma(a: Any, x: Any, name: Optional[str] = None) -> _g.Tensor:
-    """The a-th derivative of digamma at x, for a = 0 (digamma) or 1 (trigamma) known when the
-    graph is built; other orders raise UnimplementedError."""
+    """The a-th derivative of digamma at x.  Orders 0 and 1 known when the graph is built are
+    Digamma and Trigamma; any other order is the general Polygamma op (special_more_ops.py)."""
     order = _const_value(a) if isinstance(a, _g.Tensor) else a
-    if order is None or float(order) not in (0.0, 1.0):
-        raise UnimplementedError(f"polygamma: only orders 0 and 1 known when the graph is built are supported, "
-                                 f"got {a!r}")
+    if order is None or np.ndim(order) != 0 or float(order) not in (0.0, 1.0):
+        from .special_more_ops import polygamma as _general  # (it imports this module)
+        return _general(a, x, name=name)
     xt = _g.convert_to_tensor(x)
     if float(order) == 0.0:
         return digamma(xt, name=name)
