@@ -15,6 +15,9 @@ from .graph.ops.image_codec_ops import *  # noqa: F401,F403  (decode_jpeg/png/gi
 from .graph.ops import image_adjust_ops as _adjust
 from .graph.ops import image_codec_ops as _codec
 from .graph.ops import image_more_ops as _more
+from .graph.ops.image_ops2 import *  # noqa: F401,F403,E402  (crop_and_resize, NMS, boxes, bicubic/area)
+from .graph.ops.image_ops3 import *  # noqa: F401,F403,E402  (ssim, psnr, sobel_edges, yuv/yiq, gamma, ...)
+from .graph.ops import image_ops2 as _ops2, image_ops3 as _ops3  # noqa: E402
 
 __all__ = (["ResizeMethod", "resize", "resize_bilinear", "resize_images", "resize_nearest_neighbor"] + _adjust.__all__
-           + _more.__all__ + _codec.__all__)
+           + _more.__all__ + _codec.__all__ + _ops2.__all__ + _ops3.__all__)

@@ -9,7 +9,7 @@ TABLES = [gradtable_math]
 for _name in ("gradtable_array", "gradtable_nn", "gradtable_train", "gradtable_control", "gradtable_comm",
               "gradtable_rnn", "gradtable_ps",
               "gradtable_functional", "gradtable_losses", "gradtable_more", "gradtable_linalg",
-              "gradtable_special"):
+              "gradtable_special", "gradtable_image"):
     try:
         TABLES.append(__import__(_name))
     except ModuleNotFoundError:

@@ -15,7 +15,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ... import dtypes as _dt
-from ...errors import InvalidArgumentError, UnimplementedError
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
@@ -148,14 +148,12 @@ def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR, a
                   preserve_aspect_ratio: bool = False, name: Optional[str] = None) -> _g.Tensor:
     """Resizes a batch [b, h, w, c] or a single image [h, w, c] to size = [new_height, new_width].
 
-    method: ResizeMethod.BILINEAR (float32 result) or NEAREST_NEIGHBOR (dtype kept).  With
+    method: ResizeMethod.BILINEAR, BICUBIC, AREA (float32 results) or NEAREST_NEIGHBOR (dtype kept).  With
     preserve_aspect_ratio the image is scaled by one factor to fit inside `size` (image and
     size static).  When the size is statically unchanged the images come back as they are.
     """
     code = _method_code(method)
-    if code in (ResizeMethod.BICUBIC, ResizeMethod.AREA):
-        raise UnimplementedError("resize_images: only BILINEAR and NEAREST_NEIGHBOR are supported")
-    if code not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
+    if code not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR, ResizeMethod.BICUBIC, ResizeMethod.AREA):
         raise InvalidArgumentError(f"resize_images: unknown method {method!r}")
     x = _g.convert_to_tensor(images)
     g = x.graph
@@ -181,6 +179,10 @@ def resize_images(images: Any, size: Any, method: Any = ResizeMethod.BILINEAR, a
             out = x   # nothing to resize (TensorFlow returns the images unchanged, dtype included)
         elif code == ResizeMethod.BILINEAR:
             out = resize_bilinear(x, st, align_corners=align_corners)
+        elif code in (ResizeMethod.BICUBIC, ResizeMethod.AREA):
+            from . import image_ops2   # (bicubic and area live there)
+            out = (image_ops2.resize_bicubic if code == ResizeMethod.BICUBIC else image_ops2.resize_area)(
+                x, st, align_corners=align_corners)
         else:
             out = resize_nearest_neighbor(x, st, align_corners=align_corners)
         return _a.squeeze(out, [0]) if single_image else out
