@@ -22,7 +22,7 @@ from .record_datasets import TFRecordDataset, FixedLengthRecordDataset  # noqa: 
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
 __all__ = ["Dataset", "TensorSpec", "TextLineDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
-           "TFRecordDataset", "FixedLengthRecordDataset",
+           "TFRecordDataset", "FixedLengthRecordDataset", "Options",
            "SplitDataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
            "BatchIterator", "batches", "Position", "get_output_shapes", "get_output_types", "get_output_classes"]
 
@@ -44,7 +44,29 @@ from . import text  # noqa: F401
 from .text import CharCorpus, load_stdlib_corpus  # noqa: F401
 
 
+from . import dataset_experimental as _dx, dataset_grouping as _dg  # noqa: E402
+from .dataset_experimental import Options  # noqa: F401,E402  (also installs list_files, with_options, unbatch)
+
+
 class experimental:  # noqa: N801 - TF's name
     """tf.data.experimental: AUTOTUNE (-1), which num_parallel_calls and prefetch accept (collflow
-    produces elements when get_next runs, so any count gives the same elements)."""
+    produces elements when get_next runs, so any count gives the same elements), and the
+    transformation functions of dataset_experimental.py and dataset_grouping.py."""
     AUTOTUNE = -1
+    Options = _dx.Options
+    OptimizationOptions, ThreadingOptions = _dx.OptimizationOptions, _dx.ThreadingOptions
+    DistributeOptions, StatsOptions = _dx.DistributeOptions, _dx.StatsOptions
+    shuffle_and_repeat = staticmethod(_dx.shuffle_and_repeat)
+    map_and_batch = staticmethod(_dx.map_and_batch)
+    parallel_interleave = staticmethod(_dx.parallel_interleave)
+    unbatch = staticmethod(_dx.unbatch)
+    ignore_errors = staticmethod(_dx.ignore_errors)
+    enumerate_dataset = staticmethod(_dx.enumerate_dataset)
+    choose_from_datasets = staticmethod(_dx.choose_from_datasets)
+    sample_from_datasets = staticmethod(_dx.sample_from_datasets)
+    get_single_element = staticmethod(_dx.get_single_element)
+    scan = staticmethod(_dg.scan)
+    group_by_window = staticmethod(_dg.group_by_window)
+    bucket_by_sequence_length = staticmethod(_dg.bucket_by_sequence_length)
+    Reducer = _dg.Reducer
+    group_by_reducer = staticmethod(_dg.group_by_reducer)

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, OpError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.ops.constant_op import _to_array, placeholder  # TensorFlow's rules for Python values
@@ -99,6 +99,8 @@ class IterationContext:
     """What one run of a pipeline (an iterator's initialization) needs: the values of the
     dataset's graph tensors, the Session's resource container (the private sessions of
     dataset functions live there), and the run's own state (passes of each shuffle)."""
+
+    ignore_errors = False  # under tf.data.experimental.ignore_errors: map, filter, batch skip a failing element
 
     def __init__(self, resources: Any, captured: Dict[_g.Tensor, np.ndarray]):
         self.resources = resources
@@ -563,7 +565,13 @@ class _Map(Dataset):
         call = self._fn.caller(ctx)
         specs = self._flat_specs()
         for el in self._inputs[0]._elements(ctx):
-            yield tuple(v if _sp.is_sparse(s) else np.asarray(v, dtype=s.dtype.np) for v, s in zip(call(*el), specs))
+            try:
+                out = call(*el)
+            except OpError:
+                if ctx.ignore_errors:
+                    continue
+                raise
+            yield tuple(v if _sp.is_sparse(s) else np.asarray(v, dtype=s.dtype.np) for v, s in zip(out, specs))
 
     def _describe(self) -> str:
         return self._fn.describe()
@@ -581,7 +589,13 @@ class _Filter(Dataset):
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
         call = self._fn.caller(ctx)
         for el in self._inputs[0]._elements(ctx):
-            if bool(np.asarray(call(*el)[0])):
+            try:
+                keep = bool(np.asarray(call(*el)[0]))
+            except OpError:
+                if ctx.ignore_errors:
+                    continue
+                raise
+            if keep:
                 yield el
 
     def _describe(self) -> str:
@@ -622,10 +636,19 @@ class _Batch(Dataset):
         for el in self._inputs[0]._elements(ctx):
             buf.append(el)
             if len(buf) == n:
-                yield self._combine(buf)
+                yield from self._combined(ctx, buf)
                 buf = []
         if buf and not self._drop:
-            yield self._combine(buf)
+            yield from self._combined(ctx, buf)
+
+    def _combined(self, ctx: IterationContext, buf: List[Element]) -> Iterator[Element]:
+        try:
+            out = self._combine(buf)
+        except OpError:
+            if ctx.ignore_errors:
+                return  # the batch is left out
+            raise
+        yield out
 
     def _combine(self, buf: List[Element]) -> Element:
         """One batch of the buffered elements (padded_batch pads instead)."""

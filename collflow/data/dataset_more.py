@@ -130,11 +130,13 @@ class _DatasetFunction(_PrivateFunction):
             raise TypeError(f"the function given to Dataset.{what} must return a Dataset, got {type(out).__name__}")
         self.inner = out
         self.reads = out._captures()
+        with self.graph.as_default():  # a tensor of an enclosing graph (a nested map's capture) is fed in
+            self.fetches = [t if t.graph is self.graph else self.captures(t) for t in self.reads]
         self.graph.finalize()
 
     def datasets(self, ctx: IterationContext) -> Callable[[Element], Iterator[Element]]:
         """element -> the elements of the Dataset the function gives for it."""
-        call = self._bound(ctx, self.reads)
+        call = self._bound(ctx, self.fetches)
 
         def run(el: Element) -> Iterator[Element]:
             values = call(*el)
