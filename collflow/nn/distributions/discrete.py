@@ -9,10 +9,10 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...graph import graph as _g
-from ...graph.shape import TensorShape, broadcast_static
+from ...graph.shape import TensorShape
 from . import _ops as o
 from .distribution import (NOT_REPARAMETERIZED, Distribution, RegisterKL, checked, common_params,
-                           outer_covariance, sample_shape_with)
+                           outer_covariance, sample_shape_with, VectorEvent)
 
 __all__ = ["Bernoulli", "Categorical", "Multinomial", "DirichletMultinomial"]
 
@@ -167,8 +167,16 @@ def _kl_categorical_categorical(a: Categorical, b: Categorical, name: Optional[s
     return o.reduce_sum(o.softmax(a.logits) * (la - lb), -1)
 
 
-class Multinomial(Distribution):
+class Multinomial(VectorEvent, Distribution):
     """Counts of total_count draws over the classes of the last axis (event shape [k])."""
+
+    @property
+    def _vector(self) -> _g.Tensor:  # VectorEvent's parameter
+        return self._logits
+
+    @property
+    def _count(self) -> _g.Tensor:
+        return self._n
 
     def __init__(self, total_count: Any, logits: Any = None, probs: Any = None, validate_args: bool = False,
                  allow_nan_stats: bool = True, name: str = "Multinomial"):
@@ -192,21 +200,6 @@ class Multinomial(Distribution):
     @property
     def probs(self) -> _g.Tensor:
         return self._probs
-
-    def _batch_shape(self) -> TensorShape:
-        s = self._logits.shape
-        bs = TensorShape(None) if s.rank is None else TensorShape(list(s.dims[:-1]))
-        return broadcast_static(bs, self._n.shape)
-
-    def _batch_shape_tensor(self) -> _g.Tensor:
-        return o.broadcast_dynamic_shape(o.shape(self._logits)[:-1], o.shape(self._n))
-
-    def _event_shape(self) -> TensorShape:
-        s = self._logits.shape
-        return TensorShape([None]) if s.rank is None else TensorShape([s.dims[-1]])
-
-    def _event_shape_tensor(self) -> _g.Tensor:
-        return o.shape(self._logits)[-1:]
 
     def _sample_n(self, n: Any, seed: Optional[int]) -> _g.Tensor:
         # draw max(total_count) classes per (sample, batch member), keep the first total_count
@@ -245,9 +238,16 @@ class Multinomial(Distribution):
         return outer_covariance(mean, self._probs * o.ones_like(mean), self._variance())
 
 
-
-class DirichletMultinomial(Distribution):
+class DirichletMultinomial(VectorEvent, Distribution):
     """Counts of total_count draws whose class probabilities are Dirichlet(concentration)."""
+
+    @property
+    def _vector(self) -> _g.Tensor:  # VectorEvent's parameter
+        return self._c
+
+    @property
+    def _count(self) -> _g.Tensor:
+        return self._n
 
     def __init__(self, total_count: Any, concentration: Any, validate_args: bool = False,
                  allow_nan_stats: bool = True, name: str = "DirichletMultinomial"):
@@ -273,21 +273,6 @@ class DirichletMultinomial(Distribution):
     @property
     def total_concentration(self) -> _g.Tensor:
         return self._total
-
-    def _batch_shape(self) -> TensorShape:
-        s = self._c.shape
-        bs = TensorShape(None) if s.rank is None else TensorShape(list(s.dims[:-1]))
-        return broadcast_static(bs, self._n.shape)
-
-    def _batch_shape_tensor(self) -> _g.Tensor:
-        return o.broadcast_dynamic_shape(o.shape(self._c)[:-1], o.shape(self._n))
-
-    def _event_shape(self) -> TensorShape:
-        s = self._c.shape
-        return TensorShape([None]) if s.rank is None else TensorShape([s.dims[-1]])
-
-    def _event_shape_tensor(self) -> _g.Tensor:
-        return o.shape(self._c)[-1:]
 
     def _sample_n(self, n: Any, seed: Optional[int]) -> _g.Tensor:
         from .gamma_family import Dirichlet    # (the two families share this module's Multinomial)

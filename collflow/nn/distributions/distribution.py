@@ -383,3 +383,31 @@ def sample_shape_with(n: Any, batch: _g.Tensor) -> _g.Tensor:
     """[n] + batch as an int32 shape vector (n a Python int or a scalar tensor)."""
     head = o.reshape(o.cast(n, _dt.int32), [1]) if isinstance(n, _g.Tensor) else o.constant(np.asarray([n], np.int32))
     return o.concat([head, o.cast(batch, _dt.int32)], 0)
+
+
+class VectorEvent:
+    """The shapes of a distribution over vectors (Multinomial, Dirichlet, ...): the event is
+    the last dimension of its vector parameter `_vector`, the batch the dimensions before it,
+    broadcast with a count parameter `_count` where the distribution has one."""
+
+    _vector: _g.Tensor
+    _count: Optional[_g.Tensor] = None
+
+    def _batch_shape(self) -> TensorShape:
+        s = self._vector.shape
+        bs = TensorShape(None) if s.rank is None else TensorShape(list(s.dims[:-1]))
+        if self._count is None:
+            return bs
+        from ...graph.shape import broadcast_static
+        return broadcast_static(bs, self._count.shape)
+
+    def _batch_shape_tensor(self) -> _g.Tensor:
+        b = o.shape(self._vector)[:-1]
+        return b if self._count is None else o.broadcast_dynamic_shape(b, o.shape(self._count))
+
+    def _event_shape(self) -> TensorShape:
+        s = self._vector.shape
+        return TensorShape([None]) if s.rank is None else TensorShape([s.dims[-1]])
+
+    def _event_shape_tensor(self) -> _g.Tensor:
+        return o.shape(self._vector)[-1:]

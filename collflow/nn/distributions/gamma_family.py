@@ -11,7 +11,7 @@ from ...graph import graph as _g
 from ...graph.shape import TensorShape
 from . import _ops as o
 from .distribution import (FULLY_REPARAMETERIZED, Distribution, RegisterKL, batch_shape_of, batch_shape_tensor_of,
-                           checked, common_params, outer_covariance, sample_shape_with)
+                           checked, common_params, outer_covariance, sample_shape_with, VectorEvent)
 
 __all__ = ["Gamma", "Exponential", "Beta", "Dirichlet"]
 
@@ -184,8 +184,12 @@ def _kl_beta_beta(a: Beta, b: Beta, name: Optional[str] = None) -> _g.Tensor:
             + (b.total_concentration - ta) * o.digamma(ta))
 
 
-class Dirichlet(Distribution):
+class Dirichlet(VectorEvent, Distribution):
     """Dirichlet(concentration) over the simplex of the last axis (event shape [k])."""
+
+    @property
+    def _vector(self) -> _g.Tensor:  # VectorEvent's parameter
+        return self._c
 
     def __init__(self, concentration: Any, validate_args: bool = False, allow_nan_stats: bool = True,
                  name: str = "Dirichlet"):
@@ -205,20 +209,6 @@ class Dirichlet(Distribution):
     @property
     def total_concentration(self) -> _g.Tensor:
         return self._total
-
-    def _batch_shape(self) -> TensorShape:
-        s = self._c.shape
-        return TensorShape(None) if s.rank is None else TensorShape(list(s.dims[:-1]))
-
-    def _batch_shape_tensor(self) -> _g.Tensor:
-        return o.shape(self._c)[:-1]
-
-    def _event_shape(self) -> TensorShape:
-        s = self._c.shape
-        return TensorShape([None]) if s.rank is None else TensorShape([s.dims[-1]])
-
-    def _event_shape_tensor(self) -> _g.Tensor:
-        return o.shape(self._c)[-1:]
 
     def _k(self) -> _g.Tensor:
         return o.cast(o.shape(self._c)[-1], self.dtype)
@@ -254,7 +244,6 @@ class Dirichlet(Distribution):
         # defined only where every concentration of the batch member exceeds 1
         bad = o.reduce_sum(o.cast(o.less_equal(self._c, 1.0), self.dtype), -1, keepdims=True)
         return self._nan_unless(o.less(bad + o.zeros_like(mode), 0.5), mode, "mode")
-
 
 @RegisterKL(Dirichlet, Dirichlet)
 def _kl_dirichlet_dirichlet(a: Dirichlet, b: Dirichlet, name: Optional[str] = None) -> _g.Tensor:
