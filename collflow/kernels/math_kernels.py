@@ -73,7 +73,8 @@ def _rsqrt(op: Any, ctx: KernelContext) -> Any:
 
     def rsqrt(x: Any) -> Any:
         r = xp.sqrt(x)
-        return xp.reciprocal(r, out=r) if getattr(r, "ndim", 0) else 1 / r
+        # a 0-d result is a NumPy scalar: 1 / r would be float64 under NumPy 1.x's promotion
+        return xp.reciprocal(r, out=r) if getattr(r, "ndim", 0) else xp.reciprocal(r)
     return rsqrt
 
 
