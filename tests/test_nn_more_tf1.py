@@ -60,3 +60,25 @@ def test_same_as_tensorflow(padding, stride, batch):
     ours, theirs = run_in_both(program)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+def test_separable_conv1d_layer_matches_tensorflow():
+    x = np.random.default_rng(3).normal(size=(2, 9, 3)).astype(np.float32)
+
+    def program(T):
+        init = T.constant_initializer(0.1)
+        a = T.layers.separable_conv1d(T.constant(x), 4, 3, strides=2, padding="same", depth_multiplier=2,
+                                      depthwise_initializer=init, pointwise_initializer=T.constant_initializer(0.2),
+                                      bias_initializer=T.constant_initializer(0.3), name="sep")
+        layer = T.layers.SeparableConv1D(2, 2, dilation_rate=2, depthwise_initializer=init,
+                                         pointwise_initializer=init, name="cls")
+        b = layer(T.constant(x))
+        shapes = [v.shape.as_list() for v in T.global_variables()]
+        return [a, b, T.constant(np.array([s for v in shapes for s in v + [-1]]))]
+    try:
+        ours, theirs = run_in_both(program, init=True)
+    except AttributeError as e:  # TF's tf.layers needs tf_keras (TF_USE_LEGACY_KERAS=1 before TF loads)
+        pytest.skip(f"TensorFlow's tf.layers is not available here: {e}")
+    for u, v in zip(ours, theirs):
+        np.testing.assert_allclose(u, v, rtol=1e-5)

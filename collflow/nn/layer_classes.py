@@ -17,7 +17,7 @@ from ..graph.graph import GraphKeys
 from ..graph.variable_scope import variable_scope
 from . import layers as _fl
 
-__all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "SeparableConv2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
+__all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "SeparableConv2D", "SeparableConv1D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
            "AveragePooling2D", "Flatten", "Dropout", "BatchNormalization"]
 
 
@@ -186,6 +186,21 @@ class SeparableConv2D(Layer):
     @property
     def pointwise_kernel(self) -> Any:
         return self._var("pointwise_kernel")
+
+
+class SeparableConv1D(SeparableConv2D):
+    """tf.layers.SeparableConv1D over [n, w, in] inputs (see layers.separable_conv1d)."""
+
+    _base = "separable_conv1d"
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 data_format: str = "channels_last", dilation_rate: Any = 1, depth_multiplier: int = 1,
+                 **kwargs: Any):
+        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, depth_multiplier,
+                         **kwargs)
+
+    def _call(self, x: Any, name: Any, reuse: Any) -> Any:
+        return _fl.separable_conv1d(x, trainable=self.trainable, name=name, reuse=reuse, **self._cfg)
 
 
 class _Pool(Layer):

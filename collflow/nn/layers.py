@@ -32,7 +32,7 @@ from ..graph.variable_scope import get_variable, variable_scope
 from ..graph.variables import Variable
 from .normalization import batch_normalization  # noqa: F401  (its own module, re-exported)
 
-__all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "separable_conv2d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
+__all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "separable_conv2d", "separable_conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
            "flatten", "dropout", "embedding",
            "batch_normalization", "conv3d", "max_pooling3d", "average_pooling3d"]
 
@@ -244,6 +244,43 @@ def separable_conv2d(inputs: Any, filters: int, kernel_size: Any, strides: Any =
         y = depthwise_ops.separable_conv2d(x, depthwise, pointwise, [1, sh, sw, 1], _padding(padding),
                                            rate=_pair(dilation_rate, "dilation_rate"))
         return _finish(y, bias, activation)
+
+
+def separable_conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                     data_format: str = "channels_last", dilation_rate: Any = 1, depth_multiplier: int = 1,
+                     activation: Activation = None, use_bias: bool = True, depthwise_initializer: Any = None,
+                     pointwise_initializer: Any = None, bias_initializer: Any = None,
+                     depthwise_regularizer: Optional[Callable] = None,
+                     pointwise_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+                     trainable: bool = True, name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
+    """Depthwise-separable 1-D convolution layer on [n, w, in] inputs -> [n, w', filters]: as
+    separable_conv2d over a height of one.  Variables: depthwise_kernel [k, in, depth_multiplier],
+    pointwise_kernel [1, in * depth_multiplier, filters], bias [filters] (TF1's shapes)."""
+    x, filters, in_ch = _conv_input(inputs, filters, data_format, "separable_conv1d", 3, "an NWC input of rank 3")
+    k = _one_int(kernel_size, "kernel_size")
+    mult = int(depth_multiplier)
+    if mult <= 0:
+        raise ValueError(f"separable_conv1d: depth_multiplier must be positive, got {depth_multiplier}")
+    g = x.graph
+    with g.as_default(), _scope(g, name, "separable_conv1d", reuse):
+        depthwise = _make_var(g, "depthwise_kernel", [k, in_ch, mult], x.dtype, depthwise_initializer,
+                              depthwise_regularizer, trainable)
+        pointwise = _make_var(g, "pointwise_kernel", [1, in_ch * mult, filters], x.dtype,
+                              pointwise_initializer, pointwise_regularizer, trainable)
+        bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
+        s, d = _one_int(strides, "strides"), _one_int(dilation_rate, "dilation_rate")
+        y = depthwise_ops.separable_conv2d(array_ops.expand_dims(x, 1), array_ops.expand_dims(depthwise, 0),
+                                           array_ops.expand_dims(pointwise, 0), [1, 1, s, 1], _padding(padding),
+                                           rate=(1, d))
+        return _finish(array_ops.squeeze(y, [1]), bias, activation)
+
+
+def _one_int(v: Any, what: str) -> int:
+    if isinstance(v, (list, tuple)):
+        if len(v) != 1:
+            raise ValueError(f"{what} must be an int or a list of one int, got {v}")
+        v = v[0]
+    return int(v)
 
 
 def max_pooling2d(inputs: Any, pool_size: Any, strides: Any = None, padding: str = "valid",
