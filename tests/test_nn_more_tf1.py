@@ -82,3 +82,34 @@ def test_separable_conv1d_layer_matches_tensorflow():
         pytest.skip(f"TensorFlow's tf.layers is not available here: {e}")
     for u, v in zip(ours, theirs):
         np.testing.assert_allclose(u, v, rtol=1e-5)
+
+
+@pytest.mark.parametrize("padding,rate,size", [("SAME", [2, 2], (7, 6)), ("VALID", [2, 3], (9, 8)),
+                                               ("SAME", [1, 1], (5, 5)), ("SAME", [3, 2], (5, 7))])
+def test_with_space_to_batch_is_a_dilated_convolution(padding, rate, size):
+    x = np.random.default_rng(4).normal(size=(2,) + size + (3,)).astype(np.float32)
+    w = np.random.default_rng(5).normal(size=(3, 3, 3, 4)).astype(np.float32)
+    with cf.Graph().as_default():
+        got = cf.nn.with_space_to_batch(cf.constant(x), rate, padding,
+                                        lambda t, n, p: cf.nn.conv2d(t, w, [1, 1, 1, 1], p), filter_shape=[3, 3])
+        want = cf.nn.conv2d(cf.constant(x), w, [1, 1, 1, 1], padding, dilations=[1] + rate + [1])
+        p, c = cf.required_space_to_batch_paddings([7, 5], [2, 3], [[1, 1], [0, 2]])
+        with cf.Session() as s:
+            g, wv, pv, cv = s.run([got, want, p, c])
+    np.testing.assert_allclose(g, wv, rtol=1e-4, atol=1e-5)
+    # 7 + 1 + 1 = 9 needs one more row for blocks of 2; 5 + 0 + 2 = 7 two more columns for 3
+    np.testing.assert_array_equal(pv, [[1, 2], [0, 4]])
+    np.testing.assert_array_equal(cv, [[0, 1], [0, 2]])
+
+
+def test_with_space_to_batch_same_as_tensorflow():
+    x = np.random.default_rng(6).normal(size=(1, 7, 9, 2)).astype(np.float32)
+
+    def program(T):
+        out = T.nn.with_space_to_batch(T.constant(x), [2, 3], "SAME",
+                                       lambda t, n, p: T.nn.max_pool(t, [1, 3, 3, 1], [1, 1, 1, 1], p),
+                                       filter_shape=[3, 3])
+        return [out] + list(T.required_space_to_batch_paddings([7, 9], [2, 3], [[2, 2], [3, 3]]))
+    ours, theirs = run_in_both(program)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b)

@@ -9,6 +9,7 @@ from ..graph.ops.candidate_sampling_ops import *  # noqa: F401,F403
 from ..graph.ops.misc_ops import top_k, in_top_k  # noqa: F401
 from ..graph.ops.nn_extra_ops import *  # noqa: F401,F403  (relu6, elu, selu, softplus, softsign, conv2d_transpose, lrn)
 from ..graph.ops.nn_more_tf1_ops import *  # noqa: F401,F403  (conv1d_transpose, max_pool_with_argmax, ...)
+from ..graph.ops.block_ops import with_space_to_batch  # noqa: F401
 from ..graph.ops.depthwise_ops import *  # noqa: F401,F403  (depthwise, separable and atrous convolutions)
 from ..graph.ops.nn_composites import *  # noqa: F401,F403  (zero_fraction, swish, crelu, space_to_depth, fused_batch_norm, ...)
 from ..graph.ops.sparse_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401

@@ -6,7 +6,7 @@ when the graph is built, and so must the spatial sizes of the input.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -14,8 +14,10 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from . import array_ops as _a
 from .array_util import _const_value
+from .constant_op import constant
 
-__all__ = ["space_to_batch_nd", "batch_to_space_nd", "space_to_batch", "batch_to_space", "extract_image_patches"]
+__all__ = ["space_to_batch_nd", "batch_to_space_nd", "space_to_batch", "batch_to_space", "extract_image_patches",
+           "required_space_to_batch_paddings", "with_space_to_batch"]
 
 
 def _static(v: Any, what: str, fn: str) -> np.ndarray:
@@ -161,3 +163,59 @@ def extract_image_patches(images: Any, ksizes: Sequence[int], strides: Sequence[
                 taps.append(y[:, r0:r0 + (out_r - 1) * sr + 1:sr, c0:c0 + (out_c - 1) * sc + 1:sc, :])
         patches = _a.stack(taps, axis=3)                   # [b, out_r, out_c, kr * kc, depth]
         return _a.reshape(patches, [-1, out_r, out_c, kr * kc * int(depth)])
+
+
+def required_space_to_batch_paddings(input_shape: Any, block_shape: Any, base_paddings: Any = None,
+                                     name: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """(paddings, crops) making the spatial input_shape plus base_paddings divisible by
+    block_shape: the extra padding goes at the end and is cropped off again (TF's
+    tf.required_space_to_batch_paddings; static shapes here, returned as constants)."""
+    shape = _static(input_shape, "input_shape", "required_space_to_batch_paddings").reshape(-1)
+    block = _static(block_shape, "block_shape", "required_space_to_batch_paddings").reshape(-1)
+    base = (np.zeros((len(block), 2), np.int64) if base_paddings is None
+            else _static(base_paddings, "base_paddings", "required_space_to_batch_paddings").reshape(-1, 2))
+    if not len(shape) == len(block) == len(base):
+        raise InvalidArgumentError(f"required_space_to_batch_paddings: input_shape {shape.tolist()}, block_shape "
+                                   f"{block.tolist()} and base_paddings {base.tolist()} must have one length")
+    full = shape + base[:, 0] + base[:, 1]
+    extra = (block - full % block) % block
+    paddings = np.stack([base[:, 0], base[:, 1] + extra], axis=1).astype(np.int32)
+    crops = np.stack([np.zeros_like(extra), extra], axis=1).astype(np.int32)
+    return constant(paddings, name="paddings"), constant(crops, name="crops")
+
+
+def with_space_to_batch(input: Any, dilation_rate: Any, padding: str, op: Any,  # noqa: A002 - TF's names
+                        filter_shape: Any = None, spatial_dims: Any = None, data_format: Optional[str] = None) -> Any:
+    """op(x, num_spatial_dims, padding) applied to the space-to-batch form of `input` for a
+    dilation (TF's tf.nn.with_space_to_batch): a dilated convolution or pooling as the
+    undilated op on the blocks, then back with batch_to_space_nd.  Spatial dimensions are
+    those after the batch (channels last); their sizes must be known."""
+    if data_format not in (None, "NWC", "NHWC", "NDHWC"):
+        raise InvalidArgumentError(f"with_space_to_batch supports channels-last data formats, got {data_format!r}")
+    x = _g.convert_to_tensor(input)
+    rate = _static(dilation_rate, "dilation_rate", "with_space_to_batch").reshape(-1).astype(np.int64)
+    m = len(rate)
+    dims = list(range(1, m + 1)) if spatial_dims is None else [int(d) for d in spatial_dims]
+    if dims != list(range(1, m + 1)):
+        raise InvalidArgumentError(f"with_space_to_batch: spatial_dims must be 1..{m} (channels last), got {dims}")
+    pad = padding.upper()
+    if pad not in ("SAME", "VALID"):
+        raise ValueError(f"padding must be either 'SAME' or 'VALID', got {padding!r}")
+    if np.all(rate == 1):
+        return op(x, m, pad)
+    if np.any(rate < 1):
+        raise ValueError(f"dilation_rate must be positive, got {rate.tolist()}")
+    if pad == "SAME":
+        if filter_shape is None:
+            raise ValueError("filter_shape must be specified for SAME padding")
+        fs = _static(filter_shape, "filter_shape", "with_space_to_batch").reshape(-1)[:m].astype(np.int64)
+        extra = (fs - 1) * rate
+        base = np.stack([extra // 2, extra - extra // 2], axis=1)
+    else:
+        base = np.zeros((m, 2), np.int64)
+    sizes = _spatial(x, m, "with_space_to_batch")
+    with x.graph.as_default(), x.graph.name_scope("with_space_to_batch"):
+        paddings, crops = required_space_to_batch_paddings(sizes, rate, base)
+        y = space_to_batch_nd(x, rate, paddings)
+        y = op(y, m, "VALID")
+        return batch_to_space_nd(y, rate, crops)
