@@ -317,6 +317,26 @@ class Session:
     def resources(self) -> ResourceContainer:
         return self._resources
 
+    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> str:
+        """A handle for running one step in pieces (TF1's partial run): `fetches` and `feeds`
+        are everything the pieces may fetch and feed (runtime/partial_run.py)."""
+        from .partial_run import PartialRun
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        pr = PartialRun(self, fetches, feeds)
+        self._partial_runs = getattr(self, "_partial_runs", {})
+        self._partial_runs[pr.handle] = pr
+        return pr.handle
+
+    def partial_run(self, handle: str, fetches: Any, feed_dict: Optional[dict] = None) -> Any:
+        """One piece of a partial run: fetches values, feeding feed_dict (each feed and fetch
+        once per partial run; ops shared with earlier pieces do not run again)."""
+        pr = getattr(self, "_partial_runs", {}).get(handle)
+        if pr is None:
+            raise InvalidArgumentError(f"partial_run: {handle!r} is not a handle from this session's "
+                                       "partial_run_setup")
+        return pr.run(fetches, feed_dict)
+
     @property
     def graph_def(self) -> Any:
         """The session's graph as a GraphDef (Graph.as_graph_def)."""
