@@ -99,7 +99,9 @@ random = _Namespace("random", "tf.random: the random ops under their tf.random n
     "shuffle": _cf.random_shuffle, "categorical": _categorical, "multinomial": _cf.multinomial,
     "gamma": _cf.random_gamma,
     "set_random_seed": _cf.set_random_seed, "uniform_candidate_sampler": _nn.uniform_candidate_sampler,
-    "log_uniform_candidate_sampler": _nn.log_uniform_candidate_sampler})
+    "log_uniform_candidate_sampler": _nn.log_uniform_candidate_sampler,
+    "fixed_unigram_candidate_sampler": _nn.fixed_unigram_candidate_sampler,
+    "all_candidate_sampler": _nn.all_candidate_sampler})
 
 linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg names (batch semantics).", {
     "matmul": _cf.matmul, "einsum": _cf.einsum, "eye": _cf.eye, "tensordot": _cf.tensordot, "norm": _cf.norm,

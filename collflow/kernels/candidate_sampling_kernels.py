@@ -109,3 +109,41 @@ def _accidental_hits(op: Any, ctx: KernelContext) -> Any:
         ids = last[jc[hit]].astype(np.int64)
         return rows.astype(np.int32), ids, np.full(rows.shape, -_FLT_MAX, dtype=np.float32)
     return hits
+
+
+def _fixed(probs: np.ndarray) -> Any:
+    """(draw, prob) over a fixed distribution (fixed_unigram_candidate_sampler's)."""
+    cdf = np.cumsum(probs)
+    cdf /= cdf[-1]
+
+    def make(_range_max: int) -> Tuple[Callable[[Any, int], np.ndarray], Callable[[np.ndarray], np.ndarray]]:
+        def draw(stream: Any, n: int) -> np.ndarray:
+            u = stream.uniform((n,), np.float64)
+            return np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1).astype(np.int64)
+
+        def prob(v: np.ndarray) -> np.ndarray:
+            return probs[np.clip(v, 0, len(probs) - 1)] * ((v >= 0) & (v < len(probs)))
+        return draw, prob
+    return make
+
+
+@register_kernel("FixedUnigramCandidateSampler", device="CPU")
+def _fixed_unigram(op: Any, ctx: KernelContext) -> Any:
+    return _sampler_kernel(_fixed(np.asarray(op.attrs["probs"], np.float64)))(op, ctx)
+
+
+@register_kernel("AllCandidateSampler", device="CPU")
+def _all_candidates(op: Any, ctx: KernelContext) -> Any:
+    ns, nt = op.attrs["num_sampled"], op.attrs["num_true"]
+
+    def sample(true_classes: Any) -> Any:
+        if true_classes.ndim != 2 or true_classes.shape[1] != nt:
+            raise InvalidArgumentError(f"true_classes must have shape [batch_size, {nt}], got "
+                                       f"{tuple(true_classes.shape)}", op)
+        bad = true_classes[(true_classes < 0) | (true_classes >= ns)]
+        if bad.size:
+            raise InvalidArgumentError(f"`true_candidate` out of range [0, {ns}), received {int(bad[0])}", op)
+        # every class in [0, num_sampled), each certain to be "sampled" (TF's expected count 1)
+        return (np.arange(ns, dtype=np.int64), np.ones(true_classes.shape, np.float32),
+                np.ones(ns, np.float32))
+    return sample

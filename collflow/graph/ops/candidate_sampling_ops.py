@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+import numpy as np
+
 from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
@@ -20,7 +22,8 @@ from . import math_ops as _m
 from .op_util import make_op
 from .random_ops import get_seed
 
-__all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler", "compute_accidental_hits"]
+__all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler", "compute_accidental_hits",
+           "fixed_unigram_candidate_sampler", "all_candidate_sampler"]
 
 
 def _true_classes_shape(t: _g.Tensor, num_true: int, what: str) -> TensorShape:
@@ -53,7 +56,10 @@ def _hits_spec(op: _g.Operation) -> list:
 register_op("UniformCandidateSampler", _sampler_spec, stateful=True)
 register_op("LogUniformCandidateSampler", _sampler_spec, stateful=True)
 register_op("ComputeAccidentalHits", _hits_spec)
-not_differentiable("UniformCandidateSampler", "LogUniformCandidateSampler", "ComputeAccidentalHits")
+register_op("FixedUnigramCandidateSampler", _sampler_spec, stateful=True)
+register_op("AllCandidateSampler", _sampler_spec, stateful=True)
+not_differentiable("UniformCandidateSampler", "LogUniformCandidateSampler", "ComputeAccidentalHits",
+                   "FixedUnigramCandidateSampler", "AllCandidateSampler")
 
 
 def _classes(true_classes: Any) -> _g.Tensor:
@@ -64,7 +70,7 @@ def _classes(true_classes: Any) -> _g.Tensor:
 
 
 def _sampler(op_type: str, true_classes: Any, num_true: int, num_sampled: int, unique: bool, range_max: int,
-             seed: Optional[int], name: str) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
+             seed: Optional[int], name: str, extra: Optional[dict] = None) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
     num_true, num_sampled, range_max = int(num_true), int(num_sampled), int(range_max)
     if num_true < 1 or num_sampled < 1 or range_max < 1:
         raise InvalidArgumentError(f"{name}: num_true, num_sampled and range_max must be >= 1, got {num_true}, "
@@ -75,7 +81,7 @@ def _sampler(op_type: str, true_classes: Any, num_true: int, num_sampled: int, u
     t = _classes(true_classes)
     s1, s2 = get_seed(seed, t.graph)
     attrs = {"num_true": num_true, "num_sampled": num_sampled, "unique": bool(unique), "range_max": range_max,
-             "seed": s1, "seed2": s2}
+             "seed": s1, "seed2": s2, **(extra or {})}
     op = make_op(op_type, [t], attrs, name=name)
     return op.outputs[0], op.outputs[1], op.outputs[2]
 
@@ -124,3 +130,62 @@ def compute_accidental_hits(true_classes: Any, sampled_candidates: Any, num_true
     op = make_op("ComputeAccidentalHits", [t, s], {"num_true": int(num_true), "seed": s1, "seed2": s2},
                  name=name or "ComputeAccidentalHits")
     return op.outputs[0], op.outputs[1], op.outputs[2]
+
+
+def _unigram_probs(range_max: int, vocab_file: str, distortion: float, num_reserved_ids: int, num_shards: int,
+                   shard: int, unigrams: Any) -> np.ndarray:
+    """P(class) of fixed_unigram_candidate_sampler: count ** distortion, reserved ids and the
+    other shards' ids at 0, normalized."""
+    if vocab_file:
+        counts = []
+        try:
+            with open(vocab_file) as f:
+                for line in f:
+                    if line.strip():
+                        counts.append(float(line.rstrip("\n").split(",")[-1]))
+        except OSError as e:
+            raise InvalidArgumentError(f"fixed_unigram_candidate_sampler: cannot read vocab_file {vocab_file!r}: "
+                                       f"{e.strerror or e}") from None
+    elif unigrams:
+        counts = [float(c) for c in unigrams]
+    else:
+        raise InvalidArgumentError("fixed_unigram_candidate_sampler needs vocab_file or unigrams")
+    weights = np.concatenate([np.zeros(num_reserved_ids), np.power(np.asarray(counts, np.float64), distortion)])
+    if len(weights) != range_max:
+        raise InvalidArgumentError(f"fixed_unigram_candidate_sampler: range_max ({range_max}) must equal "
+                                   f"num_reserved_ids + the number of unigrams ({len(weights)})")
+    if num_shards > 1:
+        weights[np.arange(range_max) % num_shards != shard] = 0.0
+    total = weights.sum()
+    if not total > 0:
+        raise InvalidArgumentError("fixed_unigram_candidate_sampler: every class has probability 0")
+    return weights / total
+
+
+def fixed_unigram_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int, unique: bool, range_max: int,
+                                    vocab_file: str = "", distortion: float = 1.0, num_reserved_ids: int = 0,
+                                    num_shards: int = 1, shard: int = 0, unigrams: Any = (),
+                                    seed: Optional[int] = None,
+                                    name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
+    """Samples classes by given unigram counts (a list, or the last comma-separated column of
+    vocab_file's lines) raised to `distortion`, after num_reserved_ids classes of probability 0;
+    with num_shards > 1 only ids with id % num_shards == shard.  Returns as
+    uniform_candidate_sampler."""
+    probs = _unigram_probs(int(range_max), vocab_file, float(distortion), int(num_reserved_ids), int(num_shards),
+                           int(shard), unigrams)
+    possible = int(np.count_nonzero(probs))
+    if unique and int(num_sampled) > possible:
+        # unique draws from fewer classes would never end
+        raise InvalidArgumentError(f"fixed_unigram_candidate_sampler: cannot draw {num_sampled} unique classes: only "
+                                   f"{possible} have a nonzero probability")
+    return _sampler("FixedUnigramCandidateSampler", true_classes, num_true, num_sampled, unique, range_max, seed,
+                    name or "FixedUnigramCandidateSampler", {"probs": probs})
+
+
+def all_candidate_sampler(true_classes: Any, num_true: int, num_sampled: int, unique: bool,
+                          seed: Optional[int] = None,
+                          name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor, _g.Tensor]:
+    """Every class in [0, num_sampled) as the candidates, each with expected count 1 (TF's
+    all_candidate_sampler, for testing sampled losses against full ones)."""
+    return _sampler("AllCandidateSampler", true_classes, num_true, num_sampled, True, num_sampled, seed,
+                    name or "AllCandidateSampler")
