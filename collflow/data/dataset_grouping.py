@@ -28,6 +28,23 @@ def _outer(ds: Dataset) -> _g.Graph:
     return ds._graph() or _g.get_default_graph()
 
 
+def _relaxed_state(state: Any, new_state: Any) -> Any:
+    """The state's specs relaxed to also hold `new_state` (what a traced function returned for
+    it), or None when they already do: TF's rule for scan and group_by_reducer states, which
+    are traced again until their shapes hold.  TypeError for another structure or dtypes."""
+    try:
+        nest.assert_same_structure(state, new_state)
+    except (ValueError, TypeError):
+        raise TypeError(f"The element structure for the new state must match the initial state. Expected "
+                        f"{state} but got {new_state}.") from None
+    old, new = nest.flatten(state), nest.flatten(new_state)
+    if [s.dtype for s in old] != [s.dtype for s in new]:
+        raise TypeError(f"The element types for the new state must match the initial state. Expected "
+                        f"{[s.dtype.name for s in old]}; got {[s.dtype.name for s in new]}.")
+    relaxed = [TensorSpec(_most_specific_compatible(a.shape, b.shape), a.dtype) for a, b in zip(old, new)]
+    return None if relaxed == old else nest.pack_sequence_as(state, relaxed)
+
+
 # -- scan ------------------------------------------------------------------------------------------------
 
 class _Scan(Dataset):
@@ -41,19 +58,10 @@ class _Scan(Dataset):
             if not isinstance(out, tuple) or len(out) != 2:
                 raise TypeError("The scan function must return a pair comprising the new state and the output value.")
             new_state, output = out
-            try:
-                nest.assert_same_structure(state, new_state)
-            except (ValueError, TypeError):
-                raise TypeError(f"The element structure for the new state must match the initial state. Expected "
-                                f"{state} but got {new_state}.") from None
-            old, new = nest.flatten(state), nest.flatten(new_state)
-            if [s.dtype for s in old] != [s.dtype for s in new]:
-                raise TypeError(f"The element types for the new state must match the initial state. Expected "
-                                f"{[s.dtype.name for s in old]}; got {[s.dtype.name for s in new]}.")
-            relaxed = [TensorSpec(_most_specific_compatible(a.shape, b.shape), a.dtype) for a, b in zip(old, new)]
-            if relaxed == old:
+            relaxed = _relaxed_state(state, new_state)
+            if relaxed is None:
                 break
-            state = nest.pack_sequence_as(state, relaxed)
+            state = relaxed
         self._fn, self._n_state = fn, len(nest.flatten(state))
         super().__init__(output, inputs=[ds], captures=caps + fn.captures.outer)
 
@@ -273,20 +281,10 @@ class _GroupByReducer(Dataset):
         state = self._init.out_structure
         for _ in range(4):  # the state's shapes relaxed until they hold, as scan's
             fn = _TracedFunction(reducer.reduce_func, (state, ds._structure), "reduce_func", _outer(ds))
-            new = fn.out_structure
-            try:
-                nest.assert_same_structure(state, new)
-            except (ValueError, TypeError):
-                raise TypeError(f"The element structure for the new state must match the initial state. Expected "
-                                f"{state} but got {new}.") from None
-            old, got = nest.flatten(state), nest.flatten(new)
-            if [s.dtype for s in old] != [s.dtype for s in got]:
-                raise TypeError(f"The element types for the new state must match the initial state. Expected "
-                                f"{[s.dtype.name for s in old]}; got {[s.dtype.name for s in got]}.")
-            relaxed = [TensorSpec(_most_specific_compatible(a.shape, b.shape), a.dtype) for a, b in zip(old, got)]
-            if relaxed == old:
+            relaxed = _relaxed_state(state, fn.out_structure)
+            if relaxed is None:
                 break
-            state = nest.pack_sequence_as(state, relaxed)
+            state = relaxed
         self._reduce = fn
         self._finalize = _TracedFunction(reducer.finalize_func, state, "finalize_func", _outer(ds))
         caps = [t for f in (self._key, self._init, self._reduce, self._finalize) for t in f.captures.outer]
