@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NotFoundError, PermissionDeniedError, UnknownError
+from ..platform.atomic_files import atomic_write_bytes
 from .registry import KernelContext, register_kernel
 
 
@@ -52,15 +53,7 @@ def _write_file(op: Any, ctx: KernelContext) -> Any:
         try:
             if d:
                 os.makedirs(d, exist_ok=True)
-            # written whole to a temporary name, then renamed: never a half-written file
-            tmp = f"{path}.tmp{os.getpid()}"
-            try:
-                with open(tmp, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
+            atomic_write_bytes(path, data, durable=False)  # never a half-written file
         except PermissionError:
             raise PermissionDeniedError(f"write_file: {path}: permission denied", op) from None
         except OSError as e:

@@ -348,18 +348,10 @@ def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool =
     gd = graph_def(graph_or_graph_def) if hasattr(graph_or_graph_def, "get_operations") else graph_or_graph_def
     if not isinstance(gd, GraphDef):
         raise TypeError(f"write_graph takes a Graph or a GraphDef, got {type(graph_or_graph_def).__name__}")
+    from ..platform.atomic_files import atomic_write_bytes
     path = os.path.join(logdir, name)
     os.makedirs(logdir or ".", exist_ok=True)
-    data = text_format(gd).encode() if as_text else gd.SerializeToString()
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    atomic_write_bytes(path, text_format(gd).encode() if as_text else gd.SerializeToString(), durable=False)
     return path
 
 

@@ -3,8 +3,9 @@
 The file primitives every checkpoint write goes through (train/checkpoint_io.py lays out the
 HDF5 file, then these move its bytes):
 
-* `atomic_write_bytes` / `fsync_directory`: write `<path>.<pid>-<thread>.tmp`, fsync, rename, fsync the
-  directory, so a reader never sees a partial file under the final name.
+* `atomic_write_bytes` / `fsync_directory` (platform/atomic_files.py, re-exported here): write
+  `<path>.<pid>-<thread>.tmp`, fsync, rename, fsync the directory, so a reader never sees a
+  partial file under the final name.
 * `checksum`: CRC-32 per 4 KiB block, combined, computed on helper threads
   (`_CrcChains`) while the next piece is written or read.
 * `_PieceWriter` / `_write_source`: bulk bytes to their file offsets with os.pwrite (which
@@ -23,16 +24,10 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..platform.atomic_files import (TMP_SUFFIX, _remove_quietly, atomic_write_bytes,  # noqa: F401 (re-exported)
+                                     fsync_directory, temporary_name)
+
 __all__ = ["atomic_write_bytes", "fsync_directory", "checksum", "open_direct", "TMP_SUFFIX", "temporary_name"]
-
-TMP_SUFFIX = ".tmp"
-
-
-def temporary_name(path: str) -> str:
-    """Where a write of `path` goes before its rename: unique per process and thread, so two
-    saves of one file at once (a Supervisor's timer and the training loop) never share it;
-    it still ends in TMP_SUFFIX, which marks leftovers of interrupted writes."""
-    return f"{path}.{os.getpid()}-{threading.get_ident()}{TMP_SUFFIX}"
 
 # bytes per os.pwrite / preadv call and per CRC piece: large enough to run at disk speed,
 # small enough that the CRC of one piece overlaps the write of the next
@@ -46,47 +41,6 @@ _BLOCK = 4096
 # of which takes the GIL from the training thread (measured: a 1 GB async save stalled
 # training ~145 ms with 8 MB pieces, ~80 ms with 32 MB, median of 12, noise +-100 ms)
 _SOURCE_PIECE = 32 << 20
-
-
-# -- durable file primitives ---------------------------------------------------------------------
-
-
-def fsync_directory(directory: str) -> None:
-    """Makes a rename or unlink in `directory` durable (a no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(directory or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: str, data: bytes, durable: bool = True) -> None:
-    """Replaces `path` by `data` atomically: write temporary_name(path), fsync, rename, fsync the directory."""
-    tmp = temporary_name(path)
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            if durable:
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
-    if durable:
-        fsync_directory(os.path.dirname(os.path.abspath(path)))
-
-
-def _remove_quietly(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:
-        pass
 
 
 def _pwrite_all(fd: int, buf: memoryview, offset: int) -> None:
