@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Sequence, Tuple
 from ..errors import InvalidArgumentError
 
 __all__ = ["Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
-           "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING", "text_format",
+           "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING", "text_format", "text_escape",
            "write_graph"]
 
 DT_STRING = 7  # TensorFlow's DataType enum value for strings
@@ -305,7 +305,9 @@ def graph_def(graph: Any) -> GraphDef:
     return GraphDef(node=nodes)
 
 
-def _text_escape(b: bytes) -> str:
+def text_escape(b: bytes) -> str:
+    """Protobuf's text-format escaping of a bytes value (quotes, backslash, \\n \\r \\t, octal
+    for the rest outside printable ASCII)."""
     out = []
     for c in b:
         ch = chr(c)
@@ -313,6 +315,10 @@ def _text_escape(b: bytes) -> str:
             out.append("\\" + ch)
         elif ch == "\n":
             out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
         elif 32 <= c < 127:
             out.append(ch)
         else:
@@ -333,7 +339,7 @@ def text_format(msg: Message, indent: int = 0) -> str:
                 lines.append(f"{pad}{name} {{\n{text_format(x, indent + 2)}{pad}}}\n")
             elif k in ("string", "bytes"):
                 data = x.encode("utf-8", "surrogateescape") if isinstance(x, str) else bytes(x)
-                lines.append(f'{pad}{name}: "{_text_escape(data)}"\n')
+                lines.append(f'{pad}{name}: "{text_escape(data)}"\n')
             elif k == "bool":
                 lines.append(f"{pad}{name}: {'true' if x else 'false'}\n")
             else:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Iterable, Optional
 import numpy as np
 
 from ..kernels import example_wire as _wire
-from ..summary.proto import encode_varint
+from ..summary.proto import encode_varint, text_escape
 
 __all__ = ["BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList", "FeatureLists",
            "Example", "SequenceExample"]
@@ -57,26 +57,6 @@ def _as_int64(v: Any) -> int:
     if not _INT64_MIN <= v <= _INT64_MAX:
         raise ValueError(f"Value out of range: {v}")
     return v
-
-
-def _escape(b: bytes) -> str:
-    """Protobuf's text-format escaping of a bytes value."""
-    out = []
-    for c in b:
-        ch = chr(c)
-        if ch in "\"'\\":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif 32 <= c < 127:
-            out.append(ch)
-        else:
-            out.append(f"\\{c:03o}")
-    return "".join(out)
 
 
 def _float_text(v: float) -> str:
@@ -216,7 +196,7 @@ class _ValueList(_Message):
 class BytesList(_ValueList):
     """tf.train.BytesList: `value`, a list of bytes."""
     _convert = staticmethod(_as_bytes)
-    _format = staticmethod(lambda v: f'"{_escape(v)}"')
+    _format = staticmethod(lambda v: f'"{text_escape(v)}"')
     _full_name = "tensorflow.BytesList"
 
     def SerializeToString(self, deterministic: Optional[bool] = None) -> bytes:  # noqa: N802
@@ -420,7 +400,7 @@ class _MapHolder(_Message):
 
     def _text(self, indent: int) -> str:
         pad = " " * indent
-        return "".join(f'{pad}{self._FIELD} {{\n{pad}  key: "{_escape(k.encode("utf-8", "surrogateescape"))}"\n'
+        return "".join(f'{pad}{self._FIELD} {{\n{pad}  key: "{text_escape(k.encode("utf-8", "surrogateescape"))}"\n'
                        f"{pad}  value {{\n{v._text(indent + 4)}{pad}  }}\n{pad}}}\n" for k, v in self._map.items())
 
 
