@@ -112,6 +112,19 @@ def as_dtype(value: Any) -> DType:
     return d
 
 
+def string_bytes(x: Any) -> bytes:
+    """The bytes a string element stands for: bytes as they are, a str encoded as UTF-8 with
+    its surrogates turned back into the bytes they kept (collflow's strings are str)."""
+    if isinstance(x, (bytes, bytearray, np.bytes_)):
+        return bytes(x)
+    return str(x).encode("utf-8", "surrogateescape")
+
+
+def bytes_text(b: bytes) -> str:
+    """bytes as collflow's str: UTF-8, undecodable bytes kept as surrogates (string_bytes undoes it)."""
+    return bytes(b).decode("utf-8", "surrogateescape")
+
+
 def string_array(value: Any) -> np.ndarray:
     """A string tensor's value as collflow holds it: an object array of Python str.
 
@@ -122,7 +135,7 @@ def string_array(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray) and value.dtype.kind == "U":
         return value.astype(object)
     if isinstance(value, (bytes, np.bytes_)):
-        return np.array(bytes(value).decode("utf-8", "surrogateescape"), dtype=object)
+        return np.array(bytes_text(value), dtype=object)
     try:
         a = np.asarray(value, dtype=object)
     except ValueError:
@@ -135,7 +148,7 @@ def string_array(value: Any) -> np.ndarray:
         flat = a.reshape(-1)
         for i, x in enumerate(flat):
             if isinstance(x, (bytes, np.bytes_)):
-                flat[i] = bytes(x).decode("utf-8", "surrogateescape")
+                flat[i] = bytes_text(x)
             elif isinstance(x, np.str_):
                 flat[i] = str(x)
     return a

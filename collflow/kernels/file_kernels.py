@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import NotFoundError, PermissionDeniedError, UnknownError
 from ..platform.atomic_files import atomic_write_bytes
 from .registry import KernelContext, register_kernel
 
 
-def _text(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+_text = _dt.bytes_text
 
 
 @register_kernel("MatchingFiles")

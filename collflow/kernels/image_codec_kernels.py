@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import CollflowError, InvalidArgumentError
 from . import gif_bmp_codec as _gb
 from . import jpeg_codec as _jpeg
@@ -14,12 +15,10 @@ from .registry import KernelContext, register_kernel
 
 
 def _bytes(x: Any) -> bytes:
-    v = np.asarray(x, dtype=object).item()
-    return bytes(v) if isinstance(v, (bytes, bytearray)) else str(v).encode("utf-8", "surrogateescape")
+    return _dt.string_bytes(np.asarray(x, dtype=object).item())
 
 
-def _text(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+_text = _dt.bytes_text
 
 
 def _format(data: bytes) -> str:

@@ -19,10 +19,7 @@ from .registry import KernelContext, register_kernel
 _KIND_OF = {_dt.float32: _w.FLOAT, _dt.int64: _w.INT64, _dt.string: _w.BYTES}
 
 
-def _bytes(x: Any) -> bytes:
-    if isinstance(x, (bytes, bytearray, np.bytes_)):
-        return bytes(x)
-    return str(x).encode("utf-8", "surrogateescape")
+_bytes = _dt.string_bytes
 
 
 def _values(kind: int, values: Any) -> Any:

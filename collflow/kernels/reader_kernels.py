@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import CancelledError, DataLossError, DeadlineExceededError, InvalidArgumentError, UnimplementedError
 from ..platform.tfrecord import open_records, read_records
 from .queue_kernels import _POLL_S, FIFOQueueResource, _timeout_ms, _Waiter
@@ -34,12 +35,7 @@ Record = Tuple[str, str, bool]
 Source = Callable[[str], Tuple[Iterator[Record], Callable[[], None]]]
 
 
-def _bytes(s: str) -> bytes:
-    return s.encode("utf-8", "surrogateescape")
-
-
-def _text(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+_bytes, _text = _dt.string_bytes, _dt.bytes_text
 
 
 # -- the state -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from .registry import KernelContext, register_kernel
 
@@ -24,12 +25,7 @@ def _map(fn: Callable[[Any], Any], x: Any, dtype: Any = object) -> np.ndarray:
     return out
 
 
-def _bytes(s: str) -> bytes:
-    return s.encode("utf-8", "surrogateescape")
-
-
-def _text(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+_bytes, _text = _dt.string_bytes, _dt.bytes_text
 
 
 @register_kernel("StringJoin")
