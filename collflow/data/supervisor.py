@@ -27,9 +27,7 @@ import numpy as np
 
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
-from ..graph.ops.constant_op import group
-from ..graph.variables import (global_variables, global_variables_initializer, local_variables_initializer,
-                               report_uninitialized_variables, tables_initializer)
+from ..graph.variables import global_variables, global_variables_initializer, report_uninitialized_variables
 from ..platform import tf_logging as logging
 from ..runtime.session import Session
 from ..summary.proto import SessionLog
@@ -38,12 +36,13 @@ from ..summary.writer import FileWriter
 from ..train.checkpoint_utils import get_checkpoint_state
 from ..train.global_step import get_global_step
 from ..train.global_step import global_step as _read_step
+from ..train.monitored_session import SAVERS, SUMMARY_OP, Scaffold
 from ..train.saver import Saver
 from .pipeline import Coordinator, start_queue_runners
 
 __all__ = ["Supervisor", "SessionManager", "LooperThread", "basic_train_loop"]
 
-_SUMMARY_OP, _SAVERS, _READY_FOR_LOCAL_INIT_OP = "summary_op", "savers", "ready_for_local_init_op"
+_READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
 
 
 class LooperThread(threading.Thread):
@@ -244,16 +243,10 @@ class Supervisor:
                 ready_for_local_init_op, _READY_FOR_LOCAL_INIT_OP,
                 lambda: report_uninitialized_variables(global_variables()))
             self._init_op = self._default(init_op, GraphKeys.INIT_OP, global_variables_initializer)
-            self._local_init_op = self._default(
-                local_init_op, GraphKeys.LOCAL_INIT_OP,
-                lambda: group(local_variables_initializer(), tables_initializer()))
-            self._summary_op = self._default(summary_op, _SUMMARY_OP, merge_all)
-            if saver is d:
-                found = self._graph.get_collection(_SAVERS)
-                saver = found[0] if found else (Saver() if global_variables() else None)
-                if saver is not None and not found:
-                    self._graph.add_to_collection(_SAVERS, saver)
-            self._saver = saver
+            self._local_init_op = self._default(local_init_op, GraphKeys.LOCAL_INIT_OP,
+                                                Scaffold.default_local_init_op)
+            self._summary_op = self._default(summary_op, SUMMARY_OP, merge_all)
+            self._saver = self._default(saver, SAVERS, lambda: Saver() if global_variables() else None)
             self._global_step = get_global_step(self._graph) if global_step is d else global_step
         self._graph.finalize()  # as TF1's: the graph is complete once supervised
         self._is_chief = is_chief
