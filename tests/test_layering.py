@@ -19,7 +19,7 @@ LAYERS = [
     {"kernels"},                        # NumPy/CuPy kernels of the ops
     {"runtime"},                        # plans, executors, Session
     {"comm", "summary"},                # communicators and collective kernels; summary ops
-    {"train", "profile"},               # optimizers, checkpoints, sync replicas, hooks
+    {"train", "profile", "saved_model"},  # optimizers, checkpoints, sync replicas, hooks; SavedModels
     {"data"},                           # input pipelines and datasets
     {"nn", "layers", "image"},          # layers, cells, losses; tf.image
     {"contrib", "models", "horovod", "estimator"},  # built from everything below

@@ -31,7 +31,7 @@ from .registry import register_gradient
 from .shape import TensorShape, as_shape
 from .tensor_array import TensorArray
 
-__all__ = ["cond", "while_loop"]
+__all__ = ["cond", "while_loop", "ImportedContext", "imported_control_flow"]
 
 
 class ControlFlowContext:
@@ -81,6 +81,25 @@ class ControlFlowContext:
 
     def process_inputs(self, tensors: List[_g.Tensor]) -> List[_g.Tensor]:  # pragma: no cover
         raise NotImplementedError
+
+
+class ImportedContext(ControlFlowContext):
+    """The cond branch or loop body an op imported from a meta graph was built in.
+
+    It marks the op as inside control flow (plans keep such ops out of constant folding and
+    deduplication) without the Python-side state a gradient of the construct needs:
+    tf.gradients refuses to differentiate through it (see `imported_control_flow`)."""
+
+    def __init__(self, graph: _g.Graph, kind: str, outer: Optional[ControlFlowContext]):
+        self.graph = graph
+        self.outer = outer
+        self.ops = []
+        self.kind = kind
+
+
+def imported_control_flow(op: _g.Operation) -> bool:
+    """Whether `op` sits in a cond or while_loop that came from a meta graph."""
+    return isinstance(op._ctx, ImportedContext)
 
 
 class CondContext(ControlFlowContext):

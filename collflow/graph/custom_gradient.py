@@ -38,7 +38,12 @@ register_op("CustomGradient", _spec)
 def _custom_grad(op: _g.Operation, *dys: Any) -> list:
     n = op.attrs["n_in"]
     dys = [d if d is not None else _zeros(t) for d, t in zip(dys, op.outputs)]
-    out = op.attrs["grad_fn"](*dys)
+    fn = op.attrs.get("grad_fn")
+    if fn is None:
+        from ..errors import UnimplementedError
+        raise UnimplementedError(f"custom_gradient op {op.name!r} was imported from a meta graph, which does not "
+                                 "carry its Python gradient function; build the gradient before exporting", op)
+    out = fn(*dys)
     grads = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(grads) != n:
         raise InvalidArgumentError(f"custom_gradient: the gradient function returned {len(grads)} gradients for "

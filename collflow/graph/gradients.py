@@ -186,6 +186,15 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -
         for t in op.outputs:
             frontier.extend(c for c in t._consumers if c in back or c.type == "Enter")
 
+    from .control_flow import imported_control_flow
+    imported = sorted(op.name for op in between if imported_control_flow(op))
+    if imported:
+        from ..errors import UnimplementedError
+        raise UnimplementedError(
+            f"gradients: the path from xs to ys crosses a cond or while_loop imported from a meta graph "
+            f"({', '.join(imported[:3])}{', ...' if len(imported) > 3 else ''}); collflow builds the gradient of "
+            "a control-flow construct from its Python construction, which a meta graph does not carry. Build "
+            "the gradient (e.g. the train_op) before exporting, or rebuild the model in Python")
     grads: Dict[_g.Tensor, List[GradLike]] = {}
     from .ops import array_ops
     with g.as_default(), g.name_scope(name), g.control_dependencies(None):

@@ -94,6 +94,23 @@ class Variable:
         for c in cols:
             g.add_to_collection(c, self)
 
+    @classmethod
+    def _from_graph(cls, handle_op: _g.Operation, initializer_op: _g.Operation, snapshot: _g.Tensor,
+                    initial_value: _g.Tensor, trainable: bool) -> "Variable":
+        """A Variable over ops already in a graph (import_meta_graph rebuilds variables so)."""
+        v = cls.__new__(cls)
+        v._handle_op = handle_op
+        v.handle = handle_op.outputs[0]
+        v._initializer_op = initializer_op
+        v._snapshot = snapshot
+        v._initial_value = initial_value
+        v._dtype = _dt.as_dtype(handle_op.attrs["dtype"])
+        v._shape = as_shape(handle_op.attrs["shape"])
+        v._trainable = bool(trainable)
+        v._name = handle_op.name
+        v._graph = handle_op.graph
+        return v
+
     def _initialize_from(self, value: _g.Tensor) -> None:
         """Makes the initializer assign `value` instead (tf.train.init_from_checkpoint): an
         Assign in the variable's name scope, outside any control dependencies, as _build's."""

@@ -10,6 +10,7 @@ from .distributed import *  # noqa: F401,F403
 from .saver import (Saver, RestoreResult, latest_checkpoint, checkpoint_exists, get_checkpoint_mtimes,  # noqa: F401
                     remove_checkpoint)
 from ..summary.proto import write_graph  # noqa: F401,E402  (tf.train.write_graph)
+from .meta_graph import MetaGraphDef, export_meta_graph, import_meta_graph  # noqa: F401
 from .moving_averages import ExponentialMovingAverage  # noqa: F401
 from .checkpoint_utils import (CheckpointState, get_checkpoint_state, list_variables, load_variable,  # noqa: F401
                                load_checkpoint, NewCheckpointReader, init_from_checkpoint, checkpoints_iterator)

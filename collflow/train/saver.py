@@ -208,6 +208,12 @@ def _as_prefix(file_path: str) -> str:
     return file_path[:-3] if file_path.endswith(".h5") else file_path
 
 
+def _meta_path(prefix: str, suffix: str) -> str:
+    """Where a checkpoint's meta graph goes: `<prefix>.<suffix>` (an .h5/.hdf5 name loses its suffix first)."""
+    base, ext = os.path.splitext(prefix)
+    return (base if ext.lower() in _H5_SUFFIXES else prefix) + "." + suffix
+
+
 def _step_value(sess: Any, global_step: Any) -> Optional[int]:
     if global_step is None:
         return None
@@ -259,6 +265,8 @@ class Saver:
             raise InvalidArgumentError(f"need 0 <= rank < world_size, got rank={self.rank}, "
                                        f"world_size={self.world_size}")
         self._last: List[cio.IndexEntry] = []  # files this Saver wrote, oldest first
+        self._meta_cache: Optional[Tuple[Any, bytes]] = None  # ((graph, version, n), the file's bytes)
+        self._meta_suffix = "meta"
         self._warned_device_rng = False
 
     # -- what is saved --------------------------------------------------------------------------
@@ -386,20 +394,49 @@ class Saver:
         the step inserted before the suffix).  global_step: an int, or the global step
         Variable/Tensor (its value is read).  pipeline: the input position (ints).
         write_state: update the directory's index (checkpoint.json) and prune old files.
-        latest_filename, meta_graph_suffix, write_meta_graph, strip_default_attrs and
+        write_meta_graph: also write the graph, its collections and this Saver to
+        `<returned path>.<meta_graph_suffix>` (tf.train.import_meta_graph reads it back; written
+        once per graph version and reused).  latest_filename, strip_default_attrs and
         save_debug_info are accepted for TF1 programs and change nothing: collflow keeps its
-        own index file and writes no MetaGraphDef.
+        own index file.
         On ranks other than 0 nothing is written and the path is returned.
         """
         step = _step_value(sess, global_step)
         path = _path_with_step(save_path, step, self._pad)
+        user = _user_path(save_path, step, self._pad)
         if not self.is_chief:
-            return _user_path(save_path, step, self._pad)
+            return user
         data = self.snapshot(sess, step, pipeline)
         cio.write_checkpoint(path, data)
+        if write_meta_graph:
+            self._meta_suffix = meta_graph_suffix
+            self._write_meta(sess.graph, _meta_path(user, meta_graph_suffix))
         if write_state:
             self._record(path, data.global_step, data.timestamp)
-        return _user_path(save_path, step, self._pad)
+        return user
+
+    def _saver_def(self) -> Dict[str, Any]:
+        """What import_meta_graph needs to rebuild this Saver: its variables and options."""
+        return {"variables": {k: v.op.name for k, v in self._vars.items()}, "max_to_keep": self._max_to_keep,
+                "keep_checkpoint_every_n_hours": self._keep_hours, "pad_step_number": self._pad,
+                "reshape": self._reshape, "save_rng": self._save_rng}
+
+    def _write_meta(self, graph: _g.Graph, filename: str) -> None:
+        from .meta_graph import export_meta_graph, write_meta_graph
+        key = (id(graph), graph.version, len(self._vars))
+        if self._meta_cache is None or self._meta_cache[0] != key:
+            # serialized once per graph version: a 15,000-op graph takes ~0.5 s to export
+            self._meta_cache = (key, export_meta_graph(graph=graph, saver_def=self._saver_def()).SerializeToString())
+        write_meta_graph(self._meta_cache[1], filename)
+
+    def export_meta_graph(self, filename: Optional[str] = None, collection_list: Any = None, as_text: bool = False,
+                          export_scope: Optional[str] = None, clear_devices: bool = False,
+                          clear_extraneous_attributes: bool = False, strip_default_attrs: bool = False,
+                          save_debug_info: bool = False) -> Any:
+        """tf.train.export_meta_graph of this Saver's graph, with this Saver (TF1's Saver.export_meta_graph)."""
+        from .meta_graph import export_meta_graph
+        return export_meta_graph(filename, collection_list=collection_list, graph=self._graph or _g.get_default_graph(),
+                                 saver_def=self._saver_def(), export_scope=export_scope, clear_devices=clear_devices)
 
     def build(self) -> None:
         """TF1's deferred build: nothing to build (a Saver works from its variable list)."""
@@ -421,10 +458,11 @@ class Saver:
         entries.append(cio.IndexEntry(rel, step, when))
         cio.write_index(directory, entries)
         for e in delete:
-            try:
-                os.remove(e.path)
-            except FileNotFoundError:
-                pass
+            for f in (e.path, _meta_path(_as_prefix(e.path), self._meta_suffix)):
+                try:
+                    os.remove(f)
+                except FileNotFoundError:
+                    pass
 
     # -- restore ------------------------------------------------------------------------------------
     def restore(self, sess: Any, save_path: str, strict: bool = True, verify: bool = True,
@@ -621,5 +659,6 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: Any = N
     """Deletes the checkpoint's file (TF1's tf.train.remove_checkpoint); the directory's index
     forgets it the next time it is read (an entry without its file is skipped)."""
     f = checkpoint_file(checkpoint_prefix)
-    if os.path.isfile(f):
-        os.remove(f)
+    for p in (f, _meta_path(_as_prefix(f), meta_graph_suffix)):
+        if os.path.isfile(p):
+            os.remove(p)
