@@ -16,7 +16,8 @@
 """
 from .datasets import Dataset as SplitDataset, load_digits, load_file, synthetic, split, DIGITS_PATH  # noqa: F401
 from .batching import BatchIterator, batches, Position  # noqa: F401
-from .dataset import Dataset, TensorSpec  # noqa: F401
+from .dataset import Dataset  # noqa: F401
+from .dataset_core import TensorSpec  # noqa: F401
 from .dataset_more import TextLineDataset  # noqa: F401  (also installs padded_batch, flat_map, interleave, cache)
 from .record_datasets import TFRecordDataset, FixedLengthRecordDataset  # noqa: F401
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401

@@ -27,8 +27,8 @@ from ..graph.shape import TensorShape
 from ..kernels.registry import KernelContext, register_kernel
 from ..runtime.placement import register_host_only
 from . import sparse_elements as _sp
-from .dataset import (Dataset, Element, IterationContext, TensorSpec, _Batch, _Map, _most_specific_compatible,
-                      _Repeat, _scalar_arg, _Shuffle)
+from .dataset import Dataset, _Batch, _Map, _Repeat, _scalar_arg, _Shuffle
+from .dataset_core import Element, IterationContext, TensorSpec, _most_specific_compatible
 from .dataset_more import _Interleave
 
 __all__ = ["Options", "shuffle_and_repeat", "map_and_batch", "parallel_interleave", "unbatch", "ignore_errors",

@@ -17,8 +17,9 @@ from ..graph import graph as _g
 from ..graph import nest
 from ..graph.shape import TensorShape, as_shape
 from . import sparse_elements as _sp
-from .dataset import (Dataset, Element, IterationContext, TensorSpec, _most_specific_compatible,
-                      _normalize_structure, _source_leaves, _TracedFunction, _stack)
+from .dataset import Dataset, _source_leaves, _stack
+from .dataset_core import (Element, IterationContext, TensorSpec, _most_specific_compatible, _normalize_structure,
+                           _TracedFunction)
 from .dataset_more import _DatasetFunction, _PaddedBatch
 
 __all__ = ["scan", "group_by_window", "bucket_by_sequence_length", "Reducer", "group_by_reducer"]

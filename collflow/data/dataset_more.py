@@ -18,8 +18,8 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.shape import TensorShape, as_shape
-from .dataset import (Dataset, Element, IterationContext, TensorSpec, _arg_repr, _Batch, _Generator, _scalar_arg,
-                      _PrivateFunction)
+from .dataset import Dataset, _arg_repr, _Batch, _Generator, _scalar_arg
+from .dataset_core import Element, IterationContext, TensorSpec, _PrivateFunction
 
 __all__ = ["TextLineDataset"]
 

@@ -24,7 +24,8 @@ from ..graph.shape import TensorShape, as_shape
 from ..kernels.registry import register_kernel, KernelContext
 from ..runtime.placement import register_host_only
 from . import sparse_elements as _sp
-from .dataset import Dataset, IterationContext, TensorSpec, _normalize_structure, _frozen
+from .dataset import Dataset
+from .dataset_core import IterationContext, TensorSpec, _normalize_structure, _frozen
 
 __all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
 
