@@ -337,3 +337,12 @@ def test_same_errors_as_tensorflow(features):
         messages.append(str(e.value))
     key = [line for line in messages[1].splitlines() if line.startswith("Name: ")][0]
     assert key in messages[0]
+
+
+def test_a_single_feature_is_the_op_s_one_output():
+    # one dense feature: ParseExample has one output, whose value is the array itself
+    with cf.Graph().as_default():
+        a = cf.parse_example(cf.constant(_records(cf)), {"a": cf.FixedLenFeature([2], cf.float32)})["a"]
+        np.testing.assert_array_equal(_run(a), [[1.5, 2.5], [0.5, 0.25], [1.0, 2.0]])
+        ln = cf.parse_single_sequence_example(_sequence(cf), {"len": cf.FixedLenFeature([], cf.int64)})[0]["len"]
+        assert _run(ln) == 3

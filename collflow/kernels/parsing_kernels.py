@@ -167,8 +167,9 @@ def _parse_example(op: Any, ctx: KernelContext) -> Any:
     def parse_example(serialized: Any) -> Tuple[Any, ...]:
         records = _records(where, serialized, single)
         parts = [_sparse(where, records, s, not single) for s in sparse]
-        return tuple([p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts]
-                     + [_dense(where, records, d, not single) for d in dense])
+        out = ([p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts]
+               + [_dense(where, records, d, not single) for d in dense])
+        return out[0] if len(out) == 1 else tuple(out)  # an op of one output returns the value itself
     return parse_example
 
 
@@ -231,5 +232,5 @@ def _parse_sequence_example(op: Any, ctx: KernelContext) -> Any:
             out += [p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts]
         out += [_dense(where, [context], d, False) for d in a["context_dense"]]
         out += [_sequence_dense(where, lists, d) for d in a["sequence_dense"]]
-        return tuple(out)
+        return out[0] if len(out) == 1 else tuple(out)
     return parse_sequence_example
