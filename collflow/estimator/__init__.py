@@ -14,6 +14,14 @@ from ..train.hooks import (SessionRunHook, SessionRunArgs, SessionRunContext, Se
                            CheckpointSaverListener, SummarySaverHook, StepCounterHook, NanTensorHook,
                            NanLossDuringTrainingError, FinalOpsHook, FeedFnHook)  # TF1 has them here too
 
+from . import export as _export_module  # noqa: E402
+
+# tf.estimator.export (TF1's module of serving receivers and export outputs)
+export = _types.SimpleNamespace(**{n: getattr(_export_module, n) for n in (
+    "ServingInputReceiver", "TensorServingInputReceiver", "build_parsing_serving_input_receiver_fn",
+    "build_raw_serving_input_receiver_fn", "ExportOutput", "PredictOutput", "ClassificationOutput",
+    "RegressionOutput")})
+
 # tf.estimator.inputs.numpy_input_fn (TF1's module of input functions)
 inputs = _types.SimpleNamespace(numpy_input_fn=_inputs_module.numpy_input_fn,
                                 pandas_input_fn=_inputs_module.pandas_input_fn)

@@ -120,6 +120,25 @@ class Estimator:
     params = property(lambda self: dict(self._params))
     model_fn = property(lambda self: self._model_fn)
 
+    # -- export -------------------------------------------------------------------------------------------
+    def export_saved_model(self, export_dir_base: str, serving_input_receiver_fn: Callable,
+                           assets_extra: Optional[dict] = None, as_text: bool = False,
+                           checkpoint_path: Optional[str] = None, experimental_mode: str = ModeKeys.PREDICT) -> bytes:
+        """A SavedModel of the model over serving_input_receiver_fn's receiver, with the variables
+        of `checkpoint_path` (default: the newest), in export_dir_base/<timestamp>; returns that
+        path as bytes (TF1's).  The signatures are the EstimatorSpec's export_outputs (default: a
+        predict signature of its predictions).  assets_extra and as_text change nothing."""
+        from .export import export_saved_model
+        return export_saved_model(self, export_dir_base, serving_input_receiver_fn, checkpoint_path,
+                                  experimental_mode)
+
+    def export_savedmodel(self, export_dir_base: str, serving_input_receiver_fn: Callable,
+                          assets_extra: Optional[dict] = None, as_text: bool = False,
+                          checkpoint_path: Optional[str] = None, strip_default_attrs: bool = False) -> bytes:
+        """TF1's older name of export_saved_model."""
+        return self.export_saved_model(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                                       checkpoint_path)
+
     # -- the checkpoint ---------------------------------------------------------------------------------
     def latest_checkpoint(self) -> Optional[str]:
         return latest_checkpoint(self._model_dir)

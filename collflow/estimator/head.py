@@ -95,7 +95,9 @@ class _Head:
             with _g.name_scope("predictions"):
                 predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
-                return EstimatorSpec(mode, predictions=predictions)
+                from .export import canned_export_outputs
+                return EstimatorSpec(mode, predictions=predictions,
+                                     export_outputs=canned_export_outputs(self._export_kind, predictions))
             processed = self._labels(labels)
             unweighted = self._unweighted_loss(processed, logits)
             weights = weights_from_features(features, self._weight_column)
@@ -163,6 +165,8 @@ class _ClassHead(_Head):
 class BinaryHead(_ClassHead):
     """TF1's binary logistic head: sigmoid cross entropy on one logit."""
 
+    _export_kind = "binary"
+
     def __init__(self, weight_column: Any = None, label_vocabulary: Optional[Sequence[str]] = None,
                  loss_reduction: str = _losses.Reduction.SUM):
         super().__init__(2, weight_column, label_vocabulary, loss_reduction)
@@ -201,6 +205,8 @@ class BinaryHead(_ClassHead):
 class MultiClassHead(_ClassHead):
     """TF1's multi-class head: softmax cross entropy on n_classes logits."""
 
+    _export_kind = "multi_class"
+
     def __init__(self, n_classes: int, weight_column: Any = None, label_vocabulary: Optional[Sequence[str]] = None,
                  loss_reduction: str = _losses.Reduction.SUM):
         if n_classes is None or n_classes <= 2:
@@ -225,6 +231,8 @@ class MultiClassHead(_ClassHead):
 
 class RegressionHead(_Head):
     """TF1's regression head: squared error on label_dimension outputs."""
+
+    _export_kind = "regression"
 
     def __init__(self, label_dimension: int = 1, weight_column: Any = None,
                  loss_reduction: str = _losses.Reduction.SUM):

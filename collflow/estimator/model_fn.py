@@ -58,6 +58,13 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             if not (isinstance(v, tuple) and len(v) == 2):
                 raise TypeError(f"Values of eval_metric_ops must be (metric_value, update_op) tuples, given: {v} "
                                 f"for key: {k}")
+        if export_outputs is not None:
+            from .export import ExportOutput
+            if not isinstance(export_outputs, dict):
+                raise TypeError(f"export_outputs must be dict, given: {export_outputs}")
+            for k, v in export_outputs.items():
+                if not isinstance(v, ExportOutput):
+                    raise TypeError(f"Values in export_outputs must be ExportOutput objects. Given: {export_outputs}")
         hooks = [tuple(h or ()) for h in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks)]
         return super().__new__(cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs, *hooks[:2],
                                scaffold, *hooks[2:])
