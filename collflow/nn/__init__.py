@@ -18,6 +18,7 @@ from ..graph.ops.conv_dispatch_ops import convolution, pool, max_pool1d, avg_poo
 from ..graph.ops.ctc_ops import ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder  # noqa: F401
 from . import initializers, layers  # noqa: F401,E402
 from .rnn import *  # noqa: F401,F403
+from .raw_rnn import raw_rnn  # noqa: F401
 from . import rnn  # noqa: F401
 from .embedding_ps import Embedding  # noqa: F401
 from . import losses  # noqa: F401,E402  (also cf.losses)
