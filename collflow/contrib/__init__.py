@@ -3,7 +3,8 @@
 functions, initializers and regularizers TF1 programs use, with contrib's defaults),
 `tf.contrib.framework` (arg_scope and the variable helpers) and `tf.contrib.slim` (the
 layers, arg_scope and variable helpers under slim's names; slim.learning and slim.nets are
-not provided).
+not provided), `tf.contrib.training` (HParams, parse_values) and
+`tf.contrib.layers.optimize_loss`.
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -54,3 +55,6 @@ __all__.append("lookup")
 
 from . import seq2seq  # noqa: E402  (tf.contrib.seq2seq: sequence_loss, decoders, helpers, attention)
 __all__.append("seq2seq")
+
+from . import training  # noqa: E402  (tf.contrib.training: HParams, parse_values)
+__all__ += ["training"]

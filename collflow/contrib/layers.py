@@ -12,7 +12,7 @@ default (is_training=True) with decay 0.999 and no gamma (scale=False); pooling 
 with VALID padding; dropout takes keep_prob.  Variables these layers make are also in
 MODEL_VARIABLES.  Every layer function takes its defaults from `contrib.framework.arg_scope`;
 contrib/layers_more.py adds slim's repeat, stack, conv2d_transpose, separable_conv2d, bias_add
-and softmax.  optimize_loss is not here.
+and softmax.  optimize_loss (contrib/optimize_loss.py) builds the TF1 one-call train op.
 """
 from __future__ import annotations
 
@@ -468,3 +468,6 @@ conv2d_transpose = convolution2d_transpose = add_arg_scope(_more.conv2d_transpos
 separable_conv2d = separable_convolution2d = add_arg_scope(_more.separable_conv2d)
 bias_add = add_arg_scope(_more.bias_add)
 softmax = add_arg_scope(_more.softmax)
+
+from .optimize_loss import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss  # noqa: E402
+__all__ += ["optimize_loss", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES"]
