@@ -46,6 +46,59 @@ class DType:
     def itemsize(self) -> int:
         return self.np.itemsize
 
+    size = itemsize  # TF1's DType.size
+
+    # TF1 programs read these off a tensor's dtype (v.dtype.base_dtype: a variable's value
+    # type); collflow has no reference dtypes and no complex ones, so each is the dtype itself
+    @property
+    def base_dtype(self) -> "DType":
+        return self
+
+    @property
+    def real_dtype(self) -> "DType":
+        return self
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.np.kind == "u"
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return True
+
+    @property
+    def min(self) -> Any:
+        """The smallest value of the type (TF1's DType.min)."""
+        if self.np.kind == "f":
+            return float(np.finfo(self.np).min)
+        if self.np.kind in "iu":
+            return int(np.iinfo(self.np).min)
+        raise TypeError(f"Cannot find minimum value of {self.name}.")
+
+    @property
+    def max(self) -> Any:
+        """The largest value of the type (TF1's DType.max)."""
+        if self.np.kind == "f":
+            return float(np.finfo(self.np).max)
+        if self.np.kind in "iu":
+            return int(np.iinfo(self.np).max)
+        raise TypeError(f"Cannot find maximum value of {self.name}.")
+
+    def is_compatible_with(self, other: Any) -> bool:
+        """Whether a value of `other`'s type may stand where this type is expected (equal types)."""
+        try:
+            return self == as_dtype(other)
+        except (TypeError, ValueError):
+            return False
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
             return self.name == other.name

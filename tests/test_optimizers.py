@@ -635,3 +635,28 @@ def test_ftrl_slots_named_as_tf1_and_bad_arguments():
         with pytest.raises(ValueError, match="FtrlOptimizer: .* is out of range"):
             cf.train.FtrlOptimizer(0.1, **kw)
 
+
+
+def test_ftrl_updates_a_scalar_variable_as_a_one_element_vector():
+    # the 0-d case once failed inside the kernel (a ufunc gave a scalar where an array was written)
+    with cf.Graph().as_default():
+        s, v = cf.Variable(1.0), cf.Variable([1.0])
+        loss = cf.square(s - 3.0) + cf.reduce_sum(cf.square(v - 3.0))
+        step = cf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01, l2_regularization_strength=0.1,
+                                      l2_shrinkage_regularization_strength=0.05).minimize(loss)
+        with cf.Session() as sess:
+            sess.run(cf.global_variables_initializer())
+            for _ in range(4):
+                sess.run(step)
+                a, b = sess.run([s, v])
+                assert np.asarray(a).shape == () and a == b[0]
+
+
+def test_tf1_dtype_attributes():
+    assert cf.float32.base_dtype is cf.float32 and cf.int64.real_dtype is cf.int64
+    assert cf.int32.max == 2 ** 31 - 1 and cf.uint8.min == 0 and cf.float16.max == 65504.0
+    assert cf.uint8.is_unsigned and not cf.int8.is_unsigned and not cf.bool.is_unsigned
+    assert cf.float32.is_compatible_with("float32") and not cf.float32.is_compatible_with(cf.float64)
+    assert cf.float64.size == 8 and not cf.float32.is_complex
+    with pytest.raises(TypeError, match="minimum value of bool"):
+        cf.bool.min

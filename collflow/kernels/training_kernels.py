@@ -237,12 +237,13 @@ def _ftrl_step(xp: Any, var: Any, accum: Any, linear: Any, lr: Any, l1: Any, l2:
     new = xp.multiply(g, g)
     new += accum
     half = xp is np and float(lr_power) == -0.5
+    sigma = xp.empty_like(accum)  # an array even for a 0-d variable (ufuncs give scalars there)
     if half:
         xp.sqrt(new, out=t)
-        sigma = xp.sqrt(accum)
+        xp.sqrt(accum, out=sigma)
     else:
         xp.power(new, -lr_power, out=t)
-        sigma = xp.power(accum, -lr_power)
+        xp.power(accum, -lr_power, out=sigma)
     xp.subtract(t, sigma, out=sigma)              # new^-p - accum^-p
     sigma /= lr
     sigma *= var
