@@ -58,6 +58,7 @@ from .nn import distributions  # noqa: F401,E402  (tf.distributions)
 from .graph.tensor_array import TensorArray  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (tf.contrib.rnn, .opt, .layers)
 from . import estimator  # noqa: F401,E402  (tf.estimator)
+from . import keras  # noqa: F401,E402  (tf.keras, graph mode)
 from . import saved_model  # noqa: F401,E402  (tf.saved_model: collflow's own files)
 from .train.sharded import get_variable, ShardedVariable  # noqa: F401,E402  (TensorFlow has them at the top level too)
 from .graph.ops.math_extra_ops import *  # noqa: F401,F403,E402  (tf.div, tf.floor, tf.erf, tf.linspace, ...)

@@ -22,7 +22,7 @@ LAYERS = [
     {"train", "profile", "saved_model"},  # optimizers, checkpoints, sync replicas, hooks; SavedModels
     {"data"},                           # input pipelines and datasets
     {"nn", "layers", "image"},          # layers, cells, losses; tf.image
-    {"contrib", "models", "horovod", "estimator"},  # built from everything below
+    {"contrib", "models", "horovod", "estimator", "keras"},  # built from everything below
     {"compat"},                         # TF1's namespace over all of collflow
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}

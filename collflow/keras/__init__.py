@@ -1,0 +1,61 @@
+"""tf.keras as TensorFlow 1.x's graph mode has it: layers called on tensors build the graph,
+Model / Sequential compile, fit, evaluate and predict in Keras's session.
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu", input_shape=(32,)),
+                                 tf.keras.layers.Dense(10, activation="softmax")])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, epochs=5, batch_size=32)
+
+What is here (docs/tf1_compat.md has the list): the common layers (Dense, Conv1D/2D, the
+pooling layers, Flatten, Dropout, BatchNormalization, Activation, Embedding, Reshape, Lambda,
+Concatenate, Add, global pooling, Input), Sequential and the functional Model of one output,
+the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
+EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
+weights saved in Keras's HDF5 layout.  Keras's recurrent layers, whole-model saving
+(model.save / load_model), masks, multi-output losses and tf.data inputs to fit are not.
+"""
+import types as _types
+
+import numpy as _np
+
+from .. import initializers as _initializers_module
+from . import backend, callbacks  # noqa: F401
+from . import layers as _layers_module
+from . import losses as _losses_module
+from . import optimizers as _optimizers_module
+from .engine import Model, Sequential  # noqa: F401
+from .layers import Input  # noqa: F401
+
+layers = _types.SimpleNamespace(**{n: getattr(_layers_module, n) for n in _layers_module.__all__
+                                   if n != "history_of"})
+models = _types.SimpleNamespace(Model=Model, Sequential=Sequential)
+optimizers = _types.SimpleNamespace(**{n: getattr(_optimizers_module, n) for n in _optimizers_module.__all__})
+_LOSS_NAMES = ("mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
+               "mean_squared_logarithmic_error", "categorical_crossentropy", "sparse_categorical_crossentropy",
+               "binary_crossentropy", "hinge", "squared_hinge", "kullback_leibler_divergence", "poisson", "logcosh")
+losses = _types.SimpleNamespace(**{n: getattr(_losses_module, n) for n in _LOSS_NAMES}, get=_losses_module.get,
+                                mse=_losses_module.mean_squared_error, mae=_losses_module.mean_absolute_error)
+metrics = _types.SimpleNamespace(**{n: getattr(_losses_module, n) for n in _LOSS_NAMES + (
+    "categorical_accuracy", "sparse_categorical_accuracy", "binary_accuracy")})
+activations = _types.SimpleNamespace(get=_losses_module.activation, **dict(_losses_module._ACTIVATIONS))
+regularizers = _types.SimpleNamespace(l1=_losses_module.l1, l2=_losses_module.l2, l1_l2=_losses_module.l1_l2)
+initializers = _initializers_module
+
+
+def _to_categorical(y, num_classes=None, dtype="float32"):
+    """One-hot rows of integer labels (tf.keras.utils.to_categorical)."""
+    y = _np.asarray(y, dtype=int)
+    shape = y.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = shape[:-1]
+    y = y.ravel()
+    n = int(num_classes or (y.max() + 1 if y.size else 0))
+    out = _np.zeros((y.size, n), dtype=dtype)
+    out[_np.arange(y.size), y] = 1
+    return out.reshape(shape + (n,))
+
+
+utils = _types.SimpleNamespace(to_categorical=_to_categorical)
+
+__all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
+           "callbacks", "backend", "utils", "Model", "Sequential", "Input"]

@@ -1,0 +1,354 @@
+"""tf.keras.layers in TF1's graph mode, over collflow's tf.layers classes: Keras's argument
+names and defaults (string activations and initializers, `input_shape`/`input_dim` on a
+first layer, `training=None` meaning the learning phase), and a record of each call (the
+layer and its input) that a functional Model walks.  Variables are named as TF1's Keras
+names them (dense/kernel, conv2d_1/bias, batch_normalization/moving_mean, ...)."""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, List, Optional, Sequence
+
+from .. import dtypes as _dt
+from ..graph import graph as _g
+from ..graph.graph import GraphKeys
+from ..graph import initializers as _init
+from ..graph.ops import array_ops as _a
+from ..graph.ops import math_ops as _m
+from ..graph.ops.constant_op import placeholder as _placeholder
+from ..nn import layer_classes as _lc
+from ..nn import layers as _fl
+from . import backend as K
+
+__all__ = ["Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "MaxPool2D",
+           "AveragePooling1D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout", "BatchNormalization",
+           "Activation", "Embedding", "Reshape", "Concatenate", "concatenate", "Add", "add",
+           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Lambda", "history_of"]
+
+# tensor -> (layer, input tensors): how a functional Model finds its layers
+_HISTORY: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def history_of(t: Any) -> Optional[tuple]:
+    """(layer, inputs) that made tensor `t` (None for a tensor no Keras layer made)."""
+    return _HISTORY.get(t)
+
+
+def _activation(a: Any) -> Any:
+    if a is None or callable(a):
+        return a
+    from .losses import activation
+    fn = activation(a)
+    return None if a == "linear" else fn
+
+
+def _initializer(i: Any) -> Any:
+    return _init.get(i)
+
+
+def _input_shape_kwargs(kwargs: dict) -> Optional[tuple]:
+    """Takes Keras's input_shape / batch_input_shape / input_dim out of kwargs."""
+    shape = None
+    if "batch_input_shape" in kwargs:
+        shape = tuple(kwargs.pop("batch_input_shape"))
+    if "input_shape" in kwargs:
+        shape = (None,) + tuple(kwargs.pop("input_shape"))
+    if "input_dim" in kwargs:
+        shape = (None, int(kwargs.pop("input_dim")))
+    for k in ("dtype", "input_length", "weights", "activity_regularizer", "kernel_constraint", "bias_constraint",
+              "embeddings_constraint", "beta_constraint", "gamma_constraint", "autocast", "dynamic"):
+        if kwargs.get(k) is not None and k in ("weights",):
+            raise NotImplementedError(f"Keras layer argument {k}= is not supported by collflow")
+        kwargs.pop(k, None)
+    return shape
+
+
+def _unique_name(prefix: str) -> str:
+    uid = K.get_uid(prefix)
+    return prefix if uid == 1 else f"{prefix}_{uid - 1}"
+
+
+class _KerasMixin:
+    """Keras's call convention over a collflow layer class."""
+
+    _batch_input_shape: Optional[tuple] = None
+    _takes_training = False
+
+    def __call__(self, inputs: Any, *args: Any, training: Any = None, **kwargs: Any) -> Any:
+        if not self._has_vars and self._name is None:  # type: ignore[attr-defined]
+            self._name = _unique_name(self._base)  # type: ignore[attr-defined]
+        if self._takes_training:
+            kwargs["training"] = K.learning_phase() if training is None else training
+        g = _g.get_default_graph()
+        before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
+        out = super().__call__(inputs, *args, **kwargs)  # type: ignore[misc]
+        # what this call added: the moving-average updates fit() runs, the penalties it adds
+        self.updates = getattr(self, "updates", []) + g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
+        self.losses = getattr(self, "losses", []) + \
+            g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
+        _HISTORY[out] = (self, [inputs] if not isinstance(inputs, (list, tuple)) else list(inputs))
+        return out
+
+    @property
+    def input_shape(self) -> Optional[tuple]:
+        return self._batch_input_shape
+
+    def get_weights(self) -> List[Any]:
+        return K.batch_get_value(self.weights)  # type: ignore[attr-defined]
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        ws = self.weights  # type: ignore[attr-defined]
+        if len(ws) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on layer \"{self.name}\" with a weight list of "  # type: ignore[attr-defined]
+                             f"length {len(weights)}, but the layer was expecting {len(ws)} weights.")
+        K.batch_set_value(list(zip(ws, weights)))
+
+
+class Dense(_KerasMixin, _lc.Dense):
+    def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+                 **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(units, _activation(activation), use_bias, _initializer(kernel_initializer),
+                         _initializer(bias_initializer), kernel_regularizer, bias_regularizer, **kwargs)
+
+
+class Conv2D(_KerasMixin, _lc.Conv2D):
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
+                 data_format: Optional[str] = None, dilation_rate: Any = (1, 1), activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+                 **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
+                         activation=_activation(activation), use_bias=use_bias,
+                         kernel_initializer=_initializer(kernel_initializer),
+                         bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer, **kwargs)
+
+
+class Conv1D(_KerasMixin, _lc.Conv1D):
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
+                 data_format: Optional[str] = None, dilation_rate: Any = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
+                 **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
+                         activation=_activation(activation), use_bias=use_bias,
+                         kernel_initializer=_initializer(kernel_initializer),
+                         bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer, **kwargs)
+
+
+def _pool(base: type) -> type:
+    class Pool(_KerasMixin, base):
+        def __init__(self, pool_size: Any = 2, strides: Any = None, padding: str = "valid",
+                     data_format: Optional[str] = None, **kwargs: Any):
+            self._batch_input_shape = _input_shape_kwargs(kwargs)
+            super().__init__(pool_size, strides if strides is not None else pool_size, padding,
+                             data_format or "channels_last", **kwargs)
+    Pool.__name__ = Pool.__qualname__ = base.__name__
+    return Pool
+
+
+MaxPooling1D = _pool(_lc.MaxPooling1D)
+MaxPooling2D = MaxPool2D = _pool(_lc.MaxPooling2D)
+AveragePooling1D = _pool(_lc.AveragePooling1D)
+AveragePooling2D = AvgPool2D = _pool(_lc.AveragePooling2D)
+
+
+class Flatten(_KerasMixin, _lc.Flatten):
+    def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(data_format or "channels_last", **kwargs)
+
+
+class Dropout(_KerasMixin, _lc.Dropout):
+    """Dropout in the learning phase (fit), the identity otherwise."""
+    _takes_training = True
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: Optional[int] = None, **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(rate, noise_shape, seed, **kwargs)
+
+
+class BatchNormalization(_KerasMixin, _lc.BatchNormalization):
+    """Batch statistics in the learning phase, the moving ones otherwise; the moving-average
+    updates go to UPDATE_OPS (fit runs them)."""
+    _takes_training = True
+
+    def __init__(self, axis: Any = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
+                 scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 moving_mean_initializer: Any = "zeros", moving_variance_initializer: Any = "ones",
+                 beta_regularizer: Optional[Callable] = None, gamma_regularizer: Optional[Callable] = None,
+                 **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(axis, momentum, epsilon, center, scale, _initializer(beta_initializer),
+                         _initializer(gamma_initializer), _initializer(moving_mean_initializer),
+                         _initializer(moving_variance_initializer), beta_regularizer, gamma_regularizer, **kwargs)
+
+
+class _Stateless(_KerasMixin, _lc.Layer):
+    """A Keras layer without variables: `_fn(x)` under a name scope named after the layer."""
+    _has_vars = False
+
+    def __init__(self, name: Optional[str] = None, **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        kwargs.pop("trainable", None)
+        super().__init__(True, name, **kwargs)
+
+    def _call(self, x: Any, name: Any, reuse: Any, *args: Any, **kwargs: Any) -> Any:
+        with _g.name_scope(name or self._base):
+            return self._fn(x)
+
+    def _fn(self, x: Any) -> Any:
+        raise NotImplementedError
+
+
+class Activation(_Stateless):
+    _base = "activation"
+
+    def __init__(self, activation: Any, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._act = _activation(activation)
+
+    def _fn(self, x: Any) -> Any:
+        return x if self._act is None else self._act(x)
+
+
+class Reshape(_Stateless):
+    _base = "reshape"
+
+    def __init__(self, target_shape: Sequence[int], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(d) for d in target_shape)
+
+    def _fn(self, x: Any) -> Any:
+        return _a.reshape(x, [-1] + list(self.target_shape))
+
+
+class Lambda(_Stateless):
+    _base = "lambda"
+
+    def __init__(self, function: Callable, output_shape: Any = None, mask: Any = None, arguments: Any = None,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self._function, self._arguments = function, dict(arguments or {})
+
+    def _fn(self, x: Any) -> Any:
+        return self._function(x, **self._arguments)
+
+
+class GlobalAveragePooling2D(_Stateless):
+    _base = "global_average_pooling2d"
+
+    def _fn(self, x: Any) -> Any:
+        return _m.reduce_mean(x, axis=[1, 2])
+
+
+class GlobalMaxPooling2D(_Stateless):
+    _base = "global_max_pooling2d"
+
+    def _fn(self, x: Any) -> Any:
+        return _m.reduce_max(x, axis=[1, 2])
+
+
+class _Merge(_KerasMixin, _lc.Layer):
+    _has_vars = False
+
+    def __init__(self, name: Optional[str] = None, **kwargs: Any):
+        kwargs.pop("trainable", None)
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(True, name or _unique_name(self._base), **kwargs)
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
+            raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. Got {inputs!r}")
+        with _g.name_scope(self._name or self._base):
+            out = self._merge([_g.convert_to_tensor(t) for t in inputs])
+        _HISTORY[out] = (self, list(inputs))
+        return out
+
+
+class Concatenate(_Merge):
+    _base = "concatenate"
+
+    def __init__(self, axis: int = -1, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def _merge(self, xs: List[Any]) -> Any:
+        return _a.concat(xs, self.axis)
+
+
+class Add(_Merge):
+    _base = "add"
+
+    def _merge(self, xs: List[Any]) -> Any:
+        out = xs[0]
+        for x in xs[1:]:
+            out = _m.add(out, x)
+        return out
+
+
+def concatenate(inputs: Sequence[Any], axis: int = -1, **kwargs: Any) -> Any:
+    return Concatenate(axis=axis, **kwargs)(list(inputs))
+
+
+def add(inputs: Sequence[Any], **kwargs: Any) -> Any:
+    return Add(**kwargs)(list(inputs))
+
+
+class Embedding(_KerasMixin, _lc.Layer):
+    """Rows of an [input_dim, output_dim] matrix ("embeddings", uniform(-0.05, 0.05))."""
+    _base = "embedding"
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
+                 embeddings_regularizer: Optional[Callable] = None, mask_zero: bool = False, **kwargs: Any):
+        if mask_zero:
+            raise NotImplementedError("Embedding(mask_zero=True): Keras masks are not supported by collflow")
+        if "input_length" in kwargs and kwargs["input_length"] is not None:
+            kwargs.setdefault("input_shape", (kwargs["input_length"],))
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        super().__init__(kwargs.pop("trainable", True), kwargs.pop("name", None), **kwargs)
+        init = _init.RandomUniform(-0.05, 0.05) if embeddings_initializer == "uniform" else \
+            _initializer(embeddings_initializer)
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self._cfg = dict(embeddings_initializer=init, embeddings_regularizer=embeddings_regularizer)
+
+    def _call(self, x: Any, name: Any, reuse: Any) -> Any:
+        if not x.dtype.is_integer:
+            x = _m.cast(x, _dt.int32)  # Keras feeds ids through a float32 Input and casts them, as here
+        return _fl.embedding(x, self.input_dim, self.output_dim, trainable=self.trainable, name=name, reuse=reuse,
+                             **self._cfg)
+
+    @property
+    def embeddings(self) -> Any:
+        return self._var("embeddings")
+
+
+class InputLayer:
+    """The placeholder a model is fed through."""
+
+    def __init__(self, input_shape: Any = None, batch_size: Optional[int] = None, dtype: Any = None,
+                 input_tensor: Any = None, sparse: bool = False, name: Optional[str] = None,
+                 batch_input_shape: Any = None):
+        if input_tensor is not None:
+            self.output = _g.convert_to_tensor(input_tensor)
+        else:
+            shape = tuple(batch_input_shape) if batch_input_shape is not None else \
+                (batch_size,) + tuple(input_shape or ())
+            uid = K.get_uid("input")
+            self.output = _placeholder(_dt.as_dtype(dtype or K.floatx()), list(shape),
+                                       name=name or f"input_{uid}")
+        self.name = self.output.op.name
+        self.weights: List[Any] = []
+        self.trainable_weights: List[Any] = []
+
+
+def Input(shape: Any = None, batch_size: Optional[int] = None, name: Optional[str] = None, dtype: Any = None,  # noqa: N802
+          sparse: bool = False, tensor: Any = None, batch_shape: Any = None) -> Any:
+    """A placeholder to build a functional Model on (tf.keras.Input)."""
+    return InputLayer(shape, batch_size, dtype, tensor, sparse, name, batch_shape).output
+

@@ -1,0 +1,256 @@
+"""tf.keras in TF1 graph mode, checked by hand (tests/tf1/test_vs_tensorflow_keras.py compares
+with TensorFlow's Keras where it is installed)."""
+import os
+
+import numpy as np
+import pytest
+
+import collflow.compat.v1 as tf
+
+pytestmark = pytest.mark.timeout(120)
+K = tf.keras.backend
+
+
+def _data(seed=0, n=120):
+    r = np.random.RandomState(seed)
+    x = r.rand(n, 6).astype(np.float32)
+    y = (x[:, :3].sum(1) > x[:, 3:].sum(1)).astype(np.int64)
+    return x, y
+
+
+def _mlp(dropout=0.0):
+    layers = [tf.keras.layers.Dense(16, activation="relu", input_shape=(6,))]
+    if dropout:
+        layers.append(tf.keras.layers.Dropout(dropout))
+    layers.append(tf.keras.layers.Dense(2, activation="softmax"))
+    return tf.keras.Sequential(layers)
+
+
+def test_sequential_fit_learns_and_reports_keras_history():
+    x, y = _data()
+    with tf.Graph().as_default():
+        m = _mlp(dropout=0.2)
+        m.compile(optimizer=tf.keras.optimizers.Adam(0.05), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+        h = m.fit(x, y, epochs=15, batch_size=16, validation_split=0.25, verbose=0)
+        assert sorted(h.history) == ["acc", "loss", "val_acc", "val_loss"] and h.epoch == list(range(15))
+        assert h.history["loss"][-1] < 0.6 * h.history["loss"][0]
+        assert all(isinstance(v, float) for v in h.history["loss"])
+        loss, acc = m.evaluate(x, y, verbose=0)
+        assert m.metrics_names == ["loss", "acc"] and acc > 0.85
+        p = m.predict(x, batch_size=7)
+        assert p.shape == (120, 2)
+        np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-5)
+        # test mode: dropout off, so predictions repeat exactly
+        np.testing.assert_array_equal(m.predict(x[:10]), p[:10])
+        assert np.mean(np.argmax(p, 1) == y) == pytest.approx(acc)
+        # a second fit goes on from the trained weights (nothing re-initialized)
+        before = m.get_weights()
+        m.fit(x, y, epochs=1, verbose=0, shuffle=False)
+        after = m.get_weights()
+        assert any(np.abs(a - b).max() > 0 for a, b in zip(before, after))
+        assert np.abs(after[0] - before[0]).max() < 1.0
+
+
+def test_epoch_loss_is_the_batch_size_weighted_mean_of_batch_losses():
+    x, y = _data(1, n=50)
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss="sparse_categorical_crossentropy")
+        seen = []
+        cb = tf.keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: seen.append((logs["size"], logs["loss"])))
+        h = m.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[cb])
+        assert [s for s, _ in seen] == [16, 16, 16, 2]
+        want = sum(s * v for s, v in seen) / 50
+        assert h.history["loss"][0] == pytest.approx(want, rel=1e-6)
+        assert m.evaluate(x, y, verbose=0) == pytest.approx(want, rel=1e-5)  # lr 0: nothing moved
+
+
+def test_functional_model_two_inputs_and_shared_weights_on_new_inputs():
+    r = np.random.RandomState(2)
+    a, b = r.rand(30, 3).astype(np.float32), r.rand(30, 4).astype(np.float32)
+    with tf.Graph().as_default():
+        ia, ib = tf.keras.Input(shape=(3,), name="a"), tf.keras.Input(shape=(4,), name="b")
+        h = tf.keras.layers.concatenate([tf.keras.layers.Dense(5, activation="tanh")(ia), ib])
+        out = tf.keras.layers.Dense(1)(tf.keras.layers.Activation("relu")(h))
+        m = tf.keras.Model([ia, ib], out)
+        assert [type(layer).__name__ for layer in m.layers] == ["Dense", "Concatenate", "Activation", "Dense"]
+        m.compile("sgd", "mse")
+        y = (a.sum(1, keepdims=True) + b.sum(1, keepdims=True)).astype(np.float32)
+        m.fit({"a": a, "b": b}, y, epochs=2, verbose=0)
+        want = m.predict([a, b])
+        # the model called on new tensors shares its layers' weights
+        na, nb = tf.placeholder(tf.float32, [None, 3]), tf.placeholder(tf.float32, [None, 4])
+        again = m([na, nb])
+        np.testing.assert_allclose(K.get_session().run(again, {na: a, nb: b}), want, rtol=1e-6)
+        assert len(m.weights) == 4
+
+
+def test_deferred_build_and_errors():
+    x, y = _data(3)
+    with tf.Graph().as_default():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(2)])
+        with pytest.raises(ValueError, match="has not yet been built"):
+            m.summary()
+        with pytest.raises(RuntimeError, match="compile"):
+            m.fit(x, y)
+        m.compile("adam", tf.keras.losses.sparse_categorical_crossentropy)
+        m.fit(x, y, epochs=1, verbose=0)
+        assert m.inputs[0].shape.as_list() == [None, 6] and len(m.weights) == 4
+        with pytest.raises(ValueError, match="expected .* to have shape"):
+            m.predict(np.zeros((3, 5), np.float32))
+        with pytest.raises(ValueError, match="Unknown loss function"):
+            m.compile("adam", "no_such_loss")
+        with pytest.raises(ValueError, match="Could not interpret optimizer"):
+            m.compile("nadamx", "mse")
+    with tf.Graph().as_default():
+        i = tf.keras.Input((3,))
+        two = tf.keras.Model(i, [tf.keras.layers.Dense(1)(i), tf.keras.layers.Dense(2)(i)])
+        with pytest.raises(NotImplementedError, match="one output"):
+            two.compile("sgd", "mse")
+        with pytest.raises(ValueError, match="Graph disconnected"):
+            tf.keras.Model(tf.keras.Input((3,)), tf.keras.layers.Dense(1)(i))
+
+
+def test_save_and_load_weights_in_keras_h5_layout_and_as_checkpoint(tmp_path):
+    import h5py
+    x, y = _data(4)
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.compile("adam", "sparse_categorical_crossentropy")
+        m.fit(x, y, epochs=2, verbose=0)
+        want = m.predict(x)
+        m.save_weights(str(tmp_path / "w.h5"))
+        m.save_weights(str(tmp_path / "ckpt"))
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert [n.decode() for n in f.attrs["layer_names"]] == ["dense", "dense_1"]
+        assert [n.decode() for n in f["dense"].attrs["weight_names"]] == ["dense/kernel:0", "dense/bias:0"]
+        assert f["dense_1"]["dense_1/kernel:0"].shape == (16, 2)
+    for path in ("w.h5", "ckpt"):
+        with tf.Graph().as_default():
+            m2 = _mlp()
+            m2.load_weights(str(tmp_path / path))
+            np.testing.assert_array_equal(m2.predict(x), want)
+    with tf.Graph().as_default():
+        small = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(6,))])
+        with pytest.raises(ValueError, match="containing 2 layers into a model with 1 layers"):
+            small.load_weights(str(tmp_path / "w.h5"))
+        wrong = tf.keras.Sequential([tf.keras.layers.Dense(3, input_shape=(6,)), tf.keras.layers.Dense(2)])
+        with pytest.raises(ValueError, match="not compatible"):
+            wrong.load_weights(str(tmp_path / "w.h5"))
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_callbacks_early_stopping_and_checkpoints(tmp_path):
+    x, y = _data(5)
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.compile(tf.keras.optimizers.SGD(0.0), "sparse_categorical_crossentropy")  # nothing improves
+        stop = tf.keras.callbacks.EarlyStopping(monitor="loss", min_delta=1e-3, patience=1)
+        ck = tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "w{epoch:02d}.h5"), monitor="loss",
+                                                save_weights_only=True)
+        h = m.fit(x, y, epochs=10, verbose=0, callbacks=[stop, ck])
+        assert len(h.history["loss"]) == 2 and stop.stopped_epoch == 1
+        assert sorted(os.listdir(tmp_path)) == ["w01.h5", "w02.h5"]
+        with pytest.raises(NotImplementedError, match="save_weights_only=True"):
+            tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "m.h5"))
+
+
+def _np_softmax(z):
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_losses_and_metrics_against_numpy():
+    r = np.random.RandomState(6)
+    p = _np_softmax(r.randn(5, 3)).astype(np.float32)
+    p[0] = [1.0, 0.0, 0.0]  # clipped to [eps, 1 - eps]
+    t = np.eye(3, dtype=np.float32)[r.randint(0, 3, 5)]
+    q = r.rand(5, 1).astype(np.float32)
+    tb = (r.rand(5, 1) > 0.5).astype(np.float32)
+    eps = 1e-7
+    with tf.Graph().as_default(), tf.Session() as s:
+        L = tf.keras.losses
+        pc = np.clip(p / p.sum(-1, keepdims=True), eps, 1 - eps)
+        np.testing.assert_allclose(s.run(L.categorical_crossentropy(t, p)), -(t * np.log(pc)).sum(-1), rtol=1e-5,
+                                   atol=1e-6)
+        ids = t.argmax(1)
+        np.testing.assert_allclose(s.run(L.sparse_categorical_crossentropy(ids, p)),
+                                   -np.log(np.clip(p, eps, 1 - eps))[np.arange(5), ids], rtol=1e-5, atol=1e-6)
+        qc = np.clip(q, eps, 1 - eps)
+        np.testing.assert_allclose(s.run(L.binary_crossentropy(tb, q)),
+                                   -(tb * np.log(qc) + (1 - tb) * np.log(1 - qc)).mean(-1), rtol=1e-4)
+        np.testing.assert_allclose(s.run(L.mean_squared_error(t, p)), ((t - p) ** 2).mean(-1), rtol=1e-6)
+        np.testing.assert_allclose(s.run(L.hinge(2 * t - 1, p)), np.maximum(1 - (2 * t - 1) * p, 0).mean(-1),
+                                   rtol=1e-6)
+        tc, pk = np.clip(t, eps, 1), np.clip(p, eps, 1)
+        np.testing.assert_allclose(s.run(L.kullback_leibler_divergence(t, p)), (tc * np.log(tc / pk)).sum(-1),
+                                   rtol=1e-5)
+        # over a softmax op the cross-entropy uses its logits (TF1's Keras), not clipped probabilities
+        z = r.randn(5, 3).astype(np.float32) * 30
+        ce = s.run(L.categorical_crossentropy(t, tf.nn.softmax(tf.constant(z))))
+        z64 = z.astype(np.float64)
+        lse = np.log(np.exp(z64 - z64.max(1, keepdims=True)).sum(1)) + z64.max(1)
+        np.testing.assert_allclose(ce, lse - (t * z64).sum(1), rtol=1e-5, atol=1e-5)
+        M = tf.keras.metrics
+        np.testing.assert_array_equal(s.run(M.categorical_accuracy(t, p)), (t.argmax(1) == p.argmax(1)) * 1.0)
+        np.testing.assert_array_equal(s.run(M.binary_accuracy(tb, q)), ((q > 0.5) == tb).mean(-1))
+
+
+def test_keras_optimizer_steps_against_numpy():
+    g0 = np.array([0.5, -1.0, 2.0], np.float32)
+    for name, opt, expect in [
+        ("rmsprop", tf.keras.optimizers.RMSprop(0.1), None),
+        ("adagrad", tf.keras.optimizers.Adagrad(0.1), None),
+        ("sgd_momentum", tf.keras.optimizers.SGD(0.1, momentum=0.5), None)]:
+        with tf.Graph().as_default(), tf.Session() as s:
+            v = tf.Variable(np.zeros(3, np.float32))
+            step = opt.minimize(tf.reduce_sum(v * g0))  # gradient g0 every step
+            s.run(tf.global_variables_initializer())
+            for _ in range(3):
+                s.run(step)
+            got = s.run(v)
+        w = np.zeros(3)
+        acc = np.zeros(3) if name == "rmsprop" else np.full(3, 0.1)
+        mom = np.zeros(3)
+        for _ in range(3):
+            if name == "rmsprop":
+                acc = 0.9 * acc + 0.1 * g0 ** 2
+                w -= 0.1 * g0 / (np.sqrt(acc) + 1e-7)
+            elif name == "adagrad":
+                acc += g0 ** 2
+                w -= 0.1 * g0 / (np.sqrt(acc) + 1e-7)
+            else:
+                mom = 0.5 * mom - 0.1 * g0
+                w += mom
+        np.testing.assert_allclose(got, w, rtol=1e-5, err_msg=name)
+
+
+def test_regularizer_adds_keras_l2_to_the_loss_and_backend_helpers():
+    with tf.Graph().as_default():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,), use_bias=False,
+                                                       kernel_regularizer=tf.keras.regularizers.l2(0.5))])
+        m.compile(tf.keras.optimizers.SGD(0.0), "mse")
+        w = np.arange(6, dtype=np.float32).reshape(3, 2) / 10
+        m.set_weights([w])
+        x = np.ones((4, 3), np.float32)
+        y = np.zeros((4, 2), np.float32)
+        mse = ((x @ w) ** 2).mean()
+        assert m.evaluate(x, y, verbose=0) == pytest.approx(mse + 0.5 * (w ** 2).sum(), rel=1e-5)
+        assert K.int_shape(m.output) == (None, 2) and K.floatx() == "float32" and K.epsilon() == 1e-7
+        np.testing.assert_array_equal(K.get_value(m.weights[0]), w)
+        K.set_value(m.weights[0], w * 2)
+        np.testing.assert_array_equal(m.get_weights()[0], w * 2)
+    y_int = np.array([0, 2, 1])
+    np.testing.assert_array_equal(tf.keras.utils.to_categorical(y_int, 3), np.eye(3)[y_int])
+
+
+def test_runs_in_the_users_session():
+    x, y = _data(7, n=40)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        m = _mlp()
+        m.compile("sgd", "sparse_categorical_crossentropy")
+        m.fit(x, y, epochs=1, verbose=0)
+        assert K.get_session() is sess
+        # the user's code sees the trained values in its own session
+        np.testing.assert_array_equal(sess.run(m.weights[0]), m.get_weights()[0])

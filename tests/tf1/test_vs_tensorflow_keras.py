@@ -1,0 +1,124 @@
+"""Differential tests against TensorFlow's Keras in TF1 graph mode (tf_keras under
+`tensorflow.compat.v1` with eager execution off): the same models, from the same initial
+weights, fitted on the same data without shuffling, must give the same per-epoch losses and
+metrics, weights, predictions and evaluations.  Skipped cleanly without TensorFlow.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tfdiff  # noqa: E402,F401  (sets TensorFlow's environment first)
+
+tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+
+import collflow.compat.v1 as cft  # noqa: E402
+
+tft = tensorflow.compat.v1
+tft.disable_eager_execution()
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"), pytest.mark.timeout(300)]
+
+
+def _mlp_bn(tf, r):
+    x = r.rand(90, 8).astype(np.float32)
+    y = (x.sum(1) > 4).astype(np.int64)
+    # no bias before the batch norm: its gradient is zero up to rounding, which Adam would
+    # blow up to full-size steps of either sign in either library
+    m = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu", use_bias=False, input_shape=(8,)),
+                             tf.keras.layers.BatchNormalization(),
+                             tf.keras.layers.Dense(2, activation="softmax")])
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return m, x, y, dict(batch_size=20, validation_data=(x[:30], y[:30]))
+
+
+def _two_inputs(tf, r):
+    a = r.rand(64, 3).astype(np.float32)
+    b = r.rand(64, 5).astype(np.float32)
+    y = ((a.sum(1) - b.mean(1)) > 1.0).astype(np.float32)
+    ia, ib = tf.keras.Input(shape=(3,)), tf.keras.Input(shape=(5,))
+    h = tf.keras.layers.concatenate([tf.keras.layers.Dense(4, activation="tanh")(ia), ib])
+    out = tf.keras.layers.Dense(1, activation="sigmoid")(h)
+    m = tf.keras.Model(inputs=[ia, ib], outputs=out)
+    m.compile(optimizer=tf.keras.optimizers.SGD(0.3, momentum=0.9, nesterov=True), loss="binary_crossentropy",
+              metrics=["accuracy"])
+    w = np.where(np.arange(64) % 3 == 0, 2.0, 1.0).astype(np.float32)
+    return m, [a, b], y, dict(batch_size=16, sample_weight=w)
+
+
+def _conv(tf, r):
+    x = r.rand(40, 8, 8, 2).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[(x[:, :4].sum((1, 2, 3)) * 3).astype(int) % 3]
+    m = tf.keras.Sequential([
+        tf.keras.layers.Conv2D(4, 3, padding="same", activation="relu", input_shape=(8, 8, 2)),
+        tf.keras.layers.MaxPooling2D(2),
+        tf.keras.layers.Conv2D(4, (3, 3), strides=2, kernel_regularizer=tf.keras.regularizers.l2(0.01)),
+        tf.keras.layers.Flatten(),
+        tf.keras.layers.Dense(3, activation="softmax")])
+    m.compile(optimizer="rmsprop", loss="categorical_crossentropy", metrics=["accuracy"])
+    return m, x, y, dict(batch_size=8)
+
+
+def _embedding(tf, r):
+    x = r.randint(0, 20, (48, 5))
+    y = (x.mean(1, keepdims=True) / 20.0).astype(np.float32)
+    m = tf.keras.Sequential([tf.keras.layers.Embedding(20, 4, input_length=5),
+                             tf.keras.layers.Flatten(),
+                             tf.keras.layers.Dense(1)])
+    m.compile(optimizer=tf.keras.optimizers.Adagrad(0.1), loss="mse", metrics=["mae"])
+    return m, x, y, dict(batch_size=12, validation_split=0.25)
+
+
+def _run(tf, build, weights=None):
+    r = np.random.RandomState(7)
+    with tf.Graph().as_default():
+        tf.set_random_seed(5)
+        m, x, y, kw = build(tf, r)
+        if weights is not None:
+            m.set_weights(weights)
+        w0 = m.get_weights()
+        hist = m.fit(x, y, epochs=3, shuffle=False, verbose=0, **kw).history
+        sess = tf.keras.backend.get_session()
+        return {"w0": w0, "hist": hist, "w": m.get_weights(), "pred": m.predict(x),
+                "eval": m.evaluate(x, y, verbose=0), "names": [v.name for v in m.weights], "sess": sess is not None}
+
+
+@pytest.mark.parametrize("build", [_mlp_bn, _two_inputs, _conv, _embedding], ids=lambda f: f.__name__.strip("_"))
+def test_fit_matches_tensorflow_keras(build):
+    want = _run(tft, build)
+    got = _run(cft, build, want["w0"])
+    assert got["names"] == want["names"]
+    # TF 1.15 named metrics "acc" and by their function ("mean_absolute_error"); TF 2's Keras,
+    # the yardstick here, keeps the strings compile() was given
+    renamed = {k.replace("accuracy", "acc").replace("mae", "mean_absolute_error"): v
+               for k, v in want["hist"].items()}
+    assert sorted(got["hist"]) == sorted(renamed)
+    for k in renamed:
+        np.testing.assert_allclose(got["hist"][k], renamed[k], rtol=2e-4, atol=1e-5, err_msg=k)
+    for a, b in zip(got["w"], want["w"]):
+        np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-4)
+    np.testing.assert_allclose(got["pred"], want["pred"], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(got["eval"], want["eval"], rtol=1e-3, atol=1e-5)
+
+
+def test_weights_files_read_by_either_library(tmp_path):
+    x = np.random.RandomState(3).rand(5, 6).astype(np.float32)
+
+    def make(tf):
+        return tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu", input_shape=(6,)),
+                                    tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(2)])
+    with cft.Graph().as_default():
+        m = make(cft)
+        m.save_weights(str(tmp_path / "collflow.h5"))
+        want = m.predict(x)
+    with tft.Graph().as_default():
+        m = make(tft)
+        m.load_weights(str(tmp_path / "collflow.h5"))
+        np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-6)
+        m.save_weights(str(tmp_path / "tensorflow.h5"))
+    with cft.Graph().as_default():
+        m = make(cft)
+        m.load_weights(str(tmp_path / "tensorflow.h5"))
+        np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-6)
