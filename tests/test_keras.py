@@ -254,3 +254,78 @@ def test_runs_in_the_users_session():
         assert K.get_session() is sess
         # the user's code sees the trained values in its own session
         np.testing.assert_array_equal(sess.run(m.weights[0]), m.get_weights()[0])
+
+
+def _np_hard_sigmoid(z):
+    return np.clip(0.2 * z + 0.5, 0.0, 1.0)
+
+
+def _np_lstm(x, W, U, b, hard=True):
+    act = _np_hard_sigmoid if hard else (lambda z: 1 / (1 + np.exp(-z)))
+    n, T, _ = x.shape
+    u = U.shape[0]
+    h, c, hs = np.zeros((n, u)), np.zeros((n, u)), []
+    for t in range(T):
+        z = x[:, t] @ W + h @ U + b
+        i, f, g, o = act(z[:, :u]), act(z[:, u:2 * u]), np.tanh(z[:, 2 * u:3 * u]), act(z[:, 3 * u:])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        hs.append(h)
+    return np.stack(hs, 1), h, c
+
+
+def _np_gru(x, W, U, b):
+    n, T, _ = x.shape
+    u = U.shape[0]
+    h, hs = np.zeros((n, u)), []
+    for t in range(T):
+        xz = x[:, t] @ W + b
+        z = _np_hard_sigmoid(xz[:, :u] + h @ U[:, :u])
+        r = _np_hard_sigmoid(xz[:, u:2 * u] + h @ U[:, u:2 * u])
+        hh = np.tanh(xz[:, 2 * u:] + (r * h) @ U[:, 2 * u:])
+        h = z * h + (1 - z) * hh
+        hs.append(h)
+    return np.stack(hs, 1)
+
+
+def test_recurrent_layers_against_numpy_with_tf1_defaults():
+    x = np.random.RandomState(8).rand(3, 6, 4).astype(np.float32)
+    with tf.Graph().as_default():
+        inp = tf.keras.Input((6, 4))
+        lstm = tf.keras.layers.LSTM(5, return_sequences=True, return_state=True)
+        seq, h, c = lstm(inp)
+        assert [v.name for v in lstm.weights] == ["lstm/kernel:0", "lstm/recurrent_kernel:0", "lstm/bias:0"]
+        W, U, b = lstm.get_weights()
+        np.testing.assert_array_equal(b, np.r_[np.zeros(5), np.ones(5), np.zeros(10)])  # unit_forget_bias
+        np.testing.assert_allclose(U @ U.T, np.eye(5), atol=1e-5)  # orthogonal recurrent kernel
+        b = np.random.RandomState(9).rand(20).astype(np.float32)
+        lstm.set_weights([W, U, b])
+        got = K.get_session().run([seq, h, c], {inp: x})
+    ws, wh, wc = _np_lstm(x.astype(np.float64), W, U, b)
+    np.testing.assert_allclose(got[0], ws, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], wh, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2], wc, rtol=1e-5, atol=1e-6)
+
+
+def test_gru_backwards_and_lstm_gradient_against_finite_differences():
+    r = np.random.RandomState(10)
+    x = r.rand(2, 4, 3)
+    with tf.Graph().as_default():
+        inp = tf.keras.Input((4, 3), dtype="float64")
+        gru = tf.keras.layers.GRU(3, go_backwards=True, return_sequences=True)
+        gseq = gru(inp)
+        lstm = tf.keras.layers.LSTM(3, recurrent_activation="sigmoid")
+        out = lstm(inp)
+        loss = tf.reduce_sum(out * np.array([1.0, -2.0, 0.5])) + tf.reduce_sum(gseq * gseq)
+        grad = tf.gradients(loss, inp)[0]
+        sess = K.get_session()
+        Wg, Ug, bg = gru.get_weights()
+        gs, g = sess.run([gseq, grad], {inp: x})
+        np.testing.assert_allclose(gs, _np_gru(x[:, ::-1], Wg, Ug, bg), rtol=1e-7, atol=1e-9)
+        eps, fd = 1e-6, np.zeros_like(x)
+        for idx in np.ndindex(*x.shape):
+            xp, xm = x.copy(), x.copy()
+            xp[idx] += eps
+            xm[idx] -= eps
+            fd[idx] = (sess.run(loss, {inp: xp}) - sess.run(loss, {inp: xm})) / (2 * eps)
+        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)

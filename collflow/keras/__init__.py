@@ -8,10 +8,10 @@ Model / Sequential compile, fit, evaluate and predict in Keras's session.
 
 What is here (docs/tf1_compat.md has the list): the common layers (Dense, Conv1D/2D, the
 pooling layers, Flatten, Dropout, BatchNormalization, Activation, Embedding, Reshape, Lambda,
-Concatenate, Add, global pooling, Input), Sequential and the functional Model of one output,
+Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU), Sequential and the functional Model of one output,
 the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
 EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
-weights saved in Keras's HDF5 layout.  Keras's recurrent layers, whole-model saving
+weights saved in Keras's HDF5 layout.  Recurrent dropout, whole-model saving
 (model.save / load_model), masks, multi-output losses and tf.data inputs to fit are not.
 """
 import types as _types
@@ -23,11 +23,13 @@ from . import backend, callbacks  # noqa: F401
 from . import layers as _layers_module
 from . import losses as _losses_module
 from . import optimizers as _optimizers_module
+from . import recurrent as _recurrent_module
 from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
 layers = _types.SimpleNamespace(**{n: getattr(_layers_module, n) for n in _layers_module.__all__
-                                   if n != "history_of"})
+                                   if n != "history_of"},
+                                **{n: getattr(_recurrent_module, n) for n in _recurrent_module.__all__})
 models = _types.SimpleNamespace(Model=Model, Sequential=Sequential)
 optimizers = _types.SimpleNamespace(**{n: getattr(_optimizers_module, n) for n in _optimizers_module.__all__})
 _LOSS_NAMES = ("mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",

@@ -85,7 +85,9 @@ class _KerasMixin:
         self.updates = getattr(self, "updates", []) + g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
         self.losses = getattr(self, "losses", []) + \
             g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
-        _HISTORY[out] = (self, [inputs] if not isinstance(inputs, (list, tuple)) else list(inputs))
+        record = (self, [inputs] if not isinstance(inputs, (list, tuple)) else list(inputs))
+        for o in (out if isinstance(out, (list, tuple)) else [out]):  # a recurrent layer's [output, *states]
+            _HISTORY[o] = record
         return out
 
     @property

@@ -18,6 +18,7 @@ import collflow.compat.v1 as cft  # noqa: E402
 
 tft = tensorflow.compat.v1
 tft.disable_eager_execution()
+tft.experimental.output_all_intermediates(True)  # TF's v1 graphs need it for a while loop's gradient
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"), pytest.mark.timeout(300)]
 
@@ -71,6 +72,16 @@ def _embedding(tf, r):
     return m, x, y, dict(batch_size=12, validation_split=0.25)
 
 
+def _sequence(tf, r):
+    x = r.randint(0, 30, (40, 7))
+    y = (x[:, :3].sum(1) > x[:, 4:].sum(1)).astype(np.int64)
+    m = tf.keras.Sequential([tf.keras.layers.Embedding(30, 6, input_length=7),
+                             tf.keras.layers.LSTM(5, recurrent_activation="hard_sigmoid"),
+                             tf.keras.layers.Dense(2, activation="softmax")])
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return m, x, y, dict(batch_size=10)
+
+
 def _run(tf, build, weights=None):
     r = np.random.RandomState(7)
     with tf.Graph().as_default():
@@ -82,10 +93,12 @@ def _run(tf, build, weights=None):
         hist = m.fit(x, y, epochs=3, shuffle=False, verbose=0, **kw).history
         sess = tf.keras.backend.get_session()
         return {"w0": w0, "hist": hist, "w": m.get_weights(), "pred": m.predict(x),
-                "eval": m.evaluate(x, y, verbose=0), "names": [v.name for v in m.weights], "sess": sess is not None}
+                "eval": m.evaluate(x, y, verbose=0), "sess": sess is not None,
+                "names": [v.name.replace("/lstm_cell", "") for v in m.weights]}
 
 
-@pytest.mark.parametrize("build", [_mlp_bn, _two_inputs, _conv, _embedding], ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize("build", [_mlp_bn, _two_inputs, _conv, _embedding, _sequence],
+                         ids=lambda f: f.__name__.strip("_"))
 def test_fit_matches_tensorflow_keras(build):
     want = _run(tft, build)
     got = _run(cft, build, want["w0"])
@@ -122,3 +135,43 @@ def test_weights_files_read_by_either_library(tmp_path):
         m = make(cft)
         m.load_weights(str(tmp_path / "tensorflow.h5"))
         np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-6)
+
+
+_RECURRENT = {
+    "lstm_states": lambda tf: tf.keras.layers.LSTM(4, recurrent_activation="hard_sigmoid", return_sequences=True,
+                                                   return_state=True),
+    "lstm_backwards": lambda tf: tf.keras.layers.LSTM(4, recurrent_activation="sigmoid", go_backwards=True),
+    "gru": lambda tf: tf.keras.layers.GRU(4, recurrent_activation="hard_sigmoid", reset_after=False,
+                                          return_sequences=True),
+    "gru_reset_after": lambda tf: tf.keras.layers.GRU(4, recurrent_activation="sigmoid", reset_after=True,
+                                                      return_state=True),
+    "simple_rnn": lambda tf: tf.keras.layers.SimpleRNN(4, return_sequences=True),
+}
+
+
+def _recurrent(tf, make, x, weights=None):
+    with tf.Graph().as_default():
+        inp = tf.keras.Input((5, 3))
+        layer = make(tf)
+        outs = layer(inp)
+        outs = outs if isinstance(outs, list) else [outs]
+        if weights is not None:
+            layer.set_weights(weights)
+        sess = tf.keras.backend.get_session()
+        loss = tf.reduce_sum(outs[0] * np.arange(1, 5, dtype=np.float32))
+        grads = tf.gradients(loss, [inp] + layer.weights)
+        # TF 2's Keras names the weights under the cell ("lstm/lstm_cell/kernel"); TF 1.15's, as
+        # collflow's, under the layer ("lstm/kernel")
+        names = [v.name.replace("/lstm_cell", "").replace("/gru_cell", "").replace("/simple_rnn_cell", "")
+                 for v in layer.weights]
+        return layer.get_weights(), sess.run(outs + grads, {inp: x}), names
+
+
+@pytest.mark.parametrize("kind", sorted(_RECURRENT))
+def test_recurrent_layers_match_tensorflow_keras(kind):
+    x = np.random.RandomState(2).rand(4, 5, 3).astype(np.float32)
+    w, want, want_names = _recurrent(tft, _RECURRENT[kind], x)
+    _, got, names = _recurrent(cft, _RECURRENT[kind], x, w)
+    assert names == want_names
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
