@@ -91,3 +91,50 @@ def test_custom_model_fn_raw_receiver_and_export_outputs(tmp_path):
     with pytest.raises(TypeError, match="ExportOutput"):
         with tf.Graph().as_default():
             tf.estimator.EstimatorSpec("infer", predictions=tf.constant(1.0), export_outputs={"a": tf.constant(1.0)})
+
+
+def _linear_estimator(model_dir, **cfg):
+    cols = [tf.feature_column.numeric_column("x", shape=[3])]
+    est = tf.estimator.LinearClassifier(cols, model_dir=model_dir,
+                                        config=tf.estimator.RunConfig(tf_random_seed=1, **cfg))
+    return est, tf.estimator.export.build_parsing_serving_input_receiver_fn(
+        tf.feature_column.make_parse_example_spec(cols))
+
+
+def test_train_and_evaluate_runs_the_exporters(tmp_path):
+    x, y = _data(2)
+    est, receiver = _linear_estimator(str(tmp_path / "m"), save_checkpoints_steps=4)
+    train_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=8, num_epochs=None, shuffle=False)
+    eval_fn = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=64, num_epochs=1, shuffle=False)
+    latest = tf.estimator.LatestExporter("latest", receiver, exports_to_keep=2)
+    final = tf.estimator.FinalExporter("final", receiver)
+    seen = []
+
+    def better_accuracy(best_eval_result, current_eval_result):
+        seen.append((best_eval_result["global_step"], current_eval_result["global_step"]))
+        return current_eval_result["accuracy"] > best_eval_result["accuracy"]
+    best = tf.estimator.BestExporter("best", receiver, compare_fn=better_accuracy)
+    with pytest.raises(ValueError, match="unique names"):
+        tf.estimator.EvalSpec(eval_fn, exporters=[latest, tf.estimator.LatestExporter("latest", receiver)])
+    result, exports = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(train_fn, max_steps=16),
+        tf.estimator.EvalSpec(eval_fn, steps=None, exporters=[latest, final, best], throttle_secs=0))
+    assert result["global_step"] == 16 and len(exports) == 3
+    export_dir = tmp_path / "m" / "export"
+    assert len(os.listdir(export_dir / "latest")) == 2  # exports_to_keep
+    assert len(os.listdir(export_dir / "final")) == 1 and exports[1] is not None
+    # the first evaluation is exported; later ones only when compare_fn says better
+    assert 1 <= len(os.listdir(export_dir / "best")) <= 4 and seen[0][0] < seen[0][1]
+    with tf.Graph().as_default(), tf.Session() as s:
+        meta = tf.saved_model.loader.load(s, ["serve"], exports[0].decode())
+        sig = meta.signature_def["predict"]
+        probs = s.run(sig.outputs["probabilities"].name, {sig.inputs["examples"].name: _examples(x[:3])})
+    want = [p["probabilities"] for p in est.predict(tf.estimator.inputs.numpy_input_fn({"x": x[:3]},
+                                                                                         shuffle=False))]
+    np.testing.assert_allclose(probs, want, rtol=1e-6)
+    # a resumed job's BestExporter starts from the earlier evaluations' event files: a worse
+    # result is not exported, a better one is
+    resumed = tf.estimator.BestExporter("best2", receiver)
+    ckpt = est.latest_checkpoint()
+    assert resumed.export(est, str(export_dir / "best2"), ckpt, {"loss": 1e9, "global_step": 99}, False) is None
+    assert resumed.export(est, str(export_dir / "best2"), ckpt, {"loss": 0.0, "global_step": 99}, False) is not None

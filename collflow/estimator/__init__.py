@@ -5,6 +5,7 @@ import types as _types
 from .model_fn import ModeKeys, EstimatorSpec, RunConfig  # noqa: F401
 from .estimator import Estimator, WarmStartSettings, VocabInfo  # noqa: F401
 from .training import TrainSpec, EvalSpec, train_and_evaluate  # noqa: F401
+from .exporter import Exporter, LatestExporter, FinalExporter, BestExporter  # noqa: F401
 from . import inputs as _inputs_module
 from .canned import (LinearClassifier, LinearRegressor, DNNClassifier, DNNRegressor,  # noqa: F401
                      DNNLinearCombinedClassifier, DNNLinearCombinedRegressor)

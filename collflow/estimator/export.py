@@ -9,8 +9,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 from .. import dtypes as _dt
 from ..graph import graph as _g
-from ..graph.ops import array_ops as _a
-from ..graph.ops.constant_op import constant, group, placeholder
+from ..graph.ops.constant_op import group, placeholder
 from ..graph.ops.parsing_ops import parse_example
 from ..graph.variables import local_variables_initializer, tables_initializer
 from ..saved_model import SavedModelBuilder
@@ -193,10 +192,13 @@ def canned_export_outputs(kind: str, predictions: Mapping[str, Any]) -> Dict[str
 
 
 def _timestamped_dir(base: str) -> str:
-    """base/<seconds since the epoch>, a new name (the next second's when taken)."""
+    """base/<seconds since the epoch>: now, or one past the newest export there when that is
+    later (exports within one second keep their order, which the exporters' pruning relies on)."""
     ts = int(time.time())
-    while os.path.exists(os.path.join(base, str(ts))):
-        ts += 1
+    if os.path.isdir(base):
+        taken = [int(n) for n in os.listdir(base) if n.isdigit()]
+        if taken:
+            ts = max(ts, max(taken) + 1)
     return os.path.join(base, str(ts))
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import os
 import time
 from typing import Any, Callable, Optional, Sequence
 
@@ -26,8 +27,8 @@ class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "h
 class EvalSpec(collections.namedtuple("EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters",
                                                    "start_delay_secs", "throttle_secs"])):
     """The evaluation half: input_fn, steps (None: until the input ends), name, hooks;
-    throttle_secs: the least time between two evaluations during training.  Exporters are
-    not supported (collflow has no SavedModel export)."""
+    exporters: Exporters run after each evaluation (model_dir/export/<name>); throttle_secs:
+    the least time between two evaluations during training."""
 
     def __new__(cls, input_fn: Callable, steps: Optional[int] = 100, name: Optional[str] = None,
                 hooks: Optional[Sequence[Any]] = None, exporters: Any = None, start_delay_secs: float = 120,
@@ -36,11 +37,25 @@ class EvalSpec(collections.namedtuple("EvalSpec", ["input_fn", "steps", "name", 
             raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
-        if exporters:
-            raise NotImplementedError("EvalSpec exporters (SavedModel export) are not implemented in collflow")
+        exporters = _exporters(exporters)
         if start_delay_secs < 0 or throttle_secs < 0:
             raise ValueError("start_delay_secs and throttle_secs must be >= 0")
-        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), (), start_delay_secs, throttle_secs)
+        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters, start_delay_secs,
+                               throttle_secs)
+
+
+def _exporters(exporters: Any) -> tuple:
+    from .exporter import Exporter
+    if exporters is None:
+        return ()
+    items = [exporters] if isinstance(exporters, Exporter) else list(exporters)
+    for e in items:
+        if not isinstance(e, Exporter):
+            raise TypeError(f"`exporters` must be an Exporter, an iterable of Exporter, or `None`, found {e}.")
+    names = [e.name for e in items]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`exporters` must have unique names. Such a name cannot be `None`. {names} was given.")
+    return tuple(items)
 
 
 class _EvalAfterSaveListener(CheckpointSaverListener):
@@ -55,16 +70,24 @@ class _EvalAfterSaveListener(CheckpointSaverListener):
         if time.monotonic() - self._last < self._spec.throttle_secs:
             return
         self._last = time.monotonic()
-        self.result = _evaluate(self._est, self._spec)
+        self.result = _evaluate(self._est, self._spec)[0]
 
 
-def _evaluate(estimator: Any, spec: EvalSpec) -> Any:
-    return estimator.evaluate(spec.input_fn, steps=spec.steps, hooks=spec.hooks, name=spec.name)
+def _evaluate(estimator: Any, spec: EvalSpec, final: bool = False) -> Any:
+    """Evaluates, then runs the exporters on the checkpoint evaluated; (result, export paths)."""
+    result = estimator.evaluate(spec.input_fn, steps=spec.steps, hooks=spec.hooks, name=spec.name)
+    exports = []
+    ckpt = estimator.latest_checkpoint()
+    for e in spec.exporters:
+        path = e.export(estimator, os.path.join(estimator.model_dir, "export", e.name), ckpt, result, final)
+        exports.append(path)
+    return result, exports
 
 
 def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpec) -> tuple:
-    """Trains `estimator` as train_spec says, evaluating after checkpoint saves (throttled by
-    throttle_secs) and once at the end; returns (the last eval result, export results [])."""
+    """Trains `estimator` as train_spec says, evaluating (and exporting) after checkpoint saves
+    (throttled by throttle_secs) and once at the end, the final export; returns (the last eval
+    result, the final evaluation's export paths)."""
     if not isinstance(train_spec, TrainSpec):
         raise TypeError(f"`train_spec` must have type `tf.estimator.TrainSpec`. Got: {type(train_spec)}")
     if not isinstance(eval_spec, EvalSpec):
@@ -80,6 +103,8 @@ def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpe
                     saving_listeners=listeners)
     result = listener.result if listener is not None else None
     ckpt = estimator.latest_checkpoint()
-    if result is None or ckpt is None or not str(ckpt).endswith(f"-{int(result['global_step'])}"):
-        result = _evaluate(estimator, eval_spec)
+    if result is None or ckpt is None or not str(ckpt).endswith(f"-{int(result['global_step'])}") \
+            or eval_spec.exporters:
+        # the final evaluation (and export; TF evaluates again when there are exporters)
+        return _evaluate(estimator, eval_spec, final=True)
     return result, []
