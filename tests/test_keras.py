@@ -329,3 +329,49 @@ def test_gru_backwards_and_lstm_gradient_against_finite_differences():
             xm[idx] -= eps
             fd[idx] = (sess.run(loss, {inp: xp}) - sess.run(loss, {inp: xm})) / (2 * eps)
         np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_more_layers_by_hand():
+    r = np.random.RandomState(11)
+    img = r.randn(2, 3, 4, 2).astype(np.float32)
+    seq = r.randn(2, 5, 3).astype(np.float32)
+    L = tf.keras.layers
+    with tf.Graph().as_default():
+        xi, xs = tf.keras.Input((3, 4, 2)), tf.keras.Input((5, 3))
+        up = L.UpSampling2D((2, 1))(xi)
+        padded = L.ZeroPadding2D(((1, 0), (2, 1)))(xi)
+        crop = L.Cropping2D(((1, 1), (0, 2)))(xi)
+        relu = L.ReLU(max_value=1.0, negative_slope=0.5)(xi)
+        ln = L.LayerNormalization()(xs)
+        td_dense = L.Dense(4)
+        td = L.TimeDistributed(td_dense)(xs)
+        bi_layer = L.Bidirectional(L.SimpleRNN(2, return_sequences=True), merge_mode=None)
+        fwd, bwd = bi_layer(xs)
+        noise = L.GaussianNoise(1.0)(xs)
+        sess = K.get_session()
+        got = sess.run([up, padded, crop, relu, ln, td, fwd, bwd, noise], {xi: img, xs: seq})
+        kernel, bias = td_dense.get_weights()
+        assert [v.name for v in td_dense.weights] == ["time_distributed/kernel:0", "time_distributed/bias:0"]
+        assert [v.name for v in bi_layer.weights][0] == "bidirectional/forward_simple_rnn/kernel:0"
+        noisy_train = sess.run(noise, {xs: seq, K.learning_phase(): True})
+        fw = bi_layer.forward_layer.get_weights()
+        bw = bi_layer.backward_layer.get_weights()
+    np.testing.assert_array_equal(got[0], np.repeat(img, 2, axis=1))
+    np.testing.assert_array_equal(got[1], np.pad(img, [(0, 0), (1, 0), (2, 1), (0, 0)]))
+    np.testing.assert_array_equal(got[2], img[:, 1:2, 0:2])
+    np.testing.assert_allclose(got[3], np.where(img >= 0, np.minimum(img, 1.0), 0.5 * img))
+    mu, var = seq.mean(-1, keepdims=True), seq.var(-1, keepdims=True)
+    np.testing.assert_allclose(got[4], (seq - mu) / np.sqrt(var + 1e-3), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[5], seq @ kernel + bias, rtol=1e-5, atol=1e-6)
+
+    def rnn(x, W, U, b):
+        h, hs = np.zeros((x.shape[0], U.shape[0])), []
+        for t in range(x.shape[1]):
+            h = np.tanh(x[:, t] @ W + h @ U + b)
+            hs.append(h)
+        return np.stack(hs, 1)
+    np.testing.assert_allclose(got[6], rnn(seq, *fw), rtol=1e-5, atol=1e-6)
+    # the backward half runs on the reversed sequence; its outputs come back in time order
+    np.testing.assert_allclose(got[7], rnn(seq[:, ::-1], *bw)[:, ::-1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got[8], seq)  # noise only in the learning phase
+    assert np.abs(noisy_train - seq).mean() > 0.3

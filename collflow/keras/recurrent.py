@@ -102,6 +102,7 @@ class _Recurrent(_KerasMixin, _lc.Layer):
                 return self._step(xz, carry, rec, bias)
             seq = scan(step, proj, initializer=tuple(states))
             outputs = _a.transpose(seq[0], [1, 0, 2])
+            outputs.set_shape([x.shape.dims[0], x.shape.dims[1], u])  # the scan keeps no static time length
             last = [s[-1] for s in seq]
         out = outputs if self.return_sequences else last[0]
         if self.return_state:

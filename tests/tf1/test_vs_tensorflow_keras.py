@@ -175,3 +175,57 @@ def test_recurrent_layers_match_tensorflow_keras(kind):
     assert names == want_names
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5)
+
+
+_LAYERS = {
+    "conv2d_transpose": ((6, 6, 2), lambda tf: tf.keras.layers.Conv2DTranspose(3, 3, strides=2, padding="same",
+                                                                               activation="relu")),
+    "separable_conv2d": ((7, 7, 2), lambda tf: tf.keras.layers.SeparableConv2D(4, 3, depth_multiplier=2)),
+    "depthwise_conv2d": ((7, 7, 3), lambda tf: tf.keras.layers.DepthwiseConv2D(3, strides=2, padding="same",
+                                                                               depth_multiplier=2)),
+    "up_sampling2d": ((3, 4, 2), lambda tf: tf.keras.layers.UpSampling2D((2, 3))),
+    "zero_padding2d": ((3, 4, 2), lambda tf: tf.keras.layers.ZeroPadding2D(((1, 2), (0, 1)))),
+    "cropping2d": ((6, 5, 2), lambda tf: tf.keras.layers.Cropping2D(((1, 2), (2, 0)))),
+    "leaky_relu": ((5,), lambda tf: tf.keras.layers.LeakyReLU(0.2)),
+    "relu_capped": ((5,), lambda tf: tf.keras.layers.ReLU(max_value=0.6, negative_slope=0.1, threshold=0.2)),
+    "elu": ((5,), lambda tf: tf.keras.layers.ELU(0.5)),
+    "softmax": ((3, 4), lambda tf: tf.keras.layers.Softmax(axis=1)),
+    "prelu": ((4, 3), lambda tf: tf.keras.layers.PReLU(alpha_initializer="ones", shared_axes=[1])),
+    "layer_norm": ((4, 6), lambda tf: tf.keras.layers.LayerNormalization()),
+    "permute": ((3, 4, 2), lambda tf: tf.keras.layers.Permute((3, 1, 2))),
+    "repeat_vector": ((4,), lambda tf: tf.keras.layers.RepeatVector(3)),
+    "global_avg_1d": ((5, 3), lambda tf: tf.keras.layers.GlobalAveragePooling1D()),
+    "time_distributed": ((5, 3), lambda tf: tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2))),
+    "bidirectional": ((5, 3), lambda tf: tf.keras.layers.Bidirectional(
+        tf.keras.layers.LSTM(3, recurrent_activation="hard_sigmoid", return_sequences=True))),
+    "bidirectional_sum_gru": ((5, 3), lambda tf: tf.keras.layers.Bidirectional(
+        tf.keras.layers.GRU(3, recurrent_activation="sigmoid", reset_after=False), merge_mode="sum")),
+}
+
+
+def _layer_case(tf, shape, make, x, weights=None):
+    with tf.Graph().as_default():
+        inp = tf.keras.Input(shape)
+        layer = make(tf)
+        out = layer(inp)
+        if weights is not None:
+            layer.set_weights(weights)
+        sess = tf.keras.backend.get_session()
+        w = np.random.RandomState(4).rand(*[int(d) for d in out.shape.as_list()[1:]]).astype(np.float32)
+        loss = tf.reduce_sum(out * w)
+        grads = [g for g in tf.gradients(loss, [inp] + layer.weights)]
+        names = [v.name for v in layer.weights]
+        for cell in ("/lstm_cell", "/gru_cell"):
+            names = [n.replace(cell, "") for n in names]
+        return layer.get_weights(), sess.run([out] + grads, {inp: x}), names
+
+
+@pytest.mark.parametrize("kind", sorted(_LAYERS))
+def test_more_layers_match_tensorflow_keras(kind):
+    shape, make = _LAYERS[kind]
+    x = np.random.RandomState(1).randn(3, *shape).astype(np.float32)
+    w, want, want_names = _layer_case(tft, shape, make, x)
+    _, got, names = _layer_case(cft, shape, make, x, w)
+    assert names == want_names
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
