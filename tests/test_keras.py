@@ -375,3 +375,49 @@ def test_more_layers_by_hand():
     np.testing.assert_allclose(got[7], rnn(seq[:, ::-1], *bw)[:, ::-1], rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(got[8], seq)  # noise only in the learning phase
     assert np.abs(noisy_train - seq).mean() > 0.3
+
+
+def test_custom_layer_and_subclassed_model_by_hand():
+    class Affine(tf.keras.layers.Layer):
+        def __init__(self, units, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+
+        def build(self, input_shape):
+            self.kernel = self.add_weight("kernel", shape=[int(input_shape[-1]), self.units])
+            self.bias = self.add_weight("bias", shape=[self.units], initializer="zeros", trainable=False)
+            super().build(input_shape)
+
+        def call(self, x, training=None):
+            self.add_loss(0.5 * tf.reduce_sum(tf.square(self.kernel)))
+            return tf.matmul(x, self.kernel) + self.bias + tf.cast(training, tf.float32)
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [Affine(4), Affine(2)]
+
+        def call(self, x, training=None):
+            for b in self.blocks:
+                x = b(x, training=training)
+            return x
+
+    x = np.random.RandomState(12).rand(6, 3).astype(np.float32)
+    with tf.Graph().as_default():
+        net = Net()
+        net.compile(tf.keras.optimizers.SGD(0.0), "mse")
+        y = np.zeros((6, 2), np.float32)
+        net.fit(x, y, epochs=1, verbose=0)
+        assert [v.name for v in net.weights] == ["net/affine/kernel:0", "net/affine/bias:0", "net/affine_1/kernel:0",
+                                                 "net/affine_1/bias:0"]
+        assert len(net.trainable_weights) == 2 and len(net.layers) == 2
+        k1, b1, k2, b2 = net.get_weights()
+        # predict runs in test mode (training False adds 0); the penalties are in the loss
+        np.testing.assert_allclose(net.predict(x), (x @ k1 + b1) @ k2 + b2, rtol=1e-5)
+        pred = (x @ k1 + b1) @ k2 + b2
+        want = (pred ** 2).mean() + 0.5 * (k1 ** 2).sum() + 0.5 * (k2 ** 2).sum()
+        assert net.evaluate(x, y, verbose=0) == pytest.approx(want, rel=1e-5)
+        # the layers' weights are reused when the model is called again
+        again = net(tf.constant(x), training=False)
+        np.testing.assert_allclose(K.get_session().run(again), pred, rtol=1e-5)
+        assert len(net.weights) == 4

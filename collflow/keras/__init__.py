@@ -25,13 +25,15 @@ from . import losses as _losses_module
 from . import optimizers as _optimizers_module
 from . import recurrent as _recurrent_module
 from . import layers_more as _layers_more_module
+from . import base_layer as _base_layer_module
 from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
 layers = _types.SimpleNamespace(**{n: getattr(_layers_module, n) for n in _layers_module.__all__
                                    if n != "history_of"},
                                 **{n: getattr(_recurrent_module, n) for n in _recurrent_module.__all__},
-                                **{n: getattr(_layers_more_module, n) for n in _layers_more_module.__all__})
+                                **{n: getattr(_layers_more_module, n) for n in _layers_more_module.__all__},
+                                Layer=_base_layer_module.Layer)
 models = _types.SimpleNamespace(Model=Model, Sequential=Sequential)
 optimizers = _types.SimpleNamespace(**{n: getattr(_optimizers_module, n) for n in _optimizers_module.__all__})
 _LOSS_NAMES = ("mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",

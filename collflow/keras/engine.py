@@ -71,15 +71,39 @@ class Model:
     the outputs (tf.keras.Model)."""
 
     def __init__(self, inputs: Any = None, outputs: Any = None, name: Optional[str] = None, **kwargs: Any):
-        self.name = name or _unique("sequential" if isinstance(self, Sequential) else "model")
+        if name is None:
+            from .base_layer import _snake
+            base = "model" if type(self) is Model else _snake(type(self).__name__)
+            name = _unique(base)
+        self.name = name
         self.stop_training = False
         self.optimizer: Any = None
         self._compiled = False
         self._layers: List[Any] = []
         self.inputs: List[_g.Tensor] = []
         self.outputs: List[_g.Tensor] = []
+        self._deferred_compile: Any = None
+        self._pending: List[Any] = []
+        # a subclass defining call() (TF's model subclassing): built on its first data or call
+        self._subclassed = inputs is None and outputs is None and type(self).call is not Model.call
+        self._scope: Any = None
+        self.built = False
         if inputs is not None or outputs is not None:
             self._init_graph(_as_list(inputs), _as_list(outputs))
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        """The forward pass of a subclassed model (a functional model applies its layers)."""
+        return self._apply_graph(inputs, training)
+
+    def _tracked(self) -> List[Any]:
+        """The layers a subclassed model holds in its attributes (and in lists of them)."""
+        from .base_layer import _is_layer
+        out: List[Any] = []
+        for v in vars(self).values():
+            for item in (v if isinstance(v, (list, tuple)) else [v]):
+                if _is_layer(item) and all(item is not o for o in out):
+                    out.append(item)
+        return out
 
     def _init_graph(self, inputs: List[Any], outputs: List[Any]) -> None:
         self.inputs = [_g.convert_to_tensor(t) for t in inputs]
@@ -108,7 +132,7 @@ class Model:
     # -- structure --------------------------------------------------------------------------
     @property
     def layers(self) -> List[Any]:
-        return list(self._layers)
+        return self._tracked() if self._subclassed else list(self._layers)
 
     @property
     def input(self) -> Any:
@@ -129,7 +153,7 @@ class Model:
     @property
     def weights(self) -> List[Any]:
         out, seen = [], set()
-        for layer in self._layers:
+        for layer in self.layers:
             for v in layer.weights:
                 if id(v) not in seen:
                     seen.add(id(v))
@@ -186,8 +210,22 @@ class Model:
         print_fn(f"Non-trainable params: {sum(int(np.prod(v.shape.as_list())) for v in self.non_trainable_weights):,}")
         print_fn("_" * line_length)
 
-    def __call__(self, inputs: Any, training: Any = None) -> Any:
+    def __call__(self, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
         """The model applied to new tensors (its layers, and so its weights, are shared)."""
+        if self._subclassed:
+            import inspect
+            from ..graph.variable_scope import variable_scope
+            if "training" in inspect.signature(self.call).parameters:
+                kwargs["training"] = K.learning_phase() if training is None else training
+            with variable_scope(self._scope if self._scope is not None else self.name,
+                                reuse=True if self.built else None) as vs:
+                self._scope = vs
+                out = self.call(inputs, **kwargs)
+            self.built = True
+            return out
+        return self._apply_graph(inputs, training)
+
+    def _apply_graph(self, inputs: Any, training: Any) -> Any:
         self._require_built()
         new = {id(t): x for t, x in zip(self.inputs, _as_list(inputs))}
 
@@ -305,7 +343,7 @@ class Model:
                 target_tensors: Any = None, **kwargs: Any) -> None:
         """Sets the optimizer (a name, a Keras or tf.train optimizer), the loss (a name or
         function) and the metrics; the graph's loss and train op are built here."""
-        if isinstance(self, Sequential) and not self.outputs and self._pending:
+        if not self.outputs and (self._pending or self._subclassed):
             # built later (by fit's data or build()): compiled then
             self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics)
             self._compiled = True
@@ -500,7 +538,21 @@ class Model:
         return self.predict(x, batch_size=len(_standardize(x, self.inputs, "input")[0]) or 1)
 
     def _build_from(self, x: Any) -> None:
-        """A Sequential without an input shape builds on the first data it sees."""
+        """A subclassed model builds on the first data it sees: placeholders of its shapes
+        and dtypes (floats as floatx), then call()."""
+        if not self._subclassed or self.outputs or x is None:
+            return
+        from ..graph.ops.constant_op import placeholder as _ph
+        arrays = [np.asarray(a) for a in _as_list(x)] if not isinstance(x, dict) else \
+            [np.asarray(v) for v in x.values()]
+        ins = [_ph(K.floatx() if a.dtype.kind == "f" else a.dtype, [None] + list(a.shape[1:]),
+                   name=f"input_{i + 1}") for i, a in enumerate(arrays)]
+        out = self(ins[0] if len(ins) == 1 else ins)
+        self.inputs, self.outputs = ins, _as_list(out)
+        self._layers = self._tracked()
+        if self._deferred_compile is not None:
+            args, self._deferred_compile = self._deferred_compile, None
+            self.compile(**args)
 
     def _require_compiled(self) -> None:
         if not self._compiled:
@@ -514,8 +566,7 @@ class Sequential(Model):
 
     def __init__(self, layers: Optional[Sequence[Any]] = None, name: Optional[str] = None):
         super().__init__(name=name)
-        self._pending: List[Any] = []
-        self._deferred_compile: Any = None
+        self._subclassed = False
         for layer in layers or []:
             self.add(layer)
 

@@ -229,3 +229,46 @@ def test_more_layers_match_tensorflow_keras(kind):
     assert names == want_names
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+def _subclassed(tf, weights=None):
+    class Scale(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(name="w", shape=[int(input_shape[-1])], initializer="ones")
+            self.b = self.add_weight(name="b", shape=[], initializer="zeros")
+            super(Scale, self).build(input_shape)
+
+        def call(self, x):
+            return x * self.w + self.b
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.d1 = tf.keras.layers.Dense(8, activation="relu")
+            self.scale = Scale()
+            self.d2 = tf.keras.layers.Dense(3, activation="softmax")
+
+        def call(self, x, training=None):
+            return self.d2(self.scale(self.d1(x)))
+
+    r = np.random.RandomState(0)
+    x, y = r.rand(60, 5).astype(np.float32), r.randint(0, 3, 60)
+    with tf.Graph().as_default():
+        m = Net()
+        m.compile(tf.keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        m.predict(x[:2])  # builds the model on data
+        if weights is not None:
+            m.set_weights(weights)
+        w0 = m.get_weights()
+        h = m.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+        return w0, h.history, m.predict(x[:4]), [v.name for v in m.weights]
+
+
+def test_subclassed_model_and_custom_layer_match_tensorflow_keras():
+    w0, want_hist, want_pred, want_names = _subclassed(tft)
+    _, hist, pred, names = _subclassed(cft, w0)
+    assert names == want_names == ["net/dense/kernel:0", "net/dense/bias:0", "net/scale/w:0", "net/scale/b:0",
+                                   "net/dense_1/kernel:0", "net/dense_1/bias:0"]
+    np.testing.assert_allclose(hist["loss"], want_hist["loss"], rtol=1e-5)
+    np.testing.assert_allclose(hist["acc"], want_hist["accuracy"], rtol=1e-5)
+    np.testing.assert_allclose(pred, want_pred, rtol=1e-4, atol=1e-6)

@@ -1,0 +1,160 @@
+"""tf.keras.layers.Layer for user subclasses (TF1 graph mode): build(input_shape) with
+add_weight, call(inputs[, training]), add_loss / add_update, get/set_weights.
+
+The first call opens the layer's variable scope (its unique snake_case name: my_layer,
+my_layer_1, ...) and builds; later calls reuse the weights.  A `training` argument of call()
+that the caller leaves out is the learning phase."""
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any, Dict, List, Optional
+
+from ..graph import graph as _g
+from ..graph import initializers as _init
+from ..graph import nest
+from ..graph.graph import GraphKeys
+from ..graph.shape import TensorShape
+from ..graph.variable_scope import get_variable, variable_scope
+from . import backend as K
+from .layers import _HISTORY, _input_shape_kwargs, _unique_name
+
+__all__ = ["Layer"]
+
+
+def _snake(name: str) -> str:
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+
+
+class Layer:
+    """Base of user-defined Keras layers (see the module doc)."""
+
+    def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None, dynamic: bool = False,
+                 **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        kwargs.pop("autocast", None)
+        if kwargs:
+            raise TypeError(f"Keyword argument not understood: {sorted(kwargs)}")
+        self.trainable = bool(trainable)
+        self._name = name
+        self._scope: Any = None
+        self._own_weights: List[Any] = []
+        self.built = False
+        self.updates: List[Any] = []
+        self.losses: List[Any] = []
+        self.supports_masking = False
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = _unique_name(_snake(type(self).__name__))
+        return self._name
+
+    @property
+    def input_shape(self) -> Any:
+        return self._batch_input_shape
+
+    # -- weights --------------------------------------------------------------------------
+    def add_weight(self, name: Optional[str] = None, shape: Any = None, dtype: Any = None, initializer: Any = None,
+                   regularizer: Any = None, trainable: Optional[bool] = None, constraint: Any = None,
+                   **kwargs: Any) -> Any:
+        """A variable of this layer (under its scope), initialized by `initializer` (a name, an
+        initializer or a callable; default glorot_uniform, zeros for non-float dtypes)."""
+        init = _init.get(initializer) if initializer is not None else None
+        v = get_variable(name, list(shape or []), dtype or K.floatx(), init, regularizer,
+                         trainable=self.trainable if trainable is None else bool(trainable))
+        self._own_weights.append(v)
+        return v
+
+    add_variable = add_weight
+
+    @property
+    def weights(self) -> List[Any]:
+        out = list(self._own_weights)
+        for sub in self._sublayers():
+            out += [w for w in sub.weights if all(w is not o for o in out)]
+        return out
+
+    variables = weights
+
+    @property
+    def trainable_weights(self) -> List[Any]:
+        return [w for w in self.weights if w.trainable] if self.trainable else []
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self) -> List[Any]:
+        return [w for w in self.weights if not w.trainable or not self.trainable]
+
+    def get_weights(self) -> List[Any]:
+        return K.batch_get_value(self.weights)
+
+    def set_weights(self, weights: List[Any]) -> None:
+        ws = self.weights
+        if len(ws) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on layer \"{self.name}\" with a weight list of "
+                             f"length {len(weights)}, but the layer was expecting {len(ws)} weights.")
+        K.batch_set_value(list(zip(ws, weights)))
+
+    def count_params(self) -> int:
+        return int(sum(w.shape.num_elements() for w in self.weights))
+
+    def _sublayers(self) -> List[Any]:
+        return [v for v in vars(self).values() if _is_layer(v) and v is not self]
+
+    # -- building and calling ----------------------------------------------------------------
+    def build(self, input_shape: Any) -> None:
+        self.built = True
+
+    def call(self, inputs: Any, **kwargs: Any) -> Any:
+        return inputs
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+    def add_loss(self, losses: Any, inputs: Any = None) -> None:
+        for t in (losses if isinstance(losses, (list, tuple)) else [losses]):
+            self.losses.append(_g.convert_to_tensor(t))
+
+    def add_update(self, updates: Any, inputs: Any = None) -> None:
+        self.updates += list(updates) if isinstance(updates, (list, tuple)) else [updates]
+
+    def get_config(self) -> Dict[str, Any]:
+        return {"name": self.name, "trainable": self.trainable, "dtype": K.floatx()}
+
+    @classmethod
+    def from_config(cls, config: Dict[str, Any]) -> "Layer":
+        return cls(**config)
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        flat = [_g.convert_to_tensor(t) for t in nest.flatten(inputs)]
+        g = flat[0].graph if flat else _g.get_default_graph()
+        params = inspect.signature(self.call).parameters
+        if "training" in params and kwargs.get("training") is None:
+            kwargs["training"] = K.learning_phase()
+        before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
+        with g.as_default():
+            scope = self._scope if self._scope is not None else self.name
+            with variable_scope(scope, reuse=True if self.built else None) as vs:
+                self._scope = vs
+                if not self.built:
+                    shapes = [TensorShape(t.shape) for t in flat]
+                    self.build(shapes[0] if len(shapes) == 1 and not isinstance(inputs, (list, tuple)) else shapes)
+                    self.built = True
+                out = self.call(inputs, *args, **kwargs)
+        self.updates += g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
+        self.losses += g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
+        for o in nest.flatten(out):
+            if isinstance(o, _g.Tensor):
+                _HISTORY[o] = (self, list(inputs) if isinstance(inputs, (list, tuple)) else [inputs])
+        return out
+
+    apply = __call__
+
+
+def _is_layer(v: Any) -> bool:
+    from ..nn.layer_classes import Layer as _TFLayer
+    from .layers import InputLayer
+    return isinstance(v, (Layer, _TFLayer)) and not isinstance(v, InputLayer)
