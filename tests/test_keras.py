@@ -421,3 +421,57 @@ def test_custom_layer_and_subclassed_model_by_hand():
         again = net(tf.constant(x), training=False)
         np.testing.assert_allclose(K.get_session().run(again), pred, rtol=1e-5)
         assert len(net.weights) == 4
+
+
+def test_datasets_generators_and_sequences_train_as_the_same_arrays():
+    x, y = _data(13, n=48)
+    w = np.linspace(0.5, 1.5, 48).astype(np.float32)
+
+    class Batches(tf.keras.utils.Sequence):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            s = slice(16 * i, 16 * (i + 1))
+            return x[s], y[s], w[s]
+
+    def gen():
+        while True:
+            for i in range(3):
+                s = slice(16 * i, 16 * (i + 1))
+                yield x[s], y[s], w[s]
+
+    results = []
+    for kind in ("arrays", "dataset", "dataset_steps", "sequence", "generator"):
+        with tf.Graph().as_default():
+            tf.set_random_seed(3)
+            m = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="tanh"), tf.keras.layers.Dense(2)])
+            m.compile(tf.keras.optimizers.SGD(0.2), tf.keras.losses.sparse_categorical_crossentropy)
+            if kind == "arrays":
+                h = m.fit(x, y, batch_size=16, epochs=3, shuffle=False, sample_weight=w, verbose=0)
+            elif kind == "dataset":
+                ds = tf.data.Dataset.from_tensor_slices((x, y, w)).batch(16)
+                h = m.fit(ds, epochs=3, verbose=0)
+            elif kind == "dataset_steps":
+                ds = tf.data.Dataset.from_tensor_slices((x, y, w)).batch(16).repeat()
+                h = m.fit(ds, epochs=3, steps_per_epoch=3, verbose=0)
+            elif kind == "sequence":
+                h = m.fit_generator(Batches(), epochs=3, shuffle=False, verbose=0)
+            else:
+                h = m.fit_generator(gen(), steps_per_epoch=3, epochs=3, verbose=0)
+            pred = m.predict(tf.data.Dataset.from_tensor_slices(x).batch(10))
+            ev = m.evaluate(tf.data.Dataset.from_tensor_slices((x, y)).batch(20), verbose=0)
+            results.append((kind, h.history["loss"], pred, ev, m.predict(x)))
+    base = results[0]
+    for kind, losses, pred, ev, pred_arrays in results[1:]:
+        np.testing.assert_allclose(losses, base[1], rtol=1e-6, err_msg=kind)
+        np.testing.assert_allclose(pred, base[2], rtol=1e-6, err_msg=kind)
+        np.testing.assert_allclose(pred, pred_arrays, rtol=1e-6, err_msg=kind)
+        assert ev == pytest.approx(base[3], rel=1e-6)
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.compile("sgd", "sparse_categorical_crossentropy")
+        with pytest.raises(ValueError, match="steps_per_epoch"):
+            m.fit_generator(gen(), epochs=1, verbose=0)
+        with pytest.raises(ValueError, match="ran out after 3 of steps_per_epoch=5"):
+            m.fit(tf.data.Dataset.from_tensor_slices((x[:, :6], y)).batch(16), steps_per_epoch=5, verbose=0)

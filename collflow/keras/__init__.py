@@ -12,7 +12,7 @@ Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU), Sequential and t
 the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
 EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
 weights saved in Keras's HDF5 layout.  Recurrent dropout, whole-model saving
-(model.save / load_model), masks, multi-output losses and tf.data inputs to fit are not.
+(model.save / load_model), masks, and multi-output losses are not.
 """
 import types as _types
 
@@ -26,6 +26,7 @@ from . import optimizers as _optimizers_module
 from . import recurrent as _recurrent_module
 from . import layers_more as _layers_more_module
 from . import base_layer as _base_layer_module
+from . import data_adapter as _data_adapter
 from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
@@ -61,7 +62,7 @@ def _to_categorical(y, num_classes=None, dtype="float32"):
     return out.reshape(shape + (n,))
 
 
-utils = _types.SimpleNamespace(to_categorical=_to_categorical)
+utils = _types.SimpleNamespace(to_categorical=_to_categorical, Sequence=_data_adapter.Sequence)
 
 __all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
            "callbacks", "backend", "utils", "Model", "Sequential", "Input"]

@@ -1,18 +1,10 @@
-"""tf.keras Model and Sequential in TF1's graph mode: compile / fit / evaluate / predict over
-the graph the layers built, run in Keras's session (backend.get_session).
-
-One model output (a loss per output is not supported).  fit() runs TF 1.15's loop over NumPy
-arrays: per epoch the samples are shuffled with np.random (unless shuffle=False), cut into
-batches, each batch runs the train op with the learning phase on; an epoch's loss and metrics
-are the batch values averaged with the batch sizes as weights; validation runs at each epoch's
-end under "val_" names.  Weights are saved as Keras's HDF5 layout (".h5": per-layer groups with
-weight_names, which Keras's load_weights reads too) or, for other paths, a collflow
-checkpoint.
-"""
+"""tf.keras Model and Sequential in TF1's graph mode: the model's structure (functional,
+Sequential, subclassed), compile (the loss, metrics and train op of one output), weights
+(get/set, Keras's HDF5 layout or a checkpoint) and summary; the training loop is in
+keras/training.py, run in Keras's session (backend.get_session)."""
 from __future__ import annotations
 
 import os
-import time
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -23,10 +15,10 @@ from ..graph.ops import math_ops as _m
 from ..graph.ops.constant_op import group, placeholder
 from ..platform.atomic_files import temporary_name
 from . import backend as K
-from . import callbacks as _cb
 from . import losses as _losses
 from . import optimizers as _optimizers
 from .layers import InputLayer, history_of
+from .training import TrainingLoop, as_list as _as_list
 
 __all__ = ["Model", "Sequential"]
 
@@ -37,36 +29,7 @@ def _unique(prefix: str) -> str:
     return prefix if uid == 1 else f"{prefix}_{uid - 1}"
 
 
-def _as_list(x: Any) -> list:
-    return list(x) if isinstance(x, (list, tuple)) else [x]
-
-
-def _standardize(x: Any, inputs: List[_g.Tensor], what: str) -> List[np.ndarray]:
-    if isinstance(x, dict):
-        by_name = {t.op.name: t for t in inputs}
-        missing = [t.op.name for t in inputs if t.op.name not in x]
-        if missing:
-            raise ValueError(f"No data provided for {missing}. Need data for each key in: {sorted(by_name)}")
-        arrays = [np.asarray(x[t.op.name]) for t in inputs]
-    else:
-        arrays = [np.asarray(a) for a in _as_list(x)]
-    if len(arrays) != len(inputs):
-        raise ValueError(f"Error when checking model {what}: the list of Numpy arrays that you are passing to your "
-                         f"model is not the size the model expected. Expected to see {len(inputs)} array(s), but "
-                         f"instead got {len(arrays)}")
-    for a, t in zip(arrays, inputs):
-        want = t.shape.as_list() if t.shape.rank is not None else None
-        if want is not None and (a.ndim != len(want) or any(w is not None and w != d for w, d in zip(want[1:], a.shape[1:]))):
-            raise ValueError(f"Error when checking {what}: expected {t.op.name} to have shape {tuple(want)} but got "
-                             f"array with shape {a.shape}")
-    n = {len(a) for a in arrays}
-    if len(n) > 1:
-        raise ValueError(f"All input arrays (x) should have the same number of samples. Got array shapes: "
-                         f"{[a.shape for a in arrays]}")
-    return arrays
-
-
-class Model:
+class Model(TrainingLoop):
     """A functional model: `Model(inputs, outputs)` over the layers that lead from the inputs to
     the outputs (tf.keras.Model)."""
 
@@ -415,128 +378,6 @@ class Model:
             y = y[..., None]  # labels of shape (n,) for an output of shape (n, k), as Keras standardizes them
         return y
 
-    def _run_batches(self, fetches: List[Any], xs: List[np.ndarray], y: Optional[np.ndarray],
-                     w: Optional[np.ndarray], batch_size: int, index: np.ndarray, train: bool,
-                     callbacks: Optional[_cb.CallbackList] = None) -> List[float]:
-        sess = K.get_session()
-        totals = np.zeros(len(fetches) - (1 if train else 0))
-        for b, start in enumerate(range(0, len(index), batch_size)):
-            ids = index[start:start + batch_size]
-            feed = self._feed([a[ids] for a in xs], None if y is None else y[ids], None if w is None else w[ids], train)
-            if callbacks is not None:
-                callbacks.on_train_batch_begin(b, {"batch": b, "size": len(ids)})
-            out = sess.run(fetches, feed)
-            vals = out[1:] if train else out
-            totals += np.asarray(vals, dtype=np.float64) * len(ids)
-            if callbacks is not None:
-                callbacks.on_train_batch_end(b, dict(zip(self.metrics_names, map(float, vals)), batch=b,
-                                                     size=len(ids)))
-        return [float(v) for v in totals / max(len(index), 1)]
-
-    def fit(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, epochs: int = 1, verbose: int = 1,
-            callbacks: Optional[Sequence[_cb.Callback]] = None, validation_split: float = 0.0,
-            validation_data: Any = None, shuffle: Any = True, class_weight: Any = None, sample_weight: Any = None,
-            initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
-            **kwargs: Any) -> _cb.History:
-        """Trains on NumPy arrays (see the module doc); returns the History."""
-        self._build_from(x)
-        self._require_compiled()
-        if steps_per_epoch is not None or class_weight is not None:
-            raise NotImplementedError("fit(steps_per_epoch=, class_weight=) are not supported by collflow's Keras")
-        xs = _standardize(x, self.inputs, "input")
-        ys = self._targets(y)
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float32)
-        val = None
-        if validation_data is not None:
-            vx, vy = validation_data[0], validation_data[1]
-            vw = validation_data[2] if len(validation_data) > 2 else None
-            val = (_standardize(vx, self.inputs, "validation input"), self._targets(vy), vw)
-        elif validation_split and 0.0 < validation_split < 1.0:
-            split = int(len(ys) * (1.0 - validation_split))
-            val = ([a[split:] for a in xs], ys[split:], None if w is None else w[split:])
-            xs, ys, w = [a[:split] for a in xs], ys[:split], None if w is None else w[:split]
-        batch_size = int(batch_size or 32)
-        train_op = self._train_function()
-        history = _cb.History()
-        cbs = _cb.CallbackList([history] + list(callbacks or []))
-        for c in cbs.callbacks:
-            c.set_model(self)
-            c.set_params({"batch_size": batch_size, "epochs": epochs, "samples": len(ys), "verbose": verbose,
-                          "metrics": self.metrics_names + ["val_" + n for n in self.metrics_names] * (val is not None)})
-        self.stop_training = False
-        cbs.on_train_begin({})
-        n = len(ys)
-        for epoch in range(initial_epoch, epochs):
-            cbs.on_epoch_begin(epoch, {})
-            t0 = time.time()
-            index = np.arange(n)
-            if shuffle:
-                np.random.shuffle(index)
-            vals = self._run_batches([train_op, self.total_loss] + self._metric_tensors, xs, ys, w, batch_size,
-                                     index, True, cbs)
-            logs = dict(zip(self.metrics_names, vals))
-            if val is not None:
-                vvals = self._evaluate_arrays(val[0], val[1], val[2], batch_size)
-                logs.update({"val_" + k: v for k, v in zip(self.metrics_names, vvals)})
-            if verbose:
-                if verbose == 1:
-                    print(f"Epoch {epoch + 1}/{epochs}")
-                print(f"{n}/{n} - {time.time() - t0:.0f}s - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
-            cbs.on_epoch_end(epoch, logs)
-            if self.stop_training:
-                break
-        cbs.on_train_end({})
-        return history
-
-    def _evaluate_arrays(self, xs: List[np.ndarray], y: np.ndarray, w: Any, batch_size: int) -> List[float]:
-        return self._run_batches([self.total_loss] + self._metric_tensors, xs, y,
-                                 None if w is None else np.asarray(w, np.float32), batch_size, np.arange(len(y)), False)
-
-    def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: int = 1,
-                 sample_weight: Any = None, steps: Any = None, callbacks: Any = None, **kwargs: Any) -> Any:
-        """The loss (and metrics) over the data, test mode: a scalar, or [loss, *metrics]."""
-        self._build_from(x)
-        self._require_compiled()
-        vals = self._evaluate_arrays(_standardize(x, self.inputs, "input"), self._targets(y), sample_weight,
-                                     int(batch_size or 32))
-        if verbose:
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in zip(self.metrics_names, vals)))
-        return vals[0] if len(vals) == 1 else vals
-
-    def predict(self, x: Any, batch_size: Optional[int] = None, verbose: int = 0, steps: Any = None,
-                **kwargs: Any) -> Any:
-        """The outputs for x, in batches, test mode (NumPy)."""
-        self._build_from(x)
-        self._require_built()
-        xs = _standardize(x, self.inputs, "input")
-        sess = K.get_session()
-        bs = int(batch_size or 32)
-        n = len(xs[0])
-        parts: List[List[np.ndarray]] = []
-        for start in range(0, n, bs):
-            parts.append(sess.run(self.outputs, self._feed([a[start:start + bs] for a in xs], None, None, False)))
-        outs = [np.concatenate([p[i] for p in parts]) if parts else np.zeros((0,)) for i in range(len(self.outputs))]
-        return outs[0] if len(outs) == 1 else outs
-
-    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
-                       reset_metrics: bool = True) -> Any:
-        self._require_compiled()
-        xs = _standardize(x, self.inputs, "input")
-        ys = self._targets(y)
-        out = K.get_session().run([self._train_function(), self.total_loss] + self._metric_tensors,
-                                  self._feed(xs, ys, sample_weight, True))[1:]
-        return float(out[0]) if len(out) == 1 else [float(v) for v in out]
-
-    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, reset_metrics: bool = True) -> Any:
-        self._require_compiled()
-        out = K.get_session().run([self.total_loss] + self._metric_tensors,
-                                  self._feed(_standardize(x, self.inputs, "input"), self._targets(y), sample_weight,
-                                             False))
-        return float(out[0]) if len(out) == 1 else [float(v) for v in out]
-
-    def predict_on_batch(self, x: Any) -> Any:
-        return self.predict(x, batch_size=len(_standardize(x, self.inputs, "input")[0]) or 1)
-
     def _build_from(self, x: Any) -> None:
         """A subclassed model builds on the first data it sees: placeholders of its shapes
         and dtypes (floats as floatx), then call()."""
@@ -614,4 +455,5 @@ class Sequential(Model):
 
     def _build_from(self, x: Any) -> None:
         if not self.outputs and self._pending and x is not None:
-            self.build((None,) + np.asarray(x).shape[1:])
+            first = list(x.values())[0] if isinstance(x, dict) else x[0] if isinstance(x, (list, tuple)) else x
+            self.build((None,) + np.asarray(first).shape[1:])

@@ -1,0 +1,235 @@
+"""Keras's training loop (TF 1.15's v1 loop) for Model: fit / evaluate / predict over NumPy
+arrays, tf.data Datasets or generators, fit_generator and friends, and the *_on_batch calls.
+
+An epoch's loss and metrics are the batch values averaged with the batch sizes as weights;
+validation runs at each epoch's end under "val_" names; callbacks see TF1's hooks."""
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from ..graph import graph as _g
+from . import backend as K
+from . import callbacks as _cb
+from .data_adapter import ArraySource, DatasetSource, GeneratorSource, is_dataset, is_generator
+from .data_adapter import Sequence as Sequence_
+
+__all__ = ["TrainingLoop", "as_list", "standardize"]
+
+
+def as_list(x: Any) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def standardize(x: Any, inputs: List[_g.Tensor], what: str) -> List[np.ndarray]:
+    """x as one array per model input (a dict is matched by input names), shapes checked."""
+    if isinstance(x, dict):
+        by_name = {t.op.name: t for t in inputs}
+        missing = [t.op.name for t in inputs if t.op.name not in x]
+        if missing:
+            raise ValueError(f"No data provided for {missing}. Need data for each key in: {sorted(by_name)}")
+        arrays = [np.asarray(x[t.op.name]) for t in inputs]
+    else:
+        arrays = [np.asarray(a) for a in as_list(x)]
+    if len(arrays) != len(inputs):
+        raise ValueError(f"Error when checking model {what}: the list of Numpy arrays that you are passing to your "
+                         f"model is not the size the model expected. Expected to see {len(inputs)} array(s), but "
+                         f"instead got {len(arrays)}")
+    for a, t in zip(arrays, inputs):
+        want = t.shape.as_list() if t.shape.rank is not None else None
+        if want is not None and (a.ndim != len(want) or any(w is not None and w != d for w, d in zip(want[1:], a.shape[1:]))):
+            raise ValueError(f"Error when checking {what}: expected {t.op.name} to have shape {tuple(want)} but got "
+                             f"array with shape {a.shape}")
+    if len({len(a) for a in arrays}) > 1:
+        raise ValueError(f"All input arrays (x) should have the same number of samples. Got array shapes: "
+                         f"{[a.shape for a in arrays]}")
+    return arrays
+
+
+class TrainingLoop:
+    """The fit/evaluate/predict half of Model (it supplies inputs, outputs, total_loss,
+    metrics, _feed, _targets, _train_function, _build_from, _require_*)."""
+
+    # -- sources ------------------------------------------------------------------------------
+    def _source(self, x: Any, y: Any, sample_weight: Any, batch_size: Optional[int], steps: Optional[int],
+                shuffle: bool, with_targets: bool, what: str) -> Any:
+        std = lambda v: standardize(v, self.inputs, what)  # noqa: E731
+        if is_dataset(x):
+            if y is not None:
+                raise ValueError("`y` argument is not supported when using dataset as input.")
+            return DatasetSource(x, steps, std, self._targets, with_targets, K.get_session)
+        if is_generator(x):
+            return GeneratorSource(x, steps, std, self._targets, with_targets, shuffle)
+        if steps is not None:
+            raise NotImplementedError("steps with NumPy inputs are not supported by collflow's Keras; use batch_size")
+        if with_targets and y is None:
+            raise ValueError("fit/evaluate on arrays need the targets `y`")
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float32)
+        return ArraySource(std(x), None if y is None else self._targets(y), w, int(batch_size or 32), shuffle)
+
+    def _run(self, fetches: List[Any], batches: Any, train: bool,
+             callbacks: Optional[_cb.CallbackList] = None) -> List[float]:
+        sess = K.get_session()
+        totals = np.zeros(len(fetches) - (1 if train else 0))
+        n = 0
+        for b, (xs, y, w) in enumerate(batches):
+            size = len(xs[0])
+            if callbacks is not None:
+                callbacks.on_train_batch_begin(b, {"batch": b, "size": size})
+            out = sess.run(fetches, self._feed(xs, y, w, train))
+            vals = out[1:] if train else out
+            totals += np.asarray(vals, dtype=np.float64) * size
+            n += size
+            if callbacks is not None:
+                callbacks.on_train_batch_end(b, dict(zip(self.metrics_names, map(float, vals)), batch=b, size=size))
+        if n == 0:
+            raise ValueError("no batches: the input is empty")
+        return [float(v) for v in totals / n]
+
+    # -- fit ----------------------------------------------------------------------------------
+    def fit(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, epochs: int = 1, verbose: int = 1,
+            callbacks: Optional[Sequence[_cb.Callback]] = None, validation_split: float = 0.0,
+            validation_data: Any = None, shuffle: Any = True, class_weight: Any = None, sample_weight: Any = None,
+            initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
+            **kwargs: Any) -> _cb.History:
+        """Trains on arrays, a tf.data Dataset of (x, y[, w]) or a generator; returns the History."""
+        if is_generator(x) and not isinstance(x, Sequence_) and not self.outputs:
+            # a model built on data takes the generator's first batch to see its shapes (and
+            # trains on it first, as Keras does)
+            first = next(x)
+            x = itertools.chain([first], x)
+            self._build_from(first[0] if isinstance(first, tuple) else first)
+        self._build_from(self._first_inputs(x))
+        self._require_compiled()
+        if class_weight is not None:
+            raise NotImplementedError("fit(class_weight=) is not supported by collflow's Keras")
+        val = None
+        if validation_data is not None:
+            if is_dataset(validation_data) or is_generator(validation_data):
+                val = self._source(validation_data, None, None, batch_size, validation_steps, False, True,
+                                   "validation input")
+            else:
+                vw = validation_data[2] if len(validation_data) > 2 else None
+                val = self._source(validation_data[0], validation_data[1], vw, batch_size, None, False, True,
+                                   "validation input")
+        elif validation_split and 0.0 < validation_split < 1.0:
+            if is_dataset(x) or is_generator(x):
+                raise ValueError("`validation_split` is only supported for Tensors or NumPy arrays")
+            xs = standardize(x, self.inputs, "input")
+            ys = self._targets(y)
+            split = int(len(ys) * (1.0 - validation_split))
+            w = None if sample_weight is None else np.asarray(sample_weight, np.float32)
+            val = ArraySource([a[split:] for a in xs], ys[split:], None if w is None else w[split:],
+                              int(batch_size or 32), False)
+            x, y = [a[:split] for a in xs], ys[:split]
+            sample_weight = None if w is None else w[:split]
+        source = self._source(x, y, sample_weight, batch_size, steps_per_epoch, bool(shuffle), True, "input")
+        return self._fit_loop(source, val, epochs, verbose, callbacks, initial_epoch)
+
+    def _first_inputs(self, x: Any) -> Any:
+        """A sample of the inputs to build a model on (arrays as given; a Dataset's or
+        Sequence's first element's inputs)."""
+        if is_dataset(x):
+            shapes, types = x.output_shapes, x.output_types
+            if isinstance(shapes, tuple):
+                shapes, types = shapes[0], types[0]
+            if isinstance(shapes, dict):
+                shapes, types = list(shapes.values()), list(types.values())
+            return [np.zeros([1] + s.as_list()[1:], dtype=t.np) for s, t in zip(as_list(shapes), as_list(types))]
+        if isinstance(x, Sequence_):
+            first = x[0]
+            return first[0] if isinstance(first, tuple) else first
+        return None if is_generator(x) else x
+
+    def _fit_loop(self, source: Any, val: Any, epochs: int, verbose: int, callbacks: Any,
+                  initial_epoch: int) -> _cb.History:
+        train_op = self._train_function()
+        history = _cb.History()
+        cbs = _cb.CallbackList([history] + list(callbacks or []))
+        for c in cbs.callbacks:
+            c.set_model(self)
+            c.set_params({"epochs": epochs, "verbose": verbose,
+                          "metrics": self.metrics_names + ["val_" + n for n in self.metrics_names] * (val is not None)})
+        self.stop_training = False
+        cbs.on_train_begin({})
+        fetches = [train_op, self.total_loss] + self._metric_tensors
+        for epoch in range(initial_epoch, epochs):
+            cbs.on_epoch_begin(epoch, {})
+            t0 = time.time()
+            logs = dict(zip(self.metrics_names, self._run(fetches, source.epoch(), True, cbs)))
+            if val is not None:
+                vvals = self._run([self.total_loss] + self._metric_tensors, val.epoch(), False)
+                logs.update({"val_" + k: v for k, v in zip(self.metrics_names, vvals)})
+            if verbose:
+                if verbose == 1:
+                    print(f"Epoch {epoch + 1}/{epochs}")
+                print(f" - {time.time() - t0:.0f}s - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            cbs.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        cbs.on_train_end({})
+        return history
+
+    def fit_generator(self, generator: Any, steps_per_epoch: Optional[int] = None, epochs: int = 1,
+                      verbose: int = 1, callbacks: Any = None, validation_data: Any = None,
+                      validation_steps: Optional[int] = None, validation_freq: int = 1, class_weight: Any = None,
+                      max_queue_size: int = 10, workers: int = 1, use_multiprocessing: bool = False,
+                      shuffle: bool = True, initial_epoch: int = 0) -> _cb.History:
+        """fit() over a generator or keras.utils.Sequence of (x, y[, w]) batches."""
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
+                        callbacks=callbacks, validation_data=validation_data, validation_steps=validation_steps,
+                        class_weight=class_weight, shuffle=shuffle, initial_epoch=initial_epoch)
+
+    # -- evaluate / predict ----------------------------------------------------------------------
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: int = 1,
+                 sample_weight: Any = None, steps: Any = None, callbacks: Any = None, **kwargs: Any) -> Any:
+        """The loss (and metrics) over the data, test mode: a scalar, or [loss, *metrics]."""
+        self._build_from(self._first_inputs(x))
+        self._require_compiled()
+        source = self._source(x, y, sample_weight, batch_size, steps, False, True, "input")
+        vals = self._run([self.total_loss] + self._metric_tensors, source.epoch(), False)
+        if verbose:
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in zip(self.metrics_names, vals)))
+        return vals[0] if len(vals) == 1 else vals
+
+    def evaluate_generator(self, generator: Any, steps: Optional[int] = None, **kwargs: Any) -> Any:
+        return self.evaluate(generator, steps=steps, verbose=kwargs.get("verbose", 0))
+
+    def predict(self, x: Any, batch_size: Optional[int] = None, verbose: int = 0, steps: Any = None,
+                **kwargs: Any) -> Any:
+        """The outputs for x (arrays, a Dataset or a generator), in batches, test mode (NumPy)."""
+        self._build_from(self._first_inputs(x))
+        self._require_built()
+        source = self._source(x, None, None, batch_size, steps, False, False, "input")
+        sess = K.get_session()
+        parts = [sess.run(self.outputs, self._feed(xs, None, None, False)) for xs, _, _ in source.epoch()]
+        outs = [np.concatenate([p[i] for p in parts]) if parts else np.zeros((0,)) for i in range(len(self.outputs))]
+        return outs[0] if len(outs) == 1 else outs
+
+    def predict_generator(self, generator: Any, steps: Optional[int] = None, **kwargs: Any) -> Any:
+        return self.predict(generator, steps=steps)
+
+    # -- one batch -----------------------------------------------------------------------------
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, class_weight: Any = None,
+                       reset_metrics: bool = True) -> Any:
+        self._build_from(x)
+        self._require_compiled()
+        xs = standardize(x, self.inputs, "input")
+        out = K.get_session().run([self._train_function(), self.total_loss] + self._metric_tensors,
+                                  self._feed(xs, self._targets(y), sample_weight, True))[1:]
+        return float(out[0]) if len(out) == 1 else [float(v) for v in out]
+
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, reset_metrics: bool = True) -> Any:
+        self._build_from(x)
+        self._require_compiled()
+        out = K.get_session().run([self.total_loss] + self._metric_tensors,
+                                  self._feed(standardize(x, self.inputs, "input"), self._targets(y), sample_weight,
+                                             False))
+        return float(out[0]) if len(out) == 1 else [float(v) for v in out]
+
+    def predict_on_batch(self, x: Any) -> Any:
+        self._build_from(x)
+        return self.predict(x, batch_size=len(standardize(x, self.inputs, "input")[0]) or 1)
