@@ -475,3 +475,64 @@ def test_datasets_generators_and_sequences_train_as_the_same_arrays():
             m.fit_generator(gen(), epochs=1, verbose=0)
         with pytest.raises(ValueError, match="ran out after 3 of steps_per_epoch=5"):
             m.fit(tf.data.Dataset.from_tensor_slices((x[:, :6], y)).batch(16), steps_per_epoch=5, verbose=0)
+
+
+def test_model_save_and_load_model_round_trip(tmp_path):
+    x, y = _data(14)
+
+    class Gain(tf.keras.layers.Layer):
+        def __init__(self, factor=2.0, **kwargs):
+            super().__init__(**kwargs)
+            self.factor = factor
+
+        def call(self, v):
+            return v * self.factor
+
+        def get_config(self):
+            return dict(super().get_config(), factor=self.factor)
+
+    with tf.Graph().as_default():
+        inp = tf.keras.Input((6,), name="features")
+        h = tf.keras.layers.Dense(8, activation="tanh", kernel_regularizer=tf.keras.regularizers.l2(0.01))(inp)
+        seq = tf.keras.layers.Reshape((4, 2))(h)
+        r = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(3))(seq)
+        shared = tf.keras.layers.Dense(2)
+        out = tf.keras.layers.Activation("softmax")(tf.keras.layers.add([shared(r), shared(Gain(0.5)(r))]))
+        m = tf.keras.Model(inp, out)
+        m.compile(tf.keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        m.fit(x, y, epochs=2, verbose=0)
+        want = m.predict(x)
+        m.save(str(tmp_path / "model.h5"))
+        cfg_json = m.to_json()
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="Unknown layer: Gain"):
+            tf.keras.models.model_from_json(cfg_json)
+    with tf.Graph().as_default():
+        loaded = tf.keras.models.load_model(str(tmp_path / "model.h5"), custom_objects={"Gain": Gain})
+        np.testing.assert_allclose(loaded.predict(x), want, rtol=1e-6)
+        assert loaded.metrics_names == ["loss", "acc"] and loaded.loss == "sparse_categorical_crossentropy"
+        assert [w.name for w in loaded.weights] == [w.name for w in m.weights]
+        before = loaded.evaluate(x, y, verbose=0)[0]
+        loaded.fit(x, y, epochs=3, verbose=0)  # compiled again: it trains on
+        assert loaded.evaluate(x, y, verbose=0)[0] < before
+    with tf.Graph().as_default():
+        again = tf.keras.models.model_from_json(cfg_json, custom_objects={"Gain": Gain})
+        assert [type(la).__name__ for la in again.layers] == [type(la).__name__ for la in m.layers]
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.save_weights(str(tmp_path / "weights.h5"))
+        with pytest.raises(ValueError, match="No model found"):
+            tf.keras.models.load_model(str(tmp_path / "weights.h5"))
+
+        class Sub(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.d = tf.keras.layers.Dense(1)
+
+            def call(self, v):
+                return self.d(v)
+        s = Sub()
+        s.predict(x)
+        with pytest.raises(NotImplementedError, match="subclassed"):
+            s.save(str(tmp_path / "sub.h5"))

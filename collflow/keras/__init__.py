@@ -11,8 +11,8 @@ pooling layers, Flatten, Dropout, BatchNormalization, Activation, Embedding, Res
 Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU), Sequential and the functional Model of one output,
 the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
 EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
-weights saved in Keras's HDF5 layout.  Recurrent dropout, whole-model saving
-(model.save / load_model), masks, and multi-output losses are not.
+weights and whole models (model.save / load_model) in Keras's HDF5 layout.  Recurrent
+dropout, masks, and multi-output losses are not.
 """
 import types as _types
 
@@ -27,15 +27,18 @@ from . import recurrent as _recurrent_module
 from . import layers_more as _layers_more_module
 from . import base_layer as _base_layer_module
 from . import data_adapter as _data_adapter
+from . import saving as _saving
 from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
 layers = _types.SimpleNamespace(**{n: getattr(_layers_module, n) for n in _layers_module.__all__
-                                   if n != "history_of"},
+                                   if n not in ("history_of", "node_of", "register_call")},
                                 **{n: getattr(_recurrent_module, n) for n in _recurrent_module.__all__},
                                 **{n: getattr(_layers_more_module, n) for n in _layers_more_module.__all__},
                                 Layer=_base_layer_module.Layer)
-models = _types.SimpleNamespace(Model=Model, Sequential=Sequential)
+models = _types.SimpleNamespace(Model=Model, Sequential=Sequential, load_model=_saving.load_model,
+                                save_model=_saving.save_model, model_from_json=_saving.model_from_json,
+                                model_from_config=_saving.model_from_config)
 optimizers = _types.SimpleNamespace(**{n: getattr(_optimizers_module, n) for n in _optimizers_module.__all__})
 _LOSS_NAMES = ("mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
                "mean_squared_logarithmic_error", "categorical_crossentropy", "sparse_categorical_crossentropy",

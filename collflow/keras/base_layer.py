@@ -17,7 +17,7 @@ from ..graph.graph import GraphKeys
 from ..graph.shape import TensorShape
 from ..graph.variable_scope import get_variable, variable_scope
 from . import backend as K
-from .layers import _HISTORY, _input_shape_kwargs, _unique_name
+from .layers import _input_shape_kwargs, _unique_name, register_call
 
 __all__ = ["Layer"]
 
@@ -146,9 +146,7 @@ class Layer:
                 out = self.call(inputs, *args, **kwargs)
         self.updates += g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
         self.losses += g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
-        for o in nest.flatten(out):
-            if isinstance(o, _g.Tensor):
-                _HISTORY[o] = (self, list(inputs) if isinstance(inputs, (list, tuple)) else [inputs])
+        register_call(self, inputs, nest.flatten(out))
         return out
 
     apply = __call__

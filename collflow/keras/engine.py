@@ -236,25 +236,30 @@ class Model(TrainingLoop):
         import h5py
         values = self.get_weights()
         tmp = temporary_name(filepath)
-        it = iter(values)
         try:
             with h5py.File(tmp, "w") as f:
-                names = [layer.name for layer in self._layers]
-                # fixed-length byte strings, as Keras writes them (its reader expects bytes)
-                f.attrs["layer_names"] = np.array([n.encode() for n in names], dtype="S")
-                f.attrs["backend"] = b"tensorflow"
-                f.attrs["keras_version"] = b"2.2.4-tf"
-                for layer in self._layers:
-                    grp = f.create_group(layer.name)
-                    wnames = [v.name for v in layer.weights]
-                    grp.attrs["weight_names"] = np.array([w.encode() for w in wnames], dtype="S")
-                    for w in wnames:
-                        grp.create_dataset(w, data=next(it))
+                self._write_weights(f, values)
             os.replace(tmp, filepath)
         except BaseException:
             if os.path.exists(tmp):
                 os.remove(tmp)
             raise
+
+    def _write_weights(self, f: Any, values: List[np.ndarray]) -> None:
+        """Keras's weights layout in HDF5 group `f`: attrs layer_names, a group per layer with
+        attrs weight_names and a dataset per weight."""
+        it = iter(values)
+        layers = self.layers
+        # fixed-length byte strings, as Keras writes them (its reader expects bytes)
+        f.attrs["layer_names"] = np.array([la.name.encode() for la in layers], dtype="S")
+        f.attrs["backend"] = b"tensorflow"
+        f.attrs["keras_version"] = b"2.2.4-tf"
+        for layer in layers:
+            grp = f.create_group(layer.name)
+            wnames = [v.name for v in layer.weights]
+            grp.attrs["weight_names"] = np.array([w.encode() for w in wnames], dtype="S")
+            for w in wnames:
+                grp.create_dataset(w, data=next(it))
 
     def load_weights(self, filepath: str, by_name: bool = False) -> None:
         """Weights from save_weights' file (Keras's HDF5 layout: layer by layer in order, or
@@ -271,24 +276,27 @@ class Model(TrainingLoop):
         except OSError as e:
             raise InvalidArgumentError(f"load_weights: cannot read {filepath!r} as HDF5: {e}") from None
         with f:
-            saved = [n.decode() if isinstance(n, bytes) else str(n) for n in f.attrs.get("layer_names", [])]
-            groups = {n: f[n] for n in saved}
+            self._read_weights(f["model_weights"] if "model_weights" in f else f, by_name)
 
-            def arrays(name: str) -> List[np.ndarray]:
-                g = groups[name]
-                return [np.asarray(g[w.decode() if isinstance(w, bytes) else w]) for w in g.attrs["weight_names"]]
-            pairs = []
-            if by_name:
-                for layer in self._layers:
-                    if layer.name in groups and layer.weights:
-                        pairs.append((layer, arrays(layer.name)))
-            else:
-                with_w = [n for n in saved if len(groups[n].attrs.get("weight_names", [])) > 0]
-                layers = [layer for layer in self._layers if layer.weights]
-                if len(with_w) != len(layers):
-                    raise ValueError(f"You are trying to load a weight file containing {len(with_w)} layers into a "
-                                     f"model with {len(layers)} layers.")
-                pairs = [(layer, arrays(n)) for layer, n in zip(layers, with_w)]
+    def _read_weights(self, f: Any, by_name: bool) -> None:
+        saved = [n.decode() if isinstance(n, bytes) else str(n) for n in f.attrs.get("layer_names", [])]
+        groups = {n: f[n] for n in saved}
+
+        def arrays(name: str) -> List[np.ndarray]:
+            g = groups[name]
+            return [np.asarray(g[w.decode() if isinstance(w, bytes) else w]) for w in g.attrs["weight_names"]]
+        pairs = []
+        if by_name:
+            for layer in self.layers:
+                if layer.name in groups and layer.weights:
+                    pairs.append((layer, arrays(layer.name)))
+        else:
+            with_w = [n for n in saved if len(groups[n].attrs.get("weight_names", [])) > 0]
+            layers = [layer for layer in self.layers if layer.weights]
+            if len(with_w) != len(layers):
+                raise ValueError(f"You are trying to load a weight file containing {len(with_w)} layers into a "
+                                 f"model with {len(layers)} layers.")
+            pairs = [(layer, arrays(n)) for layer, n in zip(layers, with_w)]
         todo = []
         for layer, ws in pairs:
             if len(ws) != len(layer.weights):
@@ -299,6 +307,21 @@ class Model(TrainingLoop):
                                      f"weight shape {w.shape} ({v.name})")
                 todo.append((v, w))
         K.batch_set_value(todo)
+
+    def save(self, filepath: str, overwrite: bool = True, include_optimizer: bool = True,
+             save_format: Optional[str] = None) -> None:
+        """The whole model (config, training config, weights) to one HDF5 file, Keras's layout."""
+        from .saving import save_model
+        save_model(self, filepath, overwrite, include_optimizer)
+
+    def get_config(self) -> dict:
+        from .saving import model_to_config
+        return model_to_config(self)["config"]
+
+    def to_json(self, **kwargs: Any) -> str:
+        import json
+        from .saving import model_to_config
+        return json.dumps(model_to_config(self), **kwargs)
 
     # -- training ----------------------------------------------------------------------------
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Optional[Sequence[Any]] = None,
@@ -322,6 +345,7 @@ class Model(TrainingLoop):
             raise ValueError("The model needs a loss: compile(loss=...)")
         self.optimizer = _optimizers.get(optimizer)
         self.loss = loss
+        self._metric_args = list(metrics or [])
         self._loss_fn = _losses.get(loss)
         out = self.outputs[0]
         g = out.graph

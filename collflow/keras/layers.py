@@ -22,7 +22,7 @@ from . import backend as K
 __all__ = ["Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "MaxPool2D",
            "AveragePooling1D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout", "BatchNormalization",
            "Activation", "Embedding", "Reshape", "Concatenate", "concatenate", "Add", "add",
-           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Lambda", "history_of"]
+           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Lambda", "history_of", "node_of", "register_call"]
 
 # tensor -> (layer, input tensors): how a functional Model finds its layers
 _HISTORY: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -30,7 +30,25 @@ _HISTORY: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 def history_of(t: Any) -> Optional[tuple]:
     """(layer, inputs) that made tensor `t` (None for a tensor no Keras layer made)."""
-    return _HISTORY.get(t)
+    rec = _HISTORY.get(t)
+    return None if rec is None else (rec[0], rec[1])
+
+
+def node_of(t: Any) -> Optional[tuple]:
+    """(layer, call index, output index) that made tensor `t` (a saved model's inbound node)."""
+    rec = _HISTORY.get(t)
+    return None if rec is None else (rec[0], rec[2], rec[3])
+
+
+def register_call(layer: Any, inputs: Any, outputs: Any) -> None:
+    """Records a call of `layer`: its outputs' history (layer, inputs, call index, output index)."""
+    ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    nodes = layer.__dict__.setdefault("_keras_nodes", [])
+    nodes.append(ins)
+    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    for i, o in enumerate(outs):
+        if isinstance(o, _g.Tensor):
+            _HISTORY[o] = (layer, ins, len(nodes) - 1, i)
 
 
 def _activation(a: Any) -> Any:
@@ -73,6 +91,11 @@ class _KerasMixin:
     _batch_input_shape: Optional[tuple] = None
     _takes_training = False
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = super().__new__(cls)
+        obj._init_args = (args, dict(kwargs))  # get_config: the arguments it was made with
+        return obj
+
     def __call__(self, inputs: Any, *args: Any, training: Any = None, **kwargs: Any) -> Any:
         if not self._has_vars and self._name is None:  # type: ignore[attr-defined]
             self._name = _unique_name(self._base)  # type: ignore[attr-defined]
@@ -85,9 +108,7 @@ class _KerasMixin:
         self.updates = getattr(self, "updates", []) + g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
         self.losses = getattr(self, "losses", []) + \
             g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
-        record = (self, [inputs] if not isinstance(inputs, (list, tuple)) else list(inputs))
-        for o in (out if isinstance(out, (list, tuple)) else [out]):  # a recurrent layer's [output, *states]
-            _HISTORY[o] = record
+        register_call(self, inputs, out)  # a recurrent layer's outputs are [output, *states]
         return out
 
     @property
@@ -148,6 +169,7 @@ def _pool(base: type) -> type:
         def __init__(self, pool_size: Any = 2, strides: Any = None, padding: str = "valid",
                      data_format: Optional[str] = None, **kwargs: Any):
             self._batch_input_shape = _input_shape_kwargs(kwargs)
+            kwargs.pop("trainable", None)  # no weights (a saved config still lists it)
             super().__init__(pool_size, strides if strides is not None else pool_size, padding,
                              data_format or "channels_last", **kwargs)
     Pool.__name__ = Pool.__qualname__ = base.__name__
@@ -163,6 +185,7 @@ AveragePooling2D = AvgPool2D = _pool(_lc.AveragePooling2D)
 class Flatten(_KerasMixin, _lc.Flatten):
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
+        kwargs.pop("trainable", None)
         super().__init__(data_format or "channels_last", **kwargs)
 
 
@@ -172,6 +195,7 @@ class Dropout(_KerasMixin, _lc.Dropout):
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: Optional[int] = None, **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
+        kwargs.pop("trainable", None)
         super().__init__(rate, noise_shape, seed, **kwargs)
 
 
@@ -269,7 +293,7 @@ class _Merge(_KerasMixin, _lc.Layer):
             raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. Got {inputs!r}")
         with _g.name_scope(self._name or self._base):
             out = self._merge([_g.convert_to_tensor(t) for t in inputs])
-        _HISTORY[out] = (self, list(inputs))
+        register_call(self, inputs, out)
         return out
 
 

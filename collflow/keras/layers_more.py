@@ -22,7 +22,7 @@ from ..graph.variable_scope import get_variable, variable_scope
 from ..nn import layer_classes as _lc
 from ..nn import layers as _fl
 from .. import nn as _nn
-from .layers import _HISTORY, _KerasMixin, _Merge, _Stateless, _activation, _initializer, _input_shape_kwargs
+from .layers import register_call, _KerasMixin, _Merge, _Stateless, _activation, _initializer, _input_shape_kwargs
 
 __all__ = ["Conv2DTranspose", "SeparableConv2D", "DepthwiseConv2D", "UpSampling2D", "ZeroPadding2D", "Cropping2D",
            "LeakyReLU", "ReLU", "ELU", "Softmax", "PReLU", "LayerNormalization", "Multiply", "Subtract", "Average",
@@ -393,7 +393,7 @@ class TimeDistributed(_KerasMixin, _lc.Layer):
             out_rest = y.shape.as_list()[1:]
             out = _a.reshape(y, _a.stack([_a.shape(x)[0], t] + out_rest) if not isinstance(t, int)
                              else [-1, t] + out_rest)
-        _HISTORY[out] = (self, [inputs])
+        register_call(self, inputs, out)
         return out
 
     @property
@@ -446,8 +446,11 @@ class Bidirectional(_KerasMixin, _lc.Layer):
         if backward_layer is None:
             self.backward_layer.go_backwards = not layer.go_backwards
             self.backward_layer._scope, self.backward_layer._vars, self.backward_layer.built = None, [], False
-        self.forward_layer._name = f"forward_{layer._name or inner}"
-        self.backward_layer._name = f"backward_{self.backward_layer._name or inner}"
+        # a layer from a saved config already carries the prefix
+        fname, bname = layer._name or inner, self.backward_layer._name or inner
+        self.forward_layer._name = fname if fname.startswith("forward_") else f"forward_{fname}"
+        bname = bname[len("forward_"):] if bname.startswith("forward_") else bname
+        self.backward_layer._name = bname if bname.startswith("backward_") else f"backward_{bname}"
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
@@ -474,8 +477,7 @@ class Bidirectional(_KerasMixin, _lc.Layer):
         else:
             out = [fo, bo]
         res = ([out] if not isinstance(out, list) else out) + list(fs) + list(bs) if self.return_state else out
-        for o in (res if isinstance(res, list) else [res]):
-            _HISTORY[o] = (self, [inputs])
+        register_call(self, inputs, res)
         return res
 
     @property

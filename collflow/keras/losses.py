@@ -217,4 +217,5 @@ def l1_l2(l1: float = 0.01, l2: float = 0.01) -> Callable[[Any], _g.Tensor]:  # 
         if l2:
             out = out + l2 * _m.reduce_sum(_m.square(w))
         return out
+    regularizer._keras_config = ("L1L2", {"l1": float(l1), "l2": float(l2)})  # type: ignore[attr-defined]
     return regularizer

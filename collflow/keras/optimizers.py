@@ -36,9 +36,11 @@ def SGD(learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = Fal
     """Keras's SGD: plain, or with (Nesterov) momentum (the same steps as tf.train's)."""
     lr = _lr(learning_rate, kwargs)
     _leftover(kwargs, "SGD")
-    if momentum:
-        return _o.MomentumOptimizer(lr, momentum, use_nesterov=nesterov, name=name)
-    return _o.GradientDescentOptimizer(lr, name=name)
+    opt = _o.MomentumOptimizer(lr, momentum, use_nesterov=nesterov, name=name) if momentum else \
+        _o.GradientDescentOptimizer(lr, name=name)
+    opt._keras_config = ("SGD", {"name": name, "learning_rate": lr, "decay": 0.0, "momentum": momentum,
+                                 "nesterov": nesterov})  # model.save's training config
+    return opt
 
 
 def Adam(learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,  # noqa: N802
@@ -48,7 +50,10 @@ def Adam(learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.99
         raise NotImplementedError("Adam(amsgrad=True) is not supported by collflow")
     lr = _lr(learning_rate, kwargs)
     _leftover(kwargs, "Adam")
-    return _o.AdamOptimizer(lr, beta_1, beta_2, epsilon, name=name)
+    opt = _o.AdamOptimizer(lr, beta_1, beta_2, epsilon, name=name)
+    opt._keras_config = ("Adam", {"name": name, "learning_rate": lr, "decay": 0.0, "beta_1": beta_1,
+                                  "beta_2": beta_2, "epsilon": epsilon, "amsgrad": False})
+    return opt
 
 
 class RMSprop(Optimizer):
@@ -60,6 +65,8 @@ class RMSprop(Optimizer):
         super().__init__(False, name)
         self._lr, self._rho, self._momentum, self._eps = _lr(learning_rate, kwargs), rho, momentum, epsilon
         self._learning_rate = self._lr
+        self._keras_config = ("RMSprop", {"name": name, "learning_rate": self._lr, "decay": 0.0, "rho": rho,
+                                          "momentum": momentum, "epsilon": epsilon, "centered": centered})
         _leftover(kwargs, "RMSprop")
         if centered:
             raise NotImplementedError("RMSprop(centered=True) is not supported by collflow's Keras optimizers")
@@ -95,6 +102,9 @@ class Adagrad(Optimizer):
         super().__init__(False, name)
         self._lr, self._init, self._eps = _lr(learning_rate, kwargs), initial_accumulator_value, epsilon
         self._learning_rate = self._lr
+        self._keras_config = ("Adagrad", {"name": name, "learning_rate": self._lr, "decay": 0.0,
+                                          "initial_accumulator_value": initial_accumulator_value,
+                                          "epsilon": epsilon})
         _leftover(kwargs, "Adagrad")
 
     def _create_slots(self, var_list: List[Variable]) -> None:

@@ -272,3 +272,35 @@ def test_subclassed_model_and_custom_layer_match_tensorflow_keras():
     np.testing.assert_allclose(hist["loss"], want_hist["loss"], rtol=1e-5)
     np.testing.assert_allclose(hist["acc"], want_hist["accuracy"], rtol=1e-5)
     np.testing.assert_allclose(pred, want_pred, rtol=1e-4, atol=1e-6)
+
+
+def _functional_saved(tf):
+    i = tf.keras.Input((4,), name="inp")
+    h = tf.keras.layers.Dense(3, activation="relu", kernel_regularizer=tf.keras.regularizers.l2(0.1))(i)
+    shared = tf.keras.layers.Dense(2, name="shared")
+    o = tf.keras.layers.add([shared(h), shared(h * 2.0 if False else h)])
+    m = tf.keras.Model(i, o)
+    m.compile(tf.keras.optimizers.Adam(0.01), "mse", metrics=["mae"])
+    return m, np.random.RandomState(0).rand(6, 4).astype(np.float32)
+
+
+def _sequential_saved(tf):
+    m = tf.keras.Sequential([tf.keras.layers.Conv2D(3, 3, activation="relu", input_shape=(6, 6, 1)),
+                             tf.keras.layers.BatchNormalization(), tf.keras.layers.Flatten(),
+                             tf.keras.layers.Dropout(0.3), tf.keras.layers.Dense(2, activation="softmax")])
+    m.compile("rmsprop", "categorical_crossentropy", metrics=["accuracy"])
+    return m, np.random.RandomState(1).rand(3, 6, 6, 1).astype(np.float32)
+
+
+@pytest.mark.parametrize("make", [_functional_saved, _sequential_saved], ids=["functional", "sequential"])
+def test_whole_model_files_load_in_either_library(tmp_path, make):
+    for src, dst in ((cft, tft), (tft, cft)):
+        path = str(tmp_path / f"{src.__name__}.h5")
+        with src.Graph().as_default():
+            m, x = make(src)
+            want = m.predict(x)
+            m.save(path)
+        with dst.Graph().as_default():
+            loaded = dst.keras.models.load_model(path)
+            np.testing.assert_allclose(loaded.predict(x), want, rtol=1e-5, atol=1e-6)
+            assert [la.name for la in loaded.layers if la.weights] == [la.name for la in m.layers if la.weights]

@@ -1,0 +1,303 @@
+"""Whole Keras models to HDF5 and back (model.save / tf.keras.models.load_model), and their
+configs as JSON (to_json / model_from_json), in Keras's schema: root attributes model_config
+({"class_name": "Sequential" | "Model", "config": ...}) and training_config, the weights in
+group model_weights (the save_weights layout).  Files of Sequential and functional models of
+the built-in layers load in either library.  The optimizer's state is not saved: a loaded
+model is compiled afresh (TF 1.15 saved it when it could)."""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from typing import Any, Dict, List, Optional
+
+from ..graph import initializers as _init
+from ..platform import tf_logging as logging
+from ..platform.atomic_files import temporary_name
+from . import losses as _losses
+
+__all__ = ["save_model", "load_model", "model_to_config", "model_from_config", "model_from_json",
+           "serialize_layer", "deserialize_layer"]
+
+_KERAS_VERSION = b"2.2.4-tf"
+# constructor arguments that only describe the layer (handled by the Layer base)
+_COMMON = ("name", "trainable", "dtype", "batch_input_shape")
+
+
+def _layer_classes() -> Dict[str, type]:
+    import importlib
+    # by module path: the package's `layers` attribute is tf.keras.layers' namespace
+    mods = [importlib.import_module(f"collflow.keras.{m}") for m in ("layers", "layers_more", "recurrent")]
+    out: Dict[str, type] = {}
+    for mod in mods:
+        for n in mod.__all__:
+            v = getattr(mod, n)
+            if isinstance(v, type):
+                out[n] = v
+    out["InputLayer"] = mods[0].InputLayer
+    return out
+
+
+# -- values ----------------------------------------------------------------------------------
+
+def _serialize(v: Any) -> Any:
+    """A constructor argument as Keras writes it."""
+    from .layers import _KerasMixin
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_serialize(e) for e in v]
+    if isinstance(v, dict):
+        return {k: _serialize(e) for k, e in v.items()}
+    if isinstance(v, _init.Initializer):
+        cfg = {k: e for k, e in v.get_config().items() if k != "dtype"}
+        return {"class_name": type(v).__name__, "config": _serialize(cfg)}
+    if isinstance(v, _KerasMixin):
+        return serialize_layer(v)
+    if getattr(v, "_keras_config", None) is not None:  # a regularizer
+        name, cfg = v._keras_config
+        return {"class_name": name, "config": cfg}
+    if callable(v):
+        for name, fn in _losses._ACTIVATIONS.items():
+            if fn is v:
+                return name
+    raise TypeError(f"cannot save {v!r} in a Keras config (a custom function or object: give it by name)")
+
+
+def _deserialize(key: str, v: Any, custom_objects: Dict[str, Any]) -> Any:
+    if isinstance(v, dict) and "class_name" in v and "config" in v:
+        name, cfg = v["class_name"], dict(v["config"] or {})
+        if name in custom_objects:
+            obj = custom_objects[name]
+            return obj.from_config(cfg) if hasattr(obj, "from_config") else obj(**cfg)
+        if name in ("L1L2", "L1", "L2"):
+            return _losses.l1_l2(l1=float(cfg.get("l1", 0.0)), l2=float(cfg.get("l2", 0.0)))
+        if name in _layer_classes():
+            return deserialize_layer(v, custom_objects)
+        cls = getattr(_init, name, None)
+        if isinstance(cls, type) and issubclass(cls, _init.Initializer):
+            params = inspect.signature(cls.__init__).parameters
+            return cls(**{k: e for k, e in cfg.items() if k in params})
+        raise ValueError(f"Unknown {key} in a Keras config: {name} (pass it in custom_objects)")
+    if isinstance(v, str) and v in custom_objects:
+        return custom_objects[v]
+    return v
+
+
+# -- layers ----------------------------------------------------------------------------------
+
+def serialize_layer(layer: Any) -> Dict[str, Any]:
+    """{"class_name", "config"} of a layer: the arguments it was made with, with their defaults."""
+    if hasattr(layer, "get_config") and not hasattr(layer, "_init_args"):
+        return {"class_name": type(layer).__name__, "config": layer.get_config()}
+    args, kwargs = getattr(layer, "_init_args", ((), {}))
+    sig = inspect.signature(type(layer).__init__)
+    bound = sig.bind(layer, *args, **kwargs)
+    bound.apply_defaults()
+    cfg: Dict[str, Any] = {"name": layer.name, "trainable": bool(getattr(layer, "trainable", True)),
+                           "dtype": "float32"}
+    if getattr(layer, "_batch_input_shape", None) is not None:
+        cfg["batch_input_shape"] = list(layer._batch_input_shape)
+    for k, v in bound.arguments.items():
+        if k == "self" or sig.parameters[k].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        cfg[k] = _serialize(v)
+    return {"class_name": type(layer).__name__, "config": cfg}
+
+
+def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None) -> Any:
+    """The layer a {"class_name", "config"} describes (unknown keys of other Keras versions are
+    dropped: constraints, renorm, groups, ...)."""
+    custom = dict(custom_objects or {})
+    name, cfg = data["class_name"], dict(data["config"])
+    classes = _layer_classes()
+    cls = custom.get(name) or classes.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown layer: {name}. A custom layer must be passed in custom_objects")
+    if hasattr(cls, "from_config") and name in custom:
+        return cls.from_config(cfg)
+    params = inspect.signature(cls.__init__).parameters
+    takes_kwargs = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kw: Dict[str, Any] = {}
+    for k, v in cfg.items():
+        if k in params or (takes_kwargs and k in _COMMON):
+            if k == "dtype" or (k == "trainable" and v is True):  # the defaults (some layers take no trainable=)
+                continue
+            kw[k] = _deserialize(k, v, custom)
+    if name == "InputLayer":
+        kw = {"batch_input_shape": cfg.get("batch_input_shape") or cfg.get("batch_shape"), "name": cfg.get("name"),
+              "dtype": cfg.get("dtype")}
+    return cls(**kw)
+
+
+# -- models ----------------------------------------------------------------------------------
+
+def model_to_config(model: Any) -> Dict[str, Any]:
+    """Keras's model_config of a Sequential or functional model."""
+    from .engine import Sequential
+    from .layers import node_of
+    if getattr(model, "_subclassed", False):
+        raise NotImplementedError("Saving the model to HDF5 format requires the model to be a Functional model or "
+                                  "a Sequential model. It does not work for subclassed models")
+    model._require_built()
+    if isinstance(model, Sequential):
+        return {"class_name": "Sequential", "config": {"name": model.name,
+                                                       "layers": [serialize_layer(la) for la in model.layers]}}
+    names: Dict[int, str] = {}
+    layers: List[Dict[str, Any]] = []
+    for t in model.inputs:
+        names[id(t)] = t.op.name
+        layers.append({"name": t.op.name, "class_name": "InputLayer", "inbound_nodes": [],
+                       "config": {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name, "sparse": False,
+                                  "name": t.op.name}})
+
+    def ref(t: Any) -> list:
+        if id(t) in names:
+            return [names[id(t)], 0, 0, {}]
+        layer, node, index = node_of(t)
+        return [layer.name, node, index, {}]
+    for layer in model.layers:
+        entry = serialize_layer(layer)
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = [[ref(i) for i in ins] for ins in getattr(layer, "_keras_nodes", [])]
+        layers.append(entry)
+    return {"class_name": "Model", "config": {"name": model.name, "layers": layers,
+                                              "input_layers": [ref(t)[:3] for t in model.inputs],
+                                              "output_layers": [ref(t)[:3] for t in model.outputs]}}
+
+
+def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None) -> Any:
+    """The model a model_config describes, built in the default graph."""
+    from .engine import Model, Sequential
+    from .layers import InputLayer
+    custom = dict(custom_objects or {})
+    cls, cfg = config["class_name"], config["config"]
+    if cls == "Sequential":
+        specs = cfg["layers"] if isinstance(cfg, dict) else cfg
+        model = Sequential(name=cfg.get("name") if isinstance(cfg, dict) else None)
+        for spec in specs:
+            model.add(deserialize_layer(spec, custom))
+        return model
+    if cls not in ("Model", "Functional"):
+        raise ValueError(f"Unknown model class {cls} (Sequential and functional models can be loaded)")
+    made: Dict[str, Any] = {}      # layer name -> layer
+    outputs: Dict[str, list] = {}  # layer name -> [output tensors per call]
+    pending: List[tuple] = []      # (layer name, call index, inbound node) still to make
+    for spec in cfg["layers"]:
+        layer = deserialize_layer(spec, custom)
+        made[spec["name"]] = layer
+        if isinstance(layer, InputLayer):
+            outputs[spec["name"]] = [[layer.output]]
+        else:
+            pending += [(spec["name"], k, node) for k, node in enumerate(spec.get("inbound_nodes", []))]
+    # a call needs its inputs made and the layer's earlier calls done (a shared layer's second
+    # call may read a layer listed after it): repeat until every call is made
+    while pending:
+        left = []
+        for name, k, node in pending:
+            ready = len(outputs.get(name, [])) == k and all(
+                n[0] in outputs and int(n[1]) < len(outputs[n[0]]) for n in node)
+            if not ready:
+                left.append((name, k, node))
+                continue
+            ins = [_tensor(outputs, n) for n in node]
+            kwargs = node[0][3] if node and len(node[0]) > 3 and isinstance(node[0][3], dict) else {}
+            out = made[name](ins if len(ins) > 1 else ins[0], **kwargs)
+            outputs.setdefault(name, []).append(out if isinstance(out, list) else [out])
+        if len(left) == len(pending):
+            raise ValueError(f"the model config's layers cannot be connected: {[p[0] for p in left]} wait for inputs "
+                             "that never come")
+        pending = left
+
+    inputs = [_tensor(outputs, r) for r in cfg["input_layers"]]
+    outs = [_tensor(outputs, r) for r in cfg["output_layers"]]
+    return Model(inputs, outs if len(outs) > 1 else outs[0], name=cfg.get("name"))
+
+
+def _tensor(outputs: Dict[str, list], ref: list) -> Any:
+    name, node, index = ref[0], int(ref[1]), int(ref[2])
+    try:
+        return outputs[name][node][index]
+    except (KeyError, IndexError):
+        raise ValueError(f"the model config refers to output {index} of call {node} of layer {name!r}, which comes "
+                         "later or does not exist") from None
+
+
+def model_from_json(json_string: str, custom_objects: Optional[Dict[str, Any]] = None) -> Any:
+    return model_from_config(json.loads(json_string), custom_objects)
+
+
+def _training_config(model: Any) -> Optional[Dict[str, Any]]:
+    if not getattr(model, "_compiled", False) or getattr(model, "optimizer", None) is None:
+        return None
+    opt = getattr(model.optimizer, "_keras_config", None)
+    if opt is None:
+        logging.warning("model.save: the optimizer is a tf.train optimizer, which Keras cannot describe; the model "
+                        "is saved without its training config (compile it again after loading)")
+        return None
+    loss = model.loss if isinstance(model.loss, str) else getattr(model.loss, "__name__", None)
+    metrics = [m if isinstance(m, str) else m.__name__ for m in getattr(model, "_metric_args", [])]
+    return {"loss": loss, "metrics": metrics, "loss_weights": None, "sample_weight_mode": None,
+            "weighted_metrics": None, "optimizer_config": {"class_name": opt[0], "config": opt[1]}}
+
+
+def save_model(model: Any, filepath: str, overwrite: bool = True, include_optimizer: bool = True) -> None:
+    """model.save(filepath): config, training config and weights in one HDF5 file, written whole."""
+    import h5py
+    filepath = str(filepath)
+    if not overwrite and os.path.exists(filepath):
+        raise FileExistsError(f"{filepath} exists and overwrite=False")
+    config = model_to_config(model)
+    training = _training_config(model) if include_optimizer else None
+    values = model.get_weights()
+    tmp = temporary_name(filepath)
+    try:
+        with h5py.File(tmp, "w") as f:
+            f.attrs["keras_version"] = _KERAS_VERSION
+            f.attrs["backend"] = b"tensorflow"
+            f.attrs["model_config"] = json.dumps(config).encode()
+            if training is not None:
+                f.attrs["training_config"] = json.dumps(training).encode()
+            model._write_weights(f.create_group("model_weights"), values)
+        os.replace(tmp, filepath)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, compile: bool = True) -> Any:  # noqa: A002
+    """The model model.save wrote (or Keras's HDF5 file of a Sequential or functional model), its
+    weights loaded, compiled again from its training config (optimizer state starts afresh)."""
+    import h5py
+    from . import optimizers as _optimizers
+    try:
+        f = h5py.File(str(filepath), "r")
+    except OSError as e:
+        raise IOError(f"Unable to open file {filepath!r} as a Keras HDF5 model: {e}") from None
+    with f:
+        if "model_config" not in f.attrs:
+            raise ValueError(f"No model found in config file {filepath!r} (a weights-only file: build the model and "
+                             "use load_weights)")
+        cfg = f.attrs["model_config"]
+        config = json.loads(cfg.decode() if isinstance(cfg, bytes) else cfg)
+        model = model_from_config(config, custom_objects)
+        group = f["model_weights"] if "model_weights" in f else f
+        model._read_weights(group, by_name=False)
+        training = f.attrs.get("training_config")
+    if compile and training is not None:
+        tc = json.loads(training.decode() if isinstance(training, bytes) else training)
+        oc = tc["optimizer_config"]
+        opt_cls = {"Adam": _optimizers.Adam, "SGD": _optimizers.SGD, "RMSprop": _optimizers.RMSprop,
+                   "Adagrad": _optimizers.Adagrad}.get(oc["class_name"])
+        if opt_cls is None:
+            logging.warning("load_model: optimizer %s is not supported; the model is not compiled", oc["class_name"])
+            return model
+        params = inspect.signature(opt_cls).parameters
+        opt = opt_cls(**{k: v for k, v in oc["config"].items() if k in params and k != "name"})
+        loss = tc.get("loss")
+        if isinstance(loss, dict):
+            loss = list(loss.values())[0]
+        model.compile(opt, loss, metrics=[m for m in (tc.get("metrics") or []) if isinstance(m, str)])
+    return model
+
