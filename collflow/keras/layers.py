@@ -136,18 +136,28 @@ class Dense(_KerasMixin, _lc.Dense):
                          _initializer(bias_initializer), kernel_regularizer, bias_regularizer, **kwargs)
 
 
+def _conv_init(init: Callable, self: Any, filters: int, kernel_size: Any, strides: Any, padding: str,
+               data_format: Optional[str], dilation_rate: Any, activation: Any, use_bias: bool,
+               kernel_initializer: Any, bias_initializer: Any, kernel_regularizer: Any, bias_regularizer: Any,
+               kwargs: dict) -> None:
+    """A Keras convolution's arguments, resolved, to the collflow layer's constructor `init`."""
+    self._batch_input_shape = _input_shape_kwargs(kwargs)
+    kwargs.pop("groups", None) if kwargs.get("groups", 1) == 1 else None
+    init(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
+         activation=_activation(activation), use_bias=use_bias, kernel_initializer=_initializer(kernel_initializer),
+         bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
+         bias_regularizer=bias_regularizer, **kwargs)
+
+
 class Conv2D(_KerasMixin, _lc.Conv2D):
     def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
                  data_format: Optional[str] = None, dilation_rate: Any = (1, 1), activation: Any = None,
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
                  **kwargs: Any):
-        self._batch_input_shape = _input_shape_kwargs(kwargs)
-        super().__init__(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
-                         activation=_activation(activation), use_bias=use_bias,
-                         kernel_initializer=_initializer(kernel_initializer),
-                         bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
-                         bias_regularizer=bias_regularizer, **kwargs)
+        _conv_init(super().__init__, self, filters, kernel_size, strides, padding, data_format, dilation_rate,
+                   activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                   kwargs)
 
 
 class Conv1D(_KerasMixin, _lc.Conv1D):
@@ -156,12 +166,9 @@ class Conv1D(_KerasMixin, _lc.Conv1D):
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
                  **kwargs: Any):
-        self._batch_input_shape = _input_shape_kwargs(kwargs)
-        super().__init__(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
-                         activation=_activation(activation), use_bias=use_bias,
-                         kernel_initializer=_initializer(kernel_initializer),
-                         bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
-                         bias_regularizer=bias_regularizer, **kwargs)
+        _conv_init(super().__init__, self, filters, kernel_size, strides, padding, data_format, dilation_rate,
+                   activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                   kwargs)
 
 
 def _pool(base: type) -> type:
