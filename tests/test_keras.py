@@ -536,3 +536,28 @@ def test_model_save_and_load_model_round_trip(tmp_path):
         s.predict(x)
         with pytest.raises(NotImplementedError, match="subclassed"):
             s.save(str(tmp_path / "sub.h5"))
+
+
+def test_custom_loss_from_backend_functions_and_k_function():
+    x, y = _data(15)
+    y2 = np.eye(2, dtype=np.float32)[y]
+    results = []
+    for loss in ("mse", lambda t, p: K.mean(K.square(p - t), axis=-1)):
+        with tf.Graph().as_default():
+            tf.set_random_seed(2)
+            m = _mlp()
+            m.compile(tf.keras.optimizers.SGD(0.3), loss)
+            results.append(m.fit(x, y2, epochs=2, shuffle=False, verbose=0).history["loss"])
+            hidden = K.function([m.input], [m.layers[0].output])
+            feats = hidden([x[:3]])[0]
+            W, b = m.layers[0].get_weights()
+            np.testing.assert_allclose(feats, np.maximum(x[:3] @ W + b, 0), rtol=1e-5, atol=1e-6)
+            extractor = tf.keras.Model(m.input, m.layers[0].output)
+            np.testing.assert_allclose(extractor.predict(x[:3]), feats, rtol=1e-6)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+    with tf.Graph().as_default(), tf.Session() as s:
+        a = tf.constant(np.arange(12, dtype=np.float32).reshape(2, 3, 2))
+        b = tf.constant(np.ones((2, 2, 4), np.float32))
+        got = s.run(K.batch_dot(a, b))
+        np.testing.assert_allclose(got, np.einsum("bij,bjk->bik", np.arange(12.0).reshape(2, 3, 2), np.ones((2, 2, 4))))
+        assert s.run(K.switch(K.greater(K.constant(2.0), 1.0), K.constant(5.0), K.constant(7.0))) == 5.0

@@ -20,6 +20,7 @@ from ..graph.ops.constant_op import placeholder_with_default
 from ..graph.variables import Variable, global_variables, local_variables
 from ..runtime.session import Session
 
+# and the tensor functions below the session helpers
 __all__ = ["get_session", "set_session", "clear_session", "learning_phase", "set_learning_phase", "floatx",
            "set_floatx", "epsilon", "set_epsilon", "image_data_format", "int_shape", "get_value", "set_value",
            "batch_get_value", "batch_set_value", "placeholder", "variable", "constant", "eval", "get_uid",
@@ -180,3 +181,364 @@ def batch_set_value(pairs: Sequence[Any]) -> None:
         sess = get_session()
         for v, value in pairs:
             v.load(np.asarray(value, dtype=v.dtype.np), sess)
+
+
+# -- tensor functions (Keras's backend API over collflow's ops) ---------------------------------
+# Custom losses, metrics and Lambda layers are written against these (K.mean(K.square(...))).
+
+def _ops() -> Any:
+    import collflow as cf
+    return cf
+
+
+def _axis(axis: Any) -> Any:
+    return list(axis) if isinstance(axis, tuple) else axis
+
+
+def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    cf = _ops()
+    x = cf.convert_to_tensor(x)
+    if x.dtype.is_bool or x.dtype.is_integer:
+        x = cf.cast(x, floatx())
+    return cf.reduce_mean(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    return _ops().reduce_sum(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    return _ops().reduce_max(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    return _ops().reduce_min(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _ops().reduce_prod(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def var(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    cf = _ops()
+    m = cf.reduce_mean(x, axis=_axis(axis), keepdims=True)
+    return cf.reduce_mean(cf.square(x - m), axis=_axis(axis), keepdims=keepdims)
+
+
+def std(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _ops().sqrt(var(x, axis, keepdims))
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    cf = _ops()
+    return cf.reduce_any(cf.cast(x, cf.bool), axis=_axis(axis), keepdims=keepdims)
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    cf = _ops()
+    return cf.reduce_all(cf.cast(x, cf.bool), axis=_axis(axis), keepdims=keepdims)
+
+
+def argmax(x: Any, axis: int = -1) -> Any:
+    return _ops().argmax(x, axis=axis)
+
+
+def argmin(x: Any, axis: int = -1) -> Any:
+    return _ops().argmin(x, axis=axis)
+
+
+def square(x: Any) -> Any:
+    return _ops().square(x)
+
+
+def sqrt(x: Any) -> Any:
+    cf = _ops()
+    return cf.sqrt(cf.clip_by_value(x, 0.0, float("inf")))  # Keras clips negatives to zero first
+
+
+def abs(x: Any) -> Any:  # noqa: A001
+    return _ops().abs(x)
+
+
+def exp(x: Any) -> Any:
+    return _ops().exp(x)
+
+
+def log(x: Any) -> Any:
+    return _ops().log(x)
+
+
+def pow(x: Any, a: Any) -> Any:  # noqa: A001
+    return _ops().pow(x, a)
+
+
+def sign(x: Any) -> Any:
+    return _ops().sign(x)
+
+
+def round(x: Any) -> Any:  # noqa: A001
+    return _ops().round(x)
+
+
+def clip(x: Any, min_value: Any, max_value: Any) -> Any:
+    if max_value is not None and min_value is not None and max_value < min_value:
+        max_value = min_value
+    return _ops().clip_by_value(x, min_value if min_value is not None else -float("inf"),
+                                max_value if max_value is not None else float("inf"))
+
+
+def maximum(x: Any, y: Any) -> Any:
+    return _ops().maximum(x, y)
+
+
+def minimum(x: Any, y: Any) -> Any:
+    return _ops().minimum(x, y)
+
+
+def equal(x: Any, y: Any) -> Any:
+    return _ops().equal(x, y)
+
+
+def not_equal(x: Any, y: Any) -> Any:
+    return _ops().not_equal(x, y)
+
+
+def greater(x: Any, y: Any) -> Any:
+    return _ops().greater(x, y)
+
+
+def greater_equal(x: Any, y: Any) -> Any:
+    return _ops().greater_equal(x, y)
+
+
+def less(x: Any, y: Any) -> Any:
+    return _ops().less(x, y)
+
+
+def less_equal(x: Any, y: Any) -> Any:
+    return _ops().less_equal(x, y)
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    return _ops().cast(x, dtype)
+
+
+def cast_to_floatx(x: Any) -> Any:
+    return np.asarray(x, dtype=floatx())
+
+
+def dot(x: Any, y: Any) -> Any:
+    """x @ y; for rank > 2 the last axis of x with the second to last of y (Keras's dot)."""
+    cf = _ops()
+    x, y = cf.convert_to_tensor(x), cf.convert_to_tensor(y)
+    if x.shape.rank == 2 and y.shape.rank == 2:
+        return cf.matmul(x, y)
+    return cf.tensordot(x, y, [[x.shape.rank - 1], [y.shape.rank - 2 if y.shape.rank > 1 else 0]])
+
+
+def batch_dot(x: Any, y: Any, axes: Any = None) -> Any:
+    """Per-sample dot of two batches: sum over x's axes[0] and y's axes[1] (default: the last of x, the
+    second to last (or last) of y)."""
+    cf = _ops()
+    x, y = cf.convert_to_tensor(x), cf.convert_to_tensor(y)
+    rx, ry = x.shape.rank, y.shape.rank
+    if axes is None:
+        axes = [rx - 1, ry - 2 if ry > 2 else ry - 1]
+    elif isinstance(axes, int):
+        axes = [axes, axes]
+    ax, ay = [a % r for a, r in zip(axes, (rx, ry))]
+    if rx == 2 and ry == 2:
+        return cf.reduce_sum(x * y, axis=ax, keepdims=True)
+    xs = cf.transpose(x, [0] + [i for i in range(1, rx) if i != ax] + [ax])
+    ys = cf.transpose(y, [0, ay] + [i for i in range(1, ry) if i != ay])
+    return _batch_dot_general(cf, xs, ys)
+
+
+def _batch_dot_general(cf: Any, xs: Any, ys: Any) -> Any:
+    # xs: [b, ..x, k], ys: [b, k, ..y] -> [b, ..x, ..y]
+    xr, yr = xs.shape.as_list()[1:-1], ys.shape.as_list()[2:]
+    k = xs.shape.as_list()[-1]
+    out = cf.matmul(cf.reshape(xs, [-1, int(np.prod(xr)) if xr else 1, k]),
+                    cf.reshape(ys, [-1, k, int(np.prod(yr)) if yr else 1]))
+    shape = [-1] + xr + yr
+    return cf.reshape(out, shape if len(shape) > 1 else [-1, 1])
+
+
+def concatenate(tensors: Any, axis: int = -1) -> Any:
+    return _ops().concat(list(tensors), axis)
+
+
+def stack(x: Any, axis: int = 0) -> Any:
+    return _ops().stack(list(x), axis=axis)
+
+
+def reshape(x: Any, shape: Any) -> Any:
+    return _ops().reshape(x, shape)
+
+
+def permute_dimensions(x: Any, pattern: Any) -> Any:
+    return _ops().transpose(x, list(pattern))
+
+
+def transpose(x: Any) -> Any:
+    return _ops().transpose(x)
+
+
+def expand_dims(x: Any, axis: int = -1) -> Any:
+    return _ops().expand_dims(x, axis)
+
+
+def squeeze(x: Any, axis: int) -> Any:
+    return _ops().squeeze(x, [axis])
+
+
+def flatten(x: Any) -> Any:
+    return _ops().reshape(x, [-1])
+
+
+def batch_flatten(x: Any) -> Any:
+    cf = _ops()
+    x = cf.convert_to_tensor(x)
+    return cf.reshape(x, [-1, int(np.prod(x.shape.as_list()[1:]))])
+
+
+def shape(x: Any) -> Any:
+    return _ops().shape(x)
+
+
+def ndim(x: Any) -> Optional[int]:
+    return _ops().convert_to_tensor(x).shape.rank
+
+
+def tile(x: Any, n: Any) -> Any:
+    return _ops().tile(x, [n] if isinstance(n, int) else list(n))
+
+
+def repeat(x: Any, n: int) -> Any:
+    """[b, d] -> [b, n, d]."""
+    cf = _ops()
+    return cf.tile(cf.expand_dims(x, 1), [1, n, 1])
+
+
+def gather(reference: Any, indices: Any) -> Any:
+    return _ops().gather(reference, indices)
+
+
+def one_hot(indices: Any, num_classes: int) -> Any:
+    return _ops().one_hot(indices, num_classes)
+
+
+def cumsum(x: Any, axis: int = 0) -> Any:
+    from ..graph.ops.scan_ops import cumsum as _cumsum
+    return _cumsum(x, axis=axis)
+
+
+def zeros(shape: Any, dtype: Any = None, name: Optional[str] = None) -> Any:
+    return variable(np.zeros(shape), dtype, name)
+
+
+def ones(shape: Any, dtype: Any = None, name: Optional[str] = None) -> Any:
+    return variable(np.ones(shape), dtype, name)
+
+
+def zeros_like(x: Any, dtype: Any = None, name: Optional[str] = None) -> Any:
+    return _ops().zeros_like(x, dtype=dtype, name=name)
+
+
+def ones_like(x: Any, dtype: Any = None, name: Optional[str] = None) -> Any:
+    return _ops().ones_like(x, dtype=dtype, name=name)
+
+
+def random_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
+    return _ops().random_normal(shape, mean=mean, stddev=stddev, dtype=dtype or floatx(), seed=seed)
+
+
+def random_uniform(shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
+    return _ops().random_uniform(shape, minval=minval, maxval=maxval, dtype=dtype or floatx(), seed=seed)
+
+
+def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
+    cf = _ops()
+    then_v = then_expression() if callable(then_expression) else then_expression
+    else_v = else_expression() if callable(else_expression) else else_expression
+    return cf.where(cf.cast(condition, cf.bool) if cf.convert_to_tensor(condition).shape.rank else
+                    cf.fill(cf.shape(then_v), cf.cast(condition, cf.bool)), then_v, else_v)
+
+
+def in_train_phase(x: Any, alt: Any, training: Any = None) -> Any:
+    return switch(learning_phase() if training is None else training, x, alt)
+
+
+def in_test_phase(x: Any, alt: Any, training: Any = None) -> Any:
+    return in_train_phase(alt, x, training)
+
+
+def l2_normalize(x: Any, axis: Any = None) -> Any:
+    return _ops().nn.l2_normalize(x, axis=axis)
+
+
+def relu(x: Any, alpha: float = 0.0, max_value: Optional[float] = None, threshold: float = 0.0) -> Any:
+    cf = _ops()
+    y = cf.where(x > threshold, x, alpha * (x - threshold)) if (alpha or threshold) else cf.nn.relu(x)
+    return y if max_value is None else cf.minimum(y, float(max_value))
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    return _ops().nn.softmax(x, axis=axis)
+
+
+def sigmoid(x: Any) -> Any:
+    return _ops().sigmoid(x)
+
+
+def tanh(x: Any) -> Any:
+    return _ops().tanh(x)
+
+
+def softplus(x: Any) -> Any:
+    return _ops().nn.softplus(x)
+
+
+def categorical_crossentropy(target: Any, output: Any, from_logits: bool = False, axis: int = -1) -> Any:
+    from .losses import categorical_crossentropy as _cce
+    return _cce(target, output, from_logits=from_logits)
+
+
+def sparse_categorical_crossentropy(target: Any, output: Any, from_logits: bool = False, axis: int = -1) -> Any:
+    from .losses import sparse_categorical_crossentropy as _scce
+    return _scce(target, output, from_logits=from_logits)
+
+
+def binary_crossentropy(target: Any, output: Any, from_logits: bool = False) -> Any:
+    """Elementwise (no mean over the last axis, as Keras's backend function)."""
+    cf = _ops()
+    output = cf.convert_to_tensor(output)
+    if not from_logits:
+        if output.op.type == "Sigmoid":
+            output = output.op.inputs[0]
+        else:
+            p = cf.clip_by_value(output, epsilon(), 1.0 - epsilon())
+            output = cf.log(p / (1.0 - p))
+    return cf.nn.sigmoid_cross_entropy_with_logits(labels=cf.cast(target, output.dtype), logits=output)
+
+
+def gradients(loss: Any, variables: Any) -> Any:
+    return _ops().gradients(loss, variables)
+
+
+def stop_gradient(x: Any) -> Any:
+    return _ops().stop_gradient(x)
+
+
+def function(inputs: Sequence[Any], outputs: Any, updates: Any = None, **kwargs: Any) -> Any:
+    """A callable running `outputs` (and `updates`) in Keras's session on a list of input values."""
+    ins = list(inputs)
+    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    ups = list(updates or [])
+
+    def run(values: Sequence[Any]) -> List[Any]:
+        if len(values) != len(ins):
+            raise ValueError(f"this function takes {len(ins)} inputs, got {len(values)}")
+        res = get_session().run(list(outs) + ups, dict(zip(ins, values)))
+        return res[:len(outs)]
+    return run

@@ -17,7 +17,7 @@ from ..graph.graph import GraphKeys
 from ..graph.shape import TensorShape
 from ..graph.variable_scope import get_variable, variable_scope
 from . import backend as K
-from .layers import _input_shape_kwargs, _unique_name, register_call
+from .layers import _input_shape_kwargs, _only_call, _unique_name, register_call
 
 __all__ = ["Layer"]
 
@@ -54,6 +54,14 @@ class Layer:
     @property
     def input_shape(self) -> Any:
         return self._batch_input_shape
+
+    @property
+    def output(self) -> Any:
+        return _only_call(self)[1]
+
+    @property
+    def input(self) -> Any:
+        return _only_call(self)[0]
 
     # -- weights --------------------------------------------------------------------------
     def add_weight(self, name: Optional[str] = None, shape: Any = None, dtype: Any = None, initializer: Any = None,

@@ -40,12 +40,23 @@ def node_of(t: Any) -> Optional[tuple]:
     return None if rec is None else (rec[0], rec[2], rec[3])
 
 
+def _only_call(layer: Any) -> tuple:
+    calls = layer.__dict__.get("_keras_calls", [])
+    if not calls:
+        raise AttributeError(f"Layer {layer.name} is not connected, no input to return.")
+    if len(calls) > 1:
+        raise AttributeError(f"Layer {layer.name} has multiple inbound nodes, hence the notion of \"layer output\" "
+                             "is ill-defined. Use `get_output_at(node_index)` instead.")
+    return calls[0]
+
+
 def register_call(layer: Any, inputs: Any, outputs: Any) -> None:
     """Records a call of `layer`: its outputs' history (layer, inputs, call index, output index)."""
     ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     nodes = layer.__dict__.setdefault("_keras_nodes", [])
     nodes.append(ins)
     outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    layer.__dict__.setdefault("_keras_calls", []).append((inputs, outputs))
     for i, o in enumerate(outs):
         if isinstance(o, _g.Tensor):
             _HISTORY[o] = (layer, ins, len(nodes) - 1, i)
@@ -114,6 +125,15 @@ class _KerasMixin:
     @property
     def input_shape(self) -> Optional[tuple]:
         return self._batch_input_shape
+
+    @property
+    def output(self) -> Any:
+        """The output of the layer's one call (a feature extractor's tensor)."""
+        return _only_call(self)[1]
+
+    @property
+    def input(self) -> Any:
+        return _only_call(self)[0]
 
     def get_weights(self) -> List[Any]:
         return K.batch_get_value(self.weights)  # type: ignore[attr-defined]

@@ -304,3 +304,36 @@ def test_whole_model_files_load_in_either_library(tmp_path, make):
             loaded = dst.keras.models.load_model(path)
             np.testing.assert_allclose(loaded.predict(x), want, rtol=1e-5, atol=1e-6)
             assert [la.name for la in loaded.layers if la.weights] == [la.name for la in m.layers if la.weights]
+
+
+_BACKEND = {
+    "mean_axes": lambda K, a, b: K.mean(a, axis=(1, 2), keepdims=True),
+    "sum_max_min": lambda K, a, b: K.sum(a, 1) + K.max(a, 1) - K.min(a, axis=1),
+    "var_std": lambda K, a, b: K.var(a, axis=1) + K.std(a, axis=1, keepdims=False),
+    "dot_3d": lambda K, a, b: K.dot(a, K.permute_dimensions(b, (0, 2, 1))),
+    "batch_dot": lambda K, a, b: K.batch_dot(a, b, axes=[2, 2]),
+    "batch_dot_default": lambda K, a, b: K.batch_dot(a, K.permute_dimensions(b, (0, 2, 1))),
+    "clip_sqrt_pow": lambda K, a, b: K.sqrt(K.clip(a - 0.5, 0.1, 0.8)) + K.pow(K.abs(b), 2.0),
+    "switch": lambda K, a, b: K.switch(K.greater(a, b), a, b * 2.0),
+    "concat_reshape": lambda K, a, b: K.reshape(K.concatenate([a, b], axis=1), (-1, 8, 2)),
+    "flatten_repeat": lambda K, a, b: K.repeat(K.batch_flatten(a), 2),
+    "losses": lambda K, a, b: K.categorical_crossentropy(K.softmax(b), K.softmax(a)) +
+    K.mean(K.binary_crossentropy(K.sigmoid(b), K.sigmoid(a)), axis=-1),
+    "l2n_cumsum": lambda K, a, b: K.l2_normalize(a, axis=-1) + K.cumsum(b, axis=1),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_BACKEND))
+def test_backend_functions_match_tensorflow_keras(kind):
+    r = np.random.RandomState(5)
+    a, b = r.rand(2, 4, 2).astype(np.float32), r.rand(2, 4, 2).astype(np.float32)
+    outs = []
+    for tf in (tft, cft):
+        with tf.Graph().as_default(), tf.Session() as s:
+            K = tf.keras.backend
+            pa, pb = tf.placeholder(tf.float32, [2, 4, 2]), tf.placeholder(tf.float32, [2, 4, 2])
+            y = _BACKEND[kind](K, pa, pb)
+            outs.append(s.run(y, {pa: a, pb: b}))
+            fn = K.function([pa, pb], [y])
+            np.testing.assert_allclose(fn([a, b])[0], outs[-1], rtol=1e-6)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
