@@ -106,8 +106,10 @@ def test_deferred_build_and_errors():
     with tf.Graph().as_default():
         i = tf.keras.Input((3,))
         two = tf.keras.Model(i, [tf.keras.layers.Dense(1)(i), tf.keras.layers.Dense(2)(i)])
-        with pytest.raises(NotImplementedError, match="one output"):
-            two.compile("sgd", "mse")
+        with pytest.raises(ValueError, match="one entry per model output"):
+            two.compile("sgd", ["mse"])
+        with pytest.raises(ValueError, match="Unknown entries in loss dictionary"):
+            two.compile("sgd", {"nope": "mse"})
         with pytest.raises(ValueError, match="Graph disconnected"):
             tf.keras.Model(tf.keras.Input((3,)), tf.keras.layers.Dense(1)(i))
 
@@ -561,3 +563,33 @@ def test_custom_loss_from_backend_functions_and_k_function():
         got = s.run(K.batch_dot(a, b))
         np.testing.assert_allclose(got, np.einsum("bij,bjk->bik", np.arange(12.0).reshape(2, 3, 2), np.ones((2, 2, 4))))
         assert s.run(K.switch(K.greater(K.constant(2.0), 1.0), K.constant(5.0), K.constant(7.0))) == 5.0
+
+
+def test_two_output_model_losses_weights_names_and_save(tmp_path):
+    r = np.random.RandomState(16)
+    x = r.rand(30, 4).astype(np.float32)
+    y1, y2 = (x[:, 0] > 0.5).astype(np.int64), x[:, 1:3].astype(np.float32)
+    with tf.Graph().as_default():
+        i = tf.keras.Input((4,))
+        h = tf.keras.layers.Dense(5, activation="relu")(i)
+        a = tf.keras.layers.Dense(2, activation="softmax", name="a")(h)
+        b = tf.keras.layers.Dense(2, name="b")(h)
+        m = tf.keras.Model(i, [a, b])
+        m.compile(tf.keras.optimizers.SGD(0.1), ["sparse_categorical_crossentropy", "mae"], loss_weights=[1.0, 3.0],
+                  metrics=["mse"])
+        assert m.output_names == ["a", "b"]
+        assert m.metrics_names == ["loss", "a_loss", "b_loss", "a_mean_squared_error", "b_mean_squared_error"]
+        h = m.fit(x, [y1, y2], batch_size=10, epochs=2, verbose=0)
+        assert sorted(h.history) == sorted(m.metrics_names)
+        pa, pb = m.predict(x)
+        total, la, lb, _, mse_b = m.evaluate(x, {"a": y1, "b": y2}, batch_size=30, verbose=0)
+        want_a = -np.log(np.clip(pa[np.arange(30), y1], 1e-7, 1))
+        assert la == pytest.approx(want_a.mean(), rel=1e-5)
+        assert lb == pytest.approx(np.abs(pb - y2).mean(), rel=1e-5)
+        assert total == pytest.approx(la + 3.0 * lb, rel=1e-5)
+        assert mse_b == pytest.approx(((pb - y2) ** 2).mean(), rel=1e-5)
+        m.save(str(tmp_path / "two.h5"))
+    with tf.Graph().as_default():
+        back = tf.keras.models.load_model(str(tmp_path / "two.h5"))
+        assert back.metrics_names == m.metrics_names
+        assert back.evaluate(x, [y1, y2], batch_size=30, verbose=0)[0] == pytest.approx(total, rel=1e-5)

@@ -8,11 +8,11 @@ Model / Sequential compile, fit, evaluate and predict in Keras's session.
 
 What is here (docs/tf1_compat.md has the list): the common layers (Dense, Conv1D/2D, the
 pooling layers, Flatten, Dropout, BatchNormalization, Activation, Embedding, Reshape, Lambda,
-Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU), Sequential and the functional Model of one output,
+Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU, ...), Sequential, functional and subclassed models,
 the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
 EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
 weights and whole models (model.save / load_model) in Keras's HDF5 layout.  Recurrent
-dropout, masks, and multi-output losses are not.
+dropout and masks are not.
 """
 import types as _types
 

@@ -12,7 +12,7 @@ from ..errors import OutOfRangeError
 
 __all__ = ["Sequence", "ArraySource", "DatasetSource", "GeneratorSource", "is_dataset", "is_generator"]
 
-Batch = Tuple[List[np.ndarray], Optional[np.ndarray], Optional[np.ndarray]]
+Batch = Tuple[List[np.ndarray], Optional[List[np.ndarray]], Any]
 
 
 class Sequence:
@@ -36,7 +36,7 @@ def is_generator(x: Any) -> bool:
     return isinstance(x, Sequence) or (hasattr(x, "__next__") and hasattr(x, "__iter__") and not isinstance(x, dict))
 
 
-def _split(element: Any, standardize: Callable[[Any], List[np.ndarray]], targets: Callable[[Any], np.ndarray],
+def _split(element: Any, standardize: Callable[[Any], List[np.ndarray]], targets: Callable[[Any], Any],
            with_targets: bool) -> Batch:
     if isinstance(element, tuple) and len(element) in (2, 3):
         xs = standardize(element[0])
@@ -52,9 +52,9 @@ def _split(element: Any, standardize: Callable[[Any], List[np.ndarray]], targets
 class ArraySource:
     """Batches of NumPy arrays (TF 1.15's loop: np.random.shuffle of the indices each epoch)."""
 
-    def __init__(self, xs: List[np.ndarray], y: Optional[np.ndarray], w: Optional[np.ndarray], batch_size: int,
+    def __init__(self, xs: List[np.ndarray], ys: Optional[List[np.ndarray]], w: Any, batch_size: int,
                  shuffle: bool):
-        self.xs, self.y, self.w, self.batch_size, self.shuffle = xs, y, w, batch_size, shuffle
+        self.xs, self.ys, self.w, self.batch_size, self.shuffle = xs, ys, w, batch_size, shuffle
 
     def epoch(self) -> Iterator[Batch]:
         n = len(self.xs[0]) if self.xs else 0
@@ -63,8 +63,10 @@ class ArraySource:
             np.random.shuffle(index)
         for start in range(0, n, self.batch_size):
             ids = index[start:start + self.batch_size]
-            yield ([a[ids] for a in self.xs], None if self.y is None else self.y[ids],
-                   None if self.w is None else self.w[ids])
+            w = self.w
+            if w is not None:  # one weight vector for every output, or one per output
+                w = [wi[ids] for wi in w] if isinstance(w, list) else w[ids]
+            yield ([a[ids] for a in self.xs], None if self.ys is None else [y[ids] for y in self.ys], w)
 
 
 class DatasetSource:

@@ -1,5 +1,5 @@
 """tf.keras Model and Sequential in TF1's graph mode: the model's structure (functional,
-Sequential, subclassed), compile (the loss, metrics and train op of one output), weights
+Sequential, subclassed), compile (the losses of one or several outputs, metrics, train op), weights
 (get/set, Keras's HDF5 layout or a checkpoint) and summary; the training loop is in
 keras/training.py, run in Keras's session (backend.get_session)."""
 from __future__ import annotations
@@ -324,55 +324,95 @@ class Model(TrainingLoop):
         return json.dumps(model_to_config(self), **kwargs)
 
     # -- training ----------------------------------------------------------------------------
+    @property
+    def output_names(self) -> List[str]:
+        """The names of the layers making the outputs (the keys of a dict of losses or targets)."""
+        from .layers import history_of
+        names = []
+        for t in self.outputs:
+            rec = history_of(t)
+            names.append(rec[0].name if rec is not None else t.op.name.split("/")[0])
+        return names
+
+    def _per_output(self, value: Any, what: str, default: Any) -> List[Any]:
+        """A compile argument per output: one for all, a list in output order, or a dict by name."""
+        names = self.output_names
+        if isinstance(value, dict):
+            unknown = [k for k in value if k not in names]
+            if unknown:
+                raise ValueError(f"Unknown entries in {what} dictionary: {unknown}. Only expected following keys: "
+                                 f"{names}")
+            return [value.get(n, default) for n in names]
+        if isinstance(value, (list, tuple)) and (what != "metrics" or len(names) > 1 and value and
+                                                 all(isinstance(v, (list, tuple)) for v in value)):
+            if len(value) != len(names):
+                raise ValueError(f"When passing a list as {what}, it should have one entry per model output. The "
+                                 f"model has {len(names)} outputs, but you passed {what}={value}")
+            return list(value)
+        return [value] * len(names)
+
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Optional[Sequence[Any]] = None,
                 loss_weights: Any = None, sample_weight_mode: Any = None, weighted_metrics: Any = None,
                 target_tensors: Any = None, **kwargs: Any) -> None:
         """Sets the optimizer (a name, a Keras or tf.train optimizer), the loss (a name or
-        function) and the metrics; the graph's loss and train op are built here."""
+        function; a list or dict of them for several outputs, weighted by loss_weights) and the
+        metrics; the graph's loss is built here (the train op at the first fit)."""
         if not self.outputs and (self._pending or self._subclassed):
             # built later (by fit's data or build()): compiled then
-            self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics)
+            self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights)
             self._compiled = True
             return
         self._require_built()
-        if len(self.outputs) != 1:
-            raise NotImplementedError("collflow's Keras trains models of one output only")
-        if isinstance(loss, (dict, list)):
-            if len(loss) != 1:
-                raise NotImplementedError("one loss per output: collflow's Keras trains models of one output only")
-            loss = list(loss.values())[0] if isinstance(loss, dict) else loss[0]
         if loss is None:
             raise ValueError("The model needs a loss: compile(loss=...)")
         self.optimizer = _optimizers.get(optimizer)
         self.loss = loss
-        self._metric_args = list(metrics or [])
-        self._loss_fn = _losses.get(loss)
-        out = self.outputs[0]
-        g = out.graph
+        self._metric_args = list(metrics or []) if not isinstance(metrics, dict) else metrics
+        self._loss_weights_arg = loss_weights
+        loss_fns = [_losses.get(v) for v in self._per_output(loss, "loss", None)]
+        weights = [1.0 if w is None else float(w) for w in self._per_output(loss_weights, "loss_weights", 1.0)]
+        metric_lists = self._per_output(metrics or [], "metrics", [])
+        multi = len(self.outputs) > 1
+        names = self.output_names
+        g = self.outputs[0].graph
+        self._loss_fn = loss_fns[0]
+        self._targets_in, self._weights_ins = [], []
+        self.metrics_names = ["loss"]
+        self._metric_tensors = []
         with g.as_default(), _g.name_scope(None):
-            rank = out.shape.rank if out.shape.rank is not None else 2
-            name = out.op.name.split("/")[0]
-            self._target = placeholder(out.dtype, [None] * rank, name=f"{name}_target")
-            self._weights_in = placeholder(out.dtype, [None], name=f"{name}_sample_weights")
+            per_output = []
+            for out, name, fn in zip(self.outputs, names, loss_fns):
+                rank = out.shape.rank if out.shape.rank is not None else 2
+                target = placeholder(out.dtype, [None] * rank, name=f"{name}_target")
+                w_in = placeholder(out.dtype, [None], name=f"{name}_sample_weights")
+                self._targets_in.append(target)
+                self._weights_ins.append(w_in)
+                with _g.name_scope("loss"):
+                    per = fn(target, out)
+                    while per.shape.rank is not None and per.shape.rank > 1:
+                        per = _m.reduce_mean(per, axis=-1)
+                    nonzero = _m.reduce_mean(_m.cast(_m.not_equal(w_in, 0.0), out.dtype))
+                    per_output.append(_m.reduce_mean(per * w_in / nonzero))
             with _g.name_scope("loss"):
-                per = self._loss_fn(self._target, out)
-                while per.shape.rank is not None and per.shape.rank > 1:
-                    per = _m.reduce_mean(per, axis=-1)
-                weighted = per * self._weights_in
-                nonzero = _m.reduce_mean(_m.cast(_m.not_equal(self._weights_in, 0.0), out.dtype))
-                total = _m.reduce_mean(weighted / nonzero)
+                total = per_output[0] * weights[0] if weights[0] != 1.0 else per_output[0]
+                for lo, w in zip(per_output[1:], weights[1:]):
+                    total = total + (lo * w if w != 1.0 else lo)
                 regs = self.losses
                 if regs:
                     total = total + _m.add_n(regs)
                 self.total_loss = total
-            self.metrics_names = ["loss"]
-            self._metric_tensors = []
+            self._per_batch = []  # entries averaged over batches, not samples (see _run)
+            if multi:  # TF 1.15's names: loss, <output>_loss ..., <output>_<metric> ...
+                self.metrics_names += [f"{n}_loss" for n in names]
+                self._metric_tensors += per_output
+                self._per_batch += [True] * len(per_output)
             with _g.name_scope("metrics"):
-                for m in metrics or []:
-                    mname, fn = _losses.get_metric(m, self._loss_fn, out)
-                    v = fn(self._target, out)
-                    self.metrics_names.append(mname)
-                    self._metric_tensors.append(_m.reduce_mean(v))
+                for out, name, fn, ms, target in zip(self.outputs, names, loss_fns, metric_lists, self._targets_in):
+                    for m in ms or []:
+                        mname, mfn = _losses.get_metric(m, fn, out)
+                        self.metrics_names.append(f"{name}_{mname}" if multi else mname)
+                        self._metric_tensors.append(_m.reduce_mean(mfn(target, out)))
+                        self._per_batch.append(False)
             self._train_op = None
         self._compiled = True
 
@@ -385,22 +425,39 @@ class Model(TrainingLoop):
                 self._train_op = group(step, *self.updates)
         return self._train_op
 
-    def _feed(self, xs: List[np.ndarray], y: Optional[np.ndarray], w: Optional[np.ndarray], train: bool) -> dict:
+    def _feed(self, xs: List[np.ndarray], ys: Optional[List[np.ndarray]], w: Any, train: bool) -> dict:
         feed = {t: a for t, a in zip(self.inputs, xs)}
-        if y is not None:
-            feed[self._target] = y
-            feed[self._weights_in] = w if w is not None else np.ones(len(y), dtype=self._weights_in.dtype.np)
+        if ys is not None:
+            ws = w if isinstance(w, (list, tuple)) else [w] * len(ys)
+            for target, w_in, y, wi in zip(self._targets_in, self._weights_ins, ys, ws):
+                feed[target] = y
+                feed[w_in] = wi if wi is not None else np.ones(len(y), dtype=w_in.dtype.np)
         phase = K.learning_phase()
         if _g.is_tensor(phase):
             feed[phase] = train
         return feed
 
-    def _targets(self, y: Any) -> np.ndarray:
-        y = np.asarray(y)
-        rank = self.outputs[0].shape.rank
-        if rank is not None and y.ndim == rank - 1:
-            y = y[..., None]  # labels of shape (n,) for an output of shape (n, k), as Keras standardizes them
-        return y
+    def _targets(self, y: Any) -> List[np.ndarray]:
+        """The targets as one array per output (a list in output order, or a dict by output name)."""
+        if isinstance(y, dict):
+            missing = [n for n in self.output_names if n not in y]
+            if missing:
+                raise ValueError(f"No data provided for {missing}. Need data for each key in: {self.output_names}")
+            ys = [y[n] for n in self.output_names]
+        elif isinstance(y, (list, tuple)) and len(self.outputs) > 1:
+            ys = list(y)
+        else:
+            ys = [y]
+        if len(ys) != len(self.outputs):
+            raise ValueError(f"the model has {len(self.outputs)} outputs, got {len(ys)} target arrays")
+        out = []
+        for t, yi in zip(self.outputs, ys):
+            yi = np.asarray(yi)
+            rank = t.shape.rank
+            if rank is not None and yi.ndim == rank - 1:
+                yi = yi[..., None]  # labels of shape (n,) for an output of shape (n, k), as Keras standardizes them
+            out.append(yi)
+        return out
 
     def _build_from(self, x: Any) -> None:
         """A subclassed model builds on the first data it sees: placeholders of its shapes

@@ -235,9 +235,16 @@ def _training_config(model: Any) -> Optional[Dict[str, Any]]:
         logging.warning("model.save: the optimizer is a tf.train optimizer, which Keras cannot describe; the model "
                         "is saved without its training config (compile it again after loading)")
         return None
-    loss = model.loss if isinstance(model.loss, str) else getattr(model.loss, "__name__", None)
-    metrics = [m if isinstance(m, str) else m.__name__ for m in getattr(model, "_metric_args", [])]
-    return {"loss": loss, "metrics": metrics, "loss_weights": None, "sample_weight_mode": None,
+    def name(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: name(e) for k, e in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [name(e) for e in v]
+        return v if isinstance(v, str) or v is None else getattr(v, "__name__", None)
+    loss = name(model.loss)
+    metrics = name(getattr(model, "_metric_args", []))
+    return {"loss": loss, "metrics": metrics, "loss_weights": getattr(model, "_loss_weights_arg", None),
+            "sample_weight_mode": None,
             "weighted_metrics": None, "optimizer_config": {"class_name": opt[0], "config": opt[1]}}
 
 
@@ -295,9 +302,6 @@ def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, c
             return model
         params = inspect.signature(opt_cls).parameters
         opt = opt_cls(**{k: v for k, v in oc["config"].items() if k in params and k != "name"})
-        loss = tc.get("loss")
-        if isinstance(loss, dict):
-            loss = list(loss.values())[0]
-        model.compile(opt, loss, metrics=[m for m in (tc.get("metrics") or []) if isinstance(m, str)])
+        model.compile(opt, tc.get("loss"), metrics=tc.get("metrics") or None, loss_weights=tc.get("loss_weights"))
     return model
 

@@ -49,6 +49,15 @@ def standardize(x: Any, inputs: List[_g.Tensor], what: str) -> List[np.ndarray]:
     return arrays
 
 
+def _weights(sample_weight: Any) -> Any:
+    """Sample weights as float32: one vector for every output, or a list (or dict) per output."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, (list, tuple)):
+        return [np.asarray(w, np.float32) for w in sample_weight]
+    return np.asarray(sample_weight, np.float32)
+
+
 class TrainingLoop:
     """The fit/evaluate/predict half of Model (it supplies inputs, outputs, total_loss,
     metrics, _feed, _targets, _train_function, _build_from, _require_*)."""
@@ -67,27 +76,31 @@ class TrainingLoop:
             raise NotImplementedError("steps with NumPy inputs are not supported by collflow's Keras; use batch_size")
         if with_targets and y is None:
             raise ValueError("fit/evaluate on arrays need the targets `y`")
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float32)
-        return ArraySource(std(x), None if y is None else self._targets(y), w, int(batch_size or 32), shuffle)
+        return ArraySource(std(x), None if y is None else self._targets(y), _weights(sample_weight),
+                           int(batch_size or 32), shuffle)
 
     def _run(self, fetches: List[Any], batches: Any, train: bool,
              callbacks: Optional[_cb.CallbackList] = None) -> List[float]:
         sess = K.get_session()
+        # the loss and the metrics average over samples; a several-output model's per-output
+        # losses over batches (TF's Mean of each batch's value)
+        per_batch = np.array([False] + list(getattr(self, "_per_batch", [])))
         totals = np.zeros(len(fetches) - (1 if train else 0))
-        n = 0
+        n = batches_seen = 0
         for b, (xs, y, w) in enumerate(batches):
             size = len(xs[0])
             if callbacks is not None:
                 callbacks.on_train_batch_begin(b, {"batch": b, "size": size})
             out = sess.run(fetches, self._feed(xs, y, w, train))
-            vals = out[1:] if train else out
-            totals += np.asarray(vals, dtype=np.float64) * size
+            vals = np.asarray(out[1:] if train else out, dtype=np.float64)
+            totals += np.where(per_batch, vals, vals * size)
             n += size
+            batches_seen += 1
             if callbacks is not None:
                 callbacks.on_train_batch_end(b, dict(zip(self.metrics_names, map(float, vals)), batch=b, size=size))
         if n == 0:
             raise ValueError("no batches: the input is empty")
-        return [float(v) for v in totals / n]
+        return [float(v) for v in np.where(per_batch, totals / batches_seen, totals / n)]
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, epochs: int = 1, verbose: int = 1,
@@ -120,12 +133,16 @@ class TrainingLoop:
                 raise ValueError("`validation_split` is only supported for Tensors or NumPy arrays")
             xs = standardize(x, self.inputs, "input")
             ys = self._targets(y)
-            split = int(len(ys) * (1.0 - validation_split))
-            w = None if sample_weight is None else np.asarray(sample_weight, np.float32)
-            val = ArraySource([a[split:] for a in xs], ys[split:], None if w is None else w[split:],
+            split = int(len(ys[0]) * (1.0 - validation_split))
+            w = _weights(sample_weight)
+
+            def part(ws: Any, sl: slice) -> Any:
+                return None if ws is None else [a[sl] for a in ws] if isinstance(ws, list) else ws[sl]
+            val = ArraySource([a[split:] for a in xs], [a[split:] for a in ys], part(w, slice(split, None)),
                               int(batch_size or 32), False)
-            x, y = [a[:split] for a in xs], ys[:split]
-            sample_weight = None if w is None else w[:split]
+            x, y = [a[:split] for a in xs], [a[:split] for a in ys]
+            y = y if len(y) > 1 else y[0]
+            sample_weight = part(w, slice(None, split))
         source = self._source(x, y, sample_weight, batch_size, steps_per_epoch, bool(shuffle), True, "input")
         return self._fit_loop(source, val, epochs, verbose, callbacks, initial_epoch)
 
