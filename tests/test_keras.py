@@ -593,3 +593,43 @@ def test_two_output_model_losses_weights_names_and_save(tmp_path):
         back = tf.keras.models.load_model(str(tmp_path / "two.h5"))
         assert back.metrics_names == m.metrics_names
         assert back.evaluate(x, [y1, y2], batch_size=30, verbose=0)[0] == pytest.approx(total, rel=1e-5)
+
+
+def test_learning_rate_callbacks_class_weight_csv_and_tensorboard(tmp_path):
+    x, y = _data(17, n=40)
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.compile(tf.keras.optimizers.SGD(0.5), "sparse_categorical_crossentropy")
+        assert K.get_value(m.optimizer.lr) == pytest.approx(0.5)
+        sched = tf.keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.0 if epoch >= 1 else lr)
+        csv = tf.keras.callbacks.CSVLogger(str(tmp_path / "log.csv"))
+        board = tf.keras.callbacks.TensorBoard(str(tmp_path / "tb"))
+        h = m.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0, callbacks=[sched, csv, board])
+        assert h.history["lr"] == [0.5, 0.0, 0.0]
+        assert h.history["loss"][1] != h.history["loss"][0] and h.history["loss"][2] == pytest.approx(
+            h.history["loss"][1], rel=1e-6)  # lr 0 from epoch 1: nothing moves
+        rows = (tmp_path / "log.csv").read_text().splitlines()
+        assert rows[0] == "epoch,loss,lr" and len(rows) == 4 and rows[1].startswith("0,")
+        from collflow.summary.writer import summary_iterator
+        import glob
+        tags = [(e.step, v.tag) for f in glob.glob(str(tmp_path / "tb" / "*tfevents*"))
+                for e in summary_iterator(f) if e.HasField("summary") for v in e.summary.value]
+        assert (2, "loss") in tags and (0, "lr") in tags
+        K.set_value(m.optimizer.lr, 0.0)
+        plateau = tf.keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_lr=0.0)
+        K.set_value(m.optimizer.lr, 0.2)
+        m.compile(m.optimizer, "sparse_categorical_crossentropy")
+        K.set_value(m.optimizer.lr, 0.0)  # a stuck loss: the plateau halves a rate of 0 to 0
+        h2 = m.fit(x, y, epochs=3, verbose=0, callbacks=[plateau])
+        assert h2.history["lr"] == [0.0, 0.0, 0.0]
+    # class_weight: the loss weighs each sample by its class's weight
+    with tf.Graph().as_default():
+        m = _mlp()
+        m.compile(tf.keras.optimizers.SGD(0.0), "sparse_categorical_crossentropy")
+        plain = m.evaluate(x, y, batch_size=40, verbose=0)
+        h = m.fit(x, y, batch_size=40, epochs=1, class_weight={0: 0.0, 1: 2.0}, verbose=0)
+        p = m.predict(x)
+        ce = -np.log(np.clip(p[np.arange(40), y], 1e-7, 1))
+        w = np.where(y == 1, 2.0, 0.0)
+        assert h.history["loss"][0] == pytest.approx((ce * w).mean() / (w != 0).mean(), rel=1e-5)
+        assert plain == pytest.approx(ce.mean(), rel=1e-5)

@@ -29,6 +29,14 @@ def _unique(prefix: str) -> str:
     return prefix if uid == 1 else f"{prefix}_{uid - 1}"
 
 
+def _with_class_weight(w: Any, y: np.ndarray, class_weight: dict) -> np.ndarray:
+    """Sample weights times each sample's class weight (the class: y's argmax for one-hot
+    rows, else its value), as Keras's fit(class_weight=) does."""
+    labels = y.argmax(-1) if y.ndim > 1 and y.shape[-1] > 1 else y.reshape(len(y), -1)[:, 0]
+    cw = np.array([class_weight.get(int(c), 1.0) for c in labels], dtype=np.float32)
+    return cw if w is None else np.asarray(w, np.float32) * cw
+
+
 class Model(TrainingLoop):
     """A functional model: `Model(inputs, outputs)` over the layers that lead from the inputs to
     the outputs (tf.keras.Model)."""
@@ -366,6 +374,7 @@ class Model(TrainingLoop):
         if loss is None:
             raise ValueError("The model needs a loss: compile(loss=...)")
         self.optimizer = _optimizers.get(optimizer)
+        _optimizers.attach_lr_variable(self.optimizer, self.outputs[0].graph)
         self.loss = loss
         self._metric_args = list(metrics or []) if not isinstance(metrics, dict) else metrics
         self._loss_weights_arg = loss_weights
@@ -429,6 +438,9 @@ class Model(TrainingLoop):
         feed = {t: a for t, a in zip(self.inputs, xs)}
         if ys is not None:
             ws = w if isinstance(w, (list, tuple)) else [w] * len(ys)
+            cw = getattr(self, "_class_weight", None)
+            if train and cw:
+                ws = [_with_class_weight(wi, yi, cw) for wi, yi in zip(ws, ys)]
             for target, w_in, y, wi in zip(self._targets_in, self._weights_ins, ys, ws):
                 feed[target] = y
                 feed[w_in] = wi if wi is not None else np.ones(len(y), dtype=w_in.dtype.np)

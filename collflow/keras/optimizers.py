@@ -14,7 +14,7 @@ from ..graph.variables import Variable
 from ..train import optimizers as _o
 from ..train.optimizer import Optimizer
 
-__all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "get"]
+__all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "get", "attach_lr_variable"]
 
 
 def _lr(learning_rate: Any, kwargs: dict) -> Any:
@@ -36,11 +36,34 @@ def SGD(learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = Fal
     """Keras's SGD: plain, or with (Nesterov) momentum (the same steps as tf.train's)."""
     lr = _lr(learning_rate, kwargs)
     _leftover(kwargs, "SGD")
-    opt = _o.MomentumOptimizer(lr, momentum, use_nesterov=nesterov, name=name) if momentum else \
-        _o.GradientDescentOptimizer(lr, name=name)
+    opt = _KerasMomentum(lr, momentum, nesterov, name) if momentum else _o.GradientDescentOptimizer(lr, name=name)
     opt._keras_config = ("SGD", {"name": name, "learning_rate": lr, "decay": 0.0, "momentum": momentum,
                                  "nesterov": nesterov})  # model.save's training config
     return opt
+
+
+class _KerasMomentum(Optimizer):
+    """Keras's momentum: v = m*v - lr*g; var += v (Nesterov: var += m*v - lr*g).  Unlike
+    tf.train's (accum = m*accum + g; var -= lr*accum), a changed learning rate scales only
+    the new gradients (LearningRateScheduler, ReduceLROnPlateau)."""
+
+    def __init__(self, learning_rate: Any, momentum: float, nesterov: bool, name: str):
+        super().__init__(False, name)
+        self._learning_rate = learning_rate
+        self._momentum, self._nesterov = float(momentum), bool(nesterov)
+
+    def _create_slots(self, var_list: List[Variable]) -> None:
+        for v in var_list:
+            self._zeros_slot(v, "momentum")
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        v = self.get_slot(var, "momentum")
+        step = _m.cast(self._learning_rate, grad.dtype) * grad
+        v_t = _s.assign(v, self._momentum * v.value() - step)
+        return group(_s.assign_add(var, self._momentum * v_t - step if self._nesterov else v_t))
+
+    def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
+        return self._apply_dense(_dense(grad), var)
 
 
 def Adam(learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,  # noqa: N802
@@ -133,3 +156,23 @@ def get(identifier: Any) -> Optimizer:
         except KeyError:
             raise ValueError(f"Could not interpret optimizer identifier: {identifier}") from None
     raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+
+
+def attach_lr_variable(opt: Optimizer, graph: _g.Graph) -> None:
+    """Makes a Keras optimizer's learning rate a variable of `graph` (`opt.lr`, as Keras's), so
+    K.set_value(model.optimizer.lr, ...) and the learning-rate callbacks change it between
+    steps.  A tf.train optimizer, or one whose rate is already a tensor, is left alone."""
+    if getattr(opt, "_keras_config", None) is None or hasattr(opt, "lr"):
+        return
+    value = opt._learning_rate
+    if isinstance(value, (_g.Tensor, Variable)):
+        opt.lr = opt.learning_rate = value
+        return
+    from ..graph.variable_scope import variable_scope
+    with graph.as_default(), _g.name_scope(None), _g.control_dependencies(None), \
+            variable_scope(None, default_name=opt.get_name()):
+        var = Variable(float(value), trainable=False, name="learning_rate")
+    opt._learning_rate = var
+    if hasattr(opt, "_lr"):
+        opt._lr = var  # Keras's RMSprop / Adagrad read it as _lr
+    opt.lr = opt.learning_rate = var

@@ -117,8 +117,9 @@ class TrainingLoop:
             self._build_from(first[0] if isinstance(first, tuple) else first)
         self._build_from(self._first_inputs(x))
         self._require_compiled()
-        if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=) is not supported by collflow's Keras")
+        if class_weight is not None and len(self.outputs) > 1 and not isinstance(class_weight, dict):
+            raise ValueError("class_weight for a several-output model must be a dict")
+        self._class_weight = dict(class_weight) if class_weight else None
         val = None
         if validation_data is not None:
             if is_dataset(validation_data) or is_generator(validation_data):
@@ -165,7 +166,8 @@ class TrainingLoop:
                   initial_epoch: int) -> _cb.History:
         train_op = self._train_function()
         history = _cb.History()
-        cbs = _cb.CallbackList([history] + list(callbacks or []))
+        # History last, as Keras: it records what the user's callbacks add to the logs (lr)
+        cbs = _cb.CallbackList(list(callbacks or []) + [history])
         for c in cbs.callbacks:
             c.set_model(self)
             c.set_params({"epochs": epochs, "verbose": verbose,
@@ -188,6 +190,7 @@ class TrainingLoop:
             if self.stop_training:
                 break
         cbs.on_train_end({})
+        self._class_weight = None
         return history
 
     def fit_generator(self, generator: Any, steps_per_epoch: Optional[int] = None, epochs: int = 1,

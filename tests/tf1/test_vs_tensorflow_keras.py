@@ -368,3 +368,29 @@ def test_two_output_model_matches_tensorflow_keras():
     for a, b in zip(got["pred"], want["pred"]):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(got["eval"], want["eval"], rtol=1e-3, atol=1e-5)
+
+
+def _scheduled(tf, weights=None):
+    r = np.random.RandomState(9)
+    x = r.rand(48, 6).astype(np.float32)
+    y = (x.sum(1) > 3).astype(np.int64)
+    with tf.Graph().as_default():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(6,)),
+                                 tf.keras.layers.Dense(2, activation="softmax")])
+        m.compile(tf.keras.optimizers.SGD(0.5, momentum=0.5), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        if weights is not None:
+            m.set_weights(weights)
+        w0 = m.get_weights()
+        sched = tf.keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5)
+        h = m.fit(x, y, batch_size=12, epochs=4, shuffle=False, verbose=0, class_weight={0: 0.3, 1: 1.7},
+                  callbacks=[sched])
+        return w0, h.history, m.predict(x)
+
+
+def test_class_weight_and_lr_schedule_match_tensorflow_keras():
+    w0, want, want_pred = _scheduled(tft)
+    _, got, pred = _scheduled(cft, w0)
+    np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-4)
+    np.testing.assert_allclose(got["acc"], want["accuracy"], rtol=1e-5)
+    np.testing.assert_allclose(got["lr"], want["lr"], rtol=1e-6)
+    np.testing.assert_allclose(pred, want_pred, rtol=1e-3, atol=1e-5)
