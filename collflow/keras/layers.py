@@ -116,7 +116,8 @@ class _KerasMixin:
         before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
         out = super().__call__(inputs, *args, **kwargs)  # type: ignore[misc]
         # what this call added: the moving-average updates fit() runs, the penalties it adds
-        self.updates = getattr(self, "updates", []) + g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
+        new_updates = g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
+        self.updates = getattr(self, "updates", []) + new_updates
         self.losses = getattr(self, "losses", []) + \
             g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
         register_call(self, inputs, out)  # a recurrent layer's outputs are [output, *states]
@@ -141,7 +142,8 @@ class _KerasMixin:
     def set_weights(self, weights: Sequence[Any]) -> None:
         ws = self.weights  # type: ignore[attr-defined]
         if len(ws) != len(weights):
-            raise ValueError(f"You called `set_weights(weights)` on layer \"{self.name}\" with a weight list of "  # type: ignore[attr-defined]
+            name = self.name  # type: ignore[attr-defined]
+            raise ValueError(f"You called `set_weights(weights)` on layer \"{name}\" with a weight list of "
                              f"length {len(weights)}, but the layer was expecting {len(ws)} weights.")
         K.batch_set_value(list(zip(ws, weights)))
 

@@ -40,7 +40,8 @@ def standardize(x: Any, inputs: List[_g.Tensor], what: str) -> List[np.ndarray]:
                          f"instead got {len(arrays)}")
     for a, t in zip(arrays, inputs):
         want = t.shape.as_list() if t.shape.rank is not None else None
-        if want is not None and (a.ndim != len(want) or any(w is not None and w != d for w, d in zip(want[1:], a.shape[1:]))):
+        if want is not None and (a.ndim != len(want) or
+                                 any(w is not None and w != d for w, d in zip(want[1:], a.shape[1:]))):
             raise ValueError(f"Error when checking {what}: expected {t.op.name} to have shape {tuple(want)} but got "
                              f"array with shape {a.shape}")
     if len({len(a) for a in arrays}) > 1:
