@@ -633,3 +633,26 @@ def test_learning_rate_callbacks_class_weight_csv_and_tensorboard(tmp_path):
         w = np.where(y == 1, 2.0, 0.0)
         assert h.history["loss"][0] == pytest.approx((ce * w).mean() / (w != 0).mean(), rel=1e-5)
         assert plain == pytest.approx(ce.mean(), rel=1e-5)
+
+
+def test_pad_sequences_and_tokenizer_by_hand():
+    pad = tf.keras.preprocessing.sequence.pad_sequences
+    np.testing.assert_array_equal(pad([[1, 2, 3], [4]]), [[1, 2, 3], [0, 0, 4]])
+    np.testing.assert_array_equal(pad([[1, 2, 3], [4]], maxlen=2, padding="post", truncating="post"), [[1, 2], [4, 0]])
+    np.testing.assert_array_equal(pad([[1, 2, 3], []], maxlen=2, value=9), [[2, 3], [9, 9]])
+    assert pad([[[1, 2]], [[3, 4], [5, 6]]]).shape == (2, 2, 2)
+    with pytest.raises(ValueError, match="Padding type"):
+        pad([[1]], padding="middle")
+    T = tf.keras.preprocessing.text
+    tok = T.Tokenizer(num_words=4, oov_token="?")
+    tok.fit_on_texts(["b a b", "c a b. d!"])
+    # counts b:3 a:2 c:1 d:1 (ties in order of first appearance); the oov token is index 1
+    assert tok.word_index == {"?": 1, "b": 2, "a": 3, "c": 4, "d": 5}
+    assert tok.texts_to_sequences(["b c z a"]) == [[2, 1, 1, 3]]  # c (4) is past num_words
+    assert tok.sequences_to_texts([[2, 5, 3]]) == ["b ? a"]
+    m = tok.texts_to_matrix(["a a b"], mode="tfidf")
+    idf_a = np.log(1 + 2 / (1 + 2))
+    assert m.shape == (1, 4) and m[0, 3] == pytest.approx((1 + np.log(2)) * idf_a)
+    again = T.tokenizer_from_json(tok.to_json())
+    assert again.word_index == tok.word_index and again.texts_to_sequences(["d b"]) == tok.texts_to_sequences(["d b"])
+    assert T.text_to_word_sequence("Hello, World!  x") == ["hello", "world", "x"]

@@ -28,6 +28,7 @@ from . import layers_more as _layers_more_module
 from . import base_layer as _base_layer_module
 from . import data_adapter as _data_adapter
 from . import saving as _saving
+from . import preprocessing as _preprocessing
 from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
@@ -66,6 +67,10 @@ def _to_categorical(y, num_classes=None, dtype="float32"):
 
 
 utils = _types.SimpleNamespace(to_categorical=_to_categorical, Sequence=_data_adapter.Sequence)
+preprocessing = _types.SimpleNamespace(
+    sequence=_types.SimpleNamespace(pad_sequences=_preprocessing.pad_sequences),
+    text=_types.SimpleNamespace(**{n: getattr(_preprocessing, n) for n in (
+        "Tokenizer", "text_to_word_sequence", "one_hot", "tokenizer_from_json")}))
 
 __all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
-           "callbacks", "backend", "utils", "Model", "Sequential", "Input"]
+           "callbacks", "backend", "utils", "preprocessing", "Model", "Sequential", "Input"]

@@ -394,3 +394,33 @@ def test_class_weight_and_lr_schedule_match_tensorflow_keras():
     np.testing.assert_allclose(got["acc"], want["accuracy"], rtol=1e-5)
     np.testing.assert_allclose(got["lr"], want["lr"], rtol=1e-6)
     np.testing.assert_allclose(pred, want_pred, rtol=1e-3, atol=1e-5)
+
+
+_TEXTS = ["The cat sat on the mat.", "The dog ate my homework!", "", "cat, dog; cat & DOG?", "a b c a b a"]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"num_words": 5}, {"oov_token": "<unk>", "num_words": 6},
+                                    {"char_level": True}, {"lower": False, "filters": "."}])
+def test_tokenizer_matches_tensorflow_keras(kwargs):
+    from tf_keras.preprocessing.text import Tokenizer as TFTokenizer
+    ours, theirs = cft.keras.preprocessing.text.Tokenizer(**kwargs), TFTokenizer(**kwargs)
+    for t in (ours, theirs):
+        t.fit_on_texts(_TEXTS)
+    assert ours.word_index == theirs.word_index and dict(ours.word_counts) == dict(theirs.word_counts)
+    probe = _TEXTS + ["unseen words here cat"]
+    assert ours.texts_to_sequences(probe) == theirs.texts_to_sequences(probe)
+    seqs = theirs.texts_to_sequences(probe)
+    assert ours.sequences_to_texts(seqs) == theirs.sequences_to_texts(seqs)
+    for mode in ("binary", "count", "freq", "tfidf"):
+        np.testing.assert_allclose(ours.texts_to_matrix(probe, mode), theirs.texts_to_matrix(probe, mode), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"maxlen": 3}, {"maxlen": 4, "padding": "post", "truncating": "post"},
+                                    {"maxlen": 2, "truncating": "pre", "value": -1}, {"dtype": "float32", "value": 0.5}])
+def test_pad_sequences_matches_tensorflow_keras(kwargs):
+    from tf_keras.preprocessing.sequence import pad_sequences
+    seqs = [[1, 2, 3, 4], [5], [], [6, 7]]
+    want = pad_sequences(seqs, **kwargs)
+    got = cft.keras.preprocessing.sequence.pad_sequences(seqs, **kwargs)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
