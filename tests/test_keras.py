@@ -656,3 +656,21 @@ def test_pad_sequences_and_tokenizer_by_hand():
     again = T.tokenizer_from_json(tok.to_json())
     assert again.word_index == tok.word_index and again.texts_to_sequences(["d b"]) == tok.texts_to_sequences(["d b"])
     assert T.text_to_word_sequence("Hello, World!  x") == ["hello", "world", "x"]
+
+
+def test_masks_skip_padded_steps():
+    r = np.random.RandomState(18)
+    real = r.rand(2, 3, 4).astype(np.float32)
+    padded = np.concatenate([np.zeros((2, 2, 4), np.float32), real], 1)  # two padding steps first
+    with tf.Graph().as_default():
+        a, b = tf.keras.Input((3, 4)), tf.keras.Input((5, 4))
+        lstm = tf.keras.layers.LSTM(3, return_sequences=True, return_state=True)
+        seq_a, h_a, c_a = lstm(a)
+        seq_b, h_b, c_b = lstm(tf.keras.layers.Masking()(b))  # the same weights
+        got = K.get_session().run([seq_a, h_a, c_a, seq_b, h_b, c_b], {a: real, b: padded})
+        with pytest.raises(TypeError, match="does not support masking"):
+            tf.keras.layers.Flatten()(tf.keras.layers.Embedding(5, 2, mask_zero=True)(tf.keras.Input((3,))))
+    np.testing.assert_allclose(got[4], got[1], rtol=1e-6)  # the padding changed nothing
+    np.testing.assert_allclose(got[5], got[2], rtol=1e-6)
+    np.testing.assert_array_equal(got[3][:, :2], 0.0)  # outputs before the first real step are zeros
+    np.testing.assert_allclose(got[3][:, 2:], got[0], rtol=1e-6)

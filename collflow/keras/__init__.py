@@ -11,8 +11,8 @@ pooling layers, Flatten, Dropout, BatchNormalization, Activation, Embedding, Res
 Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU, ...), Sequential, functional and subclassed models,
 the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
 EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
-weights and whole models (model.save / load_model) in Keras's HDF5 layout.  Recurrent
-dropout and masks are not.
+weights and whole models (model.save / load_model) in Keras's HDF5 layout, masks through
+the recurrent layers.  Recurrent dropout and stateful RNNs are not.
 """
 import types as _types
 
@@ -33,7 +33,7 @@ from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
 layers = _types.SimpleNamespace(**{n: getattr(_layers_module, n) for n in _layers_module.__all__
-                                   if n not in ("history_of", "node_of", "register_call")},
+                                   if n not in ("history_of", "node_of", "register_call", "mask_of", "set_mask")},
                                 **{n: getattr(_recurrent_module, n) for n in _recurrent_module.__all__},
                                 **{n: getattr(_layers_more_module, n) for n in _layers_more_module.__all__},
                                 Layer=_base_layer_module.Layer)

@@ -17,7 +17,7 @@ from ..platform.atomic_files import temporary_name
 from . import backend as K
 from . import losses as _losses
 from . import optimizers as _optimizers
-from .layers import InputLayer, history_of
+from .layers import InputLayer, history_of, mask_of
 from .training import TrainingLoop, as_list as _as_list
 
 __all__ = ["Model", "Sequential"]
@@ -398,6 +398,10 @@ class Model(TrainingLoop):
                 self._weights_ins.append(w_in)
                 with _g.name_scope("loss"):
                     per = fn(target, out)
+                    mask = mask_of(out)
+                    if mask is not None:  # padded steps of a sequence output add nothing to the loss:
+                        mk = _m.cast(mask, per.dtype)  # the mean is over the real steps (Keras's rule)
+                        per = per * mk / _m.reduce_mean(mk)
                     while per.shape.rank is not None and per.shape.rank > 1:
                         per = _m.reduce_mean(per, axis=-1)
                     nonzero = _m.reduce_mean(_m.cast(_m.not_equal(w_in, 0.0), out.dtype))

@@ -22,10 +22,25 @@ from . import backend as K
 __all__ = ["Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "MaxPool2D",
            "AveragePooling1D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout", "BatchNormalization",
            "Activation", "Embedding", "Reshape", "Concatenate", "concatenate", "Add", "add",
-           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Lambda", "history_of", "node_of", "register_call"]
+           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Lambda", "Masking", "history_of", "node_of",
+           "register_call", "mask_of", "set_mask"]
 
 # tensor -> (layer, input tensors): how a functional Model finds its layers
 _HISTORY: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+# tensor -> its Keras mask ([batch, time] bool): which steps are real
+_MASKS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def mask_of(t: Any) -> Any:
+    """The Keras mask a tensor carries (None if none)."""
+    return _MASKS.get(t) if isinstance(t, _g.Tensor) else None
+
+
+def set_mask(t: Any, mask: Any) -> None:
+    if mask is not None:
+        _MASKS[t] = mask
 
 
 def history_of(t: Any) -> Optional[tuple]:
@@ -101,6 +116,10 @@ class _KerasMixin:
 
     _batch_input_shape: Optional[tuple] = None
     _takes_training = False
+    # masks (Embedding(mask_zero=True), Masking): a layer that supports them passes its input's
+    # mask on; one that consumes it (the recurrent layers) gets it as `mask`; others refuse it
+    _supports_masking = False
+    _consumes_mask = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
@@ -112,9 +131,18 @@ class _KerasMixin:
             self._name = _unique_name(self._base)  # type: ignore[attr-defined]
         if self._takes_training:
             kwargs["training"] = K.learning_phase() if training is None else training
+        in_mask = mask_of(inputs)
+        if in_mask is not None and not (self._supports_masking or self._consumes_mask):
+            raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: "  # type: ignore[attr-defined]
+                            f"{in_mask}")
+        if self._consumes_mask:
+            kwargs["mask"] = in_mask
         g = _g.get_default_graph()
         before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
         out = super().__call__(inputs, *args, **kwargs)  # type: ignore[misc]
+        out_mask = self._output_mask(inputs, in_mask)
+        if out_mask is not None:
+            _MASKS[out[0] if isinstance(out, (list, tuple)) else out] = out_mask
         # what this call added: the moving-average updates fit() runs, the penalties it adds
         new_updates = g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
         self.updates = getattr(self, "updates", []) + new_updates
@@ -122,6 +150,9 @@ class _KerasMixin:
             g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
         register_call(self, inputs, out)  # a recurrent layer's outputs are [output, *states]
         return out
+
+    def _output_mask(self, inputs: Any, mask: Any) -> Any:
+        return mask if self._supports_masking else None
 
     @property
     def input_shape(self) -> Optional[tuple]:
@@ -149,6 +180,7 @@ class _KerasMixin:
 
 
 class Dense(_KerasMixin, _lc.Dense):
+    _supports_masking = True
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
@@ -220,6 +252,7 @@ class Flatten(_KerasMixin, _lc.Flatten):
 
 class Dropout(_KerasMixin, _lc.Dropout):
     """Dropout in the learning phase (fit), the identity otherwise."""
+    _supports_masking = True
     _takes_training = True
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: Optional[int] = None, **kwargs: Any):
@@ -231,6 +264,7 @@ class Dropout(_KerasMixin, _lc.Dropout):
 class BatchNormalization(_KerasMixin, _lc.BatchNormalization):
     """Batch statistics in the learning phase, the moving ones otherwise; the moving-average
     updates go to UPDATE_OPS (fit runs them)."""
+    _supports_masking = True
     _takes_training = True
 
     def __init__(self, axis: Any = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
@@ -262,6 +296,7 @@ class _Stateless(_KerasMixin, _lc.Layer):
 
 
 class Activation(_Stateless):
+    _supports_masking = True
     _base = "activation"
 
     def __init__(self, activation: Any, **kwargs: Any):
@@ -361,8 +396,7 @@ class Embedding(_KerasMixin, _lc.Layer):
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Optional[Callable] = None, mask_zero: bool = False, **kwargs: Any):
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): Keras masks are not supported by collflow")
+        self.mask_zero = bool(mask_zero)
         if "input_length" in kwargs and kwargs["input_length"] is not None:
             kwargs.setdefault("input_shape", (kwargs["input_length"],))
         self._batch_input_shape = _input_shape_kwargs(kwargs)
@@ -378,9 +412,32 @@ class Embedding(_KerasMixin, _lc.Layer):
         return _fl.embedding(x, self.input_dim, self.output_dim, trainable=self.trainable, name=name, reuse=reuse,
                              **self._cfg)
 
+    def _output_mask(self, inputs: Any, mask: Any) -> Any:
+        # mask_zero: id 0 is padding; the layers after it skip those steps
+        return _m.not_equal(_m.cast(_g.convert_to_tensor(inputs), _dt.int32), 0) if self.mask_zero else None
+
     @property
     def embeddings(self) -> Any:
         return self._var("embeddings")
+
+
+class Masking(_Stateless):
+    """Zeroes the steps whose features all equal mask_value and masks them for later layers."""
+    _base = "masking"
+    _supports_masking = True
+
+    def __init__(self, mask_value: float = 0.0, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.mask_value = float(mask_value)
+
+    def _keep(self, x: Any) -> Any:
+        return _m.reduce_any(_m.not_equal(x, self.mask_value), axis=-1)
+
+    def _fn(self, x: Any) -> Any:
+        return x * _m.cast(_a.expand_dims(self._keep(x), -1), x.dtype)
+
+    def _output_mask(self, inputs: Any, mask: Any) -> Any:
+        return self._keep(_g.convert_to_tensor(inputs))
 
 
 class InputLayer:

@@ -22,7 +22,7 @@ from ..graph.variable_scope import get_variable, variable_scope
 from ..nn import layer_classes as _lc
 from ..nn import layers as _fl
 from .. import nn as _nn
-from .layers import register_call, _KerasMixin, _Merge, _Stateless, _activation, _initializer, _input_shape_kwargs
+from .layers import mask_of, register_call, set_mask, _KerasMixin, _Merge, _Stateless, _activation, _initializer, _input_shape_kwargs
 
 __all__ = ["Conv2DTranspose", "SeparableConv2D", "DepthwiseConv2D", "UpSampling2D", "ZeroPadding2D", "Cropping2D",
            "LeakyReLU", "ReLU", "ELU", "Softmax", "PReLU", "LayerNormalization", "Multiply", "Subtract", "Average",
@@ -393,6 +393,7 @@ class TimeDistributed(_KerasMixin, _lc.Layer):
             out_rest = y.shape.as_list()[1:]
             out = _a.reshape(y, _a.stack([_a.shape(x)[0], t] + out_rest) if not isinstance(t, int)
                              else [-1, t] + out_rest)
+        set_mask(out, mask_of(inputs))  # the steps stay the same steps
         register_call(self, inputs, out)
         return out
 
@@ -477,6 +478,8 @@ class Bidirectional(_KerasMixin, _lc.Layer):
         else:
             out = [fo, bo]
         res = ([out] if not isinstance(out, list) else out) + list(fs) + list(bs) if self.return_state else out
+        if self.return_sequences:
+            set_mask(res[0] if isinstance(res, list) else res, mask_of(inputs))
         register_call(self, inputs, res)
         return res
 

@@ -13,6 +13,7 @@ from typing import Any, List
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph import initializers as _init
 from ..graph.functional_ops import scan
@@ -43,6 +44,7 @@ class _UnitForgetBias(_init.Initializer):
 class _Recurrent(_KerasMixin, _lc.Layer):
     _gates = 1
     _n_states = 1
+    _consumes_mask = True
 
     def __init__(self, units: int, activation: Any = "tanh", recurrent_activation: Any = "hard_sigmoid",
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
@@ -76,7 +78,10 @@ class _Recurrent(_KerasMixin, _lc.Layer):
     def _bias_initializer(self) -> Any:
         return self._inits[2]
 
-    def _call(self, x: Any, name: Any, reuse: Any) -> Any:
+    def _output_mask(self, inputs: Any, mask: Any) -> Any:
+        return mask if self.return_sequences else None
+
+    def _call(self, x: Any, name: Any, reuse: Any, mask: Any = None) -> Any:
         if x.shape.rank != 3 or x.shape.dims[-1] is None:
             raise ValueError(f"{type(self).__name__} expects inputs [batch, time, features] with known features, "
                              f"got shape {x.shape}")
@@ -97,14 +102,31 @@ class _Recurrent(_KerasMixin, _lc.Layer):
             if self.go_backwards:
                 proj = reverse(proj, [0])
             states = self._initial_states(x, batch)
+            if mask is None:
+                def step(carry: Any, xz: Any) -> Any:
+                    return self._step(xz, carry, rec, bias)
+                seq = scan(step, proj, initializer=tuple(states))
+                seq_out, last = seq[0], [s[-1] for s in seq]
+                last_out = last[0]
+            else:
+                # a masked step keeps the states and repeats the previous output (zeros before the
+                # first real step), as Keras's rnn does
+                m = _a.transpose(_m.cast(mask, _dt.bool_), [1, 0])
+                if self.go_backwards:
+                    m = reverse(m, [0])
+                zeros = _a.zeros(_a.stack([batch, u]), dtype=x.dtype)
 
-            def step(carry: Any, xz: Any) -> Any:
-                return self._step(xz, carry, rec, bias)
-            seq = scan(step, proj, initializer=tuple(states))
-            outputs = _a.transpose(seq[0], [1, 0, 2])
+                def step(carry: Any, elem: Any) -> Any:
+                    xz, keep = elem
+                    keep = _a.expand_dims(keep, -1)
+                    new = self._step(xz, carry[:-1], rec, bias)
+                    kept = tuple(_a.where(_a.tile(keep, [1, u]), n, o) for n, o in zip(new, carry[:-1]))
+                    return kept + (_a.where(_a.tile(keep, [1, u]), new[0], carry[-1]),)
+                seq = scan(step, (proj, m), initializer=tuple(states) + (zeros,))
+                seq_out, last, last_out = seq[-1], [s[-1] for s in seq[:-1]], seq[-1][-1]
+            outputs = _a.transpose(seq_out, [1, 0, 2])
             outputs.set_shape([x.shape.dims[0], x.shape.dims[1], u])  # the scan keeps no static time length
-            last = [s[-1] for s in seq]
-        out = outputs if self.return_sequences else last[0]
+        out = outputs if self.return_sequences else last_out
         if self.return_state:
             return [out] + last
         return out

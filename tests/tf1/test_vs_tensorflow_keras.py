@@ -424,3 +424,39 @@ def test_pad_sequences_matches_tensorflow_keras(kwargs):
     got = cft.keras.preprocessing.sequence.pad_sequences(seqs, **kwargs)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def _masked(tf, weights=None, seq_out=False):
+    r = np.random.RandomState(3)
+    x = r.randint(1, 20, (12, 6))
+    for i in range(12):
+        x[i, :r.randint(0, 4)] = 0  # pre-padding
+    y = (x.sum(1) > 50).astype(np.int64)
+    with tf.Graph().as_default():
+        inp = tf.keras.Input((6,))
+        e = tf.keras.layers.Embedding(20, 4, mask_zero=True)(inp)
+        if seq_out:
+            h = tf.keras.layers.LSTM(3, recurrent_activation="hard_sigmoid", return_sequences=True)(e)
+            out = tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2, activation="softmax"))(h)
+            y = np.repeat(y[:, None], 6, 1)
+        else:
+            h = tf.keras.layers.Bidirectional(tf.keras.layers.GRU(3, recurrent_activation="sigmoid", reset_after=False,
+                                                                  return_sequences=True))(e)
+            out = tf.keras.layers.Dense(2, activation="softmax")(
+                tf.keras.layers.LSTM(3, recurrent_activation="hard_sigmoid")(h))
+        m = tf.keras.Model(inp, out)
+        m.compile(tf.keras.optimizers.SGD(0.5), "sparse_categorical_crossentropy")
+        if weights is not None:
+            m.set_weights(weights)
+        w0, p0 = m.get_weights(), m.predict(x)
+        h = m.fit(x, y, batch_size=6, epochs=2, shuffle=False, verbose=0)
+        return w0, p0, h.history["loss"], m.predict(x)
+
+
+@pytest.mark.parametrize("seq_out", [False, True], ids=["masked_last", "masked_sequence_loss"])
+def test_masking_matches_tensorflow_keras(seq_out):
+    w0, want_p0, want_loss, want_p = _masked(tft, None, seq_out)
+    _, p0, loss, p = _masked(cft, w0, seq_out)
+    np.testing.assert_allclose(p0, want_p0, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    np.testing.assert_allclose(p, want_p, rtol=1e-4, atol=1e-6)
