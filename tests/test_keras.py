@@ -674,3 +674,16 @@ def test_masks_skip_padded_steps():
     np.testing.assert_allclose(got[5], got[2], rtol=1e-6)
     np.testing.assert_array_equal(got[3][:, :2], 0.0)  # outputs before the first real step are zeros
     np.testing.assert_allclose(got[3][:, 2:], got[0], rtol=1e-6)
+
+
+def test_keras_initializer_names_use_keras_defaults():
+    with tf.Graph().as_default():
+        layer = tf.keras.layers.Dense(2000, kernel_initializer="random_normal", bias_initializer="random_uniform",
+                                      input_shape=(50,))
+        m = tf.keras.Sequential([layer])
+        kernel, bias = m.get_weights()
+        # Keras's random_normal is N(0, 0.05^2) and random_uniform [-0.05, 0.05) (tf.*_initializer's are 1.0, [0, 1))
+        assert 0.045 < kernel.std() < 0.055 and abs(kernel.mean()) < 0.005
+        assert bias.min() >= -0.05 and bias.max() < 0.05 and bias.min() < -0.04
+        assert tf.keras.initializers.RandomNormal().stddev == 0.05
+        assert tf.keras.initializers.get("glorot_uniform").__class__.__name__ == "GlorotUniform"

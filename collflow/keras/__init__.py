@@ -18,7 +18,6 @@ import types as _types
 
 import numpy as _np
 
-from .. import initializers as _initializers_module
 from . import backend, callbacks  # noqa: F401
 from . import layers as _layers_module
 from . import losses as _losses_module
@@ -29,6 +28,7 @@ from . import base_layer as _base_layer_module
 from . import data_adapter as _data_adapter
 from . import saving as _saving
 from . import preprocessing as _preprocessing
+from . import initializers as _keras_initializers
 from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
@@ -50,7 +50,7 @@ metrics = _types.SimpleNamespace(**{n: getattr(_losses_module, n) for n in _LOSS
     "categorical_accuracy", "sparse_categorical_accuracy", "binary_accuracy")})
 activations = _types.SimpleNamespace(get=_losses_module.activation, **dict(_losses_module._ACTIVATIONS))
 regularizers = _types.SimpleNamespace(l1=_losses_module.l1, l2=_losses_module.l2, l1_l2=_losses_module.l1_l2)
-initializers = _initializers_module
+initializers = _keras_initializers
 
 
 def _to_categorical(y, num_classes=None, dtype="float32"):

@@ -11,7 +11,6 @@ import re
 from typing import Any, Dict, List, Optional
 
 from ..graph import graph as _g
-from ..graph import initializers as _init
 from ..graph import nest
 from ..graph.graph import GraphKeys
 from ..graph.shape import TensorShape
@@ -69,7 +68,8 @@ class Layer:
                    **kwargs: Any) -> Any:
         """A variable of this layer (under its scope), initialized by `initializer` (a name, an
         initializer or a callable; default glorot_uniform, zeros for non-float dtypes)."""
-        init = _init.get(initializer) if initializer is not None else None
+        from .initializers import get as _get_init
+        init = _get_init(initializer) if initializer is not None else None
         v = get_variable(name, list(shape or []), dtype or K.floatx(), init, regularizer,
                          trainable=self.trainable if trainable is None else bool(trainable))
         self._own_weights.append(v)

@@ -11,7 +11,6 @@ from typing import Any, Callable, List, Optional, Sequence
 from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
-from ..graph import initializers as _init
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops.constant_op import placeholder as _placeholder
@@ -86,7 +85,8 @@ def _activation(a: Any) -> Any:
 
 
 def _initializer(i: Any) -> Any:
-    return _init.get(i)
+    from .initializers import get
+    return get(i)
 
 
 def _input_shape_kwargs(kwargs: dict) -> Optional[tuple]:
@@ -401,8 +401,7 @@ class Embedding(_KerasMixin, _lc.Layer):
             kwargs.setdefault("input_shape", (kwargs["input_length"],))
         self._batch_input_shape = _input_shape_kwargs(kwargs)
         super().__init__(kwargs.pop("trainable", True), kwargs.pop("name", None), **kwargs)
-        init = _init.RandomUniform(-0.05, 0.05) if embeddings_initializer == "uniform" else \
-            _initializer(embeddings_initializer)
+        init = _initializer(embeddings_initializer)  # "uniform": Keras's [-0.05, 0.05)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self._cfg = dict(embeddings_initializer=init, embeddings_regularizer=embeddings_regularizer)
 

@@ -64,7 +64,8 @@ class _Recurrent(_KerasMixin, _lc.Layer):
         self.activation = _activation(activation)
         self.recurrent_activation = _activation(recurrent_activation)
         self.use_bias = use_bias
-        self._inits = (_init.get(kernel_initializer), _init.get(recurrent_initializer), _init.get(bias_initializer))
+        from .initializers import get as _get_init
+        self._inits = (_get_init(kernel_initializer), _get_init(recurrent_initializer), _get_init(bias_initializer))
         self._regs = (kernel_regularizer, recurrent_regularizer, bias_regularizer)
         self.return_sequences, self.return_state, self.go_backwards = return_sequences, return_state, go_backwards
 

@@ -74,7 +74,8 @@ def _deserialize(key: str, v: Any, custom_objects: Dict[str, Any]) -> Any:
             return _losses.l1_l2(l1=float(cfg.get("l1", 0.0)), l2=float(cfg.get("l2", 0.0)))
         if name in _layer_classes():
             return deserialize_layer(v, custom_objects)
-        cls = getattr(_init, name, None)
+        from . import initializers as _kinit
+        cls = getattr(_kinit, name, None) or getattr(_init, name, None)  # Keras's defaults first
         if isinstance(cls, type) and issubclass(cls, _init.Initializer):
             params = inspect.signature(cls.__init__).parameters
             return cls(**{k: e for k, e in cfg.items() if k in params})
