@@ -687,3 +687,26 @@ def test_keras_initializer_names_use_keras_defaults():
         assert bias.min() >= -0.05 and bias.max() < 0.05 and bias.min() < -0.04
         assert tf.keras.initializers.RandomNormal().stddev == 0.05
         assert tf.keras.initializers.get("glorot_uniform").__class__.__name__ == "GlorotUniform"
+
+
+def test_spatial_dropout_and_activity_regularization():
+    x = np.ones((4, 5, 6), np.float32)
+    with tf.Graph().as_default():
+        inp = tf.keras.Input((5, 6))
+        sd = tf.keras.layers.SpatialDropout1D(0.5)(inp)
+        sess = K.get_session()
+        train = sess.run(sd, {inp: x, K.learning_phase(): True})
+        # a channel is dropped for every step at once, the kept ones scaled by 2
+        assert set(np.unique(train)) <= {0.0, 2.0}
+        assert all(len(set(train[b, :, c])) == 1 for b in range(4) for c in range(6))
+        np.testing.assert_array_equal(sess.run(sd, {inp: x}), x)
+    with tf.Graph().as_default():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(3, use_bias=False, input_shape=(2,)),
+                                 tf.keras.layers.ActivityRegularization(l1=0.1, l2=0.2)])
+        m.compile(tf.keras.optimizers.SGD(0.0), "mse")
+        w = np.array([[1.0, -2.0, 0.5], [0.0, 1.0, 1.0]], np.float32)
+        m.set_weights([w])
+        xs = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+        h = xs @ w
+        want = (h ** 2).mean() + (0.1 * np.abs(h).sum() + 0.2 * (h ** 2).sum()) / 2
+        assert m.evaluate(xs, np.zeros((2, 3), np.float32), batch_size=2, verbose=0) == pytest.approx(want, rel=1e-5)

@@ -15,6 +15,7 @@ from ..graph.ops import random_ops as _r
 from ..graph.control_flow import cond
 from ..graph.ops.constant_op import identity
 from ..graph.ops.depthwise_ops import depthwise_conv2d
+from ..graph.ops.math_extra_ops import floor
 from ..graph.ops.image_ops import resize_nearest_neighbor
 from ..graph.ops.reverse_ops import reverse
 from ..graph.ops.slicing_ops import pad
@@ -28,7 +29,8 @@ __all__ = ["Conv2DTranspose", "SeparableConv2D", "DepthwiseConv2D", "UpSampling2
            "LeakyReLU", "ReLU", "ELU", "Softmax", "PReLU", "LayerNormalization", "Multiply", "Subtract", "Average",
            "Maximum", "Minimum", "multiply", "subtract", "average", "maximum", "minimum", "Permute", "RepeatVector",
            "GlobalAveragePooling1D", "GlobalMaxPooling1D", "GaussianNoise", "GaussianDropout", "TimeDistributed",
-           "Bidirectional"]
+           "Bidirectional", "Conv3D", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D", "UpSampling1D",
+           "ZeroPadding1D", "Cropping1D", "SpatialDropout1D", "SpatialDropout2D", "ActivityRegularization"]
 
 
 def _pair(v: Any) -> tuple:
@@ -513,3 +515,116 @@ class Bidirectional(_KerasMixin, _lc.Layer):
     def losses(self, v: Any) -> None:
         pass
 
+
+
+# -- 3-D and 1-D variants, spatial dropout, activity regularization --------------------------------
+
+class Conv3D(_KerasMixin, _lc.Layer):
+    """NDHWC convolution: kernel [kd, kh, kw, in, filters] (+ bias)."""
+    _base = "conv3d"
+
+    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1, 1), padding: str = "valid",
+                 data_format: Optional[str] = None, dilation_rate: Any = (1, 1, 1), activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any):
+        self._batch_input_shape = _input_shape_kwargs(kwargs)
+        kwargs.pop("groups", None) if kwargs.get("groups", 1) == 1 else None
+        super().__init__(kwargs.pop("trainable", True), kwargs.pop("name", None), **kwargs)
+        self._cfg = dict(filters=int(filters), kernel_size=kernel_size, strides=strides, padding=padding,
+                         data_format=data_format or "channels_last", dilation_rate=dilation_rate,
+                         activation=_activation(activation), use_bias=use_bias,
+                         kernel_initializer=_initializer(kernel_initializer),
+                         bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer)
+
+    def _call(self, x: Any, name: Any, reuse: Any) -> Any:
+        from ..nn.layers3d import conv3d
+        return conv3d(x, trainable=self.trainable, name=name, reuse=reuse, **self._cfg)
+
+
+def _pool3d(fn_name: str, base: str) -> type:
+    def init(self: Any, pool_size: Any = (2, 2, 2), strides: Any = None, padding: str = "valid",
+             data_format: Optional[str] = None, **kwargs: Any) -> None:
+        _Stateless.__init__(self, **kwargs)
+        self._cfg = dict(pool_size=pool_size, strides=strides, padding=padding)
+
+    def fn(self: Any, x: Any) -> Any:
+        from ..nn import layers3d
+        return getattr(layers3d, fn_name)(x, **self._cfg)
+    return type("".join(p.title() for p in base.split("_")).replace("3d", "3D"), (_Stateless,),
+                {"_base": base, "__init__": init, "_fn": fn})
+
+
+MaxPooling3D = MaxPool3D = _pool3d("max_pooling3d", "max_pooling3d")
+AveragePooling3D = AvgPool3D = _pool3d("average_pooling3d", "average_pooling3d")
+
+
+class UpSampling1D(_Stateless):
+    _base = "up_sampling1d"
+
+    def __init__(self, size: int = 2, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.size = int(size)
+
+    def _fn(self, x: Any) -> Any:
+        t = x.shape.dims[1]
+        rest = [int(d) for d in x.shape.dims[2:]]
+        return _a.reshape(_a.tile(_a.expand_dims(x, 2), [1, 1, self.size] + [1] * len(rest)),
+                          [-1, t * self.size if t is not None else -1] + rest)
+
+
+class ZeroPadding1D(_Stateless):
+    _base = "zero_padding1d"
+
+    def __init__(self, padding: Any = 1, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.padding = (padding, padding) if isinstance(padding, int) else tuple(padding)
+
+    def _fn(self, x: Any) -> Any:
+        return pad(x, [[0, 0], list(self.padding), [0, 0]])
+
+
+class Cropping1D(_Stateless):
+    _base = "cropping1d"
+
+    def __init__(self, cropping: Any = (1, 1), **kwargs: Any):
+        super().__init__(**kwargs)
+        self.cropping = (cropping, cropping) if isinstance(cropping, int) else tuple(cropping)
+
+    def _fn(self, x: Any) -> Any:
+        a, b = self.cropping
+        return x[:, a:x.shape.dims[1] - b, :]
+
+
+class _SpatialDropout(_Noise):
+    """Drops whole feature maps (channels) in training, the kept ones scaled by 1/(1-rate)."""
+
+    def _noisy(self, x: Any) -> Any:
+        shape = _a.shape(x)
+        noise = _a.stack([shape[0]] + [1] * (x.shape.rank - 2) + [shape[-1]])
+        keep = 1.0 - self.rate
+        kept = floor(_r.random_uniform(noise, dtype=x.dtype) + keep)  # 1 with probability keep
+        return x * kept / keep
+
+
+class SpatialDropout1D(_SpatialDropout):
+    _base = "spatial_dropout1d"
+
+
+class SpatialDropout2D(_SpatialDropout):
+    _base = "spatial_dropout2d"
+
+
+class ActivityRegularization(_Stateless):
+    """The identity, adding l1 * sum|x| + l2 * sum(x^2) to the model's loss (per batch mean)."""
+    _base = "activity_regularization"
+
+    def __init__(self, l1: float = 0.0, l2: float = 0.0, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.l1, self.l2 = float(l1), float(l2)
+
+    def _fn(self, x: Any) -> Any:
+        batch = _m.cast(_a.shape(x)[0], x.dtype)
+        penalty = (self.l1 * _m.reduce_sum(_m.abs(x)) + self.l2 * _m.reduce_sum(_m.square(x))) / batch
+        self.losses = getattr(self, "losses", []) + [penalty]
+        return identity(x)
