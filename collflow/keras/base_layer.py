@@ -16,7 +16,7 @@ from ..graph.graph import GraphKeys
 from ..graph.shape import TensorShape
 from ..graph.variable_scope import get_variable, variable_scope
 from . import backend as K
-from .layers import _input_shape_kwargs, _only_call, _unique_name, register_call
+from .layers import _CallRecord, _input_shape_kwargs, _unique_name, register_call
 
 __all__ = ["Layer"]
 
@@ -26,7 +26,7 @@ def _snake(name: str) -> str:
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
-class Layer:
+class Layer(_CallRecord):
     """Base of user-defined Keras layers (see the module doc)."""
 
     def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None, dynamic: bool = False,
@@ -49,18 +49,6 @@ class Layer:
         if self._name is None:
             self._name = _unique_name(_snake(type(self).__name__))
         return self._name
-
-    @property
-    def input_shape(self) -> Any:
-        return self._batch_input_shape
-
-    @property
-    def output(self) -> Any:
-        return _only_call(self)[1]
-
-    @property
-    def input(self) -> Any:
-        return _only_call(self)[0]
 
     # -- weights --------------------------------------------------------------------------
     def add_weight(self, name: Optional[str] = None, shape: Any = None, dtype: Any = None, initializer: Any = None,

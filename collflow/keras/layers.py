@@ -111,7 +111,26 @@ def _unique_name(prefix: str) -> str:
     return prefix if uid == 1 else f"{prefix}_{uid - 1}"
 
 
-class _KerasMixin:
+class _CallRecord:
+    """input_shape, and the input and output of a Keras layer's one call."""
+
+    _batch_input_shape: Optional[tuple] = None
+
+    @property
+    def input_shape(self) -> Optional[tuple]:
+        return self._batch_input_shape
+
+    @property
+    def output(self) -> Any:
+        """The output of the layer's one call (a feature extractor's tensor)."""
+        return _only_call(self)[1]
+
+    @property
+    def input(self) -> Any:
+        return _only_call(self)[0]
+
+
+class _KerasMixin(_CallRecord):
     """Keras's call convention over a collflow layer class."""
 
     _batch_input_shape: Optional[tuple] = None
@@ -153,19 +172,6 @@ class _KerasMixin:
 
     def _output_mask(self, inputs: Any, mask: Any) -> Any:
         return mask if self._supports_masking else None
-
-    @property
-    def input_shape(self) -> Optional[tuple]:
-        return self._batch_input_shape
-
-    @property
-    def output(self) -> Any:
-        """The output of the layer's one call (a feature extractor's tensor)."""
-        return _only_call(self)[1]
-
-    @property
-    def input(self) -> Any:
-        return _only_call(self)[0]
 
     def get_weights(self) -> List[Any]:
         return K.batch_get_value(self.weights)  # type: ignore[attr-defined]

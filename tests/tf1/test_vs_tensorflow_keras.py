@@ -200,6 +200,13 @@ _LAYERS = {
         tf.keras.layers.LSTM(3, recurrent_activation="hard_sigmoid", return_sequences=True))),
     "bidirectional_sum_gru": ((5, 3), lambda tf: tf.keras.layers.Bidirectional(
         tf.keras.layers.GRU(3, recurrent_activation="sigmoid", reset_after=False), merge_mode="sum")),
+    "conv3d": ((4, 5, 5, 2), lambda tf: tf.keras.layers.Conv3D(3, (2, 3, 3), strides=(1, 2, 1), padding="same",
+                                                                activation="relu")),
+    "max_pooling3d": ((4, 4, 6, 2), lambda tf: tf.keras.layers.MaxPooling3D((2, 2, 3))),
+    "average_pooling3d": ((4, 4, 6, 2), lambda tf: tf.keras.layers.AveragePooling3D(2, strides=1, padding="same")),
+    "up_sampling1d": ((3, 2), lambda tf: tf.keras.layers.UpSampling1D(3)),
+    "zero_padding1d": ((3, 2), lambda tf: tf.keras.layers.ZeroPadding1D((1, 2))),
+    "cropping1d": ((6, 2), lambda tf: tf.keras.layers.Cropping1D((2, 1))),
 }
 
 
@@ -460,25 +467,3 @@ def test_masking_matches_tensorflow_keras(seq_out):
     np.testing.assert_allclose(p0, want_p0, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
     np.testing.assert_allclose(p, want_p, rtol=1e-4, atol=1e-6)
-
-
-_LAYERS_3D = {
-    "conv3d": ((4, 5, 5, 2), lambda tf: tf.keras.layers.Conv3D(3, (2, 3, 3), strides=(1, 2, 1), padding="same",
-                                                                activation="relu")),
-    "max_pooling3d": ((4, 4, 6, 2), lambda tf: tf.keras.layers.MaxPooling3D((2, 2, 3))),
-    "average_pooling3d": ((4, 4, 6, 2), lambda tf: tf.keras.layers.AveragePooling3D(2, strides=1, padding="same")),
-    "up_sampling1d": ((3, 2), lambda tf: tf.keras.layers.UpSampling1D(3)),
-    "zero_padding1d": ((3, 2), lambda tf: tf.keras.layers.ZeroPadding1D((1, 2))),
-    "cropping1d": ((6, 2), lambda tf: tf.keras.layers.Cropping1D((2, 1))),
-}
-
-
-@pytest.mark.parametrize("kind", sorted(_LAYERS_3D))
-def test_3d_and_1d_layers_match_tensorflow_keras(kind):
-    shape, make = _LAYERS_3D[kind]
-    x = np.random.RandomState(2).randn(2, *shape).astype(np.float32)
-    w, want, want_names = _layer_case(tft, shape, make, x)
-    _, got, names = _layer_case(cft, shape, make, x, w)
-    assert names == want_names
-    for a, b in zip(got, want):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
