@@ -710,3 +710,22 @@ def test_spatial_dropout_and_activity_regularization():
         h = xs @ w
         want = (h ** 2).mean() + (0.1 * np.abs(h).sum() + 0.2 * (h ** 2).sum()) / 2
         assert m.evaluate(xs, np.zeros((2, 3), np.float32), batch_size=2, verbose=0) == pytest.approx(want, rel=1e-5)
+
+
+def test_validation_freq_and_summary_shapes():
+    x, y = _data(19, n=30)
+    with tf.Graph().as_default():
+        i = tf.keras.Input((6,))
+        shared = tf.keras.layers.Dense(4, activation="relu")
+        doubled = tf.keras.layers.Lambda(lambda v: v * 2.0)(i)
+        out = tf.keras.layers.Dense(2, activation="softmax")(tf.keras.layers.add([shared(i), shared(doubled)]))
+        m = tf.keras.Model(i, out)
+        m.compile("sgd", "sparse_categorical_crossentropy")
+        h = m.fit(x, y, epochs=4, verbose=0, validation_data=(x, y), validation_freq=2)
+        assert len(h.history["loss"]) == 4 and len(h.history["val_loss"]) == 2
+        h = m.fit(x, y, epochs=3, verbose=0, validation_data=(x, y), validation_freq=[1, 3])
+        assert len(h.history["val_loss"]) == 2
+        lines = []
+        m.summary(print_fn=lines.append)
+        text = "\n".join(lines)
+        assert "multiple" in text and "(None, 2)" in text and "Total params: 38" in text

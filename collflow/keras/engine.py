@@ -29,6 +29,19 @@ def _unique(prefix: str) -> str:
     return prefix if uid == 1 else f"{prefix}_{uid - 1}"
 
 
+def _output_shape(layer: Any) -> Any:
+    """A layer's output shape for summary(): its one call's ("multiple" for a shared layer)."""
+    calls = layer.__dict__.get("_keras_calls", [])
+    if len(calls) > 1:
+        return "multiple"
+    if not calls:
+        return None
+    out = calls[0][1]
+    outs = out if isinstance(out, (list, tuple)) else [out]
+    shapes = [tuple(t.shape.as_list()) if t.shape.rank is not None else None for t in outs]
+    return shapes[0] if len(shapes) == 1 else shapes
+
+
 def _with_class_weight(w: Any, y: np.ndarray, class_weight: dict) -> np.ndarray:
     """Sample weights times each sample's class weight (the class: y's argmax for one-hot
     rows, else its value), as Keras's fit(class_weight=) does."""
@@ -173,7 +186,7 @@ class Model(TrainingLoop):
         print_fn("=" * line_length)
         for layer in self._layers:
             n = int(sum(int(np.prod(v.shape.as_list())) for v in layer.weights))
-            shape = getattr(layer, "_output_shape", None)
+            shape = _output_shape(layer)
             print_fn(f"{layer.name + ' (' + type(layer).__name__ + ')':<29}{str(shape):<22}{n}")
         print_fn("=" * line_length)
         print_fn(f"Total params: {self.count_params():,}")
@@ -523,7 +536,6 @@ class Sequential(Model):
 
     def _apply(self, layer: Any) -> None:
         out = layer(self.outputs[0])
-        layer._output_shape = tuple(out.shape.as_list()) if out.shape.rank is not None else None
         self.outputs = [out]
         self._layers.append(layer)
 

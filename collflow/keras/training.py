@@ -108,8 +108,9 @@ class TrainingLoop:
             callbacks: Optional[Sequence[_cb.Callback]] = None, validation_split: float = 0.0,
             validation_data: Any = None, shuffle: Any = True, class_weight: Any = None, sample_weight: Any = None,
             initial_epoch: int = 0, steps_per_epoch: Any = None, validation_steps: Any = None,
-            **kwargs: Any) -> _cb.History:
-        """Trains on arrays, a tf.data Dataset of (x, y[, w]) or a generator; returns the History."""
+            validation_freq: Any = 1, **kwargs: Any) -> _cb.History:
+        """Trains on arrays, a tf.data Dataset of (x, y[, w]) or a generator; returns the History.
+        validation_freq: validate every N epochs, or on the epochs (1-based) listed."""
         if is_generator(x) and not isinstance(x, Sequence_) and not self.outputs:
             # a model built on data takes the generator's first batch to see its shapes (and
             # trains on it first, as Keras does)
@@ -146,7 +147,14 @@ class TrainingLoop:
             y = y if len(y) > 1 else y[0]
             sample_weight = part(w, slice(None, split))
         source = self._source(x, y, sample_weight, batch_size, steps_per_epoch, bool(shuffle), True, "input")
-        return self._fit_loop(source, val, epochs, verbose, callbacks, initial_epoch)
+        if isinstance(validation_freq, int):
+            if validation_freq < 1:
+                raise ValueError("`validation_freq` can not be less than 1.")
+            run_val = lambda e: (e + 1) % validation_freq == 0  # noqa: E731
+        else:
+            wanted = set(int(v) for v in validation_freq)
+            run_val = lambda e: (e + 1) in wanted  # noqa: E731
+        return self._fit_loop(source, val, epochs, verbose, callbacks, initial_epoch, run_val)
 
     def _first_inputs(self, x: Any) -> Any:
         """A sample of the inputs to build a model on (arrays as given; a Dataset's or
@@ -164,7 +172,7 @@ class TrainingLoop:
         return None if is_generator(x) else x
 
     def _fit_loop(self, source: Any, val: Any, epochs: int, verbose: int, callbacks: Any,
-                  initial_epoch: int) -> _cb.History:
+                  initial_epoch: int, run_val: Any = lambda e: True) -> _cb.History:
         train_op = self._train_function()
         history = _cb.History()
         # History last, as Keras: it records what the user's callbacks add to the logs (lr)
@@ -180,7 +188,7 @@ class TrainingLoop:
             cbs.on_epoch_begin(epoch, {})
             t0 = time.time()
             logs = dict(zip(self.metrics_names, self._run(fetches, source.epoch(), True, cbs)))
-            if val is not None:
+            if val is not None and run_val(epoch):
                 vvals = self._run([self.total_loss] + self._metric_tensors, val.epoch(), False)
                 logs.update({"val_" + k: v for k, v in zip(self.metrics_names, vvals)})
             if verbose:
@@ -202,7 +210,8 @@ class TrainingLoop:
         """fit() over a generator or keras.utils.Sequence of (x, y[, w]) batches."""
         return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
                         callbacks=callbacks, validation_data=validation_data, validation_steps=validation_steps,
-                        class_weight=class_weight, shuffle=shuffle, initial_epoch=initial_epoch)
+                        class_weight=class_weight, shuffle=shuffle, initial_epoch=initial_epoch,
+                        validation_freq=validation_freq)
 
     # -- evaluate / predict ----------------------------------------------------------------------
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, verbose: int = 1,
