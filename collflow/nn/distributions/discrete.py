@@ -35,14 +35,16 @@ def _logits_and_probs(logits: Any, probs: Any, multidimensional: bool, validate_
     return o.identity(lg, name="logits"), pr
 
 
-class Bernoulli(Distribution):
-    """Bernoulli(p): 1 with probability p = sigmoid(logits), samples of `dtype`."""
+class _LogitsProbs(Distribution):
+    """A distribution given by logits or probs (exactly one; the other derived), over one
+    value (sigmoid) or the last axis (softmax, `_over_last_axis`), with samples of `dtype`."""
 
-    def __init__(self, logits: Any = None, probs: Any = None, dtype: Any = _dt.int32, validate_args: bool = False,
-                 allow_nan_stats: bool = True, name: str = "Bernoulli"):
-        parameters = dict(locals())
+    _over_last_axis = False
+
+    def __init__(self, logits: Any, probs: Any, dtype: Any, validate_args: bool, allow_nan_stats: bool,
+                 parameters: dict, name: str):
         with _g.get_default_graph().name_scope(name):
-            self._logits, self._probs = _logits_and_probs(logits, probs, False, validate_args)
+            self._logits, self._probs = _logits_and_probs(logits, probs, self._over_last_axis, validate_args)
         super().__init__(_dt.as_dtype(dtype), NOT_REPARAMETERIZED, validate_args, allow_nan_stats, parameters,
                          [self._logits, self._probs], name)
 
@@ -53,6 +55,15 @@ class Bernoulli(Distribution):
     @property
     def probs(self) -> _g.Tensor:
         return self._probs
+
+
+class Bernoulli(_LogitsProbs):
+    """Bernoulli(p): 1 with probability p = sigmoid(logits), samples of `dtype`."""
+
+    def __init__(self, logits: Any = None, probs: Any = None, dtype: Any = _dt.int32, validate_args: bool = False,
+                 allow_nan_stats: bool = True, name: str = "Bernoulli"):
+        parameters = dict(locals())
+        super().__init__(logits, probs, dtype, validate_args, allow_nan_stats, parameters, name)
 
     def _batch_shape(self) -> TensorShape:
         return self._logits.shape
@@ -95,24 +106,15 @@ def _kl_bernoulli_bernoulli(a: Bernoulli, b: Bernoulli, name: Optional[str] = No
     return o.sigmoid(a.logits) * d0 + o.sigmoid(-a.logits) * d1
 
 
-class Categorical(Distribution):
+class Categorical(_LogitsProbs):
     """A categorical over the last axis of logits / probs: samples are class indices of `dtype`."""
+
+    _over_last_axis = True
 
     def __init__(self, logits: Any = None, probs: Any = None, dtype: Any = _dt.int32, validate_args: bool = False,
                  allow_nan_stats: bool = True, name: str = "Categorical"):
         parameters = dict(locals())
-        with _g.get_default_graph().name_scope(name):
-            self._logits, self._probs = _logits_and_probs(logits, probs, True, validate_args)
-        super().__init__(_dt.as_dtype(dtype), NOT_REPARAMETERIZED, validate_args, allow_nan_stats, parameters,
-                         [self._logits, self._probs], name)
-
-    @property
-    def logits(self) -> _g.Tensor:
-        return self._logits
-
-    @property
-    def probs(self) -> _g.Tensor:
-        return self._probs
+        super().__init__(logits, probs, dtype, validate_args, allow_nan_stats, parameters, name)
 
     @property
     def event_size(self) -> _g.Tensor:
