@@ -1,7 +1,7 @@
 """The protocol buffers TensorBoard reads, encoded and decoded by hand (no protobuf dependency).
 
 Each message class lists its fields as (number, name, kind, default); one generic encoder
-and decoder follow the table.  Kinds: double, float, int64, int32, enum, bool, string,
+and decoder follow the table.  Kinds: double, float, fixed32, int64, int32, enum, bool, string,
 bytes, a message class, or a list of one of those in brackets (`["string"]`, `[Value]`;
 repeated doubles are written packed, as proto3 does).  Field numbers are those of
 TensorFlow's event.proto, summary.proto, histogram.proto, tensor.proto and graph.proto.
@@ -66,6 +66,8 @@ def _encode_one(number: int, kind: Any, v: Any) -> bytes:
         return _key(number, _WIRE_64) + struct.pack("<d", float(v))
     if kind == "float":
         return _key(number, _WIRE_32) + struct.pack("<f", float(v))
+    if kind == "fixed32":
+        return _key(number, _WIRE_32) + struct.pack("<I", int(v) & 0xFFFFFFFF)
     if kind in _VARINT_KINDS:
         return _key(number, _WIRE_VARINT) + encode_varint(int(v))
     if kind == "string":
@@ -104,6 +106,8 @@ def _decode_scalar(kind: Any, wire: int, raw: Any) -> Any:
         return struct.unpack("<d", raw)[0]
     if kind == "float":
         return struct.unpack("<f", raw)[0]
+    if kind == "fixed32":
+        return struct.unpack("<I", raw)[0]
     if kind in ("int64", "int32"):
         return raw - (1 << 64) if raw >= 1 << 63 else raw
     if kind == "enum":

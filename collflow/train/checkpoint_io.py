@@ -66,7 +66,8 @@ from .checkpoint_index import (INDEX_FILENAME, IndexEntry, _short, read_index, r
 from .checkpoint_storage import (TMP_SUFFIX, atomic_write_bytes, checksum, fsync_directory, open_direct,
                                  temporary_name)
 
-__all__ = ["DataLossError", "UnsafeCheckpointError", "CheckpointData", "CheckpointReader", "write_checkpoint",
+__all__ = ["DataLossError", "UnsafeCheckpointError", "CheckpointData", "CheckpointReader", "open_checkpoint",
+           "write_checkpoint",
            "read_checkpoint", "read_index", "write_index", "IndexEntry", "atomic_write_bytes", "fsync_directory",
            "FORMAT", "FORMAT_VERSION", "INDEX_FILENAME", "TMP_SUFFIX", "scan_directory", "retention_plan",
            "process_rank_and_size", "checksum", "open_direct"]
@@ -507,11 +508,21 @@ class CheckpointReader:
         self.close()
 
 
+def open_checkpoint(path: str, allow_unverified: bool = False) -> Any:
+    """A reader of the checkpoint at `path`: a TensorFlow V2 checkpoint (a prefix with a
+    `.index` file, or that file: tf_checkpoint.BundleReader) or a collflow file
+    (CheckpointReader); both have the same interface."""
+    from . import tf_checkpoint
+    if not os.path.isfile(path) and tf_checkpoint.is_bundle(path) or path.endswith(tf_checkpoint.INDEX_SUFFIX):
+        return tf_checkpoint.BundleReader(path, allow_unverified=allow_unverified)
+    return CheckpointReader(path, allow_unverified=allow_unverified)
+
+
 def read_checkpoint(path: str, verify: bool = True, allow_unverified: bool = False) -> CheckpointData:
     """Reads a whole checkpoint (every variable, verified) into a CheckpointData.
 
     allow_unverified: accept a file without checksums (see CheckpointReader)."""
-    with CheckpointReader(path, allow_unverified=allow_unverified) as r:
+    with open_checkpoint(path, allow_unverified=allow_unverified) as r:
         variables = r.read(verify=verify)
         return CheckpointData(variables=variables, rng=r.rng, pipeline=r.pipeline, global_step=r.global_step,
                               world_size=r.world_size, graph_fingerprint=r.graph_fingerprint,

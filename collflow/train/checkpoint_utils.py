@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, NotFoundError
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
-from .saver import _as_prefix, checkpoint_file, latest_checkpoint
+from .saver import _as_prefix, checkpoint_file, latest_checkpoint, tf_state_files
 
 __all__ = ["CheckpointState", "get_checkpoint_state", "list_variables", "load_variable", "load_checkpoint",
            "NewCheckpointReader", "init_from_checkpoint", "checkpoints_iterator"]
@@ -38,7 +38,8 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: Optional[str] = N
     """The checkpoints `checkpoint_dir`'s index lists (that still exist), or None when there is
     none (TF1: `ckpt = tf.train.get_checkpoint_state(d); if ckpt and ckpt.model_checkpoint_path:
     saver.restore(sess, ckpt.model_checkpoint_path)`).  `latest_filename` (the name of TF's
-    state file) is accepted and unused: the index is checkpoint.json."""
+    state file) is accepted and unused: the index is checkpoint.json, and TensorFlow's `checkpoint`
+    file where TensorFlow wrote the directory."""
     latest = latest_checkpoint(checkpoint_dir)
     if latest is None:
         return None
@@ -47,13 +48,15 @@ def get_checkpoint_state(checkpoint_dir: str, latest_filename: Optional[str] = N
     except cio.DataLossError:
         entries = []
     paths = []
-    for e in entries:
+    for name in [e.path for e in entries] + tf_state_files(checkpoint_dir):
         try:
-            p = _policy.contained_path(checkpoint_dir, e.path)
+            p = _policy.contained_path(checkpoint_dir, name)
         except cio.UnsafeCheckpointError:
             continue
-        if os.path.exists(p):
+        if os.path.exists(p) and _as_prefix(os.path.abspath(p)) not in paths:
             paths.append(_as_prefix(os.path.abspath(p)))
+    if latest in paths:
+        paths.remove(latest)  # the newest last, as TF lists them
     if latest not in paths:
         paths.append(latest)
     return CheckpointState(latest, paths)
@@ -76,7 +79,7 @@ class NewCheckpointReader:
 
     def __init__(self, ckpt: str):
         self.path = _resolve(ckpt)
-        with cio.CheckpointReader(self.path) as r:
+        with cio.open_checkpoint(self.path) as r:
             self._specs = r.variable_specs()
 
     def get_variable_to_shape_map(self) -> Dict[str, List[int]]:
@@ -92,7 +95,7 @@ class NewCheckpointReader:
         if name not in self._specs:
             raise NotFoundError(f"checkpoint {self.path} has no variable {name!r} (it has: "
                                 f"{', '.join(sorted(self._specs)[:20])}{', ...' if len(self._specs) > 20 else ''})")
-        with cio.CheckpointReader(self.path) as r:
+        with cio.open_checkpoint(self.path) as r:
             return r.read([name])[name]
 
 

@@ -49,7 +49,7 @@ def _restore(op: Any, ctx: KernelContext) -> Any:
 
     def restore(filename: Any) -> Any:
         path = _path(filename)
-        with cio.CheckpointReader(path) as r:
+        with cio.open_checkpoint(path) as r:
             specs = r.variable_specs()
             missing = [n for n in names if n not in specs]
             if missing:

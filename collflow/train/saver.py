@@ -1,4 +1,5 @@
-"""cf.train.Saver: a Session's training state to an HDF5 checkpoint and back (TensorFlow 1.x names).
+"""cf.train.Saver: a Session's training state to an HDF5 checkpoint and back (TensorFlow 1.x names);
+TensorFlow's own checkpoint format too (tf_checkpoint), written on request and read always.
 
 What is saved: every variable of `var_list` (default: the graph's global variables, so the
 optimizer's slots, Adam's beta powers and the global step come along) read straight from the
@@ -36,10 +37,11 @@ from . import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
 from ..kernels.device import get_device, to_host as _to_host
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
+from . import tf_checkpoint as _tfc
 from .global_step import get_global_step
 
 __all__ = ["Saver", "RestoreResult", "latest_checkpoint", "checkpoint_exists", "get_checkpoint_mtimes",
-           "remove_checkpoint"]
+           "remove_checkpoint", "tf_state_files"]
 
 log = logging.getLogger("collflow.checkpoint")
 
@@ -197,15 +199,29 @@ def _user_path(save_path: str, global_step: Optional[int], pad: bool = False) ->
 
 
 def checkpoint_file(path: str) -> str:
-    """The file behind a checkpoint path: the path itself, or TensorFlow-style prefix + '.h5'."""
-    if not os.path.isfile(path) and os.path.isfile(path + ".h5"):
-        return path + ".h5"
+    """The file behind a checkpoint path: the path itself, the prefix's '.h5' file, or the
+    '.index' file of a checkpoint in TensorFlow's own format."""
+    if not os.path.isfile(path):
+        if os.path.isfile(path + ".h5"):
+            return path + ".h5"
+        if os.path.isfile(path + _tfc.INDEX_SUFFIX):
+            return path + _tfc.INDEX_SUFFIX
     return path
 
 
 def _as_prefix(file_path: str) -> str:
-    """latest_checkpoint's answer: the prefix of a '<prefix>.h5' file (TensorFlow's form)."""
-    return file_path[:-3] if file_path.endswith(".h5") else file_path
+    """latest_checkpoint's answer: the prefix of a '<prefix>.h5' or '<prefix>.index' file (TensorFlow's form)."""
+    for suffix in (".h5", _tfc.INDEX_SUFFIX):
+        if file_path.endswith(suffix):
+            return file_path[:-len(suffix)]
+    return file_path
+
+
+def _checkpoint_files(file_path: str) -> List[str]:
+    """Every file of one checkpoint: the .h5 file, or a TensorFlow checkpoint's index and data."""
+    if file_path.endswith(_tfc.INDEX_SUFFIX):
+        return _tfc.bundle_files(file_path)
+    return [file_path]
 
 
 def _meta_path(prefix: str, suffix: str) -> str:
@@ -233,6 +249,13 @@ class Saver:
     Saver wrote to keep (None or 0: all); keep_checkpoint_every_n_hours: also keep one every
     N hours.  rank / world_size: this process's place in the job (default: from collflow.comm
     or the MPI launcher); only rank 0 writes.  save_rng: also save random ops' streams.
+
+    checkpoint_format: "collflow" (default; one HDF5 file per checkpoint holding the variables,
+    the random streams and the input position) or "tensorflow": TensorFlow's own V2 format
+    (`<prefix>.index` + `<prefix>.data-00000-of-00001`, and TF's `checkpoint` state file), which
+    TensorFlow's Saver restores; it holds the variables only.  The environment variable
+    COLLFLOW_CHECKPOINT_FORMAT sets the default.  restore() reads either format, whichever
+    wrote it.
     """
 
     def __init__(self, var_list: Any = None, max_to_keep: Optional[int] = 5,
@@ -241,7 +264,8 @@ class Saver:
                  reshape: bool = False, sharded: bool = False, allow_empty: bool = False,
                  pad_step_number: bool = False, defer_build: bool = False, restore_sequentially: bool = False,
                  saver_def: Any = None, builder: Any = None, write_version: Any = None,
-                 save_relative_paths: bool = False, filename: Optional[str] = None):
+                 save_relative_paths: bool = False, filename: Optional[str] = None,
+                 checkpoint_format: Optional[str] = None):
         # no variables: TF1's "No variables to save", unless allow_empty (a Saver of nothing)
         self._vars, self._graph = _resolve_var_list(var_list, allow_empty)
         # TF1's options: reshape restores an entry of another shape with as many elements;
@@ -250,6 +274,12 @@ class Saver:
         # are accepted and change nothing: one HDF5 file per checkpoint, collflow's format
         self._reshape = bool(reshape)
         self._pad = bool(pad_step_number)
+        if checkpoint_format is None:
+            checkpoint_format = os.environ.get("COLLFLOW_CHECKPOINT_FORMAT", "collflow") or "collflow"
+        if checkpoint_format not in ("collflow", "tensorflow"):
+            raise InvalidArgumentError(f"checkpoint_format must be 'collflow' or 'tensorflow', got "
+                                       f"{checkpoint_format!r}")
+        self._tf_format = checkpoint_format == "tensorflow"
         # a Saver of chosen variables restores those only: the checkpoint's other entries are
         # not its business (TF1's partial restore: fine-tuning, averaged weights)
         self._explicit = var_list is not None
@@ -284,7 +314,7 @@ class Saver:
     def last_checkpoints(self) -> List[str]:
         """The checkpoints this Saver wrote and still keeps, oldest first, as the prefixes
         save() returned (TF1's form; restore() and checkpoint_file() take them)."""
-        return [e.path[:-3] if e.path.endswith(".h5") else e.path for e in self._last]
+        return [_as_prefix(e.path) for e in self._last]
 
     def _check_session(self, sess: Any) -> None:
         if self._graph is not None and sess.graph is not self._graph:
@@ -407,12 +437,20 @@ class Saver:
         if not self.is_chief:
             return user
         data = self.snapshot(sess, step, pipeline)
-        cio.write_checkpoint(path, data)
+        if self._tf_format:  # TensorFlow's V2 checkpoint: <user>.index + <user>.data-00000-of-00001
+            path = user + _tfc.INDEX_SUFFIX
+            values = {k: v if isinstance(v, np.ndarray) else np.asarray(_to_host(v)) for k, v in data.variables.items()}
+            _tfc.write_bundle(user, values)
+        else:
+            cio.write_checkpoint(path, data)
         if write_meta_graph:
             self._meta_suffix = meta_graph_suffix
             self._write_meta(sess.graph, _meta_path(user, meta_graph_suffix))
         if write_state:
             self._record(path, data.global_step, data.timestamp)
+            if self._tf_format:  # TensorFlow's own state file, for TF's latest_checkpoint
+                _tfc.write_state_file(os.path.dirname(path), [os.path.basename(_as_prefix(e.path))
+                                                              for e in self._last])
         return user
 
     def _saver_def(self) -> Dict[str, Any]:
@@ -458,7 +496,7 @@ class Saver:
         entries.append(cio.IndexEntry(rel, step, when))
         cio.write_index(directory, entries)
         for e in delete:
-            for f in (e.path, _meta_path(_as_prefix(e.path), self._meta_suffix)):
+            for f in _checkpoint_files(e.path) + [_meta_path(_as_prefix(e.path), self._meta_suffix)]:
                 try:
                     os.remove(f)
                 except FileNotFoundError:
@@ -481,7 +519,7 @@ class Saver:
         allow_unverified: accept a file without checksums (a warning is logged).
         """
         self._check_session(sess)
-        with cio.CheckpointReader(checkpoint_file(save_path), allow_unverified=allow_unverified) as r:
+        with cio.open_checkpoint(checkpoint_file(save_path), allow_unverified=allow_unverified) as r:
             result = RestoreResult(r.path, r.global_step, dict(r.pipeline), r.world_size,
                                    graph_fingerprint=r.graph_fingerprint)
             specs = r.variable_specs()
@@ -618,8 +656,9 @@ def latest_checkpoint(checkpoint_dir: str, prefix: Optional[str] = None) -> Opti
     """The newest checkpoint in `checkpoint_dir` (by its index), or None, as TensorFlow 1.x
     gives it: the prefix (`dir/model.ckpt-100` for `dir/model.ckpt-100.h5`).
 
-    Without a readable index, the newest `<prefix>-<step>.h5` file (prefix default "ckpt")
-    is taken.  The file is not validated here; CheckpointManager.restore falls back past a
+    Without a readable index, the newest checkpoint TensorFlow's `checkpoint` state file lists
+    (a directory TensorFlow wrote), else the newest `<prefix>-<step>.h5` file (prefix default
+    "ckpt") is taken.  The file is not validated here; CheckpointManager.restore falls back past a
     damaged one.  Entries resolving outside `checkpoint_dir` (a symlink out) are skipped.
     """
     try:
@@ -628,15 +667,35 @@ def latest_checkpoint(checkpoint_dir: str, prefix: Optional[str] = None) -> Opti
         log.warning("%s; looking for checkpoint files instead", e)
         entries = []
     scanned = cio.scan_directory(checkpoint_dir, prefix or "ckpt")
-    for e in list(reversed(entries)) + list(reversed(scanned)):
+    names = [e.path for e in reversed(entries)] + list(reversed(tf_state_files(checkpoint_dir)))
+    for name in names + [e.path for e in reversed(scanned)]:
         try:
-            p = _policy.contained_path(checkpoint_dir, e.path)
+            p = _policy.contained_path(checkpoint_dir, name)
         except cio.UnsafeCheckpointError as err:
             log.warning("%s", err)
             continue
         if os.path.exists(p):
             return _as_prefix(os.path.abspath(p))
     return None
+
+
+def tf_state_files(checkpoint_dir: str) -> List[str]:
+    """The index files (names inside `checkpoint_dir`) of the TensorFlow checkpoints that TF's
+    `checkpoint` state file lists, oldest first.  TF records absolute paths by default: one
+    that points elsewhere is taken by its base name when that exists here (a directory copied
+    or moved since), else skipped; a damaged state file is ignored with a warning."""
+    try:
+        listed = _tfc.read_state_file(checkpoint_dir)
+    except cio.DataLossError as e:
+        log.warning("%s; ignoring it", e)
+        return []
+    out = []
+    for p in listed:
+        name = os.path.basename(p) if os.path.isabs(p) else p
+        if os.path.isabs(p) and os.path.realpath(os.path.dirname(p)) != os.path.realpath(checkpoint_dir):
+            log.info("TensorFlow's state file in %s lists %s; using %s from this directory", checkpoint_dir, p, name)
+        out.append(name + _tfc.INDEX_SUFFIX)
+    return out
 
 
 def checkpoint_exists(path: str) -> bool:
@@ -659,6 +718,6 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version: Any = N
     """Deletes the checkpoint's file (TF1's tf.train.remove_checkpoint); the directory's index
     forgets it the next time it is read (an entry without its file is skipped)."""
     f = checkpoint_file(checkpoint_prefix)
-    for p in (f, _meta_path(_as_prefix(f), meta_graph_suffix)):
+    for p in _checkpoint_files(f) + [_meta_path(_as_prefix(f), meta_graph_suffix)]:
         if os.path.isfile(p):
             os.remove(p)
