@@ -510,11 +510,14 @@ class CheckpointReader:
 
 def open_checkpoint(path: str, allow_unverified: bool = False) -> Any:
     """A reader of the checkpoint at `path`: a TensorFlow V2 checkpoint (a prefix with a
-    `.index` file, or that file: tf_checkpoint.BundleReader) or a collflow file
-    (CheckpointReader); both have the same interface."""
-    from . import tf_checkpoint
+    `.index` file, or that file: tf_checkpoint.BundleReader), a TensorFlow V1 file
+    (tf_checkpoint_v1.V1Reader) or a collflow file (CheckpointReader); all have the same
+    interface."""
+    from . import tf_checkpoint, tf_checkpoint_v1
     if not os.path.isfile(path) and tf_checkpoint.is_bundle(path) or path.endswith(tf_checkpoint.INDEX_SUFFIX):
         return tf_checkpoint.BundleReader(path, allow_unverified=allow_unverified)
+    if tf_checkpoint_v1.is_v1_checkpoint(path):  # TF's single-file format of before 1.0
+        return tf_checkpoint_v1.V1Reader(path, allow_unverified=allow_unverified)
     return CheckpointReader(path, allow_unverified=allow_unverified)
 
 

@@ -694,7 +694,10 @@ def tf_state_files(checkpoint_dir: str) -> List[str]:
         name = os.path.basename(p) if os.path.isabs(p) else p
         if os.path.isabs(p) and os.path.realpath(os.path.dirname(p)) != os.path.realpath(checkpoint_dir):
             log.info("TensorFlow's state file in %s lists %s; using %s from this directory", checkpoint_dir, p, name)
-        out.append(name + _tfc.INDEX_SUFFIX)
+        v2 = name + _tfc.INDEX_SUFFIX
+        # a V1 checkpoint is the one file the state file names
+        out.append(name if not os.path.exists(os.path.join(checkpoint_dir, v2)) and
+                   os.path.isfile(os.path.join(checkpoint_dir, name)) else v2)
     return out
 
 

@@ -139,6 +139,26 @@ def slice_key(name: str, extents: Sequence[Tuple[int, int]]) -> bytes:
 # -- reading -------------------------------------------------------------------------------------------
 
 
+def assemble(where: str, name: str, shape: Tuple[int, ...], dtype: np.dtype, slices: List[List[Tuple[int, int]]],
+             part: Any) -> np.ndarray:
+    """A partitioned variable put together from its slices: part(extents, shape) reads one.
+    Slices must lie inside the shape and cover it (DataLossError naming `where` otherwise)."""
+    out = np.zeros(shape, dtype=dtype) if dtype != object else np.full(shape, b"", dtype=object)
+    covered = 0
+    for ext in slices:
+        if len(ext) != len(shape) or any(ln != -1 and (s < 0 or ln < 0 or s + ln > d) for (s, ln), d in zip(ext, shape)):
+            raise DataLossError(f"TensorFlow checkpoint {where}: slice {ext} of {name!r} does not fit its shape "
+                                f"{list(shape)}")
+        idx = tuple(slice(0, d) if ln == -1 else slice(s, s + ln) for (s, ln), d in zip(ext, shape))
+        want = tuple(len(range(*i.indices(d))) for i, d in zip(idx, shape))
+        out[idx] = part(ext, want)
+        covered += int(np.prod(want, dtype=np.int64))
+    if covered != int(np.prod(shape, dtype=np.int64)):
+        raise DataLossError(f"TensorFlow checkpoint {where}: the slices of {name!r} cover {covered} of its "
+                            f"{int(np.prod(shape, dtype=np.int64))} elements")
+    return out
+
+
 @dataclass
 class _Tensor:
     name: str
@@ -263,27 +283,16 @@ class BundleReader:
     def _read_whole(self, t: _Tensor, verify: bool) -> np.ndarray:
         if not t.slices:
             return self._read_one(t, verify)
-        out = np.zeros(t.shape, dtype=t.dtype) if t.dtype != object else np.full(t.shape, b"", dtype=object)
-        covered = 0
-        for ext in t.slices:
-            if len(ext) != len(t.shape):
-                raise DataLossError(f"TensorFlow checkpoint {self.prefix}: a slice of {t.name!r} has {len(ext)} "
-                                    f"dimensions, the tensor {len(t.shape)}")
-            where = tuple(slice(0, d) if ln == -1 else slice(s, s + ln) for (s, ln), d in zip(ext, t.shape))
-            want = tuple(len(range(*w.indices(d))) for w, d in zip(where, t.shape))
-            part = self._slices.get(slice_key(t.name, ext))
-            if part is None:
+
+        def part(ext: List[Tuple[int, int]], want: Tuple[int, ...]) -> np.ndarray:
+            p = self._slices.get(slice_key(t.name, ext))
+            if p is None:
                 raise DataLossError(f"TensorFlow checkpoint {self.prefix}: slice {ext} of {t.name!r} is missing")
-            if part.shape != want or part.dtype != t.dtype or any(s < 0 or s + ln > d for (s, ln), d in
-                                                                  zip(ext, t.shape) if ln != -1):
+            if p.shape != want or p.dtype != t.dtype:
                 raise DataLossError(f"TensorFlow checkpoint {self.prefix}: slice {ext} of {t.name!r} has shape "
-                                    f"{list(part.shape)}, expected {list(want)}")
-            out[where] = self._read_one(part, verify)
-            covered += int(np.prod(want, dtype=np.int64))
-        if covered != int(np.prod(t.shape, dtype=np.int64)):
-            raise DataLossError(f"TensorFlow checkpoint {self.prefix}: the slices of {t.name!r} cover {covered} "
-                                f"of its {int(np.prod(t.shape, dtype=np.int64))} elements")
-        return out
+                                    f"{list(p.shape)}, expected {list(want)}")
+            return self._read_one(p, verify)
+        return assemble(self.prefix, t.name, t.shape, t.dtype, t.slices, part)
 
     def _read_one(self, t: _Tensor, verify: bool) -> np.ndarray:
         f = data_file(self.prefix, t.shard, self.num_shards)
