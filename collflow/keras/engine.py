@@ -11,13 +11,14 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
+from ..graph import nest
 from ..graph.ops import math_ops as _m
 from ..graph.ops.constant_op import group, placeholder
 from ..platform.atomic_files import temporary_name
 from . import backend as K
 from . import losses as _losses
 from . import optimizers as _optimizers
-from .layers import InputLayer, history_of, mask_of
+from .layers import InputLayer, mask_of, node_of
 from .training import TrainingLoop, as_list as _as_list
 
 __all__ = ["Model", "Sequential"]
@@ -39,6 +40,8 @@ def _output_shape(layer: Any) -> Any:
     out = calls[0][1]
     outs = out if isinstance(out, (list, tuple)) else [out]
     shapes = [tuple(t.shape.as_list()) if t.shape.rank is not None else None for t in outs]
+    if type(layer).__name__ == "TensorFlowOpLayer":
+        return shapes  # TF shows an op layer's outputs as a list: [(None, 16)]
     return shapes[0] if len(shapes) == 1 else shapes
 
 
@@ -90,28 +93,50 @@ class Model(TrainingLoop):
         return out
 
     def _init_graph(self, inputs: List[Any], outputs: List[Any]) -> None:
+        """The layers from the inputs to the outputs (raw TF ops among them wrapped into op
+        layers first), in TF's order: by depth from the inputs, ties by first visit from the
+        outputs (Keras's _map_graph_network), so weights line up with TF's."""
+        from .op_layer import wrap_raw_ops
         self.inputs = [_g.convert_to_tensor(t) for t in inputs]
         self.outputs = [_g.convert_to_tensor(t) for t in outputs]
-        order: List[Any] = []
-        seen: set = set()
         stop = set(self.inputs)
+        wrap_raw_ops(self.outputs, stop)
+        post: List[tuple] = []          # (layer id, call index), inputs before their consumers
+        first: dict = {}                 # layer id -> order of first visit (TF's tie-break)
+        layers: dict = {}
+        done: set = set()
 
         def visit(t: Any) -> None:
             if t in stop:
                 return
-            rec = history_of(t)
+            rec = node_of(t)
             if rec is None:
                 raise ValueError(f"Graph disconnected: cannot obtain value for tensor {t.name}: it is not made by a "
                                  "Keras layer from the model's inputs")
-            layer, ins = rec
-            for i in ins:
+            layer, k, _ = rec
+            key = (id(layer), k)
+            if key in done:
+                return
+            done.add(key)
+            first.setdefault(id(layer), len(first))
+            layers[id(layer)] = layer
+            for i in layer._keras_nodes[k]:
                 visit(_g.convert_to_tensor(i))
-            if id(layer) not in seen:
-                seen.add(id(layer))
-                order.append(layer)
+            post.append(key)
         for o in self.outputs:
             visit(o)
-        self._layers = order
+        node_depth: dict = {}
+        layer_depth: dict = {}
+        for key in reversed(post):
+            depth = max(node_depth.setdefault(key, 0), layer_depth.get(key[0], 0))
+            layer_depth[key[0]] = node_depth[key] = depth
+            for i in layers[key[0]]._keras_nodes[key[1]]:
+                i = _g.convert_to_tensor(i)
+                if i not in stop:
+                    pl, pk, _ = node_of(i)
+                    node_depth[(id(pl), pk)] = max(depth + 1, node_depth.get((id(pl), pk), 0))
+        self._layers = sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
+        self._nodes = done  # the layers' calls inside this model (a config leaves the others out)
 
     # -- structure --------------------------------------------------------------------------
     @property
@@ -187,7 +212,8 @@ class Model(TrainingLoop):
         for layer in self._layers:
             n = int(sum(int(np.prod(v.shape.as_list())) for v in layer.weights))
             shape = _output_shape(layer)
-            print_fn(f"{layer.name + ' (' + type(layer).__name__ + ')':<29}{str(shape):<22}{n}")
+            # a space after each column even when a long name overflows it
+            print_fn(f"{layer.name + ' (' + type(layer).__name__ + ')':<28} {str(shape):<21} {n}")
         print_fn("=" * line_length)
         print_fn(f"Total params: {self.count_params():,}")
         print_fn(f"Trainable params: {sum(int(np.prod(v.shape.as_list())) for v in self.trainable_weights):,}")
@@ -212,16 +238,23 @@ class Model(TrainingLoop):
     def _apply_graph(self, inputs: Any, training: Any) -> Any:
         self._require_built()
         new = {id(t): x for t, x in zip(self.inputs, _as_list(inputs))}
+        calls: dict = {}  # (layer id, call index) -> the new call's output: each call made once
 
         def value(t: Any) -> Any:
             if id(t) in new:
                 return new[id(t)]
-            layer, ins = history_of(t)
-            args = [value(_g.convert_to_tensor(i)) for i in ins]
-            arg = args if len(ins) > 1 else args[0]
-            out = layer(arg, training=training) if getattr(layer, "_takes_training", False) else layer(arg)
-            new[id(t)] = out
-            return out
+            layer, k, index = node_of(t)
+            if (id(layer), k) not in calls:
+                ins = layer._keras_nodes[k]
+                args = [value(_g.convert_to_tensor(i)) for i in ins]
+                arg = args if len(ins) > 1 else args[0]
+                calls[(id(layer), k)] = (layer(arg, training=training) if getattr(layer, "_takes_training", False)
+                                         else layer(arg))
+            out = calls[(id(layer), k)]
+            # a layer of several outputs (an RNN's states, a split op) gives output `index`
+            res = nest.flatten(out)[index] if isinstance(out, (list, tuple)) else out
+            new[id(t)] = res
+            return res
         outs = [value(o) for o in self.outputs]
         return outs[0] if len(outs) == 1 else outs
 

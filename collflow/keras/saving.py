@@ -27,7 +27,8 @@ _COMMON = ("name", "trainable", "dtype", "batch_input_shape")
 def _layer_classes() -> Dict[str, type]:
     import importlib
     # by module path: the package's `layers` attribute is tf.keras.layers' namespace
-    mods = [importlib.import_module(f"collflow.keras.{m}") for m in ("layers", "layers_more", "recurrent")]
+    mods = [importlib.import_module(f"collflow.keras.{m}") for m in ("layers", "layers_more", "recurrent",
+                                                                     "op_layer")]
     out: Dict[str, type] = {}
     for mod in mods:
         for n in mod.__all__:
@@ -115,7 +116,7 @@ def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, A
     cls = custom.get(name) or classes.get(name)
     if cls is None:
         raise ValueError(f"Unknown layer: {name}. A custom layer must be passed in custom_objects")
-    if hasattr(cls, "from_config") and name in custom:
+    if hasattr(cls, "from_config") and (name in custom or name == "TensorFlowOpLayer"):
         return cls.from_config(cfg)
     params = inspect.signature(cls.__init__).parameters
     takes_kwargs = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
@@ -152,15 +153,23 @@ def model_to_config(model: Any) -> Dict[str, Any]:
                        "config": {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name, "sparse": False,
                                   "name": t.op.name}})
 
+    # the calls inside this model, renumbered per layer (a call on other tensors, such as
+    # model(new_input)'s, is left out as Keras leaves it out)
+    inside = getattr(model, "_nodes", None)
+
+    def calls(layer: Any) -> List[int]:
+        n = len(getattr(layer, "_keras_nodes", []))
+        return [k for k in range(n) if inside is None or (id(layer), k) in inside]
+
     def ref(t: Any) -> list:
         if id(t) in names:
             return [names[id(t)], 0, 0, {}]
         layer, node, index = node_of(t)
-        return [layer.name, node, index, {}]
+        return [layer.name, calls(layer).index(node), index, {}]
     for layer in model.layers:
         entry = serialize_layer(layer)
         entry["name"] = layer.name
-        entry["inbound_nodes"] = [[ref(i) for i in ins] for ins in getattr(layer, "_keras_nodes", [])]
+        entry["inbound_nodes"] = [[ref(i) for i in layer._keras_nodes[k]] for k in calls(layer)]
         layers.append(entry)
     return {"class_name": "Model", "config": {"name": model.name, "layers": layers,
                                               "input_layers": [ref(t)[:3] for t in model.inputs],
