@@ -729,3 +729,17 @@ def test_validation_freq_and_summary_shapes():
         m.summary(print_fn=lines.append)
         text = "\n".join(lines)
         assert "multiple" in text and "(None, 2)" in text and "Total params: 38" in text
+
+
+def test_layers_are_named_when_made_not_when_called():
+    """Keras takes a layer's unique name in its constructor: the outer Dense of
+    Dense(4)(Dense(6)(x)) is "dense" and owns dense/kernel, as in TF."""
+    with tf.Graph().as_default():
+        x = tf.keras.Input((3,))
+        outer, inner = tf.keras.layers.Dense(4), tf.keras.layers.Dense(6)
+        unused = tf.keras.layers.Dense(2)
+        named = tf.keras.layers.Dense(5, name="head")
+        y = named(outer(inner(x)))
+        assert (outer.name, inner.name, unused.name, named.name) == ("dense", "dense_1", "dense_2", "head")
+        assert outer.kernel.name == "dense/kernel:0" and inner.kernel.name == "dense_1/kernel:0"
+        assert [layer.name for layer in tf.keras.Model(x, y).layers] == ["dense_1", "dense", "head"]

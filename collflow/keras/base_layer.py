@@ -36,7 +36,8 @@ class Layer(_CallRecord):
         if kwargs:
             raise TypeError(f"Keyword argument not understood: {sorted(kwargs)}")
         self.trainable = bool(trainable)
-        self._name = name
+        # named when made, as Keras does (my_layer, my_layer_1, ... in the order of construction)
+        self._name = name if name is not None else _unique_name(_snake(type(self).__name__))
         self._scope: Any = None
         self._own_weights: List[Any] = []
         self.built = False

@@ -258,6 +258,11 @@ class Model(TrainingLoop):
         outs = [value(o) for o in self.outputs]
         return outs[0] if len(outs) == 1 else outs
 
+    def reset_states(self) -> None:
+        """Resets the states of every stateful recurrent layer to zeros (Keras's reset_states)."""
+        from .recurrent import reset_model_states
+        reset_model_states(self)
+
     # -- weights -----------------------------------------------------------------------------
     def get_weights(self) -> List[np.ndarray]:
         return K.batch_get_value(self.weights)

@@ -143,11 +143,21 @@ class _KerasMixin(_CallRecord):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
         obj._init_args = (args, dict(kwargs))  # get_config: the arguments it was made with
+        # Keras names a layer when it is made (dense, dense_1, ... per graph), not when it is
+        # first called: Dense(4)(Dense(6)(x)) makes the outer layer "dense", as TF does
+        obj._auto_name = _unique_name(cls._base) if kwargs.get("name") is None else None
         return obj
 
+    @property
+    def name(self) -> str:
+        scope = getattr(self, "_scope", None)
+        if scope is not None:
+            return scope.name.rsplit("/", 1)[-1]
+        return getattr(self, "_name", None) or getattr(self, "_auto_name", None) or self._base  # type: ignore[attr-defined]
+
     def __call__(self, inputs: Any, *args: Any, training: Any = None, **kwargs: Any) -> Any:
-        if not self._has_vars and self._name is None:  # type: ignore[attr-defined]
-            self._name = _unique_name(self._base)  # type: ignore[attr-defined]
+        if self._name is None:  # type: ignore[attr-defined]
+            self._name = self._auto_name or _unique_name(self._base)  # type: ignore[attr-defined]
         if self._takes_training:
             kwargs["training"] = K.learning_phase() if training is None else training
         in_mask = mask_of(inputs)

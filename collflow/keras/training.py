@@ -77,8 +77,28 @@ class TrainingLoop:
             raise NotImplementedError("steps with NumPy inputs are not supported by collflow's Keras; use batch_size")
         if with_targets and y is None:
             raise ValueError("fit/evaluate on arrays need the targets `y`")
-        return ArraySource(std(x), None if y is None else self._targets(y), _weights(sample_weight),
+        xs = std(x)
+        batch_size = self._static_batch_size(batch_size, xs)
+        return ArraySource(xs, None if y is None else self._targets(y), _weights(sample_weight),
                            int(batch_size or 32), shuffle)
+
+    def _static_batch_size(self, batch_size: Optional[int], xs: List[Any]) -> Optional[int]:
+        """Keras's batch size check: a model whose inputs fix the batch dimension (a stateful
+        RNN's batch_input_shape) runs batches of that size; another batch_size is an error, and
+        a stateful model needs a number of samples that size divides."""
+        fixed = {t.shape.as_list()[0] for t in getattr(self, "inputs", []) if t.shape.rank} - {None}
+        if not fixed:
+            return batch_size
+        static = fixed.pop()
+        if batch_size is not None and int(batch_size) != static:
+            raise ValueError(f"The `batch_size` argument value {batch_size} is incompatible with the specified "
+                             f"batch size of your Input Layer: {static}")
+        stateful = any(getattr(layer, "stateful", False) for layer in getattr(self, "layers", []))
+        n = len(xs[0]) if xs else 0
+        if stateful and n % static:
+            raise ValueError("In a stateful network, you should only pass inputs with a number of samples that can "
+                             f"be divided by the batch size. Found: {n} samples")
+        return static
 
     def _run(self, fetches: List[Any], batches: Any, train: bool,
              callbacks: Optional[_cb.CallbackList] = None) -> List[float]:
