@@ -743,3 +743,21 @@ def test_layers_are_named_when_made_not_when_called():
         assert (outer.name, inner.name, unused.name, named.name) == ("dense", "dense_1", "dense_2", "head")
         assert outer.kernel.name == "dense/kernel:0" and inner.kernel.name == "dense_1/kernel:0"
         assert [layer.name for layer in tf.keras.Model(x, y).layers] == ["dense_1", "dense", "head"]
+
+
+def test_two_models_with_the_same_layer_names_in_one_graph(tmp_path):
+    """A model loaded twice (and two models with the same explicit names) coexist: each layer's
+    variables go under a graph-unique scope from its name (dense_2/, fc_1/), as in TF's Keras."""
+    with tf.Graph().as_default():
+        m = tf.keras.Sequential([tf.keras.layers.Dense(4, input_shape=(3,)), tf.keras.layers.Dense(2)])
+        m.compile("sgd", "mse")
+        m.save(str(tmp_path / "m.h5"))
+        a = tf.keras.models.load_model(str(tmp_path / "m.h5"))
+        c = tf.keras.Sequential([tf.keras.layers.Dense(4, input_shape=(3,), name="fc")])
+        e = tf.keras.Sequential([tf.keras.layers.Dense(4, input_shape=(3,), name="fc")])
+        assert [layer.name for layer in a.layers] == ["dense", "dense_1"]
+        assert [v.name for v in a.weights] == ["dense_2/kernel:0", "dense_2/bias:0", "dense_1_1/kernel:0",
+                                               "dense_1_1/bias:0"]
+        assert c.layers[0].name == e.layers[0].name == "fc" and e.weights[0].name == "fc_1/kernel:0"
+        x = np.ones((2, 3), np.float32)
+        np.testing.assert_allclose(a.predict(x), m.predict(x), rtol=1e-6)

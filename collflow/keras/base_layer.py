@@ -133,8 +133,10 @@ class Layer(_CallRecord):
             kwargs["training"] = K.learning_phase()
         before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
         with g.as_default():
-            scope = self._scope if self._scope is not None else self.name
-            with variable_scope(scope, reuse=True if self.built else None) as vs:
+            # the first call takes a graph-unique scope from the name (TF's Keras name scope)
+            scope = variable_scope(self._scope, reuse=True if self.built else None) if self._scope is not None \
+                else variable_scope(None, default_name=self.name)
+            with scope as vs:
                 self._scope = vs
                 if not self.built:
                     shapes = [TensorShape(t.shape) for t in flat]

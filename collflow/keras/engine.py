@@ -227,8 +227,9 @@ class Model(TrainingLoop):
             from ..graph.variable_scope import variable_scope
             if "training" in inspect.signature(self.call).parameters:
                 kwargs["training"] = K.learning_phase() if training is None else training
-            with variable_scope(self._scope if self._scope is not None else self.name,
-                                reuse=True if self.built else None) as vs:
+            scope = variable_scope(self._scope, reuse=True if self.built else None) if self._scope is not None \
+                else variable_scope(None, default_name=self.name)
+            with scope as vs:
                 self._scope = vs
                 out = self.call(inputs, **kwargs)
             self.built = True

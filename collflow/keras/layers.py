@@ -148,11 +148,11 @@ class _KerasMixin(_CallRecord):
         obj._auto_name = _unique_name(cls._base) if kwargs.get("name") is None else None
         return obj
 
+    _unique_scope = True
+
     @property
     def name(self) -> str:
-        scope = getattr(self, "_scope", None)
-        if scope is not None:
-            return scope.name.rsplit("/", 1)[-1]
+        # the layer's own name, not its variable scope's (dense_2/ when "dense" was taken)
         return getattr(self, "_name", None) or getattr(self, "_auto_name", None) or self._base  # type: ignore[attr-defined]
 
     def __call__(self, inputs: Any, *args: Any, training: Any = None, **kwargs: Any) -> Any:

@@ -373,22 +373,25 @@ class GaussianDropout(_Noise):
 class TimeDistributed(_KerasMixin, _lc.Layer):
     """Applies `layer` to every time step ([batch, time, ...]) with one set of weights."""
     _has_vars = False
+    _base = "time_distributed"
 
     def __init__(self, layer: Any, **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
         super().__init__(True, kwargs.pop("name", None), **kwargs)
         self.layer = layer
-        self._base = "time_distributed"
 
     def __call__(self, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
         x = _g.convert_to_tensor(inputs)
         if self._name is None:
             from .layers import _unique_name
-            self._name = _unique_name(self._base)
+            self._name = getattr(self, "_auto_name", None) or _unique_name(self._base)
         rest = [int(d) for d in x.shape.dims[2:]]
         t = x.shape.dims[1] if x.shape.dims[1] is not None else _a.shape(x)[1]
         if not getattr(self.layer, "built", False):
-            self.layer._name = self._name  # the inner weights are the wrapper's (time_distributed/kernel)
+            # the inner weights are the wrapper's (time_distributed/kernel): the inner layer enters
+            # the wrapper's name as its scope, as it is, not a unique scope of its own
+            self.layer._name = self._name
+            self.layer._unique_scope = False
         with _g.name_scope(self._name):
             flat = _a.reshape(x, [-1] + rest)
             y = self.layer(flat)
@@ -434,6 +437,7 @@ class Bidirectional(_KerasMixin, _lc.Layer):
     """A recurrent layer run forwards and (a copy) backwards; merge_mode "concat", "sum", "mul",
     "ave" or None (a list).  Weights: bidirectional/forward_<name>/..., backward_<name>/..."""
     _has_vars = False
+    _base = "bidirectional"
 
     def __init__(self, layer: Any, merge_mode: Optional[str] = "concat", weights: Any = None,
                  backward_layer: Any = None, **kwargs: Any):
@@ -442,7 +446,6 @@ class Bidirectional(_KerasMixin, _lc.Layer):
                              f"None}}, got {merge_mode}")
         self._batch_input_shape = _input_shape_kwargs(kwargs)
         super().__init__(True, kwargs.pop("name", None), **kwargs)
-        self._base = "bidirectional"
         inner = layer._base
         self.forward_layer = layer
         self.backward_layer = backward_layer or copy.copy(layer)
@@ -461,8 +464,10 @@ class Bidirectional(_KerasMixin, _lc.Layer):
     def __call__(self, inputs: Any, initial_state: Any = None, training: Any = None, **kwargs: Any) -> Any:
         if self._name is None:
             from .layers import _unique_name
-            self._name = _unique_name(self._base)
-        with variable_scope(self._name):
+            self._name = getattr(self, "_auto_name", None) or _unique_name(self._base)
+        scope = getattr(self, "_bi_scope", None)
+        with (variable_scope(scope) if scope is not None else variable_scope(None, default_name=self._name)) as vs:
+            self._bi_scope = vs
             f = self.forward_layer(inputs)
             b = self.backward_layer(inputs)
         fs, bs = (f[1:], b[1:]) if self.return_state else ([], [])

@@ -27,6 +27,10 @@ class Layer:
 
     _base = "layer"
     _has_vars = True
+    # tf.layers re-enter a scope named explicitly (TF1's); Keras layers take a graph-unique
+    # scope from their name (TF's Keras: a second model loaded with the same layer names puts
+    # its variables under dense_2/, dense_1_1/, ...)
+    _unique_scope = False
 
     def __init__(self, trainable: bool = True, name: Optional[str] = None, **kwargs: Any):
         kwargs.pop("dtype", None)  # the inputs' dtype decides, as the functional layers do
@@ -50,7 +54,8 @@ class Layer:
                 return self._call(x, self._name, None, *args, **kwargs)
             first = self._scope is None
             if first:
-                with variable_scope(self._name, default_name=self._base) as vs:
+                explicit, default = (None, self._name or self._base) if self._unique_scope else (self._name, self._base)
+                with variable_scope(explicit, default_name=default) as vs:
                     self._scope = vs   # the unique name is taken now; the call re-enters it
                 before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
             out = self._call(x, self._scope, None if first else True, *args, **kwargs)
