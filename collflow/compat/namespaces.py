@@ -15,6 +15,7 @@ import collflow as _cf
 from collflow import nn as _nn
 from collflow.platform import gfile as _gfile
 from collflow.platform import tfrecord as _tfrecord
+from collflow.graph.ops import audio_ops as _audio_ops
 from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import tally_ops as _tally
@@ -27,7 +28,8 @@ from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops import lookup_ops as _lookup
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
 
-__all__ = ["math", "random", "linalg", "io", "python_io", "bitwise", "sparse", "strings", "debugging", "lookup"]
+__all__ = ["math", "random", "linalg", "io", "python_io", "bitwise", "sparse", "strings", "debugging", "lookup",
+           "audio"]
 
 
 class _Namespace:
@@ -131,6 +133,9 @@ io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops
     **{n: getattr(_cf, n) for n in ("parse_example", "parse_single_example", "parse_single_sequence_example",
                                     "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature")}})
 
+audio = _Namespace("audio", "tf.audio: the WAV codec (16-bit PCM).", {
+    n: getattr(_audio_ops, n) for n in ("encode_wav", "decode_wav")})
+
 debugging = _Namespace("debugging", "tf.debugging: the assertions and numeric checks.", {
     **{n: getattr(_cf, n) for n in ("Assert", "assert_equal", "assert_less", "assert_less_equal", "assert_positive",
                                     "assert_non_negative", "assert_rank", "assert_greater", "assert_greater_equal",
@@ -165,3 +170,6 @@ strings = _Namespace("strings", "tf.strings: the string ops under their tf.strin
 
 lookup = _Namespace("lookup", "tf.lookup: static hash and vocabulary tables (also tf.contrib.lookup's names).", {
     n: getattr(_lookup, n) for n in _lookup.__all__})
+lookup.experimental = _Namespace("lookup.experimental", "tf.lookup.experimental: the mutable tables.", {
+    "MutableHashTable": _lookup._mutable_lookup_ops.MutableHashTable,
+    "DenseHashTable": _lookup._mutable_lookup_ops.DenseHashTable})

@@ -48,9 +48,13 @@ slim.__doc__ = ("tf.contrib.slim: the contrib layers (arg_scope-able), arg_scope
                 "are not provided.")
 
 from ..graph.ops import lookup_ops as _lookup_ops  # noqa: E402
-lookup = _types.SimpleNamespace(**{n: getattr(_lookup_ops, n) for n in _lookup_ops.__all__})
+from ..graph.ops import mutable_lookup_ops as _mutable_lookup_ops  # noqa: E402
+lookup = _types.SimpleNamespace(**{n: getattr(_lookup_ops, n) for n in _lookup_ops.__all__},
+                                MutableHashTable=_mutable_lookup_ops.MutableHashTable,
+                                MutableDenseHashTable=_mutable_lookup_ops.MutableDenseHashTable)
 lookup.__doc__ = ("tf.contrib.lookup: HashTable, KeyValueTensorInitializer, TextFileInitializer, "
-                  "IdTableWithHashBuckets and the index_table_from_* / index_to_string_table_from_* helpers.")
+                  "IdTableWithHashBuckets, the index_table_from_* / index_to_string_table_from_* helpers, "
+                  "MutableHashTable and MutableDenseHashTable.")
 __all__.append("lookup")
 
 from . import seq2seq  # noqa: E402  (tf.contrib.seq2seq: sequence_loss, decoders, helpers, attention)

@@ -7,6 +7,7 @@ FailedPreconditionError("Table not initialized.").
 """
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from typing import Any, Dict, List, Optional
@@ -168,6 +169,8 @@ def _initialize_from_text_file(op: Any, ctx: KernelContext) -> Any:
 def _lookup_find(op: Any, ctx: KernelContext) -> Any:
     def find(table: Any, keys: Any, default: Any) -> Any:
         table = _table(table)
+        if not isinstance(table, LookupTableResource):  # a mutable table checks its own arguments
+            return table.find(keys, default, op)
         d = np.asarray(default)
         if d.shape != ():
             raise InvalidArgumentError(f"default_value must be a scalar, got shape {list(d.shape)}", op)
@@ -181,6 +184,12 @@ def _lookup_find(op: Any, ctx: KernelContext) -> Any:
 @register_kernel("LookupTableSizeV2")
 def _lookup_size(op: Any, ctx: KernelContext) -> Any:
     def size(table: Any) -> Any:
-        d = _table(table).data
-        return np.int64(0 if d is None else len(d))
+        t = _table(table)
+        if not isinstance(t, LookupTableResource):
+            return np.int64(t.size())
+        return np.int64(0 if t.data is None else len(t.data))
     return size
+
+
+# the mutable tables' kernels (LookupTableFindV2 and LookupTableSizeV2 above serve them too)
+importlib.import_module(__package__ + ".mutable_lookup_kernels")

@@ -10,9 +10,9 @@ Summary ops (summary_ops.py) return serialized `Summary` protocol buffers; FileW
 messages (proto.py), all encoded by collflow itself.  This package sits above the runtime
 and below train (whose hooks write summaries).
 """
-from .summary_ops import scalar, histogram, image, text, merge, merge_all  # noqa: F401
+from .summary_ops import scalar, histogram, image, audio, text, merge, merge_all  # noqa: F401
 from .writer import FileWriter, FileWriterCache, summary_iterator  # noqa: F401
 from .proto import Summary, SummaryMetadata, SessionLog, Event, HistogramProto  # noqa: F401
 
-__all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all", "FileWriter", "FileWriterCache",
+__all__ = ["scalar", "histogram", "image", "audio", "text", "merge", "merge_all", "FileWriter", "FileWriterCache",
            "summary_iterator", "Summary", "SummaryMetadata", "SessionLog", "Event", "HistogramProto"]

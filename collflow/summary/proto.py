@@ -255,17 +255,23 @@ class _Image(Message):
               (4, "encoded_image_string", "bytes", b""))
 
 
+class _Audio(Message):
+    FIELDS = ((1, "sample_rate", "float", 0.0), (2, "num_channels", "int64", 0), (3, "length_frames", "int64", 0),
+              (4, "encoded_audio_string", "bytes", b""), (5, "content_type", "string", ""))
+
+
 class _Value(Message):
     FIELDS = ((7, "node_name", "string", ""), (1, "tag", "string", ""), (9, "metadata", SummaryMetadata, None),
               (2, "simple_value", "float", 0.0), (4, "image", _Image, None), (5, "histo", HistogramProto, None),
-              (8, "tensor", TensorProto, None))
-    ONEOF = frozenset({"simple_value", "image", "histo", "tensor"})
+              (6, "audio", _Audio, None), (8, "tensor", TensorProto, None))
+    ONEOF = frozenset({"simple_value", "image", "histo", "audio", "tensor"})
 
 
 class Summary(Message):
     """tf.Summary: `Summary(value=[Summary.Value(tag="loss", simple_value=0.5)])`."""
     Value = _Value
     Image = _Image
+    Audio = _Audio
     FIELDS = ((1, "value", [_Value], None),)
 
 

@@ -1,4 +1,4 @@
-"""Summary ops (TensorFlow 1.x's tf.summary.scalar/histogram/image/text/merge/merge_all).
+"""Summary ops (TensorFlow 1.x's tf.summary.scalar/histogram/image/audio/text/merge/merge_all).
 
 Each op's value is a serialized `Summary` protocol buffer (bytes; a scalar string tensor),
 exactly what TensorFlow 1.x returns, for `FileWriter.add_summary`.  Tags follow TF1's
@@ -27,9 +27,9 @@ from ..platform import tf_logging
 from ..runtime.placement import register_host_only
 from . import proto
 
-__all__ = ["scalar", "histogram", "image", "text", "merge", "merge_all"]
+__all__ = ["scalar", "histogram", "image", "audio", "text", "merge", "merge_all"]
 
-_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "TextSummary", "MergeSummary")
+_OPS = ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2", "TextSummary", "MergeSummary")
 
 
 # -- shape functions -------------------------------------------------------------------------------
@@ -69,6 +69,20 @@ def _image_spec(op: _g.Operation) -> list:
     return [(_dt.string, TensorShape(()))]
 
 
+def _audio_spec(op: _g.Operation) -> list:
+    t = op.inputs[0]
+    if not t.dtype.is_floating:
+        raise ValueError(f"tf.summary.audio needs float audio, got {t.name} of dtype {t.dtype.name}")
+    if t.shape.rank not in (None, 2, 3):
+        raise ValueError(f"tf.summary.audio needs [batch, frames] or [batch, frames, channels], got {t.name} of "
+                         f"shape {t.shape}")
+    if op.inputs[1].shape.rank not in (None, 0):
+        raise ValueError(f"tf.summary.audio: sample_rate must be a scalar, got shape {op.inputs[1].shape}")
+    if int(op.attrs["max_outputs"]) < 1:
+        raise ValueError(f"max_outputs must be >= 1, got {op.attrs['max_outputs']}")
+    return [(_dt.string, TensorShape(()))]
+
+
 def _text_spec(op: _g.Operation) -> list:
     t = op.inputs[0]
     if t.dtype != _dt.string:
@@ -88,6 +102,7 @@ def _merge_spec(op: _g.Operation) -> list:
 register_op("ScalarSummary", _scalar_spec, doc="a serialized Summary with one simple_value")
 register_op("HistogramSummary", _histogram_spec, doc="a serialized Summary with one histogram")
 register_op("ImageSummary", _image_spec, doc="a serialized Summary with PNG images")
+register_op("AudioSummaryV2", _audio_spec, doc="a serialized Summary with WAV clips")
 register_op("TextSummary", _text_spec, doc="a serialized Summary with a string tensor (text plugin)")
 register_op("MergeSummary", _merge_spec, doc="the union of serialized Summaries")
 not_differentiable(*_OPS)
@@ -224,6 +239,31 @@ def _image_kernel(op: Any, ctx: KernelContext) -> Any:
     return run
 
 
+@register_kernel("AudioSummaryV2", "CPU")
+def _audio_kernel(op: Any, ctx: KernelContext) -> Any:
+    from ..kernels.audio_kernels import encode_wav
+    tag, max_outputs = op.attrs["tag"], int(op.attrs["max_outputs"])
+
+    def run(x: Any, rate: Any) -> np.ndarray:
+        a = np.asarray(_host(x), dtype=np.float32)
+        if a.ndim == 2:  # [batch, frames]: one channel
+            a = a[:, :, None]
+        if a.ndim != 3:
+            raise InvalidArgumentError(f"tf.summary.audio {tag!r} needs [batch, frames] or [batch, frames, "
+                                       f"channels], got shape {a.shape}", op)
+        r = float(np.asarray(_host(rate)))
+        if not r > 0:
+            raise InvalidArgumentError(f"tf.summary.audio {tag!r}: sample_rate must be > 0, got {r}", op)
+        values = []
+        for i in range(min(a.shape[0], max_outputs)):
+            au = proto.Summary.Audio(sample_rate=r, num_channels=a.shape[2], length_frames=a.shape[1],
+                                     encoded_audio_string=encode_wav(a[i], int(r)), content_type="audio/wav")
+            t = f"{tag}/audio" if max_outputs == 1 else f"{tag}/audio/{i}"
+            values.append(proto.Summary.Value(tag=t, audio=au))
+        return _serialized(proto.Summary(value=values))
+    return run
+
+
 def _as_bytes(s: Any) -> bytes:
     return s.encode("utf-8") if isinstance(s, str) else bytes(s)
 
@@ -276,7 +316,7 @@ def _clean_tag(name: Optional[str]) -> Optional[str]:
 
 
 def _summary_op(op_type: str, name: str, tensor: Any, attrs: dict, family: Optional[str],
-                collections: Optional[Sequence[str]]) -> _g.Tensor:
+                collections: Optional[Sequence[str]], extra: Sequence[Any] = ()) -> _g.Tensor:
     """Builds a summary op named (and tagged) as TensorFlow 1.x's summary scope does."""
     if not isinstance(name, str) or not name:
         raise InvalidArgumentError(f"a summary needs a non-empty name, got {name!r}")
@@ -287,7 +327,7 @@ def _summary_op(op_type: str, name: str, tensor: Any, attrs: dict, family: Optio
     full = g.unique_name(base, mark_as_used=False)  # the scope TensorFlow would open
     tag = full if family is None else f"{family}/{full}"
     with g.as_default(), g.name_scope(None):
-        out = g.create_op(op_type, [t], dict(attrs, tag=tag), name=full).outputs[0]
+        out = g.create_op(op_type, [t, *extra], dict(attrs, tag=tag), name=full).outputs[0]
     for c in (GraphKeys.SUMMARIES,) if collections is None else collections:
         g.add_to_collection(c, out)
     return out
@@ -311,6 +351,17 @@ def image(name: str, tensor: Any, max_outputs: int = 3, collections: Optional[Se
     (uint8 as is; floats rescaled per image as TensorFlow does).  Tags: "<tag>/image/<i>",
     or "<tag>/image" when max_outputs is 1."""
     return _summary_op("ImageSummary", name, tensor, {"max_images": int(max_outputs)}, family, collections)
+
+
+def audio(name: str, tensor: Any, sample_rate: Any, max_outputs: int = 3, collections: Optional[Sequence[str]] = None,
+          family: Optional[str] = None) -> _g.Tensor:
+    """A serialized Summary with up to `max_outputs` WAV clips (16-bit PCM) of float `tensor`
+    [batch, frames, channels] or [batch, frames] in [-1, 1] at `sample_rate` Hz.  Tags:
+    "<tag>/audio/<i>", or "<tag>/audio" when max_outputs is 1 (TF1's)."""
+    from ..graph.ops import math_ops as _m
+    rate = _m.cast(_g.convert_to_tensor(sample_rate), _dt.float32)
+    return _summary_op("AudioSummaryV2", name, tensor, {"max_outputs": int(max_outputs)}, family, collections,
+                       extra=[rate])
 
 
 def text(name: str, tensor: Any, collections: Optional[Sequence[str]] = None) -> _g.Tensor:

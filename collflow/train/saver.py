@@ -37,6 +37,7 @@ from . import io_kernels as _io_kernels  # noqa: F401  (and their kernels)
 from ..kernels.device import get_device, to_host as _to_host
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
+from . import table_checkpoint as _tables
 from . import tf_checkpoint as _tfc
 from .global_step import get_global_step
 
@@ -266,8 +267,11 @@ class Saver:
                  saver_def: Any = None, builder: Any = None, write_version: Any = None,
                  save_relative_paths: bool = False, filename: Optional[str] = None,
                  checkpoint_format: Optional[str] = None):
-        # no variables: TF1's "No variables to save", unless allow_empty (a Saver of nothing)
-        self._vars, self._graph = _resolve_var_list(var_list, allow_empty)
+        # no variables: TF1's "No variables to save", unless allow_empty (a Saver of nothing);
+        # mutable lookup tables (TF's saveable objects) are saved beside the variables
+        var_list, self._tables = _tables.split_var_list(var_list)
+        self._vars, self._graph = _resolve_var_list(var_list, allow_empty or bool(self._tables))
+        self._graph = self._graph or _tables.graph_of(self._tables)
         # TF1's options: reshape restores an entry of another shape with as many elements;
         # pad_step_number writes -00000100; sharded, restore_sequentially, saver_def, builder,
         # write_version, save_relative_paths (the index holds file names already) and filename
@@ -344,6 +348,7 @@ class Saver:
         uninit = []
         try:
             self._take_values(res, values, uninit, buffers, live, undo)
+            values.update(_tables.snapshot(sess, self._tables, encode=not self._tf_format))
             if uninit:
                 raise FailedPreconditionError(
                     f"cannot save: {len(uninit)} variable(s) are not initialized: {', '.join(uninit)}; "
@@ -540,17 +545,18 @@ class Saver:
             # streams of ops an eval graph lacks) are left alone, as TF1's Saver does: only its
             # own variables must be there and fit
             result.unexpected = [] if self._explicit else sorted(k for k in specs if k not in self._vars)
+            table_todo = _tables.plan_restore(self._tables, specs, result)
             rng_todo, rng_unexpected = self._match_rng(sess, r.rng)
             if strict and (result.missing or result.mismatched):
                 raise self._mismatch_error(r.path, result, [], len(todo))
-            values = r.read(todo, verify=verify)
+            values = r.read(todo + table_todo, verify=verify)
         for key in todo:
             v = self._vars[key]
             val = values.pop(key)
             if self._reshape and not v.shape.matches_value(val.shape):
                 val = val.reshape(v.shape.as_list())
             self._assign(sess, v, val)
-        result.restored = todo
+        result.restored = todo + _tables.restore(sess, self._tables, values)
         result.rng_restored = self._restore_rng(sess, rng_todo)
         if result.missing or result.mismatched:
             log.warning("restored %d of %d variables from %s; skipped %s", len(todo), len(self._vars), r.path,

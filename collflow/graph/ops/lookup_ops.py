@@ -15,6 +15,7 @@ table state and kernels are in kernels/lookup_kernels.py.
 from __future__ import annotations
 
 import collections
+import importlib
 from typing import Any, Optional, Sequence
 
 from ... import dtypes as _dt
@@ -41,8 +42,13 @@ def _handle_spec(op: _g.Operation) -> list:
 
 
 def _find_spec(op: _g.Operation) -> list:
-    # the values have the keys' shape (the default value is a scalar)
-    return [(op.attrs["value_dtype"], op.inputs[1].shape)]
+    # keys' shape less a key's own dims (a dense table's vector keys), + the value shape
+    # (default_value's: a scalar for the static tables)
+    keys, default = op.inputs[1].shape, op.inputs[2].shape
+    if keys.rank is None or default.rank is None:
+        return [(op.attrs["value_dtype"], TensorShape(None))]
+    lead = keys.dims[:max(keys.rank - op.attrs.get("key_rank", 0), 0)]
+    return [(op.attrs["value_dtype"], TensorShape(lead + default.dims))]
 
 
 register_op("HashTableV2", _handle_spec, stateful=True, host_only=True, doc="a static hash table resource")
@@ -452,3 +458,8 @@ def index_to_string_table_from_file(vocabulary_file: Any, vocab_size: Optional[i
                                               key_column_index=key_column_index,
                                               value_column_index=value_column_index, delimiter=delimiter)
         return HashTable(init, default_value)
+
+
+# the mutable tables (their module builds on LookupInterface above); imported here so that
+# their ops are registered wherever lookup tables are
+_mutable_lookup_ops = importlib.import_module(__package__ + ".mutable_lookup_ops")
