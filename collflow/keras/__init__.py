@@ -11,8 +11,9 @@ pooling layers, Flatten, Dropout, BatchNormalization, Activation, Embedding, Res
 Concatenate, Add, global pooling, Input, SimpleRNN, LSTM, GRU, ...), Sequential, functional and subclassed models,
 the Keras optimizers, losses, metrics, activations, regularizers and callbacks (History,
 EarlyStopping, LambdaCallback, ModelCheckpoint of weights), backend's session helpers, and
-weights and whole models (model.save / load_model) in Keras's HDF5 layout, masks through
-the recurrent layers.  Recurrent dropout and stateful RNNs are not.
+weights and whole models (model.save / load_model, the optimizer's state included) in Keras's
+HDF5 layout, masks through the recurrent layers, and estimator.model_to_estimator.
+Recurrent dropout and stateful RNNs are not.
 """
 import types as _types
 
@@ -66,6 +67,16 @@ def _to_categorical(y, num_classes=None, dtype="float32"):
     return out.reshape(shape + (n,))
 
 
+def _model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None, model_dir=None, config=None,
+                        checkpoint_format="saver"):
+    """tf.keras.estimator.model_to_estimator (keras/to_estimator.py; imported on use: it brings tf.estimator)."""
+    from .to_estimator import model_to_estimator as _impl
+    return _impl(keras_model, keras_model_path, custom_objects, model_dir, config, checkpoint_format)
+
+
+_model_to_estimator.__name__ = "model_to_estimator"
+estimator = _types.SimpleNamespace(model_to_estimator=_model_to_estimator)
+
 utils = _types.SimpleNamespace(to_categorical=_to_categorical, Sequence=_data_adapter.Sequence)
 preprocessing = _types.SimpleNamespace(
     sequence=_types.SimpleNamespace(pad_sequences=_preprocessing.pad_sequences),
@@ -73,4 +84,4 @@ preprocessing = _types.SimpleNamespace(
         "Tokenizer", "text_to_word_sequence", "one_hot", "tokenizer_from_json")}))
 
 __all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
-           "callbacks", "backend", "utils", "preprocessing", "Model", "Sequential", "Input"]
+           "callbacks", "backend", "utils", "preprocessing", "estimator", "Model", "Sequential", "Input"]

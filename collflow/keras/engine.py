@@ -442,10 +442,15 @@ class Model(TrainingLoop):
         self._metric_tensors = []
         with g.as_default(), _g.name_scope(None):
             per_output = []
-            for out, name, fn in zip(self.outputs, names, loss_fns):
+            given = self._per_output(target_tensors, "target_tensors", None) if target_tensors is not None else None
+            for k, (out, name, fn) in enumerate(zip(self.outputs, names, loss_fns)):
                 rank = out.shape.rank if out.shape.rank is not None else 2
-                target = placeholder(out.dtype, [None] * rank, name=f"{name}_target")
-                w_in = placeholder(out.dtype, [None], name=f"{name}_sample_weights")
+                if given is not None:  # Keras's target_tensors: targets from the graph (an input pipeline)
+                    target = _m.cast(given[k], out.dtype)
+                    w_in = self._graph_sample_weights(out, kwargs.get("_target_weights"))
+                else:
+                    target = placeholder(out.dtype, [None] * rank, name=f"{name}_target")
+                    w_in = placeholder(out.dtype, [None], name=f"{name}_sample_weights")
                 self._targets_in.append(target)
                 self._weights_ins.append(w_in)
                 with _g.name_scope("loss"):
@@ -481,10 +486,21 @@ class Model(TrainingLoop):
             self._train_op = None
         self._compiled = True
 
+    @staticmethod
+    def _graph_sample_weights(out: Any, weights: Any) -> Any:
+        # with target_tensors nothing is fed: the sample weights are a given tensor or ones
+        if _g.is_tensor(weights):
+            return _m.cast(weights, out.dtype)
+        from ..graph.ops.array_ops import ones, shape
+        return ones(shape(out)[:1], dtype=out.dtype)
+
     def _train_function(self) -> Any:
         if self._train_op is None:
             g = self._graph()
             with g.as_default():
+                create = getattr(self.optimizer, "_create_all_weights", None)
+                if create is not None:  # a Keras optimizer's state, named as Keras's (training/Adam/iter, ...)
+                    create(self.trainable_weights, f"training/{self.optimizer.get_name()}")
                 with _g.control_dependencies(self.updates):
                     step = self.optimizer.minimize(self.total_loss, var_list=self.trainable_weights)
                 self._train_op = group(step, *self.updates)

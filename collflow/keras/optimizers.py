@@ -1,15 +1,25 @@
 """tf.keras.optimizers (TF1's graph mode): Keras's names, arguments and defaults over
 collflow's optimizers, with Keras's update rules where they differ from tf.train's
 (RMSprop's accumulator starts at zero and, without momentum, adds epsilon outside the square
-root; Adagrad adds epsilon).  A tf.train optimizer is accepted wherever Keras takes one."""
+root; Adagrad adds epsilon; Adam's bias correction reads the step count).  Like Keras's, they
+count their steps (`iterations`) and give their state as `weights` / `get_weights()` /
+`set_weights()`: the count, then each slot for every variable, slot by slot, named as Keras
+names them (training/Adam/iter, training/Adam/dense/kernel/m, ...) so model.save's
+optimizer_weights read in either library.  A tf.train optimizer is accepted wherever Keras
+takes one."""
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
+from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph.ops import math_ops as _m
 from ..graph.ops import state_ops as _s
-from ..graph.ops.constant_op import group
+from ..graph.ops import training_ops as T
+from ..graph.ops.array_ops import fill, zeros_like
+from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
 from ..train import optimizers as _o
 from ..train.optimizer import Optimizer
@@ -31,61 +41,209 @@ def _leftover(kwargs: dict, cls: str) -> None:
                         "supported by collflow's Keras optimizers)")
 
 
-def SGD(learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False, name: str = "SGD",  # noqa: N802
-        **kwargs: Any) -> Optimizer:
-    """Keras's SGD: plain, or with (Nesterov) momentum (the same steps as tf.train's)."""
-    lr = _lr(learning_rate, kwargs)
-    _leftover(kwargs, "SGD")
-    opt = _KerasMomentum(lr, momentum, nesterov, name) if momentum else _o.GradientDescentOptimizer(lr, name=name)
-    opt._keras_config = ("SGD", {"name": name, "learning_rate": lr, "decay": 0.0, "momentum": momentum,
-                                 "nesterov": nesterov})  # model.save's training config
-    return opt
+class _KerasState:
+    """What Keras's optimizers add to an Optimizer: the step count `iterations` (int64, +1
+    after each step's updates) and the state in Keras's order, readable and settable as arrays.
+    Slots are named <scope>/<var>/<slot> as Keras names them, not TF1's <var>/<Optimizer>."""
 
+    _SLOT_ORDER: Tuple[str, ...] = ()  # Keras's _create_slots loops: one slot name at a time
 
-class _KerasMomentum(Optimizer):
-    """Keras's momentum: v = m*v - lr*g; var += v (Nesterov: var += m*v - lr*g).  Unlike
-    tf.train's (accum = m*accum + g; var -= lr*accum), a changed learning rate scales only
-    the new gradients (LearningRateScheduler, ReduceLROnPlateau)."""
+    def _keras_setup(self) -> None:
+        self._iterations: Dict[_g.Graph, Variable] = {}
+        self._keras_weights: Dict[_g.Graph, List[Variable]] = {}  # creation order, per graph
+        self._weights_graph: Optional[_g.Graph] = None
+        self._prefix = ""
 
-    def __init__(self, learning_rate: Any, momentum: float, nesterov: bool, name: str):
-        super().__init__(False, name)
-        self._learning_rate = learning_rate
-        self._momentum, self._nesterov = float(momentum), bool(nesterov)
+    # -- creation ------------------------------------------------------------------------------
+    def _create_all_weights(self, var_list: Sequence[Variable], prefix: Optional[str] = None) -> None:
+        """The step count and the slots of var_list (Keras's _create_all_weights; load_model and
+        the training function call it before minimize, which then reuses them).  prefix: the
+        names' scope (default: the current name scope, as Keras's)."""
+        var_list = list(var_list)
+        g = var_list[0].graph if var_list else _g.get_default_graph()
+        self._prefix = g._current_scope() if prefix is None else prefix
+        with g.as_default(), g.init_scope():
+            self._iteration_var(g)
+            self._create_slots(var_list)
+
+    def _create_slots_for(self, g: _g.Graph, var_list: List[Variable]) -> None:
+        # apply_gradients' call, before it opens the optimizer's scope: Keras names this state
+        # <caller's scope>/<optimizer name>/...
+        scope = g._current_scope()
+        self._create_all_weights(var_list, f"{scope}/{self._name}" if scope else self._name)
+
+    def _name_of(self, name: str) -> str:
+        return f"{self._prefix}/{name}" if self._prefix else name
+
+    def _track(self, g: _g.Graph, v: Variable) -> None:
+        self._keras_weights.setdefault(g, []).append(v)
+        self._weights_graph = g
+
+    def _iteration_var(self, g: _g.Graph) -> Variable:
+        it = self._iterations.get(g)
+        if it is None:
+            with g.as_default(), g.init_scope(), _g.name_scope(None):
+                it = Variable(np.int64(0), trainable=False, name=self._name_of("iter"), dtype=_dt.int64)
+            self._iterations[g] = it
+            self._keras_weights.setdefault(g, []).insert(0, it)  # the count comes first, as Keras's
+            self._weights_graph = g
+        return it
+
+    def _make_slot(self, var: Variable, slot_name: str, value: float = 0.0) -> Variable:
+        table = self._slot_table(slot_name)
+        s = table.get(var)
+        if s is None:
+            g, shape, dt = var.graph, var.shape, var.dtype
+
+            def init() -> _g.Tensor:
+                if shape.is_fully_defined():
+                    return fill(shape.as_list(), constant(value, dtype=dt))
+                base = zeros_like(var.initial_value)
+                return base if value == 0 else base + constant(value, dtype=dt)
+            with g.as_default(), g.init_scope(), _g.name_scope(None), g.device(var.device):
+                s = Variable(init, trainable=False, name=self._name_of(f"{var.op.name}/{slot_name}"), dtype=dt)
+            table[var] = s
+            self._track(g, s)
+        return s
 
     def _create_slots(self, var_list: List[Variable]) -> None:
-        for v in var_list:
-            self._zeros_slot(v, "momentum")
+        for slot in self._slot_names():
+            for v in var_list:
+                self._make_slot(v, slot, self._slot_init(slot))
+
+    def _slot_names(self) -> Tuple[str, ...]:
+        return self._SLOT_ORDER
+
+    def _slot_init(self, slot: str) -> float:
+        return 0.0
+
+    def _finish(self, update_ops: List[_g.Operation], name: str) -> _g.Operation:
+        # the count advances once every update has read it (Adam's bias correction does)
+        it = self._iteration_var(update_ops[0].graph if update_ops else _g.get_default_graph())
+        with _g.control_dependencies(update_ops):
+            inc = _s.assign_add(it, constant(1, dtype=_dt.int64))
+        return group(*update_ops, inc, name=name)
+
+    def _use_iterations(self, step: Variable) -> None:
+        """Counts in `step` (an int64 variable: model_to_estimator's global step) in its graph."""
+        g = step.graph
+        self._iterations[g] = step
+        self._keras_weights.setdefault(g, []).insert(0, step)
+        self._weights_graph = g
+
+    # -- Keras's API -----------------------------------------------------------------------------
+    @property
+    def iterations(self) -> Variable:
+        """The number of steps taken (an int64 variable, made in the default graph on first use)."""
+        g = self._weights_graph or _g.get_default_graph()
+        if g not in self._iterations:
+            self._prefix = g._current_scope()
+        return self._iteration_var(g)
+
+    @property
+    def weights(self) -> List[Variable]:
+        """The state: iterations, then the slots in Keras's creation order."""
+        return list(self._keras_weights.get(self._weights_graph, []))
+
+    def variables(self) -> List[Variable]:
+        return self.weights
+
+    def get_weights(self) -> List[np.ndarray]:
+        from . import backend as K
+        return K.batch_get_value(self.weights)
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        """Sets the state from arrays in `weights`' order; ValueError on a count or shape mismatch."""
+        from . import backend as K
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on optimizer {self._name} with a  weight list of "
+                             f"length {len(weights)}, but the optimizer was expecting {len(params)} weights. "
+                             f"Provided weights: {str(weights)[:50]}...")
+        for p, w in zip(params, weights):
+            if tuple(p.shape.as_list()) != tuple(np.shape(w)):
+                raise ValueError(f"Optimizer weight shape {tuple(p.shape.as_list())} not compatible with provided "
+                                 f"weight shape {np.shape(w)}")
+        K.batch_set_value(list(zip(params, weights)))
+
+    def get_config(self) -> Dict[str, Any]:
+        return dict(self._keras_config[1])
+
+    @classmethod
+    def from_config(cls, config: Dict[str, Any]) -> Any:
+        return cls(**{k: v for k, v in config.items() if k != "decay"})
+
+
+class SGD(_KerasState, Optimizer):
+    """Keras's SGD.  With momentum, Keras's rule: v = m*v - lr*g; var += v (Nesterov: var +=
+    m*v - lr*g).  Unlike tf.train's (accum = m*accum + g; var -= lr*accum), a changed learning
+    rate scales only the new gradients (LearningRateScheduler, ReduceLROnPlateau)."""
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False,
+                 name: str = "SGD", **kwargs: Any):
+        super().__init__(False, name)
+        self._keras_setup()
+        lr = _lr(learning_rate, kwargs)
+        _leftover(kwargs, "SGD")
+        self._learning_rate = lr
+        self._momentum, self._nesterov = float(momentum), bool(nesterov)
+        self._keras_config = ("SGD", {"name": name, "learning_rate": lr, "decay": 0.0, "momentum": momentum,
+                                      "nesterov": nesterov})  # model.save's training config
+
+    def _slot_names(self) -> Tuple[str, ...]:
+        return ("momentum",) if self._momentum else ()
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        lr = self._hyper("learning_rate", var.dtype)
+        if not self._momentum:
+            return T.apply_gradient_descent(var, lr, grad)
         v = self.get_slot(var, "momentum")
-        step = _m.cast(self._learning_rate, grad.dtype) * grad
+        step = lr * grad
         v_t = _s.assign(v, self._momentum * v.value() - step)
         return group(_s.assign_add(var, self._momentum * v_t - step if self._nesterov else v_t))
 
     def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
+        if not self._momentum:
+            return T.sparse_apply_gradient_descent(var, self._hyper("learning_rate", var.dtype), grad.values,
+                                                   grad.indices)
         return self._apply_dense(_dense(grad), var)
 
 
-def Adam(learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,  # noqa: N802
-         amsgrad: bool = False, name: str = "Adam", **kwargs: Any) -> Optimizer:
-    """Keras's Adam (tf.train's update with Keras's epsilon 1e-7)."""
-    if amsgrad:
-        raise NotImplementedError("Adam(amsgrad=True) is not supported by collflow")
-    lr = _lr(learning_rate, kwargs)
-    _leftover(kwargs, "Adam")
-    opt = _o.AdamOptimizer(lr, beta_1, beta_2, epsilon, name=name)
-    opt._keras_config = ("Adam", {"name": name, "learning_rate": lr, "decay": 0.0, "beta_1": beta_1,
-                                  "beta_2": beta_2, "epsilon": epsilon, "amsgrad": False})
-    return opt
+class Adam(_KerasState, _o.AdamOptimizer):
+    """Keras's Adam: tf.train's update with Keras's epsilon 1e-7 and bias correction
+    beta^(iterations + 1), as Keras computes it (no beta-power variables)."""
+
+    _SLOT_ORDER = ("m", "v")
+
+    def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, amsgrad: bool = False, name: str = "Adam", **kwargs: Any):
+        if amsgrad:
+            raise NotImplementedError("Adam(amsgrad=True) is not supported by collflow")
+        lr = _lr(learning_rate, kwargs)
+        _leftover(kwargs, "Adam")
+        super().__init__(lr, beta_1, beta_2, epsilon, name=name)
+        self._keras_setup()
+        self._keras_config = ("Adam", {"name": name, "learning_rate": lr, "decay": 0.0, "beta_1": beta_1,
+                                       "beta_2": beta_2, "epsilon": epsilon, "amsgrad": False})
+
+    def _powers(self, var: Variable) -> Tuple[_g.Tensor, _g.Tensor]:
+        key = ("beta_powers", var.dtype.name)
+        out = self._hyper_cache.get(key)
+        if out is None:
+            step = _m.cast(self._iteration_var(var.graph).value() + constant(1, dtype=_dt.int64), var.dtype)
+            out = (_m.pow(self._hyper("beta1", var.dtype), step), _m.pow(self._hyper("beta2", var.dtype), step))
+            self._hyper_cache[key] = out
+        return out
 
 
-class RMSprop(Optimizer):
+class RMSprop(_KerasState, Optimizer):
     """Keras's RMSprop: rms = rho*rms + (1-rho)*g^2 from zero; without momentum var -= lr*g /
     (sqrt(rms) + epsilon), with momentum TF's kernel form (mom = m*mom + lr*g/sqrt(rms + eps))."""
 
     def __init__(self, learning_rate: float = 0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, centered: bool = False, name: str = "RMSprop", **kwargs: Any):
         super().__init__(False, name)
+        self._keras_setup()
         self._lr, self._rho, self._momentum, self._eps = _lr(learning_rate, kwargs), rho, momentum, epsilon
         self._learning_rate = self._lr
         self._keras_config = ("RMSprop", {"name": name, "learning_rate": self._lr, "decay": 0.0, "rho": rho,
@@ -94,11 +252,8 @@ class RMSprop(Optimizer):
         if centered:
             raise NotImplementedError("RMSprop(centered=True) is not supported by collflow's Keras optimizers")
 
-    def _create_slots(self, var_list: List[Variable]) -> None:
-        for v in var_list:
-            self._zeros_slot(v, "rms")
-            if self._momentum:
-                self._zeros_slot(v, "momentum")
+    def _slot_names(self) -> Tuple[str, ...]:
+        return ("rms", "momentum") if self._momentum else ("rms",)
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
         rms = self.get_slot(var, "rms")
@@ -117,12 +272,15 @@ def _dense(grad: Any) -> _g.Tensor:
     return _g.convert_to_tensor(grad)  # an embedding's IndexedSlices gradient, densified
 
 
-class Adagrad(Optimizer):
+class Adagrad(_KerasState, Optimizer):
     """Keras's Adagrad: acc += g^2 (from initial_accumulator_value); var -= lr*g / (sqrt(acc) + epsilon)."""
+
+    _SLOT_ORDER = ("accumulator",)
 
     def __init__(self, learning_rate: float = 0.001, initial_accumulator_value: float = 0.1,
                  epsilon: float = 1e-7, name: str = "Adagrad", **kwargs: Any):
         super().__init__(False, name)
+        self._keras_setup()
         self._lr, self._init, self._eps = _lr(learning_rate, kwargs), initial_accumulator_value, epsilon
         self._learning_rate = self._lr
         self._keras_config = ("Adagrad", {"name": name, "learning_rate": self._lr, "decay": 0.0,
@@ -130,9 +288,8 @@ class Adagrad(Optimizer):
                                           "epsilon": epsilon})
         _leftover(kwargs, "Adagrad")
 
-    def _create_slots(self, var_list: List[Variable]) -> None:
-        for v in var_list:
-            self._make_slot(v, "accumulator", self._init)
+    def _slot_init(self, slot: str) -> float:
+        return float(self._init)
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
         acc = self.get_slot(var, "accumulator")

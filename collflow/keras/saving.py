@@ -2,14 +2,19 @@
 configs as JSON (to_json / model_from_json), in Keras's schema: root attributes model_config
 ({"class_name": "Sequential" | "Model", "config": ...}) and training_config, the weights in
 group model_weights (the save_weights layout).  Files of Sequential and functional models of
-the built-in layers load in either library.  The optimizer's state is not saved: a loaded
-model is compiled afresh (TF 1.15 saved it when it could)."""
+the built-in layers load in either library.  With include_optimizer (the default) a Keras
+optimizer's state (iterations and slots, optimizer.weights) goes to group optimizer_weights
+as Keras writes it; load_model compiles, makes the optimizer's state and sets it, so training
+resumes where it stopped.  A tf.train optimizer's is not saved (Keras's TFOptimizer: no state
+nor training config)."""
 from __future__ import annotations
 
 import inspect
 import json
 import os
 from typing import Any, Dict, List, Optional
+
+import numpy as np
 
 from ..graph import initializers as _init
 from ..platform import tf_logging as logging
@@ -176,8 +181,10 @@ def model_to_config(model: Any) -> Dict[str, Any]:
                                               "output_layers": [ref(t)[:3] for t in model.outputs]}}
 
 
-def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None) -> Any:
-    """The model a model_config describes, built in the default graph."""
+def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None,
+                      input_tensors: Optional[List[Any]] = None) -> Any:
+    """The model a model_config describes, built in the default graph (on input_tensors, one
+    per model input in order, instead of new placeholders when given: clone_model's)."""
     from .engine import Model, Sequential
     from .layers import InputLayer
     custom = dict(custom_objects or {})
@@ -185,6 +192,9 @@ def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str,
     if cls == "Sequential":
         specs = cfg["layers"] if isinstance(cfg, dict) else cfg
         model = Sequential(name=cfg.get("name") if isinstance(cfg, dict) else None)
+        if input_tensors is not None:
+            model.add(InputLayer(input_tensor=input_tensors[0]))
+            specs = [sp for sp in specs if sp["class_name"] != "InputLayer"]
         for spec in specs:
             model.add(deserialize_layer(spec, custom))
         return model
@@ -193,8 +203,10 @@ def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str,
     made: Dict[str, Any] = {}      # layer name -> layer
     outputs: Dict[str, list] = {}  # layer name -> [output tensors per call]
     pending: List[tuple] = []      # (layer name, call index, inbound node) still to make
+    given = {} if input_tensors is None else {r[0]: t for r, t in zip(cfg["input_layers"], input_tensors)}
     for spec in cfg["layers"]:
-        layer = deserialize_layer(spec, custom)
+        layer = InputLayer(input_tensor=given[spec["name"]]) if spec["name"] in given else \
+            deserialize_layer(spec, custom)
         made[spec["name"]] = layer
         if isinstance(layer, InputLayer):
             outputs[spec["name"]] = [[layer.output]]
@@ -276,6 +288,8 @@ def save_model(model: Any, filepath: str, overwrite: bool = True, include_optimi
             if training is not None:
                 f.attrs["training_config"] = json.dumps(training).encode()
             model._write_weights(f.create_group("model_weights"), values)
+            if training is not None:
+                _write_optimizer_weights(f, model.optimizer)
         os.replace(tmp, filepath)
     except BaseException:
         if os.path.exists(tmp):
@@ -285,7 +299,7 @@ def save_model(model: Any, filepath: str, overwrite: bool = True, include_optimi
 
 def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, compile: bool = True) -> Any:  # noqa: A002
     """The model model.save wrote (or Keras's HDF5 file of a Sequential or functional model), its
-    weights loaded, compiled again from its training config (optimizer state starts afresh)."""
+    weights loaded, compiled again from its training config, its optimizer's saved state set."""
     import h5py
     from . import optimizers as _optimizers
     try:
@@ -302,6 +316,7 @@ def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, c
         group = f["model_weights"] if "model_weights" in f else f
         model._read_weights(group, by_name=False)
         training = f.attrs.get("training_config")
+        opt_values = _read_optimizer_weights(f)
     if compile and training is not None:
         tc = json.loads(training.decode() if isinstance(training, bytes) else training)
         oc = tc["optimizer_config"]
@@ -313,5 +328,48 @@ def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, c
         params = inspect.signature(opt_cls).parameters
         opt = opt_cls(**{k: v for k, v in oc["config"].items() if k in params and k != "name"})
         model.compile(opt, tc.get("loss"), metrics=tc.get("metrics") or None, loss_weights=tc.get("loss_weights"))
+        if opt_values is not None:
+            _restore_optimizer(model, opt_values)
     return model
+
+
+def _write_optimizer_weights(f: Any, optimizer: Any) -> None:
+    """Group optimizer_weights as Keras writes it: attr weight_names (the variables' names, in
+    optimizer.weights' order) and a dataset per name ("/" in a name nests groups)."""
+    weights = list(getattr(optimizer, "weights", None) or [])
+    if not weights:  # a tf.train optimizer, or one that has not trained yet: nothing, as Keras
+        return
+    from . import backend as K
+    group = f.create_group("optimizer_weights")
+    names = [w.name for w in weights]
+    group.attrs["weight_names"] = np.array([n.encode() for n in names], dtype="S")
+    for n, value in zip(names, K.batch_get_value(weights)):
+        group.create_dataset(n, data=np.asarray(value))
+
+
+def _read_optimizer_weights(f: Any) -> Optional[List[np.ndarray]]:
+    if "optimizer_weights" not in f:
+        return None
+    group = f["optimizer_weights"]
+    return [np.asarray(group[n.decode() if isinstance(n, bytes) else str(n)])
+            for n in group.attrs.get("weight_names", [])]
+
+
+def _restore_optimizer(model: Any, values: List[np.ndarray]) -> None:
+    """Keras's load_model step: the optimizer makes its state for the model's trainable weights,
+    then takes the saved values; what does not fit leaves it fresh, with Keras's warnings."""
+    opt = model.optimizer
+    try:
+        with model._graph().as_default():
+            opt._create_all_weights(model.trainable_weights)
+    except (NotImplementedError, AttributeError):
+        logging.warning("Error when creating the weights of optimizer %s, making it impossible to restore the saved "
+                        "optimizer state. As a result, your model is starting with a freshly initialized optimizer.",
+                        opt)
+        return
+    try:
+        opt.set_weights(values)
+    except ValueError:
+        logging.warning("Error in loading the saved optimizer state. As a result, your model is starting with a "
+                        "freshly initialized optimizer.")
 
