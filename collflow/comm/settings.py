@@ -55,6 +55,8 @@ SETTINGS: Dict[str, Tuple[str, str]] = {
     "COLLFLOW_MALLOC_TUNING": (LOCAL, "whether this process's malloc keeps freed arrays for reuse; changes no "
                                       "value, no collective"),
     "COLLFLOW_TIMELINE": (LOCAL, "the path of this rank's own trace file"),
+    "COLLFLOW_CHECKPOINT_FORMAT": (LOCAL, "the format Savers write by default (collflow's or TensorFlow's): only "
+                                          "rank 0 writes, and every rank restores either format"),
     "COLLFLOW_SUPERVISOR_PID": (LOCAL, "the supervisor holding the checkpoint directory's lock for this job "
                                        "(collflow.train.dir_lock; read by rank 0 only)"),
 }
