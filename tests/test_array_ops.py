@@ -563,3 +563,13 @@ def test_ops_do_not_write_into_their_inputs(graph):
     ys = [y * 2.0 for y in ys]
     run(ys, {x: xv})
     assert_same(xv, X345)
+
+
+def test_zeros_like_of_strings_is_empty_strings():
+    """TF's ZerosLike of a string tensor gives b"" (the kernel and the plan-time fold alike)."""
+    import collflow.compat.v1 as tf1
+    with tf1.Graph().as_default():
+        p = tf1.placeholder(tf1.string, [2])
+        with tf1.Session() as s:
+            assert s.run(tf1.zeros_like(p), {p: ["a", "b"]}).tolist() == [b"", b""]
+            assert s.run(tf1.zeros_like(tf1.constant(["a", "bc", "d"]))).tolist() == [b"", b"", b""]

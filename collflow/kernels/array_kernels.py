@@ -27,6 +27,8 @@ def _at(axis: int, s: Any) -> Tuple[Any, ...]:
 @register_kernel("ZerosLike")
 def _zeros_like(op: Any, ctx: KernelContext) -> Any:
     xp, dt = ctx.xp, op.outputs[0].dtype.np
+    if dt == object:  # a string tensor's zeros are empty strings (TF's), not the integer 0
+        return lambda x: np.full(np.shape(x), b"", dtype=object)
     return lambda x: xp.zeros(x.shape, dtype=dt)
 
 

@@ -187,7 +187,8 @@ def _evaluate(op: Operation, ins: List[Any], values: Dict[Any, np.ndarray], ctx:
         elif op.type == "Rank":
             out = np.asarray(len(shape), dtype=dt)
         elif op.type == "ZerosLike":
-            out = np.zeros(shape, dtype=dt)
+            # a string tensor's zeros are empty strings, as the kernel gives them
+            out = np.full(shape, b"", dtype=object) if dt == object else np.zeros(shape, dtype=dt)
         else:
             out = np.ones(shape, dtype=dt)
         return _finish(op, [out])
