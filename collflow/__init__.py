@@ -82,10 +82,14 @@ from .graph.ops.sparse_extra_ops import (sparse_segment_sum, sparse_segment_mean
                                          sparse_reduce_max_sparse, sparse_reduce_sum_sparse, sparse_maximum,
                                          sparse_minimum, sparse_split, sparse_to_indicator, sparse_merge,
                                          sparse_reset_shape, sparse_mask)
+from .graph.ops.sparse_misc_ops import sparse_matmul  # noqa: F401,E402
+from .graph.ops.sparse_accumulator_ops import SparseConditionalAccumulator  # noqa: F401,E402
 from .graph.template import make_template  # noqa: F401,E402
 from .graph.ops.parsing_ops import *  # noqa: F401,F403,E402  (tf.parse_example, tf.FixedLenFeature, ...)
 from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_solve_ls  # noqa: F401,E402
 from .graph.ops.svd_ops import svd  # noqa: F401,E402
+from .graph.ops.linalg_more_ops import matrix_square_root  # noqa: F401,E402
+from .graph.ops import special_fn_ops as _special_fn_ops  # noqa: F401,E402  (tf.math.special's ops)
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
 from .graph.ops.file_ops import matching_files, read_file, write_file  # noqa: F401,E402

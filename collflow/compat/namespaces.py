@@ -23,7 +23,10 @@ from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops import sparse_more_ops as _spm
 from collflow.graph.ops import sparse_cross_ops as _spx
 from collflow.graph.ops import sparse_extra_ops as _spe
+from collflow.graph.ops import sparse_misc_ops as _spmisc
+from collflow.graph.ops.sparse_accumulator_ops import SparseConditionalAccumulator as _SparseCondAcc
 from collflow.graph.ops import special_ops as _special
+from collflow.graph.ops import special_fn_ops as _sfn
 from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops import lookup_ops as _lookup
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
@@ -94,7 +97,14 @@ math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.mat
                                        "invert_permutation")},
     **{n: getattr(_cf, n) for n in ("multiply_no_nan", "reciprocal_no_nan", "xdivy", "xlog1py", "is_non_decreasing",
                                     "is_strictly_increasing", "reduce_euclidean_norm", "unsorted_segment_sqrt_n",
-                                    "accumulate_n", "scalar_mul")}})
+                                    "accumulate_n", "scalar_mul")},
+    **{n: getattr(_sfn, n) for n in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "ndtri", "erfinv",
+                                     "erfcinv")}})
+# tf.math.special (TF 2.x's names, present in tensorflow.compat.v1)
+math.special = _Namespace("math.special", "tf.math.special: Bessel functions, dawsn, expint, Fresnel, spence.", {
+    n: getattr(_sfn, n) for n in ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "bessel_j0", "bessel_j1",
+                                  "bessel_y0", "bessel_y1", "bessel_k0", "bessel_k0e", "bessel_k1", "bessel_k1e",
+                                  "dawsn", "expint", "fresnel_cos", "fresnel_sin", "spence")})
 
 random = _Namespace("random", "tf.random: the random ops under their tf.random names.", {
     "normal": _cf.random_normal, "uniform": _cf.random_uniform, "truncated_normal": _cf.truncated_normal,
@@ -116,7 +126,7 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "triangular_solve": _cf.matrix_triangular_solve, "band_part": _cf.matrix_band_part,
     "cholesky_solve": _cf.cholesky_solve, "trace": _cf.trace, "qr": _cf.qr,
     "eigh": _cf.self_adjoint_eig, "eigvalsh": _cf.self_adjoint_eigvals, "lstsq": _cf.matrix_solve_ls,
-    "svd": _cf.svd})
+    "svd": _cf.svd, "sqrtm": _cf.matrix_square_root})
 
 # TFRecord files: tf.python_io, and the same names under tf.io
 _TFRECORD = {n: getattr(_tfrecord, n) for n in ("TFRecordWriter", "tf_record_iterator", "TFRecordOptions",
@@ -158,7 +168,9 @@ sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
     **{n[len("sparse_"):]: getattr(_spe, n) for n in (
         "sparse_softmax", "sparse_reduce_max", "sparse_reduce_max_sparse", "sparse_reduce_sum_sparse",
         "sparse_maximum", "sparse_minimum", "sparse_split", "sparse_to_indicator", "sparse_merge",
-        "sparse_reset_shape", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_mask")}})
+        "sparse_reset_shape", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_mask")},
+    "bincount": _spmisc.sparse_bincount, "expand_dims": _spmisc.sparse_expand_dims, "eye": _spmisc.sparse_eye,
+    "from_dense": _spmisc.sparse_from_dense, "SparseConditionalAccumulator": _SparseCondAcc})
 
 strings = _Namespace("strings", "tf.strings: the string ops under their tf.strings names.", {
     "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,

@@ -179,3 +179,8 @@ def _svd(op: Any, ctx: KernelContext) -> Any:
         u, s, vh = xp.linalg.svd(a, full_matrices=full)
         return s, u, xp.swapaxes(vh, -1, -2)
     return svd
+
+
+# sqrtm and matrix_solve_ls(fast=False) kernels live beside these
+import importlib as _importlib  # noqa: E402  (imported for its kernel registrations)
+_importlib.import_module(".linalg_more_kernels", __package__)

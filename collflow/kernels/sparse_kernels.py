@@ -73,3 +73,13 @@ def _edit_distance(op: Any, ctx: KernelContext) -> Any:
             out[key] = d
         return out
     return edit_distance
+
+
+def _register_more() -> None:
+    """Registers tf.sparse.bincount's and tf.SparseConditionalAccumulator's kernels (their
+    module is imported here: kernels/__init__.py imports this one)."""
+    from . import sparse_more_kernels
+    assert sparse_more_kernels.SparseAccumulatorResource
+
+
+_register_more()

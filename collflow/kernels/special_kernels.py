@@ -95,3 +95,7 @@ def _register(op_type: str, fn: Any) -> None:
 _register("Lgamma", lgamma_values)
 _register("Digamma", digamma_values)
 _register("Trigamma", trigamma_values)
+
+# the Bessel, Dawson, Ei, Fresnel, Spence and ndtri/erfinv kernels live beside these
+import importlib as _importlib  # noqa: E402  (imported for its kernel registrations)
+_importlib.import_module(".special_fn_kernels", __package__)

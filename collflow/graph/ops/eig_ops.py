@@ -1,6 +1,6 @@
 """tf.self_adjoint_eig / self_adjoint_eigvals (the symmetric eigendecomposition, with TF's
 gradient) and tf.matrix_solve_ls (least squares through the regularized normal equations,
-TF's fast path).  Kernel in kernels/linalg_kernels.py (numpy.linalg.eigh / cupy.linalg.eigh,
+TF's fast path; fast=False in linalg_more_ops.py).  Kernel in kernels/linalg_kernels.py (numpy.linalg.eigh / cupy.linalg.eigh,
 lower triangle read, eigenvalues ascending); eigenvectors are unique only up to sign, so
 they may differ from TensorFlow's by a factor -1 per column."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from ... import dtypes as _dt
-from ...errors import InvalidArgumentError, UnimplementedError
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_gradient, register_op
 from ..shape import TensorShape
@@ -89,10 +89,11 @@ def matrix_solve_ls(matrix: Any, rhs: Any, l2_regularizer: Any = 0.0, fast: bool
                     name: Optional[str] = None) -> _g.Tensor:
     """The least-squares X of matrix @ X ~ rhs with an L2 penalty l2_regularizer |X|^2: through
     the Cholesky factor of A^T A + l2 I (M >= N) or of A A^T + l2 I (M < N, the minimum-norm
-    solution), TF's fast path.  fast=False (TF's orthogonal decomposition) is not implemented."""
+    solution), TF's fast path.  fast=False: the minimum-norm solution of rank-deficient systems
+    (TF's complete orthogonal decomposition; no gradient, l2_regularizer ignored, as TF)."""
     if not fast:
-        raise UnimplementedError("matrix_solve_ls: fast=False is not implemented (the normal equations are: "
-                                 "fast=True)")
+        from .linalg_more_ops import matrix_solve_ls_complete   # (it is a sibling leaf module)
+        return matrix_solve_ls_complete(matrix, rhs, l2_regularizer, name=name or "MatrixSolveLs")
     a = _g.convert_to_tensor(matrix)
     if a.shape.rank is None or a.shape.rank < 2 or a.shape.dims[-1] is None or a.shape.dims[-2] is None:
         raise InvalidArgumentError(f"matrix_solve_ls needs matrices of known size [..., M, N], got {a.shape}")

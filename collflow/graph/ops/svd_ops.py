@@ -4,6 +4,8 @@ untransposed, s descending; gradient from the derivative of the thin SVD.
 The gradient (for M <= N; a taller matrix is handled through its transpose): with
 F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, J = F o (U^T dU), K = F o (V^T dV),
   dA = U (diag(ds) + (J + J^T) S + S (K + K^T)) V^T + U S^-1 dV^T (I - V V^T)   (M < N).
+With full_matrices=True the gradient is TF's for |M - N| <= 1 (the extra column's term
+-V1^T dV2 V2^T); for |M - N| > 1 it raises NotImplementedError, as TF's.
 Singular vectors are unique only up to a sign per pair (and mix for repeated singular
 values), so a loss should depend on them through sign-invariant quantities, as in TF.
 Kernel in kernels/linalg_kernels.py.
@@ -58,23 +60,31 @@ def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
     if dims is None or dims[-1] is None or dims[-2] is None:
         raise UnimplementedError("svd gradient needs matrices of known size")
     m, n = dims[-2], dims[-1]
-    if op.attrs["full_matrices"] and m != n:
-        raise UnimplementedError("svd gradient with full_matrices=True is implemented for square matrices only")
+    full = op.attrs["full_matrices"]
+    if full and abs(m - n) > 1:
+        # TF's _SvdGrad refuses these too (V's last N - M columns are then any basis of a subspace)
+        raise NotImplementedError(f"svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True. "
+                                  f"Received: m={m} and n={n}")
     gu, gv = grad_or_zeros(grad_u, u), grad_or_zeros(grad_v, v)
     transposed = m > n
     if transposed:                    # A^T = V S U^T: the same formula with the roles swapped
         m, n, u, v, gu, gv = n, m, v, u, gv, gu
+    # with full_matrices, v (now the wider side's) has n columns: its first m pair with s
+    v1, gv1 = (v[..., :, :m], gv[..., :, :m]) if full and m != n else (v, gv)
     s_mat = _mx.matrix_diag(s)
     s2 = _m.square(s)
     f = _mx.matrix_set_diag(safe_reciprocal(_a.expand_dims(s2, -2) - _a.expand_dims(s2, -1)), _a.zeros_like(s))
     j = f * _m.matmul(u, gu, transpose_a=True)
-    k = f * _m.matmul(v, gv, transpose_a=True)
+    k = f * _m.matmul(v1, gv1, transpose_a=True)
     core = (_mx.matrix_diag(gs) + _m.matmul(j + _mx.matrix_transpose(j), s_mat)
             + _m.matmul(s_mat, k + _mx.matrix_transpose(k)))
-    grad = _m.matmul(u, _m.matmul(core, v, transpose_b=True))
+    grad = _m.matmul(u, _m.matmul(core, v1, transpose_b=True))
     if m < n:                         # the part of dV outside V's span
-        gvt = _mx.matrix_transpose(gv)
-        outside = gvt - _m.matmul(_m.matmul(gvt, v), v, transpose_b=True)
+        gvt = _mx.matrix_transpose(gv1)
+        outside = gvt - _m.matmul(_m.matmul(gvt, v1), v1, transpose_b=True)
+        if full:                      # TF's term for the extra column v2 (N = M + 1)
+            v2, gv2 = v[..., :, m:n], gv[..., :, m:n]
+            outside = outside - _m.matmul(_m.matmul(v1, gv2, transpose_a=True), v2, transpose_b=True)
         grad = grad + _m.matmul(_m.matmul(u, _mx.matrix_diag(safe_reciprocal(s))), outside)
     return [_mx.matrix_transpose(grad) if transposed else grad]
 
