@@ -62,3 +62,7 @@ __all__.append("seq2seq")
 
 from . import training  # noqa: E402  (tf.contrib.training: HParams, parse_values)
 __all__ += ["training"]
+
+# tf.contrib.estimator: TF 1.x's head factories (binary_classification_head, multi_head, ...)
+from ..estimator import contrib_estimator as estimator  # noqa: E402
+__all__.append("estimator")

@@ -2,6 +2,17 @@
 tf.estimator.inputs.numpy_input_fn and the canned linear/DNN models (see docs/tf1_compat.md)."""
 import types as _types
 
+__all__ = ["ModeKeys", "EstimatorSpec", "RunConfig", "Estimator", "WarmStartSettings", "VocabInfo", "TrainSpec",
+           "EvalSpec", "train_and_evaluate", "Exporter", "LatestExporter", "FinalExporter", "BestExporter",
+           "LinearClassifier", "LinearRegressor", "DNNClassifier", "DNNRegressor", "DNNLinearCombinedClassifier",
+           "DNNLinearCombinedRegressor", "BaselineClassifier", "BaselineRegressor", "BaselineEstimator",
+           "LinearEstimator", "DNNEstimator", "DNNLinearCombinedEstimator", "BinaryClassHead", "MultiClassHead",
+           "RegressionHead", "PoissonRegressionHead", "LogisticRegressionHead", "MultiLabelHead", "MultiHead",
+           "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "SecondOrStepTimer",
+           "StopAtStepHook", "LoggingTensorHook", "CheckpointSaverHook", "CheckpointSaverListener",
+           "SummarySaverHook", "StepCounterHook", "NanTensorHook", "NanLossDuringTrainingError", "FinalOpsHook",
+           "FeedFnHook", "export", "inputs", "contrib_estimator"]
+
 from .model_fn import ModeKeys, EstimatorSpec, RunConfig  # noqa: F401
 from .estimator import Estimator, WarmStartSettings, VocabInfo  # noqa: F401
 from .training import TrainSpec, EvalSpec, train_and_evaluate  # noqa: F401
@@ -9,6 +20,14 @@ from .exporter import Exporter, LatestExporter, FinalExporter, BestExporter  # n
 from . import inputs as _inputs_module
 from .canned import (LinearClassifier, LinearRegressor, DNNClassifier, DNNRegressor,  # noqa: F401
                      DNNLinearCombinedClassifier, DNNLinearCombinedRegressor)
+from .baseline import BaselineClassifier, BaselineRegressor, BaselineEstimator  # noqa: F401
+from .head_estimators import LinearEstimator, DNNEstimator, DNNLinearCombinedEstimator  # noqa: F401
+# the public heads (TF 2's tf.estimator names; TF 1.15's tf.contrib.estimator factories are in
+# heads.py and multi_head.py: binary_classification_head, ..., multi_head)
+from .heads import (BinaryClassHead, MultiClassHead, RegressionHead, PoissonRegressionHead,  # noqa: F401
+                    LogisticRegressionHead, MultiLabelHead)
+from .multi_head import MultiHead  # noqa: F401
+from . import heads as _heads_module, multi_head as _multi_head_module  # noqa: E402
 
 from ..train.hooks import (SessionRunHook, SessionRunArgs, SessionRunContext, SessionRunValues,  # noqa: F401,E402
                            SecondOrStepTimer, StopAtStepHook, LoggingTensorHook, CheckpointSaverHook,
@@ -22,6 +41,14 @@ export = _types.SimpleNamespace(**{n: getattr(_export_module, n) for n in (
     "ServingInputReceiver", "TensorServingInputReceiver", "build_parsing_serving_input_receiver_fn",
     "build_raw_serving_input_receiver_fn", "ExportOutput", "PredictOutput", "ClassificationOutput",
     "RegressionOutput")})
+
+# TF 1.15's tf.contrib.estimator head factories (wire into tf.contrib as `estimator`)
+contrib_estimator = _types.SimpleNamespace(
+    **{n: getattr(_heads_module, n) for n in (
+        "binary_classification_head", "multi_class_head", "regression_head", "poisson_regression_head",
+        "logistic_regression_head", "multi_label_head")},
+    multi_head=_multi_head_module.multi_head, LinearEstimator=LinearEstimator, DNNEstimator=DNNEstimator,
+    DNNLinearCombinedEstimator=DNNLinearCombinedEstimator)
 
 # tf.estimator.inputs.numpy_input_fn (TF1's module of input functions)
 inputs = _types.SimpleNamespace(numpy_input_fn=_inputs_module.numpy_input_fn,

@@ -20,6 +20,7 @@ from ..graph.ops.state_ops import assign_add
 from ..graph.variable_scope import get_variable, variable_scope
 from ..nn import losses as _losses
 from ..nn.layers import dropout as _dropout
+from ..nn.normalization import batch_normalization as _batch_norm
 from ..nn.feature_column import models as _fc
 from ..graph.ops.nn_composites import zero_fraction
 from ..summary import summary_ops as _summary
@@ -94,8 +95,6 @@ def _dnn_logits(features: dict, feature_columns: Sequence[Any], units: int, hidd
                 activation_fn: Optional[Callable], dropout: Optional[float], mode: str, batch_norm: bool,
                 input_layer_partitioner: Any) -> Any:
     """In the caller's scope ('dnn'): the input layer, the hidden layers and the logits layer."""
-    if batch_norm:
-        raise NotImplementedError("batch_norm=True in the canned DNN estimators is not implemented in collflow")
     with variable_scope("input_from_feature_columns", values=list(features.values()),
                         partitioner=input_layer_partitioner):
         net = _fc.input_layer(features, feature_columns)
@@ -104,6 +103,10 @@ def _dnn_logits(features: dict, feature_columns: Sequence[Any], units: int, hidd
             net = _dense(net, int(n), activation_fn)
             if dropout is not None and mode == "train":
                 net = _dropout(net, rate=dropout, training=True)
+            if batch_norm:
+                # TF1's _DNNModel: after the activation (and dropout), momentum 0.999 (contrib's
+                # batch_norm default: 0.99 diverged on some problems), `hiddenlayer_<i>/batchnorm_<i>`
+                net = _batch_norm(net, momentum=0.999, training=mode == "train", name=f"batchnorm_{i}")
         _hidden_summary(net, scope.name)
     with variable_scope("logits", values=(net,)) as scope:
         logits = _dense(net, units, None)

@@ -31,6 +31,7 @@ from ..train.checkpoint_utils import init_from_checkpoint, list_variables, load_
 from ..train.global_step import create_global_step, get_global_step
 from ..train.saver import Saver, latest_checkpoint
 from .model_fn import EstimatorSpec, ModeKeys, RunConfig
+from .warm_starting import VocabInfo, warm_start_var_with_vocab
 
 __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
 
@@ -38,20 +39,15 @@ __all__ = ["Estimator", "WarmStartSettings", "VocabInfo"]
 class WarmStartSettings:
     """Where a new model's variables start from: `ckpt_to_initialize_from` (a checkpoint or a
     directory), for the trainable variables whose names match `vars_to_warm_start` (a regex,
-    or a list of names/regexes), renamed through `var_name_to_prev_var_name`."""
+    or a list of names/regexes), renamed through `var_name_to_prev_var_name`; the variables of
+    `var_name_to_vocab_info` (name -> VocabInfo) are remapped by vocabulary (warm_starting.py)."""
 
     def __init__(self, ckpt_to_initialize_from: str, vars_to_warm_start: Any = ".*",
                  var_name_to_vocab_info: Optional[dict] = None, var_name_to_prev_var_name: Optional[dict] = None):
-        if var_name_to_vocab_info:
-            raise NotImplementedError("WarmStartSettings.var_name_to_vocab_info is not implemented in collflow")
         self.ckpt_to_initialize_from = ckpt_to_initialize_from
         self.vars_to_warm_start = vars_to_warm_start
-        self.var_name_to_vocab_info = {}
+        self.var_name_to_vocab_info = dict(var_name_to_vocab_info or {})
         self.var_name_to_prev_var_name = dict(var_name_to_prev_var_name or {})
-
-
-def VocabInfo(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 (TensorFlow's name)
-    raise NotImplementedError("tf.estimator.VocabInfo (vocabulary remapping on warm start) is not implemented")
 
 
 def _fn_args(fn: Callable) -> List[str]:
@@ -223,14 +219,22 @@ class Estimator:
             candidates = [v for v in global_variables()
                           if any(v.op.name == p or re.match(p, v.op.name) for p in pats)]
         assignment = {}
+        vocab_used = set()
         for v in candidates:
             prev = ws.var_name_to_prev_var_name.get(v.op.name, v.op.name)
             if prev not in in_ckpt:
                 logging.info("Warm-start: %s is not in the checkpoint; it is initialized as usual", prev)
                 continue
+            if v.op.name in ws.var_name_to_vocab_info:
+                vocab_used.add(v.op.name)
+                warm_start_var_with_vocab(v, load_variable(ckpt, prev), ws.var_name_to_vocab_info[v.op.name])
+                continue
             assignment[prev] = v
         if assignment:
             init_from_checkpoint(ckpt, assignment)
+        unused = set(ws.var_name_to_vocab_info) - vocab_used
+        if unused:  # TF1's check: a vocabulary remapping that names no warm-started variable
+            raise ValueError(f"Not all keys in var_name_to_vocab_info were used: {sorted(unused)}")
 
     # -- train ------------------------------------------------------------------------------------------
     def train(self, input_fn: Callable, hooks: Optional[Sequence[Any]] = None, steps: Optional[int] = None,

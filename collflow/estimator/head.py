@@ -3,6 +3,7 @@ train op and the eval metrics, as TF 1.x's binary (sigmoid), multi-class (softma
 regression (squared error) heads.  The default loss reduction is TF1's Reduction.SUM."""
 from __future__ import annotations
 
+import collections
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
@@ -12,7 +13,7 @@ from ..graph import graph as _g
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_ops as _nn
-from ..graph.ops.constant_op import constant, identity
+from ..graph.ops.constant_op import constant, group, identity
 from ..graph.ops.lookup_ops import index_table_from_tensor
 from ..graph.ops.misc_ops import range as _range
 from ..graph.ops.slicing_ops import gather
@@ -23,7 +24,8 @@ from ..summary import summary_ops as _summary
 from ..train.global_step import get_global_step
 from .model_fn import EstimatorSpec, ModeKeys
 
-__all__ = ["BinaryHead", "MultiClassHead", "RegressionHead", "weights_from_features"]
+__all__ = ["BinaryHead", "MultiClassHead", "RegressionHead", "weights_from_features", "LossSpec", "summary_key",
+           "append_update_ops", "call_loss_fn"]
 
 
 def weights_from_features(features: Dict[str, Any], weight_column: Any) -> Any:
@@ -75,9 +77,42 @@ def get_optimizer(opt: Any, learning_rate: float, slot_prefix: str = "") -> Any:
     return opt
 
 
+LossSpec = collections.namedtuple("LossSpec", ["training_loss", "unreduced_loss", "weights", "processed_labels"])
+
+
+def summary_key(head_name: Optional[str], key: str) -> str:
+    """A metric or summary key of a named head: `<key>/<head name>` (TF1's _summary_key)."""
+    return f"{key}/{head_name}" if head_name else key
+
+
+def append_update_ops(train_op: Any) -> Any:
+    """train_op grouped with the UPDATE_OPS collection (batch norm's moving averages), as
+    TF1's heads do, so a canned model's batch_norm statistics move while it trains."""
+    updates = _g.get_collection(_g.GraphKeys.UPDATE_OPS)
+    return group(train_op, *updates) if updates else train_op
+
+
+def call_loss_fn(loss_fn: Callable, labels: Any, logits: Any, features: Any, expected_loss_dim: int) -> Any:
+    """A user loss_fn(labels, logits[, features]) whose unreduced loss must be [batch, dim]."""
+    import inspect
+    try:
+        names = set(inspect.signature(loss_fn).parameters)
+    except (TypeError, ValueError):
+        names = set()
+    kwargs = {"features": features} if "features" in names else {}
+    loss = _g.convert_to_tensor(loss_fn(labels=labels, logits=logits, **kwargs))
+    if loss.shape.rank is not None and (loss.shape.rank < 2 or (loss.shape[-1] is not None
+                                                               and int(loss.shape[-1]) != expected_loss_dim)):
+        raise ValueError(f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. "
+                         f"Given: {loss.shape}")
+    return loss
+
+
 class _Head:
     logits_dimension = 1
     n_classes: Optional[int] = None
+    _name: Optional[str] = None          # the public heads' name: name scope and metric key suffix
+    _loss_fn: Optional[Callable] = None  # the public heads' custom loss
 
     def __init__(self, weight_column: Any = None, loss_reduction: str = _losses.Reduction.SUM):
         if loss_reduction not in _losses.Reduction.all() or loss_reduction == _losses.Reduction.NONE:
@@ -88,35 +123,65 @@ class _Head:
     # subclasses: _labels(labels) -> processed labels; _unweighted_loss(labels, logits) -> [batch, k];
     # _predictions(logits) -> dict; _eval_metrics(labels, predictions, unweighted, weights) -> dict
 
+    def _export_outputs(self, predictions: Dict[str, Any]) -> dict:
+        from .export import canned_export_outputs
+        return canned_export_outputs(self._export_kind, predictions)
+
+    def _loss_fn_labels(self, processed: Any) -> Any:
+        """The labels a custom loss_fn sees (TF1's processed labels)."""
+        return processed
+
+    def _loss(self, processed: Any, logits: Any, features: Any) -> Any:
+        if self._loss_fn is None:
+            return self._unweighted_loss(processed, logits)
+        dim = self.logits_dimension if self.n_classes is None else 1
+        return call_loss_fn(self._loss_fn, self._loss_fn_labels(processed), logits, features, dim)
+
+    def create_loss(self, features: Dict[str, Any], mode: str, logits: Any, labels: Any) -> LossSpec:
+        """TF1's LossSpec(training_loss, unreduced_loss, weights, processed_labels)."""
+        logits = _g.convert_to_tensor(logits)
+        processed = self._labels(labels)
+        unweighted = self._loss(processed, logits, features)
+        weights = weights_from_features(features, self._weight_column)
+        training_loss = _losses.compute_weighted_loss(unweighted, weights=weights, reduction=self._reduction)
+        return LossSpec(training_loss, unweighted, weights, processed)
+
     def create_estimator_spec(self, features: Dict[str, Any], mode: str, logits: Any, labels: Any = None,
-                              optimizer: Any = None, train_op_fn: Optional[Callable] = None) -> EstimatorSpec:
-        with _g.name_scope("head"):
+                              optimizer: Any = None, train_op_fn: Optional[Callable] = None,
+                              regularization_losses: Optional[Sequence[Any]] = None) -> EstimatorSpec:
+        name = self._name
+        with _g.name_scope(name or "head"):
             logits = _g.convert_to_tensor(logits)
             with _g.name_scope("predictions"):
                 predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
-                from .export import canned_export_outputs
-                return EstimatorSpec(mode, predictions=predictions,
-                                     export_outputs=canned_export_outputs(self._export_kind, predictions))
-            processed = self._labels(labels)
-            unweighted = self._unweighted_loss(processed, logits)
-            weights = weights_from_features(features, self._weight_column)
-            training_loss = _losses.compute_weighted_loss(unweighted, weights=weights, reduction=self._reduction)
+                return EstimatorSpec(mode, predictions=predictions, export_outputs=self._export_outputs(predictions))
+            training_loss, unweighted, weights, processed = self.create_loss(features, mode, logits, labels)
+            reg = _m.add_n(list(regularization_losses)) if regularization_losses else None
+            loss = _m.add(training_loss, reg) if reg is not None else training_loss
             if mode == ModeKeys.EVAL:
                 with _g.name_scope("metrics"):
                     ops = self._eval_metrics(processed, predictions, unweighted, weights)
-                return EstimatorSpec(mode, predictions=predictions, loss=training_loss, eval_metric_ops=ops)
+                    if reg is not None:
+                        ops["regularization_loss"] = _metrics.mean(reg, name="regularization_loss")
+                ops = {summary_key(name, k): v for k, v in ops.items()}
+                return EstimatorSpec(mode, predictions=predictions, loss=loss, eval_metric_ops=ops)
+            if train_op_fn is not None and optimizer is not None:
+                raise ValueError("train_op_fn and optimizer cannot both be set.")
             if train_op_fn is not None:
-                train_op = train_op_fn(training_loss)
+                train_op = train_op_fn(loss)
             elif optimizer is not None:
-                train_op = optimizer.minimize(training_loss, global_step=get_global_step())
+                train_op = optimizer.minimize(loss, global_step=get_global_step())
             else:
                 raise ValueError("train_op_fn and optimizer cannot both be None.")
-        _summary.scalar("loss", training_loss)
+            train_op = append_update_ops(train_op)
+        _summary.scalar(summary_key(name, "loss"), loss)
         wsum = _m.reduce_sum(weights * _a.ones_like(unweighted))
-        _summary.scalar("average_loss", training_loss / wsum if self._reduction == _losses.Reduction.SUM
-                        else training_loss)
-        return EstimatorSpec(mode, predictions=predictions, loss=training_loss, train_op=train_op)
+        _summary.scalar(summary_key(name, "average_loss"),
+                        training_loss / wsum if self._reduction == _losses.Reduction.SUM else training_loss)
+        if reg is not None:
+            _summary.scalar(summary_key(name, "regularization_loss"), reg)
+        return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
 
 class _ClassHead(_Head):
