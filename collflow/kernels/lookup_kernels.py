@@ -24,7 +24,22 @@ __all__ = ["LookupTableResource"]
 _INT = re.compile(r"\s*[-+]?\d+\s*\Z")
 
 
-class LookupTableResource:
+class SharedTable:
+    """A table resource found by its shared name: a second op naming it must agree on its dtypes."""
+
+    name: str
+    key_dtype: _dt.DType
+    value_dtype: _dt.DType
+
+    def check_compatible(self, key_dtype: _dt.DType, value_dtype: _dt.DType, op: Any) -> None:
+        """A second table op with this shared_name must describe the same table."""
+        if key_dtype != self.key_dtype or value_dtype != self.value_dtype:
+            raise InvalidArgumentError(
+                f"shared table {self.name!r} exists with dtypes ({self.key_dtype.name}, {self.value_dtype.name}); "
+                f"this op asks for ({key_dtype.name}, {value_dtype.name})", op)
+
+
+class LookupTableResource(SharedTable):
     """One static hash table of a Session."""
 
     def __init__(self, name: str, key_dtype: _dt.DType, value_dtype: _dt.DType):
@@ -33,13 +48,6 @@ class LookupTableResource:
         self.value_dtype = value_dtype
         self.data: Optional[Dict[Any, Any]] = None
         self.lock = threading.Lock()
-
-    def check_compatible(self, key_dtype: _dt.DType, value_dtype: _dt.DType, op: Any) -> None:
-        """A second table op with this shared_name must describe the same table."""
-        if key_dtype != self.key_dtype or value_dtype != self.value_dtype:
-            raise InvalidArgumentError(
-                f"shared table {self.name!r} exists with dtypes ({self.key_dtype.name}, {self.value_dtype.name}); "
-                f"this op asks for ({key_dtype.name}, {value_dtype.name})", op)
 
     def fill(self, keys: List[Any], values: List[Any], op: Any) -> None:
         """Initializes the table with keys[i] -> values[i]."""

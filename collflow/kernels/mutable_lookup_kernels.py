@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import InternalError, InvalidArgumentError, UnimplementedError
 from .farmhash import legacy_hash64
-from .lookup_kernels import LookupTableResource, _table
+from .lookup_kernels import LookupTableResource, SharedTable, _table
 from .registry import KernelContext, register_kernel
 from .text_kernels import _text
 
@@ -67,7 +67,7 @@ def _as_array(items: List[Any], dtype: _dt.DType, shape: Tuple[int, ...]) -> np.
     return out.reshape(shape)
 
 
-class _TableBase:
+class _TableBase(SharedTable):
     """What the kernels ask of a mutable table, and the checks TF's LookupInterface makes."""
 
     def __init__(self, name: str, key_dtype: _dt.DType, value_dtype: _dt.DType, value_shape: Tuple[int, ...],
@@ -78,12 +78,6 @@ class _TableBase:
         self.value_shape = tuple(value_shape)
         self.key_shape = tuple(key_shape)
         self.lock = threading.Lock()
-
-    def check_compatible(self, key_dtype: _dt.DType, value_dtype: _dt.DType, op: Any) -> None:
-        if key_dtype != self.key_dtype or value_dtype != self.value_dtype:
-            raise InvalidArgumentError(
-                f"shared table {self.name!r} exists with dtypes ({self.key_dtype.name}, {self.value_dtype.name}); "
-                f"this op asks for ({key_dtype.name}, {value_dtype.name})", op)
 
     def _check_keys(self, keys: np.ndarray, op: Any) -> None:
         kr = len(self.key_shape)

@@ -13,7 +13,7 @@ value; a message field is written when set or not empty.
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidArgumentError
 
@@ -42,10 +42,12 @@ def encode_varint(n: int) -> bytes:
             return bytes(out)
 
 
-def _decode_varint(buf: bytes, pos: int) -> Tuple[int, int]:
+def _decode_varint(buf: bytes, pos: int, end: Optional[int] = None) -> Tuple[int, int]:
+    """(value, next position) of the base-128 varint at buf[pos], not reading at or past `end`."""
+    end = len(buf) if end is None else end
     result = shift = 0
     while True:
-        if pos >= len(buf):
+        if pos >= end:
             raise InvalidArgumentError("truncated protocol buffer (a varint runs past the end)")
         b = buf[pos]
         pos += 1

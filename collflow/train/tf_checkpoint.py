@@ -33,10 +33,10 @@ import numpy as np
 from ..errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..platform.atomic_files import fsync_directory, temporary_name
 from ..platform.crc32c import crc32c, mask
-from ..summary.proto import Message, TensorShapeProto
+from ..summary.proto import Message, TensorShapeProto, encode_varint
 from .tf_table import build_table, get_varint, read_table
 
-__all__ = ["BundleReader", "write_bundle", "is_bundle", "bundle_prefix", "bundle_files", "INDEX_SUFFIX"]
+__all__ = ["BundleReader", "TensorFlowReader", "write_bundle", "is_bundle", "bundle_prefix", "bundle_files", "INDEX_SUFFIX"]
 
 INDEX_SUFFIX = ".index"
 _MAX_SHARDS = 1 << 16
@@ -172,7 +172,53 @@ class _Tensor:
     slices: List[List[Tuple[int, int]]]  # per slice, (start, length) per dim (-1: the whole dim)
 
 
-class BundleReader:
+class TensorFlowReader:
+    """What a reader of TensorFlow's checkpoints shares (checkpoint_io.CheckpointReader's
+    interface): `entries` (name -> an entry with dtype and shape), `_what` (how errors name
+    the file) and `_read_entry(entry, verify)` come from the format."""
+
+    entries: Dict[str, Any]
+    _what: str
+    # TF's files hold no random streams, input position, world size or graph fingerprint
+    rng: Dict[str, dict] = {}
+    pipeline: Dict[str, int] = {}
+    world_size = 1
+    graph_fingerprint = ""
+    collflow_version = ""
+
+    def variable_specs(self) -> Dict[str, Tuple[np.dtype, Tuple[int, ...]]]:
+        """name -> (NumPy dtype, shape) of every tensor (a partitioned variable: the whole one)."""
+        return {n: (e.dtype, e.shape) for n, e in self.entries.items()}
+
+    def read(self, names: Optional[Iterable[str]] = None, verify: bool = True) -> Dict[str, np.ndarray]:
+        """Reads tensors (all by default) into fresh arrays; verify: check their checksums."""
+        names = list(self.entries) if names is None else list(names)
+        missing = [n for n in names if n not in self.entries]
+        if missing:
+            raise NotFoundError(f"{self._what} has no tensor(s) {', '.join(missing)}")
+        return {n: self._read_entry(self.entries[n], verify) for n in names}
+
+    def _read_entry(self, entry: Any, verify: bool) -> np.ndarray:
+        raise NotImplementedError
+
+    def _step(self) -> Optional[int]:
+        """The "global_step" tensor's value when it is an integer scalar."""
+        t = self.entries.get("global_step")
+        if t is None or t.shape != () or t.dtype.kind not in "iu":
+            return None
+        return int(self.read(["global_step"])["global_step"])
+
+    def close(self) -> None:
+        """Nothing stays open between reads; kept for CheckpointReader's interface."""
+
+    def __enter__(self) -> "TensorFlowReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class BundleReader(TensorFlowReader):
     """Opens a TensorFlow V2 checkpoint (prefix or .index file), checks its index; reads on request.
 
     Same interface as checkpoint_io.CheckpointReader: path, global_step (the "global_step"
@@ -185,14 +231,10 @@ class BundleReader:
     def __init__(self, path: str, allow_unverified: bool = False):
         self.prefix = os.path.abspath(bundle_prefix(path))
         self.path = self.prefix
+        self._what = f"TensorFlow checkpoint {self.prefix}"
         index = self.prefix + INDEX_SUFFIX
         if not os.path.isfile(index):
             raise NotFoundError(f"TensorFlow checkpoint {self.prefix} does not exist (no file {index})")
-        self.rng: Dict[str, dict] = {}
-        self.pipeline: Dict[str, int] = {}
-        self.world_size = 1
-        self.graph_fingerprint = ""
-        self.collflow_version = ""
         self.timestamp = os.path.getmtime(index)
         with open(index, "rb") as f:
             raw = f.read()
@@ -201,7 +243,8 @@ class BundleReader:
         except DataLossError as e:
             raise DataLossError(f"TensorFlow checkpoint index {index} is damaged: {e}") from None
         self._parse(index, items)
-        self.global_step = self._global_step()
+        # (a partitioned global step, were there one, would not count)
+        self.global_step = self._step() if not getattr(self.entries.get("global_step"), "slices", None) else None
 
     def _parse(self, index: str, items: List[Tuple[bytes, bytes]]) -> None:
         if not items or items[0][0] != b"":
@@ -262,25 +305,7 @@ class BundleReader:
                 raise DataLossError(f"TensorFlow checkpoint {self.prefix}: data file {f} is missing") from None
         return self._shard_sizes[shard]
 
-    def _global_step(self) -> Optional[int]:
-        t = self.entries.get("global_step")
-        if t is None or t.shape != () or t.dtype.kind not in "iu" or t.slices:
-            return None
-        return int(self.read(["global_step"])["global_step"])
-
-    def variable_specs(self) -> Dict[str, Tuple[np.dtype, Tuple[int, ...]]]:
-        """name -> (NumPy dtype, shape) of every tensor (a partitioned variable: the whole one)."""
-        return {n: (e.dtype, e.shape) for n, e in self.entries.items()}
-
-    def read(self, names: Optional[Iterable[str]] = None, verify: bool = True) -> Dict[str, np.ndarray]:
-        """Reads tensors (all by default) into fresh arrays; verify: check their CRC-32C."""
-        names = list(self.entries) if names is None else list(names)
-        missing = [n for n in names if n not in self.entries]
-        if missing:
-            raise NotFoundError(f"TensorFlow checkpoint {self.prefix} has no tensor(s) {', '.join(missing)}")
-        return {n: self._read_whole(self.entries[n], verify) for n in names}
-
-    def _read_whole(self, t: _Tensor, verify: bool) -> np.ndarray:
+    def _read_entry(self, t: _Tensor, verify: bool) -> np.ndarray:
         if not t.slices:
             return self._read_one(t, verify)
 
@@ -312,15 +337,6 @@ class BundleReader:
             raise DataLossError(f"TensorFlow checkpoint {self.prefix} is corrupt: tensor {t.name!r} fails its "
                                 f"checksum ({int(mask(crc)):#010x}, expected {t.crc:#010x})")
         return arr
-
-    def close(self) -> None:
-        """Nothing stays open between reads; kept for CheckpointReader's interface."""
-
-    def __enter__(self) -> "BundleReader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def _length_bytes(lengths: Sequence[int]) -> bytes:
@@ -355,13 +371,8 @@ def _decode_strings(buf: bytes, t: _Tensor, f: str) -> Tuple[np.ndarray, int]:
 def _encode_strings(a: np.ndarray) -> bytes:
     items = [x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in a.reshape(-1)]
     lengths = [len(x) for x in items]
-    varints = bytearray()
-    for n in lengths:
-        while n >= 0x80:
-            varints.append((n & 0x7F) | 0x80)
-            n >>= 7
-        varints.append(n)
-    return bytes(varints) + struct.pack("<I", int(mask(crc32c(_length_bytes(lengths))))) + b"".join(items)
+    varints = b"".join(encode_varint(n) for n in lengths)
+    return varints + struct.pack("<I", int(mask(crc32c(_length_bytes(lengths))))) + b"".join(items)
 
 
 def _entry_crc(a: np.ndarray, data: Any) -> int:

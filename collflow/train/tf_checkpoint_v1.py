@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
 from ..errors import DataLossError, NotFoundError
 from ..summary.proto import Message, TensorShapeProto, _fields
-from .tf_checkpoint import _TF_NAMES, _TF_TO_NP, _Slice, assemble, slice_key
+from .tf_checkpoint import _TF_NAMES, _TF_TO_NP, TensorFlowReader, _Slice, assemble, slice_key
 from .tf_table import TABLE_MAGIC, get_varint, read_table
 
 __all__ = ["V1Reader", "is_v1_checkpoint"]
@@ -120,7 +120,7 @@ class _V1Tensor:
     slices: List[List[Tuple[int, int]]]
 
 
-class V1Reader:
+class V1Reader(TensorFlowReader):
     """Opens a V1 checkpoint file, checks its table and meta data; reads tensors on request.
 
     Same interface as checkpoint_io.CheckpointReader (path, global_step, variable_specs(),
@@ -130,13 +130,9 @@ class V1Reader:
 
     def __init__(self, path: str, allow_unverified: bool = False):
         self.path = os.path.abspath(path)
+        self._what = f"TensorFlow V1 checkpoint {self.path}"
         if not os.path.isfile(self.path):
             raise NotFoundError(f"TensorFlow V1 checkpoint {self.path} does not exist")
-        self.rng: Dict[str, dict] = {}
-        self.pipeline: Dict[str, int] = {}
-        self.world_size = 1
-        self.graph_fingerprint = ""
-        self.collflow_version = ""
         self.timestamp = os.path.getmtime(self.path)
         size = os.path.getsize(self.path)
         if size > _MAX_BYTES:
@@ -159,10 +155,7 @@ class V1Reader:
             raise DataLossError(f"TensorFlow V1 checkpoint {self.path} has damaged meta data ({e})") from None
         if b"" not in items:
             raise DataLossError(f"TensorFlow V1 checkpoint {self.path} has no meta data entry")
-        self.global_step = None
-        gs = self.entries.get("global_step")
-        if gs is not None and gs.shape == () and gs.dtype.kind in "iu":
-            self.global_step = int(self.read(["global_step"])["global_step"])
+        self.global_step = self._step()
 
     def _tensor(self, m: Any) -> _V1Tensor:
         if m.type not in _TF_TO_NP:
@@ -177,19 +170,8 @@ class V1Reader:
         slices = [ext if ext else [(0, -1)] * len(shape) for ext in slices]
         return _V1Tensor(m.name, m.type, np.dtype(_TF_TO_NP[m.type]), shape, slices)
 
-    def variable_specs(self) -> Dict[str, Tuple[np.dtype, Tuple[int, ...]]]:
-        """name -> (NumPy dtype, shape) of every tensor (a partitioned variable: the whole one)."""
-        return {n: (e.dtype, e.shape) for n, e in self.entries.items()}
-
-    def read(self, names: Optional[Iterable[str]] = None, verify: bool = True) -> Dict[str, np.ndarray]:
-        """Reads tensors (all by default) into fresh arrays."""
-        names = list(self.entries) if names is None else list(names)
-        missing = [n for n in names if n not in self.entries]
-        if missing:
-            raise NotFoundError(f"TensorFlow V1 checkpoint {self.path} has no tensor(s) {', '.join(missing)}")
-        return {n: self._read(self.entries[n]) for n in names}
-
-    def _read(self, t: _V1Tensor) -> np.ndarray:
+    def _read_entry(self, t: _V1Tensor, verify: bool) -> np.ndarray:
+        """A tensor's values (the table's block checksums were checked when it was opened)."""
         def part(ext: List[Tuple[int, int]], want: Tuple[int, ...]) -> np.ndarray:
             # the key spells a whole dimension as (0, -1) where the meta data does
             key = slice_key(t.name, ext) if len(t.shape) else slice_key(t.name, [])
@@ -206,12 +188,3 @@ class V1Reader:
         if not t.shape:
             return part([], ()).reshape(())
         return assemble(self.path, t.name, t.shape, t.dtype, t.slices, part)
-
-    def close(self) -> None:
-        """Nothing stays open; kept for CheckpointReader's interface."""
-
-    def __enter__(self) -> "V1Reader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -21,8 +21,9 @@ from __future__ import annotations
 import struct
 from typing import Iterator, List, Sequence, Tuple
 
-from ..errors import DataLossError
+from ..errors import DataLossError, InvalidArgumentError
 from ..platform.crc32c import mask, crc32c
+from ..summary.proto import _decode_varint, encode_varint as _varint
 
 __all__ = ["build_table", "read_table", "TABLE_MAGIC"]
 
@@ -33,29 +34,12 @@ _BLOCK_SIZE = 256 << 10  # data block target size (bytes before the trailer)
 _NONE, _SNAPPY = 0, 1
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def get_varint(buf: bytes, pos: int, end: int, what: str = "varint") -> Tuple[int, int]:
     """(value, next position) of the base-128 varint at buf[pos]; DataLossError past `end`."""
-    result = shift = 0
-    while True:
-        if pos >= end:
-            raise DataLossError(f"truncated {what}")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise DataLossError(f"malformed {what} (longer than 10 bytes)")
+    try:
+        return _decode_varint(buf, pos, end)
+    except InvalidArgumentError as e:  # a damaged file, not a bad argument
+        raise DataLossError(f"{what}: {e.message if hasattr(e, 'message') else e}") from None
 
 
 # -- writing -----------------------------------------------------------------------------------
