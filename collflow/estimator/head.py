@@ -92,6 +92,20 @@ def append_update_ops(train_op: Any) -> Any:
     return group(train_op, *updates) if updates else train_op
 
 
+def make_train_op(loss: Any, train_op_fn: Any, optimizer: Any) -> Any:
+    """A head's train op: train_op_fn(loss) or optimizer.minimize(loss) (exactly one given),
+    grouped with UPDATE_OPS (TF1's heads)."""
+    if train_op_fn is not None and optimizer is not None:
+        raise ValueError("train_op_fn and optimizer cannot both be set.")
+    if train_op_fn is not None:
+        train_op = train_op_fn(loss)
+    elif optimizer is not None:
+        train_op = optimizer.minimize(loss, global_step=get_global_step())
+    else:
+        raise ValueError("train_op_fn and optimizer cannot both be None.")
+    return append_update_ops(train_op)
+
+
 def call_loss_fn(loss_fn: Callable, labels: Any, logits: Any, features: Any, expected_loss_dim: int) -> Any:
     """A user loss_fn(labels, logits[, features]) whose unreduced loss must be [batch, dim]."""
     import inspect
@@ -166,15 +180,7 @@ class _Head:
                         ops["regularization_loss"] = _metrics.mean(reg, name="regularization_loss")
                 ops = {summary_key(name, k): v for k, v in ops.items()}
                 return EstimatorSpec(mode, predictions=predictions, loss=loss, eval_metric_ops=ops)
-            if train_op_fn is not None and optimizer is not None:
-                raise ValueError("train_op_fn and optimizer cannot both be set.")
-            if train_op_fn is not None:
-                train_op = train_op_fn(loss)
-            elif optimizer is not None:
-                train_op = optimizer.minimize(loss, global_step=get_global_step())
-            else:
-                raise ValueError("train_op_fn and optimizer cannot both be None.")
-            train_op = append_update_ops(train_op)
+            train_op = make_train_op(loss, train_op_fn, optimizer)
         _summary.scalar(summary_key(name, "loss"), loss)
         wsum = _m.reduce_sum(weights * _a.ones_like(unweighted))
         _summary.scalar(summary_key(name, "average_loss"),

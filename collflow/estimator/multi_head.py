@@ -12,9 +12,8 @@ from ..graph.ops import math_ops as _m
 from ..graph.ops.constant_op import no_op
 from ..nn import metrics as _metrics
 from ..summary import summary_ops as _summary
-from ..train.global_step import get_global_step
 from .export import DEFAULT_SERVING_KEY, PredictOutput
-from .head import LossSpec, append_update_ops
+from .head import LossSpec, make_train_op
 from .model_fn import EstimatorSpec, ModeKeys
 
 __all__ = ["MultiHead", "multi_head"]
@@ -118,15 +117,7 @@ class MultiHead:
                 with _g.name_scope("metrics"):
                     ops["regularization_loss"] = _metrics.mean(reg, name="regularization_loss")
             return EstimatorSpec(mode, predictions=predictions, loss=loss, eval_metric_ops=ops)
-        if train_op_fn is not None and optimizer is not None:
-            raise ValueError("train_op_fn and optimizer cannot both be set.")
-        if train_op_fn is not None:
-            train_op = train_op_fn(loss)
-        elif optimizer is not None:
-            train_op = optimizer.minimize(loss, global_step=get_global_step())
-        else:
-            raise ValueError("train_op_fn and optimizer cannot both be None.")
-        train_op = append_update_ops(train_op)
+        train_op = make_train_op(loss, train_op_fn, optimizer)
         _summary.scalar("loss", loss)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
