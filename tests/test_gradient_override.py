@@ -81,3 +81,16 @@ def test_same_gradients_as_tensorflow():
     ours, theirs = run_in_both(program)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b)
+
+
+def test_an_op_without_a_gradient_raises_tf1s_lookup_error():
+    """tf.gradients through an op type with no registered gradient: TF1's LookupError."""
+    import collflow as cf
+    from collflow.graph.registry import register_op
+    from collflow.graph.shape import TensorShape
+    register_op("NoGradForTest", lambda op: [(op.inputs[0].dtype, TensorShape(op.inputs[0].shape))])
+    with cf.Graph().as_default() as g:
+        x = cf.constant([1.0, 2.0])
+        y = g.create_op("NoGradForTest", [x], {}, name="nograd").outputs[0]
+        with pytest.raises(LookupError, match=r"No gradient defined for operation 'nograd' \(op type: NoGradForTest\)"):
+            cf.gradients(cf.reduce_sum(y), x)

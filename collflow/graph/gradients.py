@@ -189,7 +189,6 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -
     from .control_flow import imported_control_flow
     imported = sorted(op.name for op in between if imported_control_flow(op))
     if imported:
-        from ..errors import UnimplementedError
         raise UnimplementedError(
             f"gradients: the path from xs to ys crosses a cond or while_loop imported from a meta graph "
             f"({', '.join(imported[:3])}{', ...' if len(imported) > 3 else ''}); collflow builds the gradient of "
@@ -239,8 +238,8 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -
                     continue
             elif od.differentiable is False:
                 continue
-            if grad_fn is None:
-                raise UnimplementedError(f"no gradient defined for op type {op.type} (op {op.name!r})", op)
+            if grad_fn is None:  # TF1's error and type (a local import here once shadowed this name)
+                raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
             if len(out_grads) > 1:
                 out_grads = [gr if gr is not None else _zeros_for(t) for gr, t in zip(out_grads, op.outputs)]
             with g.name_scope(op.name.replace("/", "_") + "_grad"):
