@@ -84,6 +84,10 @@ from .graph.ops.sparse_extra_ops import (sparse_segment_sum, sparse_segment_mean
                                          sparse_reset_shape, sparse_mask)
 from .graph.ops.sparse_misc_ops import sparse_matmul  # noqa: F401,E402
 from .graph.ops.sparse_accumulator_ops import SparseConditionalAccumulator  # noqa: F401,E402
+from .graph.ops.sparse_accumulator_ops import (ConditionalAccumulator,  # noqa: F401,E402
+                                              ConditionalAccumulatorBase)
+from .graph.ops.sparse_serialize_ops import (serialize_sparse, serialize_many_sparse,  # noqa: F401,E402
+                                             deserialize_many_sparse)
 from .graph.template import make_template  # noqa: F401,E402
 from .graph.ops.parsing_ops import *  # noqa: F401,F403,E402  (tf.parse_example, tf.FixedLenFeature, ...)
 from .graph.ops.eig_ops import self_adjoint_eig, self_adjoint_eigvals, matrix_solve_ls  # noqa: F401,E402

@@ -18,6 +18,8 @@ from collflow.platform import tfrecord as _tfrecord
 from collflow.graph.ops import audio_ops as _audio_ops
 from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
+from collflow.graph.ops import linalg_extra_ops as _lx
+from collflow.graph.ops import linalg_more_ops as _lm
 from collflow.graph.ops import tally_ops as _tally
 from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops import sparse_more_ops as _spm
@@ -126,7 +128,10 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "triangular_solve": _cf.matrix_triangular_solve, "band_part": _cf.matrix_band_part,
     "cholesky_solve": _cf.cholesky_solve, "trace": _cf.trace, "qr": _cf.qr,
     "eigh": _cf.self_adjoint_eig, "eigvalsh": _cf.self_adjoint_eigvals, "lstsq": _cf.matrix_solve_ls,
-    "svd": _cf.svd, "sqrtm": _cf.matrix_square_root})
+    "svd": _cf.svd, "sqrtm": _cf.matrix_square_root, "expm": _lx.matrix_exponential, "lu": _lm.lu,
+    "cross": _cf.cross,
+    **{n: getattr(_lx, n) for n in ("pinv", "matrix_rank", "lu_reconstruct", "lu_solve", "lu_matrix_inverse",
+                                    "adjoint", "matvec", "normalize", "tridiagonal_matmul", "tridiagonal_solve")}})
 
 # TFRecord files: tf.python_io, and the same names under tf.io
 _TFRECORD = {n: getattr(_tfrecord, n) for n in ("TFRecordWriter", "tf_record_iterator", "TFRecordOptions",
@@ -171,6 +176,9 @@ sparse = _Namespace("sparse", "tf.sparse: SparseTensor and the ops on it.", {
         "sparse_reset_shape", "sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n", "sparse_mask")},
     "bincount": _spmisc.sparse_bincount, "expand_dims": _spmisc.sparse_expand_dims, "eye": _spmisc.sparse_eye,
     "from_dense": _spmisc.sparse_from_dense, "SparseConditionalAccumulator": _SparseCondAcc})
+# TF's tf.io names of the sparse serialization ops (TF has them under tf.io, not tf.sparse)
+io.__dict__.update({n: getattr(_cf, n) for n in ("serialize_sparse", "serialize_many_sparse",
+                                                  "deserialize_many_sparse")})
 
 strings = _Namespace("strings", "tf.strings: the string ops under their tf.strings names.", {
     "join": _text.string_join, "reduce_join": _text.reduce_join, "substr": _text.substr,

@@ -10,6 +10,8 @@ MatrixSolveLs with fast=False: the minimum-norm least-squares solution pinv(A) B
 values below eps * min(M, N) of the largest counted as zero (TF's complete orthogonal
 decomposition, whose rank threshold is the same); l2_regularizer is ignored, as TF's kernel
 ignores it on this path.
+Lu: Doolittle elimination with partial pivoting (the first largest |pivot|, as LAPACK getrf
+and Eigen's PartialPivLU), batched, in the input's dtype.
 """
 from __future__ import annotations
 
@@ -111,3 +113,40 @@ def _matrix_solve_ls(op: Any, ctx: KernelContext) -> Any:
         pinv = xp.linalg.pinv(a.astype(np.float64), rcond=rcond)
         return (pinv @ b.astype(np.float64)).astype(a.dtype, copy=False)
     return matrix_solve_ls
+
+
+def lu_values(xp: Any, a: Any) -> tuple:
+    """(packed L\\U, row permutation) of a batch [..., n, n]: L U = a[..., perm, :]."""
+    n = a.shape[-1]
+    lu = a.reshape(-1, n, n).copy()
+    nb = lu.shape[0]
+    perm = xp.tile(xp.arange(n), (nb, 1))
+    rows = xp.arange(nb)
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            piv = k + xp.argmax(xp.abs(lu[:, k:, k]), axis=1)
+            # swap rows k and piv of every matrix (fancy indexing copies the right-hand sides)
+            lu[rows, k], lu[rows, piv] = lu[rows, piv], lu[rows, k]
+            perm[rows, k], perm[rows, piv] = perm[rows, piv], perm[rows, k]
+            lu[:, k + 1:, k] /= lu[:, k:k + 1, k]
+            lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k:k + 1] * lu[:, k:k + 1, k + 1:]
+    return lu.reshape(a.shape), perm.reshape(a.shape[:-1])
+
+
+@register_kernel("Lu")
+def _lu(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    idx = op.attrs["output_idx_type"].as_numpy_dtype
+
+    def lu(a: Any) -> Any:
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+            raise InvalidArgumentError(f"Lu: input must be square matrices, got shape {tuple(a.shape)}", op)
+        if a.size == 0:
+            return a.copy(), xp.zeros(a.shape[:-1], dtype=idx)
+        packed, perm = lu_values(xp, a)
+        # TF's check: every pivot nonzero (NaN pivots fail it too)
+        piv = xp.abs(xp.diagonal(packed, axis1=-2, axis2=-1))
+        if not bool(xp.all(piv > 0)):
+            raise InvalidArgumentError("Input is not invertible.", op)
+        return packed, perm.astype(idx)
+    return lu

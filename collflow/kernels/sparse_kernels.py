@@ -83,3 +83,12 @@ def _register_more() -> None:
 
 
 _register_more()
+
+
+def _register_serialize() -> None:
+    """Registers tf.serialize_sparse's family and tf.ConditionalAccumulator's kernels."""
+    from . import accumulator_kernels, sparse_serialize_kernels
+    assert sparse_serialize_kernels.encode_tensor_proto and accumulator_kernels.DenseAccumulatorResource
+
+
+_register_serialize()

@@ -7,6 +7,8 @@ is copied, later ones merged into it the way TF merges them (one pass over both 
 which TF assumes sorted), each index counting the gradients that had it; take_grad waits
 for num_required gradients, divides each index's sum by its own count ("MEAN"), advances
 the global step and starts over.  TF's InvalidArgumentError messages, raised when the op runs.
+AccumulatorResource (count, global step, the waiting takes) is shared with the dense
+tf.ConditionalAccumulator's kernels (accumulator_kernels.py), as TF's ConditionalAccumulatorBase.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import numpy as np
 from ..errors import CancelledError, DeadlineExceededError, InvalidArgumentError
 from .registry import KernelContext, current_cancellation_token, register_kernel
 
-__all__ = ["SparseAccumulatorResource"]
+__all__ = ["AccumulatorResource", "SparseAccumulatorResource", "accumulator_maker", "take_timeout_ms"]
 
 # how often a blocked take_grad looks for cancellation (seconds), as the queues do
 _POLL_S = 0.05
@@ -128,10 +130,13 @@ def _sparse_count(op: Any, ctx: KernelContext) -> Any:
 
 # -- SparseConditionalAccumulator ------------------------------------------------------------------------
 
-class SparseAccumulatorResource:
-    """One SparseConditionalAccumulator of a Session (TF's kernel state): the summed slices
-    (indices in TF's merge order, values, per-index counts), the count of gradients, the
-    global step, and the take_grad attempts waiting, served in arrival order."""
+class AccumulatorResource:
+    """What TF's ConditionalAccumulatorBase keeps, shared by the dense and the sparse
+    accumulators: the count of gradients, the global step, and the take_grad attempts
+    waiting (served in arrival order, each honouring cancellation, session close and the
+    operation timeout).  Subclasses hold the sum and define apply and _output."""
+
+    KIND = "ConditionalAccumulator"
 
     def __init__(self, name: str, dtype: Any, shape: Optional[List[Optional[int]]], reduction_type: str):
         self.name = name
@@ -141,15 +146,64 @@ class SparseAccumulatorResource:
         self.cond = threading.Condition(threading.Lock())
         self.counter = 0
         self.global_step = 0
-        self.idx = np.zeros(0, np.int64)
-        self.vals: Any = None
-        self.counts = np.zeros(0, np.int64)
         self._line: deque = deque()
 
     def check_compatible(self, dtype: Any, op: Any) -> None:
         if dtype != self.dtype:
             raise InvalidArgumentError(f"shared accumulator {self.name!r} holds {self.dtype.name}; this op gives "
                                        f"{dtype.name}", op)
+
+    def _output(self) -> Any:
+        raise NotImplementedError
+
+    def take(self, num_required: int, op: Any, session: Any, timeout_ms: Optional[float]) -> Any:
+        if num_required <= 0:
+            raise InvalidArgumentError(f"Argument num_required must be positive, but was {num_required}", op)
+        ticket = object()
+        token = current_cancellation_token()
+        deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms else None
+        with self.cond:
+            self._line.append(ticket)
+            try:
+                while not (self._line[0] is ticket and self.counter >= num_required):
+                    if token is not None and token.c:
+                        raise CancelledError("TakeGrad operation was cancelled", op)
+                    if session is not None and getattr(session, "_closed", False):
+                        raise CancelledError("TakeGrad operation was cancelled: session closed", op)
+                    wait = _POLL_S
+                    if deadline is not None:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise DeadlineExceededError(
+                                f"take_grad on accumulator {self.name!r} timed out after {timeout_ms:g} ms waiting "
+                                f"for {num_required} gradients ({self.counter} accumulated)", op)
+                        wait = min(wait, left)
+                    self.cond.wait(wait)
+                return self._output()
+            finally:
+                self._line.remove(ticket)
+                self.cond.notify_all()
+
+    def set_global_step(self, step: int) -> None:
+        with self.cond:
+            if step < self.global_step:
+                from ..platform import tf_logging
+                tf_logging.warning("Attempt to set current_global_step_ to smaller value: current_global_step_ = "
+                                   "%d >= %d = new_global_step.", self.global_step, step)
+            self.global_step = step
+
+
+class SparseAccumulatorResource(AccumulatorResource):
+    """One SparseConditionalAccumulator of a Session (TF's kernel state): besides the base's,
+    the summed slices (indices in TF's merge order, values, per-index counts)."""
+
+    KIND = "SparseConditionalAccumulator"
+
+    def __init__(self, name: str, dtype: Any, shape: Optional[List[Optional[int]]], reduction_type: str):
+        super().__init__(name, dtype, shape, reduction_type)
+        self.idx = np.zeros(0, np.int64)
+        self.vals: Any = None
+        self.counts = np.zeros(0, np.int64)
 
     # -- apply ------------------------------------------------------------------------------------------
     def _validate(self, idx: np.ndarray, vals: np.ndarray, shape: Optional[np.ndarray], op: Any) -> None:
@@ -253,69 +307,48 @@ class SparseAccumulatorResource:
         self.counter = 0
         return self.idx.copy(), vals, shape
 
-    def take(self, num_required: int, op: Any, session: Any, timeout_ms: Optional[float]) -> Any:
-        if num_required <= 0:
-            raise InvalidArgumentError(f"Argument num_required must be positive, but was {num_required}", op)
-        ticket = object()
-        token = current_cancellation_token()
-        deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms else None
-        with self.cond:
-            self._line.append(ticket)
-            try:
-                while not (self._line[0] is ticket and self.counter >= num_required):
-                    if token is not None and token.c:
-                        raise CancelledError("TakeGrad operation was cancelled", op)
-                    if session is not None and getattr(session, "_closed", False):
-                        raise CancelledError("TakeGrad operation was cancelled: session closed", op)
-                    wait = _POLL_S
-                    if deadline is not None:
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            raise DeadlineExceededError(
-                                f"take_grad on accumulator {self.name!r} timed out after {timeout_ms:g} ms waiting "
-                                f"for {num_required} gradients ({self.counter} accumulated)", op)
-                        wait = min(wait, left)
-                    self.cond.wait(wait)
-                return self._output()
-            finally:
-                self._line.remove(ticket)
-                self.cond.notify_all()
-
-    def set_global_step(self, step: int) -> None:
-        with self.cond:
-            if step < self.global_step:
-                from ..platform import tf_logging
-                tf_logging.warning("Attempt to set current_global_step_ to smaller value: current_global_step_ = "
-                                   "%d >= %d = new_global_step.", self.global_step, step)
-            self.global_step = step
-
 
 _TF_NAMES = {"int8": "DT_INT8", "int16": "DT_INT16", "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8",
              "uint16": "DT_UINT16", "uint32": "DT_UINT32", "uint64": "DT_UINT64", "complex64": "DT_COMPLEX64",
              "complex128": "DT_COMPLEX128"}
 
 
-def _acc(h: Any) -> SparseAccumulatorResource:
+def _acc(h: Any) -> Any:
     """The accumulator a handle value names (0-d object array where it was fed)."""
     return h.item() if isinstance(h, np.ndarray) else h
 
 
-@register_kernel("SparseConditionalAccumulator")
-def _make_accumulator(op: Any, ctx: KernelContext) -> Any:
+def accumulator_maker(op: Any, ctx: KernelContext, cls: type) -> Any:
+    """The kernel of an accumulator-making op: the Session's accumulator of the shared name
+    (made on first use), refused where TF has no kernel or the name holds another kind."""
     a = op.attrs
 
-    def make() -> SparseAccumulatorResource:
+    def make() -> AccumulatorResource:
         if a["dtype"].name not in ("float16", "float32", "float64"):  # TF's kernels: the floats only
             raise InvalidArgumentError(
-                f"No OpKernel was registered to support Op 'SparseConditionalAccumulator' used by {{{{node "
+                f"No OpKernel was registered to support Op '{cls.KIND}' used by {{{{node "
                 f"{op.name}}}}} with these attrs: [dtype={_TF_NAMES.get(a['dtype'].name, a['dtype'].name)}, "
                 f"reduction_type=\"{a['reduction_type']}\"]; registered kernels: dtype in [DT_DOUBLE], "
                 f"[DT_FLOAT], [DT_HALF]", op)
-        acc = ctx.resources.get_or_create("accumulator", a["shared_name"], lambda: SparseAccumulatorResource(
+        acc = ctx.resources.get_or_create("accumulator", a["shared_name"], lambda: cls(
             a["shared_name"], a["dtype"], a["shape"], a["reduction_type"]))
+        if not isinstance(acc, cls):
+            raise InvalidArgumentError(f"shared accumulator {a['shared_name']!r} is a {acc.KIND}, not a "
+                                       f"{cls.KIND}", op)
         acc.check_compatible(a["dtype"], op)
         return acc
     return make
+
+
+@register_kernel("SparseConditionalAccumulator")
+def _make_accumulator(op: Any, ctx: KernelContext) -> Any:
+    return accumulator_maker(op, ctx, SparseAccumulatorResource)
+
+
+def take_timeout_ms(ctx: KernelContext) -> Optional[float]:
+    """The Session's operation timeout (ms) a blocked take_grad honours; None: wait on."""
+    t = (ctx.config or {}).get("operation_timeout_in_ms")
+    return float(t) if t and t > 0 else None
 
 
 @register_kernel("SparseAccumulatorApplyGradient")
@@ -331,8 +364,7 @@ def _apply(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("SparseAccumulatorTakeGradient")
 def _take(op: Any, ctx: KernelContext) -> Any:
-    t = (ctx.config or {}).get("operation_timeout_in_ms")
-    timeout = float(t) if t and t > 0 else None
+    timeout = take_timeout_ms(ctx)
     session = ctx.session
     return lambda handle, num_required: _acc(handle).take(int(np.asarray(num_required)), op, session, timeout)
 

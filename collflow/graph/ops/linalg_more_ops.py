@@ -1,7 +1,9 @@
 """tf.linalg.sqrtm (tf.matrix_square_root): the principal square root of a batch of square
 matrices, with TF's gradient (the Sylvester equation R^T Y + Y R^T = dR, R = sqrtm(A)); and
 the MatrixSolveLs op of tf.matrix_solve_ls(fast=False) (the minimum-norm least-squares
-solution, rank deficient matrices included), which, as TF's, has no gradient (ValueError).
+solution, rank deficient matrices included), which, as TF's, has no gradient (ValueError);
+and tf.linalg.lu's Lu op (partial pivoting; no gradient, as TF 2.21 registers none).
+The tf.linalg functions built from these and other ops are in linalg_extra_ops.py.
 Kernels in kernels/linalg_more_kernels.py.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
 from .op_util import dense as _dense, make_op, single
 
-__all__ = ["matrix_square_root", "matrix_solve_ls_complete"]
+__all__ = ["matrix_square_root", "matrix_solve_ls_complete", "lu"]
 
 
 def _square_spec(op: _g.Operation) -> list:
@@ -42,6 +44,14 @@ def _solve_ls_spec(op: _g.Operation) -> list:
     return [(a.dtype, TensorShape(list(a.shape.dims[:-2]) + [a.shape.dims[-1], b.shape.dims[-1]]))]
 
 
+def _lu_spec(op: _g.Operation) -> list:
+    (a_dtype, a_shape), = _square_spec(op)
+    idx = _dt.as_dtype(op.attrs["output_idx_type"])
+    p_shape = TensorShape(None) if a_shape.rank is None else TensorShape(list(a_shape.dims[:-1]))
+    return [(a_dtype, a_shape), (idx, p_shape)]
+
+
+register_op("Lu", _lu_spec, doc="LU with partial pivoting: packed L\\U and the row permutation")
 register_op("MatrixSquareRoot", _square_spec, doc="the principal square root of square matrices")
 register_op("MatrixSquareRootGrad", lambda op: [(op.inputs[1].dtype, op.inputs[1].shape)],
             doc="Y with R^T Y + Y R^T = G (the gradient of sqrtm)")
@@ -54,6 +64,12 @@ not_differentiable("MatrixSquareRootGrad")
 @register_gradient("MatrixSquareRoot")
 def _sqrtm_grad(op: _g.Operation, g: Any) -> list:
     return [single("MatrixSquareRootGrad", [op.outputs[0], _dense(g)])]
+
+
+@register_gradient("Lu")
+def _lu_grad(op: _g.Operation, *grads: Any) -> list:
+    # TF 2.21 registers no gradient for Lu: tf.gradients raises LookupError there too
+    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: Lu)")
 
 
 @register_gradient("MatrixSolveLs")
@@ -77,3 +93,13 @@ def matrix_solve_ls_complete(matrix: Any, rhs: Any, l2_regularizer: Any = 0.0,
     b = _g.convert_to_tensor(rhs, dtype=a.dtype)
     l2 = _g.convert_to_tensor(l2_regularizer, dtype=_dt.float64)
     return make_op("MatrixSolveLs", [a, b, l2], {"fast": False}, name=name or "MatrixSolveLs").outputs[0]
+
+
+def lu(input: Any, output_idx_type: Any = _dt.int32, name: Optional[str] = None) -> tuple:  # noqa: A002
+    """tf.linalg.lu: (lu, p) with lu the packed factors (L unit lower, U upper) and p the row
+    permutation, L U = A[..., p, :].  A singular matrix is InvalidArgumentError, as TF."""
+    idx = _dt.as_dtype(output_idx_type)
+    if idx not in (_dt.int32, _dt.int64):
+        raise ValueError(f"lu: output_idx_type must be int32 or int64, got {idx.name}")
+    op = make_op("Lu", [_g.convert_to_tensor(input)], {"output_idx_type": idx}, name=name or "Lu")
+    return op.outputs[0], op.outputs[1]
