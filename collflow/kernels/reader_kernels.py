@@ -25,6 +25,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import CancelledError, DataLossError, DeadlineExceededError, InvalidArgumentError, UnimplementedError
 from ..platform.tfrecord import open_records, read_records
+from ..platform.varint import encode_varint
 from .queue_kernels import _POLL_S, FIFOQueueResource, _timeout_ms, _Waiter
 from .registry import KernelContext, current_cancellation_token, register_kernel
 
@@ -162,16 +163,7 @@ class ReaderState:
         self.work = _text(work)
 
 
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+_varint = encode_varint
 
 
 def _int64(v: Any) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
+from ..platform.varint import encode_varint
 
 __all__ = ["DT_ENUM", "ENUM_NAMES", "encode_tensor_proto", "decode_tensor_proto"]
 
@@ -37,17 +38,7 @@ _TYPED = {"float32": (5, "f32"), "float64": (6, "f64"), "int32": (7, "varint"), 
           "uint64": (17, "varint")}
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    n &= (1 << 64) - 1  # a negative int64 as its two's complement, as protobuf
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+_varint = encode_varint  # a negative int64 as its two's complement, as protobuf
 
 
 def _field(number: int, payload: bytes) -> bytes:

@@ -16,6 +16,7 @@ import struct
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import InvalidArgumentError
+from ..platform.varint import VarintError, decode_varint, encode_varint
 
 __all__ = ["Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
            "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING", "text_format", "text_escape",
@@ -27,36 +28,12 @@ _WIRE_VARINT, _WIRE_64, _WIRE_LEN, _WIRE_32 = 0, 1, 2, 5
 _VARINT_KINDS = ("int64", "int32", "enum", "bool")
 
 
-def encode_varint(n: int) -> bytes:
-    """Base-128 varint; a negative int64 is written as its 64-bit two's complement."""
-    if n < 0:
-        n += 1 << 64
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _decode_varint(buf: bytes, pos: int, end: Optional[int] = None) -> Tuple[int, int]:
     """(value, next position) of the base-128 varint at buf[pos], not reading at or past `end`."""
-    end = len(buf) if end is None else end
-    result = shift = 0
-    while True:
-        if pos >= end:
-            raise InvalidArgumentError("truncated protocol buffer (a varint runs past the end)")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise InvalidArgumentError("malformed protocol buffer (a varint longer than 10 bytes)")
+    try:
+        return decode_varint(buf, pos, end)
+    except VarintError as e:
+        raise InvalidArgumentError(f"malformed protocol buffer ({e})") from None
 
 
 def _key(number: int, wire: int) -> bytes:
