@@ -130,12 +130,15 @@ for _n in _producers.__all__:
 from .graph.ops.file_ops import match_filenames_once as _match_filenames_once  # noqa: E402
 train.match_filenames_once = _match_filenames_once
 from .graph.ops.state_ops import count_up_to  # noqa: F401,E402  (tf.count_up_to)
+from .graph.ops.fft_ops import fft, ifft, fft2d, ifft2d, fft3d, ifft3d  # noqa: F401,E402  (TF1's tf.fft, ...)
+from .graph.ops.complex_ops import real, imag, conj, angle  # noqa: F401,E402  (tf.real, tf.conj, ...)
 
 bool = bool_  # noqa: A001  (tf.bool; defined last so nothing in this module sees it)
 from .graph.ops.misc_ops import range  # noqa: A001,E402  (tf.range; last, as bool)
 from .graph.ops.case_ops import tuple  # noqa: A001,E402  (tf.tuple; last, as bool)
 from .graph.ops.math_extra_ops import round  # noqa: A001,E402  (tf.round; last, as bool)
 from .graph.ops.logging_ops import print  # noqa: A001,E402  (tf.print; last, as bool)
+from .graph.ops.complex_ops import complex  # noqa: A001,E402  (tf.complex; last, as bool)
 
 
 def __getattr__(name: str) -> object:

@@ -13,6 +13,7 @@ import numpy as np
 __all__ = [
     "DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "string", "resource", "double", "half",
+    "complex64", "complex128",
 ]
 
 
@@ -49,18 +50,22 @@ class DType:
     size = itemsize  # TF1's DType.size
 
     # TF1 programs read these off a tensor's dtype (v.dtype.base_dtype: a variable's value
-    # type); collflow has no reference dtypes and no complex ones, so each is the dtype itself
+    # type); collflow has no reference dtypes, so base_dtype is the dtype itself
     @property
     def base_dtype(self) -> "DType":
         return self
 
     @property
     def real_dtype(self) -> "DType":
+        """The type of a complex type's parts (float32 for complex64); any other type itself."""
+        if self.np.kind == "c":
+            return float32 if self.np.itemsize == 8 else float64
         return self
 
     @property
     def is_complex(self) -> bool:
-        return False
+        # TF's is_floating is False for complex types: the two predicates never overlap
+        return self.np.kind == "c"
 
     @property
     def is_unsigned(self) -> bool:
@@ -129,11 +134,13 @@ bool_ = DType("bool", np.bool_)
 string = DType("string", np.object_)
 # handle to a resource (variable, queue) in the Session's container; never a user array
 resource = DType("resource", np.object_)
+complex64 = DType("complex64", np.complex64)
+complex128 = DType("complex128", np.complex128)
 double = float64  # TensorFlow's aliases (cf.bool is set in collflow/__init__.py)
 half = float16
 
 _BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                                 bool_, string)}
+                                 bool_, string, complex64, complex128)}
 _BY_NAME["resource"] = resource
 # TensorFlow 1.x's other names: tf.as_dtype("float") is float32, not NumPy's float64
 _BY_NAME.update({"float": float32, "double": float64, "half": float16})
@@ -153,6 +160,8 @@ def as_dtype(value: Any) -> DType:
         return float32
     if value is int:
         return int32
+    if value is complex:  # TF converts a Python complex to complex128
+        return complex128
     try:
         npd = np.dtype(value)
     except TypeError:

@@ -32,9 +32,11 @@ from collflow.graph.ops import special_fn_ops as _sfn
 from collflow.graph.ops import text_ops as _text
 from collflow.graph.ops import lookup_ops as _lookup
 from collflow.graph.ops.scan_ops import cumprod as _cumprod, cumsum as _cumsum
+from collflow.graph.ops import complex_ops as _complex_ops
+from collflow.graph.ops import fft_ops as _fft_ops
 
 __all__ = ["math", "random", "linalg", "io", "python_io", "bitwise", "sparse", "strings", "debugging", "lookup",
-           "audio"]
+           "audio", "spectral", "signal"]
 
 
 class _Namespace:
@@ -89,6 +91,7 @@ def _categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Optiona
 math = _Namespace("math", "tf.math: TensorFlow 1.x's math ops under their tf.math names.", {
     **{n: getattr(_cf, n) for n in _MATH_TOP}, **{n: getattr(_nn, n) for n in _MATH_NN},
     "cumsum": _cumsum, "cumprod": _cumprod, "log_sigmoid": _log_sigmoid, "logical_xor": _logical_xor,
+    **{n: getattr(_complex_ops, n) for n in ("real", "imag", "conj", "angle")},
     **{n: getattr(_cf, n) for n in ("expm1", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh",
                                     "atanh")},
     "divide_no_nan": _cf.div_no_nan,
@@ -193,3 +196,10 @@ lookup = _Namespace("lookup", "tf.lookup: static hash and vocabulary tables (als
 lookup.experimental = _Namespace("lookup.experimental", "tf.lookup.experimental: the mutable tables.", {
     "MutableHashTable": _lookup._mutable_lookup_ops.MutableHashTable,
     "DenseHashTable": _lookup._mutable_lookup_ops.DenseHashTable})
+
+# tf.spectral and tf.signal (TF 1.15 has both): the FFTs; the rest of tf.signal (stft, frames,
+# windows, dct, mfccs) is not implemented
+_FFT_NAMES = ("fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d", "irfft2d", "rfft3d",
+              "irfft3d")
+spectral = _Namespace("spectral", "tf.spectral: the FFTs.", {n: getattr(_fft_ops, n) for n in _FFT_NAMES})
+signal = _Namespace("signal", "tf.signal: the FFTs.", {n: getattr(_fft_ops, n) for n in _FFT_NAMES})

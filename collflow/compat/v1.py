@@ -52,6 +52,7 @@ from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
 from collflow.compat.namespaces import bitwise, debugging, io, linalg, lookup, math, random, sparse, strings  # noqa: E402,F401,A004
 from collflow.compat.namespaces import python_io  # noqa: E402,F401
 from collflow.compat.namespaces import audio  # noqa: E402,F401
+from collflow.compat.namespaces import spectral, signal  # noqa: E402,F401
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 logical_xor = math.logical_xor

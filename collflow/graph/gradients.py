@@ -89,7 +89,8 @@ def used_gradient(grad: Any, t: _g.Tensor) -> Optional[_g.Tensor]:
 
 
 def _differentiable_dtype(t: _g.Tensor) -> bool:
-    return t.dtype.is_floating or t.dtype == _dt.resource
+    # complex tensors too: TF differentiates them (graph/ops/complex_ops.py has the convention)
+    return t.dtype.is_floating or t.dtype.is_complex or t.dtype == _dt.resource
 
 
 class AggregationMethod:

@@ -10,6 +10,8 @@ from typing import Any
 from .registry import register_gradient as reg
 from .ops import math_ops as m
 from .ops import array_ops as a
+# TF's rules for complex inputs conjugate the derivative; for real tensors this is the identity
+from .ops.complex_ops import conj_if_complex as _cj
 
 
 def _ub(g: Any, x: Any, other: Any = None) -> Any:
@@ -51,9 +53,9 @@ def _static_reduce_axes(x: Any, other: Any) -> Any:
 # -- binary, broadcasting ---------------------------------------------------------------
 reg("Add")(lambda op, g: [_ub(g, *op.inputs), _ub(g, *op.inputs[::-1])])
 reg("Sub")(lambda op, g: [_ub(g, *op.inputs), _ub(-g, *op.inputs[::-1])])
-reg("Mul")(lambda op, g: [_ub(g * op.inputs[1], *op.inputs), _ub(op.inputs[0] * g, *op.inputs[::-1])])
-reg("RealDiv")(lambda op, g: [_ub(g / op.inputs[1], *op.inputs),
-                              _ub(-g * op.outputs[0] / op.inputs[1], *op.inputs[::-1])])
+reg("Mul")(lambda op, g: [_ub(g * _cj(op.inputs[1]), *op.inputs), _ub(_cj(op.inputs[0]) * g, *op.inputs[::-1])])
+reg("RealDiv")(lambda op, g: [_ub(g / _cj(op.inputs[1]), *op.inputs),
+                              _ub(-g * _cj(op.outputs[0]) / _cj(op.inputs[1]), *op.inputs[::-1])])
 reg("Maximum")(lambda op, g: _select_grad(op, g, m.greater_equal(op.inputs[0], op.inputs[1])))
 reg("Minimum")(lambda op, g: _select_grad(op, g, m.less_equal(op.inputs[0], op.inputs[1])))
 reg("SquaredDifference")(lambda op, g: _sqdiff_grad(op, g))
@@ -63,12 +65,23 @@ reg("SquaredDifference")(lambda op, g: _sqdiff_grad(op, g))
 def _pow_grad(op: Any, g: Any) -> list:
     x, y = op.inputs
     z = op.outputs[0]
+    if x.dtype.is_complex:
+        return _complex_pow_grad(op, g)
     gx = g * y * m.pow(x, y - a.ones_like(y))
     # d/dy x**y = x**y log x, defined as 0 where x <= 0 (as TensorFlow does)
     safe_log = a.where(m.greater(x, a.zeros_like(x)), m.log(a.where(m.greater(x, a.zeros_like(x)), x, a.ones_like(x))),
                        a.zeros_like(x))
     gy = g * z * safe_log
     return [_ub(gx, x, y), _ub(gy, y, x)]
+
+
+def _complex_pow_grad(op: Any, g: Any) -> list:
+    # TF: the conjugated derivatives, and log x taken as 0 only at x == 0 (complex log is defined elsewhere)
+    x, y, z = _cj(op.inputs[0]), _cj(op.inputs[1]), _cj(op.outputs[0])
+    gx = g * y * m.pow(x, y - a.ones_like(y))
+    nz = m.not_equal(x, a.zeros_like(x))
+    log_x = a.where(nz, m.log(a.where(nz, x, a.ones_like(x))), a.zeros_like(x))
+    return [_ub(gx, op.inputs[0], op.inputs[1]), _ub(g * z * log_x, op.inputs[1], op.inputs[0])]
 
 
 def _select_grad(op: Any, g: Any, mask: Any) -> list:
@@ -85,19 +98,21 @@ def _sqdiff_grad(op: Any, g: Any) -> list:
 
 # -- unary -----------------------------------------------------------------------------
 reg("Neg")(lambda op, g: [-g])
-reg("Exp")(lambda op, g: [g * op.outputs[0]])
-reg("Log")(lambda op, g: [g / op.inputs[0]])
-reg("Log1p")(lambda op, g: [g / (op.inputs[0] + 1.0)])
-reg("Sqrt")(lambda op, g: [g * 0.5 / op.outputs[0]])
-reg("Rsqrt")(lambda op, g: [g * -0.5 * op.outputs[0] / op.inputs[0]])
-reg("Reciprocal")(lambda op, g: [-g * m.square(op.outputs[0])])
-reg("Square")(lambda op, g: [g * 2.0 * op.inputs[0]])
+reg("Exp")(lambda op, g: [g * _cj(op.outputs[0])])
+reg("Log")(lambda op, g: [g / _cj(op.inputs[0])])
+reg("Log1p")(lambda op, g: [g / (_cj(op.inputs[0]) + 1.0)])
+reg("Sqrt")(lambda op, g: [g * 0.5 / _cj(op.outputs[0])])
+reg("Rsqrt")(lambda op, g: [g * -0.5 * _cj(op.outputs[0]) / _cj(op.inputs[0])])
+reg("Reciprocal")(lambda op, g: [-g * m.square(_cj(op.outputs[0]))])
+reg("Square")(lambda op, g: [g * 2.0 * _cj(op.inputs[0])])
 reg("Abs")(lambda op, g: [g * m.sign(op.inputs[0])])
 # sign is piecewise constant: a zero gradient (TF1 registers zeros, so |x| has a zero second derivative)
 reg("Sign")(lambda op, g: [a.zeros_like(op.inputs[0])])
-reg("Sin")(lambda op, g: [g * m.cos(op.inputs[0])])
-reg("Cos")(lambda op, g: [-g * m.sin(op.inputs[0])])
-reg("Cast")(lambda op, g: [m.cast(g, op.inputs[0].dtype) if op.inputs[0].dtype.is_floating else None])
+reg("Sin")(lambda op, g: [g * _cj(m.cos(op.inputs[0]))])
+reg("Cos")(lambda op, g: [-g * _cj(m.sin(op.inputs[0]))])
+# between floating and complex types both ways (complex -> real: the real part, as TF)
+reg("Cast")(lambda op, g: [m.cast(g, op.inputs[0].dtype)
+                           if op.inputs[0].dtype.is_floating or op.inputs[0].dtype.is_complex else None])
 reg("ClipByValue")(lambda op, g: _clip_grad(op, g))
 
 
@@ -113,7 +128,7 @@ reg("AddN")(lambda op, g: [g] * len(op.inputs))
 
 @reg("MatMul")
 def _matmul_grad(op: Any, g: Any) -> list:
-    x, y = op.inputs
+    x, y = _cj(op.inputs[0]), _cj(op.inputs[1])
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     if not ta and not tb:
         gx, gy = m.matmul(g, y, transpose_b=True), m.matmul(x, g, transpose_a=True)
@@ -125,7 +140,7 @@ def _matmul_grad(op: Any, g: Any) -> list:
         gx, gy = m.matmul(y, g, transpose_a=True, transpose_b=True), m.matmul(g, x, transpose_a=True, transpose_b=True)
     # batched matmul broadcasts leading dims
     if (x.shape.rank or 0) > 2 or (y.shape.rank or 0) > 2:
-        gx, gy = _ub(gx, x), _ub(gy, y)
+        gx, gy = _ub(gx, op.inputs[0]), _ub(gy, op.inputs[1])
     return [gx, gy]
 
 
@@ -158,8 +173,8 @@ def _prod_grad(op: Any, g: Any) -> list:
         n_red *= int(x.shape.dims[i])
     xt = a.transpose(x, perm)
     flat = a.reshape(xt, [-1, n_red])
-    rest = (scan_ops.cumprod(flat, axis=1, exclusive=True) *
-            scan_ops.cumprod(flat, axis=1, exclusive=True, reverse=True))
+    rest = _cj(scan_ops.cumprod(flat, axis=1, exclusive=True) *
+               scan_ops.cumprod(flat, axis=1, exclusive=True, reverse=True))
     inverse = [perm.index(i) for i in range(rank)]
     return [gb * a.transpose(a.reshape(rest, a.shape(xt)), inverse)]
 reg("Max")(lambda op, g: _minmax_grad(op, g))

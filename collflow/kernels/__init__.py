@@ -19,5 +19,6 @@ from . import special_more_kernels  # noqa: F401,E402  (igamma, betainc, zeta, p
 from . import image_codec_kernels  # noqa: F401,E402  (tf.image.decode_jpeg/png/gif/bmp, encode_*)
 from . import audio_kernels  # noqa: F401,E402  (tf.audio.encode_wav/decode_wav)
 from . import image_kernels2  # noqa: F401,E402  (crop_and_resize, NMS, bicubic/area resize, boxes)
+from . import complex_kernels  # noqa: F401,E402  (tf.complex, tf.real, ..., the FFTs)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

@@ -240,12 +240,18 @@ def _contiguous_dcpl() -> Any:
     return dcpl
 
 
+def _storable(dt: Any) -> bool:
+    """A variable dtype a checkpoint holds (the policy reads back complex64/128, not complex256)."""
+    dt = np.dtype(dt)
+    return dt.kind in "biuf" or dt in (np.dtype(np.complex64), np.dtype(np.complex128))
+
+
 def _host_array(name: str, value: Any) -> np.ndarray:
     value = to_host(value)
-    if value.dtype.kind not in "biuf":
+    if not _storable(value.dtype):
         raise InvalidArgumentError(
-            f"cannot checkpoint variable {name!r} of dtype {value.dtype}: only bool, integer and "
-            "floating-point variables are supported")
+            f"cannot checkpoint variable {name!r} of dtype {value.dtype}: only bool, integer, "
+            "floating-point and complex64/128 variables are supported")
     return value
 
 
@@ -271,7 +277,7 @@ def write_checkpoint(path: str, data: CheckpointData, durable: bool = True, para
     arrays = [data.variables[n] if _is_source(data.variables[n]) else _c_contiguous(_host_array(n, data.variables[n]))
               for n in names]
     for n, a in zip(names, arrays):
-        if _is_source(a) and np.dtype(a.dtype).kind not in "biuf":
+        if _is_source(a) and not _storable(a.dtype):
             _host_array(n, np.empty(0, a.dtype))  # the same error as for an array
     total = int(sum(a.nbytes for a in arrays))
     try:

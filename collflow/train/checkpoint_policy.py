@@ -11,7 +11,7 @@ refuses:
 - soft, external and user-defined links (the object would come from elsewhere);
 - datasets with external storage, virtual datasets, HDF5 filters (collflow writes none, and
   a compressed dataset's declared size is not bounded by the file's), null dataspaces;
-- dataset dtypes other than bool, integers and floats (no strings, variable-length data,
+- dataset dtypes other than bool, integers, floats and complex64/128 (no strings, variable-length data,
   references, compounds, opaque or array types);
 - attribute types other than those and strings (the format's names and versions);
 - declared sizes that the file cannot hold: every dataset's bytes together, and every
@@ -56,6 +56,23 @@ _TYPE_CLASSES = ("INTEGER", "FLOAT", "TIME", "STRING", "BITFIELD", "OPAQUE", "CO
 
 def _constants(module: Any, names: Tuple[str, ...]) -> Set[int]:
     return {getattr(module, n) for n in names if hasattr(module, n)}
+
+
+def _is_complex_type(h5t: Any, tid: Any) -> bool:
+    """Whether an HDF5 type is exactly how h5py stores complex64 or complex128: a compound of
+    two equal IEEE floats (4 or 8 bytes) named r and i, packed in that order.  The only compound
+    type a checkpoint may hold (collflow writes complex variables so)."""
+    if tid.get_class() != h5t.COMPOUND or tid.get_nmembers() != 2:
+        return False
+    size = tid.get_size() // 2
+    if size not in (4, 8) or tid.get_size() != 2 * size:
+        return False
+    for i, name in enumerate((b"r", b"i")):
+        mt = tid.get_member_type(i)
+        if (tid.get_member_name(i) != name or tid.get_member_offset(i) != i * size
+                or mt.get_class() != h5t.FLOAT or mt.get_size() != size):
+            return False
+    return True
 
 
 def _class_name(h5t: Any, cls: int) -> str:
@@ -166,7 +183,8 @@ class _Walk:
         tid, space = did.get_type(), did.get_space()
         if first:
             self.check_layout(did, where)
-            self.check_type(tid, where, self.dataset_classes, _DATASET_CLASSES)
+            if not _is_complex_type(self.h5py.h5t, tid):  # complex64/128: h5py's {r, i} compound
+                self.check_type(tid, where, self.dataset_classes, _DATASET_CLASSES)
             if space.get_simple_extent_type() == self.h5py.h5s.NULL:
                 raise self.refuse(where, "has a null dataspace (no shape)")
         # per link: a reader reads each name, so 1000 links to one dataset cost 1000 reads

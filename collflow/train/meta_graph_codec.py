@@ -35,11 +35,16 @@ def decode_shape(v: Optional[list]) -> TensorShape:
     return TensorShape(None if v is None else [None if d is None else int(d) for d in v])
 
 
+# the dtypes whose arrays a meta graph holds as raw little-endian bytes (complex: two floats each)
+def _raw_ok(dt: np.dtype) -> bool:
+    return dt.kind in "biuf" or dt in (np.dtype(np.complex64), np.dtype(np.complex128))
+
+
 def _array(a: np.ndarray) -> dict:
     if a.dtype == object or a.dtype.kind in "SU":
         flat = [base64.b64encode(_dt.string_bytes(x)).decode("ascii") for x in a.reshape(-1)]
         return {"dtype": "string", "kind": a.dtype.kind, "shape": list(a.shape), "items": flat}
-    if a.dtype.kind not in "biuf":
+    if not _raw_ok(a.dtype):
         raise Unencodable(f"a NumPy array of dtype {a.dtype}")
     data = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
     return {"dtype": a.dtype.name, "shape": list(a.shape), "data": base64.b64encode(data).decode("ascii")}
@@ -57,7 +62,7 @@ def _unarray(d: dict) -> np.ndarray:
         out[:] = [_dt.bytes_text(b) for b in items]
         return out.reshape(shape)
     dt = np.dtype(d["dtype"])
-    if dt.kind not in "biuf":
+    if not _raw_ok(dt):
         raise ValueError(f"array of dtype {dt} in a meta graph")
     raw = base64.b64decode(d["data"])
     if len(raw) != dt.itemsize * int(np.prod(shape, dtype=np.int64)):

@@ -602,11 +602,17 @@ def rank(x: Any, name: Optional[str] = None) -> _g.Tensor:
     return single("Rank", [x], name=name or "Rank")
 
 
-@tf_keywords(a="x", conjugate="")  # conjugate: no complex dtypes here
-def transpose(x: Any, perm: Optional[Sequence[int]] = None, name: Optional[str] = None) -> _g.Tensor:
-    """Permutes the dimensions: output dim i is input dim perm[i] (default: reversed)."""
+@tf_keywords(a="x")
+def transpose(x: Any, perm: Optional[Sequence[int]] = None, name: Optional[str] = None,
+              conjugate: bool = False) -> _g.Tensor:
+    """Permutes the dimensions: output dim i is input dim perm[i] (default: reversed);
+    `conjugate` also conjugates a complex tensor (nothing to do for a real one)."""
     p = None if perm is None else tuple(_int_list(perm, "transpose perm"))
-    return single("Transpose", [x], {"perm": p}, name=name or "transpose")
+    out = single("Transpose", [x], {"perm": p}, name=name or "transpose")
+    if conjugate and out.dtype.is_complex:
+        from .complex_ops import conj
+        out = conj(out)
+    return out
 
 
 @tf_keywords(input="x", dim="axis")

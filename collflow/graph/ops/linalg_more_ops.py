@@ -66,10 +66,8 @@ def _sqrtm_grad(op: _g.Operation, g: Any) -> list:
     return [single("MatrixSquareRootGrad", [op.outputs[0], _dense(g)])]
 
 
-@register_gradient("Lu")
-def _lu_grad(op: _g.Operation, *grads: Any) -> list:
-    # TF 2.21 registers no gradient for Lu: tf.gradients raises LookupError there too
-    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: Lu)")
+# Lu has no gradient function: TF 2.21 registers none, and tf.gradients raises TF's
+# LookupError("No gradient defined for operation ...") for it (graph/gradients.py)
 
 
 @register_gradient("MatrixSolveLs")

@@ -61,8 +61,18 @@ for _n in BINARY_OPS:
     register_op(_n, _binary_spec)
 for _n in COMPARE_OPS:
     register_op(_n, _compare_spec)
+
+
+def _float_or_complex_unary_spec(op: _g.Operation) -> list:
+    # the core elementwise functions also take complex inputs, as TF's (graph/ops/complex_ops.py)
+    x = op.inputs[0]
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        raise ValueError(f"{op.type} needs a floating-point or complex input, got {x.dtype.name}")
+    return [(x.dtype, x.shape)]
+
+
 for _n in FLOAT_UNARY_OPS:
-    register_op(_n, _float_unary_spec)
+    register_op(_n, _float_or_complex_unary_spec)
 for _n in UNARY_OPS:
     register_op(_n, same_shape_fn)
 
@@ -342,6 +352,11 @@ def square(x: Any, name: Optional[str] = None) -> _g.Tensor:
 
 
 def abs(x: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A001 - TF name
+    """|x|; of a complex tensor a float tensor (TF's ComplexAbs)."""
+    x = _g.convert_to_tensor(_as_value(x))
+    if x.dtype.is_complex:
+        from .complex_ops import complex_abs
+        return complex_abs(x, name=name)
     return _unary("Abs", x, name)
 
 
@@ -372,8 +387,17 @@ def scalar_mul(scalar: Any, x: Any, name: Optional[str] = None) -> Any:
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
-           name: Optional[str] = None) -> _g.Tensor:
-    """Matrix product of the last two dims (batched over leading dims, broadcasting)."""
+           name: Optional[str] = None, adjoint_a: bool = False, adjoint_b: bool = False) -> _g.Tensor:
+    """Matrix product of the last two dims (batched over leading dims, broadcasting);
+    adjoint_x: the conjugate transpose (the transpose for a real tensor), as TF."""
+    if adjoint_a or adjoint_b:
+        if (adjoint_a and transpose_a) or (adjoint_b and transpose_b):
+            raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+        from .complex_ops import conj_if_complex
+        if adjoint_a:
+            a, transpose_a = conj_if_complex(_g.convert_to_tensor(_as_value(a))), True
+        if adjoint_b:
+            b, transpose_b = conj_if_complex(_g.convert_to_tensor(_as_value(b))), True
     return single("MatMul", [a, b], {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)},
                   name=name or "MatMul")
 
@@ -492,8 +516,14 @@ def argmin(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any 
 
 
 def cast(x: Any, dtype: Any, name: Optional[str] = None) -> _g.Tensor:
-    """Converts to `dtype` (a no-op node is still added when dtypes match)."""
-    return single("Cast", [x], {"DstT": _dt.as_dtype(dtype)}, name=name or "Cast")
+    """Converts to `dtype` (a no-op node is still added when dtypes match); a complex tensor
+    cast to a real type gives its real part cast, as TF."""
+    dst = _dt.as_dtype(dtype)
+    src = getattr(x, "dtype", None)  # a Tensor's or Variable's (a NumPy array's is not a DType)
+    if not dst.is_complex and isinstance(src, _dt.DType) and src.is_complex:
+        from .complex_ops import real
+        x = real(x)
+    return single("Cast", [x], {"DstT": dst}, name=name or "Cast")
 
 
 @tf_keywords(t="x")

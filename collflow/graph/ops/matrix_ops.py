@@ -453,8 +453,11 @@ register_gradient("MatrixTranspose")(lambda op, g: [matrix_transpose(g)])
 def matrix_transpose(a: Any, name: Optional[str] = None, conjugate: bool = False) -> _g.Tensor:
     """Swaps the last two dimensions of a batch of matrices (tf.linalg.matrix_transpose); a
     rank unknown when the graph is built is read at run time (as TF).  `conjugate` is for
-    complex types, which collflow does not have (accepted, nothing to conjugate)."""
+    complex types (nothing to conjugate in a real tensor)."""
     a = _g.convert_to_tensor(a)
+    if conjugate and a.dtype.is_complex:
+        from .complex_ops import conj
+        a = conj(a)
     rank = a.shape.rank
     if rank is None:  # the last two axes swapped, whatever the rank (checked >= 2 at run time)
         return single("MatrixTranspose", [a], name=name or "matrix_transpose")

@@ -16,7 +16,7 @@ def _spec(op: _g.Operation) -> list:
     rank = x.shape.rank
     if rank is not None and not -max(rank, 1) <= op.attrs["axis"] < max(rank, 1):
         raise ValueError(f"axis {op.attrs['axis']} is out of range for a tensor of rank {rank}")
-    if not (x.dtype.is_floating or x.dtype.is_integer):
+    if not (x.dtype.is_floating or x.dtype.is_integer or x.dtype.is_complex):
         raise ValueError(f"{op.type} needs a numeric tensor, got {x.dtype.name}")
     return [(x.dtype, x.shape)]
 
