@@ -74,7 +74,8 @@ def test_functional_model_two_inputs_and_shared_weights_on_new_inputs():
         h = tf.keras.layers.concatenate([tf.keras.layers.Dense(5, activation="tanh")(ia), ib])
         out = tf.keras.layers.Dense(1)(tf.keras.layers.Activation("relu")(h))
         m = tf.keras.Model([ia, ib], out)
-        assert [type(layer).__name__ for layer in m.layers] == ["Dense", "Concatenate", "Activation", "Dense"]
+        assert [type(layer).__name__ for layer in m.layers] == ["InputLayer", "Dense", "InputLayer", "Concatenate",
+                                                               "Activation", "Dense"]  # tf_keras's order
         m.compile("sgd", "mse")
         y = (a.sum(1, keepdims=True) + b.sum(1, keepdims=True)).astype(np.float32)
         m.fit({"a": a, "b": b}, y, epochs=2, verbose=0)
@@ -728,7 +729,8 @@ def test_validation_freq_and_summary_shapes():
         lines = []
         m.summary(print_fn=lines.append)
         text = "\n".join(lines)
-        assert "multiple" in text and "(None, 2)" in text and "Total params: 38" in text
+        # a layer shared on inputs of one shape shows that shape (tf_keras's "multiple" is for differing ones)
+        assert "multiple" not in text and "(None, 2)" in text and "Total params: 38 (152.00 Byte)" in text
 
 
 def test_layers_are_named_when_made_not_when_called():
@@ -742,7 +744,7 @@ def test_layers_are_named_when_made_not_when_called():
         y = named(outer(inner(x)))
         assert (outer.name, inner.name, unused.name, named.name) == ("dense", "dense_1", "dense_2", "head")
         assert outer.kernel.name == "dense/kernel:0" and inner.kernel.name == "dense_1/kernel:0"
-        assert [layer.name for layer in tf.keras.Model(x, y).layers] == ["dense_1", "dense", "head"]
+        assert [layer.name for layer in tf.keras.Model(x, y).layers] == ["input_1", "dense_1", "dense", "head"]
 
 
 def test_two_models_with_the_same_layer_names_in_one_graph(tmp_path):

@@ -16,7 +16,7 @@ from ..graph.graph import GraphKeys
 from ..graph.shape import TensorShape
 from ..graph.variable_scope import get_variable, variable_scope
 from . import backend as K
-from .layers import _CallRecord, _input_shape_kwargs, _unique_name, register_call
+from .layers import _CallRecord, _input_shape_kwargs, _unique_name, mask_of, register_call, set_mask
 
 __all__ = ["Layer"]
 
@@ -28,6 +28,9 @@ def _snake(name: str) -> str:
 
 class Layer(_CallRecord):
     """Base of user-defined Keras layers (see the module doc)."""
+
+    # a class attribute, so a subclass may set it in its body or in __init__
+    supports_masking = False
 
     def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None, dynamic: bool = False,
                  **kwargs: Any):
@@ -43,7 +46,6 @@ class Layer(_CallRecord):
         self.built = False
         self.updates: List[Any] = []
         self.losses: List[Any] = []
-        self.supports_masking = False
 
     @property
     def name(self) -> str:
@@ -111,6 +113,15 @@ class Layer(_CallRecord):
     def compute_output_shape(self, input_shape: Any) -> Any:
         return input_shape
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The output's mask: the input's when `supports_masking`, else none (a mask into a
+        layer that does not support masking is TF 1.15's TypeError)."""
+        if not self.supports_masking:
+            if any(m is not None for m in nest.flatten(mask)):
+                raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: {mask}")
+            return None
+        return mask
+
     def add_loss(self, losses: Any, inputs: Any = None) -> None:
         for t in (losses if isinstance(losses, (list, tuple)) else [losses]):
             self.losses.append(_g.convert_to_tensor(t))
@@ -142,13 +153,27 @@ class Layer(_CallRecord):
                     shapes = [TensorShape(t.shape) for t in flat]
                     self.build(shapes[0] if len(shapes) == 1 and not isinstance(inputs, (list, tuple)) else shapes)
                     self.built = True
+                in_mask = _input_mask(inputs)
+                if "mask" in params and "mask" not in kwargs:
+                    kwargs["mask"] = in_mask
                 out = self.call(inputs, *args, **kwargs)
+                out_mask = self.compute_mask(inputs, in_mask)
+        for t, m in zip(nest.flatten(out), nest.flatten(out_mask) if out_mask is not None else []):
+            set_mask(t, m)
         self.updates += g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
         self.losses += g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
         register_call(self, inputs, nest.flatten(out))
         return out
 
     apply = __call__
+
+
+def _input_mask(inputs: Any) -> Any:
+    """The mask of a tensor input, the list of masks of a list input (None when none has one)."""
+    if isinstance(inputs, (list, tuple)):
+        masks = [mask_of(t) for t in inputs]
+        return masks if any(m is not None for m in masks) else None
+    return mask_of(inputs)
 
 
 def _is_layer(v: Any) -> bool:

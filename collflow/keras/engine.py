@@ -18,7 +18,7 @@ from ..platform.atomic_files import temporary_name
 from . import backend as K
 from . import losses as _losses
 from . import optimizers as _optimizers
-from .layers import InputLayer, mask_of, node_of
+from .layers import InputLayer, input_layer_of, mask_of, node_of
 from .training import TrainingLoop, as_list as _as_list
 
 __all__ = ["Model", "Sequential"]
@@ -28,21 +28,6 @@ def _unique(prefix: str) -> str:
     """Keras's object names: prefix, prefix_1, prefix_2, ... per graph."""
     uid = K.get_uid(prefix)
     return prefix if uid == 1 else f"{prefix}_{uid - 1}"
-
-
-def _output_shape(layer: Any) -> Any:
-    """A layer's output shape for summary(): its one call's ("multiple" for a shared layer)."""
-    calls = layer.__dict__.get("_keras_calls", [])
-    if len(calls) > 1:
-        return "multiple"
-    if not calls:
-        return None
-    out = calls[0][1]
-    outs = out if isinstance(out, (list, tuple)) else [out]
-    shapes = [tuple(t.shape.as_list()) if t.shape.rank is not None else None for t in outs]
-    if type(layer).__name__ == "TensorFlowOpLayer":
-        return shapes  # TF shows an op layer's outputs as a list: [(None, 16)]
-    return shapes[0] if len(shapes) == 1 else shapes
 
 
 def _with_class_weight(w: Any, y: np.ndarray, class_weight: dict) -> np.ndarray:
@@ -106,8 +91,22 @@ class Model(TrainingLoop):
         layers: dict = {}
         done: set = set()
 
-        def visit(t: Any) -> None:
+        inputs_of = {t: input_layer_of(t) for t in self.inputs}
+
+        def node_key(t: Any) -> tuple:
             if t in stop:
+                return (id(inputs_of[t]), 0)
+            pl, pk, _ = node_of(t)
+            return (id(pl), pk)
+
+        def visit(t: Any) -> None:
+            if t in stop:  # an InputLayer: TF lists it among the layers, at its depth
+                il = inputs_of[t]
+                if (id(il), 0) not in done:
+                    done.add((id(il), 0))
+                    first.setdefault(id(il), len(first))
+                    layers[id(il)] = il
+                    post.append((id(il), 0))
                 return
             rec = node_of(t)
             if rec is None:
@@ -130,13 +129,15 @@ class Model(TrainingLoop):
         for key in reversed(post):
             depth = max(node_depth.setdefault(key, 0), layer_depth.get(key[0], 0))
             layer_depth[key[0]] = node_depth[key] = depth
-            for i in layers[key[0]]._keras_nodes[key[1]]:
-                i = _g.convert_to_tensor(i)
-                if i not in stop:
-                    pl, pk, _ = node_of(i)
-                    node_depth[(id(pl), pk)] = max(depth + 1, node_depth.get((id(pl), pk), 0))
+            layer = layers[key[0]]
+            for i in ([] if isinstance(layer, InputLayer) else layer._keras_nodes[key[1]]):
+                pkey = node_key(_g.convert_to_tensor(i))
+                node_depth[pkey] = max(depth + 1, node_depth.get(pkey, 0))
         self._layers = sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
-        self._nodes = done  # the layers' calls inside this model (a config leaves the others out)
+        # the layers' calls inside this model (a config leaves the others out), and by depth
+        # (summary's choice of table)
+        self._nodes = {k for k in done if not isinstance(layers[k[0]], InputLayer)}
+        self._node_depths = node_depth
 
     # -- structure --------------------------------------------------------------------------
     @property
@@ -203,22 +204,13 @@ class Model(TrainingLoop):
     def count_params(self) -> int:
         return int(sum(int(np.prod(v.shape.as_list())) for v in self.weights))
 
-    def summary(self, line_length: int = 65, print_fn: Any = print) -> None:
+    def summary(self, line_length: Optional[int] = None, positions: Optional[List[float]] = None,
+                print_fn: Any = None, expand_nested: bool = False, show_trainable: bool = False) -> None:
+        """tf_keras's table of the layers (keras/summary.py): a "Connected to" column for a
+        functional model that is not a chain."""
+        from .summary import print_summary
         self._require_built()
-        print_fn(f'Model: "{self.name}"')
-        print_fn("_" * line_length)
-        print_fn(f"{'Layer (type)':<29}{'Output Shape':<22}Param #")
-        print_fn("=" * line_length)
-        for layer in self._layers:
-            n = int(sum(int(np.prod(v.shape.as_list())) for v in layer.weights))
-            shape = _output_shape(layer)
-            # a space after each column even when a long name overflows it
-            print_fn(f"{layer.name + ' (' + type(layer).__name__ + ')':<28} {str(shape):<21} {n}")
-        print_fn("=" * line_length)
-        print_fn(f"Total params: {self.count_params():,}")
-        print_fn(f"Trainable params: {sum(int(np.prod(v.shape.as_list())) for v in self.trainable_weights):,}")
-        print_fn(f"Non-trainable params: {sum(int(np.prod(v.shape.as_list())) for v in self.non_trainable_weights):,}")
-        print_fn("_" * line_length)
+        print_summary(self, line_length, positions, print_fn, show_trainable)
 
     def __call__(self, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
         """The model applied to new tensors (its layers, and so its weights, are shared)."""
@@ -585,7 +577,7 @@ class Sequential(Model):
             if shape is None:
                 self._pending.append(layer)
                 return
-            x = InputLayer(batch_input_shape=shape).output
+            x = InputLayer(batch_input_shape=shape, name=f"{layer.name}_input").output  # Keras's name
             self.inputs, self.outputs = [x], [x]
         self._apply(layer)
 
@@ -601,7 +593,8 @@ class Sequential(Model):
         """Builds on a placeholder of `input_shape` (batch first) once."""
         if self.outputs:
             return
-        x = InputLayer(batch_input_shape=tuple(input_shape)).output
+        first = self._pending[0].name if self._pending else "sequential"
+        x = InputLayer(batch_input_shape=tuple(input_shape), name=f"{first}_input").output
         self.inputs, self.outputs = [x], [x]
         pending, self._pending = self._pending, []
         for layer in pending:

@@ -22,7 +22,7 @@ __all__ = ["Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "
            "AveragePooling1D", "AveragePooling2D", "AvgPool2D", "Flatten", "Dropout", "BatchNormalization",
            "Activation", "Embedding", "Reshape", "Concatenate", "concatenate", "Add", "add",
            "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Lambda", "Masking", "history_of", "node_of",
-           "register_call", "mask_of", "set_mask"]
+           "register_call", "mask_of", "set_mask", "input_layer_of"]
 
 # tensor -> (layer, input tensors): how a functional Model finds its layers
 _HISTORY: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -341,9 +341,17 @@ class Lambda(_Stateless):
                  **kwargs: Any):
         super().__init__(**kwargs)
         self._function, self._arguments = function, dict(arguments or {})
+        # TF's Lambda supports masking only when given `mask` (a function or a fixed mask)
+        self.mask = mask
+        self._supports_masking = mask is not None
 
     def _fn(self, x: Any) -> Any:
         return self._function(x, **self._arguments)
+
+    def _output_mask(self, inputs: Any, mask: Any) -> Any:
+        if self.mask is None:
+            return None
+        return self.mask(inputs, mask) if callable(self.mask) else self.mask
 
 
 class GlobalAveragePooling2D(_Stateless):
@@ -366,15 +374,20 @@ class _Merge(_KerasMixin, _lc.Layer):
     def __init__(self, name: Optional[str] = None, **kwargs: Any):
         kwargs.pop("trainable", None)
         self._batch_input_shape = _input_shape_kwargs(kwargs)
-        super().__init__(True, name or _unique_name(self._base), **kwargs)
+        super().__init__(True, name or self._auto_name, **kwargs)  # named once, in __new__
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
             raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. Got {inputs!r}")
         with _g.name_scope(self._name or self._base):
             out = self._merge([_g.convert_to_tensor(t) for t in inputs])
+            set_mask(out, self._merged_mask(list(inputs)))  # Keras's merge layers support masking
         register_call(self, inputs, out)
         return out
+
+    def _merged_mask(self, inputs: List[Any]) -> Any:
+        from .masking import merge_mask
+        return merge_mask(inputs)
 
 
 class Concatenate(_Merge):
@@ -386,6 +399,10 @@ class Concatenate(_Merge):
 
     def _merge(self, xs: List[Any]) -> Any:
         return _a.concat(xs, self.axis)
+
+    def _merged_mask(self, inputs: List[Any]) -> Any:
+        from .masking import concat_mask
+        return concat_mask(inputs, self.axis)
 
 
 class Add(_Merge):
@@ -466,12 +483,40 @@ class InputLayer:
         else:
             shape = tuple(batch_input_shape) if batch_input_shape is not None else \
                 (batch_size,) + tuple(input_shape or ())
-            uid = K.get_uid("input")
-            self.output = _placeholder(_dt.as_dtype(dtype or K.floatx()), list(shape),
-                                       name=name or f"input_{uid}")
+            # a named input takes no number from "input" (Input(name="x"), then input_1, as Keras)
+            name = name or f"input_{K.get_uid('input')}"
+            self.output = _placeholder(_dt.as_dtype(dtype or K.floatx()), list(shape), name=name)
         self.name = self.output.op.name
         self.weights: List[Any] = []
         self.trainable_weights: List[Any] = []
+        self.non_trainable_weights: List[Any] = []
+        self.trainable = True
+        self.built = True
+        # a functional model finds the InputLayer of each of its inputs (TF lists them in `layers`)
+        # (kept on the graph, not in a weak dict: the layer holds its tensor, which would pin it)
+        self.output.graph.__dict__.setdefault("_keras_input_layers", {})[self.output.name] = self
+
+    def count_params(self) -> int:
+        return 0
+
+    def get_weights(self) -> List[Any]:
+        return []
+
+    def set_weights(self, weights: Sequence[Any]) -> None:
+        if len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on layer \"{self.name}\" with a weight list of "
+                             f"length {len(weights)}, but the layer was expecting 0 weights.")
+
+    def get_config(self) -> dict:
+        t = self.output
+        return {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name, "sparse": False, "name": self.name}
+
+
+def input_layer_of(t: Any) -> "InputLayer":
+    """The InputLayer that made placeholder `t` (one is made for a bare placeholder, as Keras
+    wraps a model's non-Keras input tensors)."""
+    layer = t.graph.__dict__.get("_keras_input_layers", {}).get(t.name)
+    return layer if layer is not None and layer.output is t else InputLayer(input_tensor=t)
 
 
 def Input(shape: Any = None, batch_size: Optional[int] = None, name: Optional[str] = None, dtype: Any = None,  # noqa: N802

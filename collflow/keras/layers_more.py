@@ -324,9 +324,12 @@ class RepeatVector(_Stateless):
 
 class GlobalAveragePooling1D(_Stateless):
     _base = "global_average_pooling1d"
+    _consumes_mask = True  # the mean over the real steps; no mask after it (TF 1.15's)
 
-    def _fn(self, x: Any) -> Any:
-        return _m.reduce_mean(x, axis=1)
+    def _call(self, x: Any, name: Any, reuse: Any, *args: Any, mask: Any = None, **kwargs: Any) -> Any:
+        from .masking import masked_mean_over_steps
+        with _g.name_scope(name or self._base):
+            return _m.reduce_mean(x, axis=1) if mask is None else masked_mean_over_steps(x, mask)
 
 
 class GlobalMaxPooling1D(_Stateless):

@@ -142,7 +142,7 @@ def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, A
 def model_to_config(model: Any) -> Dict[str, Any]:
     """Keras's model_config of a Sequential or functional model."""
     from .engine import Sequential
-    from .layers import node_of
+    from .layers import InputLayer, node_of
     if getattr(model, "_subclassed", False):
         raise NotImplementedError("Saving the model to HDF5 format requires the model to be a Functional model or "
                                   "a Sequential model. It does not work for subclassed models")
@@ -154,9 +154,6 @@ def model_to_config(model: Any) -> Dict[str, Any]:
     layers: List[Dict[str, Any]] = []
     for t in model.inputs:
         names[id(t)] = t.op.name
-        layers.append({"name": t.op.name, "class_name": "InputLayer", "inbound_nodes": [],
-                       "config": {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name, "sparse": False,
-                                  "name": t.op.name}})
 
     # the calls inside this model, renumbered per layer (a call on other tensors, such as
     # model(new_input)'s, is left out as Keras leaves it out)
@@ -172,6 +169,12 @@ def model_to_config(model: Any) -> Dict[str, Any]:
         layer, node, index = node_of(t)
         return [layer.name, calls(layer).index(node), index, {}]
     for layer in model.layers:
+        if isinstance(layer, InputLayer):  # listed where model.layers has it, as Keras writes it
+            t = layer.output
+            layers.append({"name": t.op.name, "class_name": "InputLayer", "inbound_nodes": [],
+                           "config": {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name,
+                                      "sparse": False, "name": t.op.name}})
+            continue
         entry = serialize_layer(layer)
         entry["name"] = layer.name
         entry["inbound_nodes"] = [[ref(i) for i in layer._keras_nodes[k]] for k in calls(layer)]

@@ -116,8 +116,8 @@ def test_op_layers_match_tensorflow_keras(build):
     assert got["names"] == want["names"]
     assert got["types"] == want["types"]
     assert any(t == "TensorFlowOpLayer" for t in got["types"])
-    for name, typ in zip(got["names"], got["types"]):
-        assert f"{name} ({typ})" in got["summary"]
+    # summary() prints tf_keras's table (op layers' long names wrap as there)
+    assert got["summary"] == want["summary"]
     assert got["params"] == want["params"]
     assert got["outputs"] == want["outputs"]
     renamed = {k.replace("accuracy", "acc").replace("mae", "mean_absolute_error"): v
