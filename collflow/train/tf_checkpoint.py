@@ -368,22 +368,16 @@ def _decode_strings(buf: bytes, t: _Tensor, f: str) -> Tuple[np.ndarray, int]:
 # -- writing -------------------------------------------------------------------------------------------
 
 
-def _encode_strings(a: np.ndarray) -> bytes:
+def _encode_strings(a: np.ndarray) -> Tuple[bytes, int]:
+    """A string tensor's bytes in the data file and its entry's masked CRC-32C, which covers
+    the lengths as uint32 (not their varints), the lengths' own checksum and the strings."""
     items = [x.encode("utf-8") if isinstance(x, str) else bytes(x) for x in a.reshape(-1)]
     lengths = [len(x) for x in items]
-    varints = b"".join(encode_varint(n) for n in lengths)
-    return varints + struct.pack("<I", int(mask(crc32c(_length_bytes(lengths))))) + b"".join(items)
-
-
-def _entry_crc(a: np.ndarray, data: Any) -> int:
-    if a.dtype == object:  # the checksum covers the lengths as uint32, not their varints
-        n = int(a.size)
-        pos = 0
-        for _ in range(n):
-            _, pos = get_varint(data, pos, len(data))
-        lengths = [len(x.encode("utf-8") if isinstance(x, str) else x) for x in a.reshape(-1)]
-        return int(mask(crc32c(_length_bytes(lengths) + bytes(data[pos:]))))
-    return int(mask(crc32c(data)))
+    head = _length_bytes(lengths)
+    check = struct.pack("<I", int(mask(crc32c(head))))
+    body = b"".join(items)
+    data = b"".join(encode_varint(n) for n in lengths) + check + body
+    return data, int(mask(crc32c(head + check + body)))
 
 
 def write_bundle(prefix: str, tensors: Mapping[str, Any], durable: bool = True) -> List[str]:
@@ -407,7 +401,7 @@ def write_bundle(prefix: str, tensors: Mapping[str, Any], durable: bool = True) 
                 a = np.asarray(tensors[name])
                 if a.dtype.kind in "SUO":
                     a = a.astype(object)
-                    data: Any = _encode_strings(a)
+                    data, crc = _encode_strings(a)
                     tf_dt = _DT_STRING
                 else:
                     if a.dtype not in _NP_TO_TF:
@@ -416,9 +410,10 @@ def write_bundle(prefix: str, tensors: Mapping[str, Any], durable: bool = True) 
                     # (ascontiguousarray alone would make a scalar 1-d)
                     a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).reshape(a.shape)
                     data = memoryview(a).cast("B") if a.size else b""
+                    crc = int(mask(crc32c(data)))
                 fh.write(data)
                 shape = TensorShapeProto(dim=[TensorShapeProto.Dim(size=int(s)) for s in a.shape])
-                e = _Entry(dtype=tf_dt, shape=shape, offset=offset, size=len(data), crc32c=_entry_crc(a, data))
+                e = _Entry(dtype=tf_dt, shape=shape, offset=offset, size=len(data), crc32c=crc)
                 entries.append((name.encode("utf-8"), e.SerializeToString()))
                 offset += len(data)
             fh.flush()
