@@ -19,7 +19,7 @@ it is used, and a damaged table raises DataLossError naming the file.
 from __future__ import annotations
 
 import struct
-from typing import Iterator, List, Sequence, Tuple
+from typing import Any, Iterator, List, Sequence, Tuple
 
 from ..errors import DataLossError, InvalidArgumentError
 from ..platform.crc32c import mask, crc32c
@@ -146,7 +146,8 @@ def _snappy_decompress(data: bytes) -> bytes:
     return bytes(out)
 
 
-def _read_block(data: bytes, handle: Tuple[int, int], what: str) -> bytes:
+def _read_block(data: memoryview, handle: Tuple[int, int], what: str) -> Any:
+    """A block's contents: a view into `data` (uncompressed), or the decompressed bytes."""
     off, size = handle
     if off + size + 5 > len(data):
         raise DataLossError(f"{what} block at {off} (+{size} bytes) runs past the end of the file ({len(data)} bytes)")
@@ -157,13 +158,13 @@ def _read_block(data: bytes, handle: Tuple[int, int], what: str) -> bytes:
     if got != want:
         raise DataLossError(f"{what} block at {off} fails its checksum ({got:#010x}, expected {want:#010x})")
     if kind == _SNAPPY:
-        return _snappy_decompress(block)
+        return _snappy_decompress(bytes(block))
     if kind != _NONE:
         raise DataLossError(f"{what} block at {off} has unknown compression {kind}")
     return block
 
 
-def _entries(block: bytes, what: str) -> Iterator[Tuple[bytes, bytes]]:
+def _entries(block: Any, what: str) -> Iterator[Tuple[bytes, Any]]:
     if len(block) < 4:
         raise DataLossError(f"{what} block is too short ({len(block)} bytes)")
     nres = struct.unpack_from("<I", block, len(block) - 4)[0]
@@ -177,7 +178,7 @@ def _entries(block: bytes, what: str) -> Iterator[Tuple[bytes, bytes]]:
         vlen, pos = get_varint(block, pos, end, f"{what} entry")
         if shared > len(key) or pos + rest + vlen > end:
             raise DataLossError(f"{what} block has an entry running past its end")
-        key = key[:shared] + block[pos:pos + rest]
+        key = key[:shared] + bytes(block[pos:pos + rest])
         pos += rest
         yield key, block[pos:pos + vlen]
         pos += vlen
@@ -189,8 +190,13 @@ def _handle(buf: bytes, pos: int, end: int) -> Tuple[Tuple[int, int], int]:
     return (off, size), pos
 
 
-def read_table(data: bytes) -> List[Tuple[bytes, bytes]]:
-    """Every (key, value) of a table file's bytes, in order; DataLossError when damaged."""
+def read_table(data: bytes) -> List[Tuple[bytes, Any]]:
+    """Every (key, value) of a table file's bytes, in order; DataLossError when damaged.
+
+    Keys are bytes; values of uncompressed blocks are memoryviews into `data` (a V1
+    checkpoint's table holds every tensor's values: copying each block and then each value
+    would hold the file three times over)."""
+    data = memoryview(data).cast("B")
     if len(data) < _FOOTER:
         raise DataLossError(f"file too short for a table ({len(data)} bytes)")
     foot = len(data) - _FOOTER
@@ -198,7 +204,7 @@ def read_table(data: bytes) -> List[Tuple[bytes, bytes]]:
         raise DataLossError("not a table file (bad magic number)")
     _, pos = _handle(data, foot, foot + 40)
     index_handle, _ = _handle(data, pos, foot + 40)
-    out: List[Tuple[bytes, bytes]] = []
+    out: List[Tuple[bytes, Any]] = []
     for _, value in _entries(_read_block(data, index_handle, "index"), "index"):
         handle, _ = _handle(value, 0, len(value))
         for k, v in _entries(_read_block(data, handle, "data"), "data"):
