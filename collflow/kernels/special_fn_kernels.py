@@ -135,6 +135,12 @@ def _jy(xp: Any, x: Any, order: int, second: bool) -> Any:
     return xp.where(x <= 0.0, -np.inf, out)
 
 
+def _y1(xp: Any, x: Any) -> Any:
+    """Y1 as TF's kernels give it: its float32 kernel is NaN at +-0 (the float64 one -inf)."""
+    out = _jy(xp, x, 1, True)
+    return xp.where(x == 0, np.nan, out) if x.dtype == np.float32 else out
+
+
 # -- Dawson, Ei, Fresnel, Spence -----------------------------------------------------------
 
 def dawsn(xp: Any, x: Any) -> Any:
@@ -251,7 +257,7 @@ _FUNCS: dict = {
     "BesselK0": lambda xp, x: _k(xp, x, 0, False), "BesselK0e": lambda xp, x: _k(xp, x, 0, True),
     "BesselK1": lambda xp, x: _k(xp, x, 1, False), "BesselK1e": lambda xp, x: _k(xp, x, 1, True),
     "BesselJ0": lambda xp, x: _jy(xp, x, 0, False), "BesselJ1": lambda xp, x: _jy(xp, x, 1, False),
-    "BesselY0": lambda xp, x: _jy(xp, x, 0, True), "BesselY1": lambda xp, x: _jy(xp, x, 1, True),
+    "BesselY0": lambda xp, x: _jy(xp, x, 0, True), "BesselY1": lambda xp, x: _y1(xp, x),
     "Dawsn": dawsn, "Expint": expint, "Spence": spence, "Ndtri": ndtri, "Erfinv": erfinv,
     "FresnelCos": lambda xp, x: _fresnel(xp, x)[0], "FresnelSin": lambda xp, x: _fresnel(xp, x)[1],
 }
@@ -262,18 +268,13 @@ def _register(op_type: str, fn: Callable[[Any, Any], Any]) -> None:
     def factory(op: Any, ctx: KernelContext) -> Any:
         xp = ctx.xp
         dt = op.outputs[0].dtype.np
-
         tiny = np.finfo(dt).tiny
-        y1_f32 = op_type == "BesselY1" and dt == np.float32
 
         def kernel(x: Any) -> Any:
             with np.errstate(all="ignore"):   # inf/NaN lanes are TF's values, not warnings
                 # TF's CPU kernels run with denormals read as zero (DAZ): ndtri(1e-40f) is -inf there
                 x = xp.where(xp.abs(x) < tiny, xp.zeros_like(x) * xp.sign(x), x)
-                out = xp.asarray(fn(xp, x)).astype(dt, copy=False)
-                if y1_f32:  # TF's float32 Y1 gives NaN at +-0 (its float64 kernel -inf)
-                    out = xp.where(x == 0, xp.asarray(np.nan, dtype=dt), out)
-                return out
+                return xp.asarray(fn(xp, x)).astype(dt, copy=False)
         return kernel
 
 
