@@ -14,6 +14,7 @@ from .graph.graph import (Graph, Operation, Tensor, GraphKeys, get_default_graph
                           convert_to_tensor, add_to_collection, get_collection, get_collection_ref,
                           add_to_collections, is_tensor)
 from .graph.shape import TensorShape, Dimension, dimension_value, dimension_at_index  # noqa: F401
+from .graph.device_spec import DeviceSpec  # noqa: F401,E402  (tf.DeviceSpec)
 from .graph.ops.constant_op import *  # noqa: F401,F403
 from .graph.ops.state_ops import *  # noqa: F401,F403
 from .graph.ops.math_ops import *  # noqa: F401,F403

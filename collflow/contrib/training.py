@@ -16,7 +16,9 @@ import numbers
 import re
 from typing import Any, Callable, Dict, Optional, Tuple
 
-__all__ = ["HParams", "parse_values"]
+from ..train.device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn  # noqa: E402  (TF 1.x kept them here)
+
+__all__ = ["HParams", "parse_values", "GreedyLoadBalancingStrategy", "byte_size_load_fn"]
 
 # one clause of a parse() string: name, optional [index], '=', then one token or a [list]
 _PARAM_RE = re.compile(r"""

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, NotFoundError
+from .device_spec import DeviceSpec, canonical_device, device_string, merge_device_strings
 from .registry import OpDef, get_op_def
 from .shape import TensorShape, as_shape
 
@@ -75,16 +76,7 @@ class GraphKeys:
     REPLICA_SYNC = "replica_sync"
 
 
-def canonical_device(spec: Optional[str]) -> Optional[str]:
-    """Normalizes '/gpu:0', '/device:GPU:0', 'gpu', 'cpu' ... to '/cpu:0' or '/gpu:N'."""
-    if spec is None or spec == "":
-        return None
-    s = spec.strip().lower()
-    # keep a job/replica/task prefix out of the way: collflow places within one process
-    m = re.search(r"(?:/device:|/|^)(cpu|gpu|test)(?::(\d+))?$", s)
-    if not m:
-        raise InvalidArgumentError(f"cannot parse device specification {spec!r}; use '/cpu:0' or '/gpu:N'")
-    return f"/{m.group(1)}:{int(m.group(2) or 0)}"
+_DEVICE_RESET = object()  # tf.device(None) on the device stack: outer scopes stop here
 
 
 class Tensor:
@@ -351,17 +343,40 @@ class Graph:
 
     # -- device and control-dependency scopes ------------------------------------
     @contextlib.contextmanager
-    def device(self, spec: Optional[str]) -> Iterator[None]:
+    def device(self, spec: Any) -> Iterator[None]:
+        """Ops made in the block get `spec`: a device name (merged over the outer scopes' as
+        in TF1: fields it leaves unset come from them), a DeviceSpec, a function
+        `fn(op) -> name` (e.g. tf.train.replica_device_setter's), '' (no change) or None
+        (no device, whatever the outer scopes say)."""
         st = self._stack("device")
-        st.append(canonical_device(spec))
+        if spec is None:
+            entry: Any = _DEVICE_RESET
+        elif callable(spec) and not isinstance(spec, (str, DeviceSpec)):
+            entry = spec
+        else:
+            entry = device_string(spec.to_string() if isinstance(spec, DeviceSpec) else spec)
+        st.append(entry)
         try:
             yield
         finally:
             st.pop()
 
-    def _current_device(self) -> Optional[str]:
-        st = self._stack("device")
-        return st[-1] if st else None
+    def _apply_device_scopes(self, op: "Operation") -> Optional[str]:
+        """The device the scopes give a new op: innermost first (TF1's order), so an inner
+        name's fields win and a device function sees the op as the inner scopes left it."""
+        dev: Optional[str] = None
+        for e in reversed(self._stack("device")):
+            if e is _DEVICE_RESET:
+                break
+            if e is None:  # '' : no change
+                continue
+            if isinstance(e, str):
+                dev = merge_device_strings(e, dev)
+                continue
+            op.device = dev
+            r = e(op)
+            dev = device_string(r.to_string() if isinstance(r, DeviceSpec) else r) if r else None
+        return dev
 
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Optional[Iterable[Any]]) -> Iterator[None]:
@@ -443,7 +458,7 @@ class Graph:
                 if name:  # a name= the caller gave (TF1 checks it; ours are valid by construction)
                     _check_node_name(self._current_scope(), name)
                 uname = self.unique_name(name or op_type)
-            dev = canonical_device(device) if device is not None else self._current_device()
+            dev = device_string(device) if device is not None else None
             attrs = dict(attrs or {})
             overrides = self._stack("grad_override")
             if overrides and op_type in overrides[-1]:
@@ -455,6 +470,8 @@ class Graph:
                 # back out the name so the failed op leaves no trace
                 raise InvalidArgumentError(f"{op_type} op {uname!r}: {e}", op) from None
             op.outputs = [Tensor(op, i, _dt.as_dtype(dt), as_shape(sh)) for i, (dt, sh) in enumerate(specs)]
+            if device is None and self._stack("device"):
+                op.device = self._apply_device_scopes(op)
             for t in tensors:
                 t._consumers.append(op)
             op._ctx = cf_ctx

@@ -301,10 +301,12 @@ class _DistributedOptimizer(Optimizer):
                         name: Optional[str] = None) -> _g.Operation:
         """Applies the (already reduced) gradients with the wrapped optimizer."""
         pairs = list(grads_and_vars)
-        if self._passes > 1:
-            op = self._aggregated_apply(pairs, global_step, name)
-        else:
-            op = self._opt.apply_gradients(pairs, global_step=global_step, name=name)
+        from ..train.between_graph import synchronized
+        with synchronized():  # reduced already: not a TF1 cluster's asynchronous step
+            if self._passes > 1:
+                op = self._aggregated_apply(pairs, global_step, name)
+            else:
+                op = self._opt.apply_gradients(pairs, global_step=global_step, name=name)
         add_replica_sync(op.graph, op)  # replicas start identical even without the broadcast hook
         return op
 

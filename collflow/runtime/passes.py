@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from ..graph.graph import Operation, Tensor
+from ..graph.graph import Operation, Tensor, canonical_device
 from ..kernels.device import get_device
 from ..kernels.registry import KernelContext, get_kernel
 
@@ -167,7 +167,7 @@ def _maybe_dead(op: Operation, dead: Set[Any]) -> bool:
 def _foldable(op: Operation, ins: List[Any], values: Dict[Any, np.ndarray], fed: Set[Tensor],
               targets: Set[Operation]) -> bool:
     if (op.stateful or op.control_inputs or op._ctx is not None or op in targets or not op.outputs
-            or op.device is not None  # a pinned op keeps its placement (and its errors)
+            or canonical_device(op.device) is not None  # a pinned op keeps its placement (and its errors)
             or any(t in fed for t in op.outputs) or op.type in ("Const", "Placeholder", "PlaceholderWithDefault")):
         return False
     if op.type in _SHAPE_ONLY:

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, List, Set
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
-from ..graph.graph import Operation, Tensor
+from ..graph.graph import Operation, Tensor, canonical_device
 from ..graph.registry import declare_host_only
 from ..kernels.device import available_devices, get_device
 from ..kernels.registry import has_device_kernel, has_kernel
@@ -38,10 +38,11 @@ def _resource_source(t: Tensor) -> Operation:
 
 def choose_device(op: Operation, session: Any) -> str:
     """The device `op` runs on by its own attributes (pin, host-only, kernel availability)."""
-    if op.device is not None:
+    pinned = canonical_device(op.device)  # the local part: a job/task prefix names a rank, not a device
+    if pinned is not None:
         try:
-            get_device(op.device)
-            return op.device
+            get_device(pinned)
+            return pinned
         except InvalidArgumentError:
             if session._config.get("allow_soft_placement"):
                 return "/cpu:0"

@@ -25,3 +25,5 @@ from .monitored_session import *  # noqa: F401,F403
 from ..summary.writer import summary_iterator  # noqa: F401  (TensorFlow 1.x's tf.train.summary_iterator)
 from .example import (BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList,  # noqa: F401,E402
                       Int64List, SequenceExample)
+from .cluster import ClusterDef, ClusterSpec, JobDef, Server, ServerDef  # noqa: F401,E402  (TF1's cluster API over MPI ranks)
+from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter  # noqa: F401,E402

@@ -25,6 +25,9 @@ from ..errors import CollflowError
 from ..graph import graph as _g
 from ..platform import tf_logging as logging
 from ..summary.proto import SessionLog, Summary
+
+# collection: how much one train op run may add to the global step where that is not 1
+STEP_INCREMENTS = "collflow_global_step_increments"
 from ..summary.writer import FileWriterCache
 from .checkpoint_io import process_rank_and_size
 from .checkpoint_manager import CheckpointManager
@@ -179,7 +182,10 @@ class StopAtStepHook(SessionRunHook):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        if int(run_values.results) + 1 >= self._last_step:
+        # a TF1 cluster's replicated asynchronous step moves the step once per worker
+        graph = getattr(run_context.session, "graph", None) or _g.get_default_graph()
+        per_run = max([1] + [int(n) for n in graph.get_collection(STEP_INCREMENTS)])
+        if int(run_values.results) + per_run >= self._last_step:
             # the fetched value may predate this run's increment: look again before stopping
             if int(run_context.session.run(self._global_step)) >= self._last_step:
                 run_context.request_stop()

@@ -193,12 +193,14 @@ class SessionCreator:
 class ChiefSessionCreator(SessionCreator):
     """Creates a Session on the default graph, restored from `checkpoint_dir`'s newest usable
     checkpoint (or `checkpoint_filename_with_path`) when there is one, else initialized.
-    `master` is accepted for TensorFlow compatibility (collflow runs in-process; '' only)."""
+    `master`: '' or this process's tf.train.Server target (collflow runs sessions in-process)."""
 
     def __init__(self, scaffold: Optional[Scaffold] = None, master: str = "", config: Any = None,
                  checkpoint_dir: Optional[str] = None, checkpoint_filename_with_path: Optional[str] = None):
-        if master:
-            raise ValueError(f"master={master!r}: collflow runs sessions in-process (one per MPI rank); pass ''")
+        from .cluster import is_server_target
+        if master and not is_server_target(master):
+            raise ValueError(f"master={master!r}: collflow runs sessions in-process (one per MPI rank); pass '' "
+                             "or the target of this process's tf.train.Server")
         self._scaffold = scaffold or Scaffold()
         self._config = config
         self._checkpoint_dir = checkpoint_dir

@@ -24,6 +24,7 @@ from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops, state_ops
 from ..graph.ops.constant_op import constant, group, identity
 from ..graph.variables import Variable
+from .between_graph import async_apply
 
 __all__ = ["Optimizer"]
 
@@ -122,6 +123,11 @@ class Optimizer:
                 f"{_var_names([v for _, v in pairs])}. Check that the loss depends on them through "
                 "differentiable ops.")
         g = var_list[0].graph
+        # a TF1 cluster program's variables on the ps job: every worker's update, in rank order
+        step = async_apply(self, pairs, global_step, name)
+        if step is not None:
+            g.add_to_collection(TRAIN_OP, step)
+            return step
         with g.as_default():
             self._create_slots_for(g, var_list)
             self._hyper_cache = {}

@@ -31,13 +31,16 @@ from ..comm import fusion as _fusion  # noqa: F401  (registers the fused collect
 from ..comm.buckets import GradSpec, plan_buckets
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
+from ..graph.device_spec import canonical_device
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops
 from ..graph.ops.constant_op import identity
 from .. import dtypes as _dt
 from ..graph.ops.fusion_ops import COMPRESSIONS, average_variables, comm_size, fused_all_reduce, sparse_all_gather
 from ..graph.variables import Variable
+from .between_graph import synchronized
 from .optimizer import Optimizer
+from .sync_replicas_tf1 import ChiefQueueRunner, SyncReplicasHook, init_tokens_op, tf1_arguments
 
 __all__ = ["SyncReplicasOptimizer", "DistributedOptimizer", "GradBucket"]
 
@@ -93,8 +96,16 @@ class SyncReplicasOptimizer(Optimizer):
     def __init__(self, opt: Optimizer, comm: Any = None, fusion_threshold_bytes: int = DEFAULT_FUSION_BYTES,
                  compression: Optional[str] = None, sparse_as_dense: bool = False, average: bool = True,
                  backup_ranks: int = 0, name: str = "SyncReplicas", average_parameters: Optional[bool] = None,
-                 reduce_hook: Optional[Callable[["GradBucket"], Sequence[Any]]] = None):
+                 reduce_hook: Optional[Callable[["GradBucket"], Sequence[Any]]] = None, *,
+                 replicas_to_aggregate: Optional[int] = None, total_num_replicas: Optional[int] = None,
+                 variable_averages: Any = None, variables_to_average: Any = None, use_locking: bool = False):
         super().__init__(False, name)
+        # TF1's form (opt, replicas_to_aggregate, total_num_replicas, ...): sync_replicas_tf1.py
+        comm, fusion_threshold_bytes, compression, sparse_as_dense, self._tf1 = tf1_arguments(
+            comm, fusion_threshold_bytes, compression, sparse_as_dense, DEFAULT_FUSION_BYTES,
+            replicas_to_aggregate, total_num_replicas, variable_averages, variables_to_average)
+        if self._tf1 is not None:
+            backup_ranks = max(int(backup_ranks), self._tf1.backup_ranks)
         if not isinstance(opt, Optimizer):
             raise TypeError(f"SyncReplicasOptimizer wraps a cf.train.Optimizer, got {type(opt).__name__}")
         compression = compression or "none"
@@ -136,6 +147,17 @@ class SyncReplicasOptimizer(Optimizer):
                         name: Optional[str] = None) -> _g.Operation:
         """All-reduces the gradients across ranks, then applies them with the wrapped optimizer."""
         pairs = list(grads_and_vars)
+        if self._tf1 is not None:
+            from ..comm import get
+            self._tf1.check_world((self._comm or get()).size)
+        with synchronized():  # combined here: between_graph's replicated step does not apply
+            step = self._apply_synchronized(pairs, global_step, name)
+        if self._tf1 is not None:
+            self._train_op = step = self._tf1.after_step(step)
+        return step
+
+    def _apply_synchronized(self, pairs: List[Tuple[Any, Variable]], global_step: Optional[Variable],
+                            name: Optional[str]) -> _g.Operation:
         from .sharded import split_sharded
         # Plain SGD takes the sums and folds the 1/ranks of the average into its learning rate
         # (a scalar product instead of a pass over every gradient; Horovod's postscale, for
@@ -214,6 +236,21 @@ class SyncReplicasOptimizer(Optimizer):
 
     def get_slot(self, var: Variable, name: str) -> Any:
         return self._opt.get_slot(var, name)
+
+    # -- TF1's token-queue interface (nothing to run here: see sync_replicas_tf1.py) ------
+    def make_session_run_hook(self, is_chief: bool, num_tokens: int = -1) -> SyncReplicasHook:
+        """TF's hook for MonitoredTrainingSession; checks the world size when the session starts."""
+        return SyncReplicasHook(self._tf1, is_chief, num_tokens)
+
+    def get_chief_queue_runner(self) -> ChiefQueueRunner:
+        if self._train_op is None:
+            raise ValueError("get_chief_queue_runner() should be called after apply_gradients().")
+        return ChiefQueueRunner()
+
+    def get_init_tokens_op(self, num_tokens: int = -1) -> _g.Operation:
+        if self._train_op is None:
+            raise ValueError("get_init_tokens_op() should be called after apply_gradients().")
+        return init_tokens_op(num_tokens)
 
     def get_slot_names(self) -> List[str]:
         return self._opt.get_slot_names()
@@ -315,7 +352,7 @@ class SyncReplicasOptimizer(Optimizer):
 
     def _buckets(self, dense: List[Tuple[int, _g.Tensor, Variable]]) -> List[list]:
         """The (index, gradient, variable) items grouped by collflow.comm.buckets.plan_buckets."""
-        specs = [GradSpec(t.shape.num_elements(), t.dtype, t.dtype.itemsize, v.device) for _, t, v in dense]
+        specs = [GradSpec(t.shape.num_elements(), t.dtype, t.dtype.itemsize, canonical_device(v.device)) for _, t, v in dense]
         return [[dense[i] for i in b.members] for b in plan_buckets(specs, self._fusion)]
 
     def _gather_sparse(self, gr: IndexedSlices, v: Variable) -> IndexedSlices:
