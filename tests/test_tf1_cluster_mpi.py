@@ -118,6 +118,19 @@ def test_sync_replicas_program_averages_the_workers_batches(tmp_path, optimizer)
     assert int(got[0]["gs"]) == 4
 
 
+def test_supervisor_program_with_the_sync_queue_interface(tmp_path):
+    # TF's mnist_replica.py shape: Supervisor, chief_init_op / local_step_init_op,
+    # ready_for_local_init_op, the init tokens op and the chief queue runner
+    rc, out, _ = _launch([("worker", 0), ("worker", 1)], "--mode", "sync", "--loop", "supervisor", "--steps", "4",
+                         "--out", str(tmp_path))
+    assert rc == 0, out
+    got = _results(tmp_path, 2)
+    want = _reference("sync", "sgd", 2, 4)
+    for k in ("emb", "w", "b"):
+        np.testing.assert_array_equal(got[0][k], got[1][k], err_msg=k)
+        np.testing.assert_allclose(got[0][k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
 def test_parameter_server_task_joins_until_the_workers_finish(tmp_path):
     # the full TF launch: ps and workers as ranks of one job; the ranks out of cluster order
     rc, out, secs = _launch([("ps", 0), ("worker", 1), ("worker", 0)], "--mode", "sync", "--steps", "3",

@@ -19,6 +19,7 @@ p.add_argument("--mode", default="async", choices=["async", "sync", "sync_backup
 p.add_argument("--optimizer", default="sgd", choices=["sgd", "momentum", "adam", "adagrad"])
 p.add_argument("--steps", type=int, default=6)
 p.add_argument("--out", default="")
+p.add_argument("--loop", default="monitored", choices=["monitored", "supervisor"])
 a = p.parse_args()
 
 cluster = tf.train.ClusterSpec({"ps": a.ps_hosts.split(","), "worker": a.worker_hosts.split(",")})
@@ -58,11 +59,29 @@ def batch(task, step):
 
 
 step = 0
-with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(a.task_index == 0), hooks=hooks) as sess:
-    while not sess.should_stop():
-        sess.run(train_op, batch(a.task_index, step))
+is_chief = a.task_index == 0
+if a.loop == "monitored":
+    with tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train_op, batch(a.task_index, step))
+            step += 1
+        vals = sess.run([emb, w, b, global_step])
+else:  # TF's mnist_replica.py: a Supervisor and the sync optimizer's queue interface
+    local_init_op = opt.chief_init_op if is_chief else opt.local_step_init_op
+    sv = tf.train.Supervisor(is_chief=is_chief, init_op=tf.global_variables_initializer(),
+                             local_init_op=local_init_op, ready_for_local_init_op=opt.ready_for_local_init_op,
+                             recovery_wait_secs=1, global_step=global_step)
+    sess = sv.prepare_or_wait_for_session(server.target)
+    if is_chief:
+        sess.run(opt.get_init_tokens_op())
+        sv.start_queue_runners(sess, [opt.get_chief_queue_runner()])
+    while True:
+        _, gs = sess.run([train_op, global_step], batch(a.task_index, step))
         step += 1
+        if gs + 1 >= a.steps:
+            break
     vals = sess.run([emb, w, b, global_step])
+    sv.stop()
 if a.out:
     np.savez(os.path.join(a.out, f"worker{a.task_index}.npz"), emb=vals[0], w=vals[1], b=vals[2], gs=vals[3],
              steps=step)

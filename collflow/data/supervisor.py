@@ -301,23 +301,24 @@ class Supervisor:
     def prepare_or_wait_for_session(self, master: str = "", config: Any = None, wait_for_checkpoint: bool = False,
                                     max_wait_secs: float = 7200, start_standard_services: bool = True) -> Session:
         """The chief: a Session restored from logdir's newest checkpoint or initialized, with
-        the standard services started; other workers: a Session once the chief made the model
-        ready.  Queue runners are started either way (with start_standard_services)."""
+        the standard services started.  Other workers: in TF, a Session once the chief made
+        the shared model ready; in collflow every rank holds its own variables, so a worker
+        restores or initializes its own as the chief does (the services stay the chief's;
+        synchronous and cluster train ops start every replica from rank 0's values).  Queue
+        runners are started either way (with start_standard_services)."""
         if self._coord.joined:
             self._coord.clear_stop()
         if self._summary_writer is not None and self._owns_writer:
             self._summary_writer.reopen()
+        sess = self._session_manager.prepare_session(
+            master, init_op=self._init_op, saver=self._saver, checkpoint_dir=self._logdir,
+            wait_for_checkpoint=wait_for_checkpoint, max_wait_secs=max_wait_secs, config=config,
+            init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
         if self._is_chief:
-            sess = self._session_manager.prepare_session(
-                master, init_op=self._init_op, saver=self._saver, checkpoint_dir=self._logdir,
-                wait_for_checkpoint=wait_for_checkpoint, max_wait_secs=max_wait_secs, config=config,
-                init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
             self._write_graph()
             if start_standard_services:
                 logging.info("Starting standard services.")
                 self.start_standard_services(sess)
-        else:
-            sess = self._session_manager.wait_for_session(master, config=config, max_wait_secs=max_wait_secs)
         if start_standard_services:
             logging.info("Starting queue runners.")
             self.start_queue_runners(sess)

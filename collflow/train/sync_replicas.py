@@ -40,7 +40,7 @@ from ..graph.ops.fusion_ops import COMPRESSIONS, average_variables, comm_size, f
 from ..graph.variables import Variable
 from .between_graph import synchronized
 from .optimizer import Optimizer
-from .sync_replicas_tf1 import ChiefQueueRunner, SyncReplicasHook, init_tokens_op, tf1_arguments
+from .sync_replicas_tf1 import ChiefQueueRunner, SyncReplicasHook, check_num_tokens, init_ops, tf1_arguments
 
 __all__ = ["SyncReplicasOptimizer", "DistributedOptimizer", "GradBucket"]
 
@@ -154,6 +154,9 @@ class SyncReplicasOptimizer(Optimizer):
             step = self._apply_synchronized(pairs, global_step, name)
         if self._tf1 is not None:
             self._train_op = step = self._tf1.after_step(step)
+        # TF1's queue interface for Supervisor programs (sync_replicas_tf1.py)
+        (self.local_step_init_op, self.chief_init_op, self.ready_for_local_init_op,
+         self._init_tokens_op) = init_ops(step.graph)
         return step
 
     def _apply_synchronized(self, pairs: List[Tuple[Any, Variable]], global_step: Optional[Variable],
@@ -250,7 +253,8 @@ class SyncReplicasOptimizer(Optimizer):
     def get_init_tokens_op(self, num_tokens: int = -1) -> _g.Operation:
         if self._train_op is None:
             raise ValueError("get_init_tokens_op() should be called after apply_gradients().")
-        return init_tokens_op(num_tokens)
+        check_num_tokens(num_tokens)
+        return self._init_tokens_op
 
     def get_slot_names(self) -> List[str]:
         return self._opt.get_slot_names()

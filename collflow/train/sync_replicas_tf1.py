@@ -19,7 +19,7 @@ from ..graph import graph as _g
 from ..graph.ops.constant_op import group, no_op
 from .hooks import SessionRunHook
 
-__all__ = ["TF1Options", "tf1_arguments", "SyncReplicasHook", "ChiefQueueRunner"]
+__all__ = ["TF1Options", "tf1_arguments", "SyncReplicasHook", "ChiefQueueRunner", "init_ops", "check_num_tokens"]
 
 
 class TF1Options:
@@ -113,8 +113,18 @@ class ChiefQueueRunner:
         return []
 
 
-def init_tokens_op(num_tokens: int = -1) -> _g.Operation:
-    """TF's op filling the token queue; a no-op here (no queue to fill)."""
+def init_ops(g: _g.Graph) -> tuple:
+    """(local_step_init_op, chief_init_op, ready_for_local_init_op, init_tokens_op) as TF's
+    optimizer has them after apply_gradients, for Supervisor-based programs: made with the
+    train op (a program may ask for them after its Supervisor finalized the graph).  The
+    init ops have nothing to initialize here (no local steps, no token queue to fill); the
+    readiness op reports the uninitialized global variables, as TF's."""
+    from ..graph.variables import global_variables, report_uninitialized_variables
+    with g.as_default(), g.name_scope("sync_replicas"):
+        return (no_op(name="local_step_init"), no_op(name="chief_init"),
+                report_uninitialized_variables(global_variables()), no_op(name="init_tokens"))
+
+
+def check_num_tokens(num_tokens: int) -> None:
     if num_tokens < -1:
         raise InvalidArgumentError(f"num_tokens must be >= -1, got {num_tokens}")
-    return no_op(name="sync_replicas_init_tokens")
