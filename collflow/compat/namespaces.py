@@ -197,9 +197,14 @@ lookup.experimental = _Namespace("lookup.experimental", "tf.lookup.experimental:
     "MutableHashTable": _lookup._mutable_lookup_ops.MutableHashTable,
     "DenseHashTable": _lookup._mutable_lookup_ops.DenseHashTable})
 
-# tf.spectral and tf.signal (TF 1.15 has both): the FFTs; the rest of tf.signal (stft, frames,
-# windows, dct, mfccs) is not implemented
+# tf.spectral and tf.signal (TF 1.15 has both): the FFTs and DCTs; tf.signal also framing, windows,
+# stft and the mel/MFCC helpers (graph/ops/signal_ops.py, signal_mel_ops.py)
+from collflow.graph.ops import signal_ops as _signal_ops  # noqa: E402
+from collflow.graph.ops import signal_mel_ops as _signal_mel_ops  # noqa: E402
 _FFT_NAMES = ("fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d", "irfft2d", "rfft3d",
               "irfft3d")
-spectral = _Namespace("spectral", "tf.spectral: the FFTs.", {n: getattr(_fft_ops, n) for n in _FFT_NAMES})
-signal = _Namespace("signal", "tf.signal: the FFTs.", {n: getattr(_fft_ops, n) for n in _FFT_NAMES})
+spectral = _Namespace("spectral", "tf.spectral: the FFTs and DCTs.", {
+    **{n: getattr(_fft_ops, n) for n in _FFT_NAMES}, "dct": _signal_mel_ops.dct, "idct": _signal_mel_ops.idct})
+signal = _Namespace("signal", "tf.signal: FFTs, DCTs, frames, windows, STFTs, mel and MFCC helpers.", {
+    **{n: getattr(_fft_ops, n) for n in _FFT_NAMES}, **{n: getattr(_signal_ops, n) for n in _signal_ops.__all__},
+    **{n: getattr(_signal_mel_ops, n) for n in _signal_mel_ops.__all__}})

@@ -66,3 +66,22 @@ __all__ += ["training"]
 # tf.contrib.estimator: TF 1.x's head factories (binary_classification_head, multi_head, ...)
 from ..estimator import contrib_estimator as estimator  # noqa: E402
 __all__.append("estimator")
+
+# tf.contrib.signal (TF 1.15's names) and tf.contrib.framework.python.ops.audio_ops (the speech
+# tutorial's `contrib_audio`), importable under that dotted path too
+from ..graph.ops import signal_ops as _signal_ops, signal_mel_ops as _signal_mel_ops  # noqa: E402
+signal = _types.SimpleNamespace(**{n: getattr(_signal_ops, n) for n in _signal_ops.__all__ if "shift" not in n},
+                                **{n: getattr(_signal_mel_ops, n) for n in ("linear_to_mel_weight_matrix",
+                                                                            "mfccs_from_log_mel_spectrograms")})
+signal.__doc__ = ("tf.contrib.signal: frame, overlap_and_add, hann_window, hamming_window, stft, inverse_stft, "
+                  "inverse_stft_window_fn, linear_to_mel_weight_matrix, mfccs_from_log_mel_spectrograms.")
+__all__.append("signal")
+from . import audio_ops as _audio_ops  # noqa: E402
+import sys as _sys  # noqa: E402
+_fw_python = _types.ModuleType(__name__ + ".framework.python", "tf.contrib.framework.python")
+_fw_python.ops = _types.ModuleType(__name__ + ".framework.python.ops", "tf.contrib.framework.python.ops")
+_fw_python.ops.audio_ops = _audio_ops
+framework.python = _fw_python
+_sys.modules.setdefault(_fw_python.__name__, _fw_python)
+_sys.modules.setdefault(_fw_python.ops.__name__, _fw_python.ops)
+_sys.modules.setdefault(_fw_python.ops.__name__ + ".audio_ops", _audio_ops)

@@ -18,6 +18,7 @@ from . import reader_kernels  # noqa: F401,E402  (the readers, decode_raw)
 from . import special_more_kernels  # noqa: F401,E402  (igamma, betainc, zeta, polygamma, random_gamma)
 from . import image_codec_kernels  # noqa: F401,E402  (tf.image.decode_jpeg/png/gif/bmp, encode_*)
 from . import audio_kernels  # noqa: F401,E402  (tf.audio.encode_wav/decode_wav)
+from . import speech_kernels  # noqa: F401,E402  (AudioSpectrogram, Mfcc)
 from . import image_kernels2  # noqa: F401,E402  (crop_and_resize, NMS, bicubic/area resize, boxes)
 from . import complex_kernels  # noqa: F401,E402  (tf.complex, tf.real, ..., the FFTs)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
