@@ -97,6 +97,8 @@ from .graph.ops.linalg_more_ops import matrix_square_root  # noqa: F401,E402
 from .graph.ops import special_fn_ops as _special_fn_ops  # noqa: F401,E402  (tf.math.special's ops)
 from .graph.ops.text_ops import (string_join, reduce_join, substr, regex_replace, string_strip,  # noqa: F401,E402
                                  string_split)
+from .graph.ops.unicode_ops import string_split  # noqa: F401,E402,F811  (also result_type="RaggedTensor")
+from .graph.ops.ragged_tensor import RaggedTensor  # noqa: F401,E402  (tf.RaggedTensor; tf.ragged in compat)
 from .graph.ops.file_ops import matching_files, read_file, write_file  # noqa: F401,E402
 from .graph.ops.reader_ops import *  # noqa: F401,F403,E402  (tf.TFRecordReader, ..., tf.decode_raw)
 from .graph.ops.misc_more_ops import *  # noqa: F401,F403,E402  (tf.cross, tf.hessians, tf.histogram_fixed_width, ...)

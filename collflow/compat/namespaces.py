@@ -197,6 +197,17 @@ lookup.experimental = _Namespace("lookup.experimental", "tf.lookup.experimental:
     "MutableHashTable": _lookup._mutable_lookup_ops.MutableHashTable,
     "DenseHashTable": _lookup._mutable_lookup_ops.DenseHashTable})
 
+# tf.strings.unicode_* and split's result_type="RaggedTensor" (graph/ops/unicode_ops.py); tf.ragged
+from collflow.graph.ops import unicode_ops as _uni, ragged_math as _rgm, ragged_tensor as _rgt  # noqa: E402
+strings.__dict__.update({n: getattr(_uni, n) for n in _uni.__all__ if n.startswith("unicode_")})
+strings.__dict__["split"] = _uni.strings_split
+from collflow.graph.ops.ngram_ops import ngrams as _ngrams  # noqa: E402
+strings.__dict__["ngrams"] = _ngrams
+ragged = _Namespace("ragged", "tf.ragged: RaggedTensor helpers (TF 1.15's names).", {
+    "constant": _rgm.constant, "constant_value": _rgm.constant_value, "map_flat_values": _rgm.map_flat_values,
+    "row_splits_to_segment_ids": _rgm.row_splits_to_segment_ids, "boolean_mask": _rgm.boolean_mask,
+    "segment_ids_to_row_splits": _rgm.segment_ids_to_row_splits, "range": _rgm.ragged_range,
+    "placeholder": _rgm.placeholder, "RaggedTensorValue": _rgt.RaggedTensorValue, "stack": _rgm.stack})
 # tf.spectral and tf.signal (TF 1.15 has both): the FFTs and DCTs; tf.signal also framing, windows,
 # stft and the mel/MFCC helpers (graph/ops/signal_ops.py, signal_mel_ops.py)
 from collflow.graph.ops import signal_ops as _signal_ops  # noqa: E402

@@ -53,6 +53,7 @@ from collflow.compat.namespaces import bitwise, debugging, io, linalg, lookup, m
 from collflow.compat.namespaces import python_io  # noqa: E402,F401
 from collflow.compat.namespaces import audio  # noqa: E402,F401
 from collflow.compat.namespaces import spectral, signal  # noqa: E402,F401
+from collflow.compat.namespaces import ragged  # noqa: E402,F401  (tf.ragged; tf.RaggedTensor is top level)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 logical_xor = math.logical_xor

@@ -53,6 +53,12 @@ class _Fetches:
             subs = [self._flatten(graph, f[k]) for k in keys]
             cls3 = type(f)
             return lambda vals: cls3((k, s(vals)) for k, s in zip(keys, subs))
+        if hasattr(f, "_cf_components"):
+            # a composite value (a RaggedTensor): fetched as its component tensors, rebuilt by it
+            comps = f._cf_components()
+            j0, k = len(self.elements), len(comps)
+            self.elements.extend(comps)
+            return lambda vals: f._cf_from_values([vals[j0 + j] for j in range(k)])
         el = _fetch_element(graph, f)
         if isinstance(el, _SparseFetch):
             i0 = len(self.elements)
@@ -221,6 +227,11 @@ class Session:
         g = self.graph
 
         def add(k: Any, v: Any) -> None:
+            if hasattr(k, "_cf_feed_values"):
+                # a composite key (a tf.ragged.placeholder): fed component by component
+                for kk, vv in zip(k._cf_components(), k._cf_feed_values(v)):
+                    add(kk, vv)
+                return
             if isinstance(k, SparseTensor):
                 # fed part by part from a SparseTensorValue or an (indices, values, dense_shape)
                 # tuple; a constant dense_shape (a sparse_placeholder of known shape) is checked

@@ -19,3 +19,4 @@ from . import reader_ops  # noqa: F401  (tf.TFRecordReader and the other readers
 from . import image_codec_ops  # noqa: F401  (tf.image.decode_jpeg/png/gif/bmp/image, encode_jpeg/png)
 from . import audio_ops  # noqa: F401  (tf.audio.encode_wav/decode_wav)
 from . import speech_ops  # noqa: F401  (AudioSpectrogram, Mfcc: the audio tutorial's ops)
+from . import ragged_tensor, ragged_math, unicode_ops, ngram_ops  # noqa: F401  (tf.RaggedTensor, tf.ragged, tf.strings.unicode_*)

@@ -406,6 +406,9 @@ def _reduce(op_type: str, x: Any, axis: Any, keepdims: Any, name: Optional[str],
             reduction_indices: Any = None, keep_dims: Any = None) -> _g.Tensor:
     axis = _deprecated_alias(axis, reduction_indices, "axis", "reduction_indices")
     keepdims = _deprecated_alias(keepdims, keep_dims, "keepdims", "keep_dims")
+    if type(x).__name__ == "RaggedTensor":  # reduce the ragged rows with the segment ops
+        from .ragged_math import ragged_reduce
+        return ragged_reduce(op_type, x, axis, bool(keepdims), name)
     axis = static_axis(axis, op_type)
     if axis is not None and not isinstance(axis, int):
         axis = tuple(int(a) for a in (axis if isinstance(axis, (list, tuple)) else np.ravel(axis)))

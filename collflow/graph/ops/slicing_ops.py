@@ -208,6 +208,9 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, name: Option
         raise InvalidArgumentError(f"gather: batch_dims={batch_dims} is not supported (use batch_gather or "
                                    "gather_nd)")
     axis = 0 if axis is None else axis
+    if type(params).__name__ == "RaggedTensor" and axis == 0:  # rows of a RaggedTensor
+        from .ragged_math import ragged_gather
+        return ragged_gather(params, indices, name=name)
     params = _g.convert_to_tensor(params)
     axis = int(static_axis(axis, "gather"))
     if axis < 0 and params.shape.rank is not None:
