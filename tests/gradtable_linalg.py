@@ -66,4 +66,8 @@ CASES = [
     Case("MatrixTranspose", lambda a: cf.matrix_transpose(cf.placeholder_with_default(a, None)) * a[0, 0, 0],
          [(2, 3, 4)]),
     Case("MatrixBandPart", lambda a: cf.matrix_band_part(a, -1, 2), [(4, 3)], id="MatrixBandPart-lower-all"),
+    # QR (graph/ops/qr_grad.py): tall, square batch, wide
+    Case("Qr", lambda a: list(cf.qr(a)), [(5, 3)], low=-1.0, high=1.0),
+    Case("Qr", lambda a: list(cf.qr(a)), [(2, 3, 3)], low=-1.0, high=1.0, id="Qr-square-batch"),
+    Case("Qr", lambda a: list(cf.qr(a)), [(3, 5)], low=-1.0, high=1.0, id="Qr-wide"),
 ]

@@ -135,6 +135,13 @@ linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg n
     "cross": _cf.cross,
     **{n: getattr(_lx, n) for n in ("pinv", "matrix_rank", "lu_reconstruct", "lu_solve", "lu_matrix_inverse",
                                     "adjoint", "matvec", "normalize", "tridiagonal_matmul", "tridiagonal_solve")}})
+# tf.linalg.LinearOperator* (graph/linear_operator/) and tf.linalg.eigh_tridiagonal
+from collflow.graph import linear_operator as _linop  # noqa: E402
+from collflow.graph.ops.eigh_tridiagonal_ops import eigh_tridiagonal as _eigh_tridiagonal  # noqa: E402
+linalg.__dict__.update({n: getattr(_linop, n) for n in _linop.__all__})
+linalg.__dict__["eigh_tridiagonal"] = _eigh_tridiagonal
+from collflow.graph.ops.complex_linalg_ops import logm as _logm  # noqa: E402
+linalg.__dict__["logm"] = _logm
 
 # TFRecord files: tf.python_io, and the same names under tf.io
 _TFRECORD = {n: getattr(_tfrecord, n) for n in ("TFRecordWriter", "tf_record_iterator", "TFRecordOptions",
@@ -190,13 +197,6 @@ strings = _Namespace("strings", "tf.strings: the string ops under their tf.strin
     "split": _text.strings_split, "to_number": _cf.string_to_number, "as_string": _cf.as_string,
     "to_hash_bucket_strong": _cf.string_to_hash_bucket_strong,
     "to_hash_bucket_fast": _cf.string_to_hash_bucket_fast, "to_hash_bucket": _cf.string_to_hash_bucket})
-
-lookup = _Namespace("lookup", "tf.lookup: static hash and vocabulary tables (also tf.contrib.lookup's names).", {
-    n: getattr(_lookup, n) for n in _lookup.__all__})
-lookup.experimental = _Namespace("lookup.experimental", "tf.lookup.experimental: the mutable tables.", {
-    "MutableHashTable": _lookup._mutable_lookup_ops.MutableHashTable,
-    "DenseHashTable": _lookup._mutable_lookup_ops.DenseHashTable})
-
 # tf.strings.unicode_* and split's result_type="RaggedTensor" (graph/ops/unicode_ops.py); tf.ragged
 from collflow.graph.ops import unicode_ops as _uni, ragged_math as _rgm, ragged_tensor as _rgt  # noqa: E402
 strings.__dict__.update({n: getattr(_uni, n) for n in _uni.__all__ if n.startswith("unicode_")})
@@ -208,6 +208,13 @@ ragged = _Namespace("ragged", "tf.ragged: RaggedTensor helpers (TF 1.15's names)
     "row_splits_to_segment_ids": _rgm.row_splits_to_segment_ids, "boolean_mask": _rgm.boolean_mask,
     "segment_ids_to_row_splits": _rgm.segment_ids_to_row_splits, "range": _rgm.ragged_range,
     "placeholder": _rgm.placeholder, "RaggedTensorValue": _rgt.RaggedTensorValue, "stack": _rgm.stack})
+
+lookup = _Namespace("lookup", "tf.lookup: static hash and vocabulary tables (also tf.contrib.lookup's names).", {
+    n: getattr(_lookup, n) for n in _lookup.__all__})
+lookup.experimental = _Namespace("lookup.experimental", "tf.lookup.experimental: the mutable tables.", {
+    "MutableHashTable": _lookup._mutable_lookup_ops.MutableHashTable,
+    "DenseHashTable": _lookup._mutable_lookup_ops.DenseHashTable})
+
 # tf.spectral and tf.signal (TF 1.15 has both): the FFTs and DCTs; tf.signal also framing, windows,
 # stft and the mel/MFCC helpers (graph/ops/signal_ops.py, signal_mel_ops.py)
 from collflow.graph.ops import signal_ops as _signal_ops  # noqa: E402

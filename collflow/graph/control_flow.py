@@ -592,8 +592,8 @@ def _on_a_branch(t: _g.Tensor, frame: Any) -> bool:
 
 
 def _differentiable(t: _g.Tensor) -> bool:
-    """Floats, and variable handles (a read's gradient flows to its handle)."""
-    if t.dtype.is_floating:
+    """Floats and complex numbers, and variable handles (a read's gradient flows to its handle)."""
+    if t.dtype.is_floating or t.dtype.is_complex:
         return True
     if t.dtype != _dt.resource:
         return False
@@ -626,7 +626,7 @@ def while_loop_gradient(loop: _Loop, exit_grads: List[Any]) -> List[Any]:
     ops, random draws and side effects happen once, as in TensorFlow.
     """
     from .gradients import gradients as _gradients
-    fl = [i for i, t in enumerate(loop.var_inputs) if t.dtype.is_floating]
+    fl = [i for i, t in enumerate(loop.var_inputs) if t.dtype.is_floating or t.dtype.is_complex]
     captured = [t for t in loop.ctx.captured if _differentiable(t)]  # type: ignore[union-attr]
     g0 = []
     for i in fl:

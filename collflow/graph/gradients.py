@@ -50,7 +50,7 @@ def _zeros_for(t: _g.Tensor) -> Optional[_g.Tensor]:
     zeros of its shape, or for a variable handle (a fresh read switched into a branch) zeros of
     the variable's value; None for other dtypes."""
     from .ops import array_ops
-    if t.dtype.is_floating:
+    if t.dtype.is_floating or t.dtype.is_complex:
         return array_ops.zeros_like(t)
     if t.dtype == _dt.resource:
         from .ops.state_ops import variable_dtype_shape

@@ -92,7 +92,8 @@ def _select_grad(op: Any, g: Any, mask: Any) -> list:
 
 def _sqdiff_grad(op: Any, g: Any) -> list:
     x, y = op.inputs
-    d = g * (2.0 * (x - y)) if x.dtype.is_floating else g * (x - y)
+    # complex too: TF's rule 2 g (x - y), unconjugated, for its (x - y) conj(x - y)
+    d = g * (2.0 * (x - y)) if (x.dtype.is_floating or x.dtype.is_complex) else g * (x - y)
     return [_ub(d, x, y), _ub(-d, y, x)]
 
 

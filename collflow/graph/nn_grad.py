@@ -14,6 +14,7 @@ from .ops import math_ops as m
 from .ops import nn_ops as n
 from .ops import depthwise_ops as dw
 from .ops.op_util import single
+from .ops.complex_ops import conj_if_complex as _cj
 
 # -- activations ----------------------------------------------------------------------
 reg("Relu")(lambda op, g: [single("ReluGrad", [g, op.outputs[0]])])
@@ -24,19 +25,20 @@ reg("ReluGrad")(lambda op, gg: [single("ReluGrad", [gg, op.inputs[1]]), a.zeros_
 reg("LeakyRelu")(lambda op, g: [single("LeakyReluGrad", [g, op.inputs[0]], {"alpha": op.attrs["alpha"]})])
 reg("LeakyReluGrad")(lambda op, gg: [single("LeakyReluGrad", [gg, op.inputs[1]], {"alpha": op.attrs["alpha"]}),
                                      a.zeros_like(op.inputs[1])])
-reg("Sigmoid")(lambda op, g: [single("SigmoidGrad", [op.outputs[0], g])])
-reg("Tanh")(lambda op, g: [single("TanhGrad", [op.outputs[0], g])])
+# complex x (TF's convention): the derivative conjugated, i.e. the *Grad op of conj(y)
+reg("Sigmoid")(lambda op, g: [single("SigmoidGrad", [_cj(op.outputs[0]), g])])
+reg("Tanh")(lambda op, g: [single("TanhGrad", [_cj(op.outputs[0]), g])])
 
 
 @reg("SigmoidGrad")
 def _sigmoid_grad_grad(op: Any, gg: Any) -> list:
-    y, dy = op.inputs  # out = dy * y * (1 - y)
+    y, dy = _cj(op.inputs[0]), _cj(op.inputs[1])  # out = dy * y * (1 - y)
     return [gg * dy * (1.0 - 2.0 * y), single("SigmoidGrad", [y, gg])]
 
 
 @reg("TanhGrad")
 def _tanh_grad_grad(op: Any, gg: Any) -> list:
-    y, dy = op.inputs  # out = dy * (1 - y*y)
+    y, dy = _cj(op.inputs[0]), _cj(op.inputs[1])  # out = dy * (1 - y*y)
     return [-2.0 * gg * dy * y, single("TanhGrad", [y, gg])]
 
 

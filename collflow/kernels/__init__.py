@@ -21,6 +21,7 @@ from . import audio_kernels  # noqa: F401,E402  (tf.audio.encode_wav/decode_wav)
 from . import speech_kernels  # noqa: F401,E402  (AudioSpectrogram, Mfcc)
 from . import image_kernels2  # noqa: F401,E402  (crop_and_resize, NMS, bicubic/area resize, boxes)
 from . import complex_kernels  # noqa: F401,E402  (tf.complex, tf.real, ..., the FFTs)
+from . import complex_more_kernels  # noqa: F401,E402  (tf.linalg.logm)
 from . import ragged_kernels, unicode_kernels  # noqa: F401,E402  (tf.RaggedTensor's index helpers, tf.strings.unicode_*)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

@@ -42,6 +42,12 @@ def _checked(xp: Any, op: Any, errs: tuple, compute: Any, message: str) -> Any:
     return out
 
 
+def _adj(xp: Any, a: Any) -> Any:
+    """The adjoint of each matrix: the transpose, conjugated for complex ones."""
+    t = xp.swapaxes(a, -1, -2)
+    return xp.conj(t) if xp.iscomplexobj(t) else t
+
+
 def _band_mask(xp: Any, m: int, n: int, num_lower: int, num_upper: int) -> Any:
     """[m, n] bools: True inside the band i - j <= num_lower, j - i <= num_upper (a negative
     count: that whole triangle)."""
@@ -63,7 +69,7 @@ def _inverse(op: Any, ctx: KernelContext) -> Any:
     def matrix_inverse(a: Any) -> Any:
         _check_square(op, a)
         if adjoint:
-            a = xp.swapaxes(a, -1, -2)
+            a = _adj(xp, a)
         return _checked(xp, op, errs, lambda: xp.linalg.inv(a), "Input is not invertible.")
     return matrix_inverse
 
@@ -117,7 +123,7 @@ def _solve(op: Any, ctx: KernelContext) -> Any:
     def matrix_solve(a: Any, b: Any) -> Any:
         _check_rhs(op, a, b)
         if adjoint:
-            a = xp.swapaxes(a, -1, -2)
+            a = _adj(xp, a)
         return _checked(xp, op, errs, lambda: xp.linalg.solve(a, b), "Input matrix is not invertible.")
     return matrix_solve
 
@@ -134,7 +140,7 @@ def _triangular_solve(op: Any, ctx: KernelContext) -> Any:
         # the triangle by a mask: batches too, on any xp (CuPy's tril is 2-D only)
         t = xp.where(_band_mask(xp, m, m, -1, 0) if lower else _band_mask(xp, m, m, 0, -1), a, a.dtype.type(0))
         if adjoint:
-            t = xp.swapaxes(t, -1, -2)
+            t = _adj(xp, t)
         return _checked(xp, op, errs, lambda: xp.linalg.solve(t, b),
                         "the triangular matrix is singular (a zero on its diagonal).")
     return matrix_triangular_solve
@@ -161,6 +167,7 @@ def _self_adjoint_eig(op: Any, ctx: KernelContext) -> Any:
     def self_adjoint_eig(a: Any) -> Any:
         _check_square(op, a)
         e, v = xp.linalg.eigh(a, UPLO="L")         # ascending, the lower triangle read (as TF)
+        e = e.astype(a.dtype, copy=False)          # Hermitian input: TF's e is complex too
         return (e, v) if compute_v else (e, xp.zeros((0,), dtype=a.dtype))
     return self_adjoint_eig
 
@@ -177,7 +184,7 @@ def _svd(op: Any, ctx: KernelContext) -> Any:
         if not compute_uv:
             return xp.linalg.svd(a, compute_uv=False), empty, empty
         u, s, vh = xp.linalg.svd(a, full_matrices=full)
-        return s, u, xp.swapaxes(vh, -1, -2)
+        return s, u, _adj(xp, vh)                  # v = vh^H (s real for complex a, as TF)
     return svd
 
 

@@ -23,6 +23,11 @@ from ..errors import InvalidArgumentError
 from .registry import KernelContext, register_kernel
 
 
+def _wide(a: Any) -> Any:
+    """The double-precision dtype of a's kind (complex128 for complex a)."""
+    return np.complex128 if np.iscomplexobj(a) else np.float64
+
+
 def _safe_inv(xp: Any, m: Any) -> Any:
     """inv of each matrix; NaN for the singular ones (NumPy refuses the whole batch)."""
     try:
@@ -71,7 +76,7 @@ def _matrix_square_root(op: Any, ctx: KernelContext) -> Any:
         if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
             raise InvalidArgumentError(f"MatrixSquareRoot: input must be square matrices, got shape {tuple(a.shape)}",
                                        op)
-        return sqrtm_values(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
+        return sqrtm_values(xp, a.astype(_wide(a))).astype(a.dtype, copy=False)
     return matrix_square_root
 
 
@@ -80,15 +85,17 @@ def _matrix_square_root_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
 
     def matrix_square_root_grad(r: Any, g: Any) -> Any:
-        """Y with R^T Y + Y R^T = G: the adjoint of dR -> R dR + dR R (A = R R)."""
+        """Y with R^T Y + Y R^T = G: the adjoint of dR -> R dR + dR R (A = R R).  For complex R
+        this is TF's rule too, unconjugated (the derivative in TF's convention would solve with
+        R^H; collflow gives TF's values)."""
         n = r.shape[-1]
         if r.size == 0:
             return xp.zeros_like(g)
-        rf = r.astype(np.float64).reshape(-1, n, n)
+        rf = r.astype(_wide(r)).reshape(-1, n, n)
         eye = xp.eye(n)
         # row-major vec: vec(R^T Y) = (R^T kron I) vec(Y), vec(Y R^T) = (I kron R) vec(Y)
         k = (xp.einsum("bji,kl->bikjl", rf, eye) + xp.einsum("ij,bkl->bikjl", eye, rf)).reshape(-1, n * n, n * n)
-        rhs = g.astype(np.float64).reshape(-1, n * n, 1)
+        rhs = g.astype(_wide(g)).reshape(-1, n * n, 1)
         try:
             y = xp.linalg.solve(k, rhs)
         except np.linalg.LinAlgError:

@@ -88,6 +88,16 @@ def _sqdiff(op: Any, ctx: KernelContext) -> Any:
     def sqdiff(x: Any, y: Any) -> Any:
         d = xp.subtract(x, y)
         return xp.multiply(d, d, out=d) if getattr(d, "ndim", 0) else d * d
+
+    if op.outputs[0].dtype.is_complex:
+        # TF's complex form: (x - y) * conj(x - y), i.e. |x - y|^2 with an exactly zero
+        # imaginary part (a complex product may leave a rounding residue there)
+        dt = op.outputs[0].dtype.np
+
+        def sqdiff_complex(x: Any, y: Any) -> Any:
+            d = xp.subtract(x, y)
+            return xp.asarray(xp.square(d.real) + xp.square(d.imag)).astype(dt)
+        return sqdiff_complex
     return sqdiff
 
 

@@ -17,6 +17,7 @@ chunk-sized scratch buffer.  On CuPy the same bodies run on whole arrays with `o
 """
 from __future__ import annotations
 
+import cmath
 import math
 from typing import Any, Callable, Optional, Tuple
 
@@ -107,7 +108,7 @@ def _decay_toward(xp: Any, s: Any, rate: Any, x: Any, t: Any) -> None:
 
 def _adam_step(xp: Any, var: Any, m: Any, v: Any, b1p: Any, b2p: Any, lr: Any, b1: Any, b2: Any, eps: Any,
                g: Any, t: Any) -> None:
-    sqrt = math.sqrt if xp is np else xp.sqrt
+    sqrt = _sqrt_fn(xp, b2p)
     lr_t = lr * sqrt(1 - b2p) / (1 - b1p)
     if t is None:
         t = xp.empty_like(g)
@@ -264,10 +265,23 @@ def _ftrl_step(xp: Any, var: Any, accum: Any, linear: Any, lr: Any, l1: Any, l2:
 # -- kernel factories ---------------------------------------------------------------------
 
 
-def _scalar_fn(xp: Any) -> Callable[[Any], Any]:
-    # NumPy: Python floats are "weak" scalars, so float32 arrays stay float32; CuPy: keep the
-    # 0-d device array (float() would synchronize the device)
-    return float if xp is np else (lambda s: s)
+def _scalar_fn(xp: Any, op: Any) -> Callable[[Any], Any]:
+    # NumPy: Python floats (and complexes) are "weak" scalars, so float32 (complex64) arrays
+    # keep their dtype; CuPy: keep the 0-d device array (float() would synchronize the device).
+    # A complex variable's hyperparameters are complex scalars (TF's kernels take them so).
+    if xp is not np:
+        return lambda s: s
+    # the scalars (the inputs after the resource handles) have the variable's dtype
+    scalar = next(t for t in op.inputs if t.dtype.name != "resource")
+    return complex if scalar.dtype.is_complex else float
+
+
+def _sqrt_fn(xp: Any, x: Any) -> Callable[[Any], Any]:
+    """The square root of a host scalar like x: math's, cmath's for a complex one (complex
+    Adam's bias correction), the device's on CuPy."""
+    if xp is not np:
+        return xp.sqrt
+    return cmath.sqrt if isinstance(x, complex) else math.sqrt
 
 
 # bytes per chunk of each array: a chunk of var, slots, gradient and scratch stays in the
@@ -317,7 +331,7 @@ def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callab
     """
 
     def dense(op: Any, ctx: KernelContext) -> Callable:
-        xp, S, ex = ctx.xp, _scalar_fn(ctx.xp), extra(op)
+        xp, S, ex = ctx.xp, _scalar_fn(ctx.xp, op), extra(op)
 
         def apply(*args: Any) -> None:
             st = args[0]
@@ -335,7 +349,7 @@ def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callab
     register_kernel("Apply" + kind)(dense_factory or dense)
 
     def sparse(op: Any, ctx: KernelContext) -> Callable:
-        xp, S, ex = ctx.xp, _scalar_fn(ctx.xp), extra(op)
+        xp, S, ex = ctx.xp, _scalar_fn(ctx.xp, op), extra(op)
 
         def apply(*args: Any) -> None:
             st = args[0]
@@ -359,7 +373,7 @@ def _register(kind: str, n_states: int, step: Callable[..., None], extra: Callab
 
 def _gd_dense(op: Any, ctx: KernelContext) -> Callable:
     # the one update of plain SGD: kept to a single call around one axpy
-    xp, S = ctx.xp, _scalar_fn(ctx.xp)
+    xp, S = ctx.xp, _scalar_fn(ctx.xp, op)
 
     def apply(st: Any, lr: Any, g: Any) -> None:
         with st.lock:
@@ -385,11 +399,11 @@ def _adam_sparse(lazy_factory: Callable) -> Callable:
     def factory(op: Any, ctx: KernelContext) -> Callable:
         if op.attrs.get("lazy", True):
             return lazy_factory(op, ctx)
-        xp, S = ctx.xp, _scalar_fn(ctx.xp)
-        sqrt = math.sqrt if xp is np else xp.sqrt
+        xp, S = ctx.xp, _scalar_fn(ctx.xp, op)
 
         def apply(var_st: Any, m_st: Any, v_st: Any, *args: Any) -> None:
             b1p, b2p, lr, b1, b2, eps = (S(a) for a in args[:6])
+            sqrt = _sqrt_fn(xp, b2p)
             values, indices = args[6], args[7]
             with var_st.lock:
                 _check_slots(op, (var_st, m_st, v_st))

@@ -114,8 +114,10 @@ class AdamOptimizer(Optimizer):
         first = min(var_list, key=lambda v: v.name)
         for name, beta in (("beta1_power", self._beta1), ("beta2_power", self._beta2)):
             # in the first variable's dtype, so a float64 model keeps full precision
+            # (a complex model's powers stay real: their part of the step is a real scale)
+            pdt = first.dtype.real_dtype if first.dtype.is_complex else first.dtype
             init = beta if isinstance(beta, (_g.Tensor, Variable)) else \
-                (lambda b=beta: constant(b, dtype=first.dtype, name="initial_value"))
+                (lambda b=beta: constant(b, dtype=pdt, name="initial_value"))
             self._create_non_slot_variable(init, name, first)
         for v in var_list:
             self._zeros_slot(v, "m")

@@ -20,3 +20,4 @@ from . import image_codec_ops  # noqa: F401  (tf.image.decode_jpeg/png/gif/bmp/i
 from . import audio_ops  # noqa: F401  (tf.audio.encode_wav/decode_wav)
 from . import speech_ops  # noqa: F401  (AudioSpectrogram, Mfcc: the audio tutorial's ops)
 from . import ragged_tensor, ragged_math, unicode_ops, ngram_ops  # noqa: F401  (tf.RaggedTensor, tf.ragged, tf.strings.unicode_*)
+from . import complex_more_ops, complex_linalg_ops, qr_grad  # noqa: F401  (complex sign, logm, qr's gradient)

@@ -23,8 +23,9 @@ __all__ = ["self_adjoint_eig", "self_adjoint_eigvals", "matrix_solve_ls"]
 
 def _eig_spec(op: _g.Operation) -> list:
     a = op.inputs[0]
-    if a.dtype not in (_dt.float32, _dt.float64):
-        raise ValueError(f"self_adjoint_eig needs float32 or float64 matrices, got {a.dtype.name}")
+    if a.dtype not in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
+        raise ValueError(f"self_adjoint_eig needs float32, float64, complex64 or complex128 matrices, "
+                         f"got {a.dtype.name}")
     if a.shape.rank is None:
         return [(a.dtype, TensorShape(None)), (a.dtype, TensorShape(None))]
     if a.shape.rank < 2:
@@ -61,18 +62,20 @@ def _eig_grad(op: _g.Operation, grad_e: Any, grad_v: Any) -> list:
         f = _mx.matrix_set_diag(safe_reciprocal(_a.expand_dims(e, -2) - _a.expand_dims(e, -1)), _a.zeros_like(e))
         inner = _mx.matrix_diag(ge)
         if grad_v is not None:
-            inner = inner + f * _m.matmul(v, _g.convert_to_tensor(grad_v), transpose_a=True)
+            inner = inner + f * _m.matmul(v, _g.convert_to_tensor(grad_v), adjoint_a=True)
     else:
         v = self_adjoint_eig(op.inputs[0])[1]
         inner = _mx.matrix_diag(ge)
-    grad_a = _m.matmul(v, _m.matmul(inner, v, transpose_b=True))
-    grad_a = matrix_band_part(grad_a + _mx.matrix_transpose(grad_a), -1, 0)
+    # Hermitian matrices: the same with adjoints (e, hence f, real-valued)
+    grad_a = _m.matmul(v, _m.matmul(inner, v, adjoint_b=True))
+    grad_a = matrix_band_part(grad_a + _mx.matrix_transpose(grad_a, conjugate=True), -1, 0)
     return [_mx.matrix_set_diag(grad_a, 0.5 * _mx.matrix_diag_part(grad_a))]
 
 
 def self_adjoint_eig(tensor: Any, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(e, v): the eigenvalues of each symmetric matrix in ascending order and the unit
-    eigenvectors as v's columns (only the lower triangle is read)."""
+    """(e, v): the eigenvalues of each symmetric (Hermitian) matrix in ascending order and the
+    unit eigenvectors as v's columns (only the lower triangle is read); for a complex matrix e
+    has its dtype, as TF's."""
     op = make_op("SelfAdjointEigV2", [_g.convert_to_tensor(tensor)], {"compute_v": True},
                  name=name or "self_adjoint_eig")
     return op.outputs[0], op.outputs[1]
@@ -101,11 +104,11 @@ def matrix_solve_ls(matrix: Any, rhs: Any, l2_regularizer: Any = 0.0, fast: bool
     with a.graph.as_default(), a.graph.name_scope(name or "matrix_solve_ls"):
         b = _g.convert_to_tensor(rhs, dtype=a.dtype)
         first = m >= n
-        gram = _m.matmul(a, a, transpose_a=first, transpose_b=not first)
+        gram = _m.matmul(a, a, adjoint_a=first, adjoint_b=not first)   # A^H A or A A^H
         lam = _m.cast(l2_regularizer, a.dtype)
         k = n if first else m
         gram = gram + lam * _mx.eye(k, batch_shape=list(a.shape.dims[:-2]), dtype=a.dtype)
         chol = cholesky(gram)
         if first:
-            return cholesky_solve(chol, _m.matmul(a, b, transpose_a=True))
-        return _m.matmul(a, cholesky_solve(chol, b), transpose_a=True)
+            return cholesky_solve(chol, _m.matmul(a, b, adjoint_a=True))
+        return _m.matmul(a, cholesky_solve(chol, b), adjoint_a=True)

@@ -45,8 +45,7 @@ _PADE = {
 def _float_input(x: Any, what: str) -> _g.Tensor:
     t = _g.convert_to_tensor(x)
     if t.dtype not in _FLOATS:
-        raise ValueError(f"{what} needs float32 or float64 matrices, got {t.dtype.name} (collflow has no complex "
-                         "dtypes)")
+        raise ValueError(f"{what} needs float32 or float64 matrices, got {t.dtype.name}")
     return t
 
 
@@ -79,7 +78,9 @@ def matrix_exponential(input: Any, name: Optional[str] = None) -> _g.Tensor:  # 
     """tf.linalg.expm: exp of each square matrix [..., M, M] by scaling and squaring with the
     Pade approximant TF picks by the 1-norm; NaN everywhere when any norm is not finite."""
     with _g.name_scope(name or "matrix_exponential"):
-        matrix = _float_input(input, "expm")
+        matrix = _g.convert_to_tensor(input)
+        if not matrix.dtype.is_complex:             # complex matrices too, as TF's
+            matrix = _float_input(matrix, "expm")
         if matrix.shape.rank is not None and list(matrix.shape.dims[-2:]) == [0, 0]:
             return matrix
         static, in_shape = matrix.shape.is_fully_defined(), matrix.shape
@@ -96,7 +97,8 @@ def matrix_exponential(input: Any, name: Optional[str] = None) -> _g.Tensor:  # 
             rest = cases[1] if len(vals) == 1 else nest_where(vals[1:], cases[1:])
             return _where(_mo.less(l1, const(vals[0])), cases[0], rest)
 
-        if matrix.dtype == _dt.float32:
+        single_precision = matrix.dtype in (_dt.float32, _dt.complex64)
+        if single_precision:
             maxnorm, orders = 3.925724783138660, (3, 5)
             conds = (4.258730016922831e-001, 1.880152677804762e+000)
         else:
@@ -104,7 +106,10 @@ def matrix_exponential(input: Any, name: Optional[str] = None) -> _g.Tensor:  # 
             conds = (1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001, 2.097847961257068e+000)
         squarings = _mo.maximum(_floor(_mo.log(l1 / const(maxnorm)) / _mo.log(const(2.0))), const(0.0))
         pairs = [_pade(matrix, k) for k in orders]
-        pairs.append(_pade(matrix / _mo.pow(const(2.0), squarings), 7 if matrix.dtype == _dt.float32 else 13))
+        scale = _mo.pow(const(2.0), squarings)
+        if matrix.dtype.is_complex:
+            scale = _mo.cast(scale, matrix.dtype)
+        pairs.append(_pade(matrix / scale, 7 if single_precision else 13))
         u = nest_where(conds, tuple(p[0] for p in pairs))
         v = nest_where(conds, tuple(p[1] for p in pairs))
         is_finite = _is_finite(_mo.reduce_max(l1))
@@ -219,7 +224,7 @@ def lu_matrix_inverse(lower_upper: Any, perm: Any, validate_args: bool = False,
 
 def adjoint(matrix: Any, name: Optional[str] = None) -> _g.Tensor:
     """tf.linalg.adjoint: the conjugate transpose of the last two dims (the transpose: real)."""
-    return _transpose(matrix, name=name or "adjoint")
+    return _transpose(matrix, name=name or "adjoint", conjugate=True)
 
 
 def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False, a_is_sparse: bool = False,
@@ -228,7 +233,8 @@ def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False, a
     with _g.name_scope(name or "MatVec"):
         if transpose_a and adjoint_a:
             raise ValueError("Only one of transpose_a and adjoint_a can be True.")
-        out = _mo.matmul(a, _ao.expand_dims(_g.convert_to_tensor(b), -1), transpose_a=transpose_a or adjoint_a)
+        out = _mo.matmul(a, _ao.expand_dims(_g.convert_to_tensor(b), -1), transpose_a=transpose_a,
+                         adjoint_a=adjoint_a)
         return _ao.squeeze(out, axis=-1)
 
 

@@ -21,8 +21,9 @@ __all__ = ["matrix_square_root", "matrix_solve_ls_complete", "lu"]
 
 def _square_spec(op: _g.Operation) -> list:
     a = op.inputs[0]
-    if a.dtype not in (_dt.float32, _dt.float64):
-        raise ValueError(f"{op.type} needs float32 or float64 matrices, got {a.dtype.name}")
+    # complex matrices too, as TF's kernels (sqrtm's gradient TF's unconjugated R^T Y + Y R^T = G)
+    if a.dtype not in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
+        raise ValueError(f"{op.type} needs float32 or float64 (or complex64, complex128) matrices, got {a.dtype.name}")
     if a.shape.rank is not None:
         if a.shape.rank < 2:
             raise ValueError(f"{op.type} needs [..., M, M] matrices, got shape {a.shape}")

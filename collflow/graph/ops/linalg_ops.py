@@ -9,7 +9,8 @@ distinct.  Kernels in kernels/misc_kernels.py.
 Square matrices, TensorFlow 1.x's names: matrix_inverse, matrix_determinant,
 log_matrix_determinant (linalg.slogdet), cholesky, matrix_solve, matrix_triangular_solve,
 matrix_band_part, and composed from them trace, cholesky_solve and linalg.logdet.  Inputs
-are [..., M, M] (right-hand sides [..., M, K]), float32 or float64; kernels in
+are [..., M, M] (right-hand sides [..., M, K]), float32, float64, complex64 or complex128
+(adjoint the conjugate transpose, Cholesky of Hermitian matrices); kernels in
 kernels/linalg_kernels.py (xp.linalg).  The gradients are TF's formulas; Cholesky's assumes,
 as TF's, a symmetric input and returns a symmetric gradient.
 """
@@ -67,12 +68,14 @@ def singular_values(a: Any, name: Optional[str] = None) -> _g.Tensor:
 # -- square matrices ----------------------------------------------------------------------
 
 _FLOATS = (_dt.float32, _dt.float64)
+# complex matrices too, as TF's kernels (adjoint is then the conjugate transpose)
+_SQUARE_DTYPES = _FLOATS + (_dt.complex64, _dt.complex128)
 
 
 def _square(x: _g.Tensor, what: str) -> Tuple[list, Optional[int]]:
     """(batch dims, M) of a [..., M, M] input, checked as far as the graph knows it."""
-    if x.dtype not in _FLOATS:
-        raise ValueError(f"{what} needs float32 or float64 matrices, got {x.dtype.name}")
+    if x.dtype not in _SQUARE_DTYPES:
+        raise ValueError(f"{what} needs float32 or float64 (or complex64, complex128) matrices, got {x.dtype.name}")
     s = x.shape
     if s.rank is None:
         return None, None  # type: ignore[return-value]
@@ -212,17 +215,23 @@ def cholesky_solve(chol: Any, rhs: Any, name: Optional[str] = None) -> _g.Tensor
 
 
 def logdet(matrix: Any, name: Optional[str] = None) -> _g.Tensor:
-    """log(det(matrix)) of symmetric positive-definite matrices, through their Cholesky factor."""
+    """log(det(matrix)) of symmetric (Hermitian) positive-definite matrices, through their
+    Cholesky factor; real for complex matrices too, as TF's."""
     m = _g.convert_to_tensor(matrix)
     with m.graph.as_default(), m.graph.name_scope(name or "logdet"):
-        return 2.0 * _m.reduce_sum(_m.log(_mx.matrix_diag_part(cholesky(m))), -1)
+        d = _mx.matrix_diag_part(cholesky(m))
+        if d.dtype.is_complex:
+            from .complex_ops import real
+            d = real(d)
+        return 2.0 * _m.reduce_sum(_m.log(d), -1)
 
 
 # -- gradients (TF's) --------------------------------------------------------------------------
 
 
 def _mm(a: Any, b: Any, ta: bool = False, tb: bool = False) -> _g.Tensor:
-    return _m.matmul(a, b, transpose_a=ta, transpose_b=tb)
+    # adjoints: TF's rules for complex matrices conjugate where real ones transpose
+    return _m.matmul(a, b, adjoint_a=ta, adjoint_b=tb)
 
 
 @register_gradient("MatrixInverse")
@@ -258,7 +267,7 @@ def _cholesky_grad(op: _g.Operation, g: Any) -> list:
     middle = _mx.matrix_set_diag(middle, 0.5 * _mx.matrix_diag_part(middle))
     middle = matrix_band_part(middle, -1, 0)
     grad_a = _mm(_mm(l_inv, middle, ta=True), l_inv)
-    grad_a = grad_a + _mx.matrix_transpose(grad_a)
+    grad_a = grad_a + _mx.matrix_transpose(grad_a, conjugate=True)
     return [0.5 * grad_a]
 
 

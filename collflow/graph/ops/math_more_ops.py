@@ -21,7 +21,10 @@ _FUNCS: Dict[str, tuple] = {
     "Sinh": ("sinh", lambda x, y: single("Cosh", [x])),
     "Cosh": ("cosh", lambda x, y: single("Sinh", [x])),
     "Asinh": ("asinh", lambda x, y: _m.rsqrt(_m.square(x) + 1.0)),
-    "Acosh": ("acosh", lambda x, y: _m.rsqrt(_m.square(x) - 1.0)),
+    # 1 / sinh(acosh x): the same as rsqrt(x^2 - 1) for real x >= 1, and for complex x the
+    # branch TF's rule takes (sqrt(x^2 - 1) flips sign where Re x < 0)
+    "Acosh": ("acosh", lambda x, y: _m.reciprocal(single("Sinh", [y])) if x.dtype.is_complex
+              else _m.rsqrt(_m.square(x) - 1.0)),
     "Atanh": ("atanh", lambda x, y: _m.reciprocal(1.0 - _m.square(x))),
 }
 
@@ -29,17 +32,20 @@ __all__ = [name for name, _ in _FUNCS.values()] + ["div_no_nan"]
 
 
 def _make(op_type: str, tf_name: str, deriv: Callable) -> Callable:
-    register_op(op_type, _m._float_unary_spec)
+    # complex inputs too, as TF's kernels (complex_more_ops.py's module doc)
+    register_op(op_type, _m._float_or_complex_unary_spec)
 
     @register_gradient(op_type)
     def _grad(op: _g.Operation, g: Any) -> list:
+        from .complex_ops import conj_if_complex
         g = g if isinstance(g, _g.Tensor) else _g.convert_to_tensor(g)
-        return [g * deriv(op.inputs[0], op.outputs[0])]
+        # TF's convention for complex x: the incoming gradient times the conjugated derivative
+        return [g * conj_if_complex(deriv(op.inputs[0], op.outputs[0]))]
 
     def fn(x: Any, name: Optional[str] = None) -> _g.Tensor:
         return single(op_type, [_g.convert_to_tensor(x)], name=name or op_type)
     fn.__name__ = tf_name
-    fn.__doc__ = f"Elementwise {tf_name}(x) (TF1's tf.{tf_name}), floating-point x."
+    fn.__doc__ = f"Elementwise {tf_name}(x) (TF1's tf.{tf_name}), floating-point or complex x."
     return fn
 
 

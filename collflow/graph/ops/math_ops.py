@@ -361,6 +361,11 @@ def abs(x: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A001 - TF nam
 
 
 def sign(x: Any, name: Optional[str] = None) -> _g.Tensor:
+    """sign(x); of a complex x, x / |x| and 0 at 0 (complex_more_ops.complex_sign, as TF)."""
+    x = _g.convert_to_tensor(_as_value(x))
+    if x.dtype.is_complex:
+        from .complex_more_ops import complex_sign
+        return complex_sign(x, name=name)
     return _unary("Sign", x, name)
 
 

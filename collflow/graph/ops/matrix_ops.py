@@ -151,10 +151,11 @@ def _einsum_grad(op: _g.Operation, g: Any) -> list:
     ins, out, bcast = op.attrs["inputs"], op.attrs["output"], op.attrs["broadcast"]
     grads = []
     for k, (x, labels) in enumerate(zip(op.inputs, ins)):
-        if not x.dtype.is_floating:
+        if not (x.dtype.is_floating or x.dtype.is_complex):
             grads.append(None)
             continue
-        others = [(t, s) for j, (t, s) in enumerate(zip(op.inputs, ins)) if j != k]
+        from .complex_ops import conj_if_complex     # complex: the other operands conjugated (TF's)
+        others = [(conj_if_complex(t), s) for j, (t, s) in enumerate(zip(op.inputs, ins)) if j != k]
         elsewhere = set(out).union(*[set(s) for _, s in others])
         unique = "".join(dict.fromkeys(labels))
         terms = [(g, out)] + others
@@ -469,8 +470,8 @@ def matrix_transpose(a: Any, name: Optional[str] = None, conjugate: bool = False
 
 def _qr_spec(op: _g.Operation) -> list:
     a = op.inputs[0]
-    if not a.dtype.is_floating:
-        raise ValueError(f"qr needs a floating-point matrix, got {a.dtype.name}")
+    if not (a.dtype.is_floating or a.dtype.is_complex):   # complex too, as TF's (q unitary)
+        raise ValueError(f"qr needs a floating-point or complex matrix, got {a.dtype.name}")
     shp = a.shape
     if shp.rank is None:
         return [(a.dtype, TensorShape(None)), (a.dtype, TensorShape(None))]
@@ -483,7 +484,7 @@ def _qr_spec(op: _g.Operation) -> list:
 
 
 register_op("Qr", _qr_spec)
-not_differentiable("Qr")   # (collflow uses it for the orthogonal initializer; TF's gradient is not here)
+not_differentiable("Qr")   # until qr_grad.py (imported after this module) registers TF's gradient
 
 
 def qr(input: Any, full_matrices: bool = False, name: Optional[str] = None) -> Tuple[_g.Tensor, _g.Tensor]:  # noqa: A002

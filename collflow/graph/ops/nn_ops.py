@@ -45,7 +45,8 @@ def _float_spec(op: _g.Operation) -> list:
 def _pair_spec(op: _g.Operation) -> list:
     """Two float inputs of one dtype and compatible shapes (the *Grad ops)."""
     a, b = op.inputs[0], op.inputs[1]
-    if a.dtype != b.dtype or not a.dtype.is_floating:
+    complex_ok = a.dtype.is_complex and op.type in ("SigmoidGrad", "TanhGrad")
+    if a.dtype != b.dtype or not (a.dtype.is_floating or complex_ok):
         raise ValueError(f"{op.type} needs two floating-point inputs of one dtype, "
                          f"got {a.dtype.name} and {b.dtype.name}")
     if not a.shape.is_compatible_with(b.shape):
@@ -53,8 +54,18 @@ def _pair_spec(op: _g.Operation) -> list:
     return [(a.dtype, a.shape.merge_with(b.shape))]
 
 
-for _n in ("Relu", "LeakyRelu", "Sigmoid", "Tanh"):
+def _float_or_complex_spec(op: _g.Operation) -> list:
+    # sigmoid and tanh also take complex inputs, as TF's kernels
+    x = op.inputs[0]
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        raise ValueError(f"{op.type} needs a floating-point or complex input, got {x.dtype.name}")
+    return [(x.dtype, x.shape)]
+
+
+for _n in ("Relu", "LeakyRelu"):
     register_op(_n, _float_spec)
+for _n in ("Sigmoid", "Tanh"):
+    register_op(_n, _float_or_complex_spec)
 # ReluGrad(gradients, outputs), LeakyReluGrad(gradients, features),
 # SigmoidGrad(y, dy), TanhGrad(y, dy): TensorFlow's argument orders
 for _n in ("ReluGrad", "LeakyReluGrad", "SigmoidGrad", "TanhGrad"):

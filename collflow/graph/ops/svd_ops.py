@@ -30,18 +30,19 @@ __all__ = ["svd"]
 
 def _svd_spec(op: _g.Operation) -> list:
     a = op.inputs[0]
-    if a.dtype not in (_dt.float32, _dt.float64):
-        raise ValueError(f"svd needs float32 or float64 matrices, got {a.dtype.name}")
+    if a.dtype not in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
+        raise ValueError(f"svd needs float32, float64, complex64 or complex128 matrices, got {a.dtype.name}")
+    sdt = a.dtype.real_dtype if a.dtype.is_complex else a.dtype     # singular values are real
     if a.shape.rank is None:
-        return [(a.dtype, TensorShape(None))] * 3
+        return [(sdt, TensorShape(None))] + [(a.dtype, TensorShape(None))] * 2
     if a.shape.rank < 2:
         raise ValueError(f"svd needs [..., M, N] matrices, got shape {a.shape}")
     *batch, m, n = a.shape.dims
     k = None if m is None or n is None else min(m, n)
     if not op.attrs["compute_uv"]:
-        return [(a.dtype, TensorShape(batch + [k])), (a.dtype, TensorShape([0])), (a.dtype, TensorShape([0]))]
+        return [(sdt, TensorShape(batch + [k])), (a.dtype, TensorShape([0])), (a.dtype, TensorShape([0]))]
     full = op.attrs["full_matrices"]
-    return [(a.dtype, TensorShape(batch + [k])), (a.dtype, TensorShape(batch + [m, m if full else k])),
+    return [(sdt, TensorShape(batch + [k])), (a.dtype, TensorShape(batch + [m, m if full else k])),
             (a.dtype, TensorShape(batch + [n, n if full else k]))]
 
 
@@ -53,9 +54,12 @@ def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
     a = op.inputs[0]
     s, u, v = op.outputs
     gs = grad_or_zeros(grad_s, s)
+    cplx = a.dtype.is_complex
+    # complex a: adjoints where the real rule transposes, the real s and its gradient made complex
+    as_a = (lambda t: _m.cast(t, a.dtype)) if cplx else (lambda t: t)
     if not op.attrs["compute_uv"]:
         _, u2, v2 = svd(a, full_matrices=False, compute_uv=True)
-        return [_m.matmul(u2, _m.matmul(_mx.matrix_diag(gs), v2, transpose_b=True))]
+        return [_m.matmul(u2, _m.matmul(_mx.matrix_diag(as_a(gs)), v2, adjoint_b=True))]
     dims = a.shape.dims
     if dims is None or dims[-1] is None or dims[-2] is None:
         raise UnimplementedError("svd gradient needs matrices of known size")
@@ -71,22 +75,30 @@ def _svd_grad(op: _g.Operation, grad_s: Any, grad_u: Any, grad_v: Any) -> list:
         m, n, u, v, gu, gv = n, m, v, u, gv, gu
     # with full_matrices, v (now the wider side's) has n columns: its first m pair with s
     v1, gv1 = (v[..., :, :m], gv[..., :, :m]) if full and m != n else (v, gv)
-    s_mat = _mx.matrix_diag(s)
+    s_mat = as_a(_mx.matrix_diag(s))
     s2 = _m.square(s)
-    f = _mx.matrix_set_diag(safe_reciprocal(_a.expand_dims(s2, -2) - _a.expand_dims(s2, -1)), _a.zeros_like(s))
-    j = f * _m.matmul(u, gu, transpose_a=True)
-    k = f * _m.matmul(v1, gv1, transpose_a=True)
-    core = (_mx.matrix_diag(gs) + _m.matmul(j + _mx.matrix_transpose(j), s_mat)
-            + _m.matmul(s_mat, k + _mx.matrix_transpose(k)))
-    grad = _m.matmul(u, _m.matmul(core, v1, transpose_b=True))
+    f = as_a(_mx.matrix_set_diag(safe_reciprocal(_a.expand_dims(s2, -2) - _a.expand_dims(s2, -1)),
+                                 _a.zeros_like(s)))
+    j = f * _m.matmul(u, gu, adjoint_a=True)
+    vgv = _m.matmul(v1, gv1, adjoint_a=True)
+    k = f * vgv
+    core = (_mx.matrix_diag(as_a(gs)) + _m.matmul(j + _mx.matrix_transpose(j, conjugate=True), s_mat)
+            + _m.matmul(s_mat, k + _mx.matrix_transpose(k, conjugate=True)))
+    if cplx:
+        # each singular pair's common phase is free: the phase fixed on u's side, the loss's
+        # dependence on v's diagonal phases, (1/2) S^-1 (L^H - L) with L = diag(v^H gv)
+        ell = _mx.matrix_diag(_mx.matrix_diag_part(vgv))
+        core = core + 0.5 * _m.matmul(as_a(_mx.matrix_diag(safe_reciprocal(s))),
+                                      _mx.matrix_transpose(ell, conjugate=True) - ell)
+    grad = _m.matmul(u, _m.matmul(core, v1, adjoint_b=True))
     if m < n:                         # the part of dV outside V's span
-        gvt = _mx.matrix_transpose(gv1)
-        outside = gvt - _m.matmul(_m.matmul(gvt, v1), v1, transpose_b=True)
+        gvt = _mx.matrix_transpose(gv1, conjugate=True)
+        outside = gvt - _m.matmul(_m.matmul(gvt, v1), v1, adjoint_b=True)
         if full:                      # TF's term for the extra column v2 (N = M + 1)
             v2, gv2 = v[..., :, m:n], gv[..., :, m:n]
-            outside = outside - _m.matmul(_m.matmul(v1, gv2, transpose_a=True), v2, transpose_b=True)
-        grad = grad + _m.matmul(_m.matmul(u, _mx.matrix_diag(safe_reciprocal(s))), outside)
-    return [_mx.matrix_transpose(grad) if transposed else grad]
+            outside = outside - _m.matmul(_m.matmul(v1, gv2, adjoint_a=True), v2, adjoint_b=True)
+        grad = grad + _m.matmul(_m.matmul(u, as_a(_mx.matrix_diag(safe_reciprocal(s)))), outside)
+    return [_mx.matrix_transpose(grad, conjugate=True) if transposed else grad]
 
 
 def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name: Optional[str] = None) -> Any:

@@ -9,7 +9,8 @@ of elementwise ops and an assignment.  The sparse forms take an IndexedSlices gr
 every slot; Adam's sparse form is either TF1's (every row's moments decay, every row of the
 variable moves) or the "lazy" one of LazyAdamOptimizer (untouched rows are left alone).
 
-Semantics follow TensorFlow's ResourceApply* ops:
+Semantics follow TensorFlow's ResourceApply* ops, also for complex variables where TF's kernels
+take them (COMPLEX_KINDS below: the same formulas in complex arithmetic):
 
   GradientDescent  var -= lr * g
   Momentum         accum = momentum * accum + g
@@ -67,11 +68,22 @@ _LAYOUT = {
 }
 
 
+# the updates whose TensorFlow kernels (Apply*/ResourceApply*, CPU) also take complex64/128:
+# the same formulas in complex arithmetic (g*g is the complex square, sqrt the principal root);
+# Ftrl and the proximal ones are real only in TF too
+COMPLEX_KINDS = frozenset(("GradientDescent", "Momentum", "Adam", "Adagrad", "RMSProp", "CenteredRMSProp",
+                           "Adadelta"))
+
+
 def _check_apply(op: _g.Operation, n_handles: int, scalars: Sequence[str], sparse: bool) -> list:
     """Validates handles, scalars and gradient of an Apply op; it has no outputs."""
     dt, shp = variable_dtype_shape(op.inputs[0])
     vname = op.inputs[0].op.name
-    if not dt.is_floating:
+    kind = op.type[len("SparseApply"):] if sparse else op.type[len("Apply"):]
+    if dt.is_complex and kind not in COMPLEX_KINDS:
+        raise ValueError(f"variable {vname!r} has dtype {dt.name}; {op.type} updates real floating-point "
+                         f"variables only (as TensorFlow's kernel)")
+    if not (dt.is_floating or dt.is_complex):
         raise ValueError(f"variable {vname!r} has dtype {dt.name}; optimizers update floating-point variables")
     for h in op.inputs[1:n_handles]:
         sdt, sshp = variable_dtype_shape(h)

@@ -1,0 +1,99 @@
+"""tf.linalg.LinearOperatorComposition: A1 A2 ... An applied factor by factor, never
+multiplied out (solve applies the factors' solves in reverse order)."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from .. import graph as _g
+from ..shape import TensorShape
+from .base import LinearOperator, static_batch
+
+__all__ = ["LinearOperatorComposition"]
+
+
+def check_operators(operators: Sequence[Any], kind: str) -> List[LinearOperator]:
+    """A non-empty list of operators of one dtype (ValueError / TypeError as TF)."""
+    operators = list(operators)
+    if not operators:
+        raise ValueError(f"Expected a non-empty list of operators. Found: {operators}")
+    dtype = operators[0].dtype
+    for op in operators:
+        if op.dtype != dtype:
+            raise TypeError("Expected all operators to have the same dtype.  Found "
+                            f"{[o.dtype.name for o in operators]}")
+    return operators
+
+
+def all_true(operators: Sequence[LinearOperator], attr: str) -> bool:
+    return all(getattr(op, attr) for op in operators)
+
+
+class LinearOperatorComposition(LinearOperator):
+    def __init__(self, operators: Sequence[LinearOperator], is_non_singular: Optional[bool] = None,
+                 is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
+                 is_square: Optional[bool] = None, name: Optional[str] = None) -> None:
+        self._operators = check_operators(operators, "composition")
+        if all_true(self._operators, "is_non_singular"):
+            if is_non_singular is False:
+                raise ValueError("The composition of non-singular operators is always non-singular.")
+            is_non_singular = True
+        parents: list = []
+        for op in self._operators:
+            parents.extend(op.graph_parents)
+        super().__init__(self._operators[0].dtype, graph_parents=parents, is_non_singular=is_non_singular,
+                         is_self_adjoint=is_self_adjoint, is_positive_definite=is_positive_definite,
+                         is_square=is_square, name=name or "_o_".join(op.name for op in self._operators),
+                         parameters=dict(operators=operators))
+        for a, b in zip(self._operators[:-1], self._operators[1:]):
+            self._check_dim(a.domain_dimension, b.range_dimension)
+
+    @property
+    def operators(self) -> List[LinearOperator]:
+        return list(self._operators)
+
+    def _shape(self) -> TensorShape:
+        first, last = self._operators[0].shape, self._operators[-1].shape
+        if any(op.shape.dims is None for op in self._operators):
+            return TensorShape(None)
+        batch = static_batch(*[op.batch_shape for op in self._operators])
+        if batch.dims is None:
+            return TensorShape(None)
+        return TensorShape(list(batch.dims) + [first.dims[-2], last.dims[-1]])
+
+    def _matmul(self, x: _g.Tensor, adjoint: bool = False, adjoint_arg: bool = False) -> _g.Tensor:
+        # A1 ... An x: An first; (A1 ... An)^H x = An^H ... A1^H x: A1^H first
+        order = self._operators if adjoint else list(reversed(self._operators))
+        out = order[0].matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
+        for op in order[1:]:
+            out = op.matmul(out, adjoint=adjoint)
+        return out
+
+    def _solve(self, rhs: _g.Tensor, adjoint: bool = False, adjoint_arg: bool = False) -> _g.Tensor:
+        # (A1 ... An)^{-1} = An^{-1} ... A1^{-1}: A1 solved first; with adjoint, An^H first
+        order = list(reversed(self._operators)) if adjoint else self._operators
+        out = order[0].solve(rhs, adjoint=adjoint, adjoint_arg=adjoint_arg)
+        for op in order[1:]:
+            out = op.solve(out, adjoint=adjoint)
+        return out
+
+    def _determinant(self) -> _g.Tensor:
+        if all(op.is_square for op in self._operators):
+            out = self._operators[0].determinant()
+            for op in self._operators[1:]:
+                out = out * op.determinant()
+            return out
+        return super()._determinant()
+
+    def _log_abs_determinant(self) -> _g.Tensor:
+        if all(op.is_square for op in self._operators):
+            out = self._operators[0].log_abs_determinant()
+            for op in self._operators[1:]:
+                out = out + op.log_abs_determinant()
+            return out
+        return super()._log_abs_determinant()
+
+    def _to_dense(self) -> _g.Tensor:
+        out = self._operators[-1].to_dense()
+        for op in reversed(self._operators[:-1]):
+            out = op.matmul(out)
+        return out
