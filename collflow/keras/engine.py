@@ -205,12 +205,13 @@ class Model(TrainingLoop):
         return int(sum(int(np.prod(v.shape.as_list())) for v in self.weights))
 
     def summary(self, line_length: Optional[int] = None, positions: Optional[List[float]] = None,
-                print_fn: Any = None, expand_nested: bool = False, show_trainable: bool = False) -> None:
+                print_fn: Any = None, expand_nested: bool = False, show_trainable: bool = False,
+                layer_range: Any = None) -> None:
         """tf_keras's table of the layers (keras/summary.py): a "Connected to" column for a
-        functional model that is not a chain."""
+        functional model that is not a chain; expand_nested, layer_range as tf_keras's."""
         from .summary import print_summary
         self._require_built()
-        print_summary(self, line_length, positions, print_fn, show_trainable)
+        print_summary(self, line_length, positions, print_fn, show_trainable, expand_nested, layer_range)
 
     def __call__(self, inputs: Any, training: Any = None, **kwargs: Any) -> Any:
         """The model applied to new tensors (its layers, and so its weights, are shared)."""
@@ -226,10 +227,22 @@ class Model(TrainingLoop):
                 out = self.call(inputs, **kwargs)
             self.built = True
             return out
-        return self._apply_graph(inputs, training)
+        out = self._apply_graph(inputs, training)
+        # Keras: a model called on tensors is one layer of the model built on them (its row in
+        # summary(), its scope in a re-created graph), not the layers it holds
+        from .layers import register_call
+        register_call(self, inputs, out)
+        return out
 
     def _apply_graph(self, inputs: Any, training: Any) -> Any:
         self._require_built()
+        # Keras names the re-created ops under the model's name scope (model/dense/MatMul, the
+        # next call model_1/...; a nested model's under outer/inner/...)
+        g = next((t.graph for t in _as_list(inputs) if hasattr(t, "graph")), None) or _g.get_default_graph()
+        with g.as_default(), _g.name_scope(self.name):
+            return self._apply_graph_scoped(inputs, training)
+
+    def _apply_graph_scoped(self, inputs: Any, training: Any) -> Any:
         new = {id(t): x for t, x in zip(self.inputs, _as_list(inputs))}
         calls: dict = {}  # (layer id, call index) -> the new call's output: each call made once
 
@@ -250,6 +263,16 @@ class Model(TrainingLoop):
             return res
         outs = [value(o) for o in self.outputs]
         return outs[0] if len(outs) == 1 else outs
+
+    @property
+    def stateful(self) -> bool:
+        """Keras: a model is stateful when one of its layers is (a nested model's reset with it)."""
+        given = self.__dict__.get("_stateful_given")
+        return given if given is not None else any(getattr(layer, "stateful", False) for layer in self.layers)
+
+    @stateful.setter
+    def stateful(self, value: bool) -> None:  # a subclassed model may set its own
+        self.__dict__["_stateful_given"] = bool(value)
 
     def reset_states(self) -> None:
         """Resets the states of every stateful recurrent layer to zeros (Keras's reset_states)."""
@@ -574,6 +597,9 @@ class Sequential(Model):
             return
         if not self.outputs:
             shape = getattr(layer, "_batch_input_shape", None)
+            if shape is None and isinstance(layer, Model) and len(layer.inputs) == 1:
+                # a built model as the first layer: the stack takes its input shape (Keras)
+                shape = tuple(layer.inputs[0].shape.as_list())
             if shape is None:
                 self._pending.append(layer)
                 return

@@ -494,6 +494,28 @@ class Bidirectional(_KerasMixin, _lc.Layer):
         return res
 
     @property
+    def stateful(self) -> bool:
+        """Keras: stateful as its recurrent layers (each then holds its own states)."""
+        return bool(getattr(self.forward_layer, "stateful", False))
+
+    def reset_states(self, states: Any = None) -> None:
+        """Resets both directions' states to zeros (Keras's Bidirectional.reset_states); `states`
+        gives the forward layer's then the backward layer's state arrays."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if states is None:
+            self.forward_layer.reset_states()
+            self.backward_layer.reset_states()
+            return
+        if not isinstance(states, (list, tuple)):
+            raise ValueError(f"Unrecognized value for `states`. Expected `states` to be list or tuple. "
+                             f"Received: {states}")
+        values = list(states)
+        half = len(values) // 2
+        self.forward_layer.reset_states(values[:half])
+        self.backward_layer.reset_states(values[half:])
+
+    @property
     def weights(self) -> List[Any]:
         return self.forward_layer.weights + self.backward_layer.weights
 

@@ -141,7 +141,7 @@ def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, A
 
 def model_to_config(model: Any) -> Dict[str, Any]:
     """Keras's model_config of a Sequential or functional model."""
-    from .engine import Sequential
+    from .engine import Model, Sequential
     from .layers import InputLayer, node_of
     if getattr(model, "_subclassed", False):
         raise NotImplementedError("Saving the model to HDF5 format requires the model to be a Functional model or "
@@ -167,7 +167,8 @@ def model_to_config(model: Any) -> Dict[str, Any]:
         if id(t) in names:
             return [names[id(t)], 0, 0, {}]
         layer, node, index = node_of(t)
-        return [layer.name, calls(layer).index(node), index, {}]
+        # Keras counts a nested model's own graph as its node 0: its calls are nodes 1, 2, ...
+        return [layer.name, calls(layer).index(node) + (1 if isinstance(layer, Model) else 0), index, {}]
     for layer in model.layers:
         if isinstance(layer, InputLayer):  # listed where model.layers has it, as Keras writes it
             t = layer.output
@@ -207,14 +208,23 @@ def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str,
     outputs: Dict[str, list] = {}  # layer name -> [output tensors per call]
     pending: List[tuple] = []      # (layer name, call index, inbound node) still to make
     given = {} if input_tensors is None else {r[0]: t for r, t in zip(cfg["input_layers"], input_tensors)}
+    # a nested model's node 0 is its own graph (Keras): a reference to its call k says k + 1
+    nested = {spec["name"] for spec in cfg["layers"] if spec["class_name"] in ("Model", "Functional", "Sequential")}
+
+    def local(ref: list) -> list:
+        return [ref[0], int(ref[1]) - 1] + list(ref[2:]) if ref[0] in nested else list(ref)
     for spec in cfg["layers"]:
-        layer = InputLayer(input_tensor=given[spec["name"]]) if spec["name"] in given else \
-            deserialize_layer(spec, custom)
+        if spec["name"] in nested:
+            layer = model_from_config(spec, custom)
+        else:
+            layer = InputLayer(input_tensor=given[spec["name"]]) if spec["name"] in given else \
+                deserialize_layer(spec, custom)
         made[spec["name"]] = layer
         if isinstance(layer, InputLayer):
             outputs[spec["name"]] = [[layer.output]]
         else:
-            pending += [(spec["name"], k, node) for k, node in enumerate(spec.get("inbound_nodes", []))]
+            pending += [(spec["name"], k, [local(n) for n in node])
+                        for k, node in enumerate(spec.get("inbound_nodes", []))]
     # a call needs its inputs made and the layer's earlier calls done (a shared layer's second
     # call may read a layer listed after it): repeat until every call is made
     while pending:
@@ -234,8 +244,8 @@ def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str,
                              "that never come")
         pending = left
 
-    inputs = [_tensor(outputs, r) for r in cfg["input_layers"]]
-    outs = [_tensor(outputs, r) for r in cfg["output_layers"]]
+    inputs = [_tensor(outputs, local(r)) for r in cfg["input_layers"]]
+    outs = [_tensor(outputs, local(r)) for r in cfg["output_layers"]]
     return Model(inputs, outs if len(outs) > 1 else outs[0], name=cfg.get("name"))
 
 

@@ -149,8 +149,12 @@ class TrainingLoop:
                                    "validation input")
             else:
                 vw = validation_data[2] if len(validation_data) > 2 else None
-                val = self._source(validation_data[0], validation_data[1], vw, batch_size, None, False, True,
-                                   "validation input")
+                # TF 1.15's array loop validates with its default shuffle=True: the validation
+                # samples are np.random-shuffled at each validation whatever fit's `shuffle`
+                # (order-free values agree; a several-output model's per-output losses, means
+                # of the batch values, depend on which samples share a batch)
+                val = self._source(validation_data[0], validation_data[1], vw, batch_size, None,
+                                   not is_generator(x), True, "validation input")
         elif validation_split and 0.0 < validation_split < 1.0:
             if is_dataset(x) or is_generator(x):
                 raise ValueError("`validation_split` is only supported for Tensors or NumPy arrays")
@@ -162,7 +166,7 @@ class TrainingLoop:
             def part(ws: Any, sl: slice) -> Any:
                 return None if ws is None else [a[sl] for a in ws] if isinstance(ws, list) else ws[sl]
             val = ArraySource([a[split:] for a in xs], [a[split:] for a in ys], part(w, slice(split, None)),
-                              int(batch_size or 32), False)
+                              int(batch_size or 32), True)  # shuffled, as above
             x, y = [a[:split] for a in xs], [a[:split] for a in ys]
             y = y if len(y) > 1 else y[0]
             sample_weight = part(w, slice(None, split))
