@@ -2,7 +2,7 @@
 another operator, computed through its matmul/solve with flipped flags."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from .. import graph as _g
 from ..ops import math_ops as _m
@@ -19,6 +19,16 @@ def _inherit(value: Optional[bool], from_op: Optional[bool], message: str) -> Op
     return from_op if value is None else value
 
 
+def _inherit_hints(operator: LinearOperator, word: str, *hints: Optional[bool]) -> List[Optional[bool]]:
+    """(is_non_singular, is_self_adjoint, is_positive_definite, is_square) of operator's
+    adjoint or inverse (`word`): each as the operator's, TF's ValueError where a given hint
+    contradicts it."""
+    own = (operator.is_non_singular, operator.is_self_adjoint, operator.is_positive_definite, operator.is_square)
+    whats = ("non-singular", "self-adjoint", "positive-definite", "square")
+    return [_inherit(h, o, f"An operator is {w} if and only if its {word} is {w}.")
+            for h, o, w in zip(hints, own, whats)]
+
+
 class LinearOperatorAdjoint(LinearOperator):
     """A^H of `operator`."""
 
@@ -26,15 +36,8 @@ class LinearOperatorAdjoint(LinearOperator):
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: Optional[bool] = None, name: Optional[str] = None) -> None:
         self._operator = operator
-        is_non_singular = _inherit(is_non_singular, operator.is_non_singular,
-                                   "An operator is non-singular if and only if its adjoint is non-singular.")
-        is_self_adjoint = _inherit(is_self_adjoint, operator.is_self_adjoint,
-                                   "An operator is self-adjoint if and only if its adjoint is self-adjoint.")
-        is_positive_definite = _inherit(is_positive_definite, operator.is_positive_definite,
-                                        "An operator is positive-definite if and only if its adjoint is "
-                                        "positive-definite.")
-        is_square = _inherit(is_square, operator.is_square,
-                             "An operator is square if and only if its adjoint is square.")
+        is_non_singular, is_self_adjoint, is_positive_definite, is_square = _inherit_hints(
+            operator, "adjoint", is_non_singular, is_self_adjoint, is_positive_definite, is_square)
         super().__init__(operator.dtype, graph_parents=operator.graph_parents, is_non_singular=is_non_singular,
                          is_self_adjoint=is_self_adjoint, is_positive_definite=is_positive_definite,
                          is_square=is_square, name=name or operator.name + "_adjoint",
@@ -86,15 +89,8 @@ class LinearOperatorInversion(LinearOperator):
         if operator.is_square is False or is_square is False:
             raise ValueError("operator and supplied hints must be square")
         self._operator = operator
-        is_non_singular = _inherit(is_non_singular, operator.is_non_singular,
-                                   "An operator is non-singular if and only if its inverse is non-singular.")
-        is_self_adjoint = _inherit(is_self_adjoint, operator.is_self_adjoint,
-                                   "An operator is self-adjoint if and only if its inverse is self-adjoint.")
-        is_positive_definite = _inherit(is_positive_definite, operator.is_positive_definite,
-                                        "An operator is positive-definite if and only if its inverse is "
-                                        "positive-definite.")
-        is_square = _inherit(is_square, operator.is_square,
-                             "An operator is square if and only if its inverse is square.")
+        is_non_singular, is_self_adjoint, is_positive_definite, is_square = _inherit_hints(
+            operator, "inverse", is_non_singular, is_self_adjoint, is_positive_definite, is_square)
         super().__init__(operator.dtype, graph_parents=operator.graph_parents, is_non_singular=is_non_singular,
                          is_self_adjoint=is_self_adjoint, is_positive_definite=is_positive_definite,
                          is_square=is_square, name=name or operator.name + "_inv",

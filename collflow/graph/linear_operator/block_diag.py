@@ -8,7 +8,7 @@ from .. import graph as _g
 from ..ops import array_ops as _a
 from ..shape import TensorShape, dimension_value
 from .base import LinearOperator, adjoint as _adjoint, broadcast_batch, static_batch
-from .composition import all_true, check_operators
+from .composition import check_operators, inherit_hints
 
 __all__ = ["LinearOperatorBlockDiag"]
 
@@ -18,18 +18,10 @@ class LinearOperatorBlockDiag(LinearOperator):
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: bool = True, name: Optional[str] = None) -> None:
         self._operators = check_operators(operators, "block diagonal")
-        for attr, value, what in (("is_non_singular", is_non_singular, "non-singular"),
-                                  ("is_self_adjoint", is_self_adjoint, "self-adjoint"),
-                                  ("is_positive_definite", is_positive_definite, "positive definite")):
-            if all_true(self._operators, attr):
-                if value is False:
-                    raise ValueError(f"The direct sum of {what} operators is always {what}.")
-        if all_true(self._operators, "is_non_singular"):
-            is_non_singular = True
-        if all_true(self._operators, "is_self_adjoint"):
-            is_self_adjoint = True
-        if all_true(self._operators, "is_positive_definite"):
-            is_positive_definite = True
+        is_non_singular, is_self_adjoint, is_positive_definite = inherit_hints(
+            self._operators, (is_non_singular, is_self_adjoint, is_positive_definite),
+            ("non-singular", "self-adjoint", "positive definite"),
+            lambda attr, what, value: f"The direct sum of {what} operators is always {what}.")
         # blocks may be rectangular (as TF 2's): columns split by domain, rows by range sizes
         self._sizes = [dimension_value(op.domain_dimension) for op in self._operators]
         self._rows = [dimension_value(op.range_dimension) for op in self._operators]

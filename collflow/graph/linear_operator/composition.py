@@ -2,7 +2,7 @@
 multiplied out (solve applies the factors' solves in reverse order)."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 from .. import graph as _g
 from ..shape import TensorShape
@@ -26,6 +26,23 @@ def check_operators(operators: Sequence[Any], kind: str) -> List[LinearOperator]
 
 def all_true(operators: Sequence[LinearOperator], attr: str) -> bool:
     return all(getattr(op, attr) for op in operators)
+
+
+_HINTS = ("is_non_singular", "is_self_adjoint", "is_positive_definite")
+
+
+def inherit_hints(operators: Sequence[LinearOperator], hints: Sequence[Optional[bool]],
+                  words: Sequence[str], message: Callable[[str, str, Any], str]) -> List[Optional[bool]]:
+    """(is_non_singular, is_self_adjoint, is_positive_definite) for an operator built of
+    `operators` (a direct sum, a Kronecker product): a hint every factor has is True, and a
+    caller's False for it is TF's ValueError, `message(attr, word, value)`."""
+    out = list(hints)
+    for i, (attr, word) in enumerate(zip(_HINTS, words)):
+        if all_true(operators, attr):
+            if out[i] is False:
+                raise ValueError(message(attr, word, out[i]))
+            out[i] = True
+    return out
 
 
 class LinearOperatorComposition(LinearOperator):

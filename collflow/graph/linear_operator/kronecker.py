@@ -10,7 +10,7 @@ from ..ops import math_ops as _m
 from ..ops import matrix_ops as _mx
 from ..shape import TensorShape, dimension_value
 from .base import LinearOperator, adjoint as _adjoint, static_batch
-from .composition import all_true, check_operators
+from .composition import check_operators, inherit_hints
 
 __all__ = ["LinearOperatorKronecker"]
 
@@ -48,18 +48,11 @@ class LinearOperatorKronecker(LinearOperator):
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: Optional[bool] = None, name: Optional[str] = None) -> None:
         self._operators = check_operators(operators, "Kronecker")
-        for attr, value, what in (("is_non_singular", is_non_singular, "non-singular"),
-                                  ("is_self_adjoint", is_self_adjoint, "self-adjoint"),
-                                  ("is_positive_definite", is_positive_definite, "positive-definite")):
-            if all_true(self._operators, attr) and value is False:
-                raise ValueError(f"The Kronecker product of {what} operators is always {what}. Expected "
-                                 f"argument `{attr}` to be True. Received: {value}.")
-        if all_true(self._operators, "is_non_singular"):
-            is_non_singular = True
-        if all_true(self._operators, "is_self_adjoint"):
-            is_self_adjoint = True
-        if all_true(self._operators, "is_positive_definite"):
-            is_positive_definite = True
+        is_non_singular, is_self_adjoint, is_positive_definite = inherit_hints(
+            self._operators, (is_non_singular, is_self_adjoint, is_positive_definite),
+            ("non-singular", "self-adjoint", "positive-definite"),
+            lambda attr, what, value: (f"The Kronecker product of {what} operators is always {what}. Expected "
+                                       f"argument `{attr}` to be True. Received: {value}."))
         self._rows = [dimension_value(op.range_dimension) for op in self._operators]
         self._cols = [dimension_value(op.domain_dimension) for op in self._operators]
         if None in self._rows or None in self._cols:
