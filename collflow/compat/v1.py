@@ -54,6 +54,10 @@ from collflow.compat.namespaces import python_io  # noqa: E402,F401
 from collflow.compat.namespaces import audio  # noqa: E402,F401
 from collflow.compat.namespaces import spectral, signal  # noqa: E402,F401
 from collflow.compat.namespaces import ragged  # noqa: E402,F401  (tf.ragged; tf.RaggedTensor is top level)
+from collflow.compat.nest_compat import nest, compat  # noqa: E402,F401  (tf.nest, tf.compat)
+from collflow.compat.namespaces_more import (test, sets, dtypes, initializers, get_logger,  # noqa: E402,F401
+                                             convert_to_tensor_or_indexed_slices, convert_to_tensor_or_sparse_tensor,
+                                             add_check_numerics_ops, assert_same_float_dtype, assert_proper_iterable)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 logical_xor = math.logical_xor

@@ -23,5 +23,6 @@ from . import image_kernels2  # noqa: F401,E402  (crop_and_resize, NMS, bicubic/
 from . import complex_kernels  # noqa: F401,E402  (tf.complex, tf.real, ..., the FFTs)
 from . import complex_more_kernels  # noqa: F401,E402  (tf.linalg.logm)
 from . import ragged_kernels, unicode_kernels  # noqa: F401,E402  (tf.RaggedTensor's index helpers, tf.strings.unicode_*)
+from . import sets_kernels  # noqa: F401,E402  (tf.sets)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401
