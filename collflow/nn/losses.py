@@ -382,3 +382,7 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0, s
         losses = _n.sparse_softmax_cross_entropy_with_logits(labels=y, logits=x, name="xentropy")
         return compute_weighted_loss(losses, weights, sc, loss_collection, reduction)
 
+
+from .losses_pairwise import mean_pairwise_squared_error  # noqa: F401,E402  (its own module; uses the helpers above)
+
+__all__ += ["mean_pairwise_squared_error"]

@@ -288,3 +288,12 @@ def mean_per_class_accuracy(labels: Any, predictions: Any, num_classes: int, wei
         update = _safe_div(_s.scatter_add(count, lab, correct), _s.scatter_add(total, lab, ones), "update_op")
         value = _m.reduce_mean(_safe_div(count.value(), total.value(), "per_class"), name="mean_accuracy")
         return _collect(metrics_collections, updates_collections, value, update)
+
+
+# The thresholded and top-k metrics live in their own modules (they import the helpers above).
+from .metrics_thresholds import *  # noqa: F401,F403,E402
+from .metrics_thresholds import __all__ as _thresholds_all  # noqa: E402
+from .metrics_at_k import *  # noqa: F401,F403,E402
+from .metrics_at_k import __all__ as _at_k_all  # noqa: E402
+
+__all__ += _thresholds_all + _at_k_all
