@@ -47,6 +47,8 @@ from .text import CharCorpus, load_stdlib_corpus  # noqa: F401
 
 from . import dataset_experimental as _dx, dataset_grouping as _dg  # noqa: E402
 from .dataset_experimental import Options  # noqa: F401,E402  (also installs list_files, with_options, unbatch)
+from . import csv_dataset as _csv, cardinality as _cd, dataset_experimental_more as _dxm  # noqa: E402
+from . import resampling as _rs, sql_dataset as _sql  # noqa: E402
 
 
 class experimental:  # noqa: N801 - TF's name
@@ -71,3 +73,32 @@ class experimental:  # noqa: N801 - TF's name
     bucket_by_sequence_length = staticmethod(_dg.bucket_by_sequence_length)
     Reducer = _dg.Reducer
     group_by_reducer = staticmethod(_dg.group_by_reducer)
+    # csv_dataset.py, cardinality.py, dataset_experimental_more.py
+    CsvDataset = staticmethod(_csv.CsvDataset)
+    make_csv_dataset = staticmethod(_csv.make_csv_dataset)
+    INFINITE_CARDINALITY, UNKNOWN_CARDINALITY = _cd.INFINITE_CARDINALITY, _cd.UNKNOWN_CARDINALITY
+    cardinality = staticmethod(_cd.cardinality)
+    assert_cardinality = staticmethod(_cd.assert_cardinality)
+    unique = staticmethod(_dxm.unique)
+    take_while = staticmethod(_dxm.take_while)
+    Counter = staticmethod(_dxm.Counter)
+    RandomDataset = staticmethod(_dxm.RandomDataset)
+    dense_to_sparse_batch = staticmethod(_dxm.dense_to_sparse_batch)
+    copy_to_device = staticmethod(_dxm.copy_to_device)
+    prefetch_to_device = staticmethod(_dxm.prefetch_to_device)
+    TFRecordWriter = _dxm.TFRecordWriter
+    parse_example_dataset = staticmethod(_dxm.parse_example_dataset)
+    make_batched_features_dataset = staticmethod(_dxm.make_batched_features_dataset)
+    Optional = _dxm.Optional
+    get_next_as_optional = staticmethod(_dxm.get_next_as_optional)
+    rejection_resample = staticmethod(_rs.rejection_resample)
+    SqlDataset = staticmethod(_sql.SqlDataset)
+    latency_stats = staticmethod(_dxm.latency_stats)
+    bytes_produced_stats = staticmethod(_dxm.bytes_produced_stats)
+    filter_for_shard = staticmethod(_dxm.filter_for_shard)
+    map_and_batch_with_legacy_function = staticmethod(_dx.map_and_batch)
+
+
+# tf.data's own names for the constants (TF 2.x's; TF 1.15 had them under experimental only)
+AUTOTUNE = experimental.AUTOTUNE
+INFINITE_CARDINALITY, UNKNOWN_CARDINALITY = _cd.INFINITE_CARDINALITY, _cd.UNKNOWN_CARDINALITY
