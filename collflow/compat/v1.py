@@ -58,6 +58,7 @@ from collflow.compat.nest_compat import nest, compat  # noqa: E402,F401  (tf.nes
 from collflow.compat.namespaces_more import (test, sets, dtypes, initializers, get_logger,  # noqa: E402,F401
                                              convert_to_tensor_or_indexed_slices, convert_to_tensor_or_sparse_tensor,
                                              add_check_numerics_ops, assert_same_float_dtype, assert_proper_iterable)
+from collflow.compat.queues_io_names import *  # noqa: E402,F401,F403  (tf.queue, tf.manip, tf.PriorityQueue, tf.bitcast, ...)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 logical_xor = math.logical_xor

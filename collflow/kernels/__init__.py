@@ -23,6 +23,9 @@ from . import image_kernels2  # noqa: F401,E402  (crop_and_resize, NMS, bicubic/
 from . import complex_kernels  # noqa: F401,E402  (tf.complex, tf.real, ..., the FFTs)
 from . import complex_more_kernels  # noqa: F401,E402  (tf.linalg.logm)
 from . import ragged_kernels, unicode_kernels  # noqa: F401,E402  (tf.RaggedTensor's index helpers, tf.strings.unicode_*)
+from . import priority_queue_kernels  # noqa: F401,E402  (tf.PriorityQueue)
+from . import tensor_serialize_kernels  # noqa: F401,E402  (tf.io.serialize_tensor / parse_tensor)
+from . import json_example_kernels  # noqa: F401,E402  (tf.decode_json_example)
 from . import sets_kernels  # noqa: F401,E402  (tf.sets)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

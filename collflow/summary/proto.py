@@ -214,9 +214,10 @@ class TensorShapeProto(Message):
 
 
 class TensorProto(Message):
-    """Only what summaries use: dtype, shape and string values."""
+    """Only what summaries use: dtype, shape, tensor_content (tf.summary.tensor_summary's
+    numbers) and string values."""
     FIELDS = ((1, "dtype", "enum", 0), (2, "tensor_shape", TensorShapeProto, None),
-              (8, "string_val", ["bytes"], None))
+              (4, "tensor_content", "bytes", b""), (8, "string_val", ["bytes"], None))
 
 
 class _PluginData(Message):

@@ -22,7 +22,7 @@ from .op_util import make_op
 
 __all__ = ["FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "QueueBase"]
 
-_QUEUE_TYPES = ("FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue")
+_QUEUE_TYPES = ("FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue")
 
 
 # -- shape functions -----------------------------------------------------------------------

@@ -55,7 +55,7 @@ def match_filenames_once(pattern: Any, name: Optional[str] = None) -> Any:
     """A local variable holding the file names matching `pattern` when local variables are
     initialized (so a string_input_producer reads one fixed list), as TF1's."""
     from ..variables import Variable
-    g = _g.get_default_graph()
-    with g.name_scope(name or "matching_filenames"):
-        return Variable(matching_files(pattern), trainable=False, name="matching_filenames",
-                        collections=[GraphKeys.LOCAL_VARIABLES], validate_shape=False)
+    # a callable initial value: the MatchingFiles op goes under the variable's own scope and
+    # the variable is named `name` (TF's "matching_filenames:0", not ".../matching_filenames:0")
+    return Variable(lambda: matching_files(pattern), trainable=False, name=name or "matching_filenames",
+                    collections=[GraphKeys.LOCAL_VARIABLES], validate_shape=False)
