@@ -112,6 +112,8 @@ from .graph.ops.string_more_ops import (as_string, encode_base64, decode_base64,
 from .graph.ops.block_ops import *  # noqa: F401,F403,E402  (space_to_batch_nd, batch_to_space_nd, extract_image_patches)
 from .graph.ops.special_ops import lgamma, digamma, erfc, lbeta  # noqa: F401,E402
 from .graph.ops.special_more_ops import igamma, igammac, betainc, zeta, polygamma, random_gamma  # noqa: F401,E402
+from .graph.ops.math_nn_more_ops import segment_prod, unsorted_segment_prod  # noqa: F401,E402
+from .graph.ops.stateless_random_ops import random_poisson  # noqa: F401,E402
 from .graph.ops.scatter_nd_ops import *  # noqa: F401,F403,E402  (tensor_scatter_nd_*, scatter_nd_*, unravel_index, ...)
 from .graph.ops.tally_ops import (confusion_matrix, bincount, invert_permutation, saturate_cast,  # noqa: F401,E402
                                   shape_n, where_v2, parallel_stack)

@@ -119,6 +119,16 @@ random = _Namespace("random", "tf.random: the random ops under their tf.random n
     "log_uniform_candidate_sampler": _nn.log_uniform_candidate_sampler,
     "fixed_unigram_candidate_sampler": _nn.fixed_unigram_candidate_sampler,
     "all_candidate_sampler": _nn.all_candidate_sampler})
+# TF 1.15's stateless ops (bit for bit TF's CPU values), tf.random.poisson, get_seed
+from collflow.graph.ops import stateless_random_ops as _srand  # noqa: E402
+from collflow.graph.ops import math_nn_more_ops as _mnm  # noqa: E402
+for _k in ("stateless_uniform", "stateless_normal", "stateless_truncated_normal", "stateless_categorical",
+           "stateless_multinomial", "get_seed"):
+    setattr(random, _k, getattr(_srand, _k))
+random.poisson = _srand.random_poisson
+random.learned_unigram_candidate_sampler = _mnm.learned_unigram_candidate_sampler
+for _k in ("cumulative_logsumexp", "polyval", "segment_prod", "unsorted_segment_prod", "zero_fraction", "nextafter"):
+    setattr(math, _k, getattr(_mnm, _k))
 
 linalg = _Namespace("linalg", "tf.linalg: the matrix ops under their tf.linalg names (batch semantics).", {
     "matmul": _cf.matmul, "einsum": _cf.einsum, "eye": _cf.eye, "tensordot": _cf.tensordot, "norm": _cf.norm,

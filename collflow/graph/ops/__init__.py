@@ -22,3 +22,4 @@ from . import speech_ops  # noqa: F401  (AudioSpectrogram, Mfcc: the audio tutor
 from . import ragged_tensor, ragged_math, unicode_ops, ngram_ops  # noqa: F401  (tf.RaggedTensor, tf.ragged, tf.strings.unicode_*)
 from . import complex_more_ops, complex_linalg_ops, qr_grad  # noqa: F401  (complex sign, logm, qr's gradient)
 from . import sets_ops  # noqa: F401  (tf.sets)
+from . import stateless_random_ops, math_nn_more_ops, morph_ops, fractional_pool_ops  # noqa: F401  (tf.random.stateless_*, poisson; tf.math/tf.nn additions)

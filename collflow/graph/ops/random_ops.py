@@ -47,7 +47,9 @@ def get_seed(op_seed: Optional[int], graph: Optional[_g.Graph] = None) -> Tuple[
     g = graph if graph is not None else _g.get_default_graph()
     if g.seed is not None:
         # the count of ops built so far: deterministic for a deterministic program
-        return g.seed, int(op_seed) if op_seed is not None else g.version
+        pair = g.seed, int(op_seed) if op_seed is not None else g.version
+        # TF never hands out (0, 0) (its kernels read it as "unseeded"): the op seed becomes 2^31 - 1
+        return (0, 2 ** 31 - 1) if pair == (0, 0) else pair
     if op_seed is not None:
         return DEFAULT_GRAPH_SEED, int(op_seed)
     return None, None
