@@ -239,6 +239,11 @@ CASES = [
                                             tf.tensor_scatter_nd_sub(t, [[2]], tf.reshape(tf.tile(u, [2])[:3], [1, 3])),
                                             tf.tensor_scatter_update(t, [[0], [2]], tf.stack([t[1], t[3]]) * 2.0)],
      [(4, 3), (2,)]),
+    # an index given twice: the last update wins in value (TF's CPU order), all get gradient
+    ("tensor_scatter_nd_duplicates", lambda tf, t, u: [
+        tf.tensor_scatter_nd_update(t, [[1, 2], [3, 0], [1, 2], [1, 2]], tf.concat([u, u * 3.0], 0)),
+        tf.tensor_scatter_nd_update(t, [[2], [0], [2]], tf.stack([t[1], t[3], t[0] * 2.0]))],
+     [(4, 3), (2,)]),
     # block_ops.py: space <-> batch, image patches
     ("space_to_batch_nd", lambda tf, a, b: [tf.space_to_batch_nd(a, [2, 3], [[1, 0], [1, 1]]),
                                             tf.space_to_batch_nd(b, [2], [[0, 2]]),

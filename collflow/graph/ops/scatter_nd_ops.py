@@ -48,12 +48,42 @@ def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any, name: Optiona
 
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: Optional[str] = None) -> _g.Tensor:
     """tensor with the entries (or slices) at the N-d indices replaced by updates.  An index
-    given twice: TF leaves which update wins unspecified; here they add up."""
+    given twice: the last of its updates wins, as TF's CPU kernel applies them in order (TF
+    documents the order as unspecified); every update still gets the gradient at its index,
+    as TF's gradient gathers it for all of them."""
     t, idx, upd = _operands(tensor, indices, updates)
     with t.graph.as_default(), t.graph.name_scope(name or "TensorScatterUpdate"):
         shape = _a.shape(t, out_type=idx.dtype)
         hit = _m.greater(scatter_nd(idx, _a.ones_like(upd, dtype=_dt.int32), shape), 0)
-        return _a.where_v2(hit, scatter_nd(idx, upd, shape), t)
+        return _a.where_v2(hit, scatter_nd(idx, _last_wins(idx, upd, shape), shape), t)
+
+
+def _last_wins(idx: _g.Tensor, upd: _g.Tensor, shape: _g.Tensor) -> _g.Tensor:
+    """updates with every one but the last for its index zeroed in value (scatter_nd adds
+    them up), not in gradient."""
+    if idx.shape.rank is None or upd.shape.rank is None:
+        raise InvalidArgumentError("tensor_scatter_nd_update needs indices and updates of known rank")
+    from .constant_op import stop_gradient
+    from .misc_ops import range as _range
+    from .scan_ops import cumprod
+    from .segment_ops import unsorted_segment_max
+    from .partition_ops import unique
+    from .slicing_ops import gather, slice as _slice
+    with _g.name_scope("last_wins"):
+        depth = _a.shape(idx, out_type=idx.dtype)[-1:]
+        limits = _slice(shape, _a.zeros([1], dtype=idx.dtype), depth)
+        strides = cumprod(limits, exclusive=True, reverse=True)
+        minus_one = _g.convert_to_tensor([-1], dtype=idx.dtype)
+        flat = _m.reduce_sum(_a.reshape(idx, _a.concat([minus_one, depth], 0)) * strides, axis=1)  # row-major ids
+        pos = _range(_a.size(flat, out_type=idx.dtype), dtype=idx.dtype)
+        ids, which = unique(flat, out_idx=idx.dtype)  # segments per distinct index: O(updates), not O(tensor)
+        last = unsorted_segment_max(pos, which, _a.size(ids, out_type=idx.dtype))
+        keep = _m.equal(gather(last, which), pos)
+        inner = upd.shape.rank - (idx.shape.rank - 1)
+        ones = _g.convert_to_tensor([1] * inner, dtype=_dt.int32) if inner else None
+        lead = _a.shape(idx, out_type=_dt.int32)[:-1]
+        keep = _a.reshape(keep, _a.concat([lead, ones], 0) if ones is not None else lead)
+        return upd - stop_gradient(_a.where_v2(keep, _a.zeros_like(upd), upd))
 
 
 tensor_scatter_update = tensor_scatter_nd_update   # TF 1.15's names
