@@ -11,14 +11,14 @@ import heapq
 import itertools
 from typing import Any, List, Tuple
 
-from ..errors import InvalidArgumentError, OutOfRangeError
-from .queue_kernels import FIFOQueueResource, _Waiter
+from ..errors import InvalidArgumentError
+from .queue_kernels import PoolQueueResource
 from .registry import register_kernel, KernelContext
 
 __all__ = ["PriorityQueueResource"]
 
 
-class PriorityQueueResource(FIFOQueueResource):
+class PriorityQueueResource(PoolQueueResource):
     """A FIFO queue resource whose dequeues take the lowest component-0 value first."""
 
     def __init__(self, *args: Any, **kwargs: Any):
@@ -34,33 +34,12 @@ class PriorityQueueResource(FIFOQueueResource):
             for i in range(start, stop):
                 heapq.heappush(self._heap, (int(prio[i]), next(self._arrival), arrays, i))
 
-    def take(self, n: int, allow_smaller: bool, w: _Waiter) -> List[Tuple[Any, int, int]]:
-        with self._cond:
-            ticket = object()
-            self._deq_line.append(ticket)
-            try:
-                while True:
-                    if self._deq_line[0] is ticket:
-                        self._absorb()
-                        have = len(self._heap)
-                        closed = self._closed and self._abort_reason is None
-                        if have >= n or (closed and allow_smaller and have > 0):
-                            # rows leave the heap only here, all at once: nothing to undo on errors
-                            pieces = []
-                            for _ in range(min(n, have)):
-                                _, _, arrays, i = heapq.heappop(self._heap)
-                                pieces.append((arrays, i, i + 1))
-                            self._size -= len(pieces)
-                            self._cond.notify_all()  # room for enqueuers
-                            return pieces
-                        if closed:
-                            raise OutOfRangeError(
-                                f"{self.label} is closed and has insufficient elements "
-                                f"(requested {n}, current size {have})", w.op)
-                    w.wait("elements")
-            finally:
-                self._deq_line.remove(ticket)
-                self._cond.notify_all()
+    def _pooled(self) -> int:
+        return len(self._heap)
+
+    def _draw(self) -> Tuple[Any, int]:
+        _, _, arrays, i = heapq.heappop(self._heap)
+        return arrays, i
 
 
 @register_kernel("PriorityQueue")

@@ -211,7 +211,52 @@ class FIFOQueueResource:
                 self._cond.notify_all()
 
 
-class RandomShuffleQueueResource(FIFOQueueResource):
+class PoolQueueResource(FIFOQueueResource):
+    """A FIFO queue whose dequeues draw rows from a pool (the buffered chunks moved there
+    first) in an order of the subclass's: `_absorb()` fills the pool, `_pooled()` counts
+    it, `_draw()` takes one row out, `_reserve()` rows must stay while the queue is open."""
+
+    def _pooled(self) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _draw(self) -> Tuple[Any, int]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _reserve(self) -> int:
+        return 0
+
+    def take(self, n: int, allow_smaller: bool, w: _Waiter) -> List[Tuple[Any, int, int]]:
+        with self._cond:
+            ticket = object()
+            self._deq_line.append(ticket)
+            try:
+                while True:
+                    if self._deq_line[0] is ticket:
+                        self._absorb()
+                        have = self._pooled()
+                        closed = self._closed and self._abort_reason is None
+                        if have >= n + (0 if self._closed else self._reserve()) or (
+                                closed and allow_smaller and have > 0):
+                            # Drawn rows leave the pool only on this path, which cannot fail
+                            # half-way, so there is nothing to put back on an error.
+                            pieces: List[Tuple[Any, int, int]] = []
+                            for _ in range(min(n, have)):
+                                arrays, i = self._draw()
+                                pieces.append((arrays, i, i + 1))
+                            self._size -= len(pieces)
+                            self._cond.notify_all()  # room for enqueuers
+                            return pieces
+                        if closed:
+                            raise OutOfRangeError(
+                                f"{self.label} is closed and has insufficient elements "
+                                f"(requested {n}, current size {have})", w.op)
+                    w.wait("elements")
+            finally:
+                self._deq_line.remove(ticket)
+                self._cond.notify_all()
+
+
+class RandomShuffleQueueResource(PoolQueueResource):
     """A queue that dequeues uniformly random elements once more than `min_after_dequeue`
     would remain (or it is closed): TensorFlow's RandomShuffleQueue.  Enqueues as the FIFO
     queue; a dequeue moves the buffered chunks into a pool of rows and draws from it."""
@@ -230,37 +275,16 @@ class RandomShuffleQueueResource(FIFOQueueResource):
             arrays, start, stop = self._chunks.popleft()
             self._rows.extend((arrays, i) for i in range(start, stop))
 
-    def take(self, n: int, allow_smaller: bool, w: _Waiter) -> List[Tuple[Any, int, int]]:
-        with self._cond:
-            ticket = object()
-            self._deq_line.append(ticket)
-            try:
-                while True:
-                    if self._deq_line[0] is ticket:
-                        self._absorb()
-                        have = len(self._rows)
-                        closed = self._closed and self._abort_reason is None
-                        if have >= n + (0 if self._closed else self.min_after_dequeue) or (
-                                closed and allow_smaller and have > 0):
-                            # Drawn rows leave the pool only on this path, which cannot fail
-                            # half-way, so there is nothing to put back on an error.
-                            pieces: List[Tuple[Any, int, int]] = []
-                            for _ in range(min(n, have)):
-                                k = int(self._rng.integers(len(self._rows)))
-                                self._rows[k], self._rows[-1] = self._rows[-1], self._rows[k]
-                                arrays, i = self._rows.pop()
-                                pieces.append((arrays, i, i + 1))
-                            self._size -= len(pieces)
-                            self._cond.notify_all()  # room for enqueuers
-                            return pieces
-                        if closed:
-                            raise OutOfRangeError(
-                                f"{self.label} is closed and has insufficient elements "
-                                f"(requested {n}, current size {have})", w.op)
-                    w.wait("elements")
-            finally:
-                self._deq_line.remove(ticket)
-                self._cond.notify_all()
+    def _pooled(self) -> int:
+        return len(self._rows)
+
+    def _reserve(self) -> int:
+        return self.min_after_dequeue
+
+    def _draw(self) -> Tuple[Any, int]:
+        k = int(self._rng.integers(len(self._rows)))
+        self._rows[k], self._rows[-1] = self._rows[-1], self._rows[k]
+        return self._rows.pop()
 
 
 # -- kernels ----------------------------------------------------------------------------------
