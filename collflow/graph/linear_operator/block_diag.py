@@ -8,12 +8,12 @@ from .. import graph as _g
 from ..ops import array_ops as _a
 from ..shape import TensorShape, dimension_value
 from .base import LinearOperator, adjoint as _adjoint, broadcast_batch, static_batch
-from .composition import check_operators, inherit_hints
+from .composition import OperatorOfFactors, check_operators, inherit_hints
 
 __all__ = ["LinearOperatorBlockDiag"]
 
 
-class LinearOperatorBlockDiag(LinearOperator):
+class LinearOperatorBlockDiag(OperatorOfFactors):
     def __init__(self, operators: Sequence[LinearOperator], is_non_singular: Optional[bool] = None,
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: bool = True, name: Optional[str] = None) -> None:
@@ -27,20 +27,7 @@ class LinearOperatorBlockDiag(LinearOperator):
         self._rows = [dimension_value(op.range_dimension) for op in self._operators]
         if any(s is None for s in self._sizes + self._rows):
             raise NotImplementedError("LinearOperatorBlockDiag needs blocks of static size")
-        parents: list = []
-        for op in self._operators:
-            parents.extend(op.graph_parents)
-        super().__init__(self._operators[0].dtype, graph_parents=parents, is_non_singular=is_non_singular,
-                         is_self_adjoint=is_self_adjoint, is_positive_definite=is_positive_definite,
-                         is_square=is_square, name=name or "_ds_".join(op.name for op in self._operators),
-                         parameters=dict(operators=operators))
-
-    @property
-    def operators(self) -> List[LinearOperator]:
-        return list(self._operators)
-
-    def _batch(self) -> TensorShape:
-        return static_batch(*[op.batch_shape for op in self._operators])
+        self._init_factors(operators, "_ds_", is_non_singular, is_self_adjoint, is_positive_definite, is_square, name)
 
     def _shape(self) -> TensorShape:
         batch = self._batch()

@@ -45,7 +45,30 @@ def inherit_hints(operators: Sequence[LinearOperator], hints: Sequence[Optional[
     return out
 
 
-class LinearOperatorComposition(LinearOperator):
+class OperatorOfFactors(LinearOperator):
+    """An operator built of others (a composition, a direct sum, a Kronecker product): their
+    graph parents, a name joined from theirs, `operators` and their broadcast batch shape."""
+
+    _operators: List[LinearOperator]
+
+    def _init_factors(self, operators: Any, sep: str, is_non_singular: Optional[bool],
+                      is_self_adjoint: Optional[bool], is_positive_definite: Optional[bool],
+                      is_square: Optional[bool], name: Optional[str]) -> None:
+        ops = self._operators
+        LinearOperator.__init__(self, ops[0].dtype, graph_parents=[p for op in ops for p in op.graph_parents],
+                                is_non_singular=is_non_singular, is_self_adjoint=is_self_adjoint,
+                                is_positive_definite=is_positive_definite, is_square=is_square,
+                                name=name or sep.join(op.name for op in ops), parameters=dict(operators=operators))
+
+    @property
+    def operators(self) -> List[LinearOperator]:
+        return list(self._operators)
+
+    def _batch(self) -> TensorShape:
+        return static_batch(*[op.batch_shape for op in self._operators])
+
+
+class LinearOperatorComposition(OperatorOfFactors):
     def __init__(self, operators: Sequence[LinearOperator], is_non_singular: Optional[bool] = None,
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: Optional[bool] = None, name: Optional[str] = None) -> None:
@@ -54,25 +77,15 @@ class LinearOperatorComposition(LinearOperator):
             if is_non_singular is False:
                 raise ValueError("The composition of non-singular operators is always non-singular.")
             is_non_singular = True
-        parents: list = []
-        for op in self._operators:
-            parents.extend(op.graph_parents)
-        super().__init__(self._operators[0].dtype, graph_parents=parents, is_non_singular=is_non_singular,
-                         is_self_adjoint=is_self_adjoint, is_positive_definite=is_positive_definite,
-                         is_square=is_square, name=name or "_o_".join(op.name for op in self._operators),
-                         parameters=dict(operators=operators))
+        self._init_factors(operators, "_o_", is_non_singular, is_self_adjoint, is_positive_definite, is_square, name)
         for a, b in zip(self._operators[:-1], self._operators[1:]):
             self._check_dim(a.domain_dimension, b.range_dimension)
-
-    @property
-    def operators(self) -> List[LinearOperator]:
-        return list(self._operators)
 
     def _shape(self) -> TensorShape:
         first, last = self._operators[0].shape, self._operators[-1].shape
         if any(op.shape.dims is None for op in self._operators):
             return TensorShape(None)
-        batch = static_batch(*[op.batch_shape for op in self._operators])
+        batch = self._batch()
         if batch.dims is None:
             return TensorShape(None)
         return TensorShape(list(batch.dims) + [first.dims[-2], last.dims[-1]])

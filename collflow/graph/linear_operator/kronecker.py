@@ -2,15 +2,15 @@
 on a reshaped argument, never forming the [prod M_i, prod N_i] product."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .. import graph as _g
 from ..ops import array_ops as _a
 from ..ops import math_ops as _m
 from ..ops import matrix_ops as _mx
 from ..shape import TensorShape, dimension_value
-from .base import LinearOperator, adjoint as _adjoint, static_batch
-from .composition import check_operators, inherit_hints
+from .base import LinearOperator, adjoint as _adjoint
+from .composition import OperatorOfFactors, check_operators, inherit_hints
 
 __all__ = ["LinearOperatorKronecker"]
 
@@ -43,7 +43,7 @@ def _kron_dense(a: _g.Tensor, b: _g.Tensor) -> _g.Tensor:
     return _a.reshape(outer, _a.concat([_a.shape(outer)[:-4], [m1 * m2, n1 * n2]], 0))
 
 
-class LinearOperatorKronecker(LinearOperator):
+class LinearOperatorKronecker(OperatorOfFactors):
     def __init__(self, operators: Sequence[LinearOperator], is_non_singular: Optional[bool] = None,
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: Optional[bool] = None, name: Optional[str] = None) -> None:
@@ -57,20 +57,7 @@ class LinearOperatorKronecker(LinearOperator):
         self._cols = [dimension_value(op.domain_dimension) for op in self._operators]
         if None in self._rows or None in self._cols:
             raise NotImplementedError("LinearOperatorKronecker needs factors of static size")
-        parents: list = []
-        for op in self._operators:
-            parents.extend(op.graph_parents)
-        super().__init__(self._operators[0].dtype, graph_parents=parents, is_non_singular=is_non_singular,
-                         is_self_adjoint=is_self_adjoint, is_positive_definite=is_positive_definite,
-                         is_square=is_square, name=name or "_x_".join(op.name for op in self._operators),
-                         parameters=dict(operators=operators))
-
-    @property
-    def operators(self) -> List[LinearOperator]:
-        return list(self._operators)
-
-    def _batch(self) -> TensorShape:
-        return static_batch(*[op.batch_shape for op in self._operators])
+        self._init_factors(operators, "_x_", is_non_singular, is_self_adjoint, is_positive_definite, is_square, name)
 
     def _shape(self) -> TensorShape:
         batch = self._batch()
