@@ -164,23 +164,7 @@ def map_structure(func: Callable[..., Any], *structure: Any, **kwargs: Any) -> A
     return pack_sequence_as(structure[0], [func(*xs) for xs in zip(*flats)])
 
 
-class _Namespace:
-    def __init__(self, path: str, doc: str, members: dict):
-        self.__dict__.update(members)
-        self.__dict__["_path"] = path
-        self.__doc__ = doc
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise AttributeError(f"collflow.compat.v1.{self._path} has no attribute {name!r}: TensorFlow 1.x's "
-                             f"tf.{self._path}.{name} is not implemented in collflow (see docs/tf1_compat.md)")
-
-    def __dir__(self) -> List[str]:
-        return sorted(k for k in self.__dict__ if not k.startswith("_"))
-
-    def __repr__(self) -> str:
-        return f"<collflow namespace tf.{self._path}>"
+from collflow.compat.namespaces import _Namespace  # noqa: E402  (one namespace type for every tf.* namespace)
 
 
 nest = _Namespace("nest", "tf.nest: flatten, pack_sequence_as, map_structure, assert_same_structure, is_nested.", {
