@@ -60,8 +60,10 @@ class VariableScope:
     """A scope's name and the defaults of the `get_variable` calls made in it."""
 
     def __init__(self, reuse: Any = None, name: str = "", initializer: Any = None, regularizer: Any = None,
-                 dtype: Any = _dt.float32, partitioner: Any = None, name_scope: str = ""):
+                 dtype: Any = _dt.float32, partitioner: Any = None, name_scope: str = "",
+                 constraint: Any = None):
         self._name = name
+        self._constraint = constraint
         self._reuse = reuse
         self._initializer = initializer
         self._regularizer = regularizer
@@ -96,6 +98,11 @@ class VariableScope:
     @property
     def partitioner(self) -> Any:
         return self._partitioner
+
+    @property
+    def constraint(self) -> Any:
+        """The default `constraint` of get_variable in this scope (TF1's variable_scope(constraint=))."""
+        return self._constraint
 
     def reuse_variables(self) -> None:
         """Shares variables from now on in this scope (and the scopes opened inside it)."""
@@ -229,7 +236,7 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
                 regularizer=regularizer if regularizer is not None else base.regularizer,
                 dtype=dtype if dtype is not None else base.dtype,
                 partitioner=partitioner if partitioner is not None else base.partitioner,
-                name_scope=ns)
+                name_scope=ns, constraint=constraint if constraint is not None else base.constraint)
             st = g._stack("variable_scope")
             st.append(scope)
             try:
@@ -324,12 +331,37 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
     else:
         v = _plain_variable(g, full, shp, dt, initializer, trainable, collections, validate_shape)
     store.variables[full] = v
+    if constraint is None and _CONSTRAINT_DEFAULTS:
+        constraint = _CONSTRAINT_DEFAULTS[-1].get(full.rsplit("/", 1)[-1])
+    if constraint is None:
+        constraint = scope.constraint
+    if constraint is not None:
+        if not callable(constraint):
+            raise ValueError("The `constraint` argument must be a callable.")
+        v._constraint = constraint  # optimizers project the variable with it after each update
     if regularizer is not None:
         with g.as_default(), g.name_scope(full + "/Regularizer/"):
             loss = regularizer(v)
         if loss is not None:
             g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
     return v
+
+
+# the constraints of the layer being built, by variable name (a Keras/tf.layers layer's
+# kernel_constraint for "kernel", ...): the innermost layer's dict only, so a wrapped layer
+# (TimeDistributed(Dense)) does not take its wrapper's
+_CONSTRAINT_DEFAULTS: List[Dict[str, Callable]] = []
+
+
+@contextlib.contextmanager
+def constraint_defaults(by_name: Dict[str, Callable]) -> Iterator[None]:
+    """get_variable inside gives a new variable named `.../<key>` the constraint by_name[key]
+    (unless it is given one)."""
+    _CONSTRAINT_DEFAULTS.append(dict(by_name))
+    try:
+        yield
+    finally:
+        _CONSTRAINT_DEFAULTS.pop()
 
 
 def get_local_variable(name: str, shape: Any = None, dtype: Any = None, initializer: Any = None,

@@ -30,12 +30,17 @@ class Variable:
     """
 
     __array_priority__ = 100
+    # a projection applied after each optimizer update (TF1's `constraint=`); None: none
+    _constraint: Optional[Callable[[Any], Any]] = None
 
     def __init__(self, initial_value: Any = None, trainable: bool = True, name: Optional[str] = None,
                  dtype: Any = None, shape: Any = None, collections: Optional[Sequence[str]] = None,
-                 validate_shape: bool = True):
+                 validate_shape: bool = True, constraint: Optional[Callable[[Any], Any]] = None):
         if initial_value is None:
             raise ValueError("Variable needs an initial_value")
+        if constraint is not None and not callable(constraint):
+            raise ValueError("The `constraint` argument must be a callable.")
+        self._constraint = constraint
         g = _g.get_default_graph()
         if isinstance(initial_value, _g.Tensor):
             g = initial_value.graph
@@ -143,6 +148,11 @@ class Variable:
 
     def get_shape(self) -> TensorShape:
         return self._shape
+
+    @property
+    def constraint(self) -> Optional[Callable[[Any], Any]]:
+        """The function optimizers apply to the variable after each update (None: none)."""
+        return self._constraint
 
     @property
     def trainable(self) -> bool:

@@ -52,6 +52,7 @@ metrics = _types.SimpleNamespace(**{n: getattr(_losses_module, n) for n in _LOSS
 activations = _types.SimpleNamespace(get=_losses_module.activation, **dict(_losses_module._ACTIVATIONS))
 regularizers = _types.SimpleNamespace(l1=_losses_module.l1, l2=_losses_module.l2, l1_l2=_losses_module.l1_l2)
 initializers = _keras_initializers
+from . import constraints  # noqa: E402,F401  (tf.keras.constraints)
 
 
 def _to_categorical(y, num_classes=None, dtype="float32"):
@@ -84,4 +85,5 @@ preprocessing = _types.SimpleNamespace(
         "Tokenizer", "text_to_word_sequence", "one_hot", "tokenizer_from_json")}))
 
 __all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
+           "constraints",
            "callbacks", "backend", "utils", "preprocessing", "estimator", "Model", "Sequential", "Input"]

@@ -63,6 +63,9 @@ class Layer(_CallRecord):
         init = _get_init(initializer) if initializer is not None else None
         v = get_variable(name, list(shape or []), dtype or K.floatx(), init, regularizer,
                          trainable=self.trainable if trainable is None else bool(trainable))
+        if constraint is not None:
+            from .constraints import get as _get_constraint
+            v._constraint = _get_constraint(constraint)  # optimizers project v with it after each update
         self._own_weights.append(v)
         return v
 

@@ -16,6 +16,8 @@ from ..graph.ops import math_ops as _m
 from ..graph.ops.constant_op import placeholder as _placeholder
 from ..nn import layer_classes as _lc
 from ..nn import layers as _fl
+from ..graph.variable_scope import constraint_defaults
+from ..nn.layer_extras import add_activity_loss, constraints_by_variable
 from . import backend as K
 
 __all__ = ["Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "MaxPooling1D", "MaxPooling2D", "MaxPool2D",
@@ -84,6 +86,15 @@ def _activation(a: Any) -> Any:
     return None if a == "linear" else fn
 
 
+def _regularizer(r: Any) -> Any:
+    """A regularizer from a callable or a Keras config dict ({"class_name": "L1L2", ...})."""
+    if isinstance(r, dict):
+        from .losses import l1_l2
+        cfg = r.get("config") or {}
+        return l1_l2(l1=float(cfg.get("l1", 0.0)), l2=float(cfg.get("l2", 0.0)))
+    return r
+
+
 def _initializer(i: Any) -> Any:
     from .initializers import get
     return get(i)
@@ -146,6 +157,13 @@ class _KerasMixin(_CallRecord):
         # Keras names a layer when it is made (dense, dense_1, ... per graph), not when it is
         # first called: Dense(4)(Dense(6)(x)) makes the outer layer "dense", as TF does
         obj._auto_name = _unique_name(cls._base) if kwargs.get("name") is None else None
+        # *_constraint= and activity_regularizer= (taken out of kwargs before the collflow
+        # layer class sees them): the new variables carry the constraints, the outputs' penalty
+        # joins the layer's losses
+        from .constraints import get as _get_constraint
+        obj._keras_constraints = constraints_by_variable(
+            {k: _get_constraint(v) for k, v in kwargs.items() if k.endswith("_constraint")})
+        obj._keras_activity_regularizer = kwargs.get("activity_regularizer")
         return obj
 
     _unique_scope = True
@@ -168,7 +186,13 @@ class _KerasMixin(_CallRecord):
             kwargs["mask"] = in_mask
         g = _g.get_default_graph()
         before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
-        out = super().__call__(inputs, *args, **kwargs)  # type: ignore[misc]
+        # always this layer's constraints (even none): a wrapped layer does not take its wrapper's
+        with constraint_defaults(getattr(self, "_keras_constraints", {})):
+            out = super().__call__(inputs, *args, **kwargs)  # type: ignore[misc]
+        activity = getattr(self, "_keras_activity_regularizer", None)
+        if activity is not None:
+            first = out[0] if isinstance(out, (list, tuple)) else out  # a recurrent layer's states are not
+            add_activity_loss(_regularizer(activity), first, self.name)  # type: ignore[attr-defined]
         out_mask = self._output_mask(inputs, in_mask)
         if out_mask is not None:
             _MASKS[out[0] if isinstance(out, (list, tuple)) else out] = out_mask

@@ -27,6 +27,10 @@ __all__ = ["save_model", "load_model", "model_to_config", "model_from_config", "
 _KERAS_VERSION = b"2.2.4-tf"
 # constructor arguments that only describe the layer (handled by the Layer base)
 _COMMON = ("name", "trainable", "dtype", "batch_input_shape")
+# Keras arguments collflow's layer classes take through **kwargs (written to and read from configs)
+_EXTRA = ("activity_regularizer", "kernel_constraint", "bias_constraint", "embeddings_constraint",
+          "beta_constraint", "gamma_constraint", "recurrent_constraint", "depthwise_constraint",
+          "pointwise_constraint")
 
 
 def _layer_classes() -> Dict[str, type]:
@@ -60,6 +64,9 @@ def _serialize(v: Any) -> Any:
         return {"class_name": type(v).__name__, "config": _serialize(cfg)}
     if isinstance(v, _KerasMixin):
         return serialize_layer(v)
+    from .constraints import Constraint, serialize as _serialize_constraint
+    if isinstance(v, Constraint):
+        return _serialize_constraint(v)
     if getattr(v, "_keras_config", None) is not None:  # a regularizer
         name, cfg = v._keras_config
         return {"class_name": name, "config": cfg}
@@ -80,6 +87,9 @@ def _deserialize(key: str, v: Any, custom_objects: Dict[str, Any]) -> Any:
             return _losses.l1_l2(l1=float(cfg.get("l1", 0.0)), l2=float(cfg.get("l2", 0.0)))
         if name in _layer_classes():
             return deserialize_layer(v, custom_objects)
+        from . import constraints as _constraints
+        if name in _constraints._BY_NAME:
+            return _constraints.deserialize(v)
         from . import initializers as _kinit
         cls = getattr(_kinit, name, None) or getattr(_init, name, None)  # Keras's defaults first
         if isinstance(cls, type) and issubclass(cls, _init.Initializer):
@@ -109,6 +119,11 @@ def serialize_layer(layer: Any) -> Dict[str, Any]:
         if k == "self" or sig.parameters[k].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
         cfg[k] = _serialize(v)
+    for k in _EXTRA:  # given through **kwargs: Keras writes them (null when not given)
+        if k not in cfg and any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+            if kwargs.get(k) is not None:
+                from .constraints import get as _get_constraint
+                cfg[k] = _serialize(_get_constraint(kwargs[k]) if k.endswith("_constraint") else kwargs[k])
     return {"class_name": type(layer).__name__, "config": cfg}
 
 
@@ -127,7 +142,7 @@ def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, A
     takes_kwargs = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
     kw: Dict[str, Any] = {}
     for k, v in cfg.items():
-        if k in params or (takes_kwargs and k in _COMMON):
+        if k in params or (takes_kwargs and (k in _COMMON or (k in _EXTRA and v is not None))):
             if k == "dtype" or (k == "trainable" and v is True):  # the defaults (some layers take no trainable=)
                 continue
             kw[k] = _deserialize(k, v, custom)

@@ -14,7 +14,10 @@ from typing import Any, Callable, Dict, List, Optional
 
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
-from ..graph.variable_scope import variable_scope
+from contextlib import nullcontext as _nullcontext
+
+from ..graph.variable_scope import constraint_defaults, variable_scope
+from .layer_extras import CONSTRAINED_NAMES, add_activity_loss, constraints_by_variable
 from . import layers as _fl
 
 __all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "SeparableConv2D", "SeparableConv1D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D",
@@ -34,6 +37,11 @@ class Layer:
 
     def __init__(self, trainable: bool = True, name: Optional[str] = None, **kwargs: Any):
         kwargs.pop("dtype", None)  # the inputs' dtype decides, as the functional layers do
+        # kernel_constraint= etc.: the variables named "kernel", ... carry them (TF1's layers)
+        self._constraints = constraints_by_variable(kwargs)
+        for k in CONSTRAINED_NAMES:
+            kwargs.pop(k + "_constraint", None)
+        self._activity_regularizer = kwargs.pop("activity_regularizer", None)
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unexpected keyword arguments {sorted(kwargs)}")
         self.trainable = bool(trainable)
@@ -58,7 +66,10 @@ class Layer:
                 with variable_scope(explicit, default_name=default) as vs:
                     self._scope = vs   # the unique name is taken now; the call re-enters it
                 before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
-            out = self._call(x, self._scope, None if first else True, *args, **kwargs)
+            with constraint_defaults(self._constraints) if self._constraints else _nullcontext():
+                out = self._call(x, self._scope, None if first else True, *args, **kwargs)
+            if self._activity_regularizer is not None:
+                add_activity_loss(self._activity_regularizer, out, self._scope.name)
             if first:
                 self._vars = [v for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES) if id(v) not in before]
                 self.built = True

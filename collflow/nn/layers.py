@@ -413,3 +413,38 @@ def embedding(ids: Any, input_dim: int, output_dim: int, embeddings_initializer:
 
 
 from .layers3d import average_pooling3d, conv3d, max_pooling3d  # noqa: E402  (3-D layers, their own module)
+
+
+def _with_constraints(fn: Callable[..., _g.Tensor]) -> Callable[..., _g.Tensor]:
+    """fn taking TF1's `<name>_constraint=` (the new variable `<name>` carries it; optimizers
+    project it after each update) and `activity_regularizer=` (regularizer(output) / batch
+    size into REGULARIZATION_LOSSES) keyword arguments."""
+    import functools
+
+    from .layer_extras import CONSTRAINED_NAMES, add_activity_loss, constraints_by_variable
+    from ..graph.variable_scope import constraint_defaults
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> _g.Tensor:
+        cons = constraints_by_variable(kwargs)
+        for k in CONSTRAINED_NAMES:
+            kwargs.pop(k + "_constraint", None)
+        activity = kwargs.pop("activity_regularizer", None)
+        if cons:
+            with constraint_defaults(cons):
+                out = fn(*args, **kwargs)
+        else:
+            out = fn(*args, **kwargs)
+        if activity is not None:
+            add_activity_loss(activity, out, out.op.name.rsplit("/", 1)[0])
+        return out
+    return wrapped
+
+
+dense = _with_constraints(dense)
+conv1d = _with_constraints(conv1d)
+conv2d = _with_constraints(conv2d)
+conv2d_transpose = _with_constraints(conv2d_transpose)
+separable_conv1d = _with_constraints(separable_conv1d)
+separable_conv2d = _with_constraints(separable_conv2d)
+conv3d = _with_constraints(conv3d)

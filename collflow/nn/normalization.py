@@ -35,7 +35,7 @@ from ..graph.ops import nn_ops as _n
 from ..graph.ops import state_ops as _s
 from ..graph.ops.constant_op import constant
 from ..graph.ops.nn_impl import batch_normalization as _batch_norm_formula
-from ..graph.variable_scope import get_variable, variable_scope
+from ..graph.variable_scope import constraint_defaults, get_variable, variable_scope
 
 __all__ = ["batch_normalization"]
 
@@ -89,7 +89,7 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
     updates in UPDATE_OPS when true, the moving statistics when false.  momentum: the
     moving averages' decay; epsilon: added to the variance.  center/scale: learn beta/gamma.
     Regularizers' losses go to REGULARIZATION_LOSSES.  renorm, virtual_batch_size,
-    adjustment and the constraints are not supported (an error says so).
+    adjustment are not supported (an error says so).
     """
     y, _, _ = batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
                             moving_mean_initializer, moving_variance_initializer, beta_regularizer,
@@ -109,7 +109,16 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
     `updates_collections` (a name or a list of them; None: into no collection, the caller
     runs them); `default_name` names the variable scope when `name` is None
     (tf.contrib.layers.batch_norm's "BatchNorm")."""
+    cons = {k: unsupported.pop(k + "_constraint", None) for k in ("beta", "gamma")}
+    cons = {k: c for k, c in cons.items() if c is not None}
     _unsupported(**unsupported)
+    if cons:
+        # beta_constraint/gamma_constraint: the variables carry them (optimizers apply them)
+        with constraint_defaults(cons):
+            return batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer,
+                                    gamma_initializer, moving_mean_initializer, moving_variance_initializer,
+                                    beta_regularizer, gamma_regularizer, training, trainable, name, reuse, fused,
+                                    default_name, updates_collections, **unsupported)
     x = _g.convert_to_tensor(inputs)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")

@@ -139,14 +139,22 @@ class Optimizer:
                 for grad, var in pairs:
                     if grad is None:
                         continue
+                    constraint = getattr(var, "constraint", None)
                     with g.name_scope("update_" + var.op.name), g.device(var.device):
                         if isinstance(grad, IndexedSlices):
+                            if constraint is not None:
+                                raise RuntimeError("Cannot use a constraint function on a sparse variable.")
                             update_ops.append(self._apply_sparse(grad, var))
                         elif gradient_scale is not None:
                             scale = math_ops.cast(gradient_scale, var.dtype)
                             update_ops.append(self._apply_dense_scaled(grad, var, scale))
                         else:
                             update_ops.append(self._apply_dense(grad, var))
+                        if constraint is not None:
+                            # TF1: the projection runs after the variable's update, on its new value
+                            with g.control_dependencies([update_ops[-1]]):
+                                projected = var.assign(constraint(var.read_value()))
+                            update_ops[-1] = getattr(projected, "op", projected)
                 if after_updates is not None:
                     update_ops = update_ops + list(after_updates(dict(zip(var_list, update_ops))))
                 if global_step is None:
