@@ -117,8 +117,9 @@ class Layer(_CallRecord):
         return input_shape
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
-        """The output's mask: the input's when `supports_masking`, else none (a mask into a
-        layer that does not support masking is TF 1.15's TypeError)."""
+        """The output's mask: the input's when `supports_masking`, else none (called with a mask
+        on a layer that does not support masking: TF's TypeError; a call of the layer itself
+        drops such a mask, as TF 1.15's __call__ does)."""
         if not self.supports_masking:
             if any(m is not None for m in nest.flatten(mask)):
                 raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: {mask}")
@@ -160,7 +161,10 @@ class Layer(_CallRecord):
                 if "mask" in params and "mask" not in kwargs:
                     kwargs["mask"] = in_mask
                 out = self.call(inputs, *args, **kwargs)
-                out_mask = self.compute_mask(inputs, in_mask)
+                # TF 1.15's rule: the mask is computed only by a layer that supports masking or
+                # overrides compute_mask; another drops it (no error: that is compute_mask's own)
+                own = type(self).compute_mask is not Layer.compute_mask
+                out_mask = self.compute_mask(inputs, in_mask) if (self.supports_masking or own) else None
         for t, m in zip(nest.flatten(out), nest.flatten(out_mask) if out_mask is not None else []):
             set_mask(t, m)
         self.updates += g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]

@@ -147,7 +147,7 @@ class _KerasMixin(_CallRecord):
     _batch_input_shape: Optional[tuple] = None
     _takes_training = False
     # masks (Embedding(mask_zero=True), Masking): a layer that supports them passes its input's
-    # mask on; one that consumes it (the recurrent layers) gets it as `mask`; others refuse it
+    # mask on; one that consumes it (the recurrent layers) gets it as `mask`; others drop it
     _supports_masking = False
     _consumes_mask = False
 
@@ -178,10 +178,9 @@ class _KerasMixin(_CallRecord):
             self._name = self._auto_name or _unique_name(self._base)  # type: ignore[attr-defined]
         if self._takes_training:
             kwargs["training"] = K.learning_phase() if training is None else training
-        in_mask = mask_of(inputs)
-        if in_mask is not None and not (self._supports_masking or self._consumes_mask):
-            raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: "  # type: ignore[attr-defined]
-                            f"{in_mask}")
+        # a mask into a layer that neither supports nor consumes masks is dropped, as TF 1.15's
+        # __call__ drops it (its compute_mask is not called there); the output has no mask
+        in_mask = mask_of(inputs) if (self._supports_masking or self._consumes_mask) else None
         if self._consumes_mask:
             kwargs["mask"] = in_mask
         g = _g.get_default_graph()
