@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from ..errors import InvalidArgumentError
 
-__all__ = ["DeviceSpec", "canonical_device", "device_string", "merge_device_strings", "job_part"]
+__all__ = ["DeviceSpec", "canonical_device", "device_string", "merge_device_strings", "job_part",
+           "apply_device_stack"]
 
 _LOCAL_TYPES = ("cpu", "gpu", "test")
 _PART = re.compile(r"(job|replica|task):(.*)")
@@ -201,3 +202,22 @@ def merge_device_strings(outer: Optional[str], inner: Optional[str]) -> Optional
     dtype, index = (idt, ii) if idt is not None else (odt, oi)
     return _compose(ij if ij is not None else oj, ir if ir is not None else orr,
                     it if it is not None else ot, _local(dtype, index, inner))
+
+
+def apply_device_stack(stack: List[Any], op: Any, reset: Any) -> Optional[str]:
+    """The device a graph's device scopes give a new op: innermost first (TF1's order), so
+    an inner name's fields win and a device function sees the op as the inner scopes left
+    it; `reset` (tf.device(None)) stops the walk, None entries ('') change nothing."""
+    dev: Optional[str] = None
+    for e in reversed(stack):
+        if e is reset:
+            break
+        if e is None:
+            continue
+        if isinstance(e, str):
+            dev = merge_device_strings(e, dev)
+            continue
+        op.device = dev
+        r = e(op)
+        dev = device_string(r.to_string() if isinstance(r, DeviceSpec) else r) if r else None
+    return dev

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, NotFoundError
-from .device_spec import DeviceSpec, canonical_device, device_string, merge_device_strings
+from .device_spec import DeviceSpec, apply_device_stack, canonical_device, device_string  # noqa: F401
 from .registry import OpDef, get_op_def
 from .shape import TensorShape, as_shape
 
@@ -361,23 +361,6 @@ class Graph:
         finally:
             st.pop()
 
-    def _apply_device_scopes(self, op: "Operation") -> Optional[str]:
-        """The device the scopes give a new op: innermost first (TF1's order), so an inner
-        name's fields win and a device function sees the op as the inner scopes left it."""
-        dev: Optional[str] = None
-        for e in reversed(self._stack("device")):
-            if e is _DEVICE_RESET:
-                break
-            if e is None:  # '' : no change
-                continue
-            if isinstance(e, str):
-                dev = merge_device_strings(e, dev)
-                continue
-            op.device = dev
-            r = e(op)
-            dev = device_string(r.to_string() if isinstance(r, DeviceSpec) else r) if r else None
-        return dev
-
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Optional[Iterable[Any]]) -> Iterator[None]:
         """Ops created in the block run after `control_inputs` (None clears outer scopes)."""
@@ -471,7 +454,7 @@ class Graph:
                 raise InvalidArgumentError(f"{op_type} op {uname!r}: {e}", op) from None
             op.outputs = [Tensor(op, i, _dt.as_dtype(dt), as_shape(sh)) for i, (dt, sh) in enumerate(specs)]
             if device is None and self._stack("device"):
-                op.device = self._apply_device_scopes(op)
+                op.device = apply_device_stack(self._stack("device"), op, _DEVICE_RESET)
             for t in tensors:
                 t._consumers.append(op)
             op._ctx = cf_ctx
