@@ -35,7 +35,18 @@ class Variable:
 
     def __init__(self, initial_value: Any = None, trainable: bool = True, name: Optional[str] = None,
                  dtype: Any = None, shape: Any = None, collections: Optional[Sequence[str]] = None,
-                 validate_shape: bool = True, constraint: Optional[Callable[[Any], Any]] = None):
+                 validate_shape: bool = True, constraint: Optional[Callable[[Any], Any]] = None, *,
+                 caching_device: Any = None, use_resource: Any = None, expected_shape: Any = None,
+                 synchronization: Any = None, aggregation: Any = None, variable_def: Any = None,
+                 import_scope: Optional[str] = None):
+        # TF1's other keywords: caching_device (one device per rank here), use_resource (every
+        # collflow variable is a resource variable) and the distribution hints change nothing;
+        # expected_shape is checked as TF1's deprecated argument did (as `shape`)
+        if variable_def is not None:
+            raise NotImplementedError("tf.Variable(variable_def=...): collflow rebuilds variables from its own meta "
+                                      "graphs (tf.train.import_meta_graph), not from a VariableDef")
+        if expected_shape is not None and shape is None:
+            shape = expected_shape
         if initial_value is None:
             raise ValueError("Variable needs an initial_value")
         if constraint is not None and not callable(constraint):
