@@ -45,13 +45,9 @@ def ngrams(data: Any, ngram_width: Any, separator: str = " ", pad_values: Any = 
     if isinstance(data, RaggedTensor):
         if data.dtype != _dt.string:
             raise TypeError(f"ngrams needs string tokens, got {data.dtype.name}")
-        inner = data
-        outer = []
-        while isinstance(inner.values, RaggedTensor):
-            outer.append(inner.row_splits)
-            inner = inner.values
+        *outer, splits = data.nested_row_splits  # n-grams within the innermost rows
         with data.graph.as_default():
-            op = make_op("StringNGrams", [inner.values, inner.row_splits], attrs, name=name or "StringNGrams")
+            op = make_op("StringNGrams", [data.flat_values, splits], attrs, name=name or "StringNGrams")
             rows = RaggedTensor.from_row_splits(op.outputs[0], op.outputs[1], validate=False)
             return RaggedTensor.from_nested_row_splits(rows, outer, validate=False) if outer else rows
     t = data if isinstance(data, _g.Tensor) else _g.convert_to_tensor(data, dtype=_dt.string)

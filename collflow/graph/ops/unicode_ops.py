@@ -141,13 +141,9 @@ def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  #
             raise TypeError(f"unicode_encode needs int32 code points, got {input.dtype.name}")
         if input.flat_values.shape.rank not in (None, 1):
             raise NotImplementedError("unicode_encode: a RaggedTensor with uniform inner dimensions is not supported")
-        inner = input
-        outer = []
-        while isinstance(inner.values, RaggedTensor):
-            outer.append(inner.row_splits)
-            inner = inner.values
+        *outer, splits = input.nested_row_splits  # one string per innermost row
         with input.graph.as_default():
-            out = single("UnicodeEncode", [inner.values, inner.row_splits], attrs, name=name or "UnicodeEncode")
+            out = single("UnicodeEncode", [input.flat_values, splits], attrs, name=name or "UnicodeEncode")
             return RaggedTensor.from_nested_row_splits(out, outer, validate=False) if outer else out
     x = input if isinstance(input, _g.Tensor) else _g.convert_to_tensor(input, dtype=_dt.int32)
     if x.dtype != _dt.int32:
