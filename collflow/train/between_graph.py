@@ -71,13 +71,14 @@ def async_apply(opt: Any, pairs: Sequence[Tuple[Any, Variable]], global_step: Op
     wrapper)."""
     if getattr(_state, "depth", 0) or current_server() is None:
         return None
-    shared = [(gr, v) for gr, v in pairs if gr is not None and shared_variable(v)]
+    live = [(gr, v, shared_variable(v)) for gr, v in pairs if gr is not None]
+    shared = [(gr, v) for gr, v, is_shared in live if is_shared]
     if not shared:
         return None
     n, rank = _workers()
     if n <= 1:
         return None
-    own = [(gr, v) for gr, v in pairs if gr is not None and not shared_variable(v)]
+    own = [(gr, v) for gr, v, is_shared in live if not is_shared]
     g = shared[0][1].graph
     base = name or opt.get_name()
     with g.as_default(), g.name_scope(base + "_replicas"):
@@ -132,18 +133,18 @@ def _gather_rows(gr: IndexedSlices, n: int) -> List[IndexedSlices]:
     """Every rank's rows of a sparse gradient (counts may differ between ranks)."""
     idx = _g.convert_to_tensor(gr.indices)
     vals = _g.convert_to_tensor(gr.values)
+    if vals.shape.rank is None:  # checked before any op is made
+        raise ValueError(f"cannot replicate a sparse gradient of unknown rank: {vals}")
+    tail = vals.shape.rank - 1  # the row's own dimensions
     count = array_ops.reshape(array_ops.size(idx), [1])
     counts = allgather(count, name="allgather_counts")
     starts = cumsum(counts, exclusive=True)
     all_idx = allgather(idx, name="allgather_indices")
     all_vals = allgather(vals, name="allgather_values")
-    tail = vals.shape.rank - 1 if vals.shape.rank is not None else None
     out = []
     for i in range(n):
         s, c = starts[i], counts[i]
         ii = slicing_ops.slice(all_idx, array_ops.reshape(s, [1]), array_ops.reshape(c, [1]))
-        if tail is None:
-            raise ValueError(f"cannot replicate a sparse gradient of unknown rank: {vals}")
         begin = array_ops.concat([array_ops.reshape(s, [1]), constant([0] * tail, dtype=_dt.int32)], 0) \
             if tail else array_ops.reshape(s, [1])
         size = array_ops.concat([array_ops.reshape(c, [1]), constant([-1] * tail, dtype=_dt.int32)], 0) \
