@@ -172,6 +172,8 @@ class StopAtStepHook(SessionRunHook):
 
     def begin(self) -> None:
         self._global_step = _global_step_for("StopAtStepHook")
+        # a TF1 cluster's replicated asynchronous step moves the step once per worker
+        self._per_run = max([1] + [int(n) for n in _g.get_default_graph().get_collection(STEP_INCREMENTS)])
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         step = int(session.run(self._global_step))
@@ -182,10 +184,7 @@ class StopAtStepHook(SessionRunHook):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
-        # a TF1 cluster's replicated asynchronous step moves the step once per worker
-        graph = getattr(run_context.session, "graph", None) or _g.get_default_graph()
-        per_run = max([1] + [int(n) for n in graph.get_collection(STEP_INCREMENTS)])
-        if int(run_values.results) + per_run >= self._last_step:
+        if int(run_values.results) + self._per_run >= self._last_step:
             # the fetched value may predate this run's increment: look again before stopping
             if int(run_context.session.run(self._global_step)) >= self._last_step:
                 run_context.request_stop()
