@@ -103,7 +103,8 @@ reg("Exp")(lambda op, g: [g * _cj(op.outputs[0])])
 reg("Log")(lambda op, g: [g / _cj(op.inputs[0])])
 reg("Log1p")(lambda op, g: [g / (_cj(op.inputs[0]) + 1.0)])
 reg("Sqrt")(lambda op, g: [g * 0.5 / _cj(op.outputs[0])])
-reg("Rsqrt")(lambda op, g: [g * -0.5 * _cj(op.outputs[0]) / _cj(op.inputs[0])])
+# TF's RsqrtGrad: -dy y^3 / 2, which keeps the sign of 1/sqrt(-0) = -inf
+reg("Rsqrt")(lambda op, g: [g * -0.5 * _cj(op.outputs[0]) * m.square(_cj(op.outputs[0]))])
 reg("Reciprocal")(lambda op, g: [-g * m.square(_cj(op.outputs[0]))])
 reg("Square")(lambda op, g: [g * 2.0 * _cj(op.inputs[0])])
 reg("Abs")(lambda op, g: [g * m.sign(op.inputs[0])])
@@ -172,6 +173,8 @@ def _prod_grad(op: Any, g: Any) -> list:
     n_red = 1
     for i in red:
         n_red *= int(x.shape.dims[i])
+    if n_red == 0:  # an empty x: its gradient is empty too (a [-1, 0] reshape would be ambiguous)
+        return [a.zeros_like(x)]
     xt = a.transpose(x, perm)
     flat = a.reshape(xt, [-1, n_red])
     rest = _cj(scan_ops.cumprod(flat, axis=1, exclusive=True) *

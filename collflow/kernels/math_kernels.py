@@ -24,8 +24,22 @@ for _t, _f in (("Add", "add"), ("Sub", "subtract"), ("Mul", "multiply"), ("Maxim
                ("Neg", "negative"), ("Exp", "exp"), ("Log", "log"), ("Log1p", "log1p"), ("Sqrt", "sqrt"),
                ("Square", "square"), ("Abs", "abs"), ("Sign", "sign"), ("Sin", "sin"), ("Cos", "cos"),
                ("BitwiseAnd", "bitwise_and"), ("BitwiseOr", "bitwise_or"), ("BitwiseXor", "bitwise_xor"),
-               ("Invert", "invert"), ("LeftShift", "left_shift"), ("RightShift", "right_shift")):
+               ("Invert", "invert")):
     _direct(_t, _f)
+
+
+def _shift(name: str, fn_name: str) -> None:
+    @register_kernel(name)
+    def factory(op: Any, ctx: KernelContext) -> Any:
+        # TF clamps the shift to [0, bits - 1] (NumPy gives 0 or -1 past the width and
+        # shifts the other way for a negative count)
+        xp, top = ctx.xp, op.outputs[0].dtype.np.itemsize * 8 - 1
+        fn = getattr(xp, fn_name)
+        return lambda x, y: fn(x, xp.clip(y, 0, top))
+
+
+_shift("LeftShift", "left_shift")
+_shift("RightShift", "right_shift")
 
 
 def check_int_divisor(xp: Any, y: Any, op: Any) -> None:
@@ -49,7 +63,20 @@ def _int_checked(name: str, fn_name: str) -> None:
 
 
 _int_checked("FloorMod", "mod")
-_int_checked("FloorDiv", "floor_divide")
+
+
+@register_kernel("FloorDiv")
+def _floor_div(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    if not op.outputs[0].dtype.is_integer:
+        # TF's floating FloorDiv is floor(x / y): -0.5 // inf is -0 there (NumPy's floor_divide
+        # follows Python's divmod and gives -1), and 1 // 0.1 is 10 (NumPy: 9)
+        return lambda x, y: xp.floor(xp.true_divide(x, y))
+
+    def run(x: Any, y: Any) -> Any:
+        check_int_divisor(xp, y, op)
+        return xp.floor_divide(x, y)
+    return run
 
 
 def _keep_dtype(op: Any, ctx: KernelContext, fn: Any) -> Any:

@@ -42,7 +42,7 @@ def lgamma_values(xp: Any, x: Any) -> Any:
     with np.errstate(divide="ignore"):
         refl = math.log(math.pi) - xp.log(xp.abs(xp.sin(math.pi * x))) - lg
     out = xp.where(left, refl, lg)
-    pole = left & (x == xp.floor(x))
+    pole = (left & (x == xp.floor(x))) | (x == np.inf)   # lgamma(inf) = inf, as TF's
     return xp.where(pole, np.inf, out)
 
 

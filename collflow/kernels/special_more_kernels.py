@@ -196,9 +196,9 @@ def igamma_parts(a: Any, x: Any, grad: bool = False) -> Tuple[np.ndarray, np.nda
     # TensorFlow's values at the edges
     valid = ~np.isnan(a) & ~np.isnan(x) & (x >= 0) & (a > 0)
     zero_x = (x == 0) & ~np.isnan(a)
-    p[zero_x & (a >= 0)] = 0.0
+    p[x == 0] = 0.0  # TF's P(a, 0) is 0 for every a, NaN and negative a included
     q[zero_x & valid] = 1.0
-    dp[zero_x & (a >= 0)] = 0.0
+    dp[x == 0] = 0.0
     inf_a = valid & np.isinf(a)
     p[inf_a], q[inf_a], dp[inf_a] = 0.0, 1.0, 0.0
     inf_x = valid & np.isinf(x)
@@ -328,8 +328,11 @@ def zeta_values(s: Any, q: Any) -> np.ndarray:
                 tail += term
                 fac = fac * (ss + 2 * k + 1) * (ss + 2 * k + 2) / (w * w)
             out[ok] = acc + tail
-        out[(s == 1) & ~np.isnan(q)] = np.inf
-        out[(s > 1) & pole] = np.inf
+        out[s == 1] = np.inf
+        # Eigen's rule at the poles q = 0, -1, ...: inf for an even integer s, NaN for other s
+        even = (s == np.inf) | ((s == np.floor(s)) & (np.fmod(s, 2.0) == 0))
+        out[(s > 1) & pole & even] = np.inf
+        out[(s == np.inf) & (q < 0) & ~pole] = np.inf
         out[(s > 1) & (q == np.inf)] = 0.0
         # s = inf: only the first term q^-inf counts
         si = (s == np.inf) & (q > 0)
@@ -350,10 +353,12 @@ def polygamma_values(n: Any, x: Any) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
             sign = np.where(np.mod(nn, 2) == 1, 1.0, -1.0)       # (-1)^(n+1)
             v = sign * np.exp(lgamma_values(np, nn + 1.0)) * zeta_values(nn + 1.0, xx)
-        # at the poles (x = 0, -1, ...) TensorFlow answers NaN for orders >= 2
-        v = np.where((xx <= 0) & (xx == np.floor(xx)) & (nn >= 2), np.nan, v)
+        # at the poles (x = 0, -1, ...) zeta's rule gives inf for odd n and NaN for even n, as TF
         v = np.where(xx == np.inf, 0.0 * sign, v)
         out[pos] = v
+    ninf = n == np.inf   # TF's infinite order: inf * zeta(inf, x) (NaN where that zeta is 0)
+    with np.errstate(invalid="ignore"):
+        out[ninf] = np.inf * zeta_values(np.inf, x[ninf])
     return out.reshape(shape)
 
 

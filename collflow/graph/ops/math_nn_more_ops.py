@@ -63,9 +63,11 @@ register_op("NextAfter", _nextafter_spec)
 
 @register_gradient("NextAfter")
 def _nextafter_grad(op: _g.Operation, grad: _g.Tensor) -> list:
-    """TF's: the incoming gradient to x1 (summed to its shape), zeros to x2."""
+    """TF's: the incoming gradient to x1 (summed to its shape), 0 * grad to x2 (so a NaN
+    gradient stays NaN there, as TF's)."""
     x1, x2 = op.inputs
-    return [_m.sum_to_shape_of(_dense(grad), x1), _a.zeros_like(x2)]
+    grad = _dense(grad)
+    return [_m.sum_to_shape_of(grad, x1), _m.sum_to_shape_of(grad * 0.0, x2)]
 
 
 def _collapse_spec(op: _g.Operation) -> list:

@@ -1,0 +1,114 @@
+"""Edge values where TF1's kernels define the answer (found by the differential fuzz against
+TensorFlow): shift counts past the width, P(a, 0), RsqrtGrad at -0, gradients of empty
+products, and constant folding that prints no NumPy warnings."""
+import warnings
+
+import numpy as np
+import pytest
+
+import collflow.compat.v1 as tf
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _run(fn):
+    g = tf.Graph()
+    with g.as_default():
+        out = fn()
+        with tf.Session(graph=g) as s:
+            return s.run(out)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int32, np.int64, np.uint8])
+def test_shift_counts_are_clamped_to_the_width(dt):
+    # TF's LeftShift/RightShift clamp the count to [0, bits - 1]: a negative count shifts by 0,
+    # a count of the width or more by bits - 1 (NumPy gives 0 or -1 there)
+    bits = np.dtype(dt).itemsize * 8
+    x = np.array([1, 5, 100, 7], dtype=dt) if dt == np.uint8 else np.array([-7, -1, 5, 100], dtype=dt)
+    counts = [0, 3, bits - 1, bits, bits + 5] + ([] if dt == np.uint8 else [-1, -9])
+    for c in counts:
+        y = np.full(x.shape, c, dtype=dt)
+        eff = min(max(c, 0), bits - 1)
+        left = _run(lambda: tf.bitwise.left_shift(tf.constant(x), tf.constant(y)))
+        right = _run(lambda: tf.bitwise.right_shift(tf.constant(x), tf.constant(y)))
+        np.testing.assert_array_equal(left, np.left_shift(x, dt(eff)))
+        np.testing.assert_array_equal(right, np.right_shift(x, dt(eff)))
+
+
+def test_igamma_at_zero_is_zero_for_every_a():
+    a = np.array([-2.0, -0.5, 0.0, 0.5, 3.0, np.nan, np.inf, -np.inf])
+    p = _run(lambda: tf.math.igamma(tf.constant(a), tf.zeros_like(tf.constant(a))))
+    np.testing.assert_array_equal(p, np.zeros_like(a))
+
+
+def test_rsqrt_gradient_keeps_the_sign_at_negative_zero():
+    # RsqrtGrad is -dy y^3 / 2: at x = -0, y = -inf, and d(y^2)/dx = 2 y dy/dx = -inf
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(np.array([-0.0, 0.0, 4.0], np.float32))
+        y = tf.math.rsqrt(x)
+        grad = tf.gradients(tf.reduce_sum(y * y), x)[0]
+        with tf.Session(graph=g) as s:
+            gv = s.run(grad)
+    assert gv[0] == -np.inf and gv[1] == -np.inf
+    np.testing.assert_allclose(gv[2], -1.0 / 16.0)   # d(1/x)/dx at 4
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 3), None), ((0, 3), 0), ((0, 3), 1), ((3, 0, 2), [1])])
+def test_reduce_prod_gradient_of_an_empty_input(shape, axis):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, shape)
+        p = tf.reduce_prod(x, axis=axis)
+        grad = tf.gradients(tf.reduce_sum(p), x)[0]
+        with tf.Session(graph=g) as s:
+            pv, gv = s.run([p, grad], {x: np.zeros(shape, np.float32)})
+    np.testing.assert_array_equal(pv, np.prod(np.zeros(shape, np.float32), axis=None if axis is None else tuple(
+        [axis] if isinstance(axis, int) else axis)))
+    assert gv.shape == shape
+
+
+def test_constant_folding_prints_no_numpy_warnings():
+    # log(0), 0/0 and friends folded at plan time: the run gives inf/nan silently, as TF
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = _run(lambda: [tf.math.log(tf.constant([0.0, -1.0])), tf.constant(0.0) / tf.constant(0.0),
+                            tf.math.xlogy(tf.constant(1.0), tf.constant(0.0))])
+    assert out[0][0] == -np.inf and np.isnan(out[0][1]) and np.isnan(out[1]) and out[2] == -np.inf
+
+
+def test_float_floordiv_is_floor_of_the_quotient():
+    # TF's floating FloorDiv is floor(x / y) (NumPy's floor_divide follows Python's divmod)
+    out = _run(lambda: tf.math.floordiv(tf.constant([-0.5, 1.0, 7.0, -7.0]), tf.constant([np.inf, 0.1, 2.0, 2.0])))
+    assert out[0] == 0.0 and np.signbit(out[0])
+    np.testing.assert_array_equal(out[1:], [10.0, 3.0, -4.0])
+    # and FloorMod's gradient with respect to y, -floor(x / y), follows it
+    g = tf.Graph()
+    with g.as_default():
+        x, y = tf.constant([1.0]), tf.constant([0.1])
+        dy = tf.gradients(tf.math.floormod(x, y), y)[0]
+        with tf.Session(graph=g) as s:
+            assert s.run(dy)[0] == -10.0
+
+
+def test_special_function_corner_values():
+    inf, nan = np.inf, np.nan
+    assert _run(lambda: tf.math.lgamma(tf.constant([inf])))[0] == inf
+    # Hurwitz zeta at the poles q = 0, -1, ...: inf for an even integer s, NaN otherwise; s = 1 is inf
+    z = _run(lambda: tf.math.zeta(tf.constant([2.0, 4.0, 1.5, 3.0, 1.0, inf]),
+                                  tf.constant([-2.0, 0.0, -1.0, -0.0, nan, -0.5])))
+    np.testing.assert_array_equal(z, [inf, inf, nan, nan, inf, inf])
+    # polygamma(n, pole): inf for odd n, NaN for even n >= 2; an infinite order is inf * zeta(inf, x)
+    p = _run(lambda: tf.math.polygamma(tf.constant([1.0, 3.0, 2.0, inf, inf, inf]),
+                                       tf.constant([0.0, -1.0, -2.0, 0.5, 1.0, 2.0])))
+    np.testing.assert_array_equal(p, [inf, inf, nan, inf, inf, nan])
+
+
+def test_igamma_gradient_with_respect_to_a_is_zero_at_x_zero():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant([-0.5, 0.5, 2.0], tf.float64)
+        p = tf.math.igamma(a, tf.zeros_like(a))
+        da = tf.gradients(tf.reduce_sum(p), a)[0]
+        with tf.Session(graph=g) as s:
+            np.testing.assert_array_equal(s.run(da), [0.0, 0.0, 0.0])
