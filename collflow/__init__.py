@@ -45,7 +45,7 @@ from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .nn import space_to_depth, depth_to_space  # noqa: F401,E402  (TF1 has them at the top level too)
 from . import summary  # noqa: F401,E402
 from .summary import Summary, SessionLog, Event, HistogramProto  # noqa: F401,E402  (tf.Summary, ...)
-from .summary.proto import GraphDef, NodeDef  # noqa: F401,E402  (tf.GraphDef: nodes without attributes)
+from .summary.proto import GraphDef, NodeDef  # noqa: F401,E402  (tf.GraphDef: attributes in collflow's encoding)
 from .platform import tf_logging as logging, flags, app, gfile  # noqa: F401,E402  (tf.logging, tf.flags, tf.app, tf.gfile)
 from .graph.ops.nn_ops import sigmoid, tanh  # noqa: F401,E402
 from .graph.ops.misc_ops import to_float, to_double, to_int32, to_int64  # noqa: F401,E402

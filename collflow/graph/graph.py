@@ -553,9 +553,9 @@ class Graph:
 
     # -- export -----------------------------------------------------------------------
     def as_graph_def(self, from_version: Any = None, add_shapes: bool = False) -> Any:
-        """The graph as a GraphDef message: one node per op (name, type, inputs, device); the
-        attributes are not written (enough for TensorBoard and tf.train.write_graph, not for
-        importing into TensorFlow: docs/tf1_compat.md)."""
+        """The graph as a GraphDef message: one node per op (name, type, inputs, device) with
+        its attributes in collflow's encoding (train/graph_def_io.py: tf.import_graph_def and
+        tf.graph_util read them; TensorFlow cannot import them: docs/tf1_compat.md)."""
         build = _GRAPH_DEF_BUILDER.get("fn")
         if build is None:
             raise RuntimeError("as_graph_def needs collflow.summary (import collflow)")

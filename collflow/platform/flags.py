@@ -115,6 +115,7 @@ class Flag:
         self.type_name = type_name
         self._parser = parser
         self._checks = list(checks)
+        self.validators: List[Any] = []  # register_validator's (flags_more.py), run after parsing and on assignment
         self.present = 0
         self.using_default_value = True
         self.default = None if default is None else self._convert(default, "default")
@@ -205,8 +206,47 @@ class FlagValues:
         if name not in self._flags:
             raise UnrecognizedFlagError(name, str(value))
         f = self._flags[name]
+        old = (f.value, f.using_default_value)
         f.value = value
         f.using_default_value = False
+        try:
+            self._assert_validators(f.validators)
+        except IllegalFlagValueError:
+            f.value, f.using_default_value = old  # absl keeps the old value when a validator refuses
+            raise
+
+    def _assert_validators(self, validators: Sequence[Any]) -> None:
+        """Runs the validators (in the order they were registered); IllegalFlagValueError
+        listing every failure, as absl (a flag already failed skips its later validators)."""
+        messages: List[str] = []
+        bad: set = set()
+        for v in sorted(set(validators), key=lambda v: v.insertion_index):
+            names = set(v.get_flags_names())
+            if names & bad:
+                continue
+            try:
+                v.verify(self)
+            except Error as e:
+                if type(e).__name__ != "ValidationError":
+                    raise
+                bad |= names
+                messages.append(f"{v.print_flags_with_values(self)}: {e}")
+        if messages:
+            raise IllegalFlagValueError("\n".join(messages))
+
+    def validate_all_flags(self) -> None:
+        """Runs every flag's validators (IllegalFlagValueError on a failure)."""
+        self._assert_validators([v for f in self._flags.values() for v in f.validators])
+
+    def set_default(self, name: str, value: Any) -> None:
+        """Changes flag `name`'s default (and its value while argv has not set it)."""
+        if name not in self._flags:
+            raise UnrecognizedFlagError(name, str(value))
+        f = self._flags[name]
+        f.default = None if value is None else f._convert(value, "default")
+        if f.using_default_value:
+            f.value = f.default
+        self._assert_validators(f.validators)
 
     def __delattr__(self, name: str) -> None:
         if name not in self._flags:
@@ -242,6 +282,7 @@ class FlagValues:
             name, _ = unknown[0]
             raise UnrecognizedFlagError(name, suggestions=self._suggest(name))
         self.mark_as_parsed()
+        self.validate_all_flags()
         missing = [n for n in self._required if self._flags[n].value is None]
         if missing:
             raise IllegalFlagValueError(
@@ -326,31 +367,37 @@ def _bounds(lower: Any, upper: Any) -> List[Callable[[Any], Optional[str]]]:
     return [check] if lower is not None or upper is not None else []
 
 
+def _define(fv: FlagValues, flag: Flag) -> Any:
+    """Registers `flag` in `fv`; absl's FlagHolder of it (flags_more.py)."""
+    from .flags_more import FlagHolder
+    return FlagHolder(fv, fv._register(flag))
+
+
 def DEFINE(parser: Callable[[Any], Any], name: str, default: Any, help: str,
            flag_values: Optional[FlagValues] = None, type_name: str = "custom", boolean: bool = False) -> Flag:
     """Defines a flag whose string values `parser` converts (absl's DEFINE)."""
-    return _values(flag_values)._register(Flag(name, default, help, parser, type_name, boolean))
+    return _define(_values(flag_values), Flag(name, default, help, parser, type_name, boolean))
 
 
 def DEFINE_string(name: str, default: Optional[str], help: str, flag_values: Optional[FlagValues] = None) -> Flag:
-    return _values(flag_values)._register(Flag(name, default, help, lambda s: s if isinstance(s, str) else str(s),
+    return _define(_values(flag_values), Flag(name, default, help, lambda s: s if isinstance(s, str) else str(s),
                                                "string"))
 
 
 def DEFINE_integer(name: str, default: Optional[int], help: str, lower_bound: Optional[int] = None,
                    upper_bound: Optional[int] = None, flag_values: Optional[FlagValues] = None) -> Flag:
-    return _values(flag_values)._register(Flag(name, default, help, _parse_int, "integer",
+    return _define(_values(flag_values), Flag(name, default, help, _parse_int, "integer",
                                       checks=_bounds(lower_bound, upper_bound)))
 
 
 def DEFINE_float(name: str, default: Optional[float], help: str, lower_bound: Optional[float] = None,
                  upper_bound: Optional[float] = None, flag_values: Optional[FlagValues] = None) -> Flag:
-    return _values(flag_values)._register(Flag(name, default, help, _parse_float, "float",
+    return _define(_values(flag_values), Flag(name, default, help, _parse_float, "float",
                                       checks=_bounds(lower_bound, upper_bound)))
 
 
 def DEFINE_boolean(name: str, default: Optional[bool], help: str, flag_values: Optional[FlagValues] = None) -> Flag:
-    return _values(flag_values)._register(Flag(name, default, help, _parse_bool, "boolean", boolean=True))
+    return _define(_values(flag_values), Flag(name, default, help, _parse_bool, "boolean", boolean=True))
 
 
 DEFINE_bool = DEFINE_boolean
@@ -358,7 +405,7 @@ DEFINE_bool = DEFINE_boolean
 
 def DEFINE_list(name: str, default: Any, help: str, flag_values: Optional[FlagValues] = None) -> Flag:
     """A comma-separated list of strings (the default may be a list or such a string)."""
-    return _values(flag_values)._register(Flag(name, default, help, _parse_list, "comma-separated list"))
+    return _define(_values(flag_values), Flag(name, default, help, _parse_list, "comma-separated list"))
 
 
 def DEFINE_enum(name: str, default: Optional[str], enum_values: Sequence[str], help: str,
@@ -374,7 +421,7 @@ def DEFINE_enum(name: str, default: Optional[str], enum_values: Sequence[str], h
             if s == v or (not case_sensitive and s.upper() == v.upper()):
                 return v
         raise ValueError(f"value should be one of <{'|'.join(values)}>")
-    return _values(flag_values)._register(Flag(name, default, help, parse, "enum"))
+    return _define(_values(flag_values), Flag(name, default, help, parse, "enum"))
 
 
 def mark_flag_as_required(flag_name: str, flag_values: Optional[FlagValues] = None) -> None:
@@ -389,3 +436,9 @@ def mark_flag_as_required(flag_name: str, flag_values: Optional[FlagValues] = No
 def mark_flags_as_required(flag_names: Sequence[str], flag_values: Optional[FlagValues] = None) -> None:
     for n in flag_names:
         mark_flag_as_required(n, flag_values)
+
+
+# absl's other names (multi flags, validators, parsers, FlagHolder, ...): tf.app.flags has them
+from .flags_more import *  # noqa: E402,F401,F403
+from .flags_more import __all__ as _more_all  # noqa: E402
+__all__ += _more_all

@@ -20,7 +20,7 @@ from ..platform.varint import VarintError, decode_varint, encode_varint
 
 __all__ = ["Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
            "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING", "text_format", "text_escape",
-           "write_graph"]
+           "write_graph", "AttrValue"]
 
 DT_STRING = 7  # TensorFlow's DataType enum value for strings
 
@@ -100,6 +100,22 @@ def _decode_scalar(kind: Any, wire: int, raw: Any) -> Any:
     return kind.FromString(bytes(raw))
 
 
+# numeric repeated kinds a proto3 writer packs (TensorProto's float_val, int_val, ...)
+_PACKABLE = {"float": "f", "fixed32": "I", "int64": None, "int32": None, "enum": None, "bool": None}
+
+
+def _unpack(kind: str, raw: bytes) -> List[Any]:
+    """The values of a packed repeated numeric field."""
+    fmt = _PACKABLE[kind]
+    if fmt is not None:
+        return list(struct.unpack(f"<{len(raw) // 4}{fmt}", raw))
+    out, pos = [], 0
+    while pos < len(raw):
+        v, pos = _decode_varint(raw, pos)
+        out.append(_decode_scalar(kind, _WIRE_VARINT, v))
+    return out
+
+
 class Message:
     """Base of the hand-written messages, with protobuf's Python semantics: keyword
     construction, unset fields read as their defaults (an empty message for a message field),
@@ -162,6 +178,11 @@ class Message:
                 if k == "double":  # packed
                     body = struct.pack(f"<{len(v)}d", *[float(x) for x in v])
                     out += _key(number, _WIRE_LEN) + encode_varint(len(body)) + body
+                elif k in _PACKABLE:  # packed, as proto3 writes repeated numbers
+                    fmt = _PACKABLE[k]
+                    body = (struct.pack(f"<{len(v)}{fmt}", *[float(x) if fmt == "f" else int(x) for x in v]) if fmt
+                            else b"".join(encode_varint(int(x)) for x in v))
+                    out += _key(number, _WIRE_LEN) + encode_varint(len(body)) + body
                 else:
                     for x in v:
                         out += _encode_one(number, k, x)
@@ -182,11 +203,28 @@ class Message:
                 k = kind[0]
                 if k == "double" and wire == _WIRE_LEN:
                     getattr(msg, name).extend(struct.unpack(f"<{len(raw) // 8}d", raw))
+                elif wire == _WIRE_LEN and k in _PACKABLE:
+                    getattr(msg, name).extend(_unpack(k, bytes(raw)))
                 else:
                     getattr(msg, name).append(_decode_scalar(k, wire, raw))
             else:
                 setattr(msg, name, _decode_scalar(kind, wire, raw))
         return msg
+
+    def ParseFromString(self, data: bytes) -> int:  # noqa: N802 (protobuf's name)
+        """Replaces this message's fields with those serialized in `data`; returns len(data)."""
+        parsed = type(self).FromString(data)
+        object.__setattr__(self, "_present", set(parsed._present))
+        for _, name, _, _ in self.FIELDS:
+            object.__setattr__(self, name, getattr(parsed, name))
+        return len(data)
+
+    def CopyFrom(self, other: "Message") -> None:  # noqa: N802 (protobuf's name)
+        """Makes this message a copy of `other` (a message of the same type)."""
+        if type(other) is not type(self):
+            raise TypeError(f"Parameter to CopyFrom() must be instance of same class: expected {type(self).__name__} "
+                            f"got {type(other).__name__}.")
+        self.ParseFromString(other.SerializeToString())
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(getattr(self, f[1]) == getattr(other, f[1]) for f in self.FIELDS)
@@ -274,9 +312,21 @@ class Event(Message):
         return next((n for n in ("file_version", "graph_def", "summary", "session_log") if self.HasField(n)), None)
 
 
+class AttrValue(Message):
+    """Only the string member (s) of TF's AttrValue: collflow keeps an op's attributes as one
+    string attr (train/graph_def_io.py)."""
+    FIELDS = ((2, "s", "bytes", b""),)
+
+
+class _AttrEntry(Message):
+    # one entry of NodeDef's attr map (a protobuf map is a repeated key/value message)
+    FIELDS = ((1, "key", "string", ""), (2, "value", AttrValue, None))
+
+
 class NodeDef(Message):
+    AttrEntry = _AttrEntry
     FIELDS = ((1, "name", "string", ""), (2, "op", "string", ""), (3, "input", ["string"], None),
-              (4, "device", "string", ""))
+              (4, "device", "string", ""), (5, "attr", [_AttrEntry], None))
 
 
 class GraphDef(Message):

@@ -11,6 +11,7 @@ from .saver import (Saver, RestoreResult, latest_checkpoint, checkpoint_exists, 
                     remove_checkpoint)
 from ..summary.proto import write_graph  # noqa: F401,E402  (tf.train.write_graph)
 from .meta_graph import MetaGraphDef, export_meta_graph, import_meta_graph  # noqa: F401
+from . import graph_def_io as _graph_def_io  # noqa: F401,E402  (Graph.as_graph_def with attributes)
 from .moving_averages import ExponentialMovingAverage  # noqa: F401
 from .checkpoint_utils import (CheckpointState, get_checkpoint_state, list_variables, load_variable,  # noqa: F401
                                load_checkpoint, NewCheckpointReader, init_from_checkpoint, checkpoints_iterator)
