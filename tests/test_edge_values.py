@@ -112,3 +112,25 @@ def test_igamma_gradient_with_respect_to_a_is_zero_at_x_zero():
         da = tf.gradients(tf.reduce_sum(p), a)[0]
         with tf.Session(graph=g) as s:
             np.testing.assert_array_equal(s.run(da), [0.0, 0.0, 0.0])
+
+
+def test_invert_permutation_refuses_a_non_permutation():
+    np.testing.assert_array_equal(_run(lambda: tf.invert_permutation(np.array([2, 0, 1], np.int32))), [1, 2, 0])
+    for bad in ([0, 0, 1], [0, 3, 1], [-1, 0, 1]):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not a permutation"):
+            _run(lambda: tf.invert_permutation(np.array(bad, np.int32)))
+
+
+def test_argmax_and_argmin_skip_nan():
+    # TF's reducer keeps the first strict maximum: NaN never wins; an all-NaN row gives 0
+    x = np.array([[1.0, 3.0, 3.0], [np.nan, 1.0, np.nan], [np.nan, np.nan, np.nan]], np.float32)
+    np.testing.assert_array_equal(_run(lambda: tf.argmax(x, 1)), [1, 1, 0])
+    np.testing.assert_array_equal(_run(lambda: tf.argmin(np.array([[1.0, np.nan, 0.0]], np.float32), 1)), [2])
+
+
+def test_unique_keeps_every_nan_apart():
+    y, idx = _run(lambda: tf.unique(np.array([np.nan, 1.0, np.nan, 1.0], np.float32)))
+    assert np.isnan(y[0]) and y[1] == 1.0 and np.isnan(y[2]) and len(y) == 3
+    np.testing.assert_array_equal(idx, [0, 1, 2, 1])
+    _, _, counts = _run(lambda: tf.unique_with_counts(np.array([np.nan, 1.0, np.nan], np.float64)))
+    np.testing.assert_array_equal(counts, [1, 1, 1])

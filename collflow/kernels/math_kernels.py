@@ -241,9 +241,20 @@ register_kernel("Prod")(lambda op, ctx: _reduction(op, ctx, "prod"))
 
 
 def _arg(op: Any, ctx: KernelContext, fname: str) -> Any:
-    fn = getattr(ctx.xp, fname)
+    xp = ctx.xp
+    fn = getattr(xp, fname)
     axis = op.attrs["axis"]
     dt = op.attrs["output_type"].np
+    if op.inputs[0].dtype.is_floating:
+        # TF's reducer keeps the first strict maximum (minimum): NaN never wins, where NumPy's
+        # argmax/argmin return the first NaN; so NaNs become the value that never wins
+        worst = -np.inf if fname == "argmax" else np.inf
+
+        def arg(x: Any) -> Any:
+            if bool(xp.isnan(x).any()):
+                x = xp.where(xp.isnan(x), worst, x)
+            return fn(x, axis=axis).astype(dt, copy=False)
+        return arg
     return lambda x: fn(x, axis=axis).astype(dt, copy=False)
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import InvalidArgumentError
 from .registry import KernelContext, register_kernel, variadic_outputs
 
@@ -10,10 +12,14 @@ from .registry import KernelContext, register_kernel, variadic_outputs
 @register_kernel("Unique")
 def _unique(op: Any, ctx: KernelContext) -> Any:
     xp, idx_t, counts = ctx.xp, op.attrs["out_idx"].np, op.attrs["counts"]
+    # TF's hash table never finds a NaN again: each NaN is a value of its own (NumPy's unique
+    # merges them unless told not to)
+    nan_apart = {"equal_nan": False} if xp is np and op.inputs[0].dtype.is_floating else {}
 
     def unique(x: Any) -> tuple:
         # np.unique sorts; TF1 keeps the order of first appearance: reorder by first index
-        vals, first, inv, cnt = xp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+        vals, first, inv, cnt = xp.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                                          **nan_apart)
         order = xp.argsort(first, kind="stable")
         rank = xp.empty_like(order)
         rank[order] = xp.arange(order.shape[0])

@@ -14,6 +14,7 @@ from .. import graph as _g
 from . import array_ops as _a
 from . import check_ops as _chk
 from . import math_ops as _m
+from . import misc_ops as _misc
 from . import rearrange_ops as _r
 from . import segment_ops as _seg
 from .constant_op import constant
@@ -122,7 +123,13 @@ def invert_permutation(x: Any, name: Optional[str] = None) -> _g.Tensor:
         raise InvalidArgumentError(f"invert_permutation needs a 1-D int32/int64 tensor, got {t.dtype.name} of shape "
                                    f"{t.shape}")
     with t.graph.as_default(), t.graph.name_scope(name or "InvertPermutation"):
-        return _m.cast(_r.argsort(t), t.dtype)
+        order = _r.argsort(t)
+        # TF's kernel refuses a value out of [0, n) or given twice: sorted, x must be 0..n-1
+        check = _chk.assert_equal(_r.sort(t), _misc.range(_a.size(t, out_type=t.dtype)),
+                                  message="invert_permutation: x is not a permutation of 0..n-1 "
+                                          "(a value out of range or repeated)")
+        with t.graph.control_dependencies([check]):
+            return _m.cast(order, t.dtype)
 
 
 def saturate_cast(value: Any, dtype: Any, name: Optional[str] = None) -> _g.Tensor:
