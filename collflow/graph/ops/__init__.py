@@ -23,3 +23,4 @@ from . import ragged_tensor, ragged_math, unicode_ops, ngram_ops  # noqa: F401  
 from . import complex_more_ops, complex_linalg_ops, qr_grad  # noqa: F401  (complex sign, logm, qr's gradient)
 from . import sets_ops  # noqa: F401  (tf.sets)
 from . import stateless_random_ops, math_nn_more_ops, morph_ops, fractional_pool_ops  # noqa: F401  (tf.random.stateless_*, poisson; tf.math/tf.nn additions)
+from . import scatter_more_ops, core_misc_ops, quant_ops, critical_section_ops  # noqa: F401  (tf.scatter_mul/div/min/max, tf.tensor_scatter_nd_min/max; tf.timestamp, tf.fingerprint; tf.quantization; tf.CriticalSection)
