@@ -134,3 +134,19 @@ def test_unique_keeps_every_nan_apart():
     np.testing.assert_array_equal(idx, [0, 1, 2, 1])
     _, _, counts = _run(lambda: tf.unique_with_counts(np.array([np.nan, 1.0, np.nan], np.float64)))
     np.testing.assert_array_equal(counts, [1, 1, 1])
+
+
+def test_soft_nms_decays_overlaps_above_the_iou_threshold():
+    # Soft-NMS (sigma > 0) scales each overlapping score by exp(-iou^2 / (2 sigma)), also where
+    # the IoU passes iou_threshold (TF's kernel); only hard NMS (sigma = 0) drops those boxes
+    boxes = np.array([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11]], np.float32)
+    scores = np.array([0.9, 0.75, 0.6, 0.95], np.float32)
+    idx, sc = _run(lambda: list(tf.image.non_max_suppression_with_scores(boxes, scores, 4, 0.5, soft_nms_sigma=0.5)))
+    iou01 = 0.9 / 1.1          # boxes 0 and 1 (and 0 and 2) overlap by 0.9 of width 1
+    iou12 = 0.8 / 1.2
+    s1 = 0.75 * np.exp(-iou01 ** 2)
+    s2 = 0.6 * np.exp(-iou01 ** 2) * np.exp(-iou12 ** 2)
+    np.testing.assert_array_equal(idx, [3, 0, 1, 2])
+    np.testing.assert_allclose(sc, [0.95, 0.9, s1, s2], rtol=1e-5)
+    hard = _run(lambda: tf.image.non_max_suppression(boxes, scores, 4, 0.5))
+    np.testing.assert_array_equal(hard, [3, 0])

@@ -346,9 +346,11 @@ def nms(boxes: np.ndarray, scores: np.ndarray, max_out: int, iou_thr: float, sco
     scale = -0.5 / sigma if sigma > 0 else 0.0
 
     def weight(sim: float) -> float:
-        if sim > iou_thr:
-            return 0.0
-        return float(np.exp(_F32(scale * sim * sim))) if sigma > 0 else 1.0
+        # soft NMS decays every overlap by exp(-sim^2 / (2 sigma)), above the IoU threshold too
+        # (TF 2.x's kernel; the hard rule below drops such boxes only when sigma is 0)
+        if sigma > 0:
+            return float(np.exp(_F32(scale * sim * sim)))
+        return 0.0 if sim > iou_thr else 1.0
     # heap of (-score, index, suppress_begin): highest score first, ties to the lower index
     heap = [(-float(s), i, 0) for i, s in enumerate(scores) if s > score_thr]
     heapq.heapify(heap)
