@@ -87,3 +87,114 @@ preprocessing = _types.SimpleNamespace(
 __all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
            "constraints",
            "callbacks", "backend", "utils", "preprocessing", "estimator", "Model", "Sequential", "Input"]
+
+# Recurrent layers and cells: RNN, the cells, StackedRNNCells, AbstractRNNCell, ConvLSTM2D, CuDNNLSTM/GRU
+# (keras/rnn_layer.py, rnn_cells.py, conv_recurrent.py)
+from . import rnn_cells as _rnn_cells_module  # noqa: E402
+from . import rnn_layer as _rnn_layer_module  # noqa: E402
+from . import conv_recurrent as _conv_recurrent_module  # noqa: E402
+for _rnn_mod in (_rnn_cells_module, _rnn_layer_module, _conv_recurrent_module):
+    for _n in _rnn_mod.__all__:
+        setattr(layers, _n, getattr(_rnn_mod, _n))
+
+# Utilities, callbacks, preprocessing: utils, callbacks, models, preprocessing, saving (keras/generic_utils.py,
+# data_utils.py, callbacks_more.py, models_utils.py, sequence_utils.py, image_preprocessing.py)
+from . import generic_utils as _generic_utils  # noqa: E402
+from . import data_utils as _data_utils  # noqa: E402
+from . import callbacks_more as _callbacks_more  # noqa: E402
+from . import models_utils as _models_utils  # noqa: E402
+from . import sequence_utils as _sequence_utils  # noqa: E402
+from . import image_preprocessing as _image_preprocessing  # noqa: E402
+for _n in _generic_utils.__all__:
+    setattr(utils, _n, getattr(_generic_utils, _n))
+    setattr(_saving, _n, getattr(_generic_utils, _n))  # tf.keras.saving's (tf_keras 2.x) names
+for _n in ("get_file", "SequenceEnqueuer", "OrderedEnqueuer", "GeneratorEnqueuer", "plot_model", "model_to_dot"):
+    setattr(utils, _n, getattr(_data_utils, _n))
+for _n in ("array_to_img", "img_to_array", "load_img", "save_img"):
+    setattr(utils, _n, getattr(_image_preprocessing, _n))
+utils.pad_sequences = _preprocessing.pad_sequences
+utils.convert_all_kernels_in_model = _models_utils.convert_all_kernels_in_model
+utils.multi_gpu_model = _models_utils.multi_gpu_model
+utils.legacy = _types.SimpleNamespace(serialize_keras_object=_generic_utils.serialize_keras_object,
+                                      deserialize_keras_object=_generic_utils.deserialize_keras_object)
+for _n in _callbacks_more.__all__:
+    setattr(callbacks, _n, getattr(_callbacks_more, _n))
+models.clone_model = _models_utils.clone_model
+models.model_from_yaml = _models_utils.model_from_yaml
+for _n in ("TimeseriesGenerator", "make_sampling_table", "skipgrams"):
+    setattr(preprocessing.sequence, _n, getattr(_sequence_utils, _n))
+preprocessing.text.hashing_trick = _sequence_utils.hashing_trick
+preprocessing.image = _types.SimpleNamespace(**{n: getattr(_image_preprocessing, n)
+                                                for n in _image_preprocessing.__all__})
+
+# optimizers, schedules, regularizers, backend additions (optimizers_more.py, schedules.py, regularizer_classes.py,
+# backend_more.py, serialization_more.py)
+from . import optimizers_more as _optimizers_more  # noqa: E402
+from . import schedules as _schedules  # noqa: E402
+from . import regularizer_classes as _regularizers_module  # noqa: E402
+from . import backend_more as _backend_more  # noqa: E402
+from . import serialization_more as _serialization_more  # noqa: E402
+for _n in _optimizers_more.__all__:
+    setattr(optimizers, _n, getattr(_optimizers_more, _n))
+optimizers.schedules = _types.SimpleNamespace(**{_n: getattr(_schedules, _n) for _n in _schedules.__all__})
+optimizers.legacy = _types.SimpleNamespace(**{_n: getattr(optimizers, _n) for _n in (  # tf_keras 2.x's name
+    "Optimizer", "SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl")})
+for _n in _regularizers_module.__all__:
+    setattr(regularizers, _n, getattr(_regularizers_module, _n))
+for _n in _backend_more.__all__:
+    setattr(backend, _n, getattr(_backend_more, _n))
+activations.serialize = _serialization_more.serialize_activation
+activations.swish, activations.mish = _serialization_more.swish, _serialization_more.mish
+activations.deserialize = _serialization_more.deserialize_activation
+initializers.serialize = _serialization_more.serialize_initializer
+initializers.deserialize = _serialization_more.deserialize_initializer
+from . import radial_constraint as _radial_constraint  # noqa: E402
+for _n in _radial_constraint.__all__:
+    setattr(constraints, _n, getattr(_radial_constraint, _n))
+
+# Losses and metrics: Loss / Metric classes, more functions, get/serialize/deserialize (keras/loss_classes.py,
+# metric_classes.py, metric_confusion.py)
+from . import loss_classes as _loss_classes  # noqa: E402
+from . import metric_classes as _metric_classes  # noqa: E402
+from . import metric_confusion as _metric_confusion  # noqa: E402
+for _n in _loss_classes.__all__:
+    if _n not in ("squeeze_or_expand_dimensions", "compute_weighted_loss", "reduce_weighted_loss",
+                  "LossFunctionWrapper"):
+        setattr(losses, _n, getattr(_loss_classes, _n))
+for _n in ("binary_crossentropy", "categorical_crossentropy"):  # with label_smoothing (TF 1.15)
+    setattr(losses, _n, getattr(_loss_classes, _n))
+    setattr(metrics, _n, getattr(_loss_classes, _n))
+for _n in [n for n in _metric_classes.__all__ if n not in ("cosine_proximity_metric", "div_no_nan",
+                                                            "broadcast_or_reduce", "accuracy")] + \
+        [n for n in _metric_confusion.__all__ if n != "update_confusion_matrix_variables"]:
+    setattr(metrics, _n, getattr(_metric_classes, _n, None) or getattr(_metric_confusion, _n))
+for _n in ("kld", "KLD", "kl_divergence", "MSE", "MAE", "MAPE", "MSLE", "mape", "msle", "log_cosh", "cosine",
+           "cosine_proximity"):  # TF 1.15's v1 tf.keras.metrics.cosine* are the loss (minus the cosine)
+    setattr(metrics, _n, getattr(_loss_classes, _n))
+metrics.mse, metrics.mae = _losses_module.mean_squared_error, _losses_module.mean_absolute_error
+metrics.get, metrics.serialize, metrics.deserialize = (_metric_classes.get, _metric_classes.serialize,
+                                                       _metric_classes.deserialize)
+from . import focal_losses as _focal_losses  # noqa: E402  (tf_keras 2.x's focal cross-entropies)
+for _n in _focal_losses.__all__:
+    setattr(losses, _n, getattr(_focal_losses, _n))
+metrics.binary_focal_crossentropy = _focal_losses.binary_focal_crossentropy
+metrics.categorical_focal_crossentropy = _focal_losses.categorical_focal_crossentropy
+from . import iou_metrics as _iou_metrics  # noqa: E402  (tf_keras 2.x's IoU, BinaryIoU, OneHot(Mean)IoU)
+from . import score_metrics as _score_metrics  # noqa: E402  (tf_keras 2.x's R2Score, FBetaScore, F1Score)
+for _n in _iou_metrics.__all__ + _score_metrics.__all__:
+    setattr(metrics, _n, getattr(_iou_metrics, _n, None) or getattr(_score_metrics, _n))
+
+# Other layers: Attention, Dot, 3-D layers, LocallyConnected, SeparableConv1D, aliases, Wrapper, InputSpec,
+# DenseFeatures, serialize/deserialize (keras/layers_attention.py, layers_other.py, layers_local.py, layers_wrap.py)
+from . import layers_attention as _layers_attention  # noqa: E402
+from . import layers_other as _layers_other  # noqa: E402
+from . import layers_local as _layers_local  # noqa: E402
+from . import layers_wrap as _layers_wrap  # noqa: E402
+from . import layers_v2 as _layers_v2  # noqa: E402  (tf_keras 2.x-only names)
+from . import layers_v2_more as _layers_v2_more  # noqa: E402
+for _other_mod in (_layers_attention, _layers_other, _layers_local, _layers_wrap, _layers_v2, _layers_v2_more):
+    for _n in _other_mod.__all__:
+        setattr(layers, _n, getattr(_other_mod, _n))
+layers.experimental = _types.SimpleNamespace(preprocessing=_types.SimpleNamespace(
+    **{_n: getattr(_layers_v2, _n) for _n in ("Rescaling", "CenterCrop", "Resizing", "CategoryEncoding", "Hashing",
+                                              "Discretization", "Normalization")}), EinsumDense=_layers_v2_more.EinsumDense)

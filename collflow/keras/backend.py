@@ -55,8 +55,11 @@ def set_epsilon(value: float) -> None:
     _EPSILON[0] = float(value)
 
 
+_IMAGE_DATA_FORMAT = ["channels_last"]  # set_image_data_format (backend_more.py) changes it
+
+
 def image_data_format() -> str:
-    return "channels_last"
+    return _IMAGE_DATA_FORMAT[0]
 
 
 def get_uid(prefix: str = "") -> int:
@@ -98,7 +101,8 @@ def _initialize(sess: Any) -> None:
     if _MANUAL_INIT[0]:
         return
     with sess.graph.as_default():
-        candidates = [v for v in global_variables() + local_variables()
+        # tracked: variables in no collection that Keras made (a metric's, as TF's track_variable)
+        candidates = [v for v in global_variables() + local_variables() + _state(sess.graph).get("tracked", [])
                       if not getattr(v, "_keras_initialized", False)]
         if not candidates:
             return

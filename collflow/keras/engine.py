@@ -17,6 +17,8 @@ from ..graph.ops.constant_op import group, placeholder
 from ..platform.atomic_files import temporary_name
 from . import backend as K
 from . import losses as _losses
+from . import loss_classes as _loss_classes
+from . import metric_classes as _metric_classes
 from . import optimizers as _optimizers
 from .layers import InputLayer, input_layer_of, mask_of, node_of
 from .training import TrainingLoop, as_list as _as_list
@@ -36,6 +38,28 @@ def _with_class_weight(w: Any, y: np.ndarray, class_weight: dict) -> np.ndarray:
     labels = y.argmax(-1) if y.ndim > 1 and y.shape[-1] > 1 else y.reshape(len(y), -1)[:, 0]
     cw = np.array([class_weight.get(int(c), 1.0) for c in labels], dtype=np.float32)
     return cw if w is None else np.asarray(w, np.float32) * cw
+
+
+def _check_loss_objects(loss_fns: List[Any]) -> None:
+    for fn in loss_fns:
+        if isinstance(fn, type) and issubclass(fn, _loss_classes.Loss):
+            raise ValueError(f"Received uninstantiated Loss class: {fn}\nPlease call loss classes before passing "
+                             "them to Model.compile.")
+
+
+def _own_metrics(lists: List[Any], g: Any) -> List[Any]:
+    """One list of metrics for several outputs: each output gets its own copies of the Metric
+    objects (Keras's clone_metric), their states apart; so does a Metric whose state lives in
+    another graph (model_to_estimator's)."""
+    def copy(m: Any) -> Any:
+        return type(m).from_config(m.get_config()) if isinstance(m, _metric_classes.Metric) else m
+
+    def here(m: Any) -> Any:
+        vs = m.variables if isinstance(m, _metric_classes.Metric) else []
+        return copy(m) if vs and vs[0].graph is not g else m
+    if len(lists) > 1 and all(ms is lists[0] for ms in lists):
+        return [[copy(m) for m in (ms or [])] for ms in lists]
+    return [[here(m) for m in (ms or [])] for ms in lists]
 
 
 class Model(TrainingLoop):
@@ -398,6 +422,11 @@ class Model(TrainingLoop):
         from .saving import model_to_config
         return json.dumps(model_to_config(self), **kwargs)
 
+    def to_yaml(self, **kwargs: Any) -> str:
+        """The config as YAML (needs PyYAML; keras/models_utils.py)."""
+        from .models_utils import to_yaml
+        return to_yaml(self, **kwargs)
+
     # -- training ----------------------------------------------------------------------------
     @property
     def output_names(self) -> List[str]:
@@ -434,7 +463,8 @@ class Model(TrainingLoop):
         metrics; the graph's loss is built here (the train op at the first fit)."""
         if not self.outputs and (self._pending or self._subclassed):
             # built later (by fit's data or build()): compiled then
-            self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights)
+            self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights,
+                                          weighted_metrics=weighted_metrics)
             self._compiled = True
             return
         self._require_built()
@@ -445,7 +475,9 @@ class Model(TrainingLoop):
         self.loss = loss
         self._metric_args = list(metrics or []) if not isinstance(metrics, dict) else metrics
         self._loss_weights_arg = loss_weights
+        self._weighted_metric_args = weighted_metrics
         loss_fns = [_losses.get(v) for v in self._per_output(loss, "loss", None)]
+        _check_loss_objects(loss_fns)
         weights = [1.0 if w is None else float(w) for w in self._per_output(loss_weights, "loss_weights", 1.0)]
         metric_lists = self._per_output(metrics or [], "metrics", [])
         multi = len(self.outputs) > 1
@@ -469,6 +501,9 @@ class Model(TrainingLoop):
                 self._targets_in.append(target)
                 self._weights_ins.append(w_in)
                 with _g.name_scope("loss"):
+                    if isinstance(fn, _loss_classes.Loss):  # its own reduction (TF 1.15)
+                        per_output.append(_loss_classes.compiled_loss(fn, target, out, w_in, mask_of(out)))
+                        continue
                     per = fn(target, out)
                     mask = mask_of(out)
                     if mask is not None:  # padded steps of a sequence output add nothing to the loss:
@@ -476,8 +511,8 @@ class Model(TrainingLoop):
                         per = per * mk / _m.reduce_mean(mk)
                     while per.shape.rank is not None and per.shape.rank > 1:
                         per = _m.reduce_mean(per, axis=-1)
-                    nonzero = _m.reduce_mean(_m.cast(_m.not_equal(w_in, 0.0), out.dtype))
-                    per_output.append(_m.reduce_mean(per * w_in / nonzero))
+                    # TF 1.15: the weighted sum over the batch size (zero weights count in it)
+                    per_output.append(_m.reduce_mean(per * w_in))
             with _g.name_scope("loss"):
                 total = per_output[0] * weights[0] if weights[0] != 1.0 else per_output[0]
                 for lo, w in zip(per_output[1:], weights[1:]):
@@ -487,13 +522,28 @@ class Model(TrainingLoop):
                     total = total + _m.add_n(regs)
                 self.total_loss = total
             self._per_batch = []  # entries averaged over batches, not samples (see _run)
+            self._stateful_metrics = []  # (index in [loss] + metrics, Metric object)
             if multi:  # TF 1.15's names: loss, <output>_loss ..., <output>_<metric> ...
                 self.metrics_names += [f"{n}_loss" for n in names]
                 self._metric_tensors += per_output
                 self._per_batch += [True] * len(per_output)
             with _g.name_scope("metrics"):
-                for out, name, fn, ms, target in zip(self.outputs, names, loss_fns, metric_lists, self._targets_in):
-                    for m in ms or []:
+                weighted_lists = _own_metrics(self._per_output(weighted_metrics or [], "metrics", []), g)
+                metric_lists = _own_metrics(metric_lists, g)
+                for out, name, fn, ms, wms, target, w_in in zip(self.outputs, names, loss_fns, metric_lists,
+                                                               weighted_lists, self._targets_in, self._weights_ins):
+                    # weighted_metrics: stateful, with the sample weights, named weighted_<name> (TF 1.15)
+                    for m, w in [(m, None) for m in ms or []] + [(m, w_in) for m in wms or []]:
+                        if w is not None and not isinstance(m, _metric_classes.Metric):
+                            mname, mfn = _losses.get_metric(m, fn, out)
+                            m = _metric_classes.MeanMetricWrapper(mfn, name=mname)
+                        if isinstance(m, _metric_classes.Metric):  # stateful: its running result (training.py)
+                            mname = m.name if w is None else f"weighted_{m.name}"
+                            self.metrics_names.append(f"{name}_{mname}" if multi else mname)
+                            self._metric_tensors.append(m(target, out) if w is None else m(target, out, w))
+                            self._per_batch.append(False)
+                            self._stateful_metrics.append((len(self._metric_tensors), m))
+                            continue
                         mname, mfn = _losses.get_metric(m, fn, out)
                         self.metrics_names.append(f"{name}_{mname}" if multi else mname)
                         self._metric_tensors.append(_m.reduce_mean(mfn(target, out)))

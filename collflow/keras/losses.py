@@ -90,14 +90,21 @@ def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False) -> 
     return _m.reduce_mean(_nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=logits), axis=-1)
 
 
+def _signed_labels(y_true: Any, dtype: Any) -> _g.Tensor:
+    """TF 1.15's hinge labels: when every label is 0 or 1 they are taken as -1 / 1."""
+    y = _m.cast(y_true, dtype)
+    binary = _m.cast(_m.reduce_all(_m.logical_or(_m.equal(y, 0.0), _m.equal(y, 1.0))), dtype)
+    return y + binary * (y - 1.0)  # 2y - 1 when binary, else y
+
+
 def hinge(y_true: Any, y_pred: Any) -> _g.Tensor:
     y_pred = _t(y_pred)
-    return _m.reduce_mean(_m.maximum(1.0 - _m.cast(y_true, y_pred.dtype) * y_pred, 0.0), axis=-1)
+    return _m.reduce_mean(_m.maximum(1.0 - _signed_labels(y_true, y_pred.dtype) * y_pred, 0.0), axis=-1)
 
 
 def squared_hinge(y_true: Any, y_pred: Any) -> _g.Tensor:
     y_pred = _t(y_pred)
-    return _m.reduce_mean(_m.square(_m.maximum(1.0 - _m.cast(y_true, y_pred.dtype) * y_pred, 0.0)), axis=-1)
+    return _m.reduce_mean(_m.square(_m.maximum(1.0 - _signed_labels(y_true, y_pred.dtype) * y_pred, 0.0)), axis=-1)
 
 
 def kullback_leibler_divergence(y_true: Any, y_pred: Any) -> _g.Tensor:
@@ -115,7 +122,7 @@ def poisson(y_true: Any, y_pred: Any) -> _g.Tensor:
 def logcosh(y_true: Any, y_pred: Any) -> _g.Tensor:
     y_pred = _t(y_pred)
     x = y_pred - _m.cast(y_true, y_pred.dtype)
-    return _m.reduce_mean(x + _nnl.softplus(-2.0 * x) - _m.log(2.0), axis=-1)
+    return _m.reduce_mean(x + _nnl.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)  # log 2, any float dtype
 
 
 def categorical_accuracy(y_true: Any, y_pred: Any) -> _g.Tensor:
@@ -154,10 +161,16 @@ def get(identifier: Any) -> Callable:
     raise ValueError(f"Unknown loss function:{identifier}")
 
 
+# metric functions by name beyond the accuracies (keras/metric_classes.py adds top_k_... ones)
+_METRIC_FNS: Dict[str, Callable] = {}
+
+
 def get_metric(identifier: Any, loss_fn: Callable, output: _g.Tensor) -> tuple:
     """(history name, fn) of a metric: "accuracy"/"acc" picks the accuracy that fits the loss
     (or the output's width), as TF1's Keras does, under the name "acc"."""
     if identifier in ("accuracy", "acc"):
+        # a Loss object (keras/loss_classes.py) goes by the function it wraps
+        loss_fn = getattr(loss_fn, "_accuracy_hint", getattr(loss_fn, "fn", loss_fn))
         if loss_fn is sparse_categorical_crossentropy:
             return "acc", sparse_categorical_accuracy
         if loss_fn is binary_crossentropy or output.shape.as_list()[-1] == 1:
@@ -166,6 +179,7 @@ def get_metric(identifier: Any, loss_fn: Callable, output: _g.Tensor) -> tuple:
     if callable(identifier):
         return identifier.__name__, identifier
     named = {f.__name__: f for f in (categorical_accuracy, sparse_categorical_accuracy, binary_accuracy)}
+    named.update(_METRIC_FNS)
     if identifier in named:
         return identifier, named[identifier]
     fn = get(identifier)

@@ -24,7 +24,7 @@ from ..graph.variables import Variable
 from ..train import optimizers as _o
 from ..train.optimizer import Optimizer
 
-__all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "get", "attach_lr_variable"]
+__all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "get", "attach_lr_variable"]  # more: optimizers_more.py
 
 
 def _lr(learning_rate: Any, kwargs: dict) -> Any:
@@ -32,13 +32,20 @@ def _lr(learning_rate: Any, kwargs: dict) -> Any:
     return kwargs.pop("lr", learning_rate)
 
 
-def _leftover(kwargs: dict, cls: str) -> None:
-    kwargs.pop("decay", None) if kwargs.get("decay", 0) in (0, 0.0) else None
-    kwargs.pop("clipnorm", None) if kwargs.get("clipnorm") is None else None
-    kwargs.pop("clipvalue", None) if kwargs.get("clipvalue") is None else None
+def _leftover(kwargs: dict, cls: str) -> Dict[str, float]:
+    """decay, clipnorm and clipvalue (OptimizerV2's other arguments) out of kwargs; TypeError on others."""
+    extras = {k: kwargs.pop(k) for k in ("decay", "clipnorm", "clipvalue") if k in kwargs}
     if kwargs:
-        raise TypeError(f"{cls}: unsupported arguments {sorted(kwargs)} (decay, clipnorm and clipvalue are not "
-                        "supported by collflow's Keras optimizers)")
+        raise TypeError(f"Unexpected keyword argument passed to optimizer: {sorted(kwargs)[0]}")
+    for k in ("clipnorm", "clipvalue"):
+        if extras.get(k) is None:
+            extras.pop(k, None)
+        elif extras[k] < 0:
+            raise ValueError(f"Expected {k} >= 0, received: {extras[k]}")
+    extras["decay"] = float(extras.get("decay") or 0.0)
+    if extras["decay"] < 0:
+        raise ValueError(f"decay cannot be less than 0: {extras['decay']}")
+    return extras
 
 
 class _KerasState:
@@ -53,6 +60,82 @@ class _KerasState:
         self._keras_weights: Dict[_g.Graph, List[Variable]] = {}  # creation order, per graph
         self._weights_graph: Optional[_g.Graph] = None
         self._prefix = ""
+        self._extras: Dict[str, float] = {"decay": 0.0}
+
+    @property
+    def _keras_config(self) -> Tuple[str, Dict[str, Any]]:
+        """(class name, config) as model.save writes it: the arguments given, decay and clipping."""
+        base = self.__dict__.get("_base_config")
+        if base is None:  # not made yet (getattr(opt, "_keras_config", None) reads None)
+            raise AttributeError("_keras_config")
+        name, cfg = base
+        cfg = dict(cfg)
+        cfg["decay"] = self._extras.get("decay", 0.0) if "decay" not in self._CONFIG_FIXED else cfg["decay"]
+        cfg.update({k: v for k, v in self._extras.items() if k in ("clipnorm", "clipvalue")})
+        lr = cfg.get("learning_rate")
+        if lr is not None and not isinstance(lr, (int, float, dict, str)):
+            from .schedules import LearningRateSchedule, serialize
+            if isinstance(lr, LearningRateSchedule):
+                cfg["learning_rate"] = serialize(lr)
+        return name, cfg
+
+    @_keras_config.setter
+    def _keras_config(self, value: Tuple[str, Dict[str, Any]]) -> None:
+        self.__dict__["_base_config"] = value
+
+    _CONFIG_FIXED: Tuple[str, ...] = ()  # config keys a subclass writes itself (Nadam's decay)
+
+    # -- learning rate and gradients (OptimizerV2's _decayed_lr and get_gradients) ---------------
+    def _hyper(self, name: str, dtype: _dt.DType) -> _g.Tensor:
+        if name != "learning_rate":
+            return super()._hyper(name, dtype)  # type: ignore[misc]
+        key = ("keras_lr", dtype.name)
+        t = self._hyper_cache.get(key)  # type: ignore[attr-defined]
+        if t is not None:
+            return t
+        from .schedules import LearningRateSchedule
+        value = self._learning_rate  # type: ignore[attr-defined]
+        step = None
+        if isinstance(value, LearningRateSchedule):
+            # a schedule is evaluated at the step count before this step's increment
+            step = _m.cast(self._iteration_var(_g.get_default_graph()).value(), dtype)
+            t = _m.cast(value(step), dtype)
+        else:
+            t = super()._hyper(name, dtype)  # type: ignore[misc]
+        decay = self._extras.get("decay", 0.0) if "decay" not in self._CONFIG_FIXED else 0.0
+        if decay > 0:
+            if step is None:
+                step = _m.cast(self._iteration_var(_g.get_default_graph()).value(), dtype)
+            t = t / (1.0 + constant(decay, dtype=dtype) * step)
+        self._hyper_cache[key] = t  # type: ignore[attr-defined]
+        return t
+
+    def _clip(self, grad: Any) -> Any:
+        # Keras clips each gradient on its own (clip_by_norm per tensor, then clip_by_value)
+        if grad is None or not (self._extras.get("clipnorm") is not None or self._extras.get("clipvalue") is not None):
+            return grad
+        from ..graph.ops import clip_ops as _c
+        from ..graph.indexed_slices import IndexedSlices as _IS
+        sparse = isinstance(grad, _IS)
+        values = grad.values if sparse else grad
+        if self._extras.get("clipnorm") is not None:
+            values = _c.clip_by_norm(values, self._extras["clipnorm"])
+        if self._extras.get("clipvalue") is not None:
+            cv = self._extras["clipvalue"]
+            values = _m.clip_by_value(values, -cv, cv)
+        return _IS(values, grad.indices, grad.dense_shape) if sparse else values
+
+    def compute_gradients(self, loss: Any, var_list: Any = None, *args: Any, **kwargs: Any) -> List[Any]:
+        pairs = super().compute_gradients(loss, var_list, *args, **kwargs)  # type: ignore[misc]
+        return [(self._clip(g), v) for g, v in pairs]
+
+    def get_gradients(self, loss: Any, params: Sequence[Variable]) -> List[Any]:
+        """The gradients of loss for params, clipped as clipnorm / clipvalue say (Keras's)."""
+        return [g for g, _ in self.compute_gradients(loss, list(params))]
+
+    def get_updates(self, loss: Any, params: Sequence[Variable]) -> List[_g.Operation]:
+        """[the op that applies one step] (Keras's graph-mode training API)."""
+        return [self.apply_gradients(list(zip(self.get_gradients(loss, params), params)))]
 
     # -- creation ------------------------------------------------------------------------------
     def _create_all_weights(self, var_list: Sequence[Variable], prefix: Optional[str] = None) -> None:
@@ -167,11 +250,24 @@ class _KerasState:
         K.batch_set_value(list(zip(params, weights)))
 
     def get_config(self) -> Dict[str, Any]:
-        return dict(self._keras_config[1])
+        """The config with the learning rate as it is now (a variable's value, a schedule's config)."""
+        cfg = dict(self._keras_config[1])
+        lr = getattr(self, "lr", None)
+        if isinstance(lr, (Variable, _g.Tensor)):
+            from . import backend as K
+            with lr.graph.as_default():  # Keras's session of the variable's graph
+                cfg["learning_rate"] = float(K.get_value(lr))
+        return cfg
 
     @classmethod
-    def from_config(cls, config: Dict[str, Any]) -> Any:
-        return cls(**{k: v for k, v in config.items() if k != "decay"})
+    def from_config(cls, config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None) -> Any:
+        config = dict(config)
+        if "lr" in config:
+            config["learning_rate"] = config.pop("lr")
+        if isinstance(config.get("learning_rate"), dict):
+            from .schedules import deserialize
+            config["learning_rate"] = deserialize(config["learning_rate"], custom_objects=custom_objects)
+        return cls(**config)
 
 
 class SGD(_KerasState, Optimizer):
@@ -184,7 +280,7 @@ class SGD(_KerasState, Optimizer):
         super().__init__(False, name)
         self._keras_setup()
         lr = _lr(learning_rate, kwargs)
-        _leftover(kwargs, "SGD")
+        self._extras = _leftover(kwargs, "SGD")
         self._learning_rate = lr
         self._momentum, self._nesterov = float(momentum), bool(nesterov)
         self._keras_config = ("SGD", {"name": name, "learning_rate": lr, "decay": 0.0, "momentum": momentum,
@@ -220,9 +316,10 @@ class Adam(_KerasState, _o.AdamOptimizer):
         if amsgrad:
             raise NotImplementedError("Adam(amsgrad=True) is not supported by collflow")
         lr = _lr(learning_rate, kwargs)
-        _leftover(kwargs, "Adam")
+        extras = _leftover(kwargs, "Adam")
         super().__init__(lr, beta_1, beta_2, epsilon, name=name)
         self._keras_setup()
+        self._extras = extras
         self._keras_config = ("Adam", {"name": name, "learning_rate": lr, "decay": 0.0, "beta_1": beta_1,
                                        "beta_2": beta_2, "epsilon": epsilon, "amsgrad": False})
 
@@ -248,7 +345,7 @@ class RMSprop(_KerasState, Optimizer):
         self._learning_rate = self._lr
         self._keras_config = ("RMSprop", {"name": name, "learning_rate": self._lr, "decay": 0.0, "rho": rho,
                                           "momentum": momentum, "epsilon": epsilon, "centered": centered})
-        _leftover(kwargs, "RMSprop")
+        self._extras = _leftover(kwargs, "RMSprop")
         if centered:
             raise NotImplementedError("RMSprop(centered=True) is not supported by collflow's Keras optimizers")
 
@@ -256,13 +353,13 @@ class RMSprop(_KerasState, Optimizer):
         return ("rms", "momentum") if self._momentum else ("rms",)
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
-        rms = self.get_slot(var, "rms")
+        rms, lr = self.get_slot(var, "rms"), self._hyper("learning_rate", var.dtype)
         rms_t = _s.assign(rms, self._rho * rms.value() + (1.0 - self._rho) * _m.square(grad))
         if self._momentum:
             mom = self.get_slot(var, "momentum")
-            mom_t = _s.assign(mom, self._momentum * mom.value() + self._lr * grad / _m.sqrt(rms_t + self._eps))
+            mom_t = _s.assign(mom, self._momentum * mom.value() + lr * grad / _m.sqrt(rms_t + self._eps))
             return group(_s.assign_sub(var, mom_t))
-        return group(_s.assign_sub(var, self._lr * grad / (_m.sqrt(rms_t) + self._eps)))
+        return group(_s.assign_sub(var, lr * grad / (_m.sqrt(rms_t) + self._eps)))
 
     def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
         return self._apply_dense(_dense(grad), var)
@@ -286,7 +383,7 @@ class Adagrad(_KerasState, Optimizer):
         self._keras_config = ("Adagrad", {"name": name, "learning_rate": self._lr, "decay": 0.0,
                                           "initial_accumulator_value": initial_accumulator_value,
                                           "epsilon": epsilon})
-        _leftover(kwargs, "Adagrad")
+        self._extras = _leftover(kwargs, "Adagrad")
 
     def _slot_init(self, slot: str) -> float:
         return float(self._init)
@@ -294,7 +391,8 @@ class Adagrad(_KerasState, Optimizer):
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
         acc = self.get_slot(var, "accumulator")
         acc_t = _s.assign_add(acc, _m.square(grad))
-        return group(_s.assign_sub(var, self._lr * grad / (_m.sqrt(acc_t) + self._eps)))
+        lr = self._hyper("learning_rate", var.dtype)
+        return group(_s.assign_sub(var, lr * grad / (_m.sqrt(acc_t) + self._eps)))
 
     def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
         return self._apply_dense(_dense(grad), var)
@@ -322,7 +420,8 @@ def attach_lr_variable(opt: Optimizer, graph: _g.Graph) -> None:
     if getattr(opt, "_keras_config", None) is None or hasattr(opt, "lr"):
         return
     value = opt._learning_rate
-    if isinstance(value, (_g.Tensor, Variable)):
+    from .schedules import LearningRateSchedule
+    if isinstance(value, (_g.Tensor, Variable, LearningRateSchedule)):  # a schedule: opt.lr is it, as Keras's
         opt.lr = opt.learning_rate = value
         return
     from ..graph.variable_scope import variable_scope

@@ -37,7 +37,10 @@ def _layer_classes() -> Dict[str, type]:
     import importlib
     # by module path: the package's `layers` attribute is tf.keras.layers' namespace
     mods = [importlib.import_module(f"collflow.keras.{m}") for m in ("layers", "layers_more", "recurrent",
-                                                                     "op_layer")]
+                                                                     "op_layer", "rnn_cells", "rnn_layer",
+                                                                     "conv_recurrent", "layers_attention",
+                                                                     "layers_other", "layers_local", "layers_wrap",
+                                                                     "layers_v2", "layers_v2_more")]
     out: Dict[str, type] = {}
     for mod in mods:
         for n in mod.__all__:
@@ -62,7 +65,8 @@ def _serialize(v: Any) -> Any:
     if isinstance(v, _init.Initializer):
         cfg = {k: e for k, e in v.get_config().items() if k != "dtype"}
         return {"class_name": type(v).__name__, "config": _serialize(cfg)}
-    if isinstance(v, _KerasMixin):
+    from .base_layer import Layer as _UserLayer
+    if isinstance(v, (_KerasMixin, _UserLayer)):  # _UserLayer: an RNN's cell (a built-in or user one)
         return serialize_layer(v)
     from .constraints import Constraint, serialize as _serialize_constraint
     if isinstance(v, Constraint):
@@ -84,7 +88,8 @@ def _deserialize(key: str, v: Any, custom_objects: Dict[str, Any]) -> Any:
             obj = custom_objects[name]
             return obj.from_config(cfg) if hasattr(obj, "from_config") else obj(**cfg)
         if name in ("L1L2", "L1", "L2"):
-            return _losses.l1_l2(l1=float(cfg.get("l1", 0.0)), l2=float(cfg.get("l2", 0.0)))
+            from .regularizer_classes import deserialize as _deserialize_regularizer
+            return _deserialize_regularizer(v)
         if name in _layer_classes():
             return deserialize_layer(v, custom_objects)
         from . import constraints as _constraints
@@ -98,7 +103,15 @@ def _deserialize(key: str, v: Any, custom_objects: Dict[str, Any]) -> Any:
         raise ValueError(f"Unknown {key} in a Keras config: {name} (pass it in custom_objects)")
     if isinstance(v, str) and v in custom_objects:
         return custom_objects[v]
+    if isinstance(v, list) and v and all(isinstance(e, dict) and "class_name" in e for e in v):
+        return [_deserialize(key, e, custom_objects) for e in v]  # StackedRNNCells' cells
     return v
+
+
+def _with_global_objects(custom_objects: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """custom_objects over the global ones (tf.keras.utils.get_custom_objects / CustomObjectScope)."""
+    from .generic_utils import get_custom_objects
+    return {**get_custom_objects(), **(custom_objects or {})}
 
 
 # -- layers ----------------------------------------------------------------------------------
@@ -130,7 +143,7 @@ def serialize_layer(layer: Any) -> Dict[str, Any]:
 def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, Any]] = None) -> Any:
     """The layer a {"class_name", "config"} describes (unknown keys of other Keras versions are
     dropped: constraints, renorm, groups, ...)."""
-    custom = dict(custom_objects or {})
+    custom = _with_global_objects(custom_objects)
     name, cfg = data["class_name"], dict(data["config"])
     classes = _layer_classes()
     cls = custom.get(name) or classes.get(name)
@@ -206,7 +219,7 @@ def model_from_config(config: Dict[str, Any], custom_objects: Optional[Dict[str,
     per model input in order, instead of new placeholders when given: clone_model's)."""
     from .engine import Model, Sequential
     from .layers import InputLayer
-    custom = dict(custom_objects or {})
+    custom = _with_global_objects(custom_objects)
     cls, cfg = config["class_name"], config["config"]
     if cls == "Sequential":
         specs = cfg["layers"] if isinstance(cfg, dict) else cfg
@@ -290,12 +303,15 @@ def _training_config(model: Any) -> Optional[Dict[str, Any]]:
             return {k: name(e) for k, e in v.items()}
         if isinstance(v, (list, tuple)):
             return [name(e) for e in v]
+        if hasattr(v, "get_config") and not isinstance(v, type):  # a Loss or Metric object, as Keras
+            return {"class_name": type(v).__name__, "config": v.get_config()}
         return v if isinstance(v, str) or v is None else getattr(v, "__name__", None)
     loss = name(model.loss)
     metrics = name(getattr(model, "_metric_args", []))
     return {"loss": loss, "metrics": metrics, "loss_weights": getattr(model, "_loss_weights_arg", None),
             "sample_weight_mode": None,
-            "weighted_metrics": None, "optimizer_config": {"class_name": opt[0], "config": opt[1]}}
+            "weighted_metrics": name(getattr(model, "_weighted_metric_args", None)),
+            "optimizer_config": {"class_name": opt[0], "config": model.optimizer.get_config()}}
 
 
 def save_model(model: Any, filepath: str, overwrite: bool = True, include_optimizer: bool = True) -> None:
@@ -329,7 +345,6 @@ def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, c
     """The model model.save wrote (or Keras's HDF5 file of a Sequential or functional model), its
     weights loaded, compiled again from its training config, its optimizer's saved state set."""
     import h5py
-    from . import optimizers as _optimizers
     try:
         f = h5py.File(str(filepath), "r")
     except OSError as e:
@@ -346,19 +361,40 @@ def load_model(filepath: str, custom_objects: Optional[Dict[str, Any]] = None, c
         training = f.attrs.get("training_config")
         opt_values = _read_optimizer_weights(f)
     if compile and training is not None:
+        custom_objects = _with_global_objects(custom_objects)  # a custom_object_scope's too
         tc = json.loads(training.decode() if isinstance(training, bytes) else training)
         oc = tc["optimizer_config"]
-        opt_cls = {"Adam": _optimizers.Adam, "SGD": _optimizers.SGD, "RMSprop": _optimizers.RMSprop,
-                   "Adagrad": _optimizers.Adagrad}.get(oc["class_name"])
-        if opt_cls is None:
+        from .optimizers_more import deserialize as _deserialize_optimizer
+        try:
+            opt = _deserialize_optimizer(oc, custom_objects)
+        except ValueError:
             logging.warning("load_model: optimizer %s is not supported; the model is not compiled", oc["class_name"])
             return model
-        params = inspect.signature(opt_cls).parameters
-        opt = opt_cls(**{k: v for k, v in oc["config"].items() if k in params and k != "name"})
-        model.compile(opt, tc.get("loss"), metrics=tc.get("metrics") or None, loss_weights=tc.get("loss_weights"))
+        loss, metrics = _compile_objects(tc.get("loss"), tc.get("metrics"), custom_objects)
+        weighted = _compile_objects(None, tc.get("weighted_metrics"), custom_objects)[1]
+        model.compile(opt, loss, metrics=metrics or None, loss_weights=tc.get("loss_weights"),
+                      weighted_metrics=weighted or None)
         if opt_values is not None:
             _restore_optimizer(model, opt_values)
     return model
+
+
+def _compile_objects(loss: Any, metrics: Any, custom_objects: Optional[Dict[str, Any]]) -> tuple:
+    """The training config's Loss and Metric objects ({"class_name", "config"}) made again."""
+    from . import loss_classes, metric_classes
+
+    def is_obj(v: Any) -> bool:
+        return isinstance(v, dict) and "class_name" in v and "config" in v
+
+    def walk(v: Any, make: Any) -> Any:
+        if is_obj(v):
+            return make(v, custom_objects)
+        if isinstance(v, dict):
+            return {k: walk(e, make) for k, e in v.items()}
+        if isinstance(v, list):
+            return [walk(e, make) for e in v]
+        return (custom_objects or {}).get(v, v) if isinstance(v, str) else v
+    return walk(loss, loss_classes.deserialize), walk(metrics, metric_classes.deserialize)
 
 
 def _write_optimizer_weights(f: Any, optimizer: Any) -> None:

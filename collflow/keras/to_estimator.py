@@ -50,7 +50,7 @@ class _Recipe:
             if cfg is not None:
                 args = dict(cfg[1])
                 lr = getattr(opt, "lr", None)
-                if lr is not None and not isinstance(lr, (int, float)):
+                if lr is not None and not isinstance(lr, (int, float)) and not callable(lr):  # a schedule stays
                     args["learning_rate"] = float(K.get_value(lr))  # the rate now, as Keras's get_config
                 self._opt = (type(opt), args)
             else:
@@ -92,6 +92,14 @@ def _eval_metric_ops(model: Any, recipe: _Recipe) -> Dict[str, Any]:
     multi = len(names) > 1
     for out, name, fn, ms, target in zip(model.outputs, names, loss_fns, metric_lists, model._targets_in):
         for m in ms or []:
+            from .metric_classes import Metric
+            if isinstance(m, Metric):  # a copy in this graph, its state local variables (each evaluation's)
+                m = type(m).from_config(m.get_config())
+                for v in m.variables:
+                    for c in (_g.GraphKeys.LOCAL_VARIABLES, _g.GraphKeys.METRIC_VARIABLES):
+                        _g.get_default_graph().add_to_collection(c, v)
+                ops[f"{name}_{m.name}" if multi else m.name] = (m.result(), m.update_state(target, out))
+                continue
             mname, mfn = _get_metric(m, fn, out)
             ops[f"{name}_{mname}" if multi else mname] = _metrics.mean(mfn(target, out))
     return ops

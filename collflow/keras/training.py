@@ -6,7 +6,6 @@ validation runs at each epoch's end under "val_" names; callbacks see TF1's hook
 from __future__ import annotations
 
 import itertools
-import time
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -106,7 +105,12 @@ class TrainingLoop:
         # the loss and the metrics average over samples; a several-output model's per-output
         # losses over batches (TF's Mean of each batch's value)
         per_batch = np.array([False] + list(getattr(self, "_per_batch", [])))
+        # a Metric object's value is its own running result over the run (TF 1.15), from zero
+        stateful = np.zeros(len(per_batch), dtype=bool)
+        stateful[[i for i, _ in getattr(self, "_stateful_metrics", [])]] = True
+        self.reset_metrics()
         totals = np.zeros(len(fetches) - (1 if train else 0))
+        last = totals
         n = batches_seen = 0
         for b, (xs, y, w) in enumerate(batches):
             size = len(xs[0])
@@ -115,13 +119,25 @@ class TrainingLoop:
             out = sess.run(fetches, self._feed(xs, y, w, train))
             vals = np.asarray(out[1:] if train else out, dtype=np.float64)
             totals += np.where(per_batch, vals, vals * size)
+            last = vals
             n += size
             batches_seen += 1
             if callbacks is not None:
                 callbacks.on_train_batch_end(b, dict(zip(self.metrics_names, map(float, vals)), batch=b, size=size))
         if n == 0:
             raise ValueError("no batches: the input is empty")
-        return [float(v) for v in np.where(per_batch, totals / batches_seen, totals / n)]
+        return [float(v) for v in np.where(stateful, last, np.where(per_batch, totals / batches_seen, totals / n))]
+
+    @property
+    def metrics(self) -> List[Any]:
+        """The Metric objects given to compile (string metrics are not objects here)."""
+        return [m for _, m in getattr(self, "_stateful_metrics", [])]
+
+    def reset_metrics(self) -> None:
+        """Zeros the state of the compiled Metric objects."""
+        ops = [op for op in (m.reset_op() for m in self.metrics) if op is not None]
+        if ops:
+            K.get_session().run(ops)
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None, epochs: int = 1, verbose: int = 1,
@@ -199,27 +215,36 @@ class TrainingLoop:
                   initial_epoch: int, run_val: Any = lambda e: True) -> _cb.History:
         train_op = self._train_function()
         history = _cb.History()
-        # History last, as Keras: it records what the user's callbacks add to the logs (lr)
-        cbs = _cb.CallbackList(list(callbacks or []) + [history])
+        # History after the user's callbacks, as Keras: it records what they add to the logs
+        # (lr); then verbose's ProgbarLogger (TF 1.15's order), counting samples of arrays
+        from .callbacks_more import ProgbarLogger
+        samples = len(source.xs[0]) if isinstance(source, ArraySource) and source.xs else None
+        steps = None if samples is not None else getattr(source, "steps", None)
+        if steps is None and isinstance(getattr(source, "gen", None), Sequence_):
+            steps = len(source.gen)
+        shown = [ProgbarLogger("samples" if samples is not None else "steps")] if verbose else []
+        cbs = _cb.CallbackList(list(callbacks or []) + [history] + shown)
         for c in cbs.callbacks:
             c.set_model(self)
-            c.set_params({"epochs": epochs, "verbose": verbose,
+            c.set_params({"epochs": epochs, "verbose": verbose, "samples": samples, "steps": steps,
+                          "batch_size": getattr(source, "batch_size", None), "do_validation": val is not None,
                           "metrics": self.metrics_names + ["val_" + n for n in self.metrics_names] * (val is not None)})
+        counted = samples if samples is not None else steps if isinstance(source, DatasetSource) else None
+        if verbose and counted is not None:  # TF 1.15's array / dataset loop says what it trains on
+            unit = "samples" if samples is not None else "steps"
+            n_val = None if val is None else len(val.xs[0]) if isinstance(val, ArraySource) and val.xs else \
+                getattr(val, "steps", None)
+            print(f"Train on {counted} {unit}" + (f", validate on {n_val} {unit}" if n_val else ""))
         self.stop_training = False
         cbs.on_train_begin({})
         fetches = [train_op, self.total_loss] + self._metric_tensors
         for epoch in range(initial_epoch, epochs):
             cbs.on_epoch_begin(epoch, {})
-            t0 = time.time()
             logs = dict(zip(self.metrics_names, self._run(fetches, source.epoch(), True, cbs)))
             if val is not None and run_val(epoch):
                 vvals = self._run([self.total_loss] + self._metric_tensors, val.epoch(), False)
                 logs.update({"val_" + k: v for k, v in zip(self.metrics_names, vvals)})
-            if verbose:
-                if verbose == 1:
-                    print(f"Epoch {epoch + 1}/{epochs}")
-                print(f" - {time.time() - t0:.0f}s - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
-            cbs.on_epoch_end(epoch, logs)
+            cbs.on_epoch_end(epoch, logs)  # verbose's ProgbarLogger shows them
             if self.stop_training:
                 break
         cbs.on_train_end({})
@@ -272,8 +297,11 @@ class TrainingLoop:
         self._build_from(x)
         self._require_compiled()
         xs = standardize(x, self.inputs, "input")
-        out = K.get_session().run([self._train_function(), self.total_loss] + self._metric_tensors,
+        train_op = self._train_function()  # first: the session then initializes the optimizer's state
+        out = K.get_session().run([train_op, self.total_loss] + self._metric_tensors,
                                   self._feed(xs, self._targets(y), sample_weight, True))[1:]
+        if reset_metrics:  # after the batch, as TF 1.15: the next call starts from zero
+            self.reset_metrics()
         return float(out[0]) if len(out) == 1 else [float(v) for v in out]
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, reset_metrics: bool = True) -> Any:
@@ -282,6 +310,8 @@ class TrainingLoop:
         out = K.get_session().run([self.total_loss] + self._metric_tensors,
                                   self._feed(standardize(x, self.inputs, "input"), self._targets(y), sample_weight,
                                              False))
+        if reset_metrics:
+            self.reset_metrics()
         return float(out[0]) if len(out) == 1 else [float(v) for v in out]
 
     def predict_on_batch(self, x: Any) -> Any:
