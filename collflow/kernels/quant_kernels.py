@@ -7,6 +7,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .device import to_host
 from .registry import KernelContext, register_kernel
 
 _F = np.float32
@@ -51,7 +52,7 @@ def fake_quant(x: Any, mn: Any, mx: Any, num_bits: int, narrow_range: bool) -> A
 
 
 def _host(xp: Any, *arrays: Any) -> list:
-    return [np.asarray(xp.asnumpy(a) if xp is not np else a) for a in arrays]
+    return [to_host(a) for a in arrays]
 
 
 def _check_bits(op: Any) -> Tuple[int, bool]:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .device import to_host
 from .registry import KernelContext, register_kernel
 from .state_kernels import _check_indices
 
@@ -48,8 +49,8 @@ def _variable_scatter(op: Any, ctx: KernelContext, how: str) -> Any:
                 if xp is np:
                     _apply_in_order(how, v, idx, upd)
                 else:  # the GPU: combine on the host in order, then write the rows back
-                    host = xp.asnumpy(v)
-                    _apply_in_order(how, host, xp.asnumpy(idx), xp.asnumpy(upd))
+                    host = to_host(v).copy()
+                    _apply_in_order(how, host, to_host(idx), to_host(upd))
                     v[...] = xp.asarray(host)
             except ZeroDivisionError:
                 raise InvalidArgumentError(f"{op.type}: integer division by zero", op) from None
@@ -67,22 +68,22 @@ def _tensor_scatter(op: Any, ctx: KernelContext, ufunc: Any) -> Any:
 
     def run(t: Any, idx: Any, upd: Any) -> Any:
         on_gpu = xp is not np
-        if on_gpu:
-            t, idx, upd = xp.asnumpy(t), xp.asnumpy(idx), xp.asnumpy(upd)
+        t, idx, upd = to_host(t), to_host(idx), to_host(upd)
         out = np.array(t, copy=True)
         depth = idx.shape[-1]
         lead = out.shape[:depth]
         flat_idx = idx.reshape(-1, depth).astype(np.int64)
-        for k, row in enumerate(flat_idx):
-            if np.any(row < 0) or np.any(row >= np.asarray(lead, dtype=np.int64)):
-                raise InvalidArgumentError(
-                    f"{op.type}: indices[{k}] = {row.tolist()} does not index into shape {list(t.shape)}", op)
+        bad = np.flatnonzero(((flat_idx < 0) | (flat_idx >= np.asarray(lead, dtype=np.int64))).any(axis=1))
+        if bad.size:
+            k = int(bad[0])
+            raise InvalidArgumentError(
+                f"{op.type}: indices[{k}] = {flat_idx[k].tolist()} does not index into shape {list(t.shape)}", op)
         rest = out.shape[depth:]
         n_lead = int(np.prod(lead, dtype=np.int64))
         view = out.reshape((n_lead,) + rest)
         flat = np.ravel_multi_index(flat_idx.T, lead) if depth else np.zeros(len(flat_idx), np.int64)
         ufunc.at(view, flat, upd.reshape((len(flat_idx),) + rest))
-        return xp.asarray(out) if on_gpu else out
+        return xp.asarray(out)
     return run
 
 
