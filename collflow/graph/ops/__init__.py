@@ -24,3 +24,4 @@ from . import complex_more_ops, complex_linalg_ops, qr_grad  # noqa: F401  (comp
 from . import sets_ops  # noqa: F401  (tf.sets)
 from . import stateless_random_ops, math_nn_more_ops, morph_ops, fractional_pool_ops  # noqa: F401  (tf.random.stateless_*, poisson; tf.math/tf.nn additions)
 from . import scatter_more_ops, core_misc_ops, quant_ops, critical_section_ops  # noqa: F401  (tf.scatter_mul/div/min/max, tf.tensor_scatter_nd_min/max; tf.timestamp, tf.fingerprint; tf.quantization; tf.CriticalSection)
+from . import matrix_band_diag_ops  # noqa: F401  (tf.linalg.diag/diag_part/set_diag with k, num_rows/num_cols, padding, align)

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ... import dtypes as _dt
-from ...errors import InvalidArgumentError, UnimplementedError
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
@@ -373,31 +373,48 @@ def diag_part(input: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A00
     return single("DiagPart", [input], name=name or "DiagPart")
 
 
-def _k_zero(k: Any, what: str) -> None:
-    if k not in (0, None) and not (isinstance(k, (tuple, list)) and list(k) == [0, 0]):
-        raise UnimplementedError(f"{what}: only the main diagonal (k=0) is supported, got k={k!r}")
+def _general(k: Any, *defaults: bool) -> bool:
+    """Whether a call needs the band ops (matrix_band_diag_ops.py) rather than the k = 0 ones."""
+    from .matrix_band_diag_ops import is_main_diagonal
+    return not (is_main_diagonal(k) and all(defaults))
 
 
-def matrix_diag(diagonal: Any, name: Optional[str] = None, k: Any = 0, num_rows: int = -1, num_cols: int = -1,
+def _is_zero(v: Any) -> bool:
+    return not isinstance(v, _g.Tensor) and np.ndim(v) == 0 and v == 0
+
+
+def matrix_diag(diagonal: Any, name: Optional[str] = None, k: Any = 0, num_rows: Any = -1, num_cols: Any = -1,
                 padding_value: Any = 0, align: str = "RIGHT_LEFT") -> _g.Tensor:
-    """Batched diagonal matrices: [..., N] -> [..., N, N] with the last axis on the diagonal."""
-    _k_zero(k, "matrix_diag")
-    if num_rows not in (-1, None) or num_cols not in (-1, None) or padding_value != 0:
-        raise UnimplementedError("matrix_diag: num_rows, num_cols and padding_value are not supported")
+    """Batched diagonal matrices: [..., N] -> [..., N, N] with the last axis on the diagonal.
+
+    k (an int or a pair k_low <= k_high), num_rows, num_cols, padding_value and align give
+    TF's general form (a band of diagonals, see matrix_band_diag_ops.matrix_diag_v3)."""
+    from . import matrix_band_diag_ops as _band
+    _band.check_align(align)
+    if _general(k, num_rows in (-1, None), num_cols in (-1, None), _is_zero(padding_value)):
+        return _band.matrix_diag_v3(diagonal, k, num_rows, num_cols, padding_value, align, name=name)
     return single("MatrixDiag", [diagonal], name=name or "diag")
 
 
 def matrix_diag_part(input: Any, name: Optional[str] = None, k: Any = 0,  # noqa: A002 - TF name
                      padding_value: Any = 0, align: str = "RIGHT_LEFT") -> _g.Tensor:
-    """The main diagonals of a batch of matrices: [..., M, N] -> [..., min(M, N)]."""
-    _k_zero(k, "matrix_diag_part")
+    """The main diagonals of a batch of matrices: [..., M, N] -> [..., min(M, N)]; k (an int or
+    a pair), padding_value and align give TF's band form (matrix_band_diag_ops)."""
+    from . import matrix_band_diag_ops as _band
+    _band.check_align(align)
+    if _general(k):   # the main diagonal alone is never padded: padding_value has no effect
+        return _band.matrix_diag_part_v3(input, k, padding_value, align, name=name)
     return single("MatrixDiagPart", [input], name=name or "diag_part")
 
 
 def matrix_set_diag(input: Any, diagonal: Any, name: Optional[str] = None, k: Any = 0,  # noqa: A002 - TF name
                     align: str = "RIGHT_LEFT") -> _g.Tensor:
-    """`input` ([..., M, N]) with its main diagonals replaced by `diagonal` ([..., min(M, N)])."""
-    _k_zero(k, "matrix_set_diag")
+    """`input` ([..., M, N]) with its main diagonals replaced by `diagonal` ([..., min(M, N)]);
+    k (an int or a pair) and align give TF's band form (matrix_band_diag_ops)."""
+    from . import matrix_band_diag_ops as _band
+    _band.check_align(align)
+    if _general(k):
+        return _band.matrix_set_diag_v3(input, diagonal, k, align, name=name)
     x = _g.convert_to_tensor(input)
     d = _g.convert_to_tensor(diagonal, dtype=None if isinstance(diagonal, _g.Tensor) else x.dtype, graph=x.graph)
     return single("MatrixSetDiag", [x, d], name=name or "set_diag")
