@@ -269,9 +269,7 @@ class _Recurrent(_KerasMixin, _lc.Layer):
             held = [v.value() for v in self._state_variables(x)]
             if given is None:
                 return held
-            # Keras: the held states once they are not all zeros, the given ones before
-            nonzero = _m.reduce_any(_a.stack([_m.reduce_any(_m.not_equal(v, 0.0)) for v in held]))
-            return [_a.where(_a.fill(_a.shape(g), nonzero), h, g) for h, g in zip(held, given)]
+            return held_or_given(held, given)
         if given is not None:
             return given
         zero = _a.zeros(_a.stack([batch, self.units]), dtype=x.dtype)
@@ -388,3 +386,10 @@ class GRU(_Recurrent):
 
 _full_signature(LSTM, "unit_forget_bias", True)
 _full_signature(GRU, "reset_after", False)
+
+
+def held_or_given(held: List[Any], given: List[Any]) -> List[Any]:
+    """A stateful layer's states when an initial state is also given: Keras takes the held
+    states once they are not all zeros, the given ones before (the first batch)."""
+    nonzero = _m.reduce_any(_a.stack([_m.reduce_any(_m.not_equal(v, 0.0)) for v in held]))
+    return [_a.where(_a.fill(_a.shape(g), nonzero), h, g) for h, g in zip(held, given)]

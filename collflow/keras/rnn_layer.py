@@ -32,7 +32,7 @@ from ..graph.variables import Variable
 from ..nn import layer_classes as _lc
 from . import backend as K
 from .layers import _KerasMixin, _input_shape_kwargs
-from .recurrent import _NEEDS_BATCH
+from .recurrent import _NEEDS_BATCH, held_or_given
 from .rnn_cells import StackedRNNCells, _accepts, flat_sizes, flatten_like, pack_like
 
 __all__ = ["RNN"]
@@ -213,9 +213,7 @@ class RNN(_KerasMixin, _lc.Layer):
             held = [v.value() for v in self._state_variables(xt)]
             if given is None:
                 return held
-            # as the recurrent layers: the held states once they are not all zeros, else the given
-            nonzero = _m.reduce_any(_a.stack([_m.reduce_any(_m.not_equal(v, 0.0)) for v in held]))
-            return [_a.where(_a.fill(_a.shape(g), nonzero), h, g) for h, g in zip(held, given)]
+            return held_or_given(held, given)  # as the recurrent layers
         return given if given is not None else self._zero_states(xt, batch)
 
     def _state_variables(self, xt: Any) -> List[Any]:

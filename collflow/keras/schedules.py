@@ -7,7 +7,7 @@ the optimizer's config and load_model makes it again.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -41,6 +41,15 @@ def _rate_and_step(initial: Any, step: Any) -> tuple:
     return lr, cf.cast(step, lr.dtype)
 
 
+def _rate_and_progress(sched: Any, step: Any) -> Tuple[Any, Any]:
+    """(the initial rate, step / decay_steps floored when staircase) of the exponential and
+    inverse-time schedules."""
+    cf = _cf()
+    lr, s = _rate_and_step(sched.initial_learning_rate, step)
+    p = s / cf.cast(sched.decay_steps, lr.dtype)
+    return lr, (cf.floor(p) if sched.staircase else p)
+
+
 class ExponentialDecay(LearningRateSchedule):
     """initial_learning_rate * decay_rate ** (step / decay_steps) (the exponent floored with staircase)."""
 
@@ -52,10 +61,7 @@ class ExponentialDecay(LearningRateSchedule):
     def __call__(self, step: Any) -> Any:
         cf = _cf()
         with cf.name_scope(self.name or "ExponentialDecay"):
-            lr, s = _rate_and_step(self.initial_learning_rate, step)
-            p = s / cf.cast(self.decay_steps, lr.dtype)
-            if self.staircase:
-                p = cf.floor(p)
+            lr, p = _rate_and_progress(self, step)
             return cf.multiply(lr, cf.pow(cf.cast(self.decay_rate, lr.dtype), p))
 
     def get_config(self) -> Dict[str, Any]:
@@ -128,10 +134,7 @@ class InverseTimeDecay(LearningRateSchedule):
     def __call__(self, step: Any) -> Any:
         cf = _cf()
         with cf.name_scope(self.name or "InverseTimeDecay"):
-            lr, s = _rate_and_step(self.initial_learning_rate, step)
-            p = s / cf.cast(self.decay_steps, lr.dtype)
-            if self.staircase:
-                p = cf.floor(p)
+            lr, p = _rate_and_progress(self, step)
             return cf.div(lr, 1.0 + cf.cast(self.decay_rate, lr.dtype) * p)
 
     def get_config(self) -> Dict[str, Any]:
