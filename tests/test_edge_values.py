@@ -150,3 +150,10 @@ def test_soft_nms_decays_overlaps_above_the_iou_threshold():
     np.testing.assert_allclose(sc, [0.95, 0.9, s1, s2], rtol=1e-5)
     hard = _run(lambda: tf.image.non_max_suppression(boxes, scores, 4, 0.5))
     np.testing.assert_array_equal(hard, [3, 0])
+
+
+def test_mean_of_nothing_is_nan_without_a_warning():
+    # NumPy's mean of an empty slice warns (an error under this suite's filterwarnings); TF's is NaN
+    x = np.zeros([0, 3], np.float32)
+    m0, m1, v = _run(lambda: [tf.reduce_mean(x), tf.reduce_mean(x, axis=0), tf.math.reduce_variance(x)])
+    assert np.isnan(m0) and m1.shape == (3,) and np.isnan(m1).all() and np.isnan(v)

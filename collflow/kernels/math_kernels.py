@@ -228,6 +228,14 @@ def _reduction(op: Any, ctx: KernelContext, fname: str) -> Any:
             return xp.full(shape, ident, dtype=dt)
         return extreme
 
+    if fname == "mean" and float_out:
+        def mean(x: Any) -> Any:
+            if x.size:
+                return fn(x, axis=axis, keepdims=keep)
+            # over nothing: 0/0 = NaN silently, as TF (NumPy's mean warns "Mean of empty slice")
+            return xp.true_divide(xp.sum(x, axis=axis, keepdims=keep), dt.type(0))
+        return mean
+
     def reduce(x: Any) -> Any:
         return fn(x, axis=axis, keepdims=keep)
     return reduce

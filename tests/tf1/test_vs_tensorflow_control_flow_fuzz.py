@@ -1,4 +1,4 @@
-"""Randomised differential check of control flow against TF1's (control flow v1): programs
+"""Randomised differential check of control flow against TensorFlow's: programs
 built from nested while_loop (fixed and data-dependent trip counts), cond, scan and
 elementwise/reduction bodies that read a placeholder and a variable; the value and the
 gradients with respect to both must equal TensorFlow's to 1e-9 in float64."""
@@ -12,8 +12,17 @@ import collflow.compat.v1 as cf  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 tf.disable_eager_execution()
-tf.disable_control_flow_v2()
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(params=["v1", "v2"])
+def control_flow(request):
+    """TF's control flow v1 (TF 1.x's Enter/Exit/Switch/Merge graph) and v2, each for the test
+    only: the switch is TF-global, and other tests expect TF's default (v2)."""
+    was_v2 = tf.control_flow_v2_enabled()
+    (tf.disable_control_flow_v2 if request.param == "v1" else tf.enable_control_flow_v2)()
+    yield request.param
+    (tf.enable_control_flow_v2 if was_v2 else tf.disable_control_flow_v2)()
 
 
 def _expr(r, depth):
@@ -65,7 +74,7 @@ def _run(mod, seed, x, w):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_control_flow_program(seed):
+def test_random_control_flow_program(seed, control_flow):
     r = np.random.default_rng(10_000 + seed)
     x, w = r.normal(0, 1, 3), r.normal(0, 1, 3)
     want, got = _run(tf, seed, x, w), _run(cf, seed, x, w)
