@@ -25,6 +25,7 @@ from collflow.graph.ops import sparse_ops as _sp
 from collflow.graph.ops import sparse_more_ops as _spm
 from collflow.graph.ops import sparse_cross_ops as _spx
 from collflow.graph.ops import sparse_extra_ops as _spe
+from collflow.graph.ops import string_format_ops as _string_format
 from collflow.graph.ops import sparse_misc_ops as _spmisc
 from collflow.graph.ops.sparse_accumulator_ops import SparseConditionalAccumulator as _SparseCondAcc
 from collflow.graph.ops import special_ops as _special
@@ -206,7 +207,8 @@ strings = _Namespace("strings", "tf.strings: the string ops under their tf.strin
     "length": _text.string_length, "lower": _text.string_lower, "upper": _text.string_upper,
     "split": _text.strings_split, "to_number": _cf.string_to_number, "as_string": _cf.as_string,
     "to_hash_bucket_strong": _cf.string_to_hash_bucket_strong,
-    "to_hash_bucket_fast": _cf.string_to_hash_bucket_fast, "to_hash_bucket": _cf.string_to_hash_bucket})
+    "to_hash_bucket_fast": _cf.string_to_hash_bucket_fast, "to_hash_bucket": _cf.string_to_hash_bucket,
+    "format": _string_format.string_format, "unsorted_segment_join": _string_format.unsorted_segment_join})
 # tf.strings.unicode_* and split's result_type="RaggedTensor" (graph/ops/unicode_ops.py); tf.ragged
 from collflow.graph.ops import unicode_ops as _uni, ragged_math as _rgm, ragged_tensor as _rgt  # noqa: E402
 strings.__dict__.update({n: getattr(_uni, n) for n in _uni.__all__ if n.startswith("unicode_")})
