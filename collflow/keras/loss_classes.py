@@ -349,21 +349,26 @@ def serialize(loss: Any) -> Any:
     raise ValueError(f"Cannot serialize {loss!r}")
 
 
-def deserialize(name: Any, custom_objects: Optional[Dict[str, Any]] = None) -> Any:
-    """A loss function from its name, or a Loss from its {"class_name", "config"}."""
-    objects = {**_objects(), **(custom_objects or {})}
+def deserialize_named(name: Any, objects: Dict[str, Any], kind: str) -> Any:
+    """A function from its name, or an object from its {"class_name", "config"}, looked up in
+    `objects`, with Keras's errors naming the `kind` ("loss", "metric")."""
     if isinstance(name, dict):
         if "class_name" not in name or "config" not in name:
             raise ValueError(f"Improper config format: {name}")
         cls = objects.get(name["class_name"])
         if cls is None:
-            raise ValueError(f"Unknown loss function: {name['class_name']}")
+            raise ValueError(f"Unknown {kind} function: {name['class_name']}")
         return cls.from_config(name["config"]) if hasattr(cls, "from_config") else cls(**name["config"])
     if isinstance(name, str):
         if name not in objects:
-            raise ValueError(f"Unknown loss function:{name}")
+            raise ValueError(f"Unknown {kind} function:{name}")
         return objects[name]
-    raise ValueError(f"Could not interpret serialized loss function: {name}")
+    raise ValueError(f"Could not interpret serialized {kind} function: {name}")
+
+
+def deserialize(name: Any, custom_objects: Optional[Dict[str, Any]] = None) -> Any:
+    """A loss function from its name, or a Loss from its {"class_name", "config"}."""
+    return deserialize_named(name, {**_objects(), **(custom_objects or {})}, "loss")
 
 
 def get(identifier: Any) -> Any:

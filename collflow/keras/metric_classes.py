@@ -463,19 +463,7 @@ def serialize(metric: Any) -> Any:
 
 def deserialize(config: Any, custom_objects: Optional[Dict[str, Any]] = None) -> Any:
     """A metric function from its name, or a Metric from its {"class_name", "config"}."""
-    objects = {**_objects(), **(custom_objects or {})}
-    if isinstance(config, dict):
-        if "class_name" not in config or "config" not in config:
-            raise ValueError(f"Improper config format: {config}")
-        cls = objects.get(config["class_name"])
-        if cls is None:
-            raise ValueError(f"Unknown metric function: {config['class_name']}")
-        return cls.from_config(config["config"])
-    if isinstance(config, str):
-        if config not in objects:
-            raise ValueError(f"Unknown metric function:{config}")
-        return objects[config]
-    raise ValueError(f"Could not interpret serialized metric function: {config}")
+    return _lc.deserialize_named(config, {**_objects(), **(custom_objects or {})}, "metric")
 
 
 def get(identifier: Any) -> Any:
