@@ -81,7 +81,7 @@ def get_regularization_loss(scope: Optional[str] = None, name: str = "total_regu
     losses = get_regularization_losses(scope)
     if losses:
         return _m.add_n(losses, name=name)
-    return constant(0.0, name=name)
+    return constant(0.0)    # TF1's unnamed constant ("Const"), not `name`
 
 
 def get_total_loss(add_regularization_losses: bool = True, name: str = "total_loss",
@@ -123,10 +123,13 @@ def _check_broadcastable(weights: _g.Tensor, losses: _g.Tensor) -> None:
 
 
 def _safe_div(num: _g.Tensor, den: _g.Tensor, name: str = "value") -> _g.Tensor:
-    """num / den, 0 where den is 0 (with a finite gradient there)."""
+    """num / den, 0 where den is 0 (with a finite gradient there).
+
+    TF's div_no_nan: a negative den (MEAN with negative weights) still divides."""
     zero = _a.zeros_like(den)
-    safe = _a.where(_m.equal(den, zero), _a.ones_like(den), den)
-    return _a.where(_m.greater(den, zero), num / safe, _a.zeros_like(num), name=name)
+    is_zero = _m.equal(den, zero)
+    safe = _a.where(is_zero, _a.ones_like(den), den)
+    return _a.where(is_zero, _a.zeros_like(num), num / safe, name=name)
 
 
 def _num_present(losses: _g.Tensor, weights_arg: Any, weights: _g.Tensor) -> _g.Tensor:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
-import numpy as np
-
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
@@ -23,6 +21,7 @@ from ..graph.ops import math_ops as _m
 from ..graph.ops import state_ops as _s
 from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
+from .metrics_shapes import broadcast_weights, squeeze_pair
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "root_mean_squared_error", "mean_absolute_error",
            "true_positives", "false_positives", "false_negatives", "true_negatives", "precision", "recall", "auc",
@@ -63,7 +62,7 @@ def _weighted(x: _g.Tensor, weights: Any) -> Tuple[_g.Tensor, _g.Tensor]:
     """(sum of x * w, sum of w) with w broadcast to x (1 where weights is None)."""
     if weights is None:
         return _m.reduce_sum(x), _m.cast(_a.size(x), _dt.float32)
-    w = _floats(weights) * _a.ones_like(x)
+    w = broadcast_weights(weights, x)
     return _m.reduce_sum(x * w), _m.reduce_sum(w)
 
 
@@ -92,7 +91,12 @@ def _as_bool(x: Any) -> _g.Tensor:
 
 
 def _bools(labels: Any, predictions: Any) -> Tuple[_g.Tensor, _g.Tensor]:
-    return _as_bool(labels), _as_bool(predictions)
+    return squeeze_pair(_as_bool(labels), _as_bool(predictions))
+
+
+def _float_pair(labels: Any, predictions: Any) -> Tuple[_g.Tensor, _g.Tensor]:
+    """Both float32, a squeezable trailing dimension dropped (TF1's remove_squeezable_dimensions)."""
+    return squeeze_pair(_floats(labels), _floats(predictions))
 
 
 def mean(values: Any, weights: Any = None, metrics_collections: Collections = None,
@@ -106,7 +110,7 @@ def accuracy(labels: Any, predictions: Any, weights: Any = None, metrics_collect
              updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
     """How often predictions equal labels (compared in the labels' dtype)."""
     with variable_scope(name, default_name="accuracy"):
-        labels, predictions = _g.convert_to_tensor(labels), _g.convert_to_tensor(predictions)
+        labels, predictions = squeeze_pair(_g.convert_to_tensor(labels), _g.convert_to_tensor(predictions))
         if (labels.shape.rank is not None and predictions.shape.rank is not None
                 and not labels.shape.is_compatible_with(predictions.shape)):
             raise InvalidArgumentError(f"accuracy: labels of shape {labels.shape} and predictions of shape "
@@ -120,7 +124,7 @@ def mean_squared_error(labels: Any, predictions: Any, weights: Any = None, metri
                        updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
     """The mean of (labels - predictions)^2."""
     with variable_scope(name, default_name="mean_squared_error"):
-        d = _m.squared_difference(_floats(labels), _floats(predictions))
+        d = _m.squared_difference(*_float_pair(labels, predictions))
         return _mean_here(d, weights, metrics_collections, updates_collections)
 
 
@@ -129,7 +133,7 @@ def root_mean_squared_error(labels: Any, predictions: Any, weights: Any = None,
                             name: Optional[str] = None) -> Pair:
     """The square root of the mean squared error."""
     with variable_scope(name, default_name="root_mean_squared_error"):
-        value, update = _mean_here(_m.squared_difference(_floats(labels), _floats(predictions)), weights, None, None)
+        value, update = _mean_here(_m.squared_difference(*_float_pair(labels, predictions)), weights, None, None)
         return _collect(metrics_collections, updates_collections, _m.sqrt(value), _m.sqrt(update))
 
 
@@ -137,7 +141,8 @@ def mean_absolute_error(labels: Any, predictions: Any, weights: Any = None, metr
                         updates_collections: Collections = None, name: Optional[str] = None) -> Pair:
     """The mean of |labels - predictions|."""
     with variable_scope(name, default_name="mean_absolute_error"):
-        d = _m.abs(_floats(labels) - _floats(predictions))
+        lab, pred = _float_pair(labels, predictions)
+        d = _m.abs(lab - pred)
         return _mean_here(d, weights, metrics_collections, updates_collections)
 
 
@@ -183,35 +188,30 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
     """The area under the ROC (or precision-recall, curve="PR") curve, TF1's estimate: the
     confusion counts at num_thresholds thresholds evenly spaced in [0, 1] (predictions are
     probabilities), summed by the trapezoidal rule ("minoring"/"majoring": the lower/upper
-    Riemann sums); local variables auc/true_positives, false_negatives, true_negatives,
+    Riemann sums; "careful_interpolation" interpolates PR curves as TF1, and is trapezoidal
+    for ROC); given `thresholds` are sorted, and both ways get end points -1e-7 and 1 + 1e-7;
+    local variables auc/true_positives, false_negatives, true_negatives,
     false_positives of shape [num_thresholds]."""
     if curve not in ("ROC", "PR"):
         raise ValueError(f"curve must be either ROC or PR, {curve} unknown")
     if summation_method not in ("trapezoidal", "careful_interpolation", "minoring", "majoring"):
         raise ValueError(f"Invalid summation_method: {summation_method}")
     if thresholds is not None:
-        ths = [float(t) for t in thresholds]
+        ths = sorted(float(t) for t in thresholds)       # TF1 sorts the given thresholds
     else:
         if num_thresholds < 2:
             raise ValueError("num_thresholds must be > 1.")
         ths = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
-        ths = [0.0 - 1e-7] + ths + [1.0 + 1e-7]
+    ths = [0.0 - 1e-7] + ths + [1.0 + 1e-7]               # both ways get the end points
     n = len(ths)
+    from .metrics_thresholds import _confusion_at_thresholds  # it imports this module
     with variable_scope(name, default_name="auc"):
-        pred = _a.reshape(_floats(predictions), [1, -1])
-        pos = _m.greater(pred, _a.reshape(_g.convert_to_tensor(np.asarray(ths, np.float32)), [-1, 1]))  # [T, N]
-        lab = _a.reshape(_as_bool(labels), [1, -1])
-        w = _a.reshape(_floats(weights) * _a.ones_like(_floats(predictions)), [1, -1]) if weights is not None \
-            else None
-        counts = {}
-        for key, cond in (("true_positives", _m.logical_and(lab, pos)),
-                          ("false_negatives", _m.logical_and(lab, _m.logical_not(pos))),
-                          ("true_negatives", _m.logical_and(_m.logical_not(lab), _m.logical_not(pos))),
-                          ("false_positives", _m.logical_and(_m.logical_not(lab), pos))):
-            c = _m.cast(cond, _dt.float32)
-            counts[key] = (_local(key, [n]), _m.reduce_sum(c * w if w is not None else c, 1))
+        # squeezes, weights' alignment and the [0, 1] check of predictions, as TF1's auc
+        counts = _confusion_at_thresholds(labels, predictions, ths, weights)
 
         def compute(tp: Any, fn: Any, tn: Any, fp: Any, nm: str) -> _g.Tensor:
+            if curve == "PR" and summation_method == "careful_interpolation":
+                return _interpolated_pr_auc(tp, fn, fp, n, nm)
             eps = 1.0e-6
             rec = _m.truediv(tp + eps, tp + fn + eps)
             if curve == "ROC":
@@ -227,15 +227,31 @@ def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int 
                 h = (y[:n - 1] + y[1:]) / 2.0
             return _m.reduce_sum(dx * h, name=nm)
 
-        order = ("true_positives", "false_negatives", "true_negatives", "false_positives")
+        order = ("tp", "fn", "tn", "fp")
         value = compute(*[counts[k][0].value() for k in order], "value")
-        ups = [_s.assign_add(counts[k][0], counts[k][1]) for k in order]
-        update = compute(*ups, "update_op")
+        update = compute(*[counts[k][1] for k in order], "update_op")
         return _collect(metrics_collections, updates_collections, value, update)
 
 
+def _interpolated_pr_auc(tp: Any, fn: Any, fp: Any, n: int, name: str) -> _g.Tensor:
+    """TF1's PR AUC by careful interpolation (Davis & Goadrich 2006): between two adjacent
+    thresholds tp grows linearly with the predicted positives P = tp + fp, tp = a + s * P,
+    so precision = s + a / P, and the area over recall (d recall = d tp / positives) is
+    s * (d tp + a * log(P_lo / P_hi)) / positives, each division 0 where its divisor is 0."""
+    from ..graph.ops.math_more_ops import div_no_nan
+    p = tp + fp
+    p_lo, p_hi = p[:n - 1], p[1:]                 # thresholds ascend: P shrinks
+    dtp = tp[:n - 1] - tp[1:]
+    slope = div_no_nan(dtp, _m.maximum(p_lo - p_hi, 0.0))
+    intercept = tp[1:] - slope * p_hi
+    both = _m.logical_and(_m.greater(p_lo, 0.0), _m.greater(p_hi, 0.0))
+    ratio = _a.where(both, div_no_nan(p_lo, _m.maximum(p_hi, 0.0)), _a.ones_like(p_hi))
+    area = div_no_nan(slope * (dtp + intercept * _m.log(ratio)), _m.maximum(tp[1:] + fn[1:], 0.0))
+    return _m.reduce_sum(area, name=name)
+
+
 def _flat_pair(labels: Any, predictions: Any, what: str) -> Tuple[_g.Tensor, _g.Tensor]:
-    labels, predictions = _g.convert_to_tensor(labels), _g.convert_to_tensor(predictions)
+    labels, predictions = squeeze_pair(_g.convert_to_tensor(labels), _g.convert_to_tensor(predictions))
     if (labels.shape.rank is not None and predictions.shape.rank is not None
             and not labels.shape.is_compatible_with(predictions.shape)):
         raise InvalidArgumentError(f"{what}: labels of shape {labels.shape} and predictions of shape "
@@ -255,8 +271,8 @@ def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = Non
     with variable_scope(name, default_name="mean_iou"):
         lab, pred = _flat_pair(labels, predictions, "mean_iou")
         total = _local("total_confusion_matrix", [int(num_classes), int(num_classes)], _dt.float64)
-        w = None if weights is None else _a.reshape(_m.cast(weights, _dt.float64) * _a.ones_like(
-            _m.cast(_g.convert_to_tensor(labels), _dt.float64)), [-1])
+        w = None if weights is None else _a.reshape(_m.cast(broadcast_weights(
+            weights, _g.convert_to_tensor(predictions)), _dt.float64), [-1])
         current = confusion_matrix(lab, _m.cast(pred, lab.dtype) if pred.dtype != lab.dtype else pred,
                                    num_classes=int(num_classes), weights=w, dtype=_dt.float64)
         update = _s.assign_add(total, current)
@@ -283,7 +299,7 @@ def mean_per_class_accuracy(labels: Any, predictions: Any, num_classes: int, wei
         ones = _a.ones_like(lab, dtype=_dt.float32)
         correct = _m.cast(_m.equal(pred, lab), _dt.float32)
         if weights is not None:
-            w = _a.reshape(_floats(weights) * _a.ones_like(_floats(labels)), [-1])
+            w = _a.reshape(broadcast_weights(weights, _g.convert_to_tensor(predictions)), [-1])
             ones, correct = ones * w, correct * w
         update = _safe_div(_s.scatter_add(count, lab, correct), _s.scatter_add(total, lab, ones), "update_op")
         value = _m.reduce_mean(_safe_div(count.value(), total.value(), "per_class"), name="mean_accuracy")

@@ -24,6 +24,7 @@ from ..graph.ops import state_ops as _s
 from ..graph.ops.constant_op import identity
 from ..graph.variable_scope import variable_scope
 from .metrics import Collections, Pair, _as_bool, _collect, _floats, _local, _mean_here, _safe_div
+from .metrics_shapes import broadcast_weights, squeeze_pair
 
 __all__ = ["true_positives_at_thresholds", "false_positives_at_thresholds", "true_negatives_at_thresholds",
            "false_negatives_at_thresholds", "precision_at_thresholds", "recall_at_thresholds",
@@ -34,16 +35,7 @@ _ORDER = ("tp", "fn", "tn", "fp")          # TF1 makes the variables in this ord
 _VAR_NAMES = {"tp": "true_positives", "fn": "false_negatives", "tn": "true_negatives", "fp": "false_positives"}
 
 
-def _squeeze_pair(labels: _g.Tensor, predictions: _g.Tensor) -> Tuple[_g.Tensor, _g.Tensor]:
-    """TF1's remove_squeezable_dimensions: drops a trailing size-1 dimension of whichever of
-    the two has one more dimension than the other."""
-    lr, pr = labels.shape.rank, predictions.shape.rank
-    if lr is not None and pr is not None:
-        if pr - lr == 1 and predictions.shape.dims[-1] in (1, None):
-            predictions = _a.squeeze(predictions, [-1])
-        elif lr - pr == 1 and labels.shape.dims[-1] in (1, None):
-            labels = _a.squeeze(labels, [-1])
-    return labels, predictions
+_squeeze_pair = squeeze_pair      # the name this module's users know
 
 
 def _check_compatible(a: _g.Tensor, b: _g.Tensor) -> None:
@@ -69,7 +61,7 @@ def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: Sequence
     lab = _a.reshape(_as_bool(labels), [1, -1])
     w = None
     if weights is not None:
-        w = _a.reshape(_floats(weights) * _a.ones_like(predictions), [1, -1])
+        w = _a.reshape(broadcast_weights(weights, predictions), [1, -1])
     conds = {"tp": _m.logical_and(lab, pos), "fn": _m.logical_and(lab, _m.logical_not(pos)),
              "tn": _m.logical_and(_m.logical_not(lab), _m.logical_not(pos)),
              "fp": _m.logical_and(_m.logical_not(lab), pos)}
@@ -219,7 +211,7 @@ def mean_tensor(values: Any, weights: Any = None, metrics_collections: Collectio
         total, count = _local("total_tensor", shape), _local("count_tensor", shape)
         num = _a.ones_like(values)
         if weights is not None:
-            w = _floats(weights) * num
+            w = broadcast_weights(weights, values)
             values, num = values * w, w
         update = _safe_div(_s.assign_add(total, values), _s.assign_add(count, num), "update_op")
         value = _safe_div(total.value(), count.value(), "value")

@@ -375,7 +375,10 @@ def add_n(inputs: Sequence[Any], name: Optional[str] = None) -> _g.Tensor:
     if not inputs:
         raise ValueError("add_n needs at least one input")
     if len(inputs) == 1:
-        return _g.convert_to_tensor(inputs[0])
+        # TF1: one input is returned as is, or through an Identity carrying `name` when named
+        # (tf.losses.get_total_loss of one loss is still "total_loss:0")
+        x = _g.convert_to_tensor(inputs[0])
+        return single("Identity", [x], name=name) if name else x
     return single("AddN", inputs, name=name or "AddN")
 
 
