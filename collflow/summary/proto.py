@@ -252,10 +252,18 @@ class TensorShapeProto(Message):
 
 
 class TensorProto(Message):
-    """Only what summaries use: dtype, shape, tensor_content (tf.summary.tensor_summary's
-    numbers) and string values."""
+    """tensor.proto's TensorProto: dtype, shape, tensor_content and the typed value fields
+    (summaries write dtype, shape, tensor_content and string_val; a TensorFlow GraphDef's Const
+    values use any of them).  uint32_val/uint64_val read as int64 varints (a uint64 past
+    2**63 reads negative: mask it)."""
     FIELDS = ((1, "dtype", "enum", 0), (2, "tensor_shape", TensorShapeProto, None),
-              (4, "tensor_content", "bytes", b""), (8, "string_val", ["bytes"], None))
+              (3, "version_number", "int32", 0), (4, "tensor_content", "bytes", b""),
+              (5, "float_val", ["float"], None), (6, "double_val", ["double"], None),
+              (7, "int_val", ["int32"], None), (8, "string_val", ["bytes"], None),
+              (9, "scomplex_val", ["float"], None), (10, "int64_val", ["int64"], None),
+              (11, "bool_val", ["bool"], None), (12, "dcomplex_val", ["double"], None),
+              (13, "half_val", ["int32"], None), (16, "uint32_val", ["int64"], None),
+              (17, "uint64_val", ["int64"], None))
 
 
 class _PluginData(Message):
@@ -312,15 +320,40 @@ class Event(Message):
         return next((n for n in ("file_version", "graph_def", "summary", "session_log") if self.HasField(n)), None)
 
 
+class _NameAttrList(Message):
+    FIELDS: Sequence[Tuple[int, str, Any, Any]] = ()  # set below AttrValue (the two refer to each other)
+
+
+class _ListValue(Message):
+    FIELDS = ((2, "s", ["bytes"], None), (3, "i", ["int64"], None), (4, "f", ["float"], None),
+              (5, "b", ["bool"], None), (6, "type", ["enum"], None), (7, "shape", [TensorShapeProto], None),
+              (8, "tensor", [TensorProto], None), (9, "func", [_NameAttrList], None))
+
+
 class AttrValue(Message):
-    """Only the string member (s) of TF's AttrValue: collflow keeps an op's attributes as one
-    string attr (train/graph_def_io.py)."""
-    FIELDS = ((2, "s", "bytes", b""),)
+    """attr_value.proto's AttrValue (a oneof: list, s, i, f, b, type, shape, tensor,
+    placeholder, func).  collflow's own GraphDefs keep an op's attributes as one string attr
+    (train/graph_def_io.py); TensorFlow's GraphDefs use the typed members, which a parse keeps
+    and a serialization writes back (train/tf_graph_def_import.py reads them)."""
+    ListValue = _ListValue
+    FIELDS = ((1, "list", _ListValue, None), (2, "s", "bytes", b""), (3, "i", "int64", 0), (4, "f", "float", 0.0),
+              (5, "b", "bool", False), (6, "type", "enum", 0), (7, "shape", TensorShapeProto, None),
+              (8, "tensor", TensorProto, None), (9, "placeholder", "string", ""), (10, "func", _NameAttrList, None))
+    ONEOF = frozenset({"list", "s", "i", "f", "b", "type", "shape", "tensor", "placeholder", "func"})
+
+    def WhichOneof(self, group: str) -> Any:  # noqa: N802 (protobuf's name)
+        """The member of the "value" oneof that is set, or None."""
+        if group != "value":
+            raise ValueError(f'Protocol message AttrValue has no "{group}" oneof')
+        return next((f[1] for f in self.FIELDS if f[1] in self._present), None)
 
 
 class _AttrEntry(Message):
     # one entry of NodeDef's attr map (a protobuf map is a repeated key/value message)
     FIELDS = ((1, "key", "string", ""), (2, "value", AttrValue, None))
+
+
+_NameAttrList.FIELDS = ((1, "name", "string", ""), (2, "attr", [_AttrEntry], None))
 
 
 class NodeDef(Message):

@@ -6,12 +6,13 @@ collflow's GraphDef is TensorFlow's wire format (graph.proto's GraphDef and Node
 input, device, attr), so TensorFlow's protobuf parser reads its bytes; but each node's
 attributes travel as ONE string attr, "_collflow", holding the node as import_meta_graph's
 JSON writes it (its attributes, output dtypes and shapes, cond/loop context), not as TF's typed
-AttrValues.  So a GraphDef round-trips within collflow (freeze, write, read, import), and a
-GraphDef TensorFlow wrote cannot be imported (its nodes have no "_collflow" attr: a clear error
-says so).  Structure is read from the NodeDef fields (name, op, input, device), so editing
-those (graph_util.extract_sub_graph, remove_training_nodes, or by hand) is what gets imported.
+AttrValues.  So a GraphDef round-trips within collflow (freeze, write, read, import).  A
+GraphDef TensorFlow wrote (no node has a "_collflow" attr: a frozen `.pb`) is imported by
+tf_graph_def_import.py, which reads TF's typed AttrValues and translates each op type.
+Structure is read from the NodeDef fields (name, op, input, device), so editing those
+(graph_util.extract_sub_graph, remove_training_nodes, or by hand) is what gets imported.
 
-The rebuilding is import_meta_graph's (_Importer in meta_graph.py), not a second importer.
+The rebuilding of collflow's GraphDefs is import_meta_graph's (_Importer in meta_graph.py).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ..graph import graph as _g
 from ..graph.graph import register_graph_def_builder
 from ..summary import proto as _proto
 from .meta_graph import _context_table, _Forward, _Importer, _node
+from .tf_graph_def_import import import_tf_graph_def, is_tf_graph_def
 
 __all__ = ["GraphDef", "NodeDef", "graph_def_with_attrs", "node_data", "set_node_data", "import_graph_def",
            "split_input"]
@@ -95,7 +97,7 @@ def _meta_nodes(graph_def: Any, source: str) -> Tuple[List[Dict[str, Any]], List
             raise InvalidArgumentError(
                 f"{source}: node {nd.name!r} ({nd.op}) has no collflow attributes: import_graph_def imports the "
                 "GraphDefs collflow makes (Graph.as_graph_def, tf.graph_util), written and read back as bytes or "
-                "text; TensorFlow's own GraphDefs (typed AttrValues) are not supported (docs/tf1_compat.md)")
+                "text, and TensorFlow's own (no node with collflow attributes); this GraphDef mixes the two")
         chain = data.pop("contexts", [])
         for idx, kind, outer in chain:
             raw_ctx[int(idx)] = (kind, outer)
@@ -183,6 +185,9 @@ def import_graph_def(graph_def: Any, input_map: Optional[Mapping[str, Any]] = No
     and "name" the imported Operation; the list is returned (None when not asked for).
     op_dict and producer_op_list are TF's deprecated arguments and change nothing.
     """
+    if not isinstance(graph_def, GraphDef) and type(graph_def).__name__ == "GraphDef" and hasattr(
+            graph_def, "SerializeToString"):
+        graph_def = GraphDef.FromString(graph_def.SerializeToString())  # TensorFlow's own GraphDef object
     if not isinstance(graph_def, GraphDef):
         if isinstance(graph_def, (bytes, bytearray)):
             raise TypeError("graph_def must be a GraphDef proto (parse the bytes with tf.GraphDef.FromString).")
@@ -199,15 +204,19 @@ def import_graph_def(graph_def: Any, input_map: Optional[Mapping[str, Any]] = No
     if name is None:
         name = "import"
     scope = g.unique_name(name) if name else ""
-    nodes, contexts = _meta_nodes(graph_def, "import_graph_def")
-    imp = _MappingImporter(g, scope, imap)
-    try:
-        imp.run(nodes, contexts)
-    except DataLossError as e:
-        raise ValueError(str(e)) from None
-    except _Forward as e:  # an input no node makes
-        raise ValueError(f"Node in graph_def refers to a tensor that is not in graph_def: {e}") from None
-    unused = [k for k in imap if k not in imp.used]
+    if is_tf_graph_def(graph_def):  # written by TensorFlow: typed AttrValues, TF's op attrs
+        made, used = import_tf_graph_def(graph_def, g, scope, imap)
+    else:
+        nodes, contexts = _meta_nodes(graph_def, "import_graph_def")
+        imp = _MappingImporter(g, scope, imap)
+        try:
+            imp.run(nodes, contexts)
+        except DataLossError as e:
+            raise ValueError(str(e)) from None
+        except _Forward as e:  # an input no node makes
+            raise ValueError(f"Node in graph_def refers to a tensor that is not in graph_def: {e}") from None
+        made, used = imp.ops, imp.used
+    unused = [k for k in imap if k not in used]
     if unused:
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{', '.join(sorted(unused))}]")
     if return_elements is None:
@@ -217,9 +226,9 @@ def import_graph_def(graph_def: Any, input_map: Optional[Mapping[str, Any]] = No
         op_name, sep, idx = r.rpartition(":")
         try:
             if sep and idx.isdigit():
-                out.append(imp.ops[op_name].outputs[int(idx)])
+                out.append(made[op_name].outputs[int(idx)])
             else:
-                out.append(imp.ops[r])
+                out.append(made[r])
         except (KeyError, IndexError):
             raise ValueError(f"Requested return_element {r!r} not found in graph_def.") from None
     return out
