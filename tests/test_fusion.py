@@ -320,3 +320,28 @@ def test_relu_gradient_of_another_tensor_than_the_pools_input_stays_unfused():
     want[1, 1] = want[1, 3] = want[3, 1] = want[3, 3] = 2.0
     want[xv.reshape(4, 4) <= 0] = 0
     np.testing.assert_array_equal(out.reshape(4, 4), want)
+
+
+def test_gradient_gates_are_read_through_and_still_fetchable():
+    """TF1's default gate_gradients=GATE_OP wraps each op's input gradients in a tf.tuple; the
+    plan reads through those Identity gates (runtime/passes.py), so the weight-gradient product
+    still fuses with its update, and a fetched gate gives the gradient's value."""
+    rng = np.random.default_rng(1)
+    xv = rng.standard_normal((5, 3)).astype(np.float32)
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (None, 3), name="x")
+        w = cf.Variable(rng.standard_normal((3, 2)).astype(np.float32), name="w")
+        loss = cf.reduce_sum(cf.square(cf.matmul(x, w)))
+        opt = cf.train.GradientDescentOptimizer(0.1)
+        (gw, _), = opt.compute_gradients(loss, [w])
+        assert gw.name == "gradients/MatMul_grad/tuple/control_dependency_1:0"
+        train = opt.minimize(loss)
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g) as s:
+        s.run(init)
+        w0 = s.run(w)
+        np.testing.assert_allclose(s.run(gw, {x: xv}), 2 * xv.T @ (xv @ w0), rtol=1e-5)
+        assert "MatMul+ApplyGradientDescent" in _types(s.plan_for([train], {x: xv}))
+        s.run(train, {x: xv})
+        np.testing.assert_allclose(s.run(w), w0 - 0.1 * 2 * xv.T @ (xv @ w0), rtol=1e-5)

@@ -316,14 +316,18 @@ def test_same_cell_twice_shares_and_new_cell_needs_reuse():
         x = cf.placeholder(cf.float32, (2, 3, 4))
         cell = rnn_cell.LSTMCell(5)
         cf.nn.dynamic_rnn(cell, x, dtype=cf.float32)
-        cf.nn.dynamic_rnn(cell, x, dtype=cf.float32, scope="other")  # the cell keeps its scope
-        assert [v.name for v in cf.global_variables()] == ["rnn/lstm_cell/kernel:0", "rnn/lstm_cell/bias:0"]
         with pytest.raises(ValueError, match="rnn/lstm_cell/kernel already exists"):
             cf.nn.dynamic_rnn(rnn_cell.LSTMCell(5), x, dtype=cf.float32)  # TF1's error
         with cf.variable_scope(cf.get_variable_scope(), reuse=True):
             shared = rnn_cell.LSTMCell(5)
             cf.nn.dynamic_rnn(shared, x, dtype=cf.float32)
         assert shared.variables[0] is cell.variables[0]
+        cf.nn.dynamic_rnn(cell, x, dtype=cf.float32, scope="other")  # the cell keeps its scope
+        assert [v.name for v in cf.global_variables()] == ["rnn/lstm_cell/kernel:0", "rnn/lstm_cell/bias:0"]
+        # TF1 (checked against TF): re-entering the cell's scope object (under "other") leaves
+        # rnn/lstm_cell counted, so the next unnamed cell in "rnn" is rnn/lstm_cell_1
+        cf.nn.dynamic_rnn(rnn_cell.LSTMCell(5), x, dtype=cf.float32)
+        assert [v.name for v in cf.global_variables()][2:] == ["rnn/lstm_cell_1/kernel:0", "rnn/lstm_cell_1/bias:0"]
         # two layers in one scope: unique default names, as TF1's lstm_cell, lstm_cell_1
         with cf.variable_scope("two"):
             a, b = rnn_cell.GRUCell(2), rnn_cell.GRUCell(2)

@@ -109,8 +109,9 @@ def _scaled_penalty(scale: Any, scope: Optional[str], what: str,
 
     def regularize(weights: Any) -> _g.Tensor:
         w = _g.convert_to_tensor(weights)
-        with w.graph.as_default(), w.graph.name_scope(scope or what):
-            return math_ops.multiply(constant(s, dtype=w.dtype, name="scale"), penalty(w), name="value")
+        # TF1 names the product by the scope itself: "<var>/Regularizer/l2_regularizer:0"
+        with w.graph.as_default(), w.graph.name_scope(scope or what) as name:
+            return math_ops.multiply(constant(s, dtype=w.dtype, name="scale"), penalty(w), name=name)
     return regularize
 
 
@@ -140,8 +141,8 @@ def sum_regularizer(regularizer_list: List[Callable[[Any], Any]],
         if not terms:
             return None
         w = _g.convert_to_tensor(weights)
-        with w.graph.as_default(), w.graph.name_scope(scope or "sum_regularizer"):
-            return math_ops.add_n(terms) if len(terms) > 1 else identity(terms[0])
+        with w.graph.as_default(), w.graph.name_scope(scope or "sum_regularizer") as name:
+            return math_ops.add_n(terms, name=name) if len(terms) > 1 else identity(terms[0], name=name)
     return summed
 
 
@@ -154,9 +155,15 @@ def apply_regularization(regularizer: Callable[[Any], Any], weights_list: Any = 
     if not weights_list:
         raise ValueError("No weights to regularize.")
     g = _g.convert_to_tensor(weights_list[0]).graph
-    with g.as_default(), g.name_scope("get_regularization_penalty"):
-        penalties = [p for p in (regularizer(w) for w in weights_list) if p is not None]
-        total = math_ops.add_n(penalties) if penalties else constant(0.0)
+    with g.as_default(), g.name_scope("get_regularization_penalty") as scope:
+        # a weight whose penalty is None counts 0, and the sum is named by the scope itself
+        # ("get_regularization_penalty:0"), as TF1's
+        penalties = [p if p is not None else constant(0.0) for p in (regularizer(w) for w in weights_list)]
+        for p in penalties:
+            if p.shape.rank != 0:
+                raise ValueError(f"regularizer must return a scalar Tensor instead of a Tensor with rank "
+                                 f"{p.shape.rank}.")
+        total = math_ops.add_n(penalties, name=scope) if len(penalties) > 1 else identity(penalties[0], name=scope)
     g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, total)
     return total
 
@@ -165,12 +172,25 @@ def apply_regularization(regularizer: Callable[[Any], Any], weights_list: Any = 
 
 
 def _model_variable(g: _g.Graph, name: str, shape: List[int], dtype: Any, initializer: Any,
-                    regularizer: Optional[Callable], trainable: bool, collections: Any, alias: str) -> Any:
+                    regularizer: Optional[Callable], trainable: bool, collections: Any, alias: str,
+                    reg_name: Optional[str] = None) -> Any:
     """A layer variable through get_variable (the scope decides sharing), also in
-    MODEL_VARIABLES and in the caller's `variables_collections` (a list, or a dict by alias)."""
-    with g.control_dependencies(None):
-        v = get_variable(name, shape, dtype, initializer=_init.get(initializer), regularizer=regularizer,
-                         trainable=trainable)
+    MODEL_VARIABLES and in the caller's `variables_collections` (a list, or a dict by alias).
+    reg_name: the Keras name of the weight ("kernel", "bias") when TF1 builds the layer from a
+    core layer, which names its penalty "<reg_name>/Regularizer/..." instead of by the variable."""
+    if reg_name is None or regularizer is None:
+        with g.control_dependencies(None):
+            v = get_variable(name, shape, dtype, initializer=_init.get(initializer), regularizer=regularizer,
+                             trainable=trainable)
+    else:
+        before = {id(x) for x in g.get_collection(GraphKeys.GLOBAL_VARIABLES)}
+        with g.control_dependencies(None):
+            v = get_variable(name, shape, dtype, initializer=_init.get(initializer), trainable=trainable)
+        if id(v) not in before:  # a reused variable's penalty is already there
+            with g.name_scope(reg_name + "/Regularizer"):
+                loss = regularizer(v)
+            if loss is not None:
+                g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
     _add_to(g, v, [GraphKeys.MODEL_VARIABLES], collections, alias)
     return v
 
@@ -253,7 +273,7 @@ def fully_connected(inputs: Any, num_outputs: int, activation_fn: Optional[Calla
     g = x.graph
     with g.as_default(), variable_scope(scope, default_name="fully_connected", reuse=reuse) as sc:
         w = _model_variable(g, "weights", [int(in_dim), n], x.dtype, weights_initializer or xavier_initializer(),
-                            weights_regularizer, trainable, variables_collections, "weights")
+                            weights_regularizer, trainable, variables_collections, "weights", "kernel")
         if x.shape.rank == 2:
             y = math_ops.matmul(x, w)
         else:  # over the last axis: the leading ones folded into the rows of one matmul
@@ -265,7 +285,7 @@ def fully_connected(inputs: Any, num_outputs: int, activation_fn: Optional[Calla
                 y = array_ops.reshape(y, array_ops.concat([array_ops.shape(x)[:-1], constant([n])], 0))
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
-                                variables_collections, "biases")
+                                variables_collections, "biases", "bias")
             y = nn_ops.bias_add(y, b)
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
@@ -290,12 +310,12 @@ def conv2d(inputs: Any, num_outputs: int, kernel_size: Any, stride: Any = 1, pad
     with g.as_default(), variable_scope(scope, default_name="Conv", reuse=reuse) as sc:
         w = _model_variable(g, "weights", [kh, kw, int(x.shape.dims[-1]), n], x.dtype,
                             weights_initializer or xavier_initializer(), weights_regularizer, trainable,
-                            variables_collections, "weights")
+                            variables_collections, "weights", "kernel")
         y = nn_ops.conv2d(x, w, strides=_layers._pair(stride, "stride"), padding=padding.upper(),
                           dilations=_layers._pair(rate, "rate"))
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
-                                variables_collections, "biases")
+                                variables_collections, "biases", "bias")
             y = nn_ops.bias_add(y, b)
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
@@ -378,7 +398,7 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
             pi.get("moving_mean"), pi.get("moving_variance"), pr.get("beta"), pr.get("gamma"), is_training,
             trainable, scope, reuse, fused, default_name="BatchNorm", updates_collections=updates_collections,
             batch_weights=batch_weights is not None, zero_debias_moving_mean=zero_debias_moving_mean,
-            renorm=renorm, adjustment=adjustment)
+            renorm=renorm, adjustment=adjustment, fuse_rank2=True)
         for v in params:
             _add_to(g, v, [GraphKeys.MODEL_VARIABLES], variables_collections, v.op.name.rsplit("/", 1)[-1])
         if updates_collections is None and updates:

@@ -93,7 +93,7 @@ def conv2d_transpose(inputs: Any, num_outputs: int, kernel_size: Any, stride: An
     with g.as_default(), variable_scope(scope, default_name="Conv2d_transpose", reuse=reuse) as sc:
         w = _model_variable(g, "weights", [kh, kw, n, int(x.shape.dims[-1])], x.dtype,
                             weights_initializer or xavier_initializer(), weights_regularizer, trainable,
-                            variables_collections, "weights")
+                            variables_collections, "weights", "kernel")
         h, wd = x.shape.dims[1], x.shape.dims[2]
         oh, ow = _out_size(h, kh, sh, pad), _out_size(wd, kw, sw, pad)
         dyn = array_ops.shape(x)
@@ -103,7 +103,7 @@ def conv2d_transpose(inputs: Any, num_outputs: int, kernel_size: Any, stride: An
         y = _conv2d_transpose(x, w, out_shape, strides=[1, sh, sw, 1], padding=pad)
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
-                                variables_collections, "biases")
+                                variables_collections, "biases", "bias")
             y = nn_ops.bias_add(y, b)
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
@@ -133,21 +133,24 @@ def separable_conv2d(inputs: Any, num_outputs: Optional[int], kernel_size: Any, 
     g = x.graph
     with g.as_default(), variable_scope(scope, default_name="SeparableConv2d", reuse=reuse) as sc:
         init = weights_initializer or xavier_initializer()
+        # with num_outputs TF1 builds a core SeparableConv2D layer, whose penalties are named by
+        # its weights' Keras names; without, plain model variables named as they are
+        core = num_outputs is not None
         dw = _model_variable(g, "depthwise_weights", [kh, kw, c, m], x.dtype, init, weights_regularizer, trainable,
-                             variables_collections, "weights")
+                             variables_collections, "weights", "depthwise_kernel" if core else None)
         strides = [1, sh, sw, 1]
         rates = None if (rh, rw) == (1, 1) else [rh, rw]
         if num_outputs is not None:
             n = int(num_outputs)
             pw = _model_variable(g, "pointwise_weights", [1, 1, c * m, n], x.dtype, pointwise_initializer or init,
-                                 weights_regularizer, trainable, variables_collections, "weights")
+                                 weights_regularizer, trainable, variables_collections, "weights", "pointwise_kernel")
             y = _separable(x, dw, pw, strides, padding.upper(), rate=rates)
         else:
             n = c * m
             y = depthwise_conv2d(x, dw, strides, padding.upper(), rate=rates)
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
-                                variables_collections, "biases")
+                                variables_collections, "biases", "bias" if core else None)
             y = nn_ops.bias_add(y, b)
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 

@@ -117,9 +117,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     ys: Tensor or list; xs: Tensors or Variables; grad_ys: initial gradients (default ones).
     stop_gradients: tensors treated as constants.  unconnected_gradients="zero" gives zeros
     (of x's shape) instead of None.  colocate_gradients_with_ops (gradient ops on their
-    forward op's device: what collflow's placer does anyway), gate_gradients (a barrier
-    before the gradients are used: values are the same without one) and aggregation_method
-    (every method sums) are accepted for TF1's programs and change nothing.
+    forward op's device: what collflow's placer does anyway) and aggregation_method (every
+    method sums) are accepted for TF1's programs and change nothing; gate_gradients gates each
+    op's input gradients on each other with a tf.tuple, as TF1 (values unchanged, names as TF1's).
     """
     if aggregation_method not in (None, AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_TREE,
                                   AggregationMethod.EXPERIMENTAL_ACCUMULATE_N):
@@ -128,7 +128,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     if mode not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
         raise InvalidArgumentError(f"gradients: unconnected_gradients must be 'none' or 'zero', got "
                                    f"{unconnected_gradients!r}")
-    out = _gradients(ys, xs, grad_ys, name, stop_gradients)
+    out = _gradients(ys, xs, grad_ys, name, stop_gradients, bool(gate_gradients))
     if mode == UnconnectedGradients.ZERO and any(gr is None for gr in out):
         xs_l = [_as_source(x) for x in _as_list(xs)]
         with xs_l[0].graph.as_default():
@@ -136,7 +136,23 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     return out
 
 
-def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -> List[GradLike]:
+GATE_ATTR = "_gradient_gate"
+
+
+def _mark_gates(grads: List[GradLike]) -> None:
+    """Marks the gate's Identity ops: they order pure gradient ops only, so the plan may read
+    through them (runtime/passes.py) and keep fusing a weight-gradient product with its
+    update; a marked Identity that is fetched still gives the gated value."""
+    for gr in grads:
+        if gr is None:
+            continue
+        for t in (gr.values, gr.indices) if isinstance(gr, IndexedSlices) else (gr,):
+            if isinstance(t, _g.Tensor) and t.op.type == "Identity":
+                t.op.attrs[GATE_ATTR] = True
+
+
+def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any,
+               gate_gradients: bool = False) -> List[GradLike]:
     ys_l = [_g.convert_to_tensor(y) if not isinstance(y, _g.Tensor) else y for y in _as_list(ys)]
     xs_l = [_as_source(x) for x in _as_list(xs)]
     gys = _as_list(grad_ys) if grad_ys is not None else [None] * len(ys_l)
@@ -243,8 +259,17 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any) -
                 raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
             if len(out_grads) > 1:
                 out_grads = [gr if gr is not None else _zeros_for(t) for gr, t in zip(out_grads, op.outputs)]
-            with g.name_scope(op.name.replace("/", "_") + "_grad"):
+            # TF1's scope: "<gradients scope>/<op name>_grad", the op's own '/'s kept
+            # ("gradients/dense/MatMul_grad/MatMul"), made unique within the gradients scope
+            with g.name_scope(g.unique_name(op.name + "_grad") + "/"):
                 in_grads = list(grad_fn(op, *out_grads))
+                if gate_gradients and sum(gi is not None for gi in in_grads) > 1:
+                    # TF1's gate: the op's input gradients become available together, as a
+                    # tf.tuple in the op's gradient scope (names ".../tuple/control_dependency_1")
+                    from .ops.case_ops import tuple as _tuple
+                    with g.device(None):
+                        in_grads = _tuple(in_grads)
+                    _mark_gates(in_grads)
             if len(in_grads) != len(op.inputs):
                 raise UnimplementedError(
                     f"gradient of {op.type} returned {len(in_grads)} gradients for {len(op.inputs)} inputs", op)
@@ -271,8 +296,11 @@ def aggregate_gradients(gs: Optional[List[GradLike]]) -> GradLike:
         return gs[0]
     from .ops import array_ops, math_ops
     if all(isinstance(x, IndexedSlices) for x in gs):
+        idx = [x.indices for x in gs]
+        if len({i.dtype for i in idx}) > 1:  # int32 and int64 indices (two gathers): int64, as TF
+            idx = [i if i.dtype == _dt.int64 else math_ops.cast(i, _dt.int64) for i in idx]
         return IndexedSlices(array_ops.concat([x.values for x in gs], 0),
-                             array_ops.concat([x.indices for x in gs], 0),
+                             array_ops.concat(idx, 0),
                              gs[0].dense_shape, gs[0]._static_shape)
     dense = [_g.convert_to_tensor(x) for x in gs]
     return math_ops.add_n(dense)

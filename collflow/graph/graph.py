@@ -71,6 +71,20 @@ class GraphKeys:
     TABLE_INITIALIZERS = "table_initializer"
     LOCAL_INIT_OP = "local_init_op"
     READY_OP = "ready_op"
+    # the rest of TF1's keys: programs and tf.train helpers store into them by these names
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    SUMMARY_OP = "summary_op"
+    EVAL_STEP = "eval_step"
+    TRAIN_OP = "train_op"
+    SAVERS = "savers"
+    ASSET_FILEPATHS = "asset_filepaths"
+    CONCATENATED_VARIABLES = "concatenated_variables"
+    SAVEABLE_OBJECTS = "saveable_objects"
+    RESOURCES = "resources"
+    LOCAL_RESOURCES = "local_resources"
+    TRAINABLE_RESOURCE_VARIABLES = "trainable_resource_variables"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
     # collflow: (broadcast op, training step ops) records: a Session runs the broadcast of rank
     # 0's variables before its first run of such a step, unless a broadcast already ran
     REPLICA_SYNC = "replica_sync"

@@ -53,7 +53,9 @@ def _static_reduce_axes(x: Any, other: Any) -> Any:
 # -- binary, broadcasting ---------------------------------------------------------------
 reg("Add")(lambda op, g: [_ub(g, *op.inputs), _ub(g, *op.inputs[::-1])])
 reg("Sub")(lambda op, g: [_ub(g, *op.inputs), _ub(-g, *op.inputs[::-1])])
-reg("Mul")(lambda op, g: [_ub(g * _cj(op.inputs[1]), *op.inputs), _ub(_cj(op.inputs[0]) * g, *op.inputs[::-1])])
+# the products are named "Mul", "Mul_1" as TF1's _MulGrad's (gradients/<op>_grad/Mul_1:0)
+reg("Mul")(lambda op, g: [_ub(m.multiply(g, _cj(op.inputs[1]), name="Mul"), *op.inputs),
+                          _ub(m.multiply(_cj(op.inputs[0]), g, name="Mul"), *op.inputs[::-1])])
 reg("RealDiv")(lambda op, g: [_ub(g / _cj(op.inputs[1]), *op.inputs),
                               _ub(-g * _cj(op.outputs[0]) / _cj(op.inputs[1]), *op.inputs[::-1])])
 reg("Maximum")(lambda op, g: _select_grad(op, g, m.greater_equal(op.inputs[0], op.inputs[1])))

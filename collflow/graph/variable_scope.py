@@ -205,44 +205,80 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
             rel = str(name_or_scope) if name_or_scope is not None else store.unique_scope(old.name, str(default_name))
             base, full = old, (f"{old.name}/{rel}" if old.name else rel)
             new_reuse = reuse if reuse not in (None, False) else old.reuse
-        if old.reuse is True:
-            new_reuse = True  # inside a reusing scope everything reuses (reuse=False cannot undo it)
+        # TF1: `reuse or <inherited>`: inside a reuse=True scope a named sub-scope reuses
+        # (reuse=False cannot undo it) but one opened with AUTO_REUSE is AUTO_REUSE; a scope
+        # object re-entered keeps its own reuse, whatever the enclosing scope's
         store.open_scope(full)
-        if name_or_scope is not None:
-            store.close_subscopes(full)
-        with contextlib.ExitStack() as stack:
-            ns = ""
-            if auxiliary_name_scope:
-                if rel is None:
-                    # TF1: a re-entered scope object opens a new name scope of its last name
-                    # component, made unique where it is entered ("foo_1/", "outer/foo/"); its
-                    # variables keep the scope's own name
-                    last = name_or_scope.name.split("/")[-1]
-                    if last:
-                        ns = stack.enter_context(g.name_scope(last))
-                    elif g._current_scope():
-                        ns = g._current_scope() + "/"
-                else:
-                    # TF1: without a name, the name scope is default_name made unique among name
-                    # scopes (which a re-entered scope may have used: dense_1, then dense_2),
-                    # not the variable scope's own unique name
-                    for part in (rel if name_or_scope is not None else str(default_name)).split("/"):
-                        ns = stack.enter_context(g.name_scope(part))
-            elif g._current_scope():
-                ns = g._current_scope() + "/"
-            scope = VariableScope(
-                reuse=new_reuse, name=full,
-                initializer=initializer if initializer is not None else base.initializer,
-                regularizer=regularizer if regularizer is not None else base.regularizer,
-                dtype=dtype if dtype is not None else base.dtype,
-                partitioner=partitioner if partitioner is not None else base.partitioner,
-                name_scope=ns, constraint=constraint if constraint is not None else base.constraint)
-            st = g._stack("variable_scope")
-            st.append(scope)
-            try:
-                yield scope
-            finally:
-                st.pop()
+        # TF1's numbering of unnamed sub-scopes (dense, dense_1, ...): leaving a scope opened by
+        # name restarts it (so re-entering the name later starts at dense again); a scope object
+        # re-entered goes on from where its numbering was, and leaving it undoes what was
+        # opened inside
+        saved = dict(store.scope_counts) if rel is None else None
+        try:
+            yield from _enter_scope(g, old, store, name_or_scope, default_name, rel, base, full, new_reuse,
+                                    initializer, regularizer, dtype, partitioner, constraint,
+                                    auxiliary_name_scope)
+        finally:
+            if saved is not None:
+                store.scope_counts.clear()
+                store.scope_counts.update(saved)
+            else:
+                store.close_subscopes(full)
+
+
+def _enter_scope(g: _g.Graph, old: Any, store: Any, name_or_scope: Any, default_name: Any, rel: Any, base: Any,
+                 full: str, new_reuse: Any, initializer: Any, regularizer: Any, dtype: Any, partitioner: Any,
+                 constraint: Any, auxiliary_name_scope: bool) -> Any:
+    """The body of variable_scope once its name is decided: the name scope and the stack entry."""
+    with contextlib.ExitStack() as stack:
+        ns = ""
+        if auxiliary_name_scope:
+            if rel is None:
+                # TF1: a re-entered scope object opens a new name scope of its last name
+                # component, made unique where it is entered ("foo_1/", "outer/foo/"); its
+                # variables keep the scope's own name
+                last = name_or_scope.name.split("/")[-1]
+                if last:
+                    ns = stack.enter_context(g.name_scope(last))
+                elif g._current_scope():
+                    ns = g._current_scope() + "/"
+            else:
+                # TF1: without a name, the name scope is default_name made unique among name
+                # scopes (which a re-entered scope may have used: dense_1, then dense_2),
+                # not the variable scope's own unique name
+                for part in (rel if name_or_scope is not None else str(default_name)).split("/"):
+                    ns = stack.enter_context(g.name_scope(part))
+        elif g._current_scope():
+            ns = g._current_scope() + "/"
+        scope = VariableScope(
+            reuse=new_reuse, name=full,
+            initializer=initializer if initializer is not None else base.initializer,
+            regularizer=regularizer if regularizer is not None else base.regularizer,
+            dtype=dtype if dtype is not None else base.dtype,
+            partitioner=partitioner if partitioner is not None else base.partitioner,
+            name_scope=ns, constraint=constraint if constraint is not None else base.constraint)
+        st = g._stack("variable_scope")
+        st.append(scope)
+        try:
+            yield scope
+        finally:
+            st.pop()
+
+
+def layer_variable_scope(name: Any, default_name: str, reuse: Any) -> Any:
+    """The variable scope a tf.layers layer call builds in, by TF1's rules: `name` as given;
+    unnamed, `default_name` made unique (dense, dense_1, ...) -- or, asked to reuse, taken as
+    is, so tf.layers.dense(x, 3, reuse=tf.AUTO_REUSE) twice shares dense/kernel; a layer
+    object's own scope re-entered from inside its original name scope opens no second name
+    scope (a tf.layers.Dense object called twice puts both calls' ops under dense/)."""
+    if name is None:
+        return variable_scope(default_name, reuse=reuse) if reuse else \
+            variable_scope(None, default_name=default_name, reuse=reuse)
+    if isinstance(name, VariableScope) and name.original_name_scope:
+        cur = _g.get_default_graph()._current_scope()
+        if name.original_name_scope == (cur + "/" if cur else ""):
+            return variable_scope(name, reuse=reuse, auxiliary_name_scope=False)
+    return variable_scope(name, default_name=default_name, reuse=reuse)
 
 
 def variable_op_scope(values: Any, name_or_scope: Any, default_name: Optional[str] = None,

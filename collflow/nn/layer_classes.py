@@ -66,7 +66,11 @@ class Layer:
                 with variable_scope(explicit, default_name=default) as vs:
                     self._scope = vs   # the unique name is taken now; the call re-enters it
                 before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
-            with constraint_defaults(self._constraints) if self._constraints else _nullcontext():
+            # TF1's tf.layers object: every call's ops go under the scope's original name scope
+            # (dense/BiasAdd, dense/BiasAdd_1); Keras layers take a new name scope per call
+            ns = self._scope.original_name_scope if not self._unique_scope else ""
+            with constraint_defaults(self._constraints) if self._constraints else _nullcontext(), \
+                    (g.name_scope(ns) if ns else _nullcontext()):
                 out = self._call(x, self._scope, None if first else True, *args, **kwargs)
             if self._activity_regularizer is not None:
                 add_activity_loss(self._activity_regularizer, out, self._scope.name)
@@ -263,8 +267,14 @@ class Flatten(Layer):
 
     def __init__(self, data_format: str = "channels_last", name: Optional[str] = None, **kwargs: Any):
         super().__init__(True, name, **kwargs)
+        self.data_format = data_format or "channels_last"
 
     def _call(self, x: Any, name: Any, reuse: Any) -> Any:
+        if self.data_format == "channels_first" and x.shape.rank is not None and x.shape.rank > 2:
+            # Keras flattens channels_first inputs in channels_last order: the channel axis
+            # moves last first, so the features come out as a channels_last model's would
+            from ..graph.ops import array_ops as _a
+            x = _a.transpose(x, [0] + list(range(2, x.shape.rank)) + [1])
         return _fl.flatten(x, name=name)
 
 

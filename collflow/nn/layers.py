@@ -28,9 +28,9 @@ from ..graph.graph import GraphKeys
 from ..graph.ops import array_ops, depthwise_ops, math_ops, nn_extra_ops, nn_ops
 from ..graph.ops.constant_op import identity
 from ..graph import initializers as _init
-from ..graph.variable_scope import get_variable, variable_scope
+from ..graph.variable_scope import get_variable, layer_variable_scope
 from ..graph.variables import Variable
-from .normalization import batch_normalization  # noqa: F401  (its own module, re-exported)
+from .normalization import add_layer_regularization, batch_normalization  # noqa: F401  (re-exported)
 
 __all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "separable_conv2d", "separable_conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
            "flatten", "dropout", "embedding",
@@ -94,9 +94,11 @@ def _last_dim(x: _g.Tensor, layer: str) -> int:
 def _make_var(g: _g.Graph, name: str, shape: Sequence[int], dtype: _dt.DType, initializer: Any,
               regularizer: Optional[Callable], trainable: bool) -> Variable:
     # through get_variable: the layer's variable scope names it and decides sharing
+    before = {id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES)}
     with g.control_dependencies(None):
-        return get_variable(name, list(shape), dtype, initializer=_init.get(initializer),
-                            regularizer=regularizer, trainable=trainable)
+        v = get_variable(name, list(shape), dtype, initializer=_init.get(initializer), trainable=trainable)
+    add_layer_regularization(g, name, v, regularizer, id(v) not in before)
+    return v
 
 
 def _conv_input(inputs: Any, filters: int, data_format: str, layer: str, rank: int,
@@ -122,8 +124,9 @@ def _bias(g: _g.Graph, filters: int, dtype: _dt.DType, use_bias: bool, initializ
 
 def _scope(g: _g.Graph, name: Optional[str], default: str, reuse: Any) -> Any:
     """The variable scope of one layer call: `name` as given (sharing it needs reuse), or
-    `default` made unique (dense, dense_1, ... -- restarting inside a re-entered scope)."""
-    return variable_scope(name, default_name=default, reuse=reuse)
+    `default` made unique (dense, dense_1, ... -- restarting inside a re-entered scope).
+    TF1's other rules: see layer_variable_scope."""
+    return layer_variable_scope(name, default, reuse)
 
 
 def _finish(y: _g.Tensor, bias: Optional[Variable], activation: Activation) -> _g.Tensor:
@@ -190,9 +193,12 @@ def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any =
                      data_format: str = "channels_last", activation: Activation = None, use_bias: bool = True,
                      kernel_initializer: Any = None, bias_initializer: Any = None,
                      kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
-                     trainable: bool = True, name: Optional[str] = None, reuse: Any = None) -> _g.Tensor:
+                     trainable: bool = True, name: Optional[str] = None, reuse: Any = None,
+                     output_padding: Any = None) -> _g.Tensor:
     """Transposed 2-D convolution layer on NHWC inputs: [n, h, w, in] -> [n, h', w', filters],
-    h' = h * stride ("same") or h * stride + max(kernel - stride, 0) ("valid"), as TF1's.
+    h' = h * stride ("same") or h * stride + max(kernel - stride, 0) ("valid"), as TF1's; with
+    Keras's output_padding p, h' = (h - 1) * stride + kernel - 2 * pad + p (pad kernel // 2 for
+    "same", 0 for "valid").
 
     Variables: kernel [kh, kw, filters, in] (glorot_uniform by default), bias [filters].
     """
@@ -206,10 +212,14 @@ def conv2d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any =
         bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
         dyn = array_ops.shape(x)
         sizes = []
-        for axis, k, st in ((1, kh, sh), (2, kw, sw)):
+        outpad = None if output_padding is None else _pair(output_padding, "output_padding")
+        for i, (axis, k, st) in enumerate(((1, kh, sh), (2, kw, sw))):
             n = x.shape.dims[axis]
-            extra = 0 if pad == "SAME" else max(k - st, 0)
-            sizes.append(n * st + extra if n is not None else dyn[axis] * st + extra)
+            n = n if n is not None else dyn[axis]
+            if outpad is None:
+                sizes.append(n * st + (0 if pad == "SAME" else max(k - st, 0)))
+            else:
+                sizes.append((n - 1) * st + k - 2 * (k // 2 if pad == "SAME" else 0) + outpad[i])
         out_shape = array_ops.stack([dyn[0], sizes[0], sizes[1], filters])
         y = nn_extra_ops.conv2d_transpose(x, kernel, out_shape, strides=[1, sh, sw, 1], padding=pad)
         return _finish(y, bias, activation)
@@ -269,6 +279,7 @@ def separable_conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any =
                               pointwise_initializer, pointwise_regularizer, trainable)
         bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
         s, d = _one_int(strides, "strides"), _one_int(dilation_rate, "dilation_rate")
+        x, padding = _causal(x, padding, k, d)
         y = depthwise_ops.separable_conv2d(array_ops.expand_dims(x, 1), array_ops.expand_dims(depthwise, 0),
                                            array_ops.expand_dims(pointwise, 0), [1, 1, s, 1], _padding(padding),
                                            rate=(1, d))
@@ -330,9 +341,18 @@ def conv1d(inputs: Any, filters: int, kernel_size: Any, strides: Any = 1, paddin
         kernel = _make_var(g, "kernel", [k, in_ch, filters], x.dtype, kernel_initializer,
                            kernel_regularizer, trainable)
         bias = _bias(g, filters, x.dtype, use_bias, bias_initializer, bias_regularizer, trainable)
+        x, padding = _causal(x, padding, _one_int(k, "kernel_size"), _one_int(dilation_rate, "dilation_rate"))
         y = nn_extra_ops.conv1d(x, kernel, _one(strides, "strides"), _padding(padding),
                                 dilations=_one(dilation_rate, "dilation_rate"))
         return _finish(y, bias, activation)
+
+
+def _causal(x: _g.Tensor, padding: str, k: int, d: int) -> Tuple[_g.Tensor, str]:
+    """Keras's padding="causal" of the 1-D convolutions: the input left-padded by
+    dilation * (kernel - 1) steps, then a "valid" convolution (no output sees a later step)."""
+    if not (isinstance(padding, str) and padding.lower() == "causal"):
+        return x, padding
+    return array_ops.pad(x, [[0, 0], [d * (k - 1), 0], [0, 0]]), "valid"
 
 
 def _pool1d(pool: Callable, what: str, inputs: Any, pool_size: Any, strides: Any, padding: str,

@@ -29,13 +29,14 @@ from ..errors import InvalidArgumentError, UnimplementedError
 from ..graph import graph as _g
 from ..graph import initializers as _init
 from ..graph.graph import GraphKeys
+from ..graph.variables import Variable
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_ops as _n
 from ..graph.ops import state_ops as _s
 from ..graph.ops.constant_op import constant
 from ..graph.ops.nn_impl import batch_normalization as _batch_norm_formula
-from ..graph.variable_scope import constraint_defaults, get_variable, variable_scope
+from ..graph.variable_scope import constraint_defaults, get_variable, layer_variable_scope
 
 __all__ = ["batch_normalization"]
 
@@ -104,11 +105,14 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                      moving_variance_initializer: Any, beta_regularizer: Optional[Callable],
                      gamma_regularizer: Optional[Callable], training: Any, trainable: bool, name: Optional[str],
                      reuse: Any, fused: Optional[bool], default_name: str = "batch_normalization",
-                     updates_collections: Any = GraphKeys.UPDATE_OPS, **unsupported: Any) -> Any:
+                     updates_collections: Any = GraphKeys.UPDATE_OPS, fuse_rank2: bool = False,
+                     **unsupported: Any) -> Any:
     """batch_normalization's body: (output, the moving-average update ops, the variables).  The updates go to
     `updates_collections` (a name or a list of them; None: into no collection, the caller
     runs them); `default_name` names the variable scope when `name` is None
-    (tf.contrib.layers.batch_norm's "BatchNorm")."""
+    (tf.contrib.layers.batch_norm's "BatchNorm"); fuse_rank2 (contrib's rule) also runs a rank-2
+    input through the fused kernel (fused not False), with its epsilon floor and its unbiased
+    variance in the moving average."""
     cons = {k: unsupported.pop(k + "_constraint", None) for k in ("beta", "gamma")}
     cons = {k: c for k, c in cons.items() if c is not None}
     _unsupported(**unsupported)
@@ -118,7 +122,7 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
             return batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer,
                                     gamma_initializer, moving_mean_initializer, moving_variance_initializer,
                                     beta_regularizer, gamma_regularizer, training, trainable, name, reuse, fused,
-                                    default_name, updates_collections, **unsupported)
+                                    default_name, updates_collections, fuse_rank2, **unsupported)
     x = _g.convert_to_tensor(inputs)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")
@@ -132,7 +136,7 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                                    f"size, got shape {x.shape}")
     param_shape = dims if len(axes) == 1 else [x.shape.dims[i] if i in axes else 1 for i in range(rank)]
     reduction_axes = [i for i in range(rank) if i not in axes]
-    use_fused = fused is not False and rank == 4 and axes in ([1], [3])
+    use_fused = fused is not False and ((rank == 4 and axes in ([1], [3])) or (fuse_rank2 and rank == 2))
     if use_fused:
         epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
     # half-precision inputs keep float32 statistics and parameters (as TensorFlow)
@@ -146,11 +150,13 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
         collections = [updates_collections]
     else:
         collections = list(updates_collections)
-    with g.as_default(), variable_scope(name, default_name=default_name, reuse=reuse):
+    with g.as_default(), layer_variable_scope(name, default_name, reuse):
         def var(nm: str, init: Any, default: Any, reg: Optional[Callable], tr: bool) -> Any:
+            before = {id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES)}
             with g.control_dependencies(None):  # the initializers run on their own
-                return get_variable(nm, list(param_shape), pdt, initializer=_init.get(init) or default,
-                                    regularizer=reg, trainable=tr)
+                v = get_variable(nm, list(param_shape), pdt, initializer=_init.get(init) or default, trainable=tr)
+            add_layer_regularization(g, nm, v, reg, id(v) not in before)
+            return v
 
         gamma = var("gamma", gamma_initializer, _init.Ones(), gamma_regularizer, trainable) if scale else None
         beta = var("beta", beta_initializer, _init.Zeros(), beta_regularizer, trainable) if center else None
@@ -173,11 +179,12 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                 variance = _a.where(train, batch_var, _g.convert_to_tensor(moving_var))
             decay = constant(1.0 - float(momentum), dtype=pdt, name="decay")
             for v, value in ((moving_mean, batch_mean), (moving_var, update_var)):
-                with g.name_scope("AssignMovingAvg"):
+                with g.name_scope("AssignMovingAvg") as upd_scope:
                     delta = (_g.convert_to_tensor(v) - value) * decay
                     if train is not True:
                         delta = _a.where(train, delta, _a.zeros_like(delta))
-                    upd = _s.assign_sub(v, delta, name="AssignMovingAvg")
+                    # TF1 names the update by its scope: "<layer>/AssignMovingAvg:0", "..._1:0"
+                    upd = _s.assign_sub(v, delta, name=upd_scope)
                     updates.append(upd)
                     for c in collections:
                         g.add_to_collection(c, upd)
@@ -197,3 +204,15 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
         params = [v for v in (beta, gamma, moving_mean, moving_var) if v is not None]
         return _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon), updates, params
 
+
+def add_layer_regularization(g: _g.Graph, name: str, v: Variable, regularizer: Optional[Callable],
+                             created: bool) -> None:
+    """A tf.layers weight's regularizer: TF1 builds it in the layer's own name scope (where its
+    ops go: "s/dense_1/kernel/Regularizer/l2_regularizer:0"), not the variable's, and only
+    when the layer made the variable (a reused one adds no second loss)."""
+    if regularizer is None or not created:
+        return
+    with g.name_scope(name + "/Regularizer"):
+        loss = regularizer(v)
+    if loss is not None:
+        g.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from ..graph.gradients import GATE_ATTR
 from ..graph.graph import Operation, Tensor, canonical_device
 from ..kernels.device import get_device
 from ..kernels.registry import KernelContext, get_kernel
@@ -120,6 +121,12 @@ def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operati
             if op._ctx is not None or op.type in CONTROL_FLOW_TYPES:
                 continue
         ins = [rw.resolve(t) for t in op.inputs]
+        if op.type == "Identity" and op.attrs.get(GATE_ATTR) and op.outputs[0] not in fed:
+            # a gradient gate (gradients.py's gate_gradients): it only makes pure gradient ops
+            # wait on each other, which changes no value; reading through it lets the fusion
+            # pass see a gradient product next to its update (MatMul+ApplyGradientDescent)
+            rw.alias[op.outputs[0]] = ins[0]
+            continue
         if op.type == "Const" and not op.control_inputs and op._ctx is None:
             values[op.outputs[0]] = op.attrs["value"]
         elif _foldable(op, ins, values, fed, target_set):

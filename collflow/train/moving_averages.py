@@ -99,19 +99,21 @@ class ExponentialMovingAverage:
                 n = _m.cast(self._num_updates, _dt.float32, name="num_updates")
                 decay = _m.minimum(decay, (1.0 + n) / (10.0 + n))
             updates = [self._update(var, decay) for var in var_list]
-            return group(*updates, name=scope.rstrip("/") if isinstance(scope, str) else None)
+            # TF1 names the op by the scope itself: "ExponentialMovingAverage", not ".../ExponentialMovingAverage"
+            return group(*updates, name=scope if isinstance(scope, str) and scope else None)
 
     def _update(self, var: Any, decay: _g.Tensor) -> Any:
         avg = self._averages[_key(var)]
         value = var.value() if isinstance(var, Variable) else var
         g = _g.get_default_graph()
-        with g.name_scope("AssignMovingAvg"):
+        with g.name_scope("AssignMovingAvg") as scope:
             one_minus = 1.0 - decay
             if one_minus.dtype != avg.dtype:
                 one_minus = _m.cast(one_minus, avg.dtype)
             deb = self._debias.get(_key(var))
             if deb is None:
-                return _s.assign_sub(avg, (avg.value() - value) * one_minus)
+                # TF1's assign_moving_average: the update op takes the scope's name ("AssignMovingAvg")
+                return _s.assign_sub(avg, (avg.value() - value) * one_minus, name=scope)
             # TF's zero-debiasing: a biased accumulator from zero, divided by 1 - decay^t
             biased, step = deb
             new_biased = _s.assign_sub(biased, (biased.value() - value) * one_minus)
@@ -119,7 +121,7 @@ class ExponentialMovingAverage:
             with g.control_dependencies([new_biased, new_step]):
                 d = 1.0 - one_minus
                 unbiased = biased.read_value() / (1.0 - _m.pow(d, step.read_value()))
-                return _s.assign(avg, unbiased)
+                return _s.assign(avg, unbiased, name=scope)
 
     def average(self, var: Any) -> Optional[Variable]:
         """The shadow of `var`, or None if apply() has not seen it."""

@@ -22,7 +22,7 @@ from ..graph.graph import GraphKeys
 from ..graph.gradients import gradients
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops, state_ops
-from ..graph.ops.constant_op import constant, group, identity
+from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
 from .between_graph import async_apply
 
@@ -91,7 +91,9 @@ class Optimizer:
                 raise TypeError(f"var_list must contain cf.Variables, got {type(v).__name__} ({v!r})")
         if not var_list:
             raise ValueError("No variables to optimize.")
-        grads = gradients(loss, var_list, grad_ys=grad_loss)
+        # TF1: GATE_OP gates each op's gradients (tf.gradients(gate_gradients=True)), GATE_GRAPH
+        # gates them all at the end with one tf.tuple
+        grads = gradients(loss, var_list, grad_ys=grad_loss, gate_gradients=gate_gradients == self.GATE_OP)
         if gate_gradients == self.GATE_GRAPH:
             grads = _gate(grads)
         return list(zip(grads, var_list))
@@ -157,14 +159,16 @@ class Optimizer:
                             update_ops[-1] = getattr(projected, "op", projected)
                 if after_updates is not None:
                     update_ops = update_ops + list(after_updates(dict(zip(var_list, update_ops))))
+                # TF1 names the train op by the scope itself ("Adam", "train"): the group of the
+                # updates, or with a global_step the increment that runs after them
                 if global_step is None:
-                    apply_op = self._finish(update_ops, "update")
+                    apply_op = self._finish(update_ops, scope)
                 else:
                     if not _is_variable(global_step) or not global_step.dtype.is_integer:
                         raise TypeError(f"global_step must be an integer cf.Variable, got {global_step!r}")
                     finish = self._finish(update_ops, "update")
                     with g.control_dependencies([finish]), g.device(global_step.device):
-                        apply_op = state_ops.assign_add(global_step, 1, name="increment_global_step").op
+                        apply_op = state_ops.assign_add(global_step, 1, name=scope).op
             self._hyper_cache = {}
         g.add_to_collection(TRAIN_OP, apply_op)
         return apply_op
@@ -351,23 +355,12 @@ def slot_name(primary_name: str, suffix: str) -> str:
 
 
 def _gate(grads: List[Any]) -> List[Any]:
-    """GATE_GRAPH: every gradient becomes available only once all of them are computed."""
-    deps = []
-    for gr in grads:
-        if isinstance(gr, IndexedSlices):
-            deps.extend([gr.values, gr.indices])
-        elif gr is not None:
-            deps.append(gr)
-    if not deps:
+    """GATE_GRAPH: every gradient becomes available only once all of them are computed (TF1's
+    tf.tuple over the gradients: "tuple/control_dependency", "tuple/control_dependency_1", ...)."""
+    from ..graph.ops.case_ops import tuple as _tuple
+    present = [gr for gr in grads if gr is not None]
+    if not present:
         return grads
-    g = deps[0].graph
-    out: List[Any] = []
-    with g.as_default(), g.control_dependencies(deps):
-        for gr in grads:
-            if isinstance(gr, IndexedSlices):
-                out.append(IndexedSlices(identity(gr.values), identity(gr.indices), gr.dense_shape, gr._static_shape))
-            elif gr is not None:
-                out.append(identity(gr))
-            else:
-                out.append(None)
-    return out
+    g = (present[0].values if isinstance(present[0], IndexedSlices) else present[0]).graph
+    with g.as_default():
+        return _tuple(grads)

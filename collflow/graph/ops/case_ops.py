@@ -141,8 +141,10 @@ def tuple(tensors: Sequence[Any], name: Optional[str] = None,  # noqa: A001 - Te
             raise TypeError(f"tuple: control_inputs must be Operations or Tensors, got {c!r}")
         gating.append(op)
     gating = sorted(set(gating), key=lambda o: o._id)
+    # TF1's names: "tuple/group_deps", then "tuple/control_dependency", "..._1" per tensor
+    # (gradients gated per op are fetched as "gradients/<op>_grad/tuple/control_dependency_1:0")
     with g.as_default(), g.name_scope(name or "tuple"):
-        gate = group(*gating)
+        gate = group(*gating, name="group_deps")
         out: List[Any] = []
         with g.control_dependencies([gate]):
             for t in items:
@@ -151,9 +153,10 @@ def tuple(tensors: Sequence[Any], name: Optional[str] = None,  # noqa: A001 - Te
                 elif isinstance(t, _g.Operation):
                     out.append(group(t))
                 elif isinstance(t, IndexedSlices):
-                    out.append(IndexedSlices(identity(t.values), identity(t.indices), t.dense_shape, t._static_shape))
+                    out.append(IndexedSlices(identity(t.values, name="control_dependency"), identity(t.indices),
+                                             t.dense_shape, t._static_shape))
                 else:
-                    out.append(identity(t))
+                    out.append(identity(t, name="control_dependency"))
         return out
 
 

@@ -202,9 +202,10 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any, sparse
                                  combiner: str = "mean", default_id: Optional[int] = None,
                                  name: Optional[str] = None, partition_strategy: str = "div",
                                  max_norm: Optional[float] = None) -> _g.Tensor:
-    """embedding_lookup_sparse that tolerates what real data has: ids < 0 (and entries of
-    weight <= 0) are dropped, and every row of the batch gets an output row (dense_shape[0]
-    of them): a row with no ids left is zeros, or default_id's embedding when given."""
+    """embedding_lookup_sparse that tolerates what real data has: ids < 0 (and, unless the
+    combiner is "sum", entries of weight <= 0) are dropped, and every row of the batch gets an
+    output row (dense_shape[0] of them): a row with no ids left is zeros, or default_id's
+    embedding when given."""
     from .nn_ops import embedding_lookup
     comb = _check_combiner(combiner)
     ids = _sparse(sparse_ids, "safe_embedding_lookup_sparse")
@@ -216,7 +217,9 @@ def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: Any, sparse
     g = ids.graph
     with g.as_default(), g.name_scope(name or "embedding_lookup"):
         keep = _m.greater_equal(ids.values, constant(0, dtype=ids.values.dtype))
-        if w is not None:
+        if w is not None and comb != "sum":
+            # TF prunes weights <= 0 only for mean/sqrtn (where they would break the
+            # normalisation); a "sum" keeps them, negative weights included
             keep = _m.logical_and(keep, _m.greater(w.values, constant(0, dtype=w.values.dtype)))
         batch = ids.dense_shape[0]
         # dropped entries get segment -1 (ignored by the segment sum) and a valid id to look up

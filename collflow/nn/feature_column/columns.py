@@ -553,7 +553,8 @@ class _CrossedColumn(_CategoricalColumn, collections.namedtuple(
 
     @property
     def name(self) -> str:
-        names = [k if isinstance(k, str) else k.name for k in self.keys]
+        # a nested crossed column contributes its leaf keys, and all of them are sorted together
+        names = [k if isinstance(k, str) else k.name for k in _leaf_keys(self)]
         return "_X_".join(sorted(names))
 
     @property
