@@ -21,9 +21,11 @@ from .ops.op_util import single
 
 # -- creation and selection --------------------------------------------------------------
 reg("Fill")(lambda op, g: [None, m.reduce_sum(g)])
+# Select broadcasts its three operands plainly: its gradient must too (where_v2, never TF1
+# where's rank-1 row rule, which would misread a condition shaped like g's first axis)
 reg("Select")(lambda op, g: [None,
-                             m.sum_to_shape_of(a.where(op.inputs[0], g, a.zeros_like(g)), op.inputs[1]),
-                             m.sum_to_shape_of(a.where(op.inputs[0], a.zeros_like(g), g), op.inputs[2])])
+                             m.sum_to_shape_of(a.where_v2(op.inputs[0], g, a.zeros_like(g)), op.inputs[1]),
+                             m.sum_to_shape_of(a.where_v2(op.inputs[0], a.zeros_like(g), g), op.inputs[2])])
 reg("IdentityN")(lambda op, *gs: list(gs))
 
 # -- reshaping ---------------------------------------------------------------------------
@@ -101,7 +103,9 @@ def _gather_grad(op: Any, g: Any) -> list:
     inner = list(params.shape.dims[1:]) if prank is not None else None
     if idx.shape.rank == 1:
         vals = g
-    elif inner is not None and None not in inner:
+    elif idx.shape.is_fully_defined() and inner is not None and None not in inner:
+        vals = a.reshape(g, [idx.shape.num_elements()] + inner)
+    elif inner is not None and None not in inner and 0 not in inner:  # -1 is ambiguous with a 0 beside it
         vals = a.reshape(g, [-1] + inner)
     else:
         vals = a.reshape_rows(g, idx)

@@ -333,6 +333,12 @@ def _gather(op: Any, ctx: KernelContext) -> Any:
             raise InvalidArgumentError(f"gather: axis {axis} is out of range for params of shape "
                                        f"{tuple(params.shape)}", op)
         n = params.shape[axis]
+        ax = axis % params.ndim
+        out_shape = tuple(params.shape[:ax]) + tuple(idx.shape) + tuple(params.shape[ax + 1:])
+        if not int(np.prod(out_shape)):
+            # an empty result reads nothing: TF checks no index then (an unsorted segment op's
+            # gradient with num_segments=0 gathers from an empty tensor)
+            return xp.zeros(out_shape, dtype=params.dtype)
         # negative indices are an error (as in TensorFlow): sparse gradients scatter by index
         if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
             bad = idx[(idx < 0) | (idx >= n)].ravel()[0]
@@ -355,6 +361,8 @@ def _scatter_like(op: Any, ctx: KernelContext) -> Any:
         shape = tuple(static if static is not None else params.shape)
         ax = axis % len(shape)
         out = xp.zeros(shape, dtype=upd.dtype)
+        if not upd.size:  # nothing to add (and GatherV2 left the indices of an empty result unchecked)
+            return out
         # move the scattered axis first on both sides, then add rows (duplicates accumulate)
         upd_t = xp.moveaxis(upd.reshape(shape[:ax] + (idx.size,) + shape[ax + 1:]), ax, 0)
         _scatter_add(xp, xp.moveaxis(out, ax, 0), idx.reshape(-1), upd_t)

@@ -108,7 +108,12 @@ def _scatter_nd(op: Any, ctx: KernelContext) -> Any:
 @register_kernel("Where")
 def _where(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
-    return lambda x: xp.argwhere(x).astype(np.int64, copy=False)
+
+    def where(x: Any) -> Any:
+        if x.ndim == 0:  # TF's kernel has no coordinates for a scalar
+            raise InvalidArgumentError("where: the condition must have at least one dimension, got a scalar", op)
+        return xp.argwhere(x).astype(np.int64, copy=False)
+    return where
 
 
 @register_kernel("SparseToDense")

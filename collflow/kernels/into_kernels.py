@@ -62,6 +62,9 @@ def _bias_add_grad_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
     colsum = ColumnSums()
 
     def into(g: Any, *, out: Any) -> Any:
+        if not g.size:  # nothing to add (and no (-1, 0) view of an empty g)
+            out[...] = 0
+            return out
         return colsum(g.reshape(-1, g.shape[-1]), out=out)
     return into
 
@@ -78,7 +81,7 @@ def _reduction_into(fn: Any, min_itemsize: int = 2) -> Callable[[Any, KernelCont
 
         def into(x: Any, *, out: Any) -> Any:
             k = leading_axes(axis, x.ndim) if colsum is not None else 0
-            if k and out.flags.c_contiguous:
+            if k and out.flags.c_contiguous and x.size:  # an empty x cannot be viewed as (-1, columns)
                 colsum(x.reshape(-1, out.size), out=out.reshape(-1))
                 return out
             return fn(x, axis=axis, keepdims=keep, out=out)

@@ -155,6 +155,11 @@ def _band_part(op: Any, ctx: KernelContext) -> Any:
         if x.ndim < 2:
             raise InvalidArgumentError(f"{op.type}: input must be at least a matrix, got shape {tuple(x.shape)}", op)
         m, n = x.shape[-2:]
+        # TF's kernel refuses a band wider than the matrix (a negative width means all of it)
+        if lo > m or hi > n:
+            raise InvalidArgumentError(f"{op.type}: num_lower ({lo}) must be negative or at most the number of rows "
+                                       f"({m}) and num_upper ({hi}) negative or at most the number of columns "
+                                       f"({n})", op)
         return xp.where(_band_mask(xp, m, n, lo, hi), x, x.dtype.type(0))
     return matrix_band_part
 

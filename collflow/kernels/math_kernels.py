@@ -207,7 +207,7 @@ def _reduction(op: Any, ctx: KernelContext, fname: str) -> Any:
 
         def sum_(x: Any) -> Any:
             k = leading_axes(axis, x.ndim)
-            if not k:
+            if not k or not x.size:  # an empty x cannot be viewed as (-1, columns)
                 return fn(x, axis=axis, keepdims=keep)
             tail = x.shape[k:]
             r = colsum(x.reshape(-1, int(np.prod(tail))))

@@ -127,8 +127,9 @@ def _searchsorted(op: Any, ctx: KernelContext) -> Any:
                                        f"values {vals.shape} must match", op)
         if out == np.int32 and seq.shape[-1] >= 2 ** 31:
             raise InvalidArgumentError("searchsorted: sorted_sequence's rows are too long for int32 output", op)
-        s2 = seq.reshape(-1, seq.shape[-1])
-        v2 = vals.reshape(-1, vals.shape[-1])
+        rows = int(np.prod(seq.shape[:-1]))  # explicit: a (-1, 0) view of an empty array is ambiguous
+        s2 = seq.reshape(rows, seq.shape[-1])
+        v2 = vals.reshape(rows, vals.shape[-1])
         res = np.empty(v2.shape, dtype=out)
         for r in range(s2.shape[0]):
             res[r] = np.searchsorted(s2[r], v2[r], side=side)

@@ -680,6 +680,8 @@ def _bias_add_grad(op: Any, ctx: KernelContext) -> Any:
     colsum = ColumnSums() if xp is np else None
 
     def bias_add_grad(g: Any) -> Any:
+        if not g.size:  # nothing to add (and no (-1, 0) view of an empty g)
+            return xp.zeros(g.shape[-1:], g.dtype)
         g2 = g.reshape(-1, g.shape[-1])
         return colsum(g2) if colsum is not None else g2.sum(axis=0)
     return bias_add_grad

@@ -9,7 +9,7 @@ from .registry import register_kernel, KernelContext
 def scatter_add_rows(xp: Any, out: Any, indices: Any, values: Any) -> None:
     """out[indices] += values with duplicate indices accumulating."""
     if xp.__name__ == "numpy":
-        if values.ndim == 1:
+        if values.ndim == 1 and values.dtype.kind in "fiu":  # bincount's weights are real
             out += xp.bincount(indices, weights=values, minlength=out.shape[0]).astype(out.dtype)
         else:
             xp.add.at(out, indices, values)
@@ -24,6 +24,8 @@ def _to_dense(op: Any, ctx: KernelContext) -> Any:
     def to_dense(values: Any, indices: Any, dense_shape: Any) -> Any:
         shape = tuple(int(d) for d in dense_shape)
         out = xp.zeros(shape, dtype=values.dtype)
+        if not values.size:  # nothing to add (a gather of an empty result left its indices unchecked)
+            return out
         idx = indices.reshape(-1)
         # the row count from the indices: -1 cannot be inferred for zero-width rows
         scatter_add_rows(xp, out, idx, values.reshape((idx.shape[0],) + shape[1:]))

@@ -623,9 +623,10 @@ def expand_dims(x: Any, axis: int, name: Optional[str] = None) -> _g.Tensor:
 
 @tf_keywords(input="x", squeeze_dims="axis")
 def squeeze(x: Any, axis: Union[None, int, Sequence[int]] = None, name: Optional[str] = None) -> _g.Tensor:
-    """Removes the size-1 dimensions listed in `axis` (all of them when None)."""
+    """Removes the size-1 dimensions listed in `axis` (all of them when None or empty, as TF:
+    its squeeze_dims=[] means every size-1 dimension)."""
     if axis is not None:
-        axis = tuple(_int_list([axis] if isinstance(axis, (int, np.integer)) else axis, "squeeze axis"))
+        axis = tuple(_int_list([axis] if isinstance(axis, (int, np.integer)) else axis, "squeeze axis")) or None
     return single("Squeeze", [x], {"axis": axis}, name=name or "Squeeze")
 
 

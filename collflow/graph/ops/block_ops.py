@@ -69,14 +69,17 @@ def space_to_batch_nd(input: Any, block_shape: Any, paddings: Any, name: Optiona
     rest = [_lead(d) for d in x.shape.dims[m + 1:]]
     with x.graph.as_default(), x.graph.name_scope(name or "SpaceToBatchND"):
         y = _a.pad(x, [[0, 0]] + pads.tolist() + [[0, 0]] * len(rest)) if pads.any() else x
-        split: List[int] = [-1]
+        # the batch spelled out where known: -1 is ambiguous when another dimension is 0
+        b0 = _lead(x.shape.dims[0])
+        split: List[int] = [b0]
         for p, b in zip(padded, block):
             split += [p // int(b), int(b)]
         y = _a.reshape(y, split + rest)
         perm = [2 + 2 * k for k in range(m)] + [0] + [1 + 2 * k for k in range(m)] + \
             [1 + 2 * m + k for k in range(len(rest))]
         y = _a.transpose(y, perm)
-        return _a.reshape(y, [-1] + [p // int(b) for p, b in zip(padded, block)] + rest)
+        nb = b0 * int(np.prod(block)) if b0 >= 0 else -1
+        return _a.reshape(y, [nb] + [p // int(b) for p, b in zip(padded, block)] + rest)
 
 
 def batch_to_space_nd(input: Any, block_shape: Any, crops: Any, name: Optional[str] = None) -> _g.Tensor:  # noqa: A002
@@ -96,12 +99,14 @@ def batch_to_space_nd(input: Any, block_shape: Any, crops: Any, name: Optional[s
             raise InvalidArgumentError(f"batch_to_space_nd: crops {c.tolist()} exceed spatial dimension {k} ({f})")
     rest = [_lead(d) for d in x.shape.dims[m + 1:]]
     with x.graph.as_default(), x.graph.name_scope(name or "BatchToSpaceND"):
-        y = _a.reshape(x, [int(b) for b in block] + [-1] + sizes + rest)
+        # the batch spelled out where known: -1 is ambiguous when another dimension is 0
+        b0 = x.shape.dims[0] // nb if x.shape.dims[0] is not None else -1
+        y = _a.reshape(x, [int(b) for b in block] + [b0] + sizes + rest)
         perm = [m]
         for k in range(m):
             perm += [m + 1 + k, k]
         perm += [2 * m + 1 + k for k in range(len(rest))]
-        y = _a.reshape(_a.transpose(y, perm), [-1] + full + rest)
+        y = _a.reshape(_a.transpose(y, perm), [b0] + full + rest)
         if crop.any():
             key = [slice(None)] + [slice(int(c[0]), f - int(c[1])) for c, f in zip(crop, full)]
             y = y[tuple(key)]

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ... import dtypes as _dt
-from ...errors import InvalidArgumentError, UnimplementedError
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..indexed_slices import IndexedSlices
 from ..registry import not_differentiable, register_gradient, register_op
@@ -123,7 +123,7 @@ def _gather_nd_grad(op: _g.Operation, g: Any) -> list:
     if idx.shape.rank == 2 and idx.shape.dims[-1] == 1:
         # whole rows of params: a sparse gradient, as a gather's
         return [IndexedSlices(g, _a.squeeze(idx, [1]), _shape_of(params, _dt.int64), params.shape), None]
-    return [scatter_nd(idx, g, _shape_of(params, idx.dtype)), None]
+    return [_scatter_nd_op(idx, g, _shape_of(params, idx.dtype)), None]
 
 
 @register_gradient("ScatterNd")
@@ -152,8 +152,9 @@ def _sparse_to_dense_grad(op: _g.Operation, g: Any) -> list:
 def gather_nd(params: Any, indices: Any, name: Optional[str] = None, batch_dims: int = 0) -> _g.Tensor:
     """Slices of params at N-d indices: indices [..., K] index params' first K dimensions; the
     result has shape indices.shape[:-1] + params.shape[K:].  An index out of range is an error."""
-    if int(batch_dims) != 0:
-        raise UnimplementedError("gather_nd: batch_dims other than 0 is not supported")
+    if int(batch_dims) != 0:  # leading batch dimensions paired up (batch_index_ops)
+        from .batch_index_ops import gather_nd_batched
+        return gather_nd_batched(params, indices, batch_dims, name=name)
     params = _g.convert_to_tensor(params)
     with params.graph.as_default():
         idx = _g.convert_to_tensor(indices)
@@ -173,8 +174,23 @@ def _shape_tensor(shape: Any, dtype: _dt.DType, what: str) -> _g.Tensor:
 
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: Optional[str] = None) -> _g.Tensor:
     """Zeros of `shape` with updates added at the N-d indices (duplicates add up): the
-    adjoint of gather_nd.  indices [..., K]; updates indices.shape[:-1] + shape[K:]."""
+    adjoint of gather_nd.  indices [..., K]; updates indices.shape[:-1] + shape[K:].  As TF's
+    shape check: indices into a `shape` of no elements are an error."""
     idx = _g.convert_to_tensor(indices)
+    known = shape.as_list() if isinstance(shape, TensorShape) else shape
+    if isinstance(known, _g.Tensor):
+        known = known.op.attrs["value"] if known.op.type == "Const" else None
+    if isinstance(known, (list, tuple)) and _g._holds_tensor(known):
+        known = None
+    if known is not None and None not in np.asarray(known, dtype=object).reshape(-1) \
+            and not int(np.prod(np.asarray(known, dtype=np.int64))) and idx.shape.num_elements():
+        raise InvalidArgumentError(f"scatter_nd: indices and updates specified for an empty output (shape "
+                                   f"{np.asarray(known).reshape(-1).tolist()})")
+    return _scatter_nd_op(idx, updates, shape, name)
+
+
+def _scatter_nd_op(idx: _g.Tensor, updates: Any, shape: Any, name: Optional[str] = None) -> _g.Tensor:
+    """The ScatterNd op (the gather_nd gradient's, which lets an empty params through)."""
     with idx.graph.as_default():
         upd = _g.convert_to_tensor(updates)
         shp = _shape_tensor(shape, idx.dtype, "scatter_nd shape")

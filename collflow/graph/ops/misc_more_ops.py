@@ -103,7 +103,15 @@ def histogram_fixed_width(values: Any, value_range: Any, nbins: int = 100, dtype
     """How many values fall in each of nbins equal bins over value_range (the outer bins
     take what lies outside it), as tf.histogram_fixed_width."""
     v = _g.convert_to_tensor(values)
+    if not isinstance(nbins, _g.Tensor) and int(nbins) <= 0:  # TF's kernel checks both
+        raise InvalidArgumentError(f"histogram_fixed_width: nbins must be positive, got {nbins}")
     with v.graph.as_default(), v.graph.name_scope(name or "histogram_fixed_width"):
+        r = _g.convert_to_tensor(value_range)
+        ok = _m.less(r[0], r[1])
+        check = assert_equal(ok, True, message="histogram_fixed_width: value_range[0] must be less than "
+                                               "value_range[1]")
+        with v.graph.control_dependencies([check]):
+            v = identity(v)
         bins = _a.reshape(histogram_fixed_width_bins(v, value_range, nbins, _dt.int32), [-1])
         ones = _a.ones_like(bins, dtype=_dt.as_dtype(dtype))
         return _seg.unsorted_segment_sum(ones, bins, int(nbins))

@@ -72,7 +72,9 @@ def dynamic_partition(data: Any, partitions: Any, num_partitions: int,
     n = int(num_partitions)
     if n < 1:
         raise InvalidArgumentError(f"dynamic_partition: num_partitions must be >= 1, got {num_partitions}")
-    return list(make_op("DynamicPartition", [_g.convert_to_tensor(data), _g.convert_to_tensor(partitions)],
+    # a Python/NumPy partitions becomes the op's int32 (as TF converts it), a tensor stays itself
+    parts = partitions if isinstance(partitions, _g.Tensor) else _g.convert_to_tensor(partitions, dtype=_dt.int32)
+    return list(make_op("DynamicPartition", [_g.convert_to_tensor(data), parts],
                         {"num_partitions": n}, name=name or "DynamicPartition").outputs)
 
 

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from ...errors import InvalidArgumentError, UnimplementedError
 from .. import graph as _g
 from ..registry import register_gradient, register_op
 from ..shape import TensorShape
@@ -42,6 +43,11 @@ def _reverse_sequence_spec(op: _g.Operation) -> list:
         if not TensorShape([nb]).is_compatible_with(lengths.shape):
             raise ValueError(f"seq_lengths has shape {lengths.shape}, the input's batch dimension (axis {b}) is "
                              f"{nb}")
+        if nb is None and lengths.shape.rank == 1 and lengths.shape.dims[0] is not None:
+            # as TF's shape function: the lengths' size tells an unknown batch dimension
+            dims = list(x.shape.dims)
+            dims[b] = lengths.shape.dims[0]
+            return [(x.dtype, TensorShape(dims))]
     return [(x.dtype, x.shape)]
 
 
@@ -54,7 +60,20 @@ register_op("ReverseSequence", _reverse_sequence_spec)
 def reverse(tensor: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> _g.Tensor:
     """Reverses `tensor` along each axis in `axis` (tf.reverse)."""
     x = _g.convert_to_tensor(tensor)
+    if isinstance(axis, _g.Tensor):
+        # the axes are an attr here: a constant tensor's value is known, a computed one is not
+        if axis.op.type != "Const":
+            raise UnimplementedError(f"reverse: axis must be known when the graph is built (a Python int or "
+                                     f"list, or a constant), got the tensor {axis.name}")
+        axis = np.asarray(axis.op.attrs["value"]).reshape(-1).tolist()
     axes = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
+    rank = x.shape.rank
+    if rank is not None:
+        for a in axes:
+            if not -rank <= a < rank:
+                raise InvalidArgumentError(f"reverse: axis {a} is out of range for a tensor of rank {rank}")
+        if len({a % rank for a in axes}) != len(axes):
+            raise InvalidArgumentError(f"reverse: an axis is given more than once in {list(axes)}")
     return single("ReverseV2", [x], {"axis": axes}, name=name or "ReverseV2")
 
 
@@ -79,7 +98,10 @@ def reverse_sequence(input: Any, seq_lengths: Any, seq_axis: Optional[int] = Non
     if seq_axis is None:
         raise ValueError("reverse_sequence: seq_axis is required")
     x = _g.convert_to_tensor(input)
-    lengths = _g.convert_to_tensor(seq_lengths)
+    # a Python/NumPy list becomes the op's default int64 (an empty list too), a tensor stays itself
+    lengths = seq_lengths if isinstance(seq_lengths, _g.Tensor) else _g.convert_to_tensor(
+        np.asarray(seq_lengths, dtype=np.int64) if np.asarray(seq_lengths).dtype.kind in "iub" or
+        np.size(seq_lengths) == 0 else seq_lengths)
     return single("ReverseSequence", [x, lengths], {"seq_axis": int(seq_axis), "batch_axis": int(batch_axis)},
                   name=name or "ReverseSequence")
 

@@ -120,6 +120,8 @@ def _tensor_scatter_spec(op: _g.Operation) -> list:
         raise TypeError(f"{op.type}: {t.dtype.name} is not supported (real numbers only)")
     if idx.shape.rank is not None and idx.shape.rank == 0:
         raise ValueError(f"{op.type}: indices must have rank at least 1, got a scalar")
+    if t.shape.num_elements() == 0 and idx.shape.num_elements():  # TF's shape check
+        raise ValueError(f"{op.type}: indices and updates specified for an empty tensor (shape {t.shape})")
     if idx.shape.rank is not None and t.shape.rank is not None and upd.shape.rank is not None:
         depth = idx.shape.as_list()[-1]
         if depth is not None:

@@ -29,6 +29,9 @@ def _operands(tensor: Any, indices: Any, updates: Any) -> Any:
         if idx.dtype not in (_dt.int32, _dt.int64):
             raise InvalidArgumentError(f"scatter: indices must be int32 or int64, got {idx.dtype.name}")
         upd = _g.convert_to_tensor(updates, dtype=t.dtype)
+    if t.shape.num_elements() == 0 and idx.shape.num_elements():  # TF's shape check
+        raise InvalidArgumentError(f"tensor_scatter: indices and updates specified for an empty tensor (shape "
+                                   f"{t.shape})")
     return t, idx, upd
 
 

@@ -8,12 +8,12 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...errors import InvalidArgumentError
+from ...errors import InvalidArgumentError, UnimplementedError
 from .. import graph as _g
 from ..registry import register_op, not_differentiable
 from ..shape import TensorShape
 from .op_util import single, static_axis
-from .array_util import _int_list, _like_inputs, _like_shape, _norm_axis, _pyslice, _scalar
+from .array_util import _const_value, _int_list, _like_inputs, _like_shape, _norm_axis, _pyslice, _scalar
 
 __all__ = ["gather", "scatter_like", "slice", "slice_axis", "strided_slice", "strided_slice_grad", "pad",
            "mirror_pad_grad"]
@@ -203,10 +203,13 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, name: Option
     """Slices of params along `axis` at `indices` (any rank; out = params.shape[:axis] +
     indices.shape + params.shape[axis+1:]).  The gradient w.r.t. params is IndexedSlices
     for axis 0.  Indices must lie in [0, params.shape[axis]) (always checked:
-    validate_indices, TF1's, is accepted).  TF1's signature; batch_dims must be 0."""
+    validate_indices, TF1's, is accepted).  TF1's signature; batch_dims pairs up the leading
+    dimensions of params and indices (batch_index_ops)."""
+    if batch_dims and axis is not None and not isinstance(axis, _g.Tensor) and int(axis) == 0:
+        batch_dims = 0  # TF's gather drops batch_dims when axis is given as 0 (a plain gather there)
     if batch_dims:
-        raise InvalidArgumentError(f"gather: batch_dims={batch_dims} is not supported (use batch_gather or "
-                                   "gather_nd)")
+        from .batch_index_ops import gather_batched
+        return gather_batched(params, indices, batch_dims if axis is None else axis, batch_dims, name=name)
     axis = 0 if axis is None else axis
     if type(params).__name__ == "RaggedTensor" and axis == 0:  # rows of a RaggedTensor
         from .ragged_math import ragged_gather
@@ -240,6 +243,24 @@ def slice(input_: Any, begin: Sequence[int], size: Sequence[int], name: Optional
     return _slice_dynamic(_g.convert_to_tensor(input_), begin, size, name)
 
 
+def _checked_begin(x: _g.Tensor, k: int, b: _g.Tensor, n: _g.Tensor) -> _g.Tensor:
+    """b, run only after TF's Slice check of axis k: 0 <= b <= dim and size -1 or
+    0 <= size <= dim - b (SliceAxis itself clips as Python slices do)."""
+    from . import math_ops as _m
+    from .array_ops import shape
+    from .check_ops import assert_equal
+    from .constant_op import identity
+    dim = shape(x, out_type=b.dtype)[k]
+    zero = _scalar(0, b.dtype, x.graph)
+    ok = _m.logical_and(_m.logical_and(_m.greater_equal(b, zero), _m.less_equal(b, dim)),
+                        _m.logical_or(_m.equal(n, _scalar(-1, b.dtype, x.graph)),
+                                      _m.logical_and(_m.greater_equal(n, zero), _m.less_equal(b + n, dim))))
+    check = assert_equal(ok, True, message=f"slice: begin and size of dimension {k} must satisfy 0 <= begin <= "
+                                           "begin + size <= the dimension (size -1: to the end)")
+    with x.graph.control_dependencies([check]):
+        return identity(b)
+
+
 def _slice_dynamic(x: _g.Tensor, begin: Any, size: Any, name: Optional[str]) -> _g.Tensor:
     from . import math_ops as _m
     rank = x.shape.rank
@@ -260,6 +281,7 @@ def _slice_dynamic(x: _g.Tensor, begin: Any, size: Any, name: Optional[str]) -> 
             if isinstance(n, _g.Tensor) or isinstance(b, _g.Tensor):
                 b_t = _g.convert_to_tensor(b, dtype=_g.convert_to_tensor(n).dtype) if not isinstance(b, _g.Tensor) else b
                 n_t = _g.convert_to_tensor(n, dtype=b_t.dtype) if not isinstance(n, _g.Tensor) else n
+                b_t = _checked_begin(x, k, b_t, n_t)
                 stop = single("Select", [_m.less(n_t, 0), _scalar(big, b_t.dtype, g), b_t + n_t])
                 y = slice_axis(y, k, b_t, stop)
             else:
@@ -356,6 +378,8 @@ def _tf1_key(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
              new_axis_mask: int, shrink_axis_mask: int) -> Tuple[Any, ...]:
     """TF1's strided_slice(begin, end, strides, masks) as an indexing key (bounds may be tensors)."""
     def parts(v: Any, what: str) -> List[Any]:
+        if isinstance(v, _g.Tensor) and _const_value(v) is not None:
+            v = _const_value(v)  # a constant: static bounds (a run-time stride is not supported)
         if isinstance(v, _g.Tensor):
             n = v.shape.num_elements() if v.shape.is_fully_defined() else None
             if v.shape.rank != 1 or n is None:
@@ -363,6 +387,9 @@ def _tf1_key(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
             return [v[i] for i in range(n)]
         return [int(a) for a in np.asarray(v).reshape(-1)]
     b, e = parts(begin, "begin"), parts(end, "end")
+    if isinstance(strides, _g.Tensor) and _const_value(strides) is None:
+        raise UnimplementedError(f"strided_slice: strides must be known when the graph is built (a list of ints "
+                                 f"or a constant), got the tensor {strides.name}; begin and end may be run-time")
     st = parts(strides, "strides") if strides is not None else [1] * len(b)
     if not len(b) == len(e) == len(st):
         raise InvalidArgumentError(f"strided_slice: begin, end and strides must have one length, got {len(b)}, "
@@ -375,6 +402,10 @@ def _tf1_key(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
         elif new_axis_mask & bit:
             key.append(None)
         elif shrink_axis_mask & bit:
+            # TF takes the one element at begin and refuses a negative stride there
+            if isinstance(st[i], (int, np.integer)) and st[i] < 0:
+                raise InvalidArgumentError(f"strided_slice: only stride 1 allowed on non-range indexing "
+                                           f"(shrink axis {i} has stride {st[i]})")
             key.append(b[i])
         else:
             key.append(_pyslice(None if begin_mask & bit else b[i], None if end_mask & bit else e[i], st[i]))
@@ -412,6 +443,20 @@ def strided_slice(x: Any, key: Any = None, end: Any = None, strides: Any = None,
             if isinstance(t, _pyslice):  # run-time bounds: the axis stays
                 y = slice_axis(y, ax, t.start, t.stop, t.step)
                 continue
+            # a negative index counts from the end, as TF's shrink axis (gather refuses it)
+            from . import math_ops as _m
+            from .array_ops import shape
+            dim = shape(y, out_type=t.dtype)[ax]
+            t = single("Select", [_m.less(t, _scalar(0, t.dtype, y.graph)), t + dim, t])
+            # checked here where y is already empty (a gather of nothing looks at no index;
+            # otherwise the gather's own check says which index)
+            from .check_ops import assert_equal
+            from .constant_op import identity
+            from .array_ops import size
+            ok = _m.logical_or(_m.logical_and(_m.greater_equal(t, _scalar(0, t.dtype, y.graph)), _m.less(t, dim)),
+                               _m.greater(size(y), 0))
+            with y.graph.control_dependencies([assert_equal(ok, True, message="slice index out of bounds")]):
+                t = identity(t)
             y = gather(y, t, axis=ax)
             removed += 1 if pos < e else 0
     return y

@@ -102,12 +102,15 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = _dt.bool_, name
     g = _g.get_default_graph()
     with g.name_scope(name or "SequenceMask"):
         n = _g.convert_to_tensor(lengths)
-        if not n.dtype.is_integer:
-            raise InvalidArgumentError(f"sequence_mask: lengths must be integers, got {n.dtype.name}")
-        m = _m.reduce_max(n) if maxlen is None else _g.convert_to_tensor(maxlen)
-        if m.dtype != n.dtype:
-            m = _m.cast(m, n.dtype)
-        steps = _range(_a.zeros([], n.dtype), m, _a.ones([], n.dtype))
+        if not (n.dtype.is_integer or n.dtype.is_floating):
+            raise InvalidArgumentError(f"sequence_mask: lengths must be numbers, got {n.dtype.name}")
+        # the longest length, at least 0 (the max of no lengths is the dtype's lowest value)
+        m = _m.maximum(_m.reduce_max(n), _a.zeros([], n.dtype)) if maxlen is None else _g.convert_to_tensor(maxlen)
+        if m.shape.rank not in (None, 0):
+            raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape {m.shape}")
+        if m.dtype != n.dtype:  # TF compares in maxlen's dtype (float lengths truncate to an int maxlen's)
+            n = _m.cast(n, m.dtype)
+        steps = _range(_a.zeros([], m.dtype), m, _a.ones([], m.dtype))
         mask = _m.less(steps, _a.expand_dims(n, -1))
         dt = _dt.as_dtype(dtype)
         return mask if dt == _dt.bool_ else _m.cast(mask, dt)
