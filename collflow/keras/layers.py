@@ -182,6 +182,9 @@ class _KerasMixin(_CallRecord):
         # __call__ drops it (its compute_mask is not called there); the output has no mask
         in_mask = mask_of(inputs) if (self._supports_masking or self._consumes_mask) else None
         if self._consumes_mask:
+            # a mask given to the call (layer(x, mask=m)) wins over the one x carries, as in TF
+            if kwargs.get("mask") is not None:
+                in_mask = kwargs["mask"]
             kwargs["mask"] = in_mask
         g = _g.get_default_graph()
         before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
@@ -354,7 +357,25 @@ class Reshape(_Stateless):
         self.target_shape = tuple(int(d) for d in target_shape)
 
     def _fn(self, x: Any) -> Any:
-        return _a.reshape(x, [-1] + list(self.target_shape))
+        # Keras reshapes to (shape(x)[0],) + target_shape: the target may hold its own -1,
+        # resolved here from the static feature shape where it is known
+        target = list(self.target_shape)
+        if -1 not in target:
+            return _a.reshape(x, [-1] + target)
+        feats = x.shape.dims[1:] if x.shape.rank is not None else [None]
+        known = 1
+        for d in target:
+            known *= d if d != -1 else 1
+        if all(d is not None for d in feats) and known and _prod(feats) % known == 0:
+            return _a.reshape(x, [-1] + [_prod(feats) // known if d == -1 else d for d in target])
+        return _a.reshape(x, _a.concat([_a.shape(x)[:1], _a.constant(target, _dt.int32)], 0))
+
+
+def _prod(dims: Sequence[Any]) -> int:
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
 
 
 class Lambda(_Stateless):
@@ -377,18 +398,31 @@ class Lambda(_Stateless):
         return self.mask(inputs, mask) if callable(self.mask) else self.mask
 
 
-class GlobalAveragePooling2D(_Stateless):
+class _GlobalPool(_Stateless):
+    """Keras's global poolings: a reduction over the spatial axes, 1.. with channels_last (the
+    default), 2.. with channels_first."""
+    _reduce = staticmethod(_m.reduce_mean)
+
+    def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError(f"The `data_format` argument must be one of \"channels_first\", \"channels_last\". "
+                             f"Received: {data_format}")
+        self.data_format = data_format or "channels_last"
+
+    def _fn(self, x: Any) -> Any:
+        rank = x.shape.rank
+        axes = list(range(2, rank)) if self.data_format == "channels_first" else list(range(1, rank - 1))
+        return type(self)._reduce(x, axis=axes)
+
+
+class GlobalAveragePooling2D(_GlobalPool):
     _base = "global_average_pooling2d"
 
-    def _fn(self, x: Any) -> Any:
-        return _m.reduce_mean(x, axis=[1, 2])
 
-
-class GlobalMaxPooling2D(_Stateless):
+class GlobalMaxPooling2D(_GlobalPool):
     _base = "global_max_pooling2d"
-
-    def _fn(self, x: Any) -> Any:
-        return _m.reduce_max(x, axis=[1, 2])
+    _reduce = staticmethod(_m.reduce_max)
 
 
 class _Merge(_KerasMixin, _lc.Layer):

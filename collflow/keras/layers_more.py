@@ -6,7 +6,7 @@ bidirectional/forward_lstm/kernel, p_re_lu/alpha, ...)."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..graph import graph as _g
 from ..graph.ops import array_ops as _a
@@ -23,7 +23,7 @@ from ..graph.variable_scope import get_variable, variable_scope
 from ..nn import layer_classes as _lc
 from ..nn import layers as _fl
 from .. import nn as _nn
-from .layers import mask_of, register_call, set_mask, _KerasMixin, _Merge, _Stateless, _activation, _initializer, _input_shape_kwargs
+from .layers import mask_of, register_call, set_mask, _GlobalPool, _KerasMixin, _Merge, _Stateless, _activation, _initializer, _input_shape_kwargs
 
 __all__ = ["Conv2DTranspose", "SeparableConv2D", "DepthwiseConv2D", "UpSampling2D", "ZeroPadding2D", "Cropping2D",
            "LeakyReLU", "ReLU", "ELU", "Softmax", "PReLU", "LayerNormalization", "Multiply", "Subtract", "Average",
@@ -61,10 +61,17 @@ class Conv2DTranspose(_KerasMixin, _lc.Layer):
     def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
                  data_format: Optional[str] = None, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
-                 kernel_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any):
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None, output_padding: Any = None,
+                 **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
+        if _pair(kwargs.pop("dilation_rate", 1)) != (1, 1):
+            raise NotImplementedError("Conv2DTranspose(dilation_rate > 1) is not supported by collflow")
         super().__init__(kwargs.pop("trainable", True), kwargs.pop("name", None), **kwargs)
+        if output_padding is not None and any(p >= st for p, st in zip(_pair(output_padding), _pair(strides))):
+            raise ValueError(f"Stride {_pair(strides)} must be greater than output padding {_pair(output_padding)}")
+        self.output_padding = output_padding
         self._cfg = dict(filters=int(filters), kernel_size=kernel_size, strides=strides, padding=padding,
+                         output_padding=output_padding,
                          data_format=data_format or "channels_last", activation=_activation(activation),
                          use_bias=use_bias, kernel_initializer=_initializer(kernel_initializer),
                          bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
@@ -95,18 +102,26 @@ class DepthwiseConv2D(_Weighted):
     def __init__(self, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid", depth_multiplier: int = 1,
                  data_format: Optional[str] = None, activation: Any = None, use_bias: bool = True,
                  depthwise_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
-                 depthwise_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any):
+                 depthwise_regularizer: Any = None, bias_regularizer: Any = None, dilation_rate: Any = (1, 1),
+                 **kwargs: Any):
         super().__init__(**kwargs)
         self.kernel_size, self.strides, self.padding = _pair(kernel_size), _pair(strides), padding.upper()
         self.depth_multiplier, self.activation, self.use_bias = int(depth_multiplier), _activation(activation), use_bias
+        self.dilation_rate = _pair(dilation_rate)
+        self.data_format = _image_format(data_format, "DepthwiseConv2D")
         self._inits = (_initializer(depthwise_initializer), _initializer(bias_initializer))
         self._regs = (depthwise_regularizer, bias_regularizer)
 
     def _build_call(self, x: Any) -> Any:
+        # channels_first runs as channels_last between two transposes (the same values)
+        return _as_channels_last(x, self.data_format, self._nhwc)
+
+    def _nhwc(self, x: Any) -> Any:
         c = int(x.shape.dims[-1])
         k = self._var_new("depthwise_kernel", list(self.kernel_size) + [c, self.depth_multiplier], x.dtype,
                           self._inits[0], self._regs[0])
-        y = depthwise_conv2d(x, k, [1, self.strides[0], self.strides[1], 1], self.padding)
+        rate = None if self.dilation_rate == (1, 1) else list(self.dilation_rate)
+        y = depthwise_conv2d(x, k, [1, self.strides[0], self.strides[1], 1], self.padding, rate=rate)
         if self.use_bias:
             y = _nn.bias_add(y, self._var_new("bias", [c * self.depth_multiplier], x.dtype, self._inits[1],
                                               self._regs[1]))
@@ -122,10 +137,29 @@ class UpSampling2D(_Stateless):
         if interpolation != "nearest":
             raise NotImplementedError("UpSampling2D(interpolation='bilinear') is not supported by collflow")
         self.size = _pair(size)
+        self.data_format = _image_format(data_format, "UpSampling2D")
 
     def _fn(self, x: Any) -> Any:
-        h, w = x.shape.dims[1], x.shape.dims[2]
-        return resize_nearest_neighbor(x, [h * self.size[0], w * self.size[1]])
+        def up(x: Any) -> Any:
+            h, w = x.shape.dims[1], x.shape.dims[2]
+            return resize_nearest_neighbor(x, [h * self.size[0], w * self.size[1]])
+        return _as_channels_last(x, self.data_format, up)
+
+
+def _image_format(data_format: Optional[str], layer: str) -> str:
+    """Keras's data_format argument: None means channels_last (image_data_format()'s default)."""
+    fmt = data_format or "channels_last"
+    if fmt not in ("channels_last", "channels_first"):
+        raise ValueError(f"{layer}: The `data_format` argument must be one of \"channels_first\", "
+                         f"\"channels_last\". Received: {data_format}")
+    return fmt
+
+
+def _as_channels_last(x: Any, data_format: str, fn: Callable[[Any], Any]) -> Any:
+    """fn (written for NHWC) applied to a channels_first x: moved to NHWC and back."""
+    if data_format != "channels_first":
+        return fn(x)
+    return _a.transpose(fn(_a.transpose(x, [0, 2, 3, 1])), [0, 3, 1, 2])
 
 
 def _pad_spec(padding: Any) -> tuple:
@@ -141,9 +175,12 @@ class ZeroPadding2D(_Stateless):
     def __init__(self, padding: Any = (1, 1), data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.padding = _pad_spec(padding)
+        self.data_format = _image_format(data_format, "ZeroPadding2D")
 
     def _fn(self, x: Any) -> Any:
         (t, b), (left, r) = self.padding
+        if self.data_format == "channels_first":
+            return pad(x, [[0, 0], [0, 0], [t, b], [left, r]])
         return pad(x, [[0, 0], [t, b], [left, r], [0, 0]])
 
 
@@ -153,9 +190,13 @@ class Cropping2D(_Stateless):
     def __init__(self, cropping: Any = ((0, 0), (0, 0)), data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.cropping = _pad_spec(cropping)
+        self.data_format = _image_format(data_format, "Cropping2D")
 
     def _fn(self, x: Any) -> Any:
         (t, b), (left, r) = self.cropping
+        if self.data_format == "channels_first":
+            h, w = x.shape.dims[2], x.shape.dims[3]
+            return x[:, :, t:h - b, left:w - r]
         h, w = x.shape.dims[1], x.shape.dims[2]
         return x[:, t:h - b, left:w - r, :]
 
@@ -322,21 +363,23 @@ class RepeatVector(_Stateless):
         return _a.tile(_a.expand_dims(x, 1), [1, self.n, 1])
 
 
-class GlobalAveragePooling1D(_Stateless):
+class GlobalAveragePooling1D(_GlobalPool):
     _base = "global_average_pooling1d"
     _consumes_mask = True  # the mean over the real steps; no mask after it (TF 1.15's)
 
     def _call(self, x: Any, name: Any, reuse: Any, *args: Any, mask: Any = None, **kwargs: Any) -> Any:
         from .masking import masked_mean_over_steps
         with _g.name_scope(name or self._base):
-            return _m.reduce_mean(x, axis=1) if mask is None else masked_mean_over_steps(x, mask)
+            if mask is None:
+                return self._fn(x)
+            if self.data_format == "channels_first":  # the steps on axis 2
+                x = _a.transpose(x, [0, 2, 1])
+            return masked_mean_over_steps(x, mask)
 
 
-class GlobalMaxPooling1D(_Stateless):
+class GlobalMaxPooling1D(_GlobalPool):
     _base = "global_max_pooling1d"
-
-    def _fn(self, x: Any) -> Any:
-        return _m.reduce_max(x, axis=1)
+    _reduce = staticmethod(_m.reduce_max)
 
 
 class _Noise(_KerasMixin, _lc.Layer):
@@ -360,8 +403,13 @@ class GaussianNoise(_Noise):
     """Adds N(0, stddev) noise in training."""
     _base = "gaussian_noise"
 
+    def __init__(self, stddev: float, **kwargs: Any):
+        # Keras's argument is `stddev` (GaussianNoise(stddev=0.1)), not a rate
+        super().__init__(stddev, **kwargs)
+        self.stddev = float(stddev)
+
     def _noisy(self, x: Any) -> Any:
-        return x + _r.random_normal(_a.shape(x), stddev=self.rate, dtype=x.dtype)
+        return x + _r.random_normal(_a.shape(x), stddev=self.stddev, dtype=x.dtype)
 
 
 class GaussianDropout(_Noise):
@@ -469,14 +517,31 @@ class Bidirectional(_KerasMixin, _lc.Layer):
             from .layers import _unique_name
             self._name = getattr(self, "_auto_name", None) or _unique_name(self._base)
         scope = getattr(self, "_bi_scope", None)
+        # a mask given to the call wins over the one the inputs carry; initial_state is the
+        # forward layer's states then the backward layer's (Keras splits the list in halves)
+        mask = kwargs.pop("mask", None)
+        mask = mask_of(inputs) if mask is None else mask
+        fkw: Dict[str, Any] = {} if mask is None else {"mask": mask}
+        bkw = dict(fkw)
+        if initial_state is not None:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+            if len(states) % 2:
+                raise ValueError(f"When passing `initial_state` to a Bidirectional RNN, the state should be a list "
+                                 f"containing the states of the underlying RNNs. Received: {initial_state}")
+            fkw["initial_state"], bkw["initial_state"] = states[:len(states) // 2], states[len(states) // 2:]
         with (variable_scope(scope) if scope is not None else variable_scope(None, default_name=self._name)) as vs:
             self._bi_scope = vs
-            f = self.forward_layer(inputs)
-            b = self.backward_layer(inputs)
+            f = self.forward_layer(inputs, **fkw)
+            b = self.backward_layer(inputs, **bkw)
         fs, bs = (f[1:], b[1:]) if self.return_state else ([], [])
         fo, bo = (f[0], b[0]) if self.return_state else (f, b)
         if self.return_sequences:
             bo = reverse(bo, [1])  # the backward layer's outputs, back in time order
+            if mask is not None:
+                # Keras forces zero_output_for_mask on both directions when they return
+                # sequences: a masked step's output is zeros (not the previous step's)
+                keep = _a.expand_dims(_m.cast(mask, fo.dtype), -1)
+                fo, bo = fo * keep, bo * keep
         if self.merge_mode == "concat":
             out: Any = _a.concat([fo, bo], -1)
         elif self.merge_mode == "sum":

@@ -14,7 +14,7 @@ from ..graph.ops import math_ops as _m
 from ..graph.ops import random_ops as _r
 from ..graph.ops.slicing_ops import pad
 from ..nn import layer_classes as _lc
-from .layers import _KerasMixin, _Stateless, _activation, _initializer, _input_shape_kwargs
+from .layers import _GlobalPool, _KerasMixin, _Stateless, _activation, _initializer, _input_shape_kwargs
 from .layers_attention import ShapeProbe
 from .layers_more import _Noise, _SpatialDropout
 
@@ -163,22 +163,16 @@ class ZeroPadding3D(_StatelessProbe):
         return pad(x, [[0, 0]] + [list(p) for p in self.padding] + [[0, 0]])
 
 
-class GlobalAveragePooling3D(_StatelessProbe):
+class GlobalAveragePooling3D(ShapeProbe, _GlobalPool):
     _base = "global_average_pooling3d"
 
-    def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
-        super().__init__(**kwargs)
-        _channels_last(data_format, "GlobalAveragePooling3D")
-
-    def _fn(self, x: Any) -> Any:
-        return _m.reduce_mean(x, axis=[1, 2, 3])
+    def _probe(self, x: Any) -> Any:
+        return self._fn(x)
 
 
 class GlobalMaxPooling3D(GlobalAveragePooling3D):
     _base = "global_max_pooling3d"
-
-    def _fn(self, x: Any) -> Any:
-        return _m.reduce_max(x, axis=[1, 2, 3])
+    _reduce = staticmethod(_m.reduce_max)
 
 
 class Conv3DTranspose(ShapeProbe, _KerasMixin, _lc.Layer):

@@ -212,6 +212,8 @@ class _Recurrent(_KerasMixin, _lc.Layer):
                 seq_out, last, last_out = seq[-1], [s[-1] for s in seq[:-1]], seq[-1][-1]
             outputs = _a.transpose(seq_out, [1, 0, 2])
             outputs.set_shape([x.shape.dims[0], x.shape.dims[1], u])  # the scan keeps no static time length
+            for t in [last_out] + last:  # nor the batch of the last step's output and states
+                t.set_shape([x.shape.dims[0], u])
             out = outputs if self.return_sequences else last_out
             if self.stateful:
                 out, last = self._update_states(out, last)
