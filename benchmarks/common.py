@@ -31,6 +31,17 @@ if ROOT not in sys.path:  # run from a checkout without `pip install -e .`
 if os.environ.get("COLLFLOW_CHECK_OUTPUTS") == "1":
     os.environ["COLLFLOW_CHECK_OUTPUTS"] = "0"
 
+# a forced OpenBLAS core (some hosts set OPENBLAS_CORETYPE for old OpenBLAS builds) runs
+# NumPy's products on that core's kernels instead of the CPU's own: on an AVX-512 AMD EPYC
+# (Zen 5) forced to Haswell, collflow's MNIST conv step took 54.8 ms against 38.5 ms with
+# the kernels OpenBLAS picks itself (SkylakeX), while TensorFlow's and PyTorch's own
+# kernels ignore the variable.  Results record it (machine_info); say so when it is set.
+BLAS_ENV = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+if "OPENBLAS_CORETYPE" in BLAS_ENV:
+    print(f"note: OPENBLAS_CORETYPE={BLAS_ENV['OPENBLAS_CORETYPE']} forces NumPy's BLAS kernels; the peers' own "
+          "kernels ignore it. For a fair comparison run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`.",
+          file=sys.stderr)
+
 import numpy as np  # noqa: E402
 
 
@@ -115,6 +126,7 @@ def machine_info() -> Dict[str, Any]:
         "git_commit": _git_commit(),
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "load_average_1_5_15": load_average(),
+        "openblas_env": BLAS_ENV,
     }
     try:
         from threadpoolctl import threadpool_info
