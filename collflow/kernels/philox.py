@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -127,9 +127,17 @@ def box_muller_f32(w0: np.ndarray, w1: np.ndarray) -> Tuple[np.ndarray, np.ndarr
     return libm_f32("sinf", v1) * r, libm_f32("cosf", v1) * r
 
 
+def _libm_f64(fn: Any, x: np.ndarray) -> np.ndarray:
+    """The C library's double `fn` (through Python's math module) lane by lane: NumPy's own
+    float64 log/sin/cos take SIMD paths on AVX-512 CPUs whose last bits differ from the C
+    library's, which TensorFlow's kernels call (an AVX-512 AMD EPYC host: some of 1001
+    normals off by an ulp)."""
+    return np.fromiter(map(fn, x.reshape(-1).tolist()), np.float64, count=x.size).reshape(x.shape)
+
+
 def box_muller_f64(w: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Pairs of float64 normals from groups of four words (two doubles)."""
     u1 = np.maximum(uniform_f64(w[0::4], w[1::4]), 1e-7)
     v1 = 2.0 * math.pi * uniform_f64(w[2::4], w[3::4])
-    r = np.sqrt(-2.0 * np.log(u1))
-    return np.sin(v1) * r, np.cos(v1) * r
+    r = np.sqrt(-2.0 * _libm_f64(math.log, u1))
+    return _libm_f64(math.sin, v1) * r, _libm_f64(math.cos, v1) * r
