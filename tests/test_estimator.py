@@ -475,11 +475,15 @@ def test_default_optimizers_are_tfs():
             return E.LinearClassifier(many, model_dir=d, **({} if opt is None else {"optimizer": opt}))
         return make
     key = "linear/linear_model/f3/weights"
+    # TF1's linear model_fn: `optimizer or Ftrl(min(0.2, 1/sqrt(#columns)))` then a name at 0.2, so the
+    # default 'Ftrl' trains at 0.2 and only a falsy optimizer gets the 1/sqrt(#columns) rule
     default = _value_after(lin(None), key, feats)
     rule = _value_after(lin(lambda: tf.train.FtrlOptimizer(1 / np.sqrt(30))), key, feats)  # min(0.2, 1/sqrt(30))
     capped = _value_after(lin(lambda: tf.train.FtrlOptimizer(0.2)), key, feats)
-    np.testing.assert_allclose(default, rule, rtol=1e-6)
-    assert not np.allclose(default, capped)
+    np.testing.assert_allclose(default, capped, rtol=1e-6)
+    assert not np.allclose(default, rule)
+    none = _value_after(lambda d: E.LinearClassifier(many, model_dir=d, optimizer=None), key, feats)
+    np.testing.assert_allclose(none, rule, rtol=1e-6)
     cfg = E.RunConfig(tf_random_seed=3)
     key = "dnn/logits/kernel"
     dnn_default = _value_after(lambda d: E.DNNClassifier([4], [NUM], model_dir=d, config=cfg), key)

@@ -25,13 +25,14 @@ from ..nn.feature_column import models as _fc
 from ..graph.ops.nn_composites import zero_fraction
 from ..summary import summary_ops as _summary
 from ..train.global_step import get_global_step
+from ..train.optimizer import slot_name_infix
 from .estimator import Estimator
 from .head import BinaryHead, MultiClassHead, RegressionHead, get_optimizer
 
 __all__ = ["LinearClassifier", "LinearRegressor", "DNNClassifier", "DNNRegressor", "DNNLinearCombinedClassifier",
            "DNNLinearCombinedRegressor"]
 
-_LINEAR_LEARNING_RATE = 0.2      # min(0.2, 1/sqrt(#columns)) for the linear models
+_LINEAR_LEARNING_RATE = 0.2      # a named optimizer's; min(0.2, 1/sqrt(#columns)) when optimizer is None
 _DNN_LEARNING_RATE = 0.05
 _COMBINED_DNN_LEARNING_RATE = 0.001
 _COMBINED_LINEAR_LEARNING_RATE = 0.005
@@ -119,21 +120,30 @@ def _dnn_logits(features: dict, feature_columns: Sequence[Any], units: int, hidd
 def _linear_model_fn(features: Any, labels: Any, mode: str, head: Any, feature_columns: Sequence[Any],
                      optimizer: Any, partitioner: Any, sparse_combiner: str) -> Any:
     _check_features(features)
-    opt = get_optimizer(optimizer, _linear_learning_rate(feature_columns, _LINEAR_LEARNING_RATE), "part_0")
-    with variable_scope("linear", values=list(features.values()), partitioner=partitioner):
+    if not optimizer:
+        # TF1's default optimizer (only when `optimizer` is falsy): Ftrl at min(0.2, 1/sqrt(#columns))
+        optimizer = get_optimizer("Ftrl", _linear_learning_rate(feature_columns, _LINEAR_LEARNING_RATE))
+    # a name ('Ftrl', the constructors' default, included) gets TF1's fixed learning rate 0.2
+    opt = get_optimizer(optimizer, _LINEAR_LEARNING_RATE)
+    with variable_scope("linear", values=list(features.values()), partitioner=partitioner) as scope:
         logits = _linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
-    return head.create_estimator_spec(features, mode, logits, labels=labels, optimizer=opt)
+    # TF1 builds the head inside the model's scope: `linear/head/predictions/...`, `linear/head/beta1_power`
+    # (only the name scope here); TF's slots, by name or instance: `<variable>/part_0/<optimizer name>`
+    with _g.name_scope(scope.original_name_scope), slot_name_infix("part_0"):
+        return head.create_estimator_spec(features, mode, logits, labels=labels, optimizer=opt)
 
 
 def _dnn_model_fn(features: Any, labels: Any, mode: str, head: Any, hidden_units: Sequence[int],
                   feature_columns: Sequence[Any], optimizer: Any, activation_fn: Callable, dropout: Optional[float],
                   input_layer_partitioner: Any, batch_norm: bool) -> Any:
     _check_features(features)
-    opt = get_optimizer(optimizer, _DNN_LEARNING_RATE, "t_0")
-    with variable_scope("dnn", values=list(features.values())):
+    opt = get_optimizer(optimizer, _DNN_LEARNING_RATE)
+    with variable_scope("dnn", values=list(features.values())) as scope:
         logits = _dnn_logits(features, feature_columns, head.logits_dimension, hidden_units, activation_fn,
                              dropout, mode, batch_norm, input_layer_partitioner)
-    return head.create_estimator_spec(features, mode, logits, labels=labels, optimizer=opt)
+    # inside 'dnn', as TF1: `dnn/head/predictions/logistic`, `dnn/head/beta1_power`, slots `<variable>/t_0/<name>`
+    with _g.name_scope(scope.original_name_scope), slot_name_infix("t_0"):
+        return head.create_estimator_spec(features, mode, logits, labels=labels, optimizer=opt)
 
 
 def _combined_model_fn(features: Any, labels: Any, mode: str, head: Any, linear_feature_columns: Sequence[Any],
@@ -183,7 +193,8 @@ _SUM = _losses.Reduction.SUM
 
 
 class LinearClassifier(Estimator):
-    """A linear model over feature columns for n_classes classes (Ftrl at min(0.2, 1/sqrt(#columns)))."""
+    """A linear model over feature columns for n_classes classes (Ftrl at 0.2 by default, as TF1:
+    min(0.2, 1/sqrt(#columns)) only for optimizer=None)."""
 
     def __init__(self, feature_columns: Sequence[Any], model_dir: Optional[str] = None, n_classes: int = 2,
                  weight_column: Any = None, label_vocabulary: Any = None, optimizer: Any = "Ftrl",

@@ -13,6 +13,7 @@ from ..graph import graph as _g
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_ops as _nn
+from ..graph.ops.check_ops import assert_less_equal, assert_non_negative
 from ..graph.ops.constant_op import constant, group, identity
 from ..graph.ops.lookup_ops import index_table_from_tensor
 from ..graph.ops.misc_ops import range as _range
@@ -37,7 +38,12 @@ def weights_from_features(features: Dict[str, Any], weight_column: Any) -> Any:
         raise TypeError(f"Weight column must be either a string or _NumericColumn. Given type: {type(weight_column)}")
     if key not in features:
         raise ValueError(f"weight_column {key!r} is not in the features: {sorted(features)}")
-    w = _m.cast(features[key], _dt.float32)
+    w = features[key]
+    normalizer = getattr(weight_column, "normalizer_fn", None)
+    if normalizer is not None:
+        # a numeric column's weights are its dense tensor: normalizer_fn on the raw feature, then float
+        w = normalizer(w)
+    w = _m.cast(w, _dt.float32)
     if w.shape.rank == 1:
         w = _a.expand_dims(w, -1)
     return w
@@ -181,12 +187,14 @@ class _Head:
                 ops = {summary_key(name, k): v for k, v in ops.items()}
                 return EstimatorSpec(mode, predictions=predictions, loss=loss, eval_metric_ops=ops)
             train_op = make_train_op(loss, train_op_fn, optimizer)
-        _summary.scalar(summary_key(name, "loss"), loss)
-        wsum = _m.reduce_sum(weights * _a.ones_like(unweighted))
-        _summary.scalar(summary_key(name, "average_loss"),
-                        training_loss / wsum if self._reduction == _losses.Reduction.SUM else training_loss)
-        if reg is not None:
-            _summary.scalar(summary_key(name, "regularization_loss"), reg)
+        # at the root name scope, as TF1 (whose canned models call the head inside 'dnn'/'linear')
+        with _g.name_scope(""):
+            _summary.scalar(summary_key(name, "loss"), loss)
+            wsum = _m.reduce_sum(weights * _a.ones_like(unweighted))
+            _summary.scalar(summary_key(name, "average_loss"),
+                            training_loss / wsum if self._reduction == _losses.Reduction.SUM else training_loss)
+            if reg is not None:
+                _summary.scalar(summary_key(name, "regularization_loss"), reg)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
 
@@ -220,7 +228,8 @@ class _ClassHead(_Head):
         class_ids = _a.expand_dims(_m.argmax(two_logits, axis=1), -1, name="class_ids")
         class_ids = _m.cast(class_ids, _dt.int64)
         n = self.n_classes
-        all_ids = _m.add(_a.zeros_like(class_ids), _a.expand_dims(_m.cast(_range(n), _dt.int64), 0),
+        # TF1 tiles tf.range(n_classes) over the batch: all_class_ids is int32 (class_ids int64)
+        all_ids = _m.add(_a.zeros_like(_m.cast(class_ids, _dt.int32)), _a.expand_dims(_range(n), 0),
                          name="all_class_ids")
         if self._vocab is not None:
             vocab = constant(np.asarray(self._vocab, dtype=object), dtype=_dt.string)
@@ -241,6 +250,23 @@ class BinaryHead(_ClassHead):
     def __init__(self, weight_column: Any = None, label_vocabulary: Optional[Sequence[str]] = None,
                  loss_reduction: str = _losses.Reduction.SUM):
         super().__init__(2, weight_column, label_vocabulary, loss_reduction)
+
+    def _labels(self, labels: Any) -> _g.Tensor:
+        """TF1's binary labels: float32 [batch, 1] in [0, 1] (soft labels train as given), range-checked
+        when the graph runs; string labels go through the vocabulary first."""
+        if self._vocab is None and labels is not None:
+            t = _as_column(labels, 1)
+            if t.dtype == _dt.string:
+                raise ValueError("Labels dtype should be integer. Instead got string: give label_vocabulary")
+        else:
+            t = super()._labels(labels)
+        t = _m.cast(t, _dt.float32)
+        with _g.name_scope("assert_range"):
+            msg = "Labels must be in range [0, 1]"
+            checks = [assert_less_equal(t, constant(1.0, dtype=_dt.float32), message=msg),
+                      assert_non_negative(t, message=msg)]
+        with _g.control_dependencies(checks):
+            return identity(t)
 
     def _predictions(self, logits: _g.Tensor) -> Dict[str, Any]:
         logistic = _nn.sigmoid(logits, name="logistic")
@@ -284,6 +310,17 @@ class MultiClassHead(_ClassHead):
             raise ValueError(f"n_classes must be > 2: {n_classes}")
         super().__init__(n_classes, weight_column, label_vocabulary, loss_reduction)
         self.logits_dimension = n_classes
+
+    def _labels(self, labels: Any) -> _g.Tensor:
+        """Class ids [batch, 1] checked in [0, n_classes) when the graph runs, with TF1's messages
+        (an out-of-vocabulary label looks up as -1)."""
+        ids = super()._labels(labels)
+        with _g.name_scope("assert_range"):
+            checks = [assert_less_equal(ids, constant(self.n_classes - 1, dtype=ids.dtype),
+                                        message="Labels must <= n_classes - 1"),
+                      assert_non_negative(ids, message="Labels must >= 0")]
+        with _g.control_dependencies(checks):
+            return identity(ids)
 
     def _predictions(self, logits: _g.Tensor) -> Dict[str, Any]:
         probabilities = _nn.softmax(logits, name="probabilities")

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import CollflowError
 from ..graph import graph as _g
 from ..platform import tf_logging as logging
-from ..summary.proto import SessionLog, Summary
+from ..summary.proto import SessionLog, Summary, write_graph
 
 # collection: how much one train op run may add to the global step where that is not 1
 STEP_INCREMENTS = "collflow_global_step_increments"
@@ -459,6 +459,9 @@ class CheckpointSaverHook(SessionRunHook):
         self._manager = CheckpointManager(self._dir, max_to_keep=keep, checkpoint_name=self._basename, saver=saver)
         if self._writer is not None:
             self._writer.add_graph(session.graph)
+        if self._is_chief:
+            # TF1's hook also writes the (now final) graph as <checkpoint_dir>/graph.pbtxt
+            write_graph(session.graph, self._dir, "graph.pbtxt")
         step = int(session.run(self._global_step))
         self._save(session, step)
         self._timer.update_last_triggered_step(step)

@@ -13,7 +13,9 @@ outside any name scope or control dependencies of the caller.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+import contextlib
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
@@ -346,10 +348,30 @@ def _create_slot_var(primary: Variable, value: float, op_name: str) -> Variable:
         return Variable(init, trainable=False, name=slot_name(primary.op.name, op_name), dtype=dt)
 
 
+_SLOT_INFIX = threading.local()
+
+
+@contextlib.contextmanager
+def slot_name_infix(infix: str) -> Iterator[None]:
+    """Slots created inside are named `<primary>/<infix>/<suffix>`.  TF1's canned Linear and DNN
+    estimators minimize inside their model's variable scope on (one-part) partitioned variables,
+    and their checkpoints name the slots `.../weights/part_0/Ftrl` and `.../kernel/t_0/Adagrad`
+    whatever optimizer is given; collflow's variables are not partitioned, so the name is set here."""
+    outer = getattr(_SLOT_INFIX, "value", "")
+    _SLOT_INFIX.value = infix
+    try:
+        yield
+    finally:
+        _SLOT_INFIX.value = outer
+
+
 def slot_name(primary_name: str, suffix: str) -> str:
     """TF1's slot_creator naming: `primary/suffix` under the current variable scope (so a
     minimize inside variable_scope("train") makes train/W/Adam), name scopes ignored."""
     from ..graph.variable_scope import get_variable_scope
+    infix = getattr(_SLOT_INFIX, "value", "")
+    if infix:
+        suffix = f"{infix}/{suffix}"
     vs = get_variable_scope().name
     return f"{vs}/{primary_name}/{suffix}" if vs else f"{primary_name}/{suffix}"
 
