@@ -60,8 +60,10 @@ def test_bad_fetches_are_type_errors():
             s.run([z, None], {x: [1, 2]})
         with pytest.raises(TypeError, match="invalid type"):
             s.run(3.5)
-        with pytest.raises(cf.errors.NotFoundError, match="no operation named 'nope'"):
+        # TF1: a name not in the graph is a ValueError ("cannot be interpreted as a Tensor")
+        with pytest.raises(ValueError, match="no operation named 'nope'") as e:
             s.run("nope")
+        assert not isinstance(e.value, cf.errors.NotFoundError)
 
 
 def test_make_callable_positional_feeds():
@@ -71,9 +73,11 @@ def test_make_callable_positional_feeds():
         a, d = f(np.array([1, 1], np.float32))
         np.testing.assert_array_equal(a, [2, 2])
         np.testing.assert_array_equal(d["z"], [3, 3])
-        with pytest.raises(TypeError, match="expects 1 feeds, got 0"):
+        # TF1: the callable zips feed_list with its arguments, so a missing one leaves its
+        # placeholder unfed; a wrong shape is run()'s ValueError
+        with pytest.raises(cf.errors.InvalidArgumentError, match="must feed a value for placeholder"):
             f()
-        with pytest.raises(cf.errors.InvalidArgumentError, match="shape"):
+        with pytest.raises(ValueError, match=r"Cannot feed value of shape \(3,\) for Tensor x:0"):
             f(np.zeros(3, np.float32))
 
 

@@ -15,6 +15,7 @@ import types as _types
 
 from . import framework, layers
 from ..nn import rnn as _rnn
+from ..nn import rnn_block_cells as _rnn_block_cells
 from ..train import optimizers as _optimizers
 from ..nn import losses as _losses
 from .. import initializers as _initializers
@@ -25,11 +26,12 @@ rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
     LSTMCell=_rnn.LSTMCell, GRUCell=_rnn.GRUCell, MultiRNNCell=_rnn.MultiRNNCell,
     LSTMBlockCell=_rnn.LSTMBlockCell, LSTMBlockFusedCell=_rnn.LSTMBlockFusedCell,
+    GRUBlockCell=_rnn_block_cells.GRUBlockCell, GRUBlockCellV2=_rnn_block_cells.GRUBlockCellV2,
     DropoutWrapper=_rnn.DropoutWrapper, ResidualWrapper=_rnn.ResidualWrapper, DeviceWrapper=_rnn.DeviceWrapper,
     LSTMStateTuple=_rnn.LSTMStateTuple,
     static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn)
 rnn.__doc__ = ("tf.contrib.rnn: the core RNN cells, LSTMBlockCell, LSTMBlockFusedCell (a whole time-major "
-               "sequence as one op), static_rnn and static_bidirectional_rnn.")
+               "sequence as one op), GRUBlockCell, GRUBlockCellV2, static_rnn and static_bidirectional_rnn.")
 
 opt = _types.SimpleNamespace(LazyAdamOptimizer=_optimizers.LazyAdamOptimizer)
 opt.__doc__ = "tf.contrib.opt: LazyAdamOptimizer (Adam updating only an embedding's touched rows)."

@@ -109,10 +109,11 @@ def _gather_grad(op: Any, g: Any) -> list:
         vals = a.reshape(g, [-1] + inner)
     else:
         vals = a.reshape_rows(g, idx)
+    # int32, as TF1's gather gradient gives it (a fetched IndexedSlicesValue's dense_shape)
     if params.shape.is_fully_defined():
-        dense_shape = constant(np.asarray(params.shape.dims, dtype=np.int64), name="dense_shape")
+        dense_shape = constant(np.asarray(params.shape.dims, dtype=np.int32), name="dense_shape")
     else:
-        dense_shape = a.shape(params, out_type=_dt.int64)
+        dense_shape = a.shape(params, out_type=_dt.int32)
     return [IndexedSlices(vals, flat_idx, dense_shape, params.shape), None]
 
 

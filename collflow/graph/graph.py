@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, NotFoundError
+from .feedable import FeedFetchMarks
 from .device_spec import DeviceSpec, apply_device_stack, canonical_device, device_string  # noqa: F401
 from .registry import OpDef, get_op_def
 from .shape import TensorShape, as_shape
@@ -140,10 +141,7 @@ class Tensor:
         return list(self._consumers)
 
     def eval(self, feed_dict: Optional[dict] = None, session: Any = None) -> Any:
-        sess = session or get_default_session()
-        if sess is None:
-            raise ValueError("Tensor.eval() needs a session: pass session= or use `with sess.as_default():`")
-        return sess.run(self, feed_dict)
+        return _session_for(self, session, "evaluate tensor").run(self, feed_dict)
 
     def __repr__(self) -> str:
         return f"<cf.Tensor {self.name!r} shape={self._shape} dtype={self.dtype.name}>"
@@ -193,9 +191,14 @@ class Tensor:
     def __le__(self, o): return _OPERATORS["less_equal"](self, o)
     def __gt__(self, o): return _OPERATORS["greater"](self, o)
     def __ge__(self, o): return _OPERATORS["greater_equal"](self, o)
-    def __and__(self, o): return _OPERATORS["logical_and"](self, o)
-    def __or__(self, o): return _OPERATORS["logical_or"](self, o)
-    def __invert__(self): return _OPERATORS["logical_not"](self)
+    # & | ^ ~: logical on bools, bitwise on integers (graph/ops/tensor_operators.py)
+    def __and__(self, o): return _OPERATORS["and_"](self, o)
+    def __rand__(self, o): return _OPERATORS["and_"](o, self)
+    def __or__(self, o): return _OPERATORS["or_"](self, o)
+    def __ror__(self, o): return _OPERATORS["or_"](o, self)
+    def __xor__(self, o): return _OPERATORS["xor_"](self, o)
+    def __rxor__(self, o): return _OPERATORS["xor_"](o, self)
+    def __invert__(self): return _OPERATORS["invert_"](self)
     def __getitem__(self, key): return _OPERATORS["getitem"](self, key)
 
 
@@ -249,10 +252,7 @@ class Operation:
         tensor._consumers.append(self)
 
     def run(self, feed_dict: Optional[dict] = None, session: Any = None) -> None:
-        sess = session or get_default_session()
-        if sess is None:
-            raise ValueError("Operation.run() needs a session: pass session= or use `with sess.as_default():`")
-        sess.run(self, feed_dict)
+        _session_for(self, session, "execute operation").run(self, feed_dict)
 
     def __repr__(self) -> str:
         return f"<cf.Operation {self.name!r} type={self.type}>"
@@ -269,7 +269,7 @@ def _user_frame() -> Tuple[str, int, str]:
     return ("<collflow>", 0, "?")
 
 
-class Graph:
+class Graph(FeedFetchMarks):
     """A dataflow graph: Operations connected by Tensors, plus collections and scopes."""
 
     def __init__(self) -> None:
@@ -642,6 +642,19 @@ def _session_stack() -> list:
         st = []
         _session_tls.stack = st
     return st
+
+
+def _session_for(el: Any, session: Any, what: str) -> Any:
+    """The session eval()/run() uses: TF1 refuses one of another graph (ValueError)."""
+    sess = session or get_default_session()
+    if sess is None:
+        raise ValueError(f"Cannot {what}: eval()/run() needs a session and no default session is "
+                         "registered (pass session= or use `with sess.as_default():`)")
+    if getattr(sess, "graph", el.graph) is not el.graph:
+        which = "given" if session is not None else "default"
+        raise ValueError(f"Cannot use the {which} session to {what}: its graph is different from the "
+                         "session's graph.")
+    return sess
 
 
 def get_default_session() -> Any:

@@ -195,6 +195,65 @@ class TensorShape:
                 return False
         return True
 
+    # -- TF1's shape algebra (what programs call while building graphs) -----------
+    def concatenate(self, other: Any) -> "TensorShape":
+        """self's dims followed by other's; unknown rank when either rank is unknown."""
+        other = as_shape(other)
+        if self.dims is None or other.dims is None:
+            return TensorShape(None)
+        return TensorShape(self.dims + other.dims)
+
+    def __add__(self, other: Any) -> "TensorShape":
+        return self.concatenate(other)
+
+    def __radd__(self, other: Any) -> "TensorShape":
+        return as_shape(other).concatenate(self)
+
+    def most_specific_compatible_shape(self, other: Any) -> "TensorShape":
+        """The most specific shape both self and other are compatible with: unknown rank when
+        the ranks differ or one is unknown, else each dim where both agree (None elsewhere)."""
+        other = as_shape(other)
+        if self.dims is None or other.dims is None or len(self.dims) != len(other.dims):
+            return TensorShape(None)
+        return TensorShape(a if a == b else None for a, b in zip(self.dims, other.dims))
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {as_shape(other)} are incompatible")
+
+    def assert_same_rank(self, other: Any) -> None:
+        other = as_shape(other)
+        if self.rank is not None and other.rank is not None and self.rank != other.rank:
+            raise ValueError(f"Shapes {self} and {other} must have the same rank")
+
+    def assert_has_rank(self, rank: int) -> None:
+        if self.rank not in (None, rank):
+            raise ValueError(f"Shape {self} must have rank {rank}")
+
+    def assert_is_fully_defined(self) -> None:
+        if not self.is_fully_defined():
+            raise ValueError(f"Shape {self} is not fully defined")
+
+    def with_rank(self, rank: int) -> "TensorShape":
+        """This shape with its rank known to be `rank` (ValueError when it has another)."""
+        try:
+            return self.merge_with(unknown_shape(rank))
+        except ValueError:
+            raise ValueError(f"Shape {self} must have rank {rank}") from None
+
+    def with_rank_at_least(self, rank: int) -> "TensorShape":
+        if self.rank is not None and self.rank < rank:
+            raise ValueError(f"Shape {self} must have rank at least {rank}")
+        return self
+
+    def with_rank_at_most(self, rank: int) -> "TensorShape":
+        if self.rank is not None and self.rank > rank:
+            raise ValueError(f"Shape {self} must have rank at most {rank}")
+        return self
+
+    def __bool__(self) -> bool:
+        return self.dims is not None  # TF: a scalar's shape is true, an unknown one false
+
     # -- sequence protocol ------------------------------------------------------
     def __len__(self) -> int:
         if self.dims is None:

@@ -265,6 +265,20 @@ class Variable:
     def __le__(self, o): return self.value() <= o
     def __gt__(self, o): return self.value() > o
     def __ge__(self, o): return self.value() >= o
+    # the rest of Tensor's operators, as TF's Variable overloads them all
+    def __floordiv__(self, o): return self.value() // o
+    def __rfloordiv__(self, o): return o // self.value()
+    def __mod__(self, o): return self.value() % o
+    def __rmod__(self, o): return o % self.value()
+    def __rpow__(self, o): return o ** self.value()
+    def __abs__(self): return abs(self.value())
+    def __and__(self, o): return self.value() & o
+    def __rand__(self, o): return o & self.value()
+    def __or__(self, o): return self.value() | o
+    def __ror__(self, o): return o | self.value()
+    def __xor__(self, o): return self.value() ^ o
+    def __rxor__(self, o): return o ^ self.value()
+    def __invert__(self): return ~self.value()
 
 
 _g.register_tensor_conversion(Variable, lambda v, dtype: _check_dtype(v.value(), dtype))

@@ -201,7 +201,13 @@ def _k_split(op: Any, ctx: KernelContext) -> Any:
         if (n == 0 and rows) or (n and rows % n):
             raise InvalidArgumentError(f"TensorArray {ta.name}: cannot split {rows} rows evenly into {n} "
                                        "elements", op)
-        ta.unstack(value.reshape((n, rows // n if n else 0) + tuple(value.shape[1:])))
+        es = ta.element_shape() if n == 0 else None
+        if es is not None and all(isinstance(d, (int, np.integer)) for d in es):
+            # splitting into no elements (a zero-step sequence) writes nothing: the rows an
+            # element would have come from the array's element shape, not from the 0 rows
+            ta.unstack(value.reshape((0,) + tuple(es)))
+        else:
+            ta.unstack(value.reshape((n, rows // n if n else 0) + tuple(value.shape[1:])))
         return flow
     return split
 

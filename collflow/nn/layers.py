@@ -379,13 +379,15 @@ def average_pooling1d(inputs: Any, pool_size: Any, strides: Any, padding: str = 
 
 
 def flatten(inputs: Any, name: Optional[str] = None) -> _g.Tensor:
-    """[n, d1, d2, ...] -> [n, d1 * d2 * ...] (the non-batch dimensions must be known)."""
+    """[n, d1, d2, ...] -> [n, d1 * d2 * ...] (that product unknown when a d_i is)."""
     x = _g.convert_to_tensor(inputs)
     if x.shape.rank is None or x.shape.rank < 1:
         raise InvalidArgumentError(f"flatten needs an input of known rank >= 1, got shape {x.shape}")
     rest = x.shape.dims[1:]
     if any(d is None for d in rest):
-        raise InvalidArgumentError(f"flatten needs the non-batch dimensions to be known, got shape {x.shape}")
+        # TF1's Flatten: reshape to (batch, -1), the batch read at run time when unknown
+        b = x.shape.dims[0]
+        return array_ops.reshape(x, [b if b is not None else array_ops.shape(x)[0], -1], name=name or "flatten")
     n = int(np.prod(rest)) if rest else 1
     return array_ops.reshape(x, [-1, n], name=name or "flatten")
 

@@ -103,6 +103,14 @@ def _zero_past_lengths(outputs: _g.Tensor, seq: _g.Tensor, n_time: Any) -> _g.Te
     return outputs * _a.expand_dims(_m.cast(live, outputs.dtype), 2)
 
 
+def _static_batch(b_static: Optional[int], state: Any) -> Optional[int]:
+    """The inputs' static batch size, else a statically shaped state's: as in TF, where the
+    cell's matmul of [inputs, state] gives its outputs the state's batch."""
+    if b_static is not None:
+        return b_static
+    return next((s.shape.dims[0] for s in nest.flatten(state) if s.shape.rank and s.shape.dims[0] is not None), None)
+
+
 def _float_dtype(x: _g.Tensor, dtype: Any, what: str) -> _dt.DType:
     dt = x.dtype if dtype is None else _dt.as_dtype(dtype)
     if not dt.is_floating or x.dtype != dt:
@@ -147,6 +155,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         batch: Any = b_static if b_static is not None else dims[1]
         prebuild(cell, int(depth), dt)
         state0 = _initial_state(cell, initial_state, batch, dt)
+        b_static = _static_batch(b_static, state0)
         seq = _sequence_length(sequence_length, "dynamic_rnn")
         if seq is not None:
             # the loop stops at the longest sequence; later outputs stay zeros
@@ -162,6 +171,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
             outputs, final_state = fused(x_tm, state0, seq)
             if seq is not None:
                 outputs = _zero_past_lengths(outputs, seq, n_time if t_static is None else t_static)
+            outputs.set_shape([t_static, b_static, None])
             if not time_major:
                 outputs = _a.transpose(outputs, (1, 0, 2))
             return outputs, final_state
@@ -275,6 +285,7 @@ def static_rnn(cell: Any, inputs: Sequence[Any], initial_state: Any = None, dtyp
             out, state = fused(_a.stack(xs, axis=0), state, seq)
             if seq is not None:
                 out = _zero_past_lengths(out, seq, len(xs))
+            out.set_shape([len(xs), _static_batch(b_static, state), None])
             return _a.unstack(out, num=len(xs), axis=0), state
         zero_out = batch_zeros(batch, int(cell.output_size), dt) if seq is not None else None
         outputs = []

@@ -13,13 +13,15 @@ has no value to stand in for it.)
 """
 from __future__ import annotations
 
+import collections
 import itertools
 from typing import Any, Dict, List, Optional, Set
+
+import numpy as np
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
-from ..graph import nest
 
 __all__ = ["PartialRun"]
 
@@ -29,6 +31,15 @@ _HANDLES = itertools.count()
 def _element(graph: _g.Graph, x: Any) -> Any:
     el = graph.as_graph_element(x, allow_tensor=True, allow_operation=True)
     return el
+
+
+def _feed_element(graph: _g.Graph, x: Any) -> Any:
+    """A feed key's tensor; one the graph cannot resolve is TF1's TypeError."""
+    try:
+        return _element(graph, x)
+    except (TypeError, ValueError, KeyError) as e:
+        msg = e.args[0] if e.args else str(e)
+        raise TypeError(f"Cannot interpret feed_list key as Tensor: {msg}") from None
 
 
 def _name(el: Any) -> str:
@@ -43,11 +54,12 @@ class PartialRun:
         self.session = session
         g = session.graph
         self.handle = f"partial_run:{next(_HANDLES)}"
-        self.allowed_fetches: List[Any] = [_element(g, f) for f in nest.flatten(fetches)]
+        # the fetch structure as Session.run reads it (SparseTensors as their parts; TF1's errors)
+        self.allowed_fetches: List[Any] = list(session._fetches(fetches).elements)
         feeds = [] if feeds is None else (feeds if isinstance(feeds, (list, tuple)) else [feeds])
         self.allowed_feeds: List[_g.Tensor] = []
         for f in feeds:
-            el = _element(g, f)
+            el = _feed_element(g, f)
             if not isinstance(el, _g.Tensor):
                 raise TypeError(f"partial_run_setup: feed {f!r} is not a tensor")
             self.allowed_feeds.append(el)
@@ -82,7 +94,12 @@ class PartialRun:
     # -- a piece -------------------------------------------------------------------------------
     def run(self, fetches: Any, feed_dict: Optional[dict]) -> Any:
         g = self.session.graph
-        wanted = [_element(g, f) for f in nest.flatten(fetches)]
+        wanted = list(self.session._fetches(fetches).elements)
+        targets = [el for el in wanted if isinstance(el, _g.Operation)]
+        if targets:
+            # TF1: ops may be named at setup but a piece can only fetch tensors
+            raise RuntimeError(f"partial_run() requires empty target_list; got operation(s) "
+                               f"{', '.join(op.name for op in targets)}")
         for el in wanted:
             if el not in self.allowed_fetches:
                 raise InvalidArgumentError(f"partial_run: fetch {_name(el)} was not specified in partial_run_setup")
@@ -90,7 +107,7 @@ class PartialRun:
                 raise InvalidArgumentError(f"partial_run: fetch {_name(el)} was already fetched in this partial run")
         new_feeds: Dict[_g.Tensor, Any] = {}
         for k, v in (feed_dict or {}).items():
-            t = _element(g, k)
+            t = _feed_element(g, k)
             if t not in self.allowed_feeds:
                 raise InvalidArgumentError(f"partial_run: feed {_name(t)} was not specified in partial_run_setup")
             if t in self.fed or t in new_feeds:
@@ -107,4 +124,19 @@ class PartialRun:
         self.cache.update(zip(extra, values))
         self.fed.update(new_feeds)
         self.fetched.update(wanted)
-        return result
+        # a fetch an earlier piece computed came back as the fed value (a 0-d array for a
+        # scalar): the user gets what a fetch gives, as TF1's partial_run does
+        return _scalars(result)
+
+
+def _scalars(v: Any) -> Any:
+    """0-d arrays in a fetched structure as NumPy scalars (Session.run's form of a scalar)."""
+    if isinstance(v, np.ndarray):
+        return v[()] if v.ndim == 0 else v
+    if isinstance(v, list):
+        return [_scalars(x) for x in v]
+    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+        return type(v)(_scalars(x) for x in v) if type(v) is tuple else v
+    if isinstance(v, dict) and type(v) in (dict, collections.OrderedDict):
+        return type(v)((k, _scalars(x)) for k, x in v.items())
+    return v

@@ -2,12 +2,15 @@
 
 `run(fetches, feed_dict)` takes any nesting of lists, tuples, dicts (and namedtuples) of
 Tensors, Operations, Variables or their names, and returns the same structure with NumPy
-arrays (None for an Operation).  Any tensor may be fed.  Plans are compiled once per
-(fetches, feeds) signature and cached.
+arrays (None for an Operation).  Any tensor may be fed but those TF1 marks (Graph.prevent_feeding,
+ones built inside a cond branch or while loop); fed values are converted and checked by TF1's
+rules (session_feeds.py).  Plans are compiled once per (fetches, feeds) signature and cached.
 """
 from __future__ import annotations
 
 import os
+import collections
+import collections.abc
 import contextlib
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -24,6 +27,7 @@ from . import tracing
 from .config import configure_device, configure_process, session_options
 from ..kernels.resources import ResourceContainer
 from .executor import CancellationToken, Plan, compile_plan
+from . import session_feeds as _sf
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -52,7 +56,15 @@ class _Fetches:
             keys = list(f)
             subs = [self._flatten(graph, f[k]) for k in keys]
             cls3 = type(f)
-            return lambda vals: cls3((k, s(vals)) for k, s in zip(keys, subs))
+            factory = getattr(f, "default_factory", None)
+
+            def build(vals: list) -> Any:
+                # as TF1: an empty instance of the fetch's mapping type, filled key by key
+                d = cls3(factory) if isinstance(f, collections.defaultdict) else cls3()
+                for k, s in zip(keys, subs):
+                    d[k] = s(vals)
+                return d
+            return build
         if hasattr(f, "_cf_components"):
             # a composite value (a RaggedTensor): fetched as its component tensors, rebuilt by it
             comps = f._cf_components()
@@ -94,6 +106,8 @@ class _SparseFetch:
 
 
 def _fetch_element(graph: Graph, f: Any) -> Any:
+    if isinstance(f, bytes):
+        f = f.decode("utf-8")  # TF1 takes a name as bytes too
     if f is None:
         raise TypeError("fetch argument None is not allowed")
     from ..graph.indexed_slices import IndexedSlices
@@ -103,9 +117,10 @@ def _fetch_element(graph: Graph, f: Any) -> Any:
         return _SparseFetch(f)
     try:
         el = graph.as_graph_element(f)
-    except TypeError:
-        raise TypeError(f"fetch argument {f!r} has invalid type {type(f).__name__}; expected a Tensor, "
-                        "Operation, Variable, name, or a list/tuple/dict of them") from None
+    except (TypeError, ValueError, KeyError) as e:
+        raise _sf.fetch_element_error(f, e) from None
+    if not graph.is_fetchable(el):
+        raise ValueError(f"Operation {getattr(el, 'op', el).name!r} has been marked as not fetchable.")
     if isinstance(el, Tensor) and el.dtype == _dt.resource:
         # "v:0" names the variable (its handle): TF1 fetches the value, as for the Variable
         from ..graph.variables import snapshot_of_handle
@@ -180,8 +195,10 @@ class Session:
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        fetch_map = _Fetches(self.graph, fetches)
+        if not self.graph._ops:
+            raise RuntimeError("The Session graph is empty. Add operations to the graph before calling run().")
         feed_tensors, feed_values = self._resolve_feeds(feed_dict)
+        fetch_map = _Fetches(self.graph, fetches)
         trace = tracing.wants_trace(options)
         plan, order = self._get_plan(fetch_map.elements, feed_tensors, trace)
         if not self._replicas_synced and self.graph.get_collection(GraphKeys.REPLICA_SYNC):
@@ -202,8 +219,7 @@ class Session:
             if trace:
                 records, tok.trace = tok.trace, None
                 tracing.fill(run_metadata, plan.ops, plan.placement, records)
-        out = [_to_host(v) for v in vals]
-        return fetch_map.rebuild(out)
+        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feed_tensors, feed_values, order))
 
     def _sync_replicas(self, plan: Any) -> None:
         """Before this session's first synchronous training step (a SyncReplicasOptimizer's
@@ -219,7 +235,25 @@ class Session:
         self._replicas_synced = True
         self.run([rec.broadcast for rec in recs])
 
+    def _fetches(self, fetches: Any) -> "_Fetches":
+        return _Fetches(self.graph, fetches)
+
+    def _run_plan(self, plan: Plan, fetch_map: "_Fetches", feed_values: List[Any],
+                  feeds: Sequence[Tensor] = ()) -> Any:
+        """Runs a compiled plan on checked feed values, in the plan's feed order (make_callable's
+        path)."""
+        tok = CancellationToken()
+        self._active.add(tok)
+        try:
+            with run_token_scope(tok), np.errstate(all="ignore"):
+                vals = plan(feed_values, tok)
+        finally:
+            self._active.discard(tok)
+        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feeds, feed_values, None))
+
     def _resolve_feeds(self, feed_dict: Optional[dict]) -> Tuple[List[Tensor], List[Any]]:
+        if feed_dict is not None and not isinstance(feed_dict, collections.abc.Mapping):
+            raise TypeError(f"feed_dict must be a dictionary (or other Mapping), not {type(feed_dict).__name__}")
         if not feed_dict:
             return [], []
         tensors: List[Tensor] = []
@@ -234,19 +268,25 @@ class Session:
                 return
             if isinstance(k, SparseTensor):
                 # fed part by part from a SparseTensorValue or an (indices, values, dense_shape)
-                # tuple; a constant dense_shape (a sparse_placeholder of known shape) is checked
-                if not isinstance(v, (tuple, list)) or len(v) != 3:
+                # tuple, paired up as TF1 zips them (a shorter value leaves parts unfed)
+                try:
+                    parts = list(v)
+                except TypeError:
                     raise TypeError(f"feed_dict key {k!r} is a SparseTensor; its value must be a SparseTensorValue "
-                                    f"or an (indices, values, dense_shape) tuple, got {type(v).__name__}")
-                add(k.indices, v[0])
-                add(k.values, v[1])
+                                    f"or an (indices, values, dense_shape) tuple, got {type(v).__name__}") from None
+                for kk, vv in zip((k.indices, k.values), parts):
+                    add(kk, vv)
+                if len(parts) < 3:
+                    return
                 if k.dense_shape.op.type == "Const":
+                    # a sparse_placeholder of known shape: TF1 lets the feed replace the shape
+                    # (its static shapes then lie); collflow refuses a different one
                     want = [int(d) for d in np.asarray(k.dense_shape.op.attrs["value"]).reshape(-1)]
-                    if [int(d) for d in np.asarray(v[2]).reshape(-1)] != want:
-                        raise InvalidArgumentError(f"feed for {k!r}: dense_shape {list(np.asarray(v[2]))} does not "
-                                                   f"match the placeholder's shape {want}")
+                    if [int(d) for d in np.asarray(parts[2]).reshape(-1)] != want:
+                        raise InvalidArgumentError(f"feed for {k!r}: dense_shape {np.asarray(parts[2]).tolist()} "
+                                                   f"does not match the placeholder's shape {want}")
                 else:
-                    add(k.dense_shape, v[2])
+                    add(k.dense_shape, parts[2])
                 return
             if isinstance(k, (tuple, list)):
                 # a structure of tensors as one key (an RNN's state tuple): fed leaf by leaf from a
@@ -259,10 +299,16 @@ class Session:
                 return
             try:
                 t = g.as_graph_element(k, allow_tensor=True, allow_operation=False)
-            except (TypeError, InvalidArgumentError) as e:
-                raise TypeError(f"cannot interpret feed_dict key {k!r} as a Tensor: {e}") from None
+            except (TypeError, ValueError, KeyError) as e:
+                raise _sf.feed_key_error(e) from None
+            if t.dtype == _dt.resource:
+                # "v:0" names the variable: feeding it feeds the variable's value, as TF1's
+                # reference variables do (the same tensor the Variable object feeds)
+                from ..graph.variables import snapshot_of_handle
+                r = snapshot_of_handle(t)
+                t = t if r is None else r
             tensors.append(t)
-            values.append(_check_feed(t, v))
+            values.append(_sf.check_feed(t, v))
 
         for k, v in feed_dict.items():
             add(k, v)
@@ -286,26 +332,15 @@ class Session:
         pos = {t: i for i, t in enumerate(feed_tensors)}
         return plan, [pos[t] for t in plan_feeds]
 
-    def make_callable(self, fetches: Any, feed_list: Sequence[Any] = ()) -> Callable[..., Any]:
-        """A function running `fetches` with positional feeds, skipping per-call lookups."""
-        fetch_map = _Fetches(self.graph, fetches)
-        feeds = [self.graph.as_graph_element(f, allow_operation=False) for f in feed_list]
-        plan, _ = self._get_plan(fetch_map.elements, feeds)
+    def make_callable(self, fetches: Any, feed_list: Optional[Sequence[Any]] = None,
+                      accept_options: bool = False) -> Callable[..., Any]:
+        """A function running `fetches`, fed positionally from `feed_list` (TF1's rules:
+        runtime/session_feeds.py), skipping per-call lookups."""
+        return _sf.make_callable(self, fetches, feed_list, accept_options)
 
-        def call(*args: Any) -> Any:
-            if self._closed:
-                raise RuntimeError("Attempted to use a closed Session.")
-            if len(args) != len(feeds):
-                raise TypeError(f"callable expects {len(feeds)} feeds, got {len(args)}")
-            tok = CancellationToken()
-            self._active.add(tok)
-            try:
-                with run_token_scope(tok), np.errstate(all="ignore"):
-                    vals = plan([_check_feed(t, a) for t, a in zip(feeds, args)], tok)
-            finally:
-                self._active.discard(tok)
-            return fetch_map.rebuild([_to_host(v) for v in vals])
-        return call
+    def list_devices(self) -> List[Any]:
+        """The devices of this session (objects with name, device_type, memory_limit_bytes)."""
+        return _sf.list_devices(self)
 
     def cancel(self, reason: str = "cancelled by Session.cancel()") -> None:
         """Cancels every run in flight (between ops)."""
@@ -403,6 +438,33 @@ class InteractiveSession(Session):
         super().close()
 
 
+_NOT_FED = object()
+
+
+def _host_values(elements: List[Any], vals: List[Any], feeds: Sequence[Tensor], feed_values: List[Any],
+                 order: Optional[List[int]]) -> List[Any]:
+    """The fetched values as the user gets them.  A fetched tensor that was fed gives back the
+    fed value as converted (TF1: `np.asarray(value, dtype)` itself, a 0-d array staying one)."""
+    if len(vals) == 1 and not feeds:
+        return [_to_host(vals[0])]
+    fed: Dict[Any, Any] = {}
+    if feeds:
+        fed = {t: feed_values[j] for j, t in enumerate(feeds)} if order is None else \
+            {feeds[j]: feed_values[i] for i, j in enumerate(order)}
+    out = []
+    seen: Dict[Any, Any] = {}  # a tensor fetched twice: one value, the same object (TF1's)
+    for e, v in zip(elements, vals):
+        if not isinstance(e, Tensor):
+            out.append(_to_host(v))
+            continue
+        h = seen.get(e, _NOT_FED)
+        if h is _NOT_FED:
+            f = fed.get(e, _NOT_FED)
+            h = seen[e] = f if isinstance(f, np.ndarray) else _to_host(v)
+        out.append(h)
+    return out
+
+
 def _to_host(v: Any) -> Any:
     """A fetched value as the user gets it: a private ndarray, or a NumPy scalar for a 0-d
     value (as TensorFlow 1.x's Session.run returns, e.g. np.float32)."""
@@ -419,42 +481,3 @@ def _to_host(v: Any) -> Any:
         v = get()
         return v[()] if v.ndim == 0 else v
     return v
-
-
-def _check_feed(t: Tensor, value: Any) -> Any:
-    """Converts a fed value to the tensor's dtype, refusing lossy or mis-shaped feeds."""
-    want = t.dtype.np
-    if t.dtype.name == "string" and not type(value).__module__.startswith("cupy"):
-        arr = _dt.string_array(value)
-        if not t.shape.matches_value(arr.shape):
-            raise InvalidArgumentError(
-                f"cannot feed a value of shape {tuple(arr.shape)} to {_what(t)}, which has shape {t.shape}", t.op)
-        return arr
-    if isinstance(value, np.ndarray):
-        arr = value
-        if arr.dtype != want:
-            if t.dtype.name == "string":
-                arr = arr.astype(object)
-            elif not np.can_cast(arr.dtype, want, "same_kind"):
-                raise InvalidArgumentError(
-                    f"cannot feed a {arr.dtype} value to {_what(t)}, which has dtype {t.dtype.name}", t.op)
-            else:
-                arr = arr.astype(want)
-    elif type(value).__module__.startswith("cupy"):
-        arr = value
-    else:
-        src = np.asarray(value)
-        if src.dtype.kind == "f" and t.dtype.is_integer or src.dtype.kind == "O" and t.dtype.name != "string":
-            raise InvalidArgumentError(
-                f"cannot feed a {src.dtype} value to {_what(t)}, which has dtype {t.dtype.name}", t.op)
-        arr = src.astype(want) if src.dtype != want else src
-    if not t.shape.matches_value(arr.shape):
-        raise InvalidArgumentError(
-            f"cannot feed a value of shape {tuple(arr.shape)} to {_what(t)}, which has shape {t.shape}", t.op)
-    return arr
-
-
-def _what(t: Tensor) -> str:
-    if t.op.type == "Placeholder":
-        return f"placeholder {t.op.name!r}"
-    return f"tensor {t.name!r}"

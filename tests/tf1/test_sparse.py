@@ -33,8 +33,11 @@ def test_feed_fetch_and_dense_ops_match_numpy():
             ordered = s.run(tf.sparse.reorder(shuffled))
             with pytest.raises(tf.errors.InvalidArgumentError, match="does not match the placeholder's shape"):
                 s.run(known.values, {known: (IDX, VALS, [4, 6])})
-            with pytest.raises(TypeError, match="SparseTensorValue"):
+            # TF1 zips (indices, values, dense_shape) with the value: VALS[0] fed as indices
+            with pytest.raises(ValueError, match=r"Cannot feed value of shape \(\)"):
                 s.run(sp.values, {sp: VALS})
+            with pytest.raises(TypeError, match="SparseTensorValue"):
+                s.run(sp.values, {sp: 3.0})
     assert isinstance(r["sp"], tf.SparseTensorValue)
     np.testing.assert_array_equal(r["sp"].indices, IDX)
     np.testing.assert_array_equal(r["dense"], DENSE)

@@ -9,6 +9,7 @@ from . import (math_extra_ops, matrix_ops, index_ops, segment_ops, logging_ops, 
 from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)
 from . import math_more_ops  # noqa: F401  (tf.expm1, tf.atan, tf.sinh, ..., tf.div_no_nan)
 from . import bitwise_ops  # noqa: F401  (tf.bitwise)
+from . import tensor_operators  # noqa: F401  (& | ^ ~ on bool and integer tensors)
 from . import special_ops  # noqa: F401  (tf.lgamma, tf.digamma, tf.erfc)
 from . import special_more_ops  # noqa: F401  (tf.igamma, tf.betainc, tf.zeta, tf.polygamma, tf.random_gamma)
 from . import text_ops  # noqa: F401  (tf.string_join, tf.string_split, tf.strings.*)

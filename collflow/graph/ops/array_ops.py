@@ -21,6 +21,7 @@ from .. import graph as _g
 from ..registry import register_op
 from ..shape import TensorShape, as_shape, broadcast_static
 from .op_util import single, make_op, axis_list, static_axis, tf_keywords
+from . import dtype_rules as _rules
 from .constant_op import constant
 
 __all__ = [
@@ -114,9 +115,13 @@ def _reshape_spec(op: _g.Operation) -> list:
     if any(d < -1 for d in new):
         raise ValueError(f"reshape: target dims must be >= -1, got {new}")
     n = x.shape.num_elements()
+    if n is None and x.shape.rank is not None and 0 in x.shape.dims:
+        n = 0  # a known empty dimension: no elements whatever the unknown ones are (TF too)
     if -1 in new:
         known = int(np.prod([d for d in new if d != -1]))
-        if n is not None:
+        if n == 0 and known == 0:
+            new[new.index(-1)] = None  # ambiguous: TF builds it and refuses it at run time
+        elif n is not None:
             if known == 0 or n % known:
                 raise ValueError(f"cannot reshape a tensor of {n} elements (shape {x.shape}) to {new}")
             new[new.index(-1)] = n // known
@@ -510,6 +515,9 @@ def _select_operands(x: Any, y: Any) -> Any:
         return x, _g.convert_to_tensor(y, dtype=x.dtype, graph=x.graph)
     if isinstance(y, _g.Tensor) and not isinstance(x, _g.Tensor):
         return _g.convert_to_tensor(x, dtype=y.dtype, graph=y.graph), y
+    if not _g.is_tensor(x) and not _g.is_tensor(y):  # TF: y takes the dtype x converted to
+        x = _g.convert_to_tensor(x)
+        return x, _g.convert_to_tensor(y, dtype=x.dtype)
     return _g.convert_to_tensor(x), _g.convert_to_tensor(y)
 
 
@@ -670,7 +678,7 @@ def tile_grad(g: Any, x: Any, multiples: Sequence[int], name: Optional[str] = No
 
 def concat(values: Sequence[Any], axis: int, name: Optional[str] = None) -> _g.Tensor:
     """Joins tensors along `axis`."""
-    values = list(values)
+    values = _rules.convert_list(list(values), "'values' of 'ConcatV2'")  # [t_int64, [2, 3]]: int64, as TF
     if not values:
         raise InvalidArgumentError("concat needs at least one tensor")
     if len(values) == 1:
@@ -683,6 +691,13 @@ def stack(values: Sequence[Any], axis: int = 0, name: Optional[str] = None) -> _
     values = list(values)
     if not values:
         raise InvalidArgumentError("stack needs at least one tensor")
+    if axis == 0 and not _g._holds_tensor(values):
+        # TF: a list of constants along axis 0 is one constant ([[True, False], [1, 1.5]]: float32)
+        try:
+            return _g.convert_to_tensor(values, name=name or "stack")
+        except (TypeError, ValueError):
+            pass
+    values = _rules.convert_list(values, "'values' of 'Pack'")  # [t_int64, 2]: 2 becomes int64, as TF
     return single("Pack", values, {"axis": int(axis)}, name=name or "stack")
 
 

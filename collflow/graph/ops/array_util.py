@@ -29,19 +29,37 @@ def _const_value(t: _g.Tensor) -> Optional[np.ndarray]:
     return None
 
 
-def _shape_tensor_static(t: _g.Tensor) -> TensorShape:
-    """What is statically known of the shape that a 1-D int tensor `t` holds."""
+def _scalar_static(t: _g.Tensor) -> Optional[int]:
+    """A scalar int tensor's value when graph construction can tell it, else None: a Const,
+    an element shape(x)[i] of a dimension x's static shape knows, or an Identity/int Cast of
+    one (zero_state(tf.shape(x)[0], ...) of a statically shaped x thus has a static batch)."""
     val = _const_value(t)
     if val is not None:
-        return TensorShape([int(d) for d in np.asarray(val).reshape(-1)])
-    if t.op.type == "Shape":  # shape(x): as much as x's static shape says
-        return t.op.inputs[0].shape
-    if t.op.type == "Pack" and t.op.attrs["axis"] == 0 and all(s.shape.rank == 0 for s in t.op.inputs):
-        # stack([n, 3]): the constant entries are known
-        vals = [_const_value(s) for s in t.op.inputs]
-        return TensorShape([None if v is None else int(v) for v in vals])
-    n = t.shape.dims[0] if t.shape.rank == 1 else None
-    return TensorShape(None if n is None else [None] * n)
+        arr = np.asarray(val)
+        return int(arr) if arr.ndim == 0 and arr.dtype.kind in "iu" else None
+    op = t.op
+    if op.type in ("Identity", "Cast") and op.inputs and op.inputs[0].dtype.is_integer:
+        return _scalar_static(op.inputs[0])
+    if op.type == "StridedSlice" and len(op.inputs) == 1 and op.inputs[0].op.type == "Shape":
+        key = op.attrs.get("key")
+        x_shape = op.inputs[0].op.inputs[0].shape
+        if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], (int, np.integer)) \
+                and x_shape.rank is not None and -x_shape.rank <= int(key[0]) < x_shape.rank:
+            d = x_shape.dims[int(key[0])]
+            return None if d is None else int(d)
+    from .shape_eval import scalar_value  # arithmetic, concats, ... of such values
+    return scalar_value(t)
+
+
+def _shape_tensor_static(t: _g.Tensor) -> TensorShape:
+    """What is statically known of the shape that a 1-D int tensor `t` holds: TF's shape
+    inference evaluates the small subgraph computing it (constants, shape(x) of a partly known
+    x, slices/stacks/concats/casts/arithmetic of those; see shape_eval.py)."""
+    from .shape_eval import partial_vector
+    entries = partial_vector(t)
+    if entries is None:
+        return TensorShape(None)
+    return TensorShape([None if d is None or d < 0 else d for d in entries])
 
 
 def _norm_axis(axis: int, rank: Optional[int], what: str, extra: int = 0) -> int:
@@ -96,6 +114,9 @@ def _int_list(v: Any, what: str) -> List[int]:
             raise TypeError(f"{what} must be known when the graph is built (a list of ints or a constant), "
                             f"got the computed tensor {v.name}")
         v = c
+    if isinstance(v, (list, tuple)) and _g._holds_tensor(v):
+        # [tf.shape(y)[0], 1]: each tensor entry must have a value the graph determines
+        return [d for e in v for d in _int_list(e, what)]
     arr = np.asarray(v)
     if arr.dtype.kind not in "iu" and arr.size:
         raise TypeError(f"{what} must be integers, got {v!r}")

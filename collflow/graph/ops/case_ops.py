@@ -120,7 +120,9 @@ def tuple(tensors: Sequence[Any], name: Optional[str] = None,  # noqa: A001 - Te
     A consumer of any returned tensor runs only after every input is computed.  Entries may
     be Tensors, IndexedSlices, Operations (returned as a group gated likewise) or None.
     """
-    items = list(tensors)
+    # Python/NumPy values become constants, as TF's convert_n_to_tensor_or_indexed_slices
+    items = [t if t is None or isinstance(t, _g.Operation) or getattr(t, "op", None) is not None
+             else _g.convert_to_tensor(t) for t in tensors]
     g = _g.get_default_graph()
     for t in items:
         gg = getattr(t, "graph", None)

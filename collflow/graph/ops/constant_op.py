@@ -11,6 +11,7 @@ from .. import graph as _g
 from ..registry import register_op, register_gradient, not_differentiable
 from ..shape import TensorShape, as_shape
 from .op_util import make_op, single, same_shape_fn
+from . import dtype_rules as _rules
 
 __all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "no_op", "group",
            "stop_gradient"]
@@ -37,19 +38,28 @@ def _pwd_grad(op: _g.Operation, grad: Any) -> list:
 
 
 def _to_array(value: Any, dtype: Optional[_dt.DType]) -> np.ndarray:
+    if dtype == _dt.string and not isinstance(value, (np.ndarray, np.generic)):
+        _rules.check_python_leaves(value, dtype)
+    elif dtype == _dt.string and np.asarray(value).dtype.kind not in "USO":
+        raise TypeError(f"Expected string, but got a NumPy value of dtype {np.asarray(value).dtype}.")
     if dtype == _dt.string or (dtype is None and _holds_bytes(value)):
         # bytes become str (collflow's strings; surrogates keep undecodable bytes)
         return _dt.string_array(value)
     if dtype is not None:
+        # TF's rule (graph/ops/dtype_rules.py): NumPy values are cast, Python leaves checked
+        if isinstance(value, (np.ndarray, np.generic)):
+            return _rules.cast_numpy(value, dtype)
+        _rules.check_python_leaves(value, dtype)
         try:
-            arr = np.asarray(value, dtype=dtype.np)
+            return _rules.wrap_python_ints(value, dtype)
         except (TypeError, ValueError) as e:
             raise InvalidArgumentError(f"cannot make a {dtype.name} constant from {value!r}: {e}") from None
-        src = np.asarray(value)
-        if src.dtype.kind == "f" and dtype.is_integer and np.any(src != np.round(src)):
-            raise InvalidArgumentError(f"constant {value!r} is not representable as {dtype.name}")
-        return arr
     arr = np.asarray(value)
+    if (arr.dtype == object or arr.dtype.kind in "US") and not isinstance(value, (np.ndarray, np.generic)) \
+            and any(not isinstance(v, (str, np.str_, np.ndarray)) for v in _rules._leaves(value)):
+        # e.g. 2**64 or [1, "a"]: TF finds no dtype for them
+        raise TypeError(f"Failed to convert elements of {value!r} to Tensor. Consider casting elements to a "
+                        "supported type.")
     # Python floats become float32 and ints int32, as in TensorFlow
     if arr.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
         arr = arr.astype(np.float32)

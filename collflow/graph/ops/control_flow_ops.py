@@ -38,9 +38,9 @@ def _merge_spec(op: _g.Operation) -> list:
         for t in op.inputs[1:]:
             if t.dtype != x0.dtype:
                 raise ValueError(f"Merge inputs have different dtypes {x0.dtype.name} and {t.dtype.name}")
-            if shp.is_compatible_with(t.shape):
-                shp = shp.merge_with(t.shape)
-            elif shp.rank == t.shape.rank and shp.rank is not None:
+            # the most specific shape both inputs have (TF's Merge): which input arrives is
+            # known only at run time, so a dim known on one side only stays unknown
+            if shp.rank == t.shape.rank and shp.rank is not None:
                 shp = TensorShape([a if a == b else None for a, b in zip(shp.dims, t.shape.dims)])
             else:
                 shp = TensorShape(None)

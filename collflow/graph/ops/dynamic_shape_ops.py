@@ -20,18 +20,8 @@ __all__ = ["reshape_dynamic"]
 
 def _static_entries(shape: _g.Tensor) -> Optional[List[Optional[int]]]:
     """The target's entries where known now (None where computed), or None if its length is unknown."""
-    if shape.shape.rank != 1 or shape.shape.dims[0] is None:
-        return None
-    n = shape.shape.dims[0]
-    op = shape.op
-    if op.type == "Const":
-        return [int(d) for d in np.asarray(op.attrs["value"]).reshape(-1)]
-    if op.type == "Pack" and len(op.inputs) == n:
-        out: List[Optional[int]] = []
-        for t in op.inputs:
-            out.append(int(np.asarray(t.op.attrs["value"]).reshape(())) if t.op.type == "Const" else None)
-        return out
-    return [None] * n
+    from .shape_eval import partial_vector
+    return partial_vector(shape)
 
 
 def _spec(op: _g.Operation) -> list:
@@ -43,6 +33,8 @@ def _spec(op: _g.Operation) -> list:
         return [(x.dtype, TensorShape(None))]
     dims = [None if e is None or e < 0 else e for e in entries]
     n = x.shape.num_elements()
+    if n is None and x.shape.rank is not None and 0 in x.shape.dims:
+        n = 0  # a known empty dimension: no elements
     if n is not None and entries.count(-1) == 1 and all(e is not None for e in entries):
         known = int(np.prod([e for e in entries if e != -1]))
         if known and n % known == 0:

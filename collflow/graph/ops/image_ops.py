@@ -35,13 +35,12 @@ class ResizeMethod:
 
 
 def _size_value(t: _g.Tensor) -> Tuple[Optional[int], Optional[int]]:
-    if t.op.type == "Const":
-        v = [int(d) for d in np.asarray(t.op.attrs["value"]).reshape(-1)]
-        return v[0], v[1]
-    if t.op.type == "Pack" and len(t.op.inputs) == 2:
-        vals = [int(np.asarray(s.op.attrs["value"])) if s.op.type == "Const" else None for s in t.op.inputs]
-        return vals[0], vals[1]
-    return None, None
+    """The new (height, width) where the graph determines them (TF evaluates the size subgraph)."""
+    from .shape_eval import partial_vector
+    v = partial_vector(t)
+    if v is None or len(v) != 2:
+        return None, None
+    return v[0], v[1]
 
 
 def _resize_spec(op: _g.Operation) -> list:

@@ -40,6 +40,10 @@ def _shape_input(t: _g.Tensor, what: str) -> TensorShape:
         if (c < 0).any():
             raise ValueError(f"{what} {c.tolist()} has a negative dimension")
         return TensorShape([int(d) for d in c.reshape(-1)])
+    from .shape_eval import partial_vector  # stack([shape(x)[0], 3]) and the like
+    part = partial_vector(t)
+    if part is not None:
+        return TensorShape([None if d is None or d < 0 else d for d in part])
     n = t.shape.dims[0] if t.shape.rank == 1 else None
     return TensorShape(None if n is None else [None] * n)
 
@@ -208,8 +212,11 @@ def _flatten_block(x: _g.Tensor, start: int, k: int) -> _g.Tensor:
     merged = None if None in block else int(np.prod(block))
     new = dims[:start] + [merged] + dims[start + k:]
     if new.count(None) > 1:
-        raise InvalidArgumentError(f"boolean_mask needs the dimensions of the tensor outside the mask to be known "
-                                   f"when more than one dimension is unknown, got shape {x.shape}")
+        # several unknown dims: the target shape is computed at run time (the block's size as
+        # a product, not -1, which an empty dimension elsewhere would make ambiguous)
+        sh = _a.shape(x)
+        target = _a.concat([sh[:start], _a.reshape(_m.reduce_prod(sh[start:start + k]), [1]), sh[start + k:]], 0)
+        return _a.reshape(x, target)
     return _a.reshape(x, [-1 if d is None else d for d in new])
 
 

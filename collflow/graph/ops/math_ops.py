@@ -15,6 +15,7 @@ from .. import graph as _g
 from ..registry import register_op, not_differentiable
 from ..shape import TensorShape, broadcast_static
 from .op_util import single, same_shape_fn, axis_list, static_axis, tf_keywords
+from .dtype_rules import check_kernel_dtype
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "negative", "pow",
@@ -136,7 +137,9 @@ def _reduce_spec(op: _g.Operation) -> list:
     if op.type in ("ArgMax", "ArgMin"):
         dt = op.attrs["output_type"]
     if rank is None:
-        return [(dt, TensorShape(None))]
+        # reducing every axis of a tensor of unknown rank still gives a scalar (TF says so too)
+        full = op.attrs["axis"] is None and not keep and op.type not in ("ArgMax", "ArgMin")
+        return [(dt, TensorShape(() if full else None))]
     if axes is None:
         axes = tuple(range(rank))
     dims = list(x.shape.dims)
@@ -205,6 +208,7 @@ def _operands(x: Any, y: Any) -> Tuple[Any, Any]:
 def _binary(op_type: str, x: Any, y: Any, name: Optional[str]) -> _g.Tensor:
     """Converts Python/NumPy operands to the dtype of the Tensor operand, then builds the op."""
     x, y = _operands(x, y)
+    check_kernel_dtype(op_type, x.dtype)
     return single(op_type, [x, y], name=name or op_type)
 
 
@@ -238,6 +242,7 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
         if y.dtype != x.dtype:
             raise TypeError(f"x and y must have the same dtype, got {x.dtype.name} != {y.dtype.name}")
         x, y = cast(x, to), cast(y, to)
+    check_kernel_dtype("RealDiv", x.dtype)
     return single("RealDiv", [x, y], name=name or "truediv")
 
 
@@ -295,11 +300,11 @@ def greater_equal(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
 
 
 def logical_and(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
-    return single("LogicalAnd", [x, y], name=name or "LogicalAnd")
+    return single("LogicalAnd", list(_operands(x, y)), name=name or "LogicalAnd")
 
 
 def logical_or(x: Any, y: Any, name: Optional[str] = None) -> _g.Tensor:
-    return single("LogicalOr", [x, y], name=name or "LogicalOr")
+    return single("LogicalOr", list(_operands(x, y)), name=name or "LogicalOr")
 
 
 def logical_not(x: Any, name: Optional[str] = None) -> _g.Tensor:
@@ -379,6 +384,10 @@ def add_n(inputs: Sequence[Any], name: Optional[str] = None) -> _g.Tensor:
         # (tf.losses.get_total_loss of one loss is still "total_loss:0")
         x = _g.convert_to_tensor(inputs[0])
         return single("Identity", [x], name=name) if name else x
+    # each converted on its own, as TF's add_n: [t_int64, [1, 2]] is a TypeError (int32 beside int64)
+    inputs = [x if _g.is_tensor(x) else _g.convert_to_tensor(x) for x in inputs]
+    from .dtype_rules import check_same_dtypes
+    check_same_dtypes(inputs, "'inputs' of 'AddN'")
     return single("AddN", inputs, name=name or "AddN")
 
 

@@ -253,7 +253,8 @@ register_op("Eye", _eye_spec, doc="identity matrices of run-time size (batch_sha
 def _static_int(v: Any) -> Optional[int]:
     """A Python int, or the value of a constant scalar tensor; None when only known at run time."""
     if isinstance(v, _g.Tensor):
-        return int(np.asarray(v.op.attrs["value"])) if v.op.type == "Const" else None
+        from .shape_eval import scalar_value  # shape(x)[0] of a known dim, arithmetic of such
+        return scalar_value(v)
     return int(v)
 
 

@@ -60,7 +60,8 @@ def _range_spec(op: _g.Operation) -> list:
             raise ValueError(f"range: {nm} must be a scalar, got shape {t.shape}")
     if dt not in _RANGE_DTYPES:
         raise ValueError(f"range supports int32, int64, float32 and float64, got {dt.name}")
-    vals = [_const_scalar(t) for t in ts]
+    from .shape_eval import scalar_value  # TF evaluates small int subgraphs: range(shape(x)[0] + 1)
+    vals = [scalar_value(t) if t.dtype.is_integer else _const_scalar(t) for t in ts]
     if any(v is None for v in vals):
         return [(dt, TensorShape([None]))]
     return [(dt, TensorShape([range_size(*vals)]))]
@@ -77,7 +78,8 @@ def _top_k_spec(op: _g.Operation) -> list:
         raise ValueError("top_k needs an input of rank >= 1, got a scalar")
     if x.dtype == _dt.bool_ or x.dtype == _dt.string:
         raise ValueError(f"top_k needs a real-number input, got {x.dtype.name}")
-    kv = _const_scalar(k)
+    from .shape_eval import scalar_value  # k = shape(x)[-1] of a known dim: TF evaluates it
+    kv = scalar_value(k)
     if kv is not None:
         if kv < 0:
             raise ValueError(f"top_k: k must be non-negative, got {kv}")

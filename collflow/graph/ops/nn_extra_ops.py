@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
-
 from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import not_differentiable, register_gradient, register_op
@@ -123,12 +121,11 @@ def _output_shape(output_shape: Any, g: _g.Graph) -> Any:
         if not t.dtype.is_integer or t.shape.rank not in (None, 1) or t.shape.dims not in (None, (4,)):
             raise InvalidArgumentError(f"conv2d_transpose: output_shape must be a 1-D int tensor of 4 elements, "
                                        f"got {t.dtype.name} of shape {t.shape}")
-        if t.op.type == "Const":
-            return t, TensorShape([int(d) for d in np.asarray(t.op.attrs["value"]).reshape(-1)])
-        if t.op.type == "Pack":  # tf.stack([batch, h, w, c]): the constant entries are known
-            dims = [int(np.asarray(s.op.attrs["value"])) if s.op.type == "Const" else None for s in t.op.inputs]
-            return t, TensorShape(dims)
-        return t, TensorShape([None] * 4)
+        from .shape_eval import partial_vector  # the entries TF's shape inference can evaluate
+        dims = partial_vector(t)
+        if dims is None or len(dims) != 4:
+            return t, TensorShape([None] * 4)
+        return t, TensorShape([None if d is None or d < 0 else d for d in dims])
     dims = [int(d) for d in output_shape]
     if len(dims) != 4:
         raise InvalidArgumentError(f"conv2d_transpose: output_shape must have 4 elements, got {dims}")

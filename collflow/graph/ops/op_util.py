@@ -95,7 +95,8 @@ def _static(t: Any) -> Any:
             return vals[0] + vals[1]
         if op.type == "Sub":
             return vals[0] - vals[1]
-    return None
+    from .shape_eval import static_value  # slices, concats, products ... of such int values
+    return static_value(t)
 
 
 def static_axis(axis: Any, what: str) -> Any:

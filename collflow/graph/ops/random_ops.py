@@ -75,6 +75,10 @@ def _shape_from_input(t: _g.Tensor) -> TensorShape:
         if any(d < 0 for d in val):
             raise ValueError(f"shape {val} has a negative dimension")
         return TensorShape(val)
+    from .shape_eval import partial_vector  # tf.shape(x), stack([shape(x)[0], 7]), ...
+    part = partial_vector(t)
+    if part is not None:
+        return TensorShape([None if d is None or d < 0 else d for d in part])
     n = t.shape.dims[0] if t.shape.rank == 1 else None
     return TensorShape(None if n is None else [None] * n)
 
@@ -152,6 +156,9 @@ def _random(op_type: str, shape: Any, p0: Any, p1: Any, names: Tuple[str, str], 
     g = _g.get_default_graph()
     with g.as_default():
         shp = _shape_tensor(shape, name)
+        if op_type in ("RandomNormal", "TruncatedNormal") and not dt.is_floating:
+            # before converting mean/stddev (0.0 is no int32: TypeError, TF's error) say why
+            raise InvalidArgumentError(f"{op_type} needs a floating-point dtype, got {dt.name}")
         a = _param(p0, dt, f"{name}/{names[0]}")
         b = _param(p1, dt, f"{name}/{names[1]}")
         s1, s2 = get_seed(seed, g)

@@ -61,7 +61,8 @@ def _unsorted_spec(op: _g.Operation) -> list:
         raise ValueError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
     if num.dtype not in (_dt.int32, _dt.int64) or num.shape.rank not in (None, 0):
         raise ValueError(f"num_segments must be an int32/int64 scalar, got {num.dtype.name} of shape {num.shape}")
-    n = int(np.asarray(num.op.attrs["value"])) if num.op.type == "Const" else None
+    from .shape_eval import scalar_value  # num_segments = shape(x)[0] of a known dim
+    n = scalar_value(num)
     if n is not None and n < 0:
         raise ValueError(f"num_segments must be non-negative, got {n}")
     if data.shape.rank is None or ids.shape.rank is None:

@@ -336,7 +336,21 @@ def _normalize_key(key: Any) -> Tuple[Tuple[Any, ...], List[Tuple[int, Any]]]:
         key = (key,)
     out: List[Any] = []
     tensors: List[Tuple[int, _g.Tensor]] = []
+    from .shape_eval import scalar_value
+
+    def fold(v: Any) -> Any:
+        # a tensor bound whose value the graph determines (tf.constant(1), shape(x)[0] of a
+        # known dim) is static, as TF's shape inference evaluates it
+        if isinstance(v, _g.Tensor) and v.dtype.is_integer and v.shape.rank == 0:
+            c = scalar_value(v)
+            return v if c is None else c
+        return v
+
     for k in key:
+        if isinstance(k, _pyslice):
+            k = _pyslice(fold(k.start), fold(k.stop), fold(k.step))
+        else:
+            k = fold(k)
         if k is None or k is Ellipsis:
             out.append(k)
         elif isinstance(k, (bool, np.bool_)):
