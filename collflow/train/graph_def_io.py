@@ -24,7 +24,7 @@ from ..graph import graph as _g
 from ..graph.graph import register_graph_def_builder
 from ..summary import proto as _proto
 from .meta_graph import _context_table, _Forward, _Importer, _node
-from .tf_graph_def_import import import_tf_graph_def, is_tf_graph_def
+from .tf_graph_def_import import import_tf_graph_def, is_tf_graph_def, split_input
 
 __all__ = ["GraphDef", "NodeDef", "graph_def_with_attrs", "node_data", "set_node_data", "import_graph_def",
            "split_input"]
@@ -74,16 +74,6 @@ def graph_def_with_attrs(graph: _g.Graph) -> Any:
 
 
 register_graph_def_builder(graph_def_with_attrs)
-
-
-def split_input(name: str) -> Tuple[str, int, bool]:
-    """(op name, output index, is a control input) of a NodeDef input string ("x", "x:1", "^x")."""
-    if name.startswith("^"):
-        return name[1:], -1, True
-    op, sep, idx = name.rpartition(":")
-    if sep and idx.isdigit():
-        return op, int(idx), False
-    return name, 0, False
 
 
 def _meta_nodes(graph_def: Any, source: str) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:

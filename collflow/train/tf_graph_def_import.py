@@ -28,7 +28,7 @@ from ..graph import graph as _g
 from ..graph.shape import TensorShape
 from ..kernels.tensor_proto_wire import DT_ENUM, ENUM_NAMES, decode_tensor_proto
 
-__all__ = ["is_tf_graph_def", "decode_attr", "node_attrs", "import_tf_graph_def", "known_op_types"]
+__all__ = ["is_tf_graph_def", "split_input", "decode_attr", "node_attrs", "import_tf_graph_def", "known_op_types"]
 
 _BY_ENUM = {v: k for k, v in DT_ENUM.items()}
 ATTR_KEY = "_collflow"
@@ -112,7 +112,8 @@ def node_attrs(node: Any) -> Dict[str, Any]:
             for e in node.attr if not e.key.startswith("_")}
 
 
-def _split(name: str) -> Tuple[str, int, bool]:
+def split_input(name: str) -> Tuple[str, int, bool]:
+    """(op name, output index, is a control input) of a NodeDef input string ("x", "x:1", "^x")."""
     if name.startswith("^"):
         return name[1:], -1, True
     op, sep, idx = name.rpartition(":")
@@ -155,7 +156,7 @@ def _order(graph_def: Any) -> List[Any]:
         state[root.name] = 1
         while stack:
             node, i = stack.pop()
-            deps = [_split(s)[0] for s in node.input]
+            deps = [split_input(s)[0] for s in node.input]
             while i < len(deps) and (deps[i] not in by_name or state.get(deps[i]) == 2):
                 i += 1
             if i == len(deps):
@@ -188,7 +189,7 @@ class TFImporter:
 
     # -- what translations use --
     def tensor(self, name: str) -> _g.Tensor:
-        op, i, _ = _split(name)
+        op, i, _ = split_input(name)
         key = f"{op}:{i}"
         if key in self.input_map:
             self.used.add(key)
@@ -250,7 +251,7 @@ class TFImporter:
         self.full = full
         ins, ctrls = [], []
         for s in node.input:
-            op, _, is_ctrl = _split(s)
+            op, _, is_ctrl = split_input(s)
             if is_ctrl:
                 ctrls.append(self.control(op))
             else:
