@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..errors import CancelledError, InvalidArgumentError
 from ..graph.graph import Graph, Tensor
+from ..graph.ops.dtype_rules import asarray_strict
 from ..kernels.device import available_devices
 
 __all__ = ["check_feed", "feed_key_error", "fetch_element_error", "make_callable", "list_devices",
@@ -57,7 +58,7 @@ def check_feed(t: Tensor, value: Any) -> Any:
         # nan/inf cast to an integer type: NumPy's (platform) value, as TF1 gives, unwarned
         with np.errstate(invalid="ignore", over="ignore"):
             try:
-                arr = np.asarray(value, dtype=want)
+                arr = asarray_strict(value, want)
             except OverflowError:
                 # Python ints out of the dtype's range inside a list: wrapped, as NumPy 1.x's
                 # cast (TF1's) gives them ([1, -1] fed to uint8 is [1, 255])

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, List, Tuple
 
+import numpy as np
+
 from ..errors import InvalidArgumentError
 from ..kernels.tensor_proto_wire import ENUM_NAMES
 from .proto import Message
@@ -142,7 +144,12 @@ class _Parser:
             return tok in ("true", "True", "t", "1")
         if kind in ("float", "double"):
             low = tok.lower().rstrip("f") if not tok.lower().endswith("inf") else tok.lower()
-            return float({"inf": "inf", "-inf": "-inf", "infinity": "inf", "-infinity": "-inf"}.get(low, low))
+            v = float({"inf": "inf", "-inf": "-inf", "infinity": "inf", "-infinity": "-inf"}.get(low, low))
+            # a `float` field holds float32 (as protobuf's own parser stores it)
+            if kind == "float":
+                with np.errstate(over="ignore"):
+                    return float(np.float32(v))
+            return v
         if kind == "enum" and not re.match(r"[-+]?\d", tok):
             if tok not in _DT:
                 raise InvalidArgumentError(f"text format: unknown enum value {tok!r}")

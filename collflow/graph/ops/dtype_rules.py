@@ -18,7 +18,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .. import graph as _g
 
-__all__ = ["check_python_leaves", "cast_numpy", "wrap_python_ints", "list_dtype", "convert_list"]
+__all__ = ["check_python_leaves", "cast_numpy", "asarray_strict", "wrap_python_ints", "list_dtype", "convert_list"]
 
 
 def _leaves(value: Any) -> Any:
@@ -65,11 +65,21 @@ def cast_numpy(value: Any, dtype: _dt.DType) -> np.ndarray:
         return np.asarray(value).astype(dtype.np)
 
 
+def asarray_strict(value: Any, dtype: Any) -> np.ndarray:
+    """np.asarray(value, dtype), raising OverflowError for a Python int out of the dtype's
+    range on every NumPy: NumPy >= 2 raises it, 1.x only warns (DeprecationWarning) and wraps."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():  # 1e300 -> float32 is inf, as TF
+        warnings.simplefilter("error", DeprecationWarning)
+        try:
+            return np.asarray(value, dtype=dtype)
+        except DeprecationWarning:
+            raise OverflowError(f"Python int out of the range of {np.dtype(dtype)}") from None
+
+
 def wrap_python_ints(value: Any, dtype: _dt.DType) -> np.ndarray:
     """Python values as `dtype`; integers out of an integer dtype's range wrap around."""
     try:
-        with np.errstate(all="ignore"):  # 1e300 -> float32 is inf, as TF
-            return np.asarray(value, dtype=dtype.np)
+        return asarray_strict(value, dtype.np)
     except OverflowError:
         pass
     bits = np.dtype(dtype.np).itemsize * 8
