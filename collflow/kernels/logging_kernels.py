@@ -188,12 +188,17 @@ def _print_v2(op: Any, ctx: KernelContext) -> Any:
     end, summarize = op.attrs["end"], op.attrs["summarize"]
 
     def print_v2(*tensors: Any) -> None:
-        parts = [pieces[0]]
-        for t, p in zip(tensors, pieces[1:]):
-            parts.append(summarize_v2(t, summarize))
-            parts.append(p)
-        _write(stream, "".join(parts) + end)
+        _write(stream, fill_template(pieces, tensors, summarize) + end)
     return print_v2
+
+
+def fill_template(pieces: Any, tensors: Any, summarize: int) -> str:
+    """A PrintV2/StringFormat template's text pieces with each tensor's summary between them."""
+    parts = [pieces[0]]
+    for t, p in zip(tensors, pieces[1:]):
+        parts.append(summarize_v2(t, summarize))
+        parts.append(p)
+    return "".join(parts)
 
 
 @register_kernel("Assert")

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .logging_kernels import summarize_v2
+from .logging_kernels import fill_template
 from .registry import KernelContext, register_kernel
 
 
@@ -15,12 +15,8 @@ def _string_format(op: Any, ctx: KernelContext) -> Any:
     pieces, summarize = op.attrs["template"], op.attrs["summarize"]
 
     def string_format(*tensors: Any) -> Any:
-        parts = [pieces[0]]
-        for t, p in zip(tensors, pieces[1:]):
-            parts.append(summarize_v2(t, summarize))
-            parts.append(p)
         out = np.empty((), dtype=object)
-        out[()] = "".join(parts)
+        out[()] = fill_template(pieces, tensors, summarize)
         return out
     return string_format
 

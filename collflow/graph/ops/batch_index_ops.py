@@ -7,7 +7,7 @@ batch coordinates, so values, the gradient (GatherNd's) and the range checks are
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 from ...errors import InvalidArgumentError
 from .. import graph as _g
@@ -34,18 +34,24 @@ def _check_batch_shapes(p: _g.Tensor, i: _g.Tensor, b: int, fn: str) -> None:
                                        f"agree on their first {b} dimensions")
 
 
+def _with_ranks(params: Any, indices: Any, what: str) -> Tuple[_g.Tensor, _g.Tensor, int, int]:
+    """params and indices as tensors (in params' graph) with their ranks, which must be known."""
+    p = _g.convert_to_tensor(params)
+    with p.graph.as_default():
+        i = _g.convert_to_tensor(indices)
+    pr, ir = p.shape.rank, i.shape.rank
+    if pr is None or ir is None:
+        raise InvalidArgumentError(f"{what} with batch_dims needs params and indices of known rank")
+    return p, i, pr, ir
+
+
 def gather_batched(params: _g.Tensor, indices: _g.Tensor, axis: int, batch_dims: int,
                    name: Optional[str] = None) -> _g.Tensor:
     """tf.gather(params, indices, axis, batch_dims) for batch_dims != 0: out[b.., m.., i.., r..] =
     params[b.., m.., indices[b.., i..], r..] with m the dimensions between the batch ones and
     axis; shape params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]."""
     from .index_ops import gather_nd
-    p = _g.convert_to_tensor(params)
-    with p.graph.as_default():
-        i = _g.convert_to_tensor(indices)
-    pr, ir = p.shape.rank, i.shape.rank
-    if pr is None or ir is None:
-        raise InvalidArgumentError("gather with batch_dims needs params and indices of known rank")
+    p, i, pr, ir = _with_ranks(params, indices, "gather")
     b = int(batch_dims)
     if b < 0:
         b += ir
@@ -84,12 +90,7 @@ def gather_nd_batched(params: _g.Tensor, indices: _g.Tensor, batch_dims: int,
     indices[b.., j.., :] indexes params[b..]; shape indices.shape[:-1] +
     params.shape[batch_dims + K:] with K = indices.shape[-1]."""
     from .index_ops import gather_nd
-    p = _g.convert_to_tensor(params)
-    with p.graph.as_default():
-        i = _g.convert_to_tensor(indices)
-    pr, ir = p.shape.rank, i.shape.rank
-    if pr is None or ir is None:
-        raise InvalidArgumentError("gather_nd with batch_dims needs params and indices of known rank")
+    p, i, pr, ir = _with_ranks(params, indices, "gather_nd")
     b = int(batch_dims)
     if b < 0:
         raise InvalidArgumentError(f"gather_nd: batch_dims ({batch_dims}) must be non-negative")
