@@ -48,11 +48,8 @@ def graph_time(make_step, steps: int):
             fn()
         s.synchronize()
         try:
-            s.begin_capture()
-            try:
-                fn()
-            finally:
-                graph = s.end_capture()
+            from collflow.kernels import gpu
+            graph = gpu.capture_graph(fn, s)
         except Exception as e:  # the reason is the result: report it, do not hide it
             return None, f"{type(e).__name__}: {e}"[:300]
         return cuda_time(lambda: graph.launch(stream=s), steps, 5, stream=s), None

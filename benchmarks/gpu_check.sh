@@ -37,7 +37,7 @@ if has install; then
   log "driver: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
   log "install_gpu.sh's detection reads CUDA $(nvidia-smi | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\..*/\1/p' | head -n 1)"
   if ls .whl/*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-index --no-deps --no-compile .whl/*.whl >> "$WORK/install.log" 2>&1
+    $PY -m pip install -q --no-index --no-deps --no-compile --upgrade .whl/*.whl >> "$WORK/install.log" 2>&1
     log "carried wheels installed: rc=$?"
   fi
   # README's install, offline: the extra must resolve to the CuPy and NCCL already there

@@ -19,7 +19,7 @@ import numpy as np
 
 from .device import Device, register_device
 
-__all__ = ["setup", "is_available", "local_rank_from_env", "copy_function", "cupy_or_none"]
+__all__ = ["setup", "is_available", "local_rank_from_env", "copy_function", "cupy_or_none", "capture_graph"]
 
 _state: dict = {"done": False, "cupy": None, "device": None, "copy_stream": None}
 _LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
@@ -62,7 +62,9 @@ def setup(local_rank: Optional[int] = None) -> Optional[Device]:
     lr = local_rank if local_rank is not None else (local_rank_from_env() or 0)
     phys = lr % n
     cp.cuda.Device(phys).use()
-    dev = Device("/gpu:0", "GPU", phys, cp)
+    from . import gpu_blas
+    # kernels see CuPy with capture-aware matmul/dot (capture_graph below)
+    dev = Device("/gpu:0", "GPU", phys, gpu_blas.namespace(cp))
     register_device(dev)
     _state.update(cupy=cp, device=dev, copy_stream=cp.cuda.Stream(non_blocking=True))
     from . import gpu_kernels  # noqa: F401  (fused CuPy kernels override the generic ones)
@@ -71,6 +73,28 @@ def setup(local_rank: Optional[int] = None) -> Optional[Device]:
 
 def is_available() -> bool:
     return setup() is not None
+
+
+def capture_graph(fn: Callable[[], Any], stream: Any = None) -> Any:
+    """Records what `fn()` queues on `stream` (a non-blocking CuPy stream; a new one if None)
+    into a CUDA graph and returns it (`graph.launch(stream)` replays it).  `fn` must have run
+    on that stream before, so the memory pool already holds its buffers, and must not
+    synchronise the host.  GEMMs go through collflow's own cuBLAS handle while recording:
+    CuPy refuses cuBLAS calls during a capture (kernels/gpu_blas.py)."""
+    cp = _state["cupy"]
+    if cp is None:
+        raise RuntimeError("capture_graph needs CuPy and a GPU")
+    from . import gpu_blas
+    s = stream if stream is not None else cp.cuda.Stream(non_blocking=True)
+    with s:
+        s.begin_capture()
+        gpu_blas.set_capturing(True)
+        try:
+            fn()
+        finally:
+            gpu_blas.set_capturing(False)
+            graph = s.end_capture()
+    return graph
 
 
 class _CopyHandle:

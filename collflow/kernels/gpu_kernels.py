@@ -69,16 +69,19 @@ def _bias_add_grad_k(op: Any, ctx: KernelContext) -> Any:
     call, 1.7 ms of a 3.6 ms CNN step); cuBLAS reads the matrix once at full bandwidth.
     float16 keeps CuPy's sum, which accumulates in float32."""
     ones: dict = {}
+    matmul = ctx.xp.matmul  # capture-aware (gpu_blas)
 
     def bias_add_grad(g: Any) -> Any:
+        if not g.size:  # nothing to add (and no (-1, 0) view of an empty g), as the generic kernel
+            return cp.zeros(g.shape[-1:], g.dtype)
         g2 = g.reshape(-1, g.shape[-1])
-        if g2.dtype not in (cp.float32, cp.float64) or g2.shape[0] == 0:
+        if g2.dtype not in (cp.float32, cp.float64):
             return g2.sum(axis=0)
         key = (g2.shape[0], g2.dtype)
         o = ones.get(key)
         if o is None:
             o = ones[key] = cp.ones(g2.shape[0], dtype=g2.dtype)
-        return o @ g2
+        return matmul(o, g2)
     return bias_add_grad
 
 
