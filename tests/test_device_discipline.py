@@ -144,3 +144,85 @@ def test_a_synchronous_training_step_keeps_device_arrays(strict_gpu):
     assert "CommSize" in types_made
     leaks = {t: sorted(n)[:3] for t, n in strict_gpu.items() if t not in ARTIFACTS}
     assert not leaks, f"kernels on the GPU returned host arrays: {leaks}"
+
+
+@pytest.mark.parametrize("with_loop", [False, True])
+def test_shape_plumbing_stays_on_the_host(strict_gpu, with_loop):
+    """TF's HostMemory: Shape reads only its input's shape and gives a host value, and the
+    convolution gradients read their size arguments on the host, so a conv net's step copies
+    nothing between devices but its feeds (a host-to-device copy of a shape inside the step
+    is what made CUDA-graph capture of the CNN step fail on an H100).  In a plan with a loop
+    (no copy nodes) the kernels take the host shape as it is."""
+    from collflow import models
+    g = cf.Graph()
+    with g.as_default():
+        m = models.build_cnn((8, 8, 1), 5, filters=(4, 8), optimizer=cf.train.GradientDescentOptimizer(0.1))
+        extra = cf.while_loop(lambda i: i < 3, lambda i: i + 1, [cf.constant(0)]) if with_loop else None
+        init = cf.global_variables_initializer()
+    rng = np.random.default_rng(0)
+    feed = {m.x: rng.normal(size=(6, 8, 8, 1)).astype(np.float32), m.y: rng.integers(0, 5, 6).astype(np.int32)}
+    with cf.Session(graph=g, config={"device": "/gpu:0"}) as s:
+        s.run(init)
+        fetches = [m.train_op, m.loss] + ([extra] if with_loop else [])
+        loss0 = s.run(fetches, feed)[1]
+        for _ in range(5):
+            loss = s.run(fetches, feed)[1]
+        plan = s.plan_for(fetches, feed)
+        shapes = [op for op in g.get_operations() if op.type == "Shape"]
+        grads = [op for op in g.get_operations() if op.type == "Conv2DBackpropInput"]
+        assert grads and any(op.inputs[0].op.type == "Shape" for op in grads)
+        assert {plan.placement[op.name] for op in shapes if op.name in plan.placement} == {"/cpu:0"}
+        if not with_loop:
+            copies = [n for n in plan.ops if n.type == "_DeviceCopy"]
+            assert {c.src.op.type for c in copies} <= {"Placeholder"}, [c.name for c in copies]
+    assert loss < loss0
+    leaks = {t: sorted(n)[:3] for t, n in strict_gpu.items() if t not in ARTIFACTS}
+    assert not leaks, f"kernels on the GPU returned host arrays: {leaks}"
+
+
+@pytest.mark.parametrize("save_dev,restore_dev", [("/gpu:0", "/gpu:0"), ("/cpu:0", "/gpu:0")])
+def test_random_streams_on_the_device_continue_after_restore(strict_gpu, tmp_path, save_dev, restore_dev, caplog):
+    """A GPU op's random stream (counter-based Philox) is saved in the checkpoint and a
+    restored session continues it exactly (dropout masks of a resumed run repeat the
+    uninterrupted run's); a stream saved on another kind of device is not forced onto it."""
+    from collflow.train import Saver
+
+    def build():
+        g = cf.Graph()
+        with g.as_default():
+            r = cf.nn.dropout(cf.ones((6, 5)), keep_prob=0.5, seed=11, name="drop")
+            n = cf.random_normal((4,), seed=3, name="noise")
+            v = cf.Variable(cf.zeros((1,)), name="v")
+        return g, [r, n], v
+    g, rs, v = build()
+    with cf.Session(graph=g, config={"device": save_dev}) as s:
+        s.run(v.initializer)
+        s.run(rs)
+        path = Saver([v]).save(s, str(tmp_path / "r.h5"))
+        want = [s.run(rs) for _ in range(3)]
+    g, rs, v = build()
+    with cf.Session(graph=g, config={"device": restore_dev}) as s:
+        Saver([v]).restore(s, path)
+        got = [s.run(rs) for _ in range(3)]
+    same = all(np.array_equal(a, b) for w, gt in zip(want, got) for a, b in zip(w, gt))
+    if save_dev == restore_dev:
+        assert same
+    else:
+        assert not same and "another device" in caplog.text
+
+
+def test_string_variables_stay_on_the_host(strict_gpu):
+    """A string variable's handle goes to the CPU (strings have no device form; on an H100
+    match_filenames_once's string variable made a host-to-GPU copy of its file names fail)."""
+    g = cf.Graph()
+    with g.as_default():
+        v = cf.Variable(["a.txt", "b.txt"], name="names")
+        n = cf.size(v)
+        init = cf.global_variables_initializer()
+    with cf.Session(graph=g, config={"device": "/gpu:0"}) as s:
+        s.run(init)
+        names, size = s.run([v, n])
+        plan = s.plan_for([init])
+        assert plan.placement["names"] == "/cpu:0"
+        assert not [c for c in plan.ops if c.type == "_DeviceCopy" and c.src.dtype == cf.string]
+    assert list(names) == ["a.txt", "b.txt"] and size == 2

@@ -10,7 +10,10 @@ table), and the facts the rest of the system reads instead of keeping lists of i
 - `ragged`: a collective whose inputs' first dimension may differ between ranks;
 - `host_only`: runs on the CPU (its kernel works on host buffers: queues, stacks, MPI);
 - `variable_state`: stateful only through the variable handles it takes as inputs (an
-  update or read), so it may move past ops that touch other variables.
+  update or read), so it may move past ops that touch other variables;
+- `host_inputs` / `metadata_only` (TF's HostMemory): the input positions a kernel reads on
+  the host whatever its device (shapes, sizes), and ops that read only their inputs' shapes
+  (Shape, Size, Rank): neither gets a copy between devices (`declare_host_memory`).
 
 Kernels live in collflow.kernels, registered per (op type, device).
 """
@@ -29,7 +32,7 @@ class OpDef:
     """Static description of an op type."""
 
     __slots__ = ("name", "shape_fn", "grad_fn", "stateful", "differentiable", "is_async", "doc", "collective",
-                 "ragged", "host_only", "variable_state")
+                 "ragged", "host_only", "variable_state", "host_inputs", "metadata_only")
 
     def __init__(self, name: str, shape_fn: ShapeFn, stateful: bool, doc: str = "", collective: bool = False,
                  ragged: bool = False, host_only: bool = False, variable_state: bool = False):
@@ -44,6 +47,8 @@ class OpDef:
         self.ragged = ragged
         self.host_only = host_only
         self.variable_state = variable_state
+        self.host_inputs: Tuple[int, ...] = ()
+        self.metadata_only = False
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -61,6 +66,8 @@ def register_op(name: str, shape_fn: ShapeFn, *, stateful: bool = False, doc: st
         raise ValueError(f"op type {name!r} is already registered")
     d = OpDef(name, shape_fn, stateful, doc, collective, ragged, host_only or name in _HOST_ONLY_LATER,
               variable_state)
+    if name in _HOST_MEMORY_LATER:
+        d.host_inputs, d.metadata_only = _HOST_MEMORY_LATER.pop(name)
     _REGISTRY[name] = d
     return d
 
@@ -77,6 +84,21 @@ def declare_host_only(*names: str) -> None:
             _HOST_ONLY_LATER.add(name)
         else:
             d.host_only = True
+
+
+_HOST_MEMORY_LATER: Dict[str, Tuple[Tuple[int, ...], bool]] = {}
+
+
+def declare_host_memory(name: str, inputs: Tuple[int, ...] = (), metadata_only: bool = False) -> None:
+    """TF's HostMemory for op type `name`: `inputs` are read on the host by every kernel of
+    it (a value produced on the host stays there; one produced on a device is copied to the
+    host), and `metadata_only` ops read nothing but their inputs' shapes and dtypes, so their
+    inputs are handed over where they are.  Also for op types not registered yet."""
+    d = _REGISTRY.get(name)
+    if d is None:
+        _HOST_MEMORY_LATER[name] = (tuple(inputs), metadata_only)
+    else:
+        d.host_inputs, d.metadata_only = tuple(inputs), metadata_only
 
 
 def register_gradient(name: str) -> Callable[[Callable], Callable]:

@@ -8,6 +8,8 @@ PNG / JPEG / GIF / BMP codecs.  The affine transforms interpolate in NumPy (orde
 SciPy ndimage's fill modes) where Keras calls scipy.ndimage."""
 from __future__ import annotations
 
+import io
+
 import os
 import struct
 from typing import Any, Optional, Sequence, Tuple
@@ -225,18 +227,21 @@ def load_img(path: Any, grayscale: bool = False, color_mode: str = "rgb", target
         warnings.warn("grayscale is deprecated. Please use color_mode = \"grayscale\"")
         color_mode = "grayscale"
     image = _pil()
-    img = image.open(path) if image is not None else _decode_file(str(path))
+    if color_mode not in ("grayscale", "rgb", "rgba"):
+        raise ValueError('color_mode must be "grayscale", "rgb", or "rgba"')
+    if image is not None:  # the bytes first, as Keras: PIL's lazy open would hold the file
+        with open(path, "rb") as f:
+            img = image.open(io.BytesIO(f.read()))
+    else:
+        img = _decode_file(str(path))
     if color_mode == "grayscale":
         if img.mode not in ("L", "I;16", "I"):
             img = img.convert("L")
     elif color_mode == "rgba":
         if img.mode != "RGBA":
             img = img.convert("RGBA")
-    elif color_mode == "rgb":
-        if img.mode != "RGB":
-            img = img.convert("RGB")
-    else:
-        raise ValueError('color_mode must be "grayscale", "rgb", or "rgba"')
+    elif img.mode != "RGB":
+        img = img.convert("RGB")
     if target_size is not None:
         wh = (int(target_size[1]), int(target_size[0]))
         if img.size != wh:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .registry import register_kernel, KernelContext, variadic_outputs
+from .sparse_kernels import add_at
 
 _ALL = slice(None)
 
@@ -350,7 +351,7 @@ def _gather(op: Any, ctx: KernelContext) -> Any:
 
 def _scatter_add(xp: Any, out: Any, idx: Any, rows: Any) -> None:
     """out[idx[i]] += rows[i] for every i, duplicates accumulating (in place on `out`)."""
-    xp.add.at(out, idx, rows)  # CuPy's is an atomic add on the GPU (cupyx.scatter_add is deprecated)
+    add_at(xp, out, idx, rows)  # CuPy's is an atomic add on the GPU (cupyx.scatter_add is deprecated)
 
 
 @register_kernel("ScatterLike")

@@ -3,8 +3,8 @@
 Each random op owns one `RandomStream` in the Session's resource container (kind "rng",
 keyed by the op's name), created on first use from the op's (seed, seed2) attributes, so
 a checkpoint can save it and successive runs continue the stream.  NumPy streams are
-PCG64; CuPy streams are cuRAND XORWOW generating on the device, seeded from the same
-SeedSequence.
+PCG64; streams of ops on a GPU are counter-based Philox generating on the device
+(device_random.py), seeded from the same SeedSequence.
 """
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, UnimplementedError
+from ..errors import InvalidArgumentError
 from .registry import register_kernel, KernelContext
 
-__all__ = ["RandomStream", "stream_for", "static_shape"]
+__all__ = ["RandomStream", "stream_for", "new_stream", "static_shape"]
 
 _MASK64 = (1 << 64) - 1
 
 
 class RandomStream:
-    """A random generator for one op in one Session: uniform, normal, integers, permutation."""
+    """A host random generator (NumPy's PCG64) for one op in one Session: uniform, normal,
+    integers, permutation.  Ops on a GPU get a `device_random.PhiloxStream` (`new_stream`)."""
 
     __slots__ = ("xp", "gen", "seed", "seed2")
 
@@ -30,17 +31,16 @@ class RandomStream:
         self.seed, self.seed2 = seed, seed2
         # (None, None): fresh OS entropy, so every Session gets a different stream
         entropy = None if seed is None else [int(seed) & _MASK64, int(seed2 or 0) & _MASK64]
-        ss = np.random.SeedSequence(entropy)
-        if xp is np:
-            self.gen = np.random.Generator(np.random.PCG64(ss))
-        else:
-            self.gen = xp.random.Generator(xp.random.XORWOW(ss))
+        self.gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
 
     def uniform(self, shape: Tuple[int, ...], dtype: Any) -> Any:
-        """Samples in [0, 1) of `dtype` (float16 is drawn as float32 and rounded)."""
+        """Samples in [0, 1) of `dtype` (float16: multiples of 2**-10, as TF's 10 random
+        mantissa bits; a float32 sample rounded to half could give 1.0)."""
         dt = np.dtype(dtype)
         if dt in (np.float32, np.float64):
             return self.gen.random(shape, dtype=dt)
+        if dt == np.float16:
+            return (self.gen.integers(0, 1024, size=shape, dtype=np.int16) * np.float16(2 ** -10)).astype(dt)
         return self.gen.random(shape, dtype=np.float32).astype(dt)
 
     def normal(self, shape: Tuple[int, ...], dtype: Any) -> Any:
@@ -53,26 +53,31 @@ class RandomStream:
         return self.gen.integers(low, high, size=shape, dtype=dtype)
 
     def permutation(self, n: int) -> Any:
-        if self.xp is np:
-            return self.gen.permutation(n)
-        return self.xp.argsort(self.gen.random((n,), dtype=np.float32))
+        return self.gen.permutation(n)
 
     def get_state(self) -> dict:
-        """The generator's state (for checkpoints); NumPy streams only."""
-        if self.xp is not np:
-            raise UnimplementedError("saving the state of a CuPy random stream is not supported")
+        """The generator's state (for checkpoints)."""
         return self.gen.bit_generator.state
 
     def set_state(self, state: dict) -> None:
-        if self.xp is not np:
-            raise UnimplementedError("restoring the state of a CuPy random stream is not supported")
+        if state.get("bit_generator") != "PCG64":
+            raise ValueError(f"a {state.get('bit_generator')!r} state cannot continue a PCG64 stream")
         self.gen.bit_generator.state = state
 
 
-def stream_for(op: Any, ctx: KernelContext) -> RandomStream:
+def stream_for(op: Any, ctx: KernelContext) -> Any:
     """The op's stream in this Session (created on first use)."""
     seed, seed2 = op.attrs.get("seed"), op.attrs.get("seed2")
-    return ctx.resources.get_or_create("rng", op.name, lambda: RandomStream(ctx.xp, seed, seed2))
+    return ctx.resources.get_or_create("rng", op.name, lambda: new_stream(ctx.xp, seed, seed2))
+
+
+def new_stream(xp: Any, seed: Optional[int], seed2: Optional[int]) -> Any:
+    """A stream for an op on the device of array module `xp`: NumPy's PCG64 on the host, a
+    counter-based Philox stream on a GPU (device_random.py; its state can be checkpointed)."""
+    if xp is np:
+        return RandomStream(np, seed, seed2)
+    from .device_random import PhiloxStream
+    return PhiloxStream(xp, seed, seed2)
 
 
 def static_shape(t: Any) -> Optional[Tuple[int, ...]]:

@@ -3,18 +3,36 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .registry import register_kernel, KernelContext
+
+
+def add_at(xp: Any, out: Any, indices: Any, values: Any) -> None:
+    """out[indices] += values (indices along axis 0), duplicates accumulating, in place.
+
+    CuPy's add.at (an atomic add) takes real types only: a complex array adds its real and
+    imaginary parts as the float pairs they are stored as (a view, no copy of `out`)."""
+    if out.dtype.kind == "c" and xp is not np:
+        if not out.flags.c_contiguous:
+            part = xp.ascontiguousarray(out)
+            add_at(xp, part, indices, values)
+            out[...] = part
+            return
+        f = out.real.dtype
+        vals = xp.ascontiguousarray(xp.broadcast_to(values.astype(out.dtype, copy=False),
+                                                    indices.shape + out.shape[1:]))
+        xp.add.at(out.view(f).reshape(out.shape + (2,)), indices, vals.view(f).reshape(vals.shape + (2,)))
+        return
+    xp.add.at(out, indices, values)
 
 
 def scatter_add_rows(xp: Any, out: Any, indices: Any, values: Any) -> None:
     """out[indices] += values with duplicate indices accumulating."""
-    if xp.__name__ == "numpy":
-        if values.ndim == 1 and values.dtype.kind in "fiu":  # bincount's weights are real
-            out += xp.bincount(indices, weights=values, minlength=out.shape[0]).astype(out.dtype)
-        else:
-            xp.add.at(out, indices, values)
+    if xp is np and values.ndim == 1 and values.dtype.kind in "fiu":  # bincount's weights are real
+        out += xp.bincount(indices, weights=values, minlength=out.shape[0]).astype(out.dtype)
     else:
-        xp.add.at(out, indices, values)
+        add_at(xp, out, indices, values)
 
 
 @register_kernel("IndexedSlicesToDense")

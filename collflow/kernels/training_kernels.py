@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from . import blas as _blas
 from .registry import register_kernel, KernelContext
+from .sparse_kernels import add_at
 
 # y += a * x and y *= a through NumPy's own BLAS (kernels/blas.py): one multithreaded pass
 # without a temporary, in the thread pool NumPy's matmul already uses (SciPy's BLAS, used here
@@ -202,7 +203,7 @@ def _sum_duplicates(xp: Any, op: Any, st: Any, var: Any, values: Any, indices: A
         return s[starts], np.add.reduceat(values[order], starts, axis=0)
     uniq, inv = xp.unique(idx, return_inverse=True)
     summed = xp.zeros((uniq.shape[0],) + tuple(values.shape[1:]), dtype=values.dtype)
-    xp.add.at(summed, inv.reshape(-1), values)
+    add_at(xp, summed, inv.reshape(-1), values)
     return uniq, summed
 
 

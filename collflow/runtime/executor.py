@@ -195,7 +195,7 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         for check in _PLAN_CHECKS:
             check(session, sorted(needed, key=lambda o: o._id))
         from .placement import bridge_devices
-        bridge_devices(kernels, placement, needed)
+        bridge_devices(kernels, placement, needed, inplace)
         cplan: Any = None
         if not interpret:
             # loops and conds built by cf.while_loop / cf.cond compile to structured code;
@@ -241,15 +241,20 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     for op in needed:
         dst = placement[op]
         row = []
-        for t in map(resolve, op.inputs):
+        od = op.op_def if isinstance(op, Operation) else None  # (a folded constant has none)
+        meta, host = (od.metadata_only, od.host_inputs) if od is not None else (False, ())
+        for i, t in enumerate(map(resolve, op.inputs)):
             src = "/cpu:0" if t in fed else placement[t.op]
-            if src != dst and t.dtype.name != "resource":
-                cn = copies.get((t, dst))
+            # TF's HostMemory: shape readers take their input where it is; shape arguments
+            # are read on the host (registry.declare_host_memory)
+            want = src if meta else ("/cpu:0" if i in host else dst)
+            if src != want and t.dtype.name != "resource":
+                cn = copies.get((t, want))
                 if cn is None:
-                    cn = CopyNode(t, src, dst)
-                    copies[(t, dst)] = cn
+                    cn = CopyNode(t, src, want)
+                    copies[(t, want)] = cn
                     ins[cn] = [t]
-                    kernels[cn], is_async = _copy_kernel(get_device(src), get_device(dst))
+                    kernels[cn], is_async = _copy_kernel(get_device(src), get_device(want))
                     if is_async:
                         async_ops.add(cn)
                 row.append(cn.outputs[0])

@@ -10,16 +10,28 @@ each op is recorded in the plan (`plan.placement`) and printed with log_device_p
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Iterable, List, Set
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph.graph import Operation, Tensor, canonical_device
-from ..graph.registry import declare_host_only
+from ..graph.registry import declare_host_memory, declare_host_only
 from ..kernels.device import available_devices, get_device
 from ..kernels.registry import has_device_kernel, has_kernel
 
 __all__ = ["place", "choose_device", "register_host_only"]
+
+
+# TF's HostMemory for shape plumbing: Shape/Size/Rank read only their input's shape and
+# give host values (no copy of the input, no host-to-device copy of the result, which a CUDA
+# graph capture refuses); the backprop ops' size arguments and Fill's dims are read on the
+# host by their kernels, so a host value there stays on the host
+for _t in ("Shape", "ShapeN", "Size", "Rank"):
+    declare_host_memory(_t, metadata_only=True)
+declare_host_only("Shape", "ShapeN", "Size", "Rank")
+for _t, _i in (("Conv2DBackpropInput", (0,)), ("Conv2DBackpropFilter", (1,)), ("Fill", (0,)),
+               ("DepthwiseConv2dNativeBackpropInput", (0,)), ("DepthwiseConv2dNativeBackpropFilter", (1,))):
+    declare_host_memory(_t, _i)
 
 
 def register_host_only(*op_types: str) -> None:
@@ -51,7 +63,8 @@ def choose_device(op: Operation, session: Any) -> str:
                 f"(available: {', '.join(d.name for d in available_devices())}); "
                 "pass config={'allow_soft_placement': True} to place it on the CPU", op) from None
     default = session._default_device
-    if default != "/cpu:0" and any(t.dtype == _dt.string for t in op.inputs + op.outputs):
+    if default != "/cpu:0" and (any(t.dtype == _dt.string for t in op.inputs + op.outputs)
+                                or op.attrs.get("dtype") is _dt.string):  # (a string variable's handle)
         return "/cpu:0"  # strings (file names, tensor names) have no device representation
     if op.op_def.host_only and not has_device_kernel(op.type, get_device(default).device_type):
         # (a device-specific kernel, e.g. a NCCL all-reduce on the GPU, lifts the host-only rule)
@@ -79,12 +92,29 @@ def place(ops: Iterable[Operation], session: Any) -> Dict[Operation, str]:
         out[op] = d
         return d
 
-    for op in sorted(ops, key=lambda o: o._id):
+    ordered = sorted(ops, key=lambda o: o._id)
+    for op in ordered:
         device_of(op)
+    _constants_read_on_the_host(ordered, out)
     if session._config.get("log_device_placement"):
         for op in sorted(out, key=lambda o: o._id):
             print(f"[placement] {op.name} ({op.type}): {out[op]}", file=sys.stderr)
     return out
+
+
+def _constants_read_on_the_host(ops: List[Operation], out: Dict[Operation, str]) -> None:
+    """A constant that only host inputs read (a backprop op's filter sizes, Fill's dims) is
+    placed on the CPU, as TF keeps such int32 constants in host memory: on the GPU it would
+    be copied back to the host every step."""
+    host_only: Dict[Operation, bool] = {}
+    for op in ops:
+        od = op.op_def
+        for i, t in enumerate(op.inputs):
+            if t.op.type == "Const" and t.op in out:
+                host_only[t.op] = host_only.get(t.op, True) and (od.metadata_only or i in od.host_inputs)
+    for c, on_host in host_only.items():
+        if on_host and not c.device:
+            out[c] = "/cpu:0"
 
 
 # ops that only route values through frames and branches: their consumers move the values
@@ -92,7 +122,8 @@ _ROUTING = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "Loop
                       "RefMerge", "RefExit", "RefNextIteration", "Identity", "NoOp", "ControlTrigger"})
 
 
-def bridge_devices(kernels: Dict[Any, Any], placement: Dict[Any, str], ops: Iterable[Any]) -> None:
+def bridge_devices(kernels: Dict[Any, Any], placement: Dict[Any, str], ops: Iterable[Any],
+                   inplace: Optional[Dict[Any, Tuple[Any, int]]] = None) -> None:
     """Plans with loops and conds run without copy nodes (one device per op): when a plan
     uses a GPU, each kernel is wrapped to move the inputs that live on another device (feeds,
     host-only ops' outputs, values from a CPU op) to its own device as it runs."""
@@ -103,17 +134,27 @@ def bridge_devices(kernels: Dict[Any, Any], placement: Dict[Any, str], ops: Iter
     for op in ops:
         if not isinstance(op, Operation) or not op.inputs or op.type in _ROUTING or op not in kernels:
             continue
+        if op.op_def.metadata_only:  # reads shapes only: its inputs stay where they are
+            continue
         xp = get_device(placement[op]).xp
-        kernels[op] = _on_host(kernels[op]) if xp is np else _on_device(kernels[op], xp)
+        wrap = _on_host if xp is np else (lambda k, xp=xp, h=op.op_def.host_inputs: _on_device(k, xp, h))
+        kernels[op] = wrap(kernels[op])
+        if inplace and op in inplace:  # the buffer-forwarding variant takes the same inputs
+            fn, idx = inplace[op]
+            inplace[op] = (wrap(fn), idx)
+
+
+def _host(a: Any) -> Any:
+    return a.get() if type(a).__module__.startswith("cupy") else a
 
 
 def _on_host(k: Any) -> Any:
     def run(*args: Any) -> Any:
-        return k(*[a.get() if type(a).__module__.startswith("cupy") else a for a in args])
+        return k(*[_host(a) for a in args])
     return _like(run, k)
 
 
-def _on_device(k: Any, xp: Any) -> Any:
+def _on_device(k: Any, xp: Any, host_inputs: Tuple[int, ...] = ()) -> Any:
     import numpy as np
 
     def move(a: Any) -> Any:
@@ -121,8 +162,12 @@ def _on_device(k: Any, xp: Any) -> Any:
             return xp.asarray(a)
         return a
 
-    def run(*args: Any) -> Any:
-        return k(*[move(a) for a in args])
+    if host_inputs:  # shape arguments the kernel reads on the host (TF's HostMemory)
+        def run(*args: Any) -> Any:
+            return k(*[_host(a) if i in host_inputs else move(a) for i, a in enumerate(args)])
+    else:
+        def run(*args: Any) -> Any:
+            return k(*[move(a) for a in args])
     return _like(run, k)
 
 

@@ -301,7 +301,6 @@ class Saver:
         self._last: List[cio.IndexEntry] = []  # files this Saver wrote, oldest first
         self._meta_cache: Optional[Tuple[Any, bytes]] = None  # ((graph, version, n), the file's bytes)
         self._meta_suffix = "meta"
-        self._warned_device_rng = False
 
     # -- what is saved --------------------------------------------------------------------------
     @property
@@ -397,12 +396,6 @@ class Saver:
         rng: Dict[str, dict] = {}
         if self._save_rng:
             for op_name, stream in list(res.rng.items()):
-                if getattr(stream, "xp", np) is not np:
-                    if not self._warned_device_rng:
-                        log.warning("random op %r draws on a GPU stream, whose state cannot be saved; "
-                                    "a resumed run will not repeat its draws exactly", op_name)
-                        self._warned_device_rng = True
-                    continue
                 get = getattr(stream, "get_state", None)
                 rng[op_name] = get() if get is not None else stream.bit_generator.state
         step = _step_value(sess, global_step)
@@ -605,15 +598,18 @@ class Saver:
         return todo, unexpected
 
     def _restore_rng(self, sess: Any, todo: List[Tuple[str, dict, Any]]) -> List[str]:
-        from ..kernels.random_kernels import RandomStream
+        from ..kernels.random_kernels import new_stream
         done = []
         for name, state, op in todo:
             xp = get_device(sess._device_for(op)).xp
-            if xp is not np:
-                log.warning("random op %r runs on a GPU stream; its saved NumPy state is not restored", name)
-                continue
             seed, seed2 = op.attrs.get("seed"), op.attrs.get("seed2")
-            stream = sess.resources.get_or_create("rng", name, lambda: RandomStream(np, seed, seed2))
+            stream = sess.resources.get_or_create("rng", name, lambda: new_stream(xp, seed, seed2))
+            kind = state.get("bit_generator")
+            want = stream.get_state().get("bit_generator") if hasattr(stream, "get_state") else kind
+            if kind != want:  # saved on the other kind of device: PCG64 on a host, Philox on a GPU
+                log.warning("random op %r: the checkpoint holds a %s stream, this session draws from a %s "
+                            "stream (another device); its draws start afresh", name, kind, want)
+                continue
             try:
                 if hasattr(stream, "set_state"):
                     stream.set_state(state)

@@ -46,7 +46,8 @@ def _greedy_spec(op: _g.Operation) -> list:
             (x.dtype, TensorShape([batch, 1]))]
 
 
-register_op("CTCGreedyDecoder", _greedy_spec, doc="best-path CTC decoding: (indices, values, shape, log_probability)")
+register_op("CTCGreedyDecoder", _greedy_spec, host_only=True,
+            doc="best-path CTC decoding: (indices, values, shape, log_probability)")
 not_differentiable("CTCGreedyDecoder")
 
 
@@ -110,7 +111,7 @@ def _beam_spec(op: _g.Operation) -> list:
             + [(_dt.int64, TensorShape([2]))] * k + [(x.dtype, TensorShape([batch, k]))])
 
 
-register_op("CTCBeamSearchDecoder", _beam_spec,
+register_op("CTCBeamSearchDecoder", _beam_spec, host_only=True,  # CPU-only in TF1 too
             doc="CTC prefix beam search: top_paths (indices, values, shape) and their log-probabilities")
 not_differentiable("CTCBeamSearchDecoder")
 

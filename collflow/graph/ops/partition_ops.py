@@ -28,7 +28,7 @@ def _unique_spec(op: _g.Operation) -> list:
     return out
 
 
-register_op("Unique", _unique_spec)
+register_op("Unique", _unique_spec, host_only=True)  # TF1 has no GPU kernel; NaNs stay apart
 not_differentiable("Unique")
 
 

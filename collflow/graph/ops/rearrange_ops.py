@@ -159,7 +159,7 @@ def _searchsorted_spec(op: _g.Operation) -> list:
     return [(op.attrs["out_type"], vals.shape)]
 
 
-register_op("SearchSorted", _searchsorted_spec, doc="insertion points of values in the sorted innermost rows")
+register_op("SearchSorted", _searchsorted_spec, host_only=True, doc="insertion points of values in the sorted innermost rows")
 not_differentiable("SearchSorted")
 
 
