@@ -213,6 +213,36 @@ def test_nchw_conv_and_explicit_padding_by_hand():
     np.testing.assert_allclose(got, want.transpose(0, 3, 1, 2), rtol=1e-5, atol=1e-5)
 
 
+def test_nchw_pool_depth_space_and_conv_transpose_equal_their_nhwc_nodes():
+    # An NCHW node's value is its NHWC twin's value transposed (collflow computes NHWC and
+    # transposes around it); the node's name names the NCHW output
+    r = np.random.default_rng(2)
+    x = r.normal(size=(2, 4, 6, 6)).astype(np.float32)  # N C H W
+    w = r.normal(size=(3, 3, 5, 4)).astype(np.float32)  # kh kw out in (backprop input's filter)
+    dy = r.normal(size=(2, 4, 3, 3)).astype(np.float32)
+    L = AttrValue.ListValue
+
+    def nodes(df):
+        hw = (lambda n, c, h, w_: [n, c, h, w_]) if df == b"NCHW" else (lambda n, c, h, w_: [n, h, w_, c])
+        xin = x if df == b"NCHW" else x.transpose(0, 2, 3, 1)
+        dyin = dy if df == b"NCHW" else dy.transpose(0, 2, 3, 1)
+        return [_const("x", xin), _const("w", w), _const("dy", dyin),
+                _const("sizes", np.array(hw(2, 5, 6, 6), np.int32), DT_INT32),
+                _node("mp", "MaxPool", ["x"], T=_attr(type=DT_FLOAT), data_format=_attr(s=df),
+                      ksize=_attr(list=L(i=hw(1, 1, 3, 2))), strides=_attr(list=L(i=hw(1, 1, 2, 2))),
+                      padding=_attr(s=b"SAME")),
+                _node("d2s", "DepthToSpace", ["x"], T=_attr(type=DT_FLOAT), data_format=_attr(s=df),
+                      block_size=_attr(i=2)),
+                _node("ct", "Conv2DBackpropInput", ["sizes", "w", "dy"], T=_attr(type=DT_FLOAT),
+                      data_format=_attr(s=df), strides=_attr(list=L(i=hw(1, 1, 2, 2))), padding=_attr(s=b"SAME"),
+                      dilations=_attr(list=L(i=[1, 1, 1, 1])))]
+    got = _run(nodes(b"NCHW"), ["mp:0", "d2s:0", "ct:0"])
+    want = _run(nodes(b"NHWC"), ["mp:0", "d2s:0", "ct:0"])
+    for g_, w_ in zip(got, want):
+        np.testing.assert_allclose(g_, w_.transpose(0, 3, 1, 2), rtol=1e-5, atol=1e-5)
+    assert got[2].shape == (2, 5, 6, 6)
+
+
 def test_fused_batch_norm_inference_keeps_small_epsilon():
     # TF's FusedBatchNorm op uses its epsilon as given (only TF1's Python wrapper raises it to
     # 1.001e-5): y = (x - mean) * scale / sqrt(var + eps) + offset

@@ -205,21 +205,8 @@ class Session:
             self._sync_replicas(plan)
         if order is not None:
             feed_values = [feed_values[j] for j in order]
-        tok = cancel_token if cancel_token is not None else CancellationToken()
-        if trace:
-            tok.trace = []
-        self._active.add(tok)
-        try:
-            # IEEE results (log 0 = -inf, 0/0 = nan) without NumPy's warnings, as TF1 gives them
-            # (tf.debugging.check_numerics is the way to ask for a check)
-            with run_token_scope(tok), np.errstate(all="ignore"):
-                vals = plan(feed_values, tok)
-        finally:
-            self._active.discard(tok)
-            if trace:
-                records, tok.trace = tok.trace, None
-                tracing.fill(run_metadata, plan.ops, plan.placement, records)
-        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feed_tensors, feed_values, order))
+        return self._run_plan(plan, fetch_map, feed_values, feed_tensors, order, cancel_token,
+                              run_metadata if trace else None, trace)
 
     def _sync_replicas(self, plan: Any) -> None:
         """Before this session's first synchronous training step (a SyncReplicasOptimizer's
@@ -239,17 +226,26 @@ class Session:
         return _Fetches(self.graph, fetches)
 
     def _run_plan(self, plan: Plan, fetch_map: "_Fetches", feed_values: List[Any],
-                  feeds: Sequence[Tensor] = ()) -> Any:
-        """Runs a compiled plan on checked feed values, in the plan's feed order (make_callable's
-        path)."""
-        tok = CancellationToken()
+                  feeds: Sequence[Tensor] = (), order: Optional[List[int]] = None,
+                  cancel_token: Optional[CancellationToken] = None, run_metadata: Any = None,
+                  trace: bool = False) -> Any:
+        """Runs a compiled plan on checked feed values, in the plan's feed order (`run` and
+        make_callable's path); with `trace`, fills run_metadata's step stats."""
+        tok = cancel_token if cancel_token is not None else CancellationToken()
+        if trace:
+            tok.trace = []
         self._active.add(tok)
         try:
+            # IEEE results (log 0 = -inf, 0/0 = nan) without NumPy's warnings, as TF1 gives them
+            # (tf.debugging.check_numerics is the way to ask for a check)
             with run_token_scope(tok), np.errstate(all="ignore"):
                 vals = plan(feed_values, tok)
         finally:
             self._active.discard(tok)
-        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feeds, feed_values, None))
+            if trace:
+                records, tok.trace = tok.trace, None
+                tracing.fill(run_metadata, plan.ops, plan.placement, records)
+        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feeds, feed_values, order))
 
     def _resolve_feeds(self, feed_dict: Optional[dict]) -> Tuple[List[Tensor], List[Any]]:
         if feed_dict is not None and not isinstance(feed_dict, collections.abc.Mapping):

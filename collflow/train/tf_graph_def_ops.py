@@ -75,6 +75,15 @@ def _nchw(x: _g.Tensor, name: Any = None) -> _g.Tensor:
     return A.transpose(x, [0, 3, 1, 2], name=name)
 
 
+def _in_nhwc(imp: Any, df: str, x: _g.Tensor, body: Callable[[_g.Tensor, Any], _g.Tensor]) -> _g.Tensor:
+    """body(x in NHWC, name) -> an NHWC result named `name`: collflow's image ops are NHWC, so
+    an NCHW node's input and output are transposed around it (the node's name goes to the
+    output's transpose, the tensor the rest of the graph refers to)."""
+    if df == "NHWC":
+        return body(x, imp.name)
+    return _nchw(body(_nhwc(x), None), imp.name)
+
+
 def _explicit(x: _g.Tensor, a: Dict[str, Any], df: str) -> _g.Tensor:
     """x (NHWC) zero-padded by an EXPLICIT padding's explicit_paddings (8 ints, data_format order)."""
     p = _ints(a.get("explicit_paddings", []))
@@ -243,12 +252,13 @@ def _conv(f: Callable[..., Any]) -> Fn:
         strides = _hw(a["strides"], df, "strides")
         dil = _hw(a.get("dilations", [1, 1, 1, 1]), df, "dilations")
         pad = _str(a.get("padding"))
-        if df == "NCHW":
-            x = _nhwc(x)
-        if pad == "EXPLICIT":
-            x, pad = _explicit(x, a, df), "VALID"
-        y = f(x, w, strides=strides, padding=pad, dilations=dil, name=imp.name if df == "NHWC" else None)
-        return y if df == "NHWC" else _nchw(y, imp.name)
+
+        def body(xh: _g.Tensor, name: Any) -> _g.Tensor:
+            p = pad
+            if p == "EXPLICIT":
+                xh, p = _explicit(xh, a, df), "VALID"
+            return f(xh, w, strides=strides, padding=p, dilations=dil, name=name)
+        return _in_nhwc(imp, df, x, body)
     return build
 
 
@@ -266,7 +276,6 @@ def _conv_transpose(imp: Any, ins: List[_g.Tensor], a: Dict[str, Any]) -> Any:
     strides = _hw(a["strides"], df, "strides")
     dil = _hw(a.get("dilations", [1, 1, 1, 1]), df, "dilations")
     if df == "NCHW":
-        dy = _nhwc(dy)
         sizes = S.gather(sizes, np.array([0, 2, 3, 1], np.int32))  # the NHWC order, at run time if need be
     hint = None
     try:
@@ -275,10 +284,8 @@ def _conv_transpose(imp: Any, ins: List[_g.Tensor], a: Dict[str, Any]) -> Any:
             hint = (hint[0], hint[2], hint[3], hint[1])
     except InvalidArgumentError:
         pass  # computed at run time (a batch size from tf.shape): the kernel reads it
-    y = N.conv2d_backprop_input(sizes, w, dy, strides, pad, dilations=dil,
-                                shape_hint=None if hint is None else TensorShape(hint),
-                                name=imp.name if df == "NHWC" else None)
-    return y if df == "NHWC" else _nchw(y, imp.name)
+    return _in_nhwc(imp, df, dy, lambda d, name: N.conv2d_backprop_input(
+        sizes, w, d, strides, pad, dilations=dil, shape_hint=None if hint is None else TensorShape(hint), name=name))
 
 
 def _pool(f: Callable[..., Any]) -> Fn:
@@ -288,9 +295,7 @@ def _pool(f: Callable[..., Any]) -> Fn:
         if pad not in ("SAME", "VALID"):
             raise InvalidArgumentError(f"pooling with padding {pad!r} is not imported")
         k, s = _hw(a["ksize"], df, "ksize"), _hw(a["strides"], df, "strides")
-        x = ins[0] if df == "NHWC" else _nhwc(ins[0])
-        y = f(x, k, s, pad, name=imp.name if df == "NHWC" else None)
-        return y if df == "NHWC" else _nchw(y, imp.name)
+        return _in_nhwc(imp, df, ins[0], lambda x, name: f(x, k, s, pad, name=name))
     return build
 
 
@@ -560,10 +565,7 @@ def _batch_to_space(imp: Any, ins: List[_g.Tensor], a: Dict[str, Any]) -> Any:
 
 def _depth_space(f: Callable[..., Any]) -> Fn:
     def build(imp: Any, ins: List[_g.Tensor], a: Dict[str, Any]) -> Any:
-        df = _fmt(a)
-        x = ins[0] if df == "NHWC" else _nhwc(ins[0])
-        y = f(x, int(a["block_size"]), name=imp.name if df == "NHWC" else None)
-        return y if df == "NHWC" else _nchw(y, imp.name)
+        return _in_nhwc(imp, _fmt(a), ins[0], lambda x, name: f(x, int(a["block_size"]), name=name))
     return build
 
 
