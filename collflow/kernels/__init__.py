@@ -31,5 +31,6 @@ from . import stateless_random_kernels, math_nn_more_kernels, morph_kernels, fra
 from . import scatter_more_kernels, core_misc_kernels, quant_kernels, critical_section_kernels  # noqa: F401,E402  (ScatterMul/Div/Min/Max, TensorScatterMin/Max; Timestamp, Fingerprint; FakeQuant*; CriticalSection)
 from . import matrix_band_diag_kernels  # noqa: F401,E402  (MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3)
 from . import string_format_kernels  # noqa: F401,E402  (StringFormat, UnsortedSegmentJoin)
+from . import dynamic_reduce_kernels  # noqa: F401,E402  (ReduceDynamic, ReducedShape)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

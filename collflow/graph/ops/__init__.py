@@ -4,6 +4,7 @@ from . import reverse_ops  # noqa: F401  (tf.reverse, tf.reverse_sequence)
 from . import rnn_ops  # noqa: F401  (the fused LSTM cell)
 from . import scan_ops  # noqa: F401  (tf.cumsum, tf.cumprod)
 from . import dynamic_shape_ops  # noqa: F401  (reshape to a run-time shape)
+from . import dynamic_reduce_ops  # noqa: F401  (reductions over run-time axes)
 from . import (math_extra_ops, matrix_ops, index_ops, segment_ops, logging_ops, check_ops,  # noqa: F401
                nn_extra_ops, image_ops, categorical_ops)  # (TF1 fidelity part 3: tf.div, tf.einsum, ...)
 from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)

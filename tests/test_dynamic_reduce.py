@@ -1,0 +1,88 @@
+"""Reductions over axes known only at run time (TF1: a non-constant reduction_indices), by hand.
+
+TF's rules: the values are the reductions over the fed axes (negative axes count from the
+end; an empty list reduces nothing); the static shape is the input's rank with unknown dims
+under keepdims, unknown without; an axis out of range or given twice is an
+InvalidArgumentError when the step runs; reduce_max/min share the gradient between tied
+maxima; constant axes still build the static ops."""
+import numpy as np
+import pytest
+
+import collflow as cf
+
+
+def _graph(keep=False, fn=cf.reduce_sum, dtype=cf.float64):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(dtype, None)
+        a = cf.placeholder(cf.int32, [None])
+        y = fn(x, axis=a, keepdims=keep)
+    return g, x, a, y
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_values_and_static_shapes(name, keep):
+    x = np.random.default_rng(0).normal(size=(2, 3, 4))
+    g, xp, ap, y = _graph(keep, getattr(cf, "reduce_" + name))
+    assert y.op.type == "ReduceDynamic"
+    assert y.shape.ndims is None  # the input's rank is unknown too
+    with cf.Session(graph=g) as s:
+        for axes in ([0, 2], [-1], [], [2, 0, 1]):
+            want = getattr(np, name)(x, axis=tuple(axes), keepdims=keep)
+            np.testing.assert_allclose(s.run(y, {xp: x, ap: axes}), want, rtol=1e-12)
+
+
+def test_known_rank_keepdims_gives_the_rank():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, (2, None, 4))
+        a = cf.placeholder(cf.int32, [None])
+        assert cf.reduce_sum(x, axis=a, keepdims=True).shape.as_list() == [None, None, None]
+        assert cf.reduce_sum(x, axis=a).shape.ndims is None
+        assert cf.reduce_sum(x, axis=[1]).op.type == "Sum"  # constant axes: the static op
+
+
+def test_all_but_the_batch_axis_of_an_unknown_rank():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, None)
+        per_example = cf.reduce_sum(cf.square(x), axis=cf.range(1, cf.rank(x)))
+        grad = cf.gradients(cf.reduce_sum(per_example), x)[0]
+    v = np.arange(24.0).reshape(2, 3, 4)
+    with cf.Session(graph=g) as s:
+        pe, gr = s.run([per_example, grad], {x: v})
+    np.testing.assert_array_equal(pe, (v ** 2).sum(axis=(1, 2)))
+    np.testing.assert_array_equal(gr, 2 * v)
+
+
+def test_max_gradient_is_shared_between_ties():
+    g, x, a, y = _graph(False, cf.reduce_max)
+    with g.as_default():
+        grad = cf.gradients(y, x)[0]
+    v = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, -1.0]])
+    with cf.Session(graph=g) as s:
+        np.testing.assert_array_equal(s.run(grad, {x: v, a: [1]}), [[0, 0.5, 0.5], [1, 0, 0]])
+
+
+def test_bool_reductions():
+    g, x, a, y = _graph(False, cf.reduce_all, cf.bool)
+    with cf.Session(graph=g) as s:
+        np.testing.assert_array_equal(s.run(y, {x: [[True, False], [True, True]], a: [1]}), [False, True])
+
+
+@pytest.mark.parametrize("axes,msg", [([3], r"Invalid reduction dimension \(3 for input with 3 dimension"),
+                                      ([-4], r"Invalid reduction dimension \(-4"),
+                                      ([1, -2], "duplicate dimension: 1")])
+def test_bad_axes_fail_when_the_step_runs(axes, msg):
+    g, x, a, y = _graph()
+    with cf.Session(graph=g) as s, pytest.raises(cf.errors.InvalidArgumentError, match=msg):
+        s.run(y, {x: np.ones((2, 3, 4)), a: axes})
+
+
+def test_axes_must_be_integers():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, None)
+        with pytest.raises(ValueError, match="int32/int64"):
+            cf.reduce_sum(x, axis=cf.placeholder(cf.float32, [None]))

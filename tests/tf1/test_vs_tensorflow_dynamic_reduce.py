@@ -1,0 +1,66 @@
+"""Reductions over run-time axes against TensorFlow 1.x's graph mode: random ranks, axes fed
+through placeholders (keepdims both ways, unknown input rank), values, gradients and static
+shapes, and TF's errors for bad run-time axes."""
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+tft = pytest.importorskip("tensorflow.compat.v1")
+tft.disable_eager_execution()
+
+import collflow.compat.v1 as cft  # noqa: E402
+
+OPS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all", "reduce_any"]
+
+
+def _run(tf, op, x, axes, keep, known_rank):
+    g = tf.Graph()
+    with g.as_default():
+        dt = tf.bool if op in ("reduce_all", "reduce_any") else tf.float64
+        xp = tf.placeholder(dt, x.shape if known_rank else None)
+        ap = tf.placeholder(tf.int32, [None])
+        y = getattr(tf, op)(xp, axis=ap, keepdims=keep)
+        shape = y.shape.as_list() if y.shape.ndims is not None else None
+        grad = None
+        if dt == tf.float64 and op != "reduce_prod":
+            grad = tf.gradients(tf.reduce_sum(y * y), xp)[0]
+        with tf.Session(graph=g) as s:
+            out = s.run([y] + ([grad] if grad is not None else []), {xp: x, ap: axes})
+    return shape, out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_reductions_over_fed_axes_equal_tensorflow(seed):
+    r = np.random.default_rng(seed)
+    rank = int(r.integers(1, 5))
+    shape = tuple(int(d) for d in r.integers(1, 4, rank))
+    op = OPS[seed % len(OPS)]
+    x = r.normal(size=shape)
+    if op in ("reduce_all", "reduce_any"):
+        x = x > 0
+    k = int(r.integers(0, rank + 1))
+    axes = r.permutation(rank)[:k].astype(np.int32)
+    axes = np.where(r.random(k) < 0.3, axes - rank, axes).astype(np.int32)  # some negative
+    keep, known = bool(r.integers(0, 2)), bool(r.integers(0, 2))
+    want_shape, want = _run(tft, op, x, axes, keep, known)
+    got_shape, got = _run(cft, op, x, axes, keep, known)
+    assert got_shape == want_shape, (op, shape, axes, keep, known)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("axes", [[3], [-4], [1, 1]])
+def test_bad_axes_are_invalid_argument_errors_as_in_tensorflow(axes):
+    x = np.ones((2, 3, 4))
+    for tf in (tft, cft):
+        g = tf.Graph()
+        with g.as_default():
+            xp = tf.placeholder(tf.float64, None)
+            ap = tf.placeholder(tf.int32, [None])
+            y = tf.reduce_sum(xp, axis=ap)
+            with tf.Session(graph=g) as s, pytest.raises(tf.errors.InvalidArgumentError) as ei:
+                s.run(y, {xp: x, ap: axes})
+        msg = str(ei.value)
+        assert ("duplicate" in msg) if len(set(axes)) < len(axes) else ("Invalid reduction dimension" in msg), msg
