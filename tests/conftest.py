@@ -8,9 +8,14 @@ from worlds import world  # noqa: E402,F401  (one test body, two worlds: tests/w
 os.environ.setdefault("COLLFLOW_CHECK_OUTPUTS", "1")
 # sessions with device 'auto' run on the CPU, also where a GPU is visible: the suite states
 # CPU behaviour (plans, BLAS paths, TF1's CPU errors); tests/test_gpu.py pins /gpu:0 itself.
-# COLLFLOW_TEST_DEVICE=gpu runs the whole suite on the GPU instead (a diagnostic: benchmarks/gpu_check.sh)
+# COLLFLOW_TEST_DEVICE=gpu runs the whole suite on the GPU instead (a diagnostic: benchmarks/gpu_check.sh);
+# COLLFLOW_TEST_DEVICE=sim on a simulated GPU (tests/simulated_device.py), where there is none
 if os.environ.get("COLLFLOW_TEST_DEVICE") == "gpu":
     os.environ.pop("COLLFLOW_DEVICE", None)
+elif os.environ.get("COLLFLOW_TEST_DEVICE") == "sim":
+    import simulated_device  # noqa: E402
+    simulated_device.install()
+    os.environ["COLLFLOW_DEVICE"] = "/gpu:0"
 else:
     os.environ.setdefault("COLLFLOW_DEVICE", "/cpu:0")
 

@@ -1,5 +1,6 @@
-"""Gradient-check cases for reductions over run-time axes (graph/ops/dynamic_reduce_ops.py:
-ReduceDynamic).  The axes come through placeholder_with_default, whose value the graph
+"""Gradient-check cases for reductions, transpose and expand_dims over run-time axes
+(graph/ops/dynamic_reduce_ops.py, dynamic_layout_ops.py: ReduceDynamic, TransposeDynamic,
+ExpandDimsDynamic).  The axes come through placeholder_with_default, whose value the graph
 cannot determine, so the dynamic op is built; finite differences check its gradient."""
 import numpy as np
 
@@ -25,4 +26,8 @@ CASES = [
          id="ReduceDynamic-min-keep"),
     Case("ReduceDynamic", lambda x: cf.reduce_sum(x, axis=_axes(np.zeros(0, np.int32))), [(2, 3)],
          id="ReduceDynamic-no-axes"),
+    Case("TransposeDynamic", lambda x: cf.transpose(x, _axes([2, 0, 1])), [(2, 3, 4)]),
+    Case("TransposeDynamic", lambda x: cf.transpose(_unknown_rank(x), cf.concat(
+        [[1, 0], cf.range(2, cf.rank(_unknown_rank(x)))], 0)), [(3, 2, 2)], id="TransposeDynamic-batch-time"),
+    Case("ExpandDimsDynamic", lambda x: cf.expand_dims(x, _axes(-2)), [(3, 4)]),
 ]

@@ -8,7 +8,7 @@ simulated device computes with NumPy through a module whose every array is a sub
 Runs every case of the gradient table and a synchronous two-rank training step on it.
 """
 import collections
-import types
+import contextlib
 
 import numpy as np
 import pytest
@@ -16,10 +16,11 @@ import pytest
 import collflow as cf
 import collflow.kernels.device as device_mod
 import collflow.runtime.executor as executor_mod
-from collflow.kernels.device import Device, register_device, unregister_device
+from collflow.kernels.device import Device
 
 import gradcheck
 import test_gradients
+from simulated_device import DeviceModule, registered, simulated_copy
 
 # passed through unchanged by design, not made by the kernel: Identity in loop plans forwards
 # its input (the consumer moves it); indexing a NumPy array gives a NumPy scalar where CuPy
@@ -27,53 +28,15 @@ import test_gradients
 ARTIFACTS = {"Identity", "TensorArrayReadV3"}
 
 
-class DevArray(np.ndarray):
-    """An array 'on the device'."""
-
-
-def _dev(r):
-    if type(r) is np.ndarray:
-        return r.view(DevArray)
-    if isinstance(r, np.generic):
-        return np.asarray(r).view(DevArray)
-    if isinstance(r, tuple) and hasattr(r, "_fields"):  # a named tuple (linalg's results)
-        return type(r)(*(_dev(x) for x in r))
-    if isinstance(r, (tuple, list)):
-        return type(r)(_dev(x) for x in r)
-    return r
-
-
-class _DeviceModule:
-    """NumPy, with every array it returns a DevArray (ufuncs keep the subclass themselves)."""
-
-    def __init__(self, mod):
-        self._m = mod
-
-    def __getattr__(self, name):
-        obj = getattr(self._m, name)
-        if isinstance(obj, types.ModuleType):
-            return _DeviceModule(obj)
-        if isinstance(obj, (np.ufunc, type)) or not callable(obj):
-            return obj
-        return lambda *a, **k: _dev(obj(*a, **k))
-
-
 @pytest.fixture
 def strict_gpu(monkeypatch):
     from collflow.kernels import gpu
     if gpu.setup() is not None:
         pytest.skip("a real GPU is /gpu:0 here (tests/test_gpu.py covers it)")
-    xp = _DeviceModule(np)
-    register_device(Device("/gpu:0", "GPU", 0, xp))
-    plain = device_mod.copy_between
-
-    def copy_between(src, dst):
-        if dst.xp is xp:
-            return lambda x: np.array(x, copy=True).view(DevArray) if isinstance(x, (np.ndarray, np.generic)) else x
-        if src.xp is xp:
-            return lambda x: np.array(x, copy=True) if isinstance(x, np.ndarray) else x
-        return plain(src, dst)
-    monkeypatch.setattr(device_mod, "copy_between", copy_between)
+    xp = DeviceModule(np)
+    stack = contextlib.ExitStack()
+    stack.enter_context(registered(Device("/gpu:0", "GPU", 0, xp)))
+    monkeypatch.setattr(device_mod, "copy_between", simulated_copy(device_mod.copy_between, xp))
 
     flagged = collections.defaultdict(set)
     bind = executor_mod.get_kernel
@@ -100,8 +63,8 @@ def strict_gpu(monkeypatch):
             return run
         return watched, is_async
     monkeypatch.setattr(executor_mod, "get_kernel", get_kernel)
-    yield flagged
-    unregister_device("/gpu:0")
+    with stack:
+        yield flagged
 
 
 def test_kernels_of_the_gradient_table_return_device_arrays(strict_gpu):

@@ -86,3 +86,56 @@ def test_axes_must_be_integers():
         x = cf.placeholder(cf.float32, None)
         with pytest.raises(ValueError, match="int32/int64"):
             cf.reduce_sum(x, axis=cf.placeholder(cf.float32, [None]))
+
+
+# -- transpose and expand_dims with run-time arguments (graph/ops/dynamic_layout_ops.py) -----------
+
+
+def test_transpose_by_a_run_time_permutation_and_its_gradient():
+    """TF: the rank is kept (dims unknown); tf's batch/time swap of an unknown rank works; the
+    gradient transposes back by the inverse permutation."""
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (2, None, 4))
+        p = cf.placeholder(cf.int32, [3])
+        y = cf.transpose(x, p)
+        assert y.op.type == "TransposeDynamic" and y.shape.as_list() == [None, None, None]
+        xu = cf.placeholder(cf.float64, None)
+        swap = cf.transpose(xu, cf.concat([[1, 0], cf.range(2, cf.rank(xu))], 0))
+        gx = cf.gradients(cf.reduce_sum(y * cf.constant(np.arange(24.0).reshape(4, 2, 3))), x)[0]
+    v = np.random.default_rng(0).normal(size=(2, 3, 4))
+    with cf.Session(graph=g) as s:
+        yv, sv, gv = s.run([y, swap, gx], {x: v, p: [2, 0, 1], xu: v})
+    np.testing.assert_array_equal(yv, v.transpose(2, 0, 1))
+    np.testing.assert_array_equal(sv, v.transpose(1, 0, 2))
+    np.testing.assert_array_equal(gv, np.arange(24.0).reshape(4, 2, 3).transpose(1, 2, 0))
+
+
+@pytest.mark.parametrize("perm,msg", [([0, 1], "expects a vector of size 3. But input.1. is a vector of size 2"),
+                                      ([0, 0, 1], "2 is missing from {0,0,1}"),
+                                      ([0, 1, 3], r"3 is out of range \[0 .. 3\)")])
+def test_bad_run_time_permutations_are_tfs_errors(perm, msg):
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, None)
+        p = cf.placeholder(cf.int32, [None])
+        y = cf.transpose(x, p)
+    with cf.Session(graph=g) as s, pytest.raises(cf.errors.InvalidArgumentError, match=msg):
+        s.run(y, {x: np.ones((2, 3, 4)), p: perm})
+
+
+def test_expand_dims_at_a_run_time_axis():
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, (2, 3))
+        a = cf.placeholder(cf.int32, [])
+        y = cf.expand_dims(x, a)
+        assert y.op.type == "ExpandDimsDynamic" and y.shape.ndims is None  # TF: unknown
+        gx = cf.gradients(cf.reduce_sum(y * 3.0), x)[0]
+    v = np.arange(6.0).reshape(2, 3)
+    with cf.Session(graph=g) as s:
+        assert s.run(y, {x: v, a: -1}).shape == (2, 3, 1)
+        assert s.run(y, {x: v, a: 1}).shape == (2, 1, 3)
+        np.testing.assert_array_equal(s.run(gx, {x: v, a: 0}), np.full((2, 3), 3.0))
+        with pytest.raises(cf.errors.InvalidArgumentError, match="Tried to expand dim index 3 for tensor with 2"):
+            s.run(y, {x: v, a: 3})

@@ -10,7 +10,7 @@ for _name in ("gradtable_array", "gradtable_nn", "gradtable_train", "gradtable_c
               "gradtable_rnn", "gradtable_ps",
               "gradtable_functional", "gradtable_losses", "gradtable_more", "gradtable_linalg",
               "gradtable_special", "gradtable_image", "gradtable_complex", "gradtable_special_fn",
-              "gradtable_random_math_nn", "gradtable_core_ops", "gradtable_matrix_bands",
+              "gradtable_random_math_nn", "gradtable_core_ops", "gradtable_matrix_bands", "gradtable_dynamic_args",
               "gradtable_dynamic_reduce"):
     try:
         TABLES.append(__import__(_name))

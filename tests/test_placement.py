@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import collflow as cf
-from collflow.kernels.device import Device, register_device, unregister_device
+from collflow.kernels.device import Device
+from simulated_device import registered
 from collflow.kernels.registry import register_kernel
 from collflow.graph.registry import register_op
 
@@ -14,9 +15,8 @@ def fake_gpu():
     from collflow.kernels import gpu
     if gpu.setup() is not None:  # CuPy's kernels are registered for the GPU type: no simulation
         pytest.skip("a real GPU is /gpu:0 here (tests/test_gpu.py covers it)")
-    register_device(Device("/gpu:0", "GPU", 0, np))
-    yield "/gpu:0"
-    unregister_device("/gpu:0")
+    with registered(Device("/gpu:0", "GPU", 0, np)):
+        yield "/gpu:0"
 
 
 register_op("CpuOnlyTestOp", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])

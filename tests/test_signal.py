@@ -404,11 +404,11 @@ def test_fftshift_centres_zero_frequency():
 def test_pipeline_on_a_simulated_gpu():
     """The tf.signal ops run where the device's generic kernels serve them; the speech ops stay on the host."""
     from collflow.kernels import gpu
-    from collflow.kernels.device import Device, register_device, unregister_device
+    from collflow.kernels.device import Device
+    from simulated_device import registered
     if gpu.setup() is not None:
         pytest.skip("a real GPU is /gpu:0 here")
-    register_device(Device("/gpu:0", "GPU", 0, np))
-    try:
+    with registered(Device("/gpu:0", "GPU", 0, np)):
         pcm = tf.placeholder(tf.float32, [800, 1])
         spec = contrib_audio.audio_spectrogram(pcm, 64, 32, magnitude_squared=True)
         feats = contrib_audio.mfcc(spec, 8000, dct_coefficient_count=10, filterbank_channel_count=20)
@@ -422,5 +422,3 @@ def test_pipeline_on_a_simulated_gpu():
         assert a.shape == b.shape == (1, 24, 10)
         assert plan.placement[spec.op.name] == "/cpu:0" and plan.placement[feats.op.name] == "/cpu:0"
         assert plan.placement[ours.op.name] == "/gpu:0"
-    finally:
-        unregister_device("/gpu:0")

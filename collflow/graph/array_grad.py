@@ -78,10 +78,10 @@ reg("MirrorPadGrad")(lambda op, g: [single("MirrorPad", [g], {"paddings": op.att
 
 @reg("PadV2")
 def _pad_grad(op: Any, g: Any) -> list:
-    # the centre of g (negative stops: no need to know the padded shape); the constant got the rest
+    # the centre of g (negative stops: no need to know the padded shape); TF's PadV2 gradient
+    # gives none for constant_values (tf.gradients returns None for it)
     key = tuple(slice(p0, -p1 if p1 else None) for p0, p1 in op.attrs["paddings"])
-    gx = single("StridedSlice", [g], {"key": key})
-    return [gx, m.reduce_sum(g) - m.reduce_sum(gx)]
+    return [single("StridedSlice", [g], {"key": key}), None]
 
 
 # -- gathering and scattering ------------------------------------------------------------

@@ -415,7 +415,9 @@ def ndim(x: Any) -> Optional[int]:
 
 
 def tile(x: Any, n: Any) -> Any:
-    return _ops().tile(x, [n] if isinstance(n, int) else list(n))
+    """x tiled n[i] times along axis i (an int n: one axis); n may be a run-time int tensor (TF's)."""
+    cf = _ops()
+    return cf.tile(x, [n] if isinstance(n, int) else n if isinstance(n, cf.Tensor) else list(n))
 
 
 def repeat(x: Any, n: int) -> Any:

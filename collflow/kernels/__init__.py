@@ -32,5 +32,7 @@ from . import scatter_more_kernels, core_misc_kernels, quant_kernels, critical_s
 from . import matrix_band_diag_kernels  # noqa: F401,E402  (MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3)
 from . import string_format_kernels  # noqa: F401,E402  (StringFormat, UnsortedSegmentJoin)
 from . import dynamic_reduce_kernels  # noqa: F401,E402  (ReduceDynamic, ReducedShape)
+from . import dynamic_layout_kernels  # noqa: F401,E402  (TransposeDynamic, ExpandDimsDynamic)
+from . import dynamic_shape_kernels  # noqa: F401,E402  (TileDynamic, PadDynamic, OneHotDynamic, BroadcastToDynamic, ...)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401

@@ -59,13 +59,18 @@ def _one_hot(op: Any, ctx: KernelContext) -> Any:
     depth, axis = op.attrs["depth"], op.attrs["axis"]
 
     def one_hot(idx: Any, on: Any, off: Any) -> Any:
-        # out-of-range indices (negative or >= depth) match no column: an all-off row
-        hit = xp.expand_dims(idx, -1) == xp.arange(depth)
-        out = xp.where(hit, xp.asarray(on, dtype=dt), xp.asarray(off, dtype=dt))
-        if axis != -1 and axis != idx.ndim:
-            out = xp.moveaxis(out, -1, axis)
-        return out
+        return one_hot_values(xp, idx, depth, on, off, axis, dt)
     return one_hot
+
+
+def one_hot_values(xp: Any, idx: Any, depth: int, on: Any, off: Any, axis: int, dt: Any) -> Any:
+    """TF's OneHot: `on` where idx equals the position along the new `axis`, `off` elsewhere."""
+    # out-of-range indices (negative or >= depth) match no column: an all-off row
+    hit = xp.expand_dims(idx, -1) == xp.arange(depth)
+    out = xp.where(hit, xp.asarray(on, dtype=dt), xp.asarray(off, dtype=dt))
+    if axis != -1 and axis != idx.ndim:
+        out = xp.moveaxis(out, -1, axis)
+    return out
 
 
 # -- shapes and reshaping ------------------------------------------------------------------
@@ -442,10 +447,15 @@ def _pad(op: Any, ctx: KernelContext) -> Any:
     def pad(x: Any, c: Any) -> Any:
         if x.ndim != len(pads):
             raise InvalidArgumentError(f"pad: {len(pads)} paddings for a tensor of shape {tuple(x.shape)}", op)
-        out = xp.full(tuple(d + a + b for d, (a, b) in zip(x.shape, pads)), c, dtype=x.dtype)
-        out[tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, pads))] = x
-        return out
+        return constant_pad(xp, x, pads, c)
     return pad
+
+
+def constant_pad(xp: Any, x: Any, pads: Sequence[Tuple[int, int]], c: Any) -> Any:
+    """x with pads[i] = (before, after) entries of the scalar c around dimension i."""
+    out = xp.full(tuple(d + a + b for d, (a, b) in zip(x.shape, pads)), c, dtype=x.dtype)
+    out[tuple(slice(a, a + d) for d, (a, _) in zip(x.shape, pads))] = x
+    return out
 
 
 @register_kernel("MirrorPad")
@@ -471,18 +481,24 @@ def _mirror_pad_grad(op: Any, ctx: KernelContext) -> Any:
     off = 1 if mode == "REFLECT" else 0  # REFLECT mirrors about the edge element, SYMMETRIC after it
 
     def mirror_pad_grad(g: Any) -> Any:
-        for ax, (a, b) in enumerate(pads):
-            if a == 0 and b == 0:
-                continue
-            n = g.shape[ax] - a - b
-            core = g[_at(ax, slice(a, a + n))].copy()  # fresh: accumulated into below
-            if a:
-                core[_at(ax, slice(off, off + a))] += g[_at(ax, slice(a - 1, None, -1))]
-            if b:  # padding <= n (SYMMETRIC) or < n (REFLECT), so a + n - 1 >= 0 here
-                core[_at(ax, slice(n - off - b, n - off))] += g[_at(ax, slice(a + n + b - 1, a + n - 1, -1))]
-            g = core
-        return g
+        return fold_mirror_pad(g, pads, off)
     return mirror_pad_grad
+
+
+def fold_mirror_pad(g: Any, pads: Sequence[Tuple[int, int]], off: int) -> Any:
+    """MirrorPad's gradient: the mirrored borders of g added back onto its centre, axis by
+    axis; off = 1 for REFLECT (mirrored about the edge element), 0 for SYMMETRIC."""
+    for ax, (a, b) in enumerate(pads):
+        if a == 0 and b == 0:
+            continue
+        n = g.shape[ax] - a - b
+        core = g[_at(ax, slice(a, a + n))].copy()  # fresh: accumulated into below
+        if a:
+            core[_at(ax, slice(off, off + a))] += g[_at(ax, slice(a - 1, None, -1))]
+        if b:  # padding <= n (SYMMETRIC) or < n (REFLECT), so a + n - 1 >= 0 here
+            core[_at(ax, slice(n - off - b, n - off))] += g[_at(ax, slice(a + n + b - 1, a + n - 1, -1))]
+        g = core
+    return g
 
 
 @register_kernel("ReshapeDynamic")

@@ -32,6 +32,13 @@ declare_host_only("Shape", "ShapeN", "Size", "Rank")
 for _t, _i in (("Conv2DBackpropInput", (0,)), ("Conv2DBackpropFilter", (1,)), ("Fill", (0,)),
                ("DepthwiseConv2dNativeBackpropInput", (0,)), ("DepthwiseConv2dNativeBackpropFilter", (1,))):
     declare_host_memory(_t, _i)
+# the run-time size arguments of graph/ops/dynamic_args_ops.py (multiples, paddings, depth,
+# shape, axis) and ReshapeDynamic's target: read as Python ints by their kernels
+for _t, _i in (("ReshapeDynamic", (1,)), ("TileDynamic", (1,)), ("TileDynamicGrad", (1, 2)),
+               ("PadDynamic", (1,)), ("PadDynamicGrad", (1,)), ("MirrorPadDynamic", (1,)),
+               ("MirrorPadDynamicGrad", (1,)), ("OneHotDynamic", (1,)), ("BroadcastToDynamic", (1,)),
+               ("ReverseDynamic", (1,))):
+    declare_host_memory(_t, _i)
 
 
 def register_host_only(*op_types: str) -> None:
@@ -95,11 +102,37 @@ def place(ops: Iterable[Operation], session: Any) -> Dict[Operation, str]:
     ordered = sorted(ops, key=lambda o: o._id)
     for op in ordered:
         device_of(op)
+    _shape_arithmetic_on_the_host(ordered, out)
     _constants_read_on_the_host(ordered, out)
     if session._config.get("log_device_placement"):
         for op in sorted(out, key=lambda o: o._id):
             print(f"[placement] {op.name} ({op.type}): {out[op]}", file=sys.stderr)
     return out
+
+
+# small integer ops that compute sizes: [tf.shape(x)[0], 1], n - 1, stack/concat of such
+_SHAPE_ARITHMETIC = frozenset({"Const", "StridedSlice", "Pack", "ConcatV2", "Add", "AddV2", "Sub", "Mul", "Neg",
+                               "FloorDiv", "FloorMod", "Maximum", "Minimum", "Cast", "Identity", "Reshape",
+                               "ExpandDims", "Squeeze", "Range", "Fill", "GatherV2", "Slice", "Prod",
+                               "InvertPermutation"})
+
+
+def _shape_arithmetic_on_the_host(ops: List[Operation], out: Dict[Operation, str]) -> None:
+    """Integer arithmetic whose every reader takes it on the host (a HostMemory size argument,
+    a metadata-only op, an op on the CPU) goes to the CPU, as TF keeps int32 tensors of a GPU
+    in host memory: tile(x, [shape(x)[0], 1]) on a GPU would otherwise copy shape(x) to the
+    device for the slice and the stack, and copy the multiples back for the tile."""
+    readers: Dict[Operation, List[Tuple[Operation, int]]] = {}
+    for op in ops:
+        for i, t in enumerate(op.inputs):
+            readers.setdefault(t.op, []).append((op, i))
+    for op in reversed(ops):  # consumers (made later) are decided before their producers
+        if (op.type not in _SHAPE_ARITHMETIC or op.device or out.get(op) == "/cpu:0" or not readers.get(op)
+                or not all(t.dtype in (_dt.int32, _dt.int64) for t in list(op.inputs) + list(op.outputs))):
+            continue
+        if all(out.get(c) == "/cpu:0" or c.op_def.metadata_only or i in c.op_def.host_inputs
+               for c, i in readers[op]):
+            out[op] = "/cpu:0"
 
 
 def _constants_read_on_the_host(ops: List[Operation], out: Dict[Operation, str]) -> None:

@@ -1,6 +1,6 @@
-"""Reductions over run-time axes against TensorFlow 1.x's graph mode: random ranks, axes fed
-through placeholders (keepdims both ways, unknown input rank), values, gradients and static
-shapes, and TF's errors for bad run-time axes."""
+"""Reductions, transpose and expand_dims over run-time axes against TensorFlow 1.x's graph
+mode: random ranks, axes fed through placeholders (keepdims both ways, unknown input rank),
+values, gradients and static shapes, and TF's errors for bad run-time axes."""
 import os
 
 import numpy as np
@@ -64,3 +64,31 @@ def test_bad_axes_are_invalid_argument_errors_as_in_tensorflow(axes):
                 s.run(y, {xp: x, ap: axes})
         msg = str(ei.value)
         assert ("duplicate" in msg) if len(set(axes)) < len(axes) else ("Invalid reduction dimension" in msg), msg
+
+
+def _run_layout(tf, kind, x, arg, known_rank):
+    g = tf.Graph()
+    with g.as_default():
+        xp = tf.placeholder(tf.float64, x.shape if known_rank else None)
+        ap = tf.placeholder(tf.int32, [None] if kind == "transpose" else [])
+        y = tf.transpose(xp, ap) if kind == "transpose" else tf.expand_dims(xp, ap)
+        shape = y.shape.as_list() if y.shape.ndims is not None else None
+        grad = tf.gradients(tf.reduce_sum(y * y * y), xp)[0]
+        with tf.Session(graph=g) as s:
+            out = s.run([y, grad], {xp: x, ap: arg})
+    return shape, out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_transposes_and_expand_dims_over_fed_arguments_equal_tensorflow(seed):
+    r = np.random.default_rng(100 + seed)
+    rank = int(r.integers(1, 5))
+    x = r.normal(size=tuple(int(d) for d in r.integers(1, 4, rank)))
+    kind = "transpose" if seed % 2 else "expand_dims"
+    arg = r.permutation(rank).astype(np.int32) if kind == "transpose" else np.int32(r.integers(-rank - 1, rank + 1))
+    known = bool(r.integers(0, 2))
+    want_shape, want = _run_layout(tft, kind, x, arg, known)
+    got_shape, got = _run_layout(cft, kind, x, arg, known)
+    assert got_shape == want_shape, (kind, x.shape, arg, known)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

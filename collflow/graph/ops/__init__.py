@@ -5,6 +5,8 @@ from . import rnn_ops  # noqa: F401  (the fused LSTM cell)
 from . import scan_ops  # noqa: F401  (tf.cumsum, tf.cumprod)
 from . import dynamic_shape_ops  # noqa: F401  (reshape to a run-time shape)
 from . import dynamic_reduce_ops  # noqa: F401  (reductions over run-time axes)
+from . import dynamic_layout_ops  # noqa: F401  (transpose/expand_dims with run-time arguments)
+from . import dynamic_args_ops  # noqa: F401  (tile/pad/one_hot/broadcast_to/reverse with run-time size arguments)
 from . import (math_extra_ops, matrix_ops, index_ops, segment_ops, logging_ops, check_ops,  # noqa: F401
                nn_extra_ops, image_ops, categorical_ops)  # (TF1 fidelity part 3: tf.div, tf.einsum, ...)
 from . import partition_ops  # noqa: F401  (tf.unique, tf.dynamic_partition, tf.dynamic_stitch)

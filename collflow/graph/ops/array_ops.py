@@ -37,7 +37,7 @@ _pyslice = builtins.slice
 newaxis = None
 
 
-from .array_util import (_const_value, _int_list, _like_inputs, _like_shape, _norm_axis, _scalar,
+from .array_util import (_const_value, _run_time, _int_list, _like_inputs, _like_shape, _norm_axis, _scalar,
                          _shape_tensor_static)
 
 
@@ -546,7 +546,12 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
     dt = _dt.as_dtype(dtype)
     on = _scalar(1 if on_value is None else on_value, dt, idx.graph)
     off = _scalar(0 if off_value is None else off_value, dt, idx.graph)
-    depth = int(_int_list(depth, "one_hot depth")[0]) if isinstance(depth, _g.Tensor) else int(depth)
+    if isinstance(depth, _g.Tensor):
+        if _run_time(depth):  # computed at run time: the depth is an input read when the op runs
+            from .dynamic_args_ops import one_hot_dynamic
+            return one_hot_dynamic(idx, depth, on, off, -1 if axis is None else int(axis), name=name)
+        depth = _int_list(depth, "one_hot depth")[0]
+    depth = int(depth)
     if depth < 0:
         raise InvalidArgumentError(f"one_hot: depth must be non-negative, got {depth}")
     return single("OneHot", [idx, on, off], {"depth": depth, "axis": -1 if axis is None else int(axis)},
@@ -614,9 +619,14 @@ def rank(x: Any, name: Optional[str] = None) -> _g.Tensor:
 def transpose(x: Any, perm: Optional[Sequence[int]] = None, name: Optional[str] = None,
               conjugate: bool = False) -> _g.Tensor:
     """Permutes the dimensions: output dim i is input dim perm[i] (default: reversed);
-    `conjugate` also conjugates a complex tensor (nothing to do for a real one)."""
-    p = None if perm is None else tuple(_int_list(perm, "transpose perm"))
-    out = single("Transpose", [x], {"perm": p}, name=name or "transpose")
+    `conjugate` also conjugates a complex tensor (nothing to do for a real one); `perm` may
+    be computed at run time (TransposeDynamic)."""
+    if perm is not None and _run_time(perm):
+        from .dynamic_layout_ops import transpose_dynamic
+        out = transpose_dynamic(x, _g.convert_to_tensor(perm), name=name)
+    else:
+        p = None if perm is None else tuple(_int_list(perm, "transpose perm"))
+        out = single("Transpose", [x], {"perm": p}, name=name or "transpose")
     if conjugate and out.dtype.is_complex:
         from .complex_ops import conj
         out = conj(out)
@@ -625,7 +635,11 @@ def transpose(x: Any, perm: Optional[Sequence[int]] = None, name: Optional[str] 
 
 @tf_keywords(input="x", dim="axis")
 def expand_dims(x: Any, axis: int, name: Optional[str] = None) -> _g.Tensor:
-    """Inserts a dimension of size 1 at `axis` (in [-rank-1, rank]; negative counts from the end)."""
+    """Inserts a dimension of size 1 at `axis` (in [-rank-1, rank]; negative counts from the end;
+    a tensor computed at run time too, ExpandDimsDynamic)."""
+    if _run_time(axis):
+        from .dynamic_layout_ops import expand_dims_dynamic
+        return expand_dims_dynamic(x, axis, name=name)
     return single("ExpandDims", [x], {"axis": int(static_axis(axis, "expand_dims"))}, name=name or "ExpandDims")
 
 
@@ -645,7 +659,11 @@ def broadcast_like(x: Any, like: Any, name: Optional[str] = None) -> _g.Tensor:
 
 @tf_keywords(input="x")
 def broadcast_to(x: Any, shape: Sequence[int], name: Optional[str] = None) -> _g.Tensor:
-    """x broadcast (NumPy rules) to the static `shape`."""
+    """x broadcast (NumPy rules) to `shape`: a list of ints, or a tensor (or a list holding
+    tensors) whose value may be computed at run time."""
+    if _run_time(shape):
+        from .dynamic_args_ops import broadcast_to_dynamic
+        return broadcast_to_dynamic(x, _g.convert_to_tensor(shape), name=name)
     return single("BroadcastTo", [x], {"shape": tuple(_int_list(shape, "broadcast_to shape"))},
                   name=name or "BroadcastTo")
 
@@ -662,7 +680,11 @@ def expand_reduced(t: Any, x: Any, axis: Any, name: Optional[str] = None) -> _g.
 
 @tf_keywords(input="x")
 def tile(x: Any, multiples: Sequence[int], name: Optional[str] = None) -> _g.Tensor:
-    """Repeats x multiples[i] times along dimension i."""
+    """Repeats x multiples[i] times along dimension i (multiples: a list of ints, or a tensor or
+    a list holding tensors whose value may be computed at run time)."""
+    if _run_time(multiples):
+        from .dynamic_args_ops import tile_dynamic
+        return tile_dynamic(x, _g.convert_to_tensor(multiples), name=name)
     return single("Tile", [x], {"multiples": tuple(_int_list(multiples, "tile multiples"))}, name=name or "Tile")
 
 

@@ -105,6 +105,19 @@ def _scalar(value: Any, dtype: Any = None, graph: Optional[_g.Graph] = None) -> 
     return g.create_op("Const", [], {"value": arr, "dtype": dt}, name="Const").outputs[0]
 
 
+def _run_time(v: Any) -> bool:
+    """Whether a size argument holds a tensor whose value the graph does not determine (the
+    caller then builds its op with the value as an input instead of an attr)."""
+    if hasattr(v, "handle"):  # a variable: read when the op runs
+        return True
+    if isinstance(v, _g.Tensor):
+        from .op_util import _static
+        return _static(v) is None
+    if isinstance(v, (list, tuple)) and _g._holds_tensor(v):
+        return any(_run_time(e) for e in v)
+    return False
+
+
 def _int_list(v: Any, what: str) -> List[int]:
     """A static list of ints from a list/tuple/ndarray or a Const tensor."""
     if isinstance(v, _g.Tensor):

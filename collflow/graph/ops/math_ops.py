@@ -426,23 +426,14 @@ def _reduce(op_type: str, x: Any, axis: Any, keepdims: Any, name: Optional[str],
     if type(x).__name__ == "RaggedTensor":  # reduce the ragged rows with the segment ops
         from .ragged_math import ragged_reduce
         return ragged_reduce(op_type, x, axis, bool(keepdims), name)
-    if _runtime_axes(axis):  # axes only known when the step runs (TF's non-constant reduction_indices)
+    from .array_util import _run_time
+    if _run_time(axis):  # axes only known when the step runs (TF's non-constant reduction_indices)
         from .dynamic_reduce_ops import reduce_dynamic
         return reduce_dynamic(op_type, x, axis, bool(keepdims), name)
     axis = static_axis(axis, op_type)
     if axis is not None and not isinstance(axis, int):
         axis = tuple(int(a) for a in (axis if isinstance(axis, (list, tuple)) else np.ravel(axis)))
     return single(op_type, [x], {"axis": axis, "keepdims": bool(keepdims)}, name=name or op_type)
-
-
-def _runtime_axes(axis: Any) -> bool:
-    """Whether `axis` is a tensor (or a list holding one) whose value the graph cannot determine."""
-    from .op_util import _static
-    if isinstance(axis, (list, tuple)) and _g._holds_tensor(axis):
-        return any(_runtime_axes(a) for a in axis)
-    if isinstance(axis, _g.Tensor) or hasattr(axis, "handle"):
-        return _static(_g.convert_to_tensor(axis)) is None
-    return False
 
 
 def _deprecated_alias(new: Any, old: Any, new_name: str, old_name: str) -> Any:

@@ -135,6 +135,15 @@ def _shape_tensor(shape: Any, name: str) -> _g.Tensor:
     if isinstance(shape, TensorShape):
         shape = shape.as_list()
     dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    if _g._holds_tensor(dims):
+        # [tf.shape(x)[0], 2]: TF packs the list into one int tensor, read when the op runs
+        for d in dims:
+            if d is None or (isinstance(d, (int, np.integer)) and int(d) < 0):
+                raise InvalidArgumentError(f"random ops need a fully known shape (or a shape tensor), got {shape!r}")
+        t = _g.convert_to_tensor(dims)
+        if not t.dtype.is_integer:
+            raise InvalidArgumentError(f"{name}: a shape must hold integers, got {t.dtype.name}")
+        return t
     for d in dims:
         if d is None or int(d) < 0:
             raise InvalidArgumentError(f"random ops need a fully known shape (or a shape tensor), got {shape!r}")

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from ...errors import InvalidArgumentError, UnimplementedError
+from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_gradient, register_op
 from ..shape import TensorShape
@@ -60,12 +60,12 @@ register_op("ReverseSequence", _reverse_sequence_spec)
 def reverse(tensor: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> _g.Tensor:
     """Reverses `tensor` along each axis in `axis` (tf.reverse)."""
     x = _g.convert_to_tensor(tensor)
-    if isinstance(axis, _g.Tensor):
-        # the axes are an attr here: a constant tensor's value is known, a computed one is not
-        if axis.op.type != "Const":
-            raise UnimplementedError(f"reverse: axis must be known when the graph is built (a Python int or "
-                                     f"list, or a constant), got the tensor {axis.name}")
-        axis = np.asarray(axis.op.attrs["value"]).reshape(-1).tolist()
+    from .array_util import _int_list, _run_time
+    if _run_time(axis):  # computed when the graph runs: the axes are an input of ReverseDynamic
+        from .dynamic_args_ops import reverse_dynamic
+        return reverse_dynamic(x, _g.convert_to_tensor(axis), name=name)
+    if isinstance(axis, _g.Tensor) or (isinstance(axis, (list, tuple)) and _g._holds_tensor(axis)):
+        axis = _int_list(axis, "reverse axis")  # the graph determines it (a constant, shape arithmetic)
     axes = (int(axis),) if np.ndim(axis) == 0 else tuple(int(a) for a in axis)
     rank = x.shape.rank
     if rank is not None:

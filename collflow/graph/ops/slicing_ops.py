@@ -499,10 +499,15 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: Optional[str] 
     SYMMETRIC (mirror with the edge; padding <= dim), case-insensitive.
     """
     x = _g.convert_to_tensor(tensor)
-    pads = _pairs(paddings)
     mode_u = str(mode).upper()
     if mode_u not in _PAD_MODES:
         raise InvalidArgumentError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    from .array_util import _run_time
+    if _run_time(paddings):  # [[0, n], [1, 1]] with n computed: the paddings are an input read when run
+        from .dynamic_args_ops import pad_dynamic
+        c = _scalar(constant_values, x.dtype, x.graph) if mode_u == "CONSTANT" else None
+        return pad_dynamic(x, paddings, mode_u, c, name=name)
+    pads = _pairs(paddings)
     if mode_u == "CONSTANT":
         c = _scalar(constant_values, x.dtype, x.graph)
         return single("PadV2", [x, c], {"paddings": pads}, name=name or "Pad")
