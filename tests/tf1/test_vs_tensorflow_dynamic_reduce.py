@@ -92,3 +92,34 @@ def test_random_transposes_and_expand_dims_over_fed_arguments_equal_tensorflow(s
     assert got_shape == want_shape, (kind, x.shape, arg, known)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _loop_program(tf, xv):
+    """Run-time tile multiples, paddings, reduction axes, expand_dims axis, transpose perm and
+    one_hot depth inside a while_loop and a cond, with the gradient through all of them."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float64, (None, 3))
+        n = tf.shape(x)[0]
+
+        def body(i, acc):
+            t = tf.tile(x[:1], [i + 1, 1])
+            p = tf.pad(t, [[0, n - i - 1], [0, 0]])
+            s = tf.reduce_sum(p * x, axis=tf.range(1, tf.rank(p)))
+            e = tf.expand_dims(s, tf.rank(s))
+            return i + 1, acc + tf.transpose(tf.tile(e, [1, 2]), tf.stack([1, 0]))
+        zeros = tf.zeros([2, 1], tf.float64) + tf.zeros([1, n], tf.float64)
+        _, out = tf.while_loop(lambda i, a: i < n, body, [tf.constant(0), zeros])
+        c = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.one_hot(tf.argmax(x, 1), n, dtype=tf.float64),
+                    lambda: tf.zeros([n, n], tf.float64))
+        loss = tf.reduce_sum(out * out) + tf.reduce_sum(tf.matmul(c, x))
+        grad = tf.gradients(loss, x)[0]
+        with tf.Session(graph=g) as s:
+            return s.run([out, c, grad], {x: xv})
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_run_time_arguments_inside_a_while_loop_and_a_cond_equal_tensorflow(n):
+    xv = np.random.default_rng(n).normal(size=(n, 3))
+    for a, b in zip(_loop_program(cft, xv), _loop_program(tft, xv)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
