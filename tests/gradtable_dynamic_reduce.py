@@ -26,6 +26,10 @@ CASES = [
          id="ReduceDynamic-min-keep"),
     Case("ReduceDynamic", lambda x: cf.reduce_sum(x, axis=_axes(np.zeros(0, np.int32))), [(2, 3)],
          id="ReduceDynamic-no-axes"),
+    Case("ReduceDynamic", lambda x: cf.reduce_prod(x, axis=_axes([0, -1])), [(2, 3, 4)], id="ReduceDynamic-prod"),
+    Case("ReduceDynamic", lambda x: cf.reduce_prod(x, axis=_axes([1]), keepdims=True), [(3, 4)],
+         make_inputs=lambda r: [np.where(np.arange(12).reshape(3, 4) % 5 == 0, 0.0, r.uniform(-2, 2, (3, 4)))],
+         id="ReduceDynamic-prod-zeros"),
     Case("TransposeDynamic", lambda x: cf.transpose(x, _axes([2, 0, 1])), [(2, 3, 4)]),
     Case("TransposeDynamic", lambda x: cf.transpose(_unknown_rank(x), cf.concat(
         [[1, 0], cf.range(2, cf.rank(_unknown_rank(x)))], 0)), [(3, 2, 2)], id="TransposeDynamic-batch-time"),

@@ -4,7 +4,7 @@ TF's rules: the values are the reductions over the fed axes (negative axes count
 end; an empty list reduces nothing); the static shape is the input's rank with unknown dims
 under keepdims, unknown without; an axis out of range or given twice is an
 InvalidArgumentError when the step runs; reduce_max/min share the gradient between tied
-maxima; constant axes still build the static ops."""
+maxima; reduce_prod's is the product of the others; constant axes still build the static ops."""
 import numpy as np
 import pytest
 
@@ -63,6 +63,23 @@ def test_max_gradient_is_shared_between_ties():
     v = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, -1.0]])
     with cf.Session(graph=g) as s:
         np.testing.assert_array_equal(s.run(grad, {x: v, a: [1]}), [[0, 0.5, 0.5], [1, 0, 0]])
+
+
+def test_prod_gradient_is_the_product_of_the_others_zeros_included():
+    """TF's reduce_prod gradient: each entry gets the product of the other entries of its group
+    (exclusive products from both ends, so a zero in the group gives the right values)."""
+    g, x, a, y = _graph(False, cf.reduce_prod)
+    with g.as_default():
+        grad = cf.gradients(y, x)[0]
+    v = np.array([[[2.0, 0.0], [3.0, 5.0]], [[1.0, 4.0], [0.0, 0.0]]])  # 2 x 2 x 2
+    want = np.empty_like(v)
+    for i in range(2):  # axes [0, 2]: group j holds v[:, j, :]
+        for j in range(2):
+            for k in range(2):
+                others = [v[ii, j, kk] for ii in range(2) for kk in range(2) if (ii, kk) != (i, k)]
+                want[i, j, k] = np.prod(others)
+    with cf.Session(graph=g) as s:
+        np.testing.assert_array_equal(s.run(grad, {x: v, a: [0, -1]}), want)
 
 
 def test_bool_reductions():

@@ -24,7 +24,7 @@ def _run(tf, op, x, axes, keep, known_rank):
         y = getattr(tf, op)(xp, axis=ap, keepdims=keep)
         shape = y.shape.as_list() if y.shape.ndims is not None else None
         grad = None
-        if dt == tf.float64 and op != "reduce_prod":
+        if dt == tf.float64:
             grad = tf.gradients(tf.reduce_sum(y * y), xp)[0]
         with tf.Session(graph=g) as s:
             out = s.run([y] + ([grad] if grad is not None else []), {xp: x, ap: axes})

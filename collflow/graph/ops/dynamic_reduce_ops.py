@@ -6,7 +6,8 @@ before; only a run-time axis tensor makes a `ReduceDynamic` (TF's Sum/Mean/Max/M
 Any with a non-constant reduction_indices).  The static shape is TF's for that case: the
 input's rank with unknown dims under keepdims, an unknown shape without.  Gradients follow
 TF's: the upstream gradient reshaped to the kept-dims shape at run time (`ReducedShape`,
-TF's _ReducedShape) and broadcast back to the input.
+TF's _ReducedShape) and broadcast back to the input; reduce_prod's through transposes by the
+run-time permutation that moves the reduced axes last (dynamic_layout_ops).
 """
 from __future__ import annotations
 
@@ -83,11 +84,10 @@ def _grad(op: _g.Operation, g: Any) -> list:
     r = op.attrs["reduction"]
     if r in ("all", "any"):
         return [None, None]
-    if r == "prod":
-        raise NotImplementedError("the gradient of reduce_prod over run-time axes is not implemented "
-                                  "(give the axes as constants)")
     keep = reduced_shape(x, axes)
     gk = g if op.attrs["keepdims"] else reshape_dynamic(g, keep)
+    if r == "prod":
+        return [multiply(broadcast_like(gk, x), _prod_others(x, axes)), None]
     if r == "sum":
         return [broadcast_like(gk, x), None]
     if r == "mean":
@@ -98,3 +98,29 @@ def _grad(op: _g.Operation, g: Any) -> list:
     hit = cast(equal(x, broadcast_like(yk, x)), g.dtype)
     count = reduce_dynamic("Sum", hit, axes, True)
     return [multiply(divide(hit, count), broadcast_like(gk, x)), None]
+
+
+def _prod_others(x: _g.Tensor, axes: _g.Tensor) -> _g.Tensor:
+    """For each entry of x, the product of the other entries of its reduction group (TF's
+    reduce_prod gradient, so zeros in x give the right answer): x's reduced axes moved last
+    and flattened into one, exclusive cumulative products from both ends multiplied, and the
+    result moved back, all with the axes known only at run time."""
+    from .array_ops import concat, rank, reshape_like, shape, size, stack
+    from .complex_ops import conj_if_complex
+    from .dynamic_layout_ops import transpose_dynamic
+    from .dynamic_shape_ops import reshape_dynamic
+    from .math_extra_ops import floormod
+    from .math_ops import cast, maximum, reduce_prod
+    from .misc_ops import range as _range
+    from .scan_ops import cumprod
+    from .scatter_nd_ops import setdiff1d
+    from .slicing_ops import gather
+    from .tally_ops import invert_permutation
+    n = rank(x)
+    red = floormod(reshape_dynamic(cast(axes, _dt.int32), [-1]), n)
+    perm = concat([setdiff1d(_range(n), red).out, red], 0)
+    xt = transpose_dynamic(x, perm)
+    n_red = maximum(reduce_prod(gather(shape(xt), _range(n - size(red), n))), 1)  # 1 for an empty x
+    flat = reshape_dynamic(xt, stack([-1, n_red]))
+    rest = conj_if_complex(cumprod(flat, axis=1, exclusive=True) * cumprod(flat, axis=1, exclusive=True, reverse=True))
+    return transpose_dynamic(reshape_like(rest, xt), invert_permutation(perm))
