@@ -156,3 +156,24 @@ def test_expand_dims_at_a_run_time_axis():
         np.testing.assert_array_equal(s.run(gx, {x: v, a: 0}), np.full((2, 3), 3.0))
         with pytest.raises(cf.errors.InvalidArgumentError, match="Tried to expand dim index 3 for tensor with 2"):
             s.run(y, {x: v, a: 3})
+
+
+@pytest.mark.parametrize("shape", [None, (2, None, 2)])
+def test_static_prod_gradient_with_unknown_sizes_and_zeros(shape):
+    """reduce_prod over constant axes of an input whose rank or reduced sizes are unknown when
+    the graph is built: TF's gradient (the product of the others) is finite at zeros; collflow
+    divided y by x there (NaN) before it used the run-time form."""
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float64, shape)
+        y = cf.reduce_prod(x, axis=[0, 1])
+        assert y.op.type == "Prod"
+        grad = cf.gradients(cf.reduce_sum(y), x)[0]
+    v = np.array([[[2.0, 1.0], [0.0, 3.0]], [[5.0, 0.0], [7.0, 2.0]]])
+    want = np.empty_like(v)
+    for i in range(2):
+        for j in range(2):
+            for k in range(2):
+                want[i, j, k] = np.prod([v[ii, jj, k] for ii in range(2) for jj in range(2) if (ii, jj) != (i, j)])
+    with cf.Session(graph=g) as s:
+        np.testing.assert_array_equal(s.run(grad, {x: v}), want)

@@ -155,21 +155,28 @@ reg("Mean")(lambda op, g: [a.broadcast_like(_keep(op, g), op.inputs[0]) / m.cast
 def _prod_grad(op: Any, g: Any) -> list:
     """d prod / d x_i is the product of the other entries of x_i's group: the exclusive cumulative
     products from the left and from the right, multiplied (TF1's way), so zeros in x give the
-    right gradient (dividing the product by x_i gave nan there).  The reduced axes need static
-    sizes; otherwise (rare) the division form is used."""
+    right gradient (dividing the product by x_i gave nan there).  With static sizes of the
+    reduced axes the permutation and the sizes are built in; otherwise (an unknown rank or
+    size) they are computed at run time (dynamic_reduce_ops._prod_others)."""
     from .ops import scan_ops
+    from .ops.constant_op import constant
+    from .ops.dynamic_reduce_ops import _prod_others
+    from .ops.misc_ops import range as _range
     x = op.inputs[0]
     rank = x.shape.rank
     gb = a.broadcast_like(_keep(op, g), x)
     if rank is None:
-        return [gb * _keep(op, op.outputs[0]) / x]
+        ax = op.attrs["axis"]
+        axes_t = _range(0, a.rank(x)) if ax is None else constant([ax] if isinstance(ax, int) else list(ax),
+                                                                   dtype="int32")
+        return [gb * _prod_others(x, axes_t)]
     from .ops.op_util import axis_list
     axes = axis_list(op.attrs["axis"], rank)
     red = list(range(rank)) if axes is None else sorted(axes)
     if not red:
         return [gb]
     if any(x.shape.dims[i] is None for i in red):
-        return [gb * _keep(op, op.outputs[0]) / x]
+        return [gb * _prod_others(x, constant(red, dtype="int32"))]
     other = [i for i in range(rank) if i not in red]
     perm = other + red
     n_red = 1
