@@ -13,7 +13,7 @@ table), and the facts the rest of the system reads instead of keeping lists of i
   update or read), so it may move past ops that touch other variables;
 - `host_inputs` / `metadata_only` (TF's HostMemory): the input positions a kernel reads on
   the host whatever its device (shapes, sizes), and ops that read only their inputs' shapes
-  (Shape, Size, Rank): neither gets a copy between devices (`declare_host_memory`).
+  (Shape, Size, Rank): neither gets a copy between devices.
 
 Kernels live in collflow.kernels, registered per (op type, device).
 """
@@ -35,7 +35,8 @@ class OpDef:
                  "ragged", "host_only", "variable_state", "host_inputs", "metadata_only")
 
     def __init__(self, name: str, shape_fn: ShapeFn, stateful: bool, doc: str = "", collective: bool = False,
-                 ragged: bool = False, host_only: bool = False, variable_state: bool = False):
+                 ragged: bool = False, host_only: bool = False, variable_state: bool = False,
+                 host_inputs: Tuple[int, ...] = (), metadata_only: bool = False):
         self.name = name
         self.shape_fn = shape_fn
         self.grad_fn: Optional[Callable] = None
@@ -47,8 +48,8 @@ class OpDef:
         self.ragged = ragged
         self.host_only = host_only
         self.variable_state = variable_state
-        self.host_inputs: Tuple[int, ...] = ()
-        self.metadata_only = False
+        self.host_inputs = tuple(host_inputs)
+        self.metadata_only = metadata_only
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -58,16 +59,15 @@ _REGISTRY: Dict[str, OpDef] = {}
 
 
 def register_op(name: str, shape_fn: ShapeFn, *, stateful: bool = False, doc: str = "", collective: bool = False,
-                ragged: bool = False, host_only: bool = False, variable_state: bool = False) -> OpDef:
+                ragged: bool = False, host_only: bool = False, variable_state: bool = False,
+                host_inputs: Tuple[int, ...] = (), metadata_only: bool = False) -> OpDef:
     """Registers op type `name`; `shape_fn(op)` returns [(dtype, shape), ...] per output.
 
     The keyword facts are described in the module docstring."""
     if name in _REGISTRY:
         raise ValueError(f"op type {name!r} is already registered")
     d = OpDef(name, shape_fn, stateful, doc, collective, ragged, host_only or name in _HOST_ONLY_LATER,
-              variable_state)
-    if name in _HOST_MEMORY_LATER:
-        d.host_inputs, d.metadata_only = _HOST_MEMORY_LATER.pop(name)
+              variable_state, host_inputs, metadata_only)
     _REGISTRY[name] = d
     return d
 
@@ -84,21 +84,6 @@ def declare_host_only(*names: str) -> None:
             _HOST_ONLY_LATER.add(name)
         else:
             d.host_only = True
-
-
-_HOST_MEMORY_LATER: Dict[str, Tuple[Tuple[int, ...], bool]] = {}
-
-
-def declare_host_memory(name: str, inputs: Tuple[int, ...] = (), metadata_only: bool = False) -> None:
-    """TF's HostMemory for op type `name`: `inputs` are read on the host by every kernel of
-    it (a value produced on the host stays there; one produced on a device is copied to the
-    host), and `metadata_only` ops read nothing but their inputs' shapes and dtypes, so their
-    inputs are handed over where they are.  Also for op types not registered yet."""
-    d = _REGISTRY.get(name)
-    if d is None:
-        _HOST_MEMORY_LATER[name] = (tuple(inputs), metadata_only)
-    else:
-        d.host_inputs, d.metadata_only = tuple(inputs), metadata_only
 
 
 def register_gradient(name: str) -> Callable[[Callable], Callable]:

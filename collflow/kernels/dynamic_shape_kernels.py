@@ -1,7 +1,7 @@
 """Kernels of the ops whose size arguments are run-time tensors (collflow/graph/ops/dynamic_args_ops.py).
 
-The size arguments (multiples, paddings, depth, shape, axis) are declared HostMemory
-(runtime/placement.py): they arrive as host arrays and are read as Python ints here; the
+The size arguments (multiples, paddings, depth, shape, axis) are HostMemory inputs
+(their ops' `host_inputs`): they arrive as host arrays and are read as Python ints here; the
 results are built with `ctx.xp`, so on a GPU they stay device arrays.  Bad run-time values
 raise InvalidArgumentError with TF's messages.
 """

@@ -246,7 +246,7 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
         for i, t in enumerate(map(resolve, op.inputs)):
             src = "/cpu:0" if t in fed else placement[t.op]
             # TF's HostMemory: shape readers take their input where it is; shape arguments
-            # are read on the host (registry.declare_host_memory)
+            # are read on the host (OpDef.metadata_only / host_inputs)
             want = src if meta else ("/cpu:0" if i in host else dst)
             if src != want and t.dtype.name != "resource":
                 cn = copies.get((t, want))

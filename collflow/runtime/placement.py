@@ -15,30 +15,11 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph.graph import Operation, Tensor, canonical_device
-from ..graph.registry import declare_host_memory, declare_host_only
+from ..graph.registry import declare_host_only
 from ..kernels.device import available_devices, get_device
 from ..kernels.registry import has_device_kernel, has_kernel
 
 __all__ = ["place", "choose_device", "register_host_only"]
-
-
-# TF's HostMemory for shape plumbing: Shape/Size/Rank read only their input's shape and
-# give host values (no copy of the input, no host-to-device copy of the result, which a CUDA
-# graph capture refuses); the backprop ops' size arguments and Fill's dims are read on the
-# host by their kernels, so a host value there stays on the host
-for _t in ("Shape", "ShapeN", "Size", "Rank"):
-    declare_host_memory(_t, metadata_only=True)
-declare_host_only("Shape", "ShapeN", "Size", "Rank")
-for _t, _i in (("Conv2DBackpropInput", (0,)), ("Conv2DBackpropFilter", (1,)), ("Fill", (0,)),
-               ("DepthwiseConv2dNativeBackpropInput", (0,)), ("DepthwiseConv2dNativeBackpropFilter", (1,))):
-    declare_host_memory(_t, _i)
-# the run-time size arguments of graph/ops/dynamic_args_ops.py (multiples, paddings, depth,
-# shape, axis) and ReshapeDynamic's target: read as Python ints by their kernels
-for _t, _i in (("ReshapeDynamic", (1,)), ("TileDynamic", (1,)), ("TileDynamicGrad", (1, 2)),
-               ("PadDynamic", (1,)), ("PadDynamicGrad", (1,)), ("MirrorPadDynamic", (1,)),
-               ("MirrorPadDynamicGrad", (1,)), ("OneHotDynamic", (1,)), ("BroadcastToDynamic", (1,)),
-               ("ReverseDynamic", (1,))):
-    declare_host_memory(_t, _i)
 
 
 def register_host_only(*op_types: str) -> None:
@@ -102,8 +83,7 @@ def place(ops: Iterable[Operation], session: Any) -> Dict[Operation, str]:
     ordered = sorted(ops, key=lambda o: o._id)
     for op in ordered:
         device_of(op)
-    _shape_arithmetic_on_the_host(ordered, out)
-    _constants_read_on_the_host(ordered, out)
+    _host_values_on_the_host(ordered, out)
     if session._config.get("log_device_placement"):
         for op in sorted(out, key=lambda o: o._id):
             print(f"[placement] {op.name} ({op.type}): {out[op]}", file=sys.stderr)
@@ -117,37 +97,30 @@ _SHAPE_ARITHMETIC = frozenset({"Const", "StridedSlice", "Pack", "ConcatV2", "Add
                                "InvertPermutation"})
 
 
-def _shape_arithmetic_on_the_host(ops: List[Operation], out: Dict[Operation, str]) -> None:
-    """Integer arithmetic whose every reader takes it on the host (a HostMemory size argument,
-    a metadata-only op, an op on the CPU) goes to the CPU, as TF keeps int32 tensors of a GPU
-    in host memory: tile(x, [shape(x)[0], 1]) on a GPU would otherwise copy shape(x) to the
-    device for the slice and the stack, and copy the multiples back for the tile."""
+def _host_values_on_the_host(ops: List[Operation], out: Dict[Operation, str]) -> None:
+    """Values only the host reads are made on the host, as TF keeps int32 tensors of a GPU in
+    host memory: integer size arithmetic whose every reader takes it there (a HostMemory size
+    argument, a metadata-only op, an op on the CPU) and a constant of any dtype that only
+    HostMemory inputs read go to the CPU.  tile(x, [shape(x)[0], 1]) on a GPU would otherwise
+    copy shape(x) to the device for the slice and the stack and the multiples back for the
+    tile, and a backprop op's constant filter sizes back to the host every step."""
     readers: Dict[Operation, List[Tuple[Operation, int]]] = {}
     for op in ops:
         for i, t in enumerate(op.inputs):
             readers.setdefault(t.op, []).append((op, i))
     for op in reversed(ops):  # consumers (made later) are decided before their producers
-        if (op.type not in _SHAPE_ARITHMETIC or op.device or out.get(op) == "/cpu:0" or not readers.get(op)
-                or not all(t.dtype in (_dt.int32, _dt.int64) for t in list(op.inputs) + list(op.outputs))):
+        if op.device or out.get(op) == "/cpu:0" or not readers.get(op):
             continue
-        if all(out.get(c) == "/cpu:0" or c.op_def.metadata_only or i in c.op_def.host_inputs
-               for c, i in readers[op]):
+        ints = all(t.dtype in (_dt.int32, _dt.int64) for t in list(op.inputs) + list(op.outputs))
+        if ints and op.type in _SHAPE_ARITHMETIC:
+            on_host = all(out.get(c) == "/cpu:0" or c.op_def.metadata_only or i in c.op_def.host_inputs
+                          for c, i in readers[op])
+        elif op.type == "Const":
+            on_host = all(c.op_def.metadata_only or i in c.op_def.host_inputs for c, i in readers[op])
+        else:
+            continue
+        if on_host:
             out[op] = "/cpu:0"
-
-
-def _constants_read_on_the_host(ops: List[Operation], out: Dict[Operation, str]) -> None:
-    """A constant that only host inputs read (a backprop op's filter sizes, Fill's dims) is
-    placed on the CPU, as TF keeps such int32 constants in host memory: on the GPU it would
-    be copied back to the host every step."""
-    host_only: Dict[Operation, bool] = {}
-    for op in ops:
-        od = op.op_def
-        for i, t in enumerate(op.inputs):
-            if t.op.type == "Const" and t.op in out:
-                host_only[t.op] = host_only.get(t.op, True) and (od.metadata_only or i in od.host_inputs)
-    for c, on_host in host_only.items():
-        if on_host and not c.device:
-            out[c] = "/cpu:0"
 
 
 # ops that only route values through frames and branches: their consumers move the values

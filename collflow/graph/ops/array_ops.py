@@ -68,7 +68,7 @@ def _fill_spec(op: _g.Operation) -> list:
     return [(val.dtype, shp)]
 
 
-register_op("Fill", _fill_spec)
+register_op("Fill", _fill_spec, host_inputs=(0,))  # TF's HostMemory: dims read on the host
 
 
 def _where_spec(op: _g.Operation) -> list:
@@ -133,9 +133,11 @@ def _reshape_spec(op: _g.Operation) -> list:
 
 
 register_op("Reshape", _reshape_spec)
-register_op("Shape", lambda op: [(op.attrs["out_type"], TensorShape([op.inputs[0].shape.rank]))])
-register_op("Size", lambda op: [(op.attrs["out_type"], TensorShape(()))])
-register_op("Rank", lambda op: [(_dt.int32, TensorShape(()))])
+# TF's HostMemory: they read only their input's shape (no copy of it) and give host values
+register_op("Shape", lambda op: [(op.attrs["out_type"], TensorShape([op.inputs[0].shape.rank]))],
+            host_only=True, metadata_only=True)
+register_op("Size", lambda op: [(op.attrs["out_type"], TensorShape(()))], host_only=True, metadata_only=True)
+register_op("Rank", lambda op: [(_dt.int32, TensorShape(()))], host_only=True, metadata_only=True)
 
 
 def _reshape_like_spec(op: _g.Operation) -> list:

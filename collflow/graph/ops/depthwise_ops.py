@@ -40,8 +40,8 @@ def _depthwise_spec(op: _g.Operation) -> list:
 
 
 register_op("DepthwiseConv2dNative", _depthwise_spec)
-register_op("DepthwiseConv2dNativeBackpropInput", _nn._conv_bp_input_spec)
-register_op("DepthwiseConv2dNativeBackpropFilter", _nn._conv_bp_filter_spec)
+register_op("DepthwiseConv2dNativeBackpropInput", _nn._conv_bp_input_spec, host_inputs=(0,))  # sizes on the host
+register_op("DepthwiseConv2dNativeBackpropFilter", _nn._conv_bp_filter_spec, host_inputs=(1,))
 
 
 def _attrs(strides: Any, padding: Any, dilations: Any, data_format: Optional[str], what: str) -> dict:

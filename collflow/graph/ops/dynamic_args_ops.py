@@ -3,8 +3,8 @@ tf.one_hot(i, depth_tensor), tf.broadcast_to(t, [n, 3]), tf.reverse(x, axis_tens
 
 The constructors in array_ops / slicing_ops / reverse_ops build their static op (the value as
 an attr) whenever the graph determines the value; only when it does not do they come here,
-where the value is an int tensor input read on the host when the op runs (TF's HostMemory,
-declared in runtime/placement.py).  Each op's static shape keeps what TF's shape inference
+where the value is an int tensor input read on the host when the op runs (TF's HostMemory:
+each op's `host_inputs` at registration).  Each op's static shape keeps what TF's shape inference
 knows: the rank from the argument's length and every entry the graph can evaluate now
 (shape_eval.partial_vector), as TF's constant_value(partial=True) does.
 
@@ -81,8 +81,9 @@ def _tile_spec(op: _g.Operation) -> list:
     return [(x.dtype, TensorShape([_mul(d, m) for d, m in zip(dims, ms)]))]
 
 
-register_op("TileDynamic", _tile_spec, doc="x repeated multiples[i] times along axis i (multiples: a run-time "
-                                           "1-D int tensor)")
+register_op("TileDynamic", _tile_spec, host_inputs=(1,),
+            doc="x repeated multiples[i] times along axis i (multiples: a run-time "
+                "1-D int tensor)")
 
 
 def _tile_grad_spec(op: _g.Operation) -> list:
@@ -91,8 +92,9 @@ def _tile_grad_spec(op: _g.Operation) -> list:
     return [(g.dtype, TensorShape(dims) if dims is not None else TensorShape(None))]
 
 
-register_op("TileDynamicGrad", _tile_grad_spec, doc="the tiles of g summed back to the run-time shape x_shape: "
-                                                   "TileDynamic's gradient")
+register_op("TileDynamicGrad", _tile_grad_spec, host_inputs=(1, 2),
+            doc="the tiles of g summed back to the run-time shape x_shape: "
+                "TileDynamic's gradient")
 
 
 def tile_dynamic(x: Any, multiples: Any, name: Optional[str] = None) -> _g.Tensor:
@@ -183,8 +185,9 @@ def _pad_spec(op: _g.Operation) -> list:
     return _pad_common(op, "CONSTANT")
 
 
-register_op("PadDynamic", _pad_spec, doc="x padded with the scalar c by a run-time [rank, 2] paddings tensor")
-register_op("MirrorPadDynamic", lambda op: _pad_common(op, op.attrs["mode"]),
+register_op("PadDynamic", _pad_spec, host_inputs=(1,),
+            doc="x padded with the scalar c by a run-time [rank, 2] paddings tensor")
+register_op("MirrorPadDynamic", lambda op: _pad_common(op, op.attrs["mode"]), host_inputs=(1,),
             doc="x mirror-padded (REFLECT or SYMMETRIC) by a run-time [rank, 2] paddings tensor")
 
 
@@ -197,10 +200,12 @@ def _pad_grad_spec(op: _g.Operation) -> list:
     return [(g.dtype, TensorShape(None if rank is None else [None] * rank))]
 
 
-register_op("PadDynamicGrad", _pad_grad_spec, doc="the centre of g inside run-time paddings: PadDynamic's "
-                                                 "gradient")
-register_op("MirrorPadDynamicGrad", _pad_grad_spec, doc="g's mirrored borders folded back onto its centre: "
-                                                       "MirrorPadDynamic's gradient")
+register_op("PadDynamicGrad", _pad_grad_spec, host_inputs=(1,),
+            doc="the centre of g inside run-time paddings: PadDynamic's "
+                "gradient")
+register_op("MirrorPadDynamicGrad", _pad_grad_spec, host_inputs=(1,),
+            doc="g's mirrored borders folded back onto its centre: "
+                "MirrorPadDynamic's gradient")
 
 
 def pad_dynamic(x: _g.Tensor, paddings: Any, mode: str, constant: Optional[_g.Tensor] = None,
@@ -262,7 +267,8 @@ def _one_hot_spec(op: _g.Operation) -> list:
     return [(on.dtype, TensorShape(dims))]
 
 
-register_op("OneHotDynamic", _one_hot_spec, doc="one-hot encoding with a run-time depth (a 0-d int tensor)")
+register_op("OneHotDynamic", _one_hot_spec, host_inputs=(1,),
+            doc="one-hot encoding with a run-time depth (a 0-d int tensor)")
 # as TF's OneHot: no gradient for the indices, the depth, nor the on/off values
 not_differentiable("OneHotDynamic")
 
@@ -302,7 +308,7 @@ def _bcast_spec(op: _g.Operation) -> list:
     return [(x.dtype, TensorShape(out))]
 
 
-register_op("BroadcastToDynamic", _bcast_spec, doc="x broadcast to a run-time 1-D int shape tensor")
+register_op("BroadcastToDynamic", _bcast_spec, host_inputs=(1,), doc="x broadcast to a run-time 1-D int shape tensor")
 
 
 def broadcast_to_dynamic(x: Any, shape: Any, name: Optional[str] = None) -> _g.Tensor:
@@ -326,7 +332,8 @@ def _reverse_spec(op: _g.Operation) -> list:
     return [(x.dtype, x.shape)]
 
 
-register_op("ReverseDynamic", _reverse_spec, doc="x reversed along the axes of a run-time 1-D int tensor")
+register_op("ReverseDynamic", _reverse_spec, host_inputs=(1,),
+            doc="x reversed along the axes of a run-time 1-D int tensor")
 
 
 def reverse_dynamic(x: Any, axis: Any, name: Optional[str] = None) -> _g.Tensor:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ... import dtypes as _dt
 from .. import graph as _g
-from ..registry import declare_host_memory, register_gradient, register_op
+from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from .op_util import single
 
@@ -35,7 +35,7 @@ def _transpose_spec(op: _g.Operation) -> list:
     return [(x.dtype, TensorShape(None if rank is None else [None] * rank))]
 
 
-register_op("TransposeDynamic", _transpose_spec, doc="x transposed by a run-time permutation")
+register_op("TransposeDynamic", _transpose_spec, host_inputs=(1,), doc="x transposed by a run-time permutation")
 
 
 def _expand_spec(op: _g.Operation) -> list:
@@ -44,10 +44,8 @@ def _expand_spec(op: _g.Operation) -> list:
     return [(x.dtype, TensorShape(None))]
 
 
-register_op("ExpandDimsDynamic", _expand_spec, doc="a dimension of size 1 inserted at a run-time axis")
-# the permutation and the axis are read on the host by the kernels (TF's HostMemory)
-declare_host_memory("TransposeDynamic", (1,))
-declare_host_memory("ExpandDimsDynamic", (1,))
+register_op("ExpandDimsDynamic", _expand_spec, host_inputs=(1,),
+            doc="a dimension of size 1 inserted at a run-time axis")
 
 
 def transpose_dynamic(x: Any, perm: Any, name: Optional[str] = None) -> _g.Tensor:

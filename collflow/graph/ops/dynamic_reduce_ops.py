@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ... import dtypes as _dt
 from .. import graph as _g
-from ..registry import declare_host_memory, declare_host_only, not_differentiable, register_gradient, register_op
+from ..registry import not_differentiable, register_gradient, register_op
 from ..shape import TensorShape
 from .op_util import single
 
@@ -43,7 +43,8 @@ def _spec(op: _g.Operation) -> list:
     return [(x.dtype, TensorShape(None))]
 
 
-register_op("ReduceDynamic", _spec, doc="a reduction (attr `reduction`) over axes given as a run-time tensor")
+register_op("ReduceDynamic", _spec, host_inputs=(1,),
+            doc="a reduction (attr `reduction`) over axes given as a run-time tensor")
 
 
 def _reduced_shape_spec(op: _g.Operation) -> list:
@@ -52,12 +53,8 @@ def _reduced_shape_spec(op: _g.Operation) -> list:
 
 
 # x's shape with the reduced axes set to 1 (TF's _ReducedShape): the kept-dims shape
-register_op("ReducedShape", _reduced_shape_spec)
+register_op("ReducedShape", _reduced_shape_spec, host_only=True, host_inputs=(0, 1))
 not_differentiable("ReducedShape")
-# the axes and shapes are read on the host (TF's HostMemory), ReducedShape works on host ints
-declare_host_memory("ReduceDynamic", (1,))
-declare_host_memory("ReducedShape", (0, 1))
-declare_host_only("ReducedShape")
 
 
 def reduce_dynamic(op_type: str, x: Any, axes: Any, keepdims: bool, name: Optional[str] = None) -> _g.Tensor:

@@ -42,7 +42,8 @@ def _spec(op: _g.Operation) -> list:
     return [(x.dtype, TensorShape(dims))]
 
 
-register_op("ReshapeDynamic", _spec, doc="x reshaped to the run-time shape tensor (one entry may be -1)")
+register_op("ReshapeDynamic", _spec, host_inputs=(1,),
+            doc="x reshaped to the run-time shape tensor (one entry may be -1)")
 
 
 def reshape_dynamic(x: Any, shape: Any, name: Optional[str] = None) -> _g.Tensor:

@@ -200,8 +200,9 @@ def _conv_bp_filter_spec(op: _g.Operation) -> list:
 
 
 register_op("Conv2D", _conv_spec)
-register_op("Conv2DBackpropInput", _conv_bp_input_spec)
-register_op("Conv2DBackpropFilter", _conv_bp_filter_spec)
+# TF's HostMemory: the input/filter sizes are read on the host
+register_op("Conv2DBackpropInput", _conv_bp_input_spec, host_inputs=(0,))
+register_op("Conv2DBackpropFilter", _conv_bp_filter_spec, host_inputs=(1,))
 
 
 def _pool_spec(op: _g.Operation) -> list:
