@@ -57,24 +57,77 @@ def test_gemm_into_a_block_of_columns_leaves_the_rest(dtype):
 
 @needs_blas
 @pytest.mark.parametrize("beta", [0.0, 1.0])
-def test_stepwise_products_and_their_checks(beta):
+def test_stepper_products_and_their_checks(beta):
     rng = np.random.default_rng(2)
     a = rng.standard_normal((3, 4, 5))
     w = rng.standard_normal((5, 6))
-    c = rng.standard_normal((2, 4, 6))
+    c = rng.standard_normal((3, 4, 6))
     c0 = c.copy()
-    run = blas.stepwise(a, w, c, beta=beta)
-    run(2, 1)
-    np.testing.assert_allclose(c[1], a[2] @ w + beta * c0[1], rtol=1e-12)
-    np.testing.assert_array_equal(c[0], c0[0])
+    run = blas.stepper(a, w, c, beta=beta)
+    run(2)
+    np.testing.assert_allclose(c[2], a[2] @ w + beta * c0[2], rtol=1e-12)
+    np.testing.assert_array_equal(c[:2], c0[:2])
     with pytest.raises(IndexError):
-        run(3, 0)
+        run(3)
     with pytest.raises(IndexError):
-        run(0, -1)
-    assert blas.stepwise(a[:, :, ::2], w[::2], c) is None  # not contiguous
-    assert blas.stepwise(a, w.astype(np.float32), c) is None  # mixed dtypes
-    assert blas.stepwise(a, w[:4], c) is None  # shapes
-    assert blas.stepwise(np.zeros((3, 4, 0)), np.zeros((0, 6)), c) is None  # an empty product
+        run(-1)
+    # per-step blocks of a larger array (rows contiguous, a row stride and a step stride of
+    # their own), a fixed left operand, a transposed per-step right operand, a fixed result
+    big = rng.standard_normal((4, 9, 7))
+    wl = rng.standard_normal((6, 4))
+    acc = np.zeros((6, 5))
+    run = blas.stepper(wl, big[:3, 1:5, 2:7], acc, beta=1.0)  # one result: summed over the steps
+    for t in range(3):
+        run(t)
+    np.testing.assert_allclose(acc, np.einsum("ij,tjk->ik", wl, big[:3, 1:5, 2:7]), rtol=1e-12)
+    acc2 = np.zeros((3, 6, 5))
+    run = blas.stepper(wl, big[:3, 1:5, 2:7], acc2)
+    for t in range(3):
+        run(t)
+    np.testing.assert_allclose(acc2, np.einsum("ij,tjk->tik", wl, big[:3, 1:5, 2:7]), rtol=1e-12)
+    dw = np.ones((6, 4))
+    run = blas.stepper(acc2, big[:3, 1:5, 2:7], dw, tb=True, beta=1.0)
+    for t in range(3):
+        run(t)
+    np.testing.assert_allclose(dw, 1 + np.einsum("tik,tjk->ij", acc2, big[:3, 1:5, 2:7]), rtol=1e-12)
+    assert blas.stepper(a[:, :, ::2], w[::2], c) is None  # rows not contiguous
+    assert blas.stepper(a, w.astype(np.float32), c) is None  # mixed dtypes
+    assert blas.stepper(a, w[:4], c) is None  # shapes
+    assert blas.stepper(a, w, c[:2]) is None  # different numbers of steps
+    assert blas.stepper(a[0], w, c[0]) is None  # no per-step array
+    assert blas.stepper(np.zeros((3, 4, 0)), np.zeros((0, 6)), c) is None  # an empty product
+
+
+@needs_blas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposer_copies_each_step_transposed_and_scaled(dtype):
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((4, 9, 7)).astype(dtype)
+    src = big[:3, 1:5, 2:7]                       # per-step blocks of a larger array
+    out = np.full((3, 5, 6), 9.0, dtype=dtype)
+    run = blas.transposer(src, out[:, :, :4], 0.5)
+    if run is None:
+        pytest.skip("this BLAS has no omatcopy")
+    for t in (2, 0):
+        run(t)
+    np.testing.assert_array_equal(out[2, :, :4], 0.5 * src[2].T)
+    np.testing.assert_array_equal(out[0, :, :4], 0.5 * src[0].T)
+    assert (out[1] == 9).all() and (out[:, :, 4:] == 9).all()  # other steps and columns untouched
+    with pytest.raises(IndexError):
+        run(3)
+    one = np.zeros((5, 4), dtype=dtype)           # a per-step source into one fixed matrix
+    run = blas.transposer(src, one)
+    run(1)
+    np.testing.assert_array_equal(one, src[1].T)
+    m = rng.standard_normal((6, 8)).astype(dtype)  # two plain matrices: one step
+    mt = np.empty((4, 6), dtype=dtype)
+    blas.transposer(m[:, 2:6], mt)(0)
+    np.testing.assert_array_equal(mt, m[:, 2:6].T)
+    assert blas.transposer(src, out[:2, :, :4]) is None  # different numbers of steps
+    assert blas.transposer(src, np.zeros((3, 4, 5), dtype)) is None  # shapes not transposed
+    assert blas.transposer(src[:, :, ::2], np.zeros((3, 3, 4), dtype)) is None  # rows not contiguous
+    assert blas.transposer(src.astype(np.float16), out[:, :, :4]) is None  # dtypes
+    assert blas.transposer(big[0, :4, :4], big[0, 2:6, :4]) is None  # overlapping memory
 
 
 @needs_blas

@@ -650,15 +650,17 @@ def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, blas_steps,
     """With sequence_length the fused ops run too: outputs (zeros past each length), the final
     state (each row's at its own length; a row of length 0 keeps the initial state) and every
     gradient equal the per-step loop's; an unknown time dimension works.  blas_steps: BlockLSTM's
-    per-gate BLAS step calls (taken for large steps) rather than np.matmul, forced here."""
-    from collflow.kernels import blas, rnn_kernels
+    products through NumPy's BLAS one call a step (kernels/blas.py stepper), else np.matmul."""
+    from collflow.kernels import blas
     made = []
     if blas_steps:
         if not blas.available():
             pytest.skip("NumPy's BLAS cannot be called directly here")
-        real = blas.stepwise
-        monkeypatch.setattr(rnn_kernels, "_BLAS_STEP_MIN", 0)
-        monkeypatch.setattr(blas, "stepwise", lambda *a, **k: made.append(1) or real(*a, **k))
+        real = blas.stepper
+        monkeypatch.setattr(blas, "stepper", lambda *a, **k: made.append(1) or real(*a, **k))
+    else:
+        monkeypatch.setattr(blas, "stepper", lambda *a, **k: None)
+        monkeypatch.setattr(blas, "transposer", lambda *a, **k: None)
     rng = np.random.default_rng(7)
     xv, lens = rng.normal(size=(4, 6, 3)), np.array([6, 2, 0, 4], np.int32)
     results = []
@@ -690,7 +692,8 @@ def test_fused_rnns_with_sequence_length_give_the_loops_answer(kind, blas_steps,
             results.append(s.run([out] + parts + grads, {x: xv, sl: lens}))
     o = results[0][0].transpose(1, 0, 2) if time_major else results[0][0]  # [batch, time, n]
     assert not o[2].any() and not o[1, 2:].any() and o[0].all()
-    assert len(made) == (8 if blas_steps else 0)  # forward and backward: one step function a gate
+    # a step function for the forward GEMM (and the projection's), two for the backward's
+    assert len(made) == ((4 if kind == "lstm-projection" else 3) if blas_steps else 0)
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 

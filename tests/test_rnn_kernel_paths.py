@@ -1,6 +1,7 @@
-"""BlockLSTM's kernel paths give the same numbers: NumPy's BLAS step calls (large steps), the
-batched-matmul path (small steps), and the path a device array library takes (`xp` not NumPy,
-no direct BLAS: what runs on CuPy), run here on the CPU through a stand-in for the module.
+"""BlockLSTM's kernel paths give the same numbers: NumPy's BLAS step calls, np.matmul steps
+(where NumPy's BLAS cannot be called directly), and the path a device array library takes
+(`xp` not NumPy, no direct BLAS: what runs on CuPy), run here on the CPU through a stand-in
+for the module.
 Forward outputs and every gradient, with peepholes, a cell clip, a projection and sequence
 lengths."""
 import numpy as np
@@ -53,16 +54,15 @@ def _run(xp, peephole, clip, lengths, proj, rng_seed=0):
 @pytest.mark.parametrize("proj", [False, True], ids=["", "projection"])
 def test_block_lstm_paths_agree(peephole, clip, lengths, proj, monkeypatch):
     args = (peephole, clip, lengths, proj)
-    numpy_small = _run(np, *args)                             # batched np.matmul steps
+    numpy_blas = _run(np, *args)                              # one BLAS call a product a step
     device = _run(_NotNumpy(), *args)                         # xp not NumPy: no BLAS calls
     with monkeypatch.context() as m:
-        m.setattr(blas, "gemm", lambda *a, **k: False)        # every product through xp.matmul
-        device_no_gemm = _run(_NotNumpy(), *args)
-    runs = [device, device_no_gemm]
-    if blas.available():
-        monkeypatch.setattr(rnn_kernels, "_BLAS_STEP_MIN", 0)
-        runs.append(_run(np, *args))                          # one BLAS call a gate a step
-    assert len(numpy_small) == 3 + 5 + (3 if peephole else 0) + int(proj)
+        m.setattr(blas, "stepper", lambda *a, **k: None)      # every product through np.matmul
+        m.setattr(blas, "gemm", lambda *a, **k: False)
+        m.setattr(blas, "transposer", lambda *a, **k: None)   # every layout change a NumPy copy
+        numpy_matmul = _run(np, *args)
+    runs = [device, numpy_matmul]
+    assert len(numpy_blas) == 3 + 5 + (3 if peephole else 0) + int(proj)
     for other in runs:
-        for a, b in zip(numpy_small, other):
+        for a, b in zip(numpy_blas, other):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -5,7 +5,9 @@ underneath computes C = alpha * op(A) @ op(B) + beta * C.  With beta = 1 and alp
 weight-gradient product and the SGD update it feeds are one pass: W -= lr * X^T dY without
 materializing the gradient, without the separate update pass, and without the pass that
 zeroes C (BLAS runs one when beta = 0).  axpy (y += a * x) and scal (y *= a) are the
-optimizers' updates in one multithreaded pass without NumPy's temporary.
+optimizers' updates in one multithreaded pass without NumPy's temporary; omatcopy (OpenBLAS's
+scaled transposing copy, `transposer`) moves a matrix between the row- and column-major
+layouts in half the time of NumPy's strided copy.
 
 Only NumPy's own BLAS is used (the one its wheels bundle: scipy-openblas, found next to
 NumPy and already loaded by it), never a second library: a second BLAS brings a second
@@ -23,7 +25,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["gemm", "stepwise", "axpy", "scal", "available", "library_path"]
+__all__ = ["gemm", "stepper", "transposer", "axpy", "scal", "available", "library_path"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -33,7 +35,7 @@ _FLAVOURS = (("scipy_", "64_", ctypes.c_int64), ("", "64_", ctypes.c_int64), ("s
 
 _lib_path: Optional[str] = None
 _fns: dict = {}  # numpy dtype -> ctypes function (cblas_sgemm / cblas_dgemm)
-_axpy: dict = {}  # numpy dtype -> (cblas_?axpy, cblas_?scal)
+_axpy: dict = {}  # numpy dtype -> (cblas_?axpy, cblas_?scal, cblas_?omatcopy or None)
 _max_n = 0  # the largest size or leading dimension the bound integer type holds
 
 
@@ -65,8 +67,12 @@ def _bind(path: str) -> tuple:
             fn.argtypes = [ci, ci, ci, it, it, it, ct, vp, it, vp, it, ct, vp, it]
             fa.argtypes = [it, ct, vp, it, vp, it]
             fs.argtypes = [it, ct, vp, it]
+            fo = getattr(lib, f"{prefix}cblas_{ch}omatcopy{suffix}", None)  # an OpenBLAS extension
+            if fo is not None:
+                fo.restype = None
+                fo.argtypes = [ci, ci, it, it, ct, vp, it, vp, it]
             dt = np.dtype(dt)
-            fns[dt], axpy[dt] = fn, (fa, fs)
+            fns[dt], axpy[dt] = fn, (fa, fs, fo)
         if len(fns) == 2 and _self_test(fns, axpy):
             return fns, axpy, 2 ** (8 * ctypes.sizeof(it) - 1) - 1
     return {}, {}, 0
@@ -76,7 +82,7 @@ def _self_test(fns: dict, axpy: dict) -> bool:
     """Small products with every transpose combination and beta = 1, an axpy and a scal,
     against NumPy (a wrong integer width or symbol would show here)."""
     rng = np.random.default_rng(0)
-    for dt, (fa, fs) in axpy.items():
+    for dt, (fa, fs, fo) in list(axpy.items()):
         x = rng.standard_normal(7).astype(dt)
         y0 = rng.standard_normal(7).astype(dt)
         y = y0.copy()
@@ -84,6 +90,12 @@ def _self_test(fns: dict, axpy: dict) -> bool:
         fs(7, 2.0, y.ctypes.data, 1)
         if not np.allclose(y, 2.0 * (y0 - 0.5 * x), rtol=1e-4, atol=1e-5):
             return False
+        if fo is not None:  # a 3 x 2 block of a 3 x 5 matrix into a 2 x 3 block of a 2 x 4 one
+            a = rng.standard_normal((3, 5)).astype(dt)
+            c = np.full((2, 4), 7.0, dtype=dt)
+            fo(_ROW_MAJOR, _TRANS, 3, 2, 0.5, a[:, 1:].ctypes.data, 5, c.ctypes.data, 4)
+            if not (np.array_equal(c[:, :3], 0.5 * a[:, 1:3].T) and (c[:, 3] == 7).all()):
+                axpy[dt] = (fa, fs, None)  # the library's omatcopy is not usable: NumPy transposes
     for dt, fn in fns.items():
         a = rng.standard_normal((5, 3)).astype(dt)
         b = rng.standard_normal((3, 4)).astype(dt)
@@ -183,36 +195,99 @@ def gemm(a: Any, ta: bool, b: Any, tb: bool, c: Any, alpha: float, beta: float) 
     return _call(fn, a, ta, b, tb, c, ldc, alpha, beta)
 
 
-def stepwise(a: Any, b: Any, c: Any, alpha: float = 1.0, beta: float = 1.0) -> Optional[Callable[[int, int], None]]:
-    """A step function for recurrences: `run(i, j)` computes c[j] = alpha * a[i] @ b + beta * c[j]
-    in place, where a [steps, m, k] and c [steps', m, n] hold one matrix per step.
+def _per_step(x: Any) -> Optional[tuple]:
+    """(steps or 0, rows, cols, leading dimension, step stride in bytes) of a 2-D matrix (0
+    steps: the same matrix every step) or a 3-D stack of per-step matrices whose rows are
+    contiguous (unit element stride, row stride a whole number of elements at least a row
+    long), or None."""
+    if type(x) is not np.ndarray or x.ndim not in (2, 3) or not x.flags.aligned:
+        return None
+    isz = x.itemsize
+    rows, cols = x.shape[-2:]
+    rs, cs = x.strides[-2:]
+    if cols > 1 and cs != isz:
+        return None
+    if rows > 1 and (rs % isz or rs < cols * isz):
+        return None
+    ld = rs // isz if rows > 1 else cols
+    steps, step = (x.shape[0], x.strides[0]) if x.ndim == 3 else (0, 0)
+    if step % isz or step < 0:
+        return None
+    return steps, rows, cols, max(1, ld), step
 
-    For loops that run one small product per step (an LSTM's recurrent GEMM), where
-    gemm()'s checks and NumPy's pointer lookups cost as much as a small product: the
-    arrays are checked once here and each call is the BLAS call alone (bounds-checked
-    step indices).  None when the binding is unavailable or an argument does not qualify
-    (NumPy arrays of one float dtype, all C-contiguous, c writable, shapes that fit, no
-    empty dimension): the caller computes with NumPy.
+
+def stepper(a: Any, b: Any, c: Any, ta: bool = False, tb: bool = False, alpha: float = 1.0,
+            beta: float = 0.0) -> Optional[Callable[[int], None]]:
+    """A step function for recurrences: `run(t)` computes c_t = alpha * op(a_t) @ op(b_t) +
+    beta * c_t in place, where each of a, b, c is one 2-D matrix (the same at every step) or
+    a 3-D array [steps, rows, cols] whose t-th matrix is step t's; op transposes when t*.
+
+    For loops that run one small product per step (an LSTM's recurrent GEMM), where gemm()'s
+    checks and NumPy's pointer lookups cost as much as a small product: the arrays are checked
+    once here and each call is the BLAS call alone (bounds-checked step index).  Per-step
+    matrices need contiguous rows (a block of rows and columns of a larger C-contiguous
+    array qualifies).  None when the binding is unavailable or an argument does not qualify
+    (NumPy arrays of one float dtype, c writable, shapes that fit, no empty dimension, the
+    3-D ones with one number of steps): the caller computes with NumPy.
     """
-    fn = _fns.get(c.dtype)
-    if (fn is None or type(a) is not np.ndarray or type(b) is not np.ndarray or type(c) is not np.ndarray
-            or a.dtype != c.dtype or b.dtype != c.dtype or a.ndim != 3 or b.ndim != 2 or c.ndim != 3
-            or not (a.flags.c_contiguous and b.flags.c_contiguous and c.flags.c_contiguous)
-            or not c.flags.writeable or not (a.flags.aligned and b.flags.aligned and c.flags.aligned)):
+    fn = _fns.get(c.dtype) if isinstance(c, np.ndarray) else None
+    if fn is None or not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return None
-    steps_a, m, k = a.shape
-    steps_c, n = c.shape[0], b.shape[1]
-    if b.shape[0] != k or c.shape[1:] != (m, n) or 0 in (m, n, k) or max(a.size, b.size, c.size) > _max_n:
+    if a.dtype != c.dtype or b.dtype != c.dtype or not c.flags.writeable:
         return None
-    isz = c.dtype.itemsize
-    pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
-    sa, sc = m * k * isz, m * n * isz
+    pa, pb, pc = _per_step(a), _per_step(b), _per_step(c)
+    if pa is None or pb is None or pc is None:
+        return None
+    steps = {p[0] for p in (pa, pb, pc) if p[0]}
+    if len(steps) != 1:  # no per-step array, or two with different step counts
+        return None
+    (n_steps,) = steps
+    m, k = (pa[2], pa[1]) if ta else (pa[1], pa[2])
+    kb, n = (pb[2], pb[1]) if tb else (pb[1], pb[2])
+    if k != kb or (pc[1], pc[2]) != (m, n) or 0 in (m, n, k):
+        return None
+    if max(m, n, k, pa[3], pb[3], pc[3]) > _max_n:
+        return None
+    fa, fb = (_TRANS if ta else _NO_TRANS), (_TRANS if tb else _NO_TRANS)
+    lda, ldb, ldc = pa[3], pb[3], pc[3]
+    a0, b0, c0 = a.ctypes.data, b.ctypes.data, c.ctypes.data
+    sa, sb, sc = pa[4], pb[4], pc[4]
 
-    def run(i: int, j: int) -> None:
-        if not (0 <= i < steps_a and 0 <= j < steps_c):
-            raise IndexError(f"step ({i}, {j}) outside ({steps_a}, {steps_c})")
-        fn(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, m, n, k, alpha, pa + i * sa, k, pb, n, beta, pc + j * sc, n)
+    def run(t: int) -> None:
+        if not 0 <= t < n_steps:
+            raise IndexError(f"step {t} outside [0, {n_steps})")
+        fn(_ROW_MAJOR, fa, fb, m, n, k, alpha, a0 + t * sa, lda, b0 + t * sb, ldb, beta, c0 + t * sc, ldc)
     run.arrays = (a, b, c)  # type: ignore[attr-defined]  # held while run lives: the addresses stay valid
+    return run
+
+
+def transposer(a: Any, c: Any, alpha: float = 1.0) -> Optional[Callable[[int], None]]:
+    """A step function for layout changes: `run(t)` writes c_t = alpha * a_t^T, where each of
+    a, c is one 2-D matrix (run(0) then is the only step) or a 3-D array [steps, rows, cols]
+    of per-step matrices with contiguous rows, as in stepper().  a and c must not overlap.
+    None when OpenBLAS's omatcopy is unavailable or an argument does not qualify (then
+    NumPy copies: `c[t][...] = alpha * a[t].T`)."""
+    fns = _axpy.get(c.dtype) if isinstance(c, np.ndarray) else None
+    fo = fns[2] if fns is not None else None
+    if fo is None or not isinstance(a, np.ndarray) or a.dtype != c.dtype or not c.flags.writeable:
+        return None
+    pa, pc = _per_step(a), _per_step(c)
+    if pa is None or pc is None or np.may_share_memory(a, c):
+        return None
+    steps = {p[0] for p in (pa, pc) if p[0]}
+    if len(steps) > 1 or (pa[1], pa[2]) != (pc[2], pc[1]) or 0 in pa[1:3]:
+        return None
+    n_steps = steps.pop() if steps else 1
+    rows, cols, lda, ldc = pa[1], pa[2], pa[3], pc[3]
+    if max(rows, cols, lda, ldc) > _max_n:
+        return None
+    a0, c0, sa, sc = a.ctypes.data, c.ctypes.data, pa[4], pc[4]
+
+    def run(t: int) -> None:
+        if not 0 <= t < n_steps:
+            raise IndexError(f"step {t} outside [0, {n_steps})")
+        fo(_ROW_MAJOR, _TRANS, rows, cols, alpha, a0 + t * sa, lda, c0 + t * sc, ldc)
+    run.arrays = (a, c)  # type: ignore[attr-defined]  # held while run lives
     return run
 
 

@@ -136,9 +136,12 @@ def _block_spec(op: _g.Operation) -> list:
         if p.shape.rank not in (None, 1) or (units is not None and p.shape.rank == 1
                                              and p.shape.dims[0] not in (None, units)):
             raise ValueError(f"BlockLSTM: a peephole weight must be [units] = [{units}], got {p.shape}")
-    # the activated gates, gate-major [4, time, batch, units] (kernels/rnn_kernels.py)
+    # the workspace the gradient reads: per step (and one more) the activated gates, c and
+    # [x; h_prev; 1], unit-major [time + 1, 5 units + depth + h depth + 1, batch]
+    # (kernels/rnn_kernels.py)
+    rows = None if None in (units, depth, hd) else 5 * units + depth + hd + 1
     return [(x.dtype, TensorShape([t, batch, hd])), (x.dtype, TensorShape([t, batch, units])),
-            (x.dtype, TensorShape([4, t, batch, units]))]
+            (x.dtype, TensorShape([None if t is None else t + 1, rows, batch]))]
 
 
 def _block_grad_spec(op: _g.Operation) -> list:
@@ -152,10 +155,10 @@ def _block_grad_spec(op: _g.Operation) -> list:
 
 
 # BlockLSTM(x, h0, c0, kernel, bias[, w_i, w_f, w_o][, projection][, sequence_length])
-#   -> (h [T, B, P or H], c [T, B, H], act [4, T, B, H]); attrs forget_bias, use_peephole,
-#   cell_clip, with_proj, proj_clip
+#   -> (h [T, B, P or H], c [T, B, H], workspace [T + 1, 5 H + D + P + 1, B]); attrs
+#   forget_bias, use_peephole, cell_clip, with_proj, proj_clip
 register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused")
-# BlockLSTMGrad(x, h0, c0, kernel, h, c, act, dh, dc[, dact][, w_i, w_f, w_o][, projection]
+# BlockLSTMGrad(x, h0, c0, kernel, h, c, ws, dh, dc[, dws][, w_i, w_f, w_o][, projection]
 #   [, sequence_length]) -> (dx, dh0, dc0, dkernel, dbias[, dw_i, dw_f, dw_o][, dprojection])
 register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
 not_differentiable("BlockLSTMGrad")
