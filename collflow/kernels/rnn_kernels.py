@@ -236,6 +236,12 @@ def _transpose_step(xp: Any, a: Any, c: Any, alpha: float = 1.0) -> Any:
     return copy_step
 
 
+def _every_step(xp: Any, m: Any, steps: int) -> Any:
+    """m seen as [steps, ...] with every step the same memory (a step stride of 0, writable):
+    one buffer the per-step products and copies (kernels/blas.py stepper, transposer) reuse."""
+    return xp.lib.stride_tricks.as_strided(m, shape=(steps,) + tuple(m.shape), strides=(0,) + tuple(m.strides))
+
+
 def _workspace_rows(n: int, d: int, hd: int) -> tuple:
     """Row offsets in BlockLSTM's workspace: (c, the GEMM input, its h rows, total rows)."""
     c_row = 4 * n
@@ -370,12 +376,18 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
                     + ((xp.zeros_like(proj),) if proj is not None else ()))
         lengths = _Lengths(xp, seq, b, op, batch_last=True) if seq is not None else None
         gates, cs_t, xh = ws[:t_steps, :c_row], ws[:t_steps, c_row:xh_row], ws[:, xh_row:]
-        dg = xp.empty((t_steps, 4 * n, b), dtype=ws.dtype)     # the gates' pre-activation gradients
+        # the gates' pre-activation gradients and [dx_t; dh_{t-1}]: one step's buffer reused at
+        # every step (it stays in cache; each step's products read it at once), the gates' kept
+        # for all steps only for the peephole weights' gradients
+        dg_all = xp.empty((t_steps if peep is not None else 1, 4 * n, b), dtype=ws.dtype)
+        dg = dg_all if peep is not None else _every_step(xp, dg_all[0], t_steps)
+        dxh = _every_step(xp, xp.empty((d + hd, b), dtype=ws.dtype), t_steps)
+        dx = xp.empty_like(x)
+        dx_out = _transpose_step(xp, dxh[:, :d], dx)
         # per step [dx_t; dh_{t-1}] = [W_x; W_h] . dg_t (the kernel unhalved: dg is the true
         # pre-activations' gradient), and the kernel's and bias's gradient accumulated as
         # dg_t . [x_t; h_{t-1}; 1]^T
         w_n = xp.ascontiguousarray(_internal_columns(xp, w, n))          # [depth + h depth, 4 units]
-        dxh = xp.empty((t_steps, d + hd, b), dtype=ws.dtype)
         dw = xp.zeros((4 * n, d + hd + 1), dtype=ws.dtype)
         back = _step_product(xp, w_n, dg, dxh)
         acc = _step_product(xp, dg, xh[:t_steps], dw, tb=True, beta=1.0)
@@ -432,13 +444,10 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
                     dead = ~live[1]
                     xp.copyto(dh_prev, dh, where=dead)
                     xp.copyto(dc_prev, dc, where=dead)
+            dx_out(t)
             if dws is not None:  # the workspace's h rows of step t are h_{t-1}
                 dh_prev += dws[t, h_row:h_row + hd]
             dh_next, dc_next = dh_prev, dc_prev
-        dx = xp.empty_like(x)
-        dx_out = _transpose_step(xp, dxh[:, :d], dx)
-        for t in range(t_steps):
-            dx_out(t)
         if dws is not None:  # the workspace's x rows are x itself
             dx += dws[:t_steps, xh_row:h_row].transpose(0, 2, 1)
         # back to TF1's layout: kernel [depth + h depth, 4 units], gates [i, j, f, o]
@@ -449,7 +458,7 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
         if peep is not None:
             # the peephole weights' gradients: i and f saw c_prev, o the new c, at every step
             c_prev_all = xp.concatenate([c0_t[None], cs_t[:-1]], axis=0)
-            dg4 = dg.reshape(t_steps, 4, n, b)
+            dg4 = dg_all.reshape(t_steps, 4, n, b)
             out += tuple(xp.sum(dg4[:, k] * cc, axis=(0, 2))
                          for k, cc in ((1, c_prev_all), (2, c_prev_all), (3, cs_t)))
         if proj is not None:
