@@ -137,8 +137,8 @@ def _block_lstm_lengths(x, h0, c0, w, b):
 
 
 def _block_lstm_act(x, h0, c0, w, b):
-    # the activated gates (third output, gate-major [4, T, B, H]) used directly: their
-    # gradient is added in, with lengths so rows past them get none
+    # the workspace (third output: per step the activated gates, c and [x; h_prev; 1],
+    # unit-major) used directly: its gradient is added in, with lengths so rows past them get none
     hs, _ = cf.graph.ops.rnn_ops.block_lstm(x, h0, c0, w, b, forget_bias=1.0, sequence_length=cf.constant([3, 1]))
     return [hs * 0.5, hs.op.outputs[2]]
 
