@@ -1,4 +1,4 @@
-"""BlockLSTM's kernel paths give the same numbers: NumPy's BLAS step calls, np.matmul steps
+"""BlockLSTM's and BlockGRU's kernel paths give the same numbers: NumPy's BLAS step calls, np.matmul steps
 (where NumPy's BLAS cannot be called directly), and the path a device array library takes
 (`xp` not NumPy, no direct BLAS: what runs on CuPy), run here on the CPU through a stand-in
 for the module.
@@ -64,5 +64,40 @@ def test_block_lstm_paths_agree(peephole, clip, lengths, proj, monkeypatch):
     runs = [device, numpy_matmul]
     assert len(numpy_blas) == 3 + 5 + (3 if peephole else 0) + int(proj)
     for other in runs:
+        for a, b in zip(numpy_blas, other):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _run_gru(xp, lengths, dtype=np.float64):
+    rng = np.random.default_rng(1)
+    t, b, n = 5, 4, 6
+    p = rng.normal(size=(t, b, 3 * n)).astype(dtype)
+    h0 = rng.normal(size=(b, n)).astype(dtype)
+    w_g, w_c = rng.uniform(-0.6, 0.6, size=(n, 2 * n)).astype(dtype), rng.uniform(-0.6, 0.6, size=(n, n)).astype(dtype)
+    seq = [np.array(lengths, np.int32)] if lengths is not None else []
+    hs, ws, rhs = rnn_kernels._block_gru(_Op("BlockGRU"), _Ctx(xp))(p, h0, w_g, w_c, *seq)
+    dhs = rng.normal(size=hs.shape).astype(dtype)
+    grads = rnn_kernels._block_gru_grad(_Op("BlockGRUGrad"), _Ctx(xp))(h0, w_g, w_c, hs, ws, rhs, dhs, *seq)
+    return [hs, ws, rhs] + list(grads)
+
+
+@pytest.mark.parametrize("lengths", [None, [5, 2, 0, 3], [3, 2, 0, 1]])  # the last: steps where all have ended
+def test_block_gru_paths_agree(lengths, monkeypatch):
+    """BlockGRU and its gradient: BLAS step calls and omatcopy, the device path, np.matmul
+    and NumPy's copies give the same numbers; the kernel's own h and r * h agree with its
+    workspace's h rows."""
+    numpy_blas = _run_gru(np, lengths)
+    device = _run_gru(_NotNumpy(), lengths)
+    with monkeypatch.context() as m:
+        m.setattr(blas, "stepper", lambda *a, **k: None)
+        m.setattr(blas, "transposer", lambda *a, **k: None)
+        numpy_matmul = _run_gru(np, lengths)
+    hs, ws, rhs = numpy_blas[:3]
+    n = hs.shape[2]
+    np.testing.assert_array_equal(ws[1:, 3 * n:].transpose(0, 2, 1), hs)  # h_t is the next step's h_prev
+    np.testing.assert_allclose(rhs, ws[:-1, :n].transpose(0, 2, 1) * ws[:-1, 3 * n:].transpose(0, 2, 1),
+                               rtol=1e-15)
+    assert len(numpy_blas) == 3 + 4
+    for other in (device, numpy_matmul):
         for a, b in zip(numpy_blas, other):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -226,8 +226,8 @@ def _block_lstm_grad(op: _g.Operation, dh: Any, dc: Any, dact: Any) -> list:
 # (p = x . [W_gx, W_cx] + [b_g, b_c], [time, batch, 3 units]), BlockGRU runs every step as
 # two GEMMs (h . W_gh, (r * h) . W_ch) and one kernel's elementwise passes; its gradient runs
 # the steps backwards and computes both recurrent kernels' gradients as one product each over
-# all steps.  Besides h it outputs, for its gradient only, the activations [r, u, c] and r * h
-# of every step.
+# all steps.  Besides h it outputs, for its gradient only, a workspace (every step's
+# activations [r, u, c] and h_prev, unit-major) and r * h of every step.
 
 
 def _gru_spec(op: _g.Operation) -> list:
@@ -248,17 +248,21 @@ def _gru_spec(op: _g.Operation) -> list:
                 raise ValueError(f"BlockGRU: {name} has {x.shape.dims[axis]} in dimension {axis}, expected {size} "
                                  f"for {units} units (shapes p {p.shape}, w_g {w_g.shape}, w_c {w_c.shape})")
     seq = TensorShape([t, b, units])
-    return [(p.dtype, seq), (p.dtype, TensorShape([t, b, None if units is None else 3 * units])), (p.dtype, seq)]
+    # the workspace: per step (and one more) [r; u; c] and h_prev, unit-major (kernels/rnn_kernels.py)
+    ws = TensorShape([None if t is None else t + 1, None if units is None else 4 * units, b])
+    return [(p.dtype, seq), (p.dtype, ws), (p.dtype, seq)]
 
 
 def _gru_grad_spec(op: _g.Operation) -> list:
-    h0, w_g, w_c, acts = op.inputs[0], op.inputs[1], op.inputs[2], op.inputs[4]
-    return [(acts.dtype, acts.shape), (h0.dtype, h0.shape), (w_g.dtype, w_g.shape), (w_c.dtype, w_c.shape)]
+    h0, w_g, w_c, hs = op.inputs[0], op.inputs[1], op.inputs[2], op.inputs[3]
+    dims = hs.shape.dims if hs.shape.rank == 3 else [None] * 3
+    dp = TensorShape([dims[0], dims[1], None if dims[2] is None else 3 * dims[2]])  # p's shape
+    return [(hs.dtype, dp), (h0.dtype, h0.shape), (w_g.dtype, w_g.shape), (w_c.dtype, w_c.shape)]
 
 
-# BlockGRU(p, h0, w_g, w_c[, sequence_length]) -> (h [T, B, H], act [T, B, 3H] = [r, u, c], rh [T, B, H])
+# BlockGRU(p, h0, w_g, w_c[, sequence_length]) -> (h [T, B, H], ws [T + 1, 4H, B], rh [T, B, H])
 register_op("BlockGRU", _gru_spec, doc="a GRU over a whole sequence, fused")
-# BlockGRUGrad(h0, w_g, w_c, h, act, rh, dh[, sequence_length]) -> (dp, dh0, dw_g, dw_c)
+# BlockGRUGrad(h0, w_g, w_c, h, ws, rh, dh[, sequence_length]) -> (dp, dh0, dw_g, dw_c)
 register_op("BlockGRUGrad", _gru_grad_spec, doc="the gradient of BlockGRU")
 not_differentiable("BlockGRUGrad")
 
