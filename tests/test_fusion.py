@@ -131,6 +131,29 @@ def test_transposer_copies_each_step_transposed_and_scaled(dtype):
 
 
 @needs_blas
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wide_nt_product_equals_numpy_and_declines_what_it_should(dtype, monkeypatch):
+    from collflow.kernels.math_kernels import wide_nt_product
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((24, 300)).astype(dtype), rng.standard_normal((700, 300)).astype(dtype)
+    want = a @ b.T
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(wide_nt_product(a, b), want, rtol=tol, atol=tol * 10)
+    wide = np.full((24, 710), 5.0, dtype=dtype)  # into a block of columns
+    assert wide_nt_product(a, b, wide[:, 3:703]) is not None
+    np.testing.assert_allclose(wide[:, 3:703], want, rtol=tol, atol=tol * 10)
+    assert (wide[:, :3] == 5).all() and (wide[:, 703:] == 5).all()
+    with monkeypatch.context() as m:  # no omatcopy: NumPy transposes back
+        m.setattr(blas, "transposer", lambda *a, **k: None)
+        np.testing.assert_allclose(wide_nt_product(a, b), want, rtol=tol, atol=tol * 10)
+    assert wide_nt_product(a[:, :8], b[:, :8]) is None                 # too little work
+    assert wide_nt_product(rng.standard_normal((200, 300)).astype(dtype), b) is None  # not short
+    assert wide_nt_product(a, b[:60]) is None                          # not wide
+    assert wide_nt_product(a, b.astype(np.float16)) is None            # mixed dtypes
+    assert wide_nt_product(a, b[:, :299]) is None                      # shapes
+
+
+@needs_blas
 def test_gemm_declines_what_it_cannot_do():
     a = np.ones((3, 4), np.float32)
     b = np.ones((4, 2), np.float32)

@@ -10,6 +10,7 @@ from typing import Any, Dict
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from . import blas as _blas
 from .registry import register_kernel, KernelContext
 
 
@@ -140,6 +141,32 @@ def _add_n(op: Any, ctx: KernelContext) -> Any:
     return add_n
 
 
+def wide_nt_product(a: Any, b: Any, out: Any = None) -> Any:
+    """a @ b.T for a short, wide result (2-D float NumPy arrays, at most 128 rows, at least 4x
+    as many columns, 2^20 multiply-adds or more) computed as (b @ a.T).T: OpenBLAS's SkylakeX
+    kernels run that product faster (a dense layer's input gradient, 50 x 1024 by
+    (3136 x 1024)^T: 2.50 against 3.34 ms, one thread; 16 x 512 by (512 x 512)^T: 0.06 against
+    0.13 ms), its Haswell kernels at the same speed; the transpose back is omatcopy's.  Into
+    `out` when given; None (nothing done) where it does not apply."""
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2
+            or a.dtype != b.dtype or a.dtype not in (np.float32, np.float64)):
+        return None
+    (m, k), n = a.shape, b.shape[0]
+    if b.shape[1] != k or m > 128 or n < 4 * m or m * n * k < (1 << 20):
+        return None
+    ct = np.empty((n, m), dtype=a.dtype)
+    if not _blas.gemm(b, False, a, True, ct, 1.0, 0.0):
+        return None
+    if out is None:
+        out = np.empty((m, n), dtype=a.dtype)
+    back = _blas.transposer(ct, out)
+    if back is None:
+        out[...] = ct.T
+    else:
+        back(0)
+    return out
+
+
 @register_kernel("MatMul")
 def _matmul(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
@@ -152,7 +179,11 @@ def _matmul(op: Any, ctx: KernelContext) -> Any:
         return lambda a, b: mm(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2))
     if ta:
         return lambda a, b: mm(xp.swapaxes(a, -1, -2), b)
-    return lambda a, b: mm(a, xp.swapaxes(b, -1, -2))
+
+    def nt(a: Any, b: Any) -> Any:
+        c = wide_nt_product(a, b) if xp is np else None
+        return mm(a, xp.swapaxes(b, -1, -2)) if c is None else c
+    return nt
 
 
 class ColumnSums:
