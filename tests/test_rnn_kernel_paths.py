@@ -101,3 +101,58 @@ def test_block_gru_paths_agree(lengths, monkeypatch):
     for other in (device, numpy_matmul):
         for a, b in zip(numpy_blas, other):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _np_lstm_step(gj, gi, gf, go, c_prev, c, h):
+    """NumPy twin of kernels/gpu_kernels.py's fused CUDA step (the same formulas)."""
+    jj, ii, ff, oo = np.tanh(gj), np.tanh(gi) * 0.5 + 0.5, np.tanh(gf) * 0.5 + 0.5, np.tanh(go) * 0.5 + 0.5
+    gj[...], gi[...], gf[...], go[...] = jj, ii, ff, oo
+    c[...] = ff * c_prev + ii * jj
+    h[...] = oo * np.tanh(c)
+
+
+def _np_lstm_step_grad(gj, gi, gf, go, c_prev, c, dh, dc, dj, di, df, do, dc_prev):
+    tc = np.tanh(c)
+    dct = dh * go * (1 - tc * tc) + dc
+    do[...] = dh * tc * go * (1 - go)
+    dj[...] = dct * gi * (1 - gj * gj)
+    di[...] = dct * gj * gi * (1 - gi)
+    df[...] = dct * c_prev * gf * (1 - gf)
+    dc_prev[...] = dct * gf
+
+
+@pytest.mark.parametrize("dc_zero", [True, False])
+def test_block_lstm_device_fused_steps_match_the_generic_passes(dc_zero, monkeypatch):
+    """A device's fused elementwise step (FUSED_STEPS, CUDA kernels on a GPU) gets the views
+    the generic passes work on: run through NumPy twins of those kernels on the device path,
+    BlockLSTM and its gradient equal the NumPy path's; the cases the fused step does not
+    cover (here sequence_length) keep the generic passes."""
+    rng = np.random.default_rng(5)
+    t, b, d, n = 6, 3, 4, 5
+    x = rng.normal(size=(t, b, d))
+    h0, c0 = rng.normal(size=(b, n)), rng.normal(size=(b, n))
+    w, bias = rng.uniform(-0.6, 0.6, size=(d + n, 4 * n)), rng.uniform(-0.5, 0.5, size=4 * n)
+    attrs = dict(forget_bias=1.0, use_peephole=False, cell_clip=-1.0, with_proj=False, proj_clip=-1.0)
+
+    def run(xp, *seq):
+        hs, cs, ws = rnn_kernels._block_lstm(_Op("BlockLSTM", **attrs), _Ctx(xp))(x, h0, c0, w, bias, *seq)
+        dhs, dcs = np.cos(np.arange(hs.size)).reshape(hs.shape), np.sin(np.arange(cs.size)).reshape(cs.shape)
+        op = _Op("BlockLSTMGrad", dc_zero=dc_zero, with_dact=False, with_seq=bool(seq), **attrs)
+        grads = rnn_kernels._block_lstm_grad(op, _Ctx(xp))(x, h0, c0, w, hs, cs, ws, dhs,
+                                                          np.zeros_like(cs) if dc_zero else dcs, *seq)
+        return [hs, cs, ws] + list(grads)
+
+    want = run(np)
+    calls = []
+    monkeypatch.setitem(rnn_kernels.FUSED_STEPS, "lstm", lambda *a: calls.append("f") or _np_lstm_step(*a))
+    monkeypatch.setitem(rnn_kernels.FUSED_STEPS, "lstm_grad",
+                        lambda *a: calls.append("b") or _np_lstm_step_grad(*a))
+    got = run(_NotNumpy())
+    assert calls == ["f"] * t + ["b"] * t
+    for a, b_ in zip(want, got):
+        np.testing.assert_allclose(a, b_, rtol=1e-12, atol=1e-12)
+    calls.clear()
+    lengths = np.array([6, 2, 4], np.int32)
+    for a, b_ in zip(run(np, lengths), run(_NotNumpy(), lengths)):
+        np.testing.assert_allclose(a, b_, rtol=1e-12, atol=1e-12)
+    assert calls == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import cupy as cp
 
+from . import rnn_kernels
 from .registry import register_kernel, KernelContext
 
 _relu = cp.ElementwiseKernel("T x", "T y", "y = x > 0 ? x : (T)0", "collflow_relu")
@@ -48,6 +49,50 @@ _adam = cp.ElementwiseKernel(
     v = b2 * v + (1 - b2) * g * g;
     var -= lr * m / (sqrt(v) + eps);
     """, "collflow_adam")
+
+
+# BlockLSTM's elementwise step, one launch instead of a dozen (kernels/rnn_kernels.py
+# FUSED_STEPS): the gates' pre-activations in (i, f, o halved, so sigmoid(z) = tanh(z/2)/2 + 1/2,
+# the generic passes' form), activated out; c = f c_prev + i j, h = o tanh(c)
+_lstm_step = cp.ElementwiseKernel(
+    "T c_prev", "T gj, T gi, T gf, T go, T c, T h",  # `i` is CuPy's own index variable
+    """
+    const T half = 0.5;
+    T jj = tanh(gj);
+    T ii = tanh(gi) * half + half;
+    T ff = tanh(gf) * half + half;
+    T oo = tanh(go) * half + half;
+    gj = jj; gi = ii; gf = ff; go = oo;
+    T cc = ff * c_prev + ii * jj;
+    c = cc;
+    h = oo * tanh(cc);
+    """, "collflow_lstm_step")
+
+# its gradient, as _cell_backward's plain case: the gates' pre-activation gradients and dc_prev
+_lstm_step_grad = cp.ElementwiseKernel(
+    "T gj, T gi, T gf, T go, T c_prev, T c, T dh, T dc", "T dj, T di, T df, T d_o, T dc_prev",
+    """
+    const T one = 1;
+    T tc = tanh(c);
+    T dct = dh * go * (one - tc * tc) + dc;
+    d_o = dh * tc * go * (one - go);
+    dj = dct * gi * (one - gj * gj);
+    di = dct * gj * gi * (one - gi);
+    df = dct * c_prev * gf * (one - gf);
+    dc_prev = dct * gf;
+    """, "collflow_lstm_step_grad")
+
+
+def _lstm_fused(j: Any, i: Any, f: Any, o: Any, c_prev: Any, c: Any, h: Any) -> None:
+    _lstm_step(c_prev, j, i, f, o, c, h)
+
+
+def _lstm_fused_grad(j: Any, i: Any, f: Any, o: Any, c_prev: Any, c: Any, dh: Any, dc: Any, dj: Any, di: Any,
+                     df: Any, do: Any, dc_prev: Any) -> None:
+    _lstm_step_grad(j, i, f, o, c_prev, c, dh, dc, dj, di, df, do, dc_prev)
+
+
+rnn_kernels.FUSED_STEPS.update(lstm=_lstm_fused, lstm_grad=_lstm_fused_grad)
 
 
 @register_kernel("Relu", device="GPU")

@@ -21,6 +21,14 @@ from .device import to_host
 from .nn_kernels import sigmoid_into
 from .registry import KernelContext, register_kernel
 
+# A device module's fused elementwise step (kernels/gpu_kernels.py: one CUDA kernel instead of a
+# dozen launches a step), for BlockLSTM's plain case (no peepholes, cell clip, projection,
+# sequence_length or gradient of the workspace), float32/float64 only:
+# "lstm": (j, i, f, o, c_prev, c, h) -> None, the gates [units, batch] pre-activation in
+# (i, f, o halved, the forget bias folded in) and activated out, c and h written;
+# "lstm_grad": (j, i, f, o, c_prev, c, dh, dc, dj, di, df, do, dc_prev) -> None.
+FUSED_STEPS: dict = {}
+
 
 def _cell_forward(xp: Any, gates: Any, c_prev: Any, fb: float, act: Any) -> tuple:
     """One step's activated gates (into `act`), c and h."""
@@ -242,6 +250,14 @@ def _every_step(xp: Any, m: Any, steps: int) -> Any:
     return xp.lib.stride_tricks.as_strided(m, shape=(steps,) + tuple(m.shape), strides=(0,) + tuple(m.strides))
 
 
+def _fused_step(xp: Any, kind: str, dtype: Any, special: bool) -> Any:
+    """The device's fused elementwise step (FUSED_STEPS) where it applies: a device array
+    module, float32/float64, none of the cases only the generic passes handle."""
+    if xp is np or special or np.dtype(dtype) not in (np.float32, np.float64):
+        return None
+    return FUSED_STEPS.get(kind)
+
+
 def _workspace_rows(n: int, d: int, hd: int) -> tuple:
     """Row offsets in BlockLSTM's workspace: (c, the GEMM input, its h rows, total rows)."""
     c_row = 4 * n
@@ -301,6 +317,7 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
         # the gates activated before c is known: all four, or j, i, f with peepholes (o then
         # waits for the new c)
         early = (3 if peephole else 4) * n
+        fused = _fused_step(xp, "lstm", x.dtype, peephole or clip is not None or proj is not None or lengths is not None)
         h, c = h0.T, c0.T
         for t in range(t_steps):
             a, c_t, h_t = gates[t], cs_t[t], h_out[t]
@@ -314,34 +331,37 @@ def _block_lstm(op: Any, ctx: KernelContext) -> Any:
                 continue
             step(t)
             a4 = a.reshape(4, n, b)
-            if peephole:
-                xp.multiply(c, w_if, out=peek)
-                a4[1:3] += peek
-            xp.tanh(a[:early], out=a[:early])
-            sig = a[n:early]
-            sig *= half
-            sig += half
-            j, i, f, o = a4
-            xp.multiply(c, f, out=c_t)
-            xp.multiply(i, j, out=ij)
-            c_t += ij
-            if clip is not None:
-                xp.clip(c_t, -clip, clip, out=c_t)
-            if peephole:
-                xp.multiply(c_t, w_o, out=o_in)
-                o += o_in
-                xp.tanh(o, out=o)
-                o *= half
-                o += half
-            if proj is None:
-                xp.tanh(c_t, out=h_t)
-                h_t *= o
+            if fused is not None:  # the plain case: no peephole, clip, projection or mask
+                fused(a4[0], a4[1], a4[2], a4[3], c, c_t, h_t)
             else:
-                xp.tanh(c_t, out=m)
-                m *= o
-                to_h(t)
-                if proj_clip is not None:
-                    xp.clip(h_t, -proj_clip, proj_clip, out=h_t)
+                if peephole:
+                    xp.multiply(c, w_if, out=peek)
+                    a4[1:3] += peek
+                xp.tanh(a[:early], out=a[:early])
+                sig = a[n:early]
+                sig *= half
+                sig += half
+                j, i, f, o = a4
+                xp.multiply(c, f, out=c_t)
+                xp.multiply(i, j, out=ij)
+                c_t += ij
+                if clip is not None:
+                    xp.clip(c_t, -clip, clip, out=c_t)
+                if peephole:
+                    xp.multiply(c_t, w_o, out=o_in)
+                    o += o_in
+                    xp.tanh(o, out=o)
+                    o *= half
+                    o += half
+                if proj is None:
+                    xp.tanh(c_t, out=h_t)
+                    h_t *= o
+                else:
+                    xp.tanh(c_t, out=m)
+                    m *= o
+                    to_h(t)
+                    if proj_clip is not None:
+                        xp.clip(h_t, -proj_clip, proj_clip, out=h_t)
             if live is not None:  # past their lengths, columns keep their state and their gates read 0
                 dead = ~live[1]
                 xp.copyto(c_t, c, where=dead)
@@ -401,6 +421,10 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
             dc_in = _transpose_step(xp, dcs, dc_t)
         dc_next = xp.zeros((n, b), dtype=ws.dtype)
         c0_t = c0.T
+        fused = _fused_step(xp, "lstm_grad", ws.dtype, peep is not None or clip is not None or proj is not None
+                            or lengths is not None or dws is not None)
+        if fused is not None:
+            dc_pair = (xp.empty((n, b), dtype=ws.dtype), xp.empty((n, b), dtype=ws.dtype))
         for t in range(t_steps - 1, -1, -1):
             dh_in(t)
             dh += dh_next
@@ -432,10 +456,14 @@ def _block_lstm_grad(op: Any, ctx: KernelContext) -> Any:
                     dm = xp.matmul(proj, dp)
                 c_prev = cs_t[t - 1] if t else c0_t
                 a4, d4 = gates[t].reshape(4, n, b), dg[t].reshape(4, n, b)
-                dact = None if dws is None else tuple(dws[t, :c_row].reshape(4, n, b))
-                dc_prev = _cell_backward(xp, tuple(a4), c_prev, cs_t[t], dc, dm, dact, tuple(d4),
-                                         runs=(a4[1:3], d4[1:3]) if peep else (a4[1:], d4[1:]), peep=peep_c,
-                                         clip=clip)
+                if fused is not None:  # the plain case: no mask, peephole, clip or dws
+                    dc_prev = dc_pair[t % 2]  # not this step's dc (the other step's output)
+                    fused(a4[0], a4[1], a4[2], a4[3], c_prev, cs_t[t], dm, dc, d4[0], d4[1], d4[2], d4[3], dc_prev)
+                else:
+                    dact = None if dws is None else tuple(dws[t, :c_row].reshape(4, n, b))
+                    dc_prev = _cell_backward(xp, tuple(a4), c_prev, cs_t[t], dc, dm, dact, tuple(d4),
+                                             runs=(a4[1:3], d4[1:3]) if peep else (a4[1:], d4[1:]), peep=peep_c,
+                                             clip=clip)
                 if live is not None:  # columns past their lengths: no gate gradient, dh and dc pass through
                     dg[t] *= live[1]
                 back(t)
