@@ -218,29 +218,32 @@ def test_dropout_masks_continue_after_a_restore_on_the_gpu(tmp_path):
             np.testing.assert_array_equal(s.run(r), w)
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_lstm_steps_on_gpu_match_cpu(dtype):
-    """dynamic_rnn over an LSTMCell runs BlockLSTM, whose elementwise step on the GPU is one
-    fused CUDA kernel a step (kernels/gpu_kernels.py), forward and backward: outputs, final
-    state and gradients equal the CPU's NumPy passes."""
+def test_fused_recurrent_steps_on_gpu_match_cpu(kind, dtype):
+    """dynamic_rnn over an LSTMCell or GRUCell runs BlockLSTM / BlockGRU, whose elementwise
+    steps on the GPU are fused CUDA kernels (kernels/gpu_kernels.py), forward and backward:
+    outputs, final state and gradients equal the CPU's NumPy passes."""
     from collflow.kernels import rnn_kernels
-    assert set(rnn_kernels.FUSED_STEPS) == {"lstm", "lstm_grad"}
+    assert set(rnn_kernels.FUSED_STEPS) == {"lstm", "lstm_grad", "gru_gates", "gru_out", "gru_grad_cu",
+                                            "gru_grad_r", "gru_grad_h"}
     rng = np.random.default_rng(3)
     xv = rng.normal(size=(8, 12, 16)).astype(dtype)
     g = cf.Graph()
     with g.as_default():
         x = cf.placeholder(dtype, (8, 12, 16))
-        cell = cf.nn.rnn_cell.LSTMCell(32)
+        cell = cf.nn.rnn_cell.LSTMCell(32) if kind == "lstm" else cf.nn.rnn_cell.GRUCell(32)
         out, state = cf.nn.dynamic_rnn(cell, x, dtype=dtype)
-        loss = cf.reduce_sum(out * out) + cf.reduce_sum(state.c)
+        final = [state.c, state.h] if kind == "lstm" else [state]
+        loss = cf.reduce_sum(out * out) + cf.reduce_sum(final[0])
         grads = cf.gradients(loss, [x] + cf.trainable_variables())
         init = cf.global_variables_initializer()
-    assert "BlockLSTM" in [op.type for op in g.get_operations()]
+    assert ("BlockLSTM" if kind == "lstm" else "BlockGRU") in [op.type for op in g.get_operations()]
     res = {}
     for dev in ("/cpu:0", "/gpu:0"):
         with cf.Session(graph=g, config={"device": dev}) as s:
             s.run(init)
-            res[dev] = s.run([out, state.c, state.h] + grads, {x: xv})
+            res[dev] = s.run([out] + final + grads, {x: xv})
     tol = 1e-10 if dtype == np.float64 else 2e-4
     for a, b in zip(res["/gpu:0"], res["/cpu:0"]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

@@ -156,3 +156,49 @@ def test_block_lstm_device_fused_steps_match_the_generic_passes(dc_zero, monkeyp
     for a, b_ in zip(run(np, lengths), run(_NotNumpy(), lengths)):
         np.testing.assert_allclose(a, b_, rtol=1e-12, atol=1e-12)
     assert calls == []
+
+
+def _np_gru_twins(calls):
+    """NumPy twins of kernels/gpu_kernels.py's fused GRU kernels (the same formulas), counting."""
+    def gates(r, u, h, rh):
+        calls.append("gates")
+        r[...] = np.tanh(r * 0.5) * 0.5 + 0.5
+        u[...] = np.tanh(u * 0.5) * 0.5 + 0.5
+        rh[...] = r * h
+
+    def out(c, u, h, h_t):
+        calls.append("out")
+        c[...] = np.tanh(c)
+        h_t[...] = (h - c) * u + c
+
+    def grad_cu(u, c, h_prev, dh, dc, du):
+        calls.append("cu")
+        dc[...] = (1 - u) * dh * (1 - c * c)
+        du[...] = (h_prev - c) * dh * (u - u * u)
+
+    def grad_r(r, h_prev, drh, dr):
+        calls.append("r")
+        dr[...] = drh * h_prev * (r - r * r)
+
+    def grad_h(r, u, drh, dh, dh_next):
+        calls.append("h")
+        dh_next[...] = dh_next + drh * r + dh * u
+    return dict(gru_gates=gates, gru_out=out, gru_grad_cu=grad_cu, gru_grad_r=grad_r, gru_grad_h=grad_h)
+
+
+def test_block_gru_device_fused_steps_match_the_generic_passes(monkeypatch):
+    """As for the LSTM: BlockGRU's fused device passes (NumPy twins here) get the right views;
+    with sequence_length the generic passes run."""
+    calls = []
+    want = _run_gru(np, None)
+    for k, fn in _np_gru_twins(calls).items():
+        monkeypatch.setitem(rnn_kernels.FUSED_STEPS, k, fn)
+    got = _run_gru(_NotNumpy(), None)
+    t = want[0].shape[0]
+    assert calls == ["gates", "out"] * t + ["cu", "r", "h"] * t
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    calls.clear()
+    for a, b in zip(_run_gru(np, [5, 2, 0, 3]), _run_gru(_NotNumpy(), [5, 2, 0, 3])):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert calls == []

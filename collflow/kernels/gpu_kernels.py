@@ -92,7 +92,45 @@ def _lstm_fused_grad(j: Any, i: Any, f: Any, o: Any, c_prev: Any, c: Any, dh: An
     _lstm_step_grad(j, i, f, o, c_prev, c, dh, dc, dj, di, df, do, dc_prev)
 
 
-rnn_kernels.FUSED_STEPS.update(lstm=_lstm_fused, lstm_grad=_lstm_fused_grad)
+# BlockGRU's elementwise passes around its two products a step, one launch each (sigmoid in
+# the generic passes' form, 0.5 tanh(x / 2) + 0.5)
+_gru_gates = cp.ElementwiseKernel(
+    "T h", "T gr, T gu, T rh",
+    """
+    const T half = 0.5;
+    T r = tanh(gr * half) * half + half;
+    gr = r;
+    gu = tanh(gu * half) * half + half;
+    rh = r * h;
+    """, "collflow_gru_gates")
+_gru_out = cp.ElementwiseKernel(
+    "T gu, T h", "T gc, T h_t",
+    """
+    T c = tanh(gc);
+    gc = c;
+    h_t = (h - c) * gu + c;
+    """, "collflow_gru_out")
+_gru_grad_cu = cp.ElementwiseKernel(
+    "T gu, T gc, T h_prev, T dh", "T dc, T du",
+    """
+    const T one = 1;
+    dc = (one - gu) * dh * (one - gc * gc);
+    du = (h_prev - gc) * dh * (gu - gu * gu);
+    """, "collflow_gru_grad_cu")
+_gru_grad_r = cp.ElementwiseKernel(
+    "T gr, T h_prev, T drh", "T dr",
+    "dr = drh * h_prev * (gr - gr * gr);", "collflow_gru_grad_r")
+_gru_grad_h = cp.ElementwiseKernel(
+    "T gr, T gu, T drh, T dh", "T dh_next",
+    "dh_next = dh_next + drh * gr + dh * gu;", "collflow_gru_grad_h")
+
+rnn_kernels.FUSED_STEPS.update(
+    lstm=_lstm_fused, lstm_grad=_lstm_fused_grad,
+    gru_gates=lambda r, u, h, rh: _gru_gates(h, r, u, rh),
+    gru_out=lambda c, u, h, h_t: _gru_out(u, h, c, h_t),
+    gru_grad_cu=lambda u, c, h_prev, dh, dc, du: _gru_grad_cu(u, c, h_prev, dh, dc, du),
+    gru_grad_r=lambda r, h_prev, drh, dr: _gru_grad_r(r, h_prev, drh, dr),
+    gru_grad_h=lambda r, u, drh, dh, dh_next: _gru_grad_h(r, u, drh, dh, dh_next))
 
 
 @register_kernel("Relu", device="GPU")

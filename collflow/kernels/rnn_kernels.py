@@ -27,6 +27,11 @@ from .registry import KernelContext, register_kernel
 # "lstm": (j, i, f, o, c_prev, c, h) -> None, the gates [units, batch] pre-activation in
 # (i, f, o halved, the forget bias folded in) and activated out, c and h written;
 # "lstm_grad": (j, i, f, o, c_prev, c, dh, dc, dj, di, df, do, dc_prev) -> None.
+# BlockGRU's (no sequence_length), around its two products a step: "gru_gates": (r, u, h, rh):
+# r and u activated in place, rh = r h; "gru_out": (c, u, h, h_t): c = tanh(c) in place,
+# h_t = c + u (h - c).  Its gradient's, around its two: "gru_grad_cu": (u, c, h_prev, dh, dc,
+# du); "gru_grad_r": (r, h_prev, drh, dr); "gru_grad_h": (r, u, drh, dh, dh_next), dh_next +=
+# drh r + dh u.
 FUSED_STEPS: dict = {}
 
 
@@ -531,6 +536,8 @@ def _block_gru(op: Any, ctx: KernelContext) -> Any:
         gates = _step_product(xp, w_gt, ws[:t_steps, 3 * n:], ws[:t_steps, :2 * n], beta=1.0)
         cand = _step_product(xp, w_ct, rh, ws[:t_steps, 2 * n:3 * n], beta=1.0)
         h_out, rh_out = _transpose_step(xp, ws[1:, 3 * n:], hs), _transpose_step(xp, rh, rhs)
+        fused = _fused_step(xp, "gru_gates", dt, lengths is not None)
+        fused_out = FUSED_STEPS.get("gru_out") if fused is not None else None
         for t in range(t_steps):
             a = ws[t]
             h, h_t = a[3 * n:], ws[t + 1, 3 * n:]
@@ -542,15 +549,21 @@ def _block_gru(op: Any, ctx: KernelContext) -> Any:
             else:
                 p_in(t)
                 gates(t)
-                ru = a[:2 * n]
-                sigmoid_into(xp, ru, ru)
-                xp.multiply(a[:n], h, out=rh)
+                if fused is not None:
+                    fused(a[:n], a[n:2 * n], h, rh)
+                else:
+                    ru = a[:2 * n]
+                    sigmoid_into(xp, ru, ru)
+                    xp.multiply(a[:n], h, out=rh)
                 cand(t)
                 c = a[2 * n:3 * n]
-                xp.tanh(c, out=c)
-                xp.subtract(h, c, out=h_t)                # h' = c + u (h - c)
-                h_t *= a[n:2 * n]
-                h_t += c
+                if fused_out is not None:
+                    fused_out(c, a[n:2 * n], h, h_t)
+                else:
+                    xp.tanh(c, out=c)
+                    xp.subtract(h, c, out=h_t)            # h' = c + u (h - c)
+                    h_t *= a[n:2 * n]
+                    h_t += c
                 if live is not None:  # past their lengths, columns keep their state
                     xp.copyto(h_t, h, where=~live[1])
             h_out(t)
@@ -578,6 +591,9 @@ def _block_gru_grad(op: Any, ctx: KernelContext) -> Any:
         dh_in, dp_out = _transpose_step(xp, dhs, dh), _transpose_step(xp, d, dp)
         back_c = _step_product(xp, w_c, _every_step(xp, dc, t_steps), _every_step(xp, drh, t_steps))
         back_g = _step_product(xp, w_g, _every_step(xp, d[:2 * n], t_steps), _every_step(xp, dh_next, t_steps))
+        fused = {k: FUSED_STEPS.get(k) for k in ("gru_grad_cu", "gru_grad_r", "gru_grad_h")}
+        if _fused_step(xp, "gru_grad_cu", dt, lengths is not None) is None or None in fused.values():
+            fused = None
         for t in range(t_steps - 1, -1, -1):
             a = ws[t]
             r, u, c, h_prev = a[:n], a[n:2 * n], a[2 * n:3 * n], a[3 * n:]
@@ -587,6 +603,14 @@ def _block_gru_grad(op: Any, ctx: KernelContext) -> Any:
             if live is not None and live[0] == 0:  # the state passed through this step unchanged
                 d[...] = 0
                 dh_next[...] = dh
+                dp_out(t)
+                continue
+            if fused is not None:  # the same passes, one device kernel around each product
+                fused["gru_grad_cu"](u, c, h_prev, dh, dc, du)
+                back_c(t)
+                fused["gru_grad_r"](r, h_prev, drh, dr)
+                back_g(t)
+                fused["gru_grad_h"](r, u, drh, dh, dh_next)
                 dp_out(t)
                 continue
             # the candidate's pre-activation: dh (1 - u) (1 - c^2)
