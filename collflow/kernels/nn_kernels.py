@@ -55,7 +55,6 @@ def _leaky_relu(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("LeakyReluGrad")
 def _leaky_relu_grad(op: Any, ctx: KernelContext) -> Any:
-    xp = ctx.xp
     alpha = op.attrs["alpha"]
 
     def leaky_relu_grad(g: Any, x: Any) -> Any:
