@@ -131,49 +131,27 @@ def test_transposer_copies_each_step_transposed_and_scaled(dtype):
 
 
 @needs_blas
-@pytest.mark.parametrize("tb", [True, False])
-def test_short_wide_product_equals_numpy_and_declines_what_it_should(tb, monkeypatch):
-    from collflow.kernels.math_kernels import short_wide_product
+def test_wide_nt_product_equals_numpy_and_declines_what_it_should(monkeypatch):
+    from collflow.kernels.math_kernels import wide_nt_product
     rng = np.random.default_rng(4)
-    f32 = np.float32
-
-    def rhs(n: int, k: int, dtype=f32) -> np.ndarray:  # b, stored as the product reads it
-        return rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
-
-    a, b = rng.standard_normal((24, 300)).astype(f32), rhs(700, 300)
-    want = a @ (b.T if tb else b)
+    dtype = np.float32
+    a, b = rng.standard_normal((24, 300)).astype(dtype), rng.standard_normal((700, 300)).astype(dtype)
+    want = a @ b.T
     tol = 1e-5
-    np.testing.assert_allclose(short_wide_product(a, b, tb), want, rtol=tol, atol=tol * 10)
-    wide = np.full((24, 710), 5.0, dtype=f32)  # into a block of columns
-    assert short_wide_product(a, b, tb, wide[:, 3:703]) is not None
+    np.testing.assert_allclose(wide_nt_product(a, b), want, rtol=tol, atol=tol * 10)
+    wide = np.full((24, 710), 5.0, dtype=dtype)  # into a block of columns
+    assert wide_nt_product(a, b, wide[:, 3:703]) is not None
     np.testing.assert_allclose(wide[:, 3:703], want, rtol=tol, atol=tol * 10)
     assert (wide[:, :3] == 5).all() and (wide[:, 703:] == 5).all()
     with monkeypatch.context() as m:  # no omatcopy: NumPy transposes back
         m.setattr(blas, "transposer", lambda *a, **k: None)
-        np.testing.assert_allclose(short_wide_product(a, b, tb), want, rtol=tol, atol=tol * 10)
-    assert short_wide_product(a[:, :8], rhs(700, 8), tb) is None                # too little work
-    assert short_wide_product(rng.standard_normal((200, 300)).astype(f32), b, tb) is None  # not short
-    # 51..128 rows: taken with b transposed only (the measured rule)
-    mid = rng.standard_normal((64, 300)).astype(f32)
-    assert (short_wide_product(mid, rhs(1000, 300), tb) is None) == (not tb)
-    assert short_wide_product(a, rhs(60, 300), tb) is None                      # not wide
-    assert short_wide_product(a, b.astype(np.float16), tb) is None              # mixed dtypes
-    assert short_wide_product(a.astype(np.float64), b.astype(np.float64), tb) is None  # float64: slower
-    assert short_wide_product(a, rhs(700, 299), tb) is None                     # shapes
-
-
-@needs_blas
-@pytest.mark.parametrize("dims", [(None, 300), (24, 300), (64, 300)])
-def test_matmul_kernel_takes_the_swapped_product_where_it_may(dims):
-    """The MatMul kernel equals NumPy's product whether or not it swaps (rows unknown, few, many)."""
-    rng = np.random.default_rng(5)
-    rows = dims[0] or 24
-    a, b = rng.standard_normal((rows, 300)).astype(np.float32), rng.standard_normal((300, 700)).astype(np.float32)
-    x = cf.placeholder(cf.float32, list(dims))
-    y = cf.matmul(x, cf.constant(b))
-    with cf.Session() as sess:
-        got = sess.run(y, {x: a})
-    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(wide_nt_product(a, b), want, rtol=tol, atol=tol * 10)
+    assert wide_nt_product(a[:, :8], b[:, :8]) is None                 # too little work
+    assert wide_nt_product(rng.standard_normal((200, 300)).astype(dtype), b) is None  # not short
+    assert wide_nt_product(a, b[:60]) is None                          # not wide
+    assert wide_nt_product(a, b.astype(np.float16)) is None            # mixed dtypes
+    assert wide_nt_product(a, b[:, :299]) is None                      # shapes
+    assert wide_nt_product(a.astype(np.float64), b.astype(np.float64)) is None  # float64: slower swapped
 
 
 @needs_blas

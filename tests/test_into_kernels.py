@@ -40,15 +40,14 @@ def _cases():
         ("mean_multi", lambda a: cf.reduce_mean(a, axis=[0, 2], keepdims=True), [any_(30, 4, 50)]),
         ("add_bcast", lambda a, b: a + b, [any_(1, 4), any_(3, 1)]),
         ("matmul_big", cf.matmul, [any_(64, 300), any_(300, 70)]),
-        # short and wide: computed as (b @ a^T)^T (math_kernels.short_wide_product)
+        # short and wide: computed as (b @ a^T)^T (math_kernels.wide_nt_product)
         ("matmul_tb_wide", lambda a, b: cf.matmul(a, b, transpose_b=True), [any_(16, 256), any_(640, 256)]),
-        ("matmul_wide", cf.matmul, [any_(16, 256), any_(256, 640)]),
         ("add_n", lambda a, b, c: cf.add_n([a, b, c]), [any_(2, 3), any_(2, 3), any_(2, 3)]),
         ("bias_add_grad", lambda a: make_op("BiasAddGrad", [a], {}, name="bag").outputs[0], [any_(2, 3, 4)]),
     ]
 
 
-_NO_F16 = {"matmul", "matmul_ta", "matmul_tb", "matmul_tt", "matmul_big", "matmul_tb_wide", "matmul_wide", "mean_1", "mean_multi"}
+_NO_F16 = {"matmul", "matmul_ta", "matmul_tb", "matmul_tt", "matmul_big", "matmul_tb_wide", "mean_1", "mean_multi"}
 
 
 # float16: the elementwise ops and sums (products of float16 matrices are not a gradient

@@ -2,12 +2,14 @@
 
 im2col convolutions copy each batch chunk's windows into a column matrix and hand it to one
 GEMM; the chunk pays off while the matrix stays in cache between the copy and the product.
-The best chunk grows with the per-core L2: on a 512 KiB-L2 host (AMD EPYC, AVX2) 1 MiB chunks
-ran the MNIST tutorial's second conv layer faster than 4 MiB (5-12% per op); on a 1 MiB-L2 host
-(AMD EPYC, AVX-512, 32 MiB L3) 4-8 MiB ran its whole train step fastest (interleaved, one
-thread: 512 KiB 47.1 ms, 1 MiB 46.5, 2 MiB 44.4, 4 MiB 42.3, 8 MiB 41.7).  `block_bytes`
-takes four times the L2: 2 MiB on the first host (between its two measured sizes), 4 MiB on
-the second.
+The chunk that pays off grows with the per-core L2 and with BLAS's threads: on a 512 KiB-L2
+host (AMD EPYC, AVX2) 1 MiB chunks ran the MNIST tutorial's second conv layer faster than
+4 MiB on one thread (5-12% per op); on a 1 MiB-L2 host (AMD EPYC, AVX-512, 32 MiB L3) its
+whole train step, chunk sizes interleaved in one process, took 37.2 / 37.5 / 37.1 / 37.3 /
+38.4 ms with 512 KiB / 1 / 2 / 4 / 8 MiB chunks on one BLAS thread, and 47.1 / 46.5 / 44.4 /
+42.3 / 41.7 ms on two (a slower hour of that host: bigger chunks give a threaded GEMM more
+rows to share).  `block_bytes` takes four times the L2: 2 MiB on the first host, 4 MiB on
+the second, the best there on two threads and within noise of the best on one.
 """
 from __future__ import annotations
 

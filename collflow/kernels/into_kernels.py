@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .math_kernels import ColumnSums, leading_axes, short_wide_product
+from .math_kernels import ColumnSums, leading_axes, wide_nt_product
 from .registry import KernelContext, register_into
 
 _UFUNCS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.true_divide,
@@ -49,7 +49,7 @@ def _matmul_into(op: Any, ctx: KernelContext) -> Optional[Callable]:
     ta, tb = bool(op.attrs.get("transpose_a", False)), bool(op.attrs.get("transpose_b", False))
 
     def into(a: Any, b: Any, *, out: Any) -> Any:
-        if not ta and short_wide_product(a, b, tb, out) is not None:
+        if tb and not ta and wide_nt_product(a, b, out) is not None:
             return out
         # transposed views: BLAS reads them with its transpose flag, no copy
         return np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b, out=out)

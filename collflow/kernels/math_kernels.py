@@ -141,26 +141,24 @@ def _add_n(op: Any, ctx: KernelContext) -> Any:
     return add_n
 
 
-def short_wide_product(a: Any, b: Any, tb: bool, out: Any = None) -> Any:
-    """a @ b (a @ b.T with tb) for a short, wide float32 result computed as (b.T @ a.T).T
-    ((b @ a.T).T): OpenBLAS's SkylakeX kernels run the swapped product faster, one thread.
-    Measured at the shapes of a dense layer (medians, interleaved; plain -> swapped, ms):
-    its input gradient 50 x 1024 by (3136 x 1024)^T 1.48 -> 1.04, 32 x 1024 by
-    (1024 x 1024)^T 0.39 -> 0.21, 128 x 4096 by (1024 x 4096)^T 3.46 -> 2.81; its forward
-    product 50 x 3136 by 3136 x 1024 1.49 -> 1.26, 32 x 1024 by 1024 x 1024 0.42 -> 0.26,
-    but 64 x 512 by 512 x 2048 0.40 -> 0.41 and 128 rows 3.0 -> 3.1: hence at most 128 rows
-    with tb, 50 without.  float64 loses both ways (50 x 1024 by (3136 x 1024)^T: 2.5 ->
-    3.4 ms) and is left to NumPy; OpenBLAS's Haswell kernels run both at the same speed.  The
-    result is at least 4x wider than tall, 2^20 multiply-adds or more; the transpose back is
-    omatcopy's.  Into `out` when given; None (nothing done) where it does not apply."""
+def wide_nt_product(a: Any, b: Any, out: Any = None) -> Any:
+    """a @ b.T for a short, wide float32 result (2-D NumPy arrays, at most 128 rows, at least
+    4x as many columns, 2^20 multiply-adds or more) computed as (b @ a.T).T: OpenBLAS's
+    SkylakeX kernels run that product faster on one thread (a dense layer's input gradient,
+    50 x 1024 by (3136 x 1024)^T: 2.58 -> 1.97 ms; 32 x 1024 by (1024 x 1024)^T 0.68 -> 0.37;
+    128 x 4096 by (1024 x 4096)^T 6.11 -> 5.60; 16 x 512 by (512 x 512)^T 0.12 -> 0.07), its
+    Haswell kernels at the same speed.  Not float64, which runs slower swapped (the first
+    shape: 4.28 -> 7.26 ms).  The plain product a @ b swapped the same way gained or lost a
+    few percent by shape, so it is left to NumPy.  The transpose back is omatcopy's.  Into
+    `out` when given; None (nothing done) where it does not apply."""
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2
             or a.dtype != np.float32 or b.dtype != np.float32):
         return None
-    (m, k), n = a.shape, (b.shape[0] if tb else b.shape[1])
-    if (b.shape[1] if tb else b.shape[0]) != k or m > (128 if tb else 50) or n < 4 * m or m * n * k < (1 << 20):
+    (m, k), n = a.shape, b.shape[0]
+    if b.shape[1] != k or m > 128 or n < 4 * m or m * n * k < (1 << 20):
         return None
     ct = np.empty((n, m), dtype=a.dtype)
-    if not _blas.gemm(b, not tb, a, True, ct, 1.0, 0.0):
+    if not _blas.gemm(b, False, a, True, ct, 1.0, 0.0):
         return None
     if out is None:
         out = np.empty((m, n), dtype=a.dtype)
@@ -172,28 +170,13 @@ def short_wide_product(a: Any, b: Any, tb: bool, out: Any = None) -> Any:
     return out
 
 
-def _may_be_short_wide(op: Any) -> bool:
-    """Whether short_wide_product may take a MatMul (float32, rows not known to exceed 50)."""
-    if op.inputs[0].dtype.name != "float32":
-        return False
-    dims = getattr(op.inputs[0].shape, "dims", None)
-    rows = dims[0] if dims is not None and len(dims) == 2 else None
-    return rows is None or rows <= 50
-
-
 @register_kernel("MatMul")
 def _matmul(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     mm = xp.matmul
     if not ta and not tb:
-        if xp is not np or not _may_be_short_wide(op):
-            return mm  # no Python frame per call
-
-        def nn(a: Any, b: Any) -> Any:
-            c = short_wide_product(a, b, False)
-            return mm(a, b) if c is None else c
-        return nn
+        return mm
     # transposed views: BLAS reads them with its transpose flag, no copy
     if ta and tb:
         return lambda a, b: mm(xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2))
@@ -201,7 +184,7 @@ def _matmul(op: Any, ctx: KernelContext) -> Any:
         return lambda a, b: mm(xp.swapaxes(a, -1, -2), b)
 
     def nt(a: Any, b: Any) -> Any:
-        c = short_wide_product(a, b, True) if xp is np else None
+        c = wide_nt_product(a, b) if xp is np else None
         return mm(a, xp.swapaxes(b, -1, -2)) if c is None else c
     return nt
 
