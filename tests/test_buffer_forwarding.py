@@ -1,5 +1,6 @@
 """Buffer forwarding: in-place kernels reuse a dying input, never an array someone holds."""
 import numpy as np
+import pytest
 
 import collflow as cf
 
@@ -13,6 +14,7 @@ def _graph():
     return g, x, a, b
 
 
+@pytest.mark.host_only("buffer forwarding uses the CPU kernels' in-place variants")
 def test_dying_input_is_reused_and_results_are_right():
     g, x, a, b = _graph()
     xv = np.array([[0.0, 1.0, -2.0]], np.float32)
@@ -93,6 +95,7 @@ def _run(forwarding, fetch_names, xv):
     return got, plan
 
 
+@pytest.mark.host_only("buffer forwarding uses the CPU kernels' in-place variants")
 def test_loop_bodies_forward_buffers_and_values_equal_the_unforwarded_plan():
     xv = np.random.default_rng(3).uniform(-1, 1, N).astype(np.float32)
     keep = xv.copy()
@@ -120,6 +123,7 @@ def test_loop_results_match_numpy():
     np.testing.assert_allclose(v, want, rtol=1e-6)
 
 
+@pytest.mark.host_only("buffer forwarding uses the CPU kernels' in-place variants")
 def test_static_plans_report_what_they_forward():
     g, x, a, b = _graph()
     with cf.Session(graph=g) as s:

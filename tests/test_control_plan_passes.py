@@ -61,6 +61,7 @@ def _train(config, comm=None, steps=3, **kw):
         return losses, s.run(vs), plan
 
 
+@pytest.mark.host_only("the GEMM+update fusion and into-bucket gradients are NumPy BLAS paths")
 @pytest.mark.parametrize("opt", ["sgd", "momentum"])
 def test_weight_gradient_gemm_fuses_with_its_update_around_a_loop(opt):
     losses, values, plan = _train({}, opt=opt)
@@ -101,6 +102,7 @@ def test_sync_replicas_around_a_loop_overlaps_and_matches_the_plan_without_passe
     assert freed, [src[k] for k in issues]
 
 
+@pytest.mark.host_only("the GEMM+update fusion and into-bucket gradients are NumPy BLAS paths")
 def test_gradients_computed_into_the_bucket_around_a_loop():
     def rank(c, views):
         cfg = {"bucket_views": views}
@@ -144,6 +146,7 @@ def test_a_run_failing_after_a_collective_was_issued_fails_cleanly_and_the_next_
         assert issue < gather  # the all-reduce was in flight when the gather failed
 
 
+@pytest.mark.host_only("the GEMM+update fusion and into-bucket gradients are NumPy BLAS paths")
 def test_a_gradient_computed_into_the_bucket_is_not_forwarded_instead():
     """An elementwise gradient whose input dies at it could run in place (buffer forwarding) or
     be computed into the all-reduce's bucket (bucket views): the bucket wins, as in static

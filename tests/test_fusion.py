@@ -213,6 +213,7 @@ def _train_mlp(fuse: bool, dtype=cf.float32, steps: int = 3, optimizer=None):
         return losses, s.run(m.variables), plan
 
 
+@pytest.mark.host_only("the GEMM+update fusion is a NumPy BLAS path")
 @pytest.mark.parametrize("dtype", [cf.float32, cf.float64])
 def test_fused_sgd_step_equals_unfused(dtype):
     l1, w1, p1 = _train_mlp(True, dtype)
@@ -225,6 +226,7 @@ def test_fused_sgd_step_equals_unfused(dtype):
     assert _types(p1).count("MatMul+ApplyGradientDescent") == 3  # every dense layer's weight
 
 
+@pytest.mark.host_only("the GEMM+update fusion is a NumPy BLAS path")
 @pytest.mark.parametrize("momentum", [False, True])
 def test_fused_update_without_numpy_blas_takes_the_numpy_path(monkeypatch, momentum):
     opt = (lambda: cf.train.MomentumOptimizer(0.1, 0.9)) if momentum else \
@@ -239,6 +241,7 @@ def test_fused_update_without_numpy_blas_takes_the_numpy_path(monkeypatch, momen
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.host_only("the GEMM+update fusion is a NumPy BLAS path")
 @pytest.mark.parametrize("dtype", [cf.float32, cf.float64])
 def test_fused_momentum_step_equals_unfused(dtype):
     opt = lambda: cf.train.MomentumOptimizer(0.1, 0.9)  # noqa: E731
@@ -291,6 +294,7 @@ def _read_between_graph():
     return g, x, d, w, seen, upd, init
 
 
+@pytest.mark.host_only("the GEMM+update fusion is a NumPy BLAS path")
 @pytest.mark.parametrize("fuse", [True, False])
 def test_a_read_between_product_and_update_sees_the_old_value(fuse):
     g, x, d, w, seen, upd, init = _read_between_graph()
@@ -399,6 +403,7 @@ def test_relu_gradient_of_another_tensor_than_the_pools_input_stays_unfused():
     np.testing.assert_array_equal(out.reshape(4, 4), want)
 
 
+@pytest.mark.host_only("the GEMM+update fusion is a NumPy BLAS path")
 def test_gradient_gates_are_read_through_and_still_fetchable():
     """TF1's default gate_gradients=GATE_OP wraps each op's input gradients in a tf.tuple; the
     plan reads through those Identity gates (runtime/passes.py), so the weight-gradient product

@@ -20,6 +20,7 @@ def _plans(build, feed_of):
     return out
 
 
+@pytest.mark.host_only("constant folding runs for CPU plans (a folded value is a host array)")
 def test_constant_subgraphs_fold_and_values_stay():
     def build():
         x = cf.placeholder(cf.float32, (None, 4))
@@ -94,6 +95,7 @@ def test_a_kernel_error_in_a_constant_subgraph_surfaces_at_run_time():
             s.run(bad)
 
 
+@pytest.mark.host_only("constant folding runs for CPU plans (a folded value is a host array)")
 def test_folding_a_shape_only_op_keeps_its_inputs_side_effects():
     """TF1 runs the assign behind tf.zeros_like(assign) / tf.shape(assign) even though the
     result needs only its static shape; folding them must not drop the assign."""
@@ -123,6 +125,7 @@ def _loop_and_cond(x):
     return w, cf.gradients(cf.reduce_sum(w * w), x)[0]
 
 
+@pytest.mark.host_only("constant folding runs for CPU plans (a folded value is a host array)")
 @pytest.mark.parametrize("sign", [1.0, -1.0], ids=["true-branch", "false-branch"])
 def test_control_flow_plans_fold_and_merge_around_loops_and_conds(sign):
     def build():

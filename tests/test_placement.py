@@ -113,6 +113,7 @@ def test_pinning_to_an_absent_gpu_is_an_error_unless_soft():
         assert s.run(a) == 2.0
 
 
+@pytest.mark.host_only("there is a (simulated) GPU")
 def test_auto_device_is_the_cpu_without_a_gpu():
     with cf.Session(graph=cf.Graph()) as s:
         assert s._default_device == "/cpu:0"

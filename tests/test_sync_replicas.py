@@ -103,6 +103,7 @@ def _bucket_of(sess, fetches, feed):
     return ks[0].input_slots.bucket
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 @pytest.mark.parametrize("average", [False, True])
 def test_gradients_computed_into_the_bucket(average):
     """Producers with an into-variant compute their gradient straight into the bucket's send
@@ -148,6 +149,7 @@ def test_gradients_computed_into_the_bucket(average):
             np.testing.assert_allclose(red_on[0], np.full((3, 4), want0))
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 def test_a_held_gradient_is_not_overwritten_by_the_next_step():
     """A view of a gradient computed into the bucket that the user keeps (fetched through a
     Reshape, which returns a view) stays as it was: the next step claims a fresh buffer."""
@@ -216,6 +218,7 @@ def test_send_bucket_belongs_to_one_step_at_a_time():
     assert b.take().ctypes.data == addr  # nothing held now: kept
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 def test_mlp_bias_gradients_are_computed_into_the_bucket():
     """In a real backward pass the small gradients (the biases' BiasAddGrad, the small weights'
     MatMul) are computed into the bucket; a large weight gradient goes to the all-reduce
@@ -297,6 +300,7 @@ def _lone_bucket_session(make_grads, feed_shapes, dtype=cf.float64, average=Fals
     return cf.Session(graph=g, config={"comm": LocalCommunicator(), "check_outputs": check_outputs}), phs, red
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 def test_a_failed_step_gives_up_its_claim_on_the_bucket():
     """A step that fails after its producers computed into the bucket (here an op the
     collective waits on fails on a bad feed) leaves the buffer free: other threads' later
@@ -330,6 +334,7 @@ def test_a_failed_step_gives_up_its_claim_on_the_bucket():
             np.testing.assert_array_equal(out[1], np.full(4, 3.0 * step))
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 def test_a_collective_failing_to_start_frees_the_bucket():
     """An error inside the collective's kernel after it took the bucket (a gradient whose
     runtime shape contradicts its static one) frees the bucket for the next step."""
@@ -400,6 +405,7 @@ def _batches(rank, steps=4):
     return [(rng.normal(size=(5, 6)), rng.integers(0, 3, 5).astype(np.int32)) for _ in range(steps)]
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 @pytest.mark.parametrize("n", [2, 3])
 def test_sgd_averages_the_updated_variables_instead_of_the_gradients(n):
     """The average of W - lr*g_r is W - lr*mean(g_r): the same training as averaging gradients
@@ -508,6 +514,7 @@ def _send_bucket(sess, fetches):
     return ks[0].send_bucket
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 def test_variables_all_reduced_as_they_are_live_in_the_send_buffer():
     """A bucket whose gradients are variable reads (accumulators, weights exchanged as they
     are): after the first step the variables live in the send buffer, so later steps send
@@ -567,6 +574,7 @@ def test_variables_all_reduced_as_they_are_live_in_the_send_buffer():
         assert res[r]["kept"][0][0, 0] == 1.0 + r
 
 
+@pytest.mark.host_only("gradients and variables computed into the send buffer are NumPy paths")
 def test_a_variable_read_by_two_inputs_lives_in_one_slot():
     """Two inputs of a bucket reading one variable: it lives in the first one's slot (the
     other is copied in each step), instead of moving between them; the sums stay right."""

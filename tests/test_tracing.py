@@ -28,6 +28,7 @@ def _events(md):
     return [ns for d in md.step_stats.dev_stats for ns in d.node_stats]
 
 
+@pytest.mark.host_only("expects one CPU row in the trace")
 def test_traced_run_records_every_op_and_changes_nothing():
     g, x, loss, train, init = _mlp_graph()
     feed = {x: np.arange(8, dtype=np.float32).reshape(2, 4)}
@@ -58,6 +59,7 @@ def test_traced_run_records_every_op_and_changes_nothing():
         s.run(train, feed, options=FULL)  # a trace nobody collects is fine
 
 
+@pytest.mark.host_only("expects one CPU row in the trace")
 def test_timeline_is_a_chrome_trace_of_the_events():
     g, x, loss, train, init = _mlp_graph()
     with cf.Session(graph=g) as s:

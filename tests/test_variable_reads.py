@@ -27,6 +27,7 @@ def _model():
     return g, v, read, total, add, init
 
 
+@pytest.mark.host_only("read-only snapshots of host variables")
 def test_reads_then_in_place_updates_keep_the_storage():
     """A step that reads a variable and then updates it in place copies nothing: the cached
     read-only view is not a holder."""
@@ -43,6 +44,7 @@ def test_reads_then_in_place_updates_keep_the_storage():
         np.testing.assert_array_equal(s.run(v), [6, 7, 8, 9])
 
 
+@pytest.mark.host_only("read-only snapshots of host variables")
 def test_a_held_read_is_a_snapshot_and_the_update_copies():
     g, v, read, total, add, init = _model()
     with cf.Session(graph=g) as s:

@@ -13,8 +13,9 @@ constant folding and common-subexpression elimination.
   reads and updates, collectives) are never merged.
 
 Both rewrite only the plan: the user's graph is unchanged, and a fetch of a folded or merged
-tensor returns the same value it would have.  They run for plans on the CPU (a folded value
-is a host array); ops pinned to a device with cf.device are not folded.
+tensor returns the same value it would have.  Folding runs for plans whose default device is
+the CPU (a folded value is a host array, which a GPU plan would copy to the device every
+step); CSE runs for every plan.  Ops pinned to a device with cf.device are not folded.
 """
 from __future__ import annotations
 
@@ -98,11 +99,11 @@ class Rewrite:
 
 
 def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operation], session: Any,
-             top_level_only: bool = False) -> Rewrite:
+             top_level_only: bool = False, fold: bool = True) -> Rewrite:
     """Constant folding and CSE over the plan's ops (see the module docstring).
     `top_level_only` (plans with loops and conds): ops inside a loop or cond and the
     control-flow ops themselves are left as they are; only the ops around them are folded
-    and merged."""
+    and merged.  `fold=False`: CSE alone (plans on a GPU)."""
     from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
     rw = Rewrite()
     # ops that may not run: downstream of a cond's Switch (through data or control edges)
@@ -129,7 +130,7 @@ def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operati
             continue
         if op.type == "Const" and not op.control_inputs and op._ctx is None:
             values[op.outputs[0]] = op.attrs["value"]
-        elif _foldable(op, ins, values, fed, target_set):
+        elif fold and _foldable(op, ins, values, fed, target_set):
             if ctx is None:
                 dev = get_device("/cpu:0")
                 ctx = KernelContext(dev.xp, dev, session._resources, session, session._config)
