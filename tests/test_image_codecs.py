@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import collflow.compat.v1 as tf
-from collflow.kernels import gif_bmp_codec, jpeg_codec, png_codec
+from collflow.kernels import gif_bmp_codec, jpeg_codec, jpeg_encoder, png_codec
 
 from tf_peer import run_in_both
 
@@ -292,10 +292,10 @@ def _jpeg_fixture_cases(tft):
             cases.append((f"tf_q{q}_{'420' if sub else '444'}{'_prog' if prog else ''}",
                           s.run(tft.image.encode_jpeg(img, quality=q, chroma_downsampling=sub, progressive=prog))))
     img = _smooth_image(19, 22, seed=7)
-    cases.append(("cf_422", jpeg_codec.encode(img, 80, chroma=(2, 1))))
-    cases.append(("cf_440", jpeg_codec.encode(img, 80, chroma=(1, 2))))
-    cases.append(("cf_420_restart", jpeg_codec.encode(img, 70, chroma=(2, 2), restart_interval=3)))
-    cases.append(("cf_gray", jpeg_codec.encode(img[..., :1], 90)))
+    cases.append(("cf_422", jpeg_encoder.encode(img, 80, chroma=(2, 1))))
+    cases.append(("cf_440", jpeg_encoder.encode(img, 80, chroma=(1, 2))))
+    cases.append(("cf_420_restart", jpeg_encoder.encode(img, 70, chroma=(2, 2), restart_interval=3)))
+    cases.append(("cf_gray", jpeg_encoder.encode(img[..., :1], 90)))
     return cases
 
 
@@ -344,9 +344,9 @@ def test_jpeg_against_tf_live():
                 for sub in (True, False):
                     files.append(s.run(tft.image.encode_jpeg(img, quality=q, chroma_downsampling=sub,
                                                              progressive=q == 75)))
-        files += [jpeg_codec.encode(img, 85, chroma=c, restart_interval=r) for c in ((2, 1), (1, 2), (2, 2))
+        files += [jpeg_encoder.encode(img, 85, chroma=c, restart_interval=r) for c in ((2, 1), (1, 2), (2, 2))
                   for r in (0, 2)]
-        files.append(jpeg_codec.encode(img[..., :1], 85))
+        files.append(jpeg_encoder.encode(img[..., :1], 85))
         kws = list(_KW.values()) + [{"ratio": 4, "fancy_upscaling": False}, {"ratio": 8, "channels": 1}]
         with tft.Graph().as_default(), tft.Session() as s:
             ph = tft.placeholder(tft.string, [])
@@ -397,8 +397,8 @@ def test_jpeg_encode_decoded_by_tf():
 
 
 def test_jpeg_channels_and_shape_ops():
-    data = jpeg_codec.encode(_smooth_image(12, 20), 90)
-    gray = jpeg_codec.encode(_smooth_image(12, 20)[..., :1], 90)
+    data = jpeg_encoder.encode(_smooth_image(12, 20), 90)
+    gray = jpeg_encoder.encode(_smooth_image(12, 20)[..., :1], 90)
     with tf.Graph().as_default():
         c = tf.constant(_s(data))
         g = tf.constant(_s(gray))
@@ -414,7 +414,7 @@ def test_jpeg_channels_and_shape_ops():
 
 
 def test_jpeg_errors():
-    data = jpeg_codec.encode(_smooth_image(32, 32), 90)
+    data = jpeg_encoder.encode(_smooth_image(32, 32), 90)
     for bad in (data[:len(data) // 2], data[:100], data[:4], b"\xff\xd8\xff\xe0" + b"\x00" * 40):
         with pytest.raises(tf.errors.InvalidArgumentError):
             _decode(tf.image.decode_jpeg, bad)
@@ -444,7 +444,7 @@ def test_jpeg_errors():
 def test_decoders_accept_each_others_formats():
     img = RNG.randint(0, 256, (5, 7, 4)).astype(np.uint8)
     png = png_codec.encode(img)
-    jpg = jpeg_codec.encode(img[..., :3], 90)
+    jpg = jpeg_encoder.encode(img[..., :3], 90)
     assert _decode(tf.image.decode_jpeg, png).shape == (5, 7, 4)
     np.testing.assert_array_equal(_decode(tf.image.decode_png, jpg), jpeg_codec.decode(jpg))
     np.testing.assert_array_equal(_decode(tf.image.decode_png, jpg, dtype=tf.uint16),

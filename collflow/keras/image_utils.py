@@ -113,7 +113,7 @@ class ArrayImage:
         elif fmt in ("jpg", "jpeg"):
             if a.shape[2] not in (1, 3):
                 raise OSError(f"cannot write mode {self.mode} as JPEG")
-            data = _jpeg().encode(a.astype(np.uint8), quality=int(kwargs.get("quality", 75)))
+            data = _jpeg_encoder().encode(a.astype(np.uint8), quality=int(kwargs.get("quality", 75)))
         elif fmt == "bmp":
             data = _encode_bmp(a.astype(np.uint8))
         else:
@@ -133,6 +133,11 @@ def _png() -> Any:
 def _jpeg() -> Any:
     from ..kernels import jpeg_codec
     return jpeg_codec
+
+
+def _jpeg_encoder() -> Any:
+    from ..kernels import jpeg_encoder
+    return jpeg_encoder
 
 
 def _encode_bmp(a: np.ndarray) -> bytes:

@@ -1,5 +1,5 @@
 """Kernels of graph/ops/image_codec_ops.py, on the host: the codecs of png_codec.py,
-jpeg_codec.py and gif_bmp_codec.py behind TF's image ops."""
+jpeg_codec.py, jpeg_encoder.py and gif_bmp_codec.py behind TF's image ops."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -10,6 +10,7 @@ from .. import dtypes as _dt
 from ..errors import CollflowError, InvalidArgumentError
 from . import gif_bmp_codec as _gb
 from . import jpeg_codec as _jpeg
+from . import jpeg_encoder as _jpeg_encoder
 from . import png_codec as _png
 from .registry import KernelContext, register_kernel
 
@@ -203,7 +204,7 @@ def _encode_jpeg(img: Any, a: Any) -> Any:
         raise InvalidArgumentError(f"format {fmt!r} needs {want_c} channels, got {c}")
     if x.shape[0] == 0 or x.shape[1] == 0:
         raise InvalidArgumentError(f"Invalid image size {x.shape[0]}x{x.shape[1]}")
-    b = _jpeg.encode(x.astype(np.uint8), quality=a["quality"], chroma=(2, 2) if a["chroma_downsampling"] else (1, 1),
+    b = _jpeg_encoder.encode(x.astype(np.uint8), quality=a["quality"], chroma=(2, 2) if a["chroma_downsampling"] else (1, 1),
                      density_unit=1 if a["density_unit"] == "in" else 2, x_density=a["x_density"],
                      y_density=a["y_density"], xmp_metadata=a["xmp_metadata"].encode("utf-8", "surrogateescape"))
     return np.array(_text(b), dtype=object)
