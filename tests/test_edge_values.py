@@ -157,3 +157,81 @@ def test_mean_of_nothing_is_nan_without_a_warning():
     x = np.zeros([0, 3], np.float32)
     m0, m1, v = _run(lambda: [tf.reduce_mean(x), tf.reduce_mean(x, axis=0), tf.math.reduce_variance(x)])
     assert np.isnan(m0) and m1.shape == (3,) and np.isnan(m1).all() and np.isnan(v)
+
+
+def test_clip_by_value_with_min_above_max_gives_min():
+    # TF1's clip_by_value is maximum(minimum(x, max), min): with min > max every element is the
+    # min (np.clip would give the max), and no gradient passes; inside, bounds included, it does
+    def fn():
+        x = tf.constant([-3.0, -1.0, 0.0, 1.0, 3.0])
+        inv = tf.clip_by_value(x, 1.0, -1.0)
+        ok = tf.clip_by_value(x, -1.0, 1.0)
+        return inv, ok, tf.gradients(inv, x)[0], tf.gradients(ok, x)[0]
+    inv, ok, ginv, gok = _run(fn)
+    np.testing.assert_array_equal(inv, [1.0] * 5)
+    np.testing.assert_array_equal(ok, [-1.0, -1.0, 0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(ginv, [0.0] * 5)
+    np.testing.assert_array_equal(gok, [0.0, 1.0, 1.0, 1.0, 0.0])
+
+
+def _tf_max_pool_ref(x, k, s, pad):
+    """TF's CPU MaxPool and MaxPoolGrad rule, cell by cell: a window's value is the largest
+    non-NaN cell, at least the lowest float; its gradient goes to the first real cell, replaced
+    by each later cell strictly greater than the one held (so a leading NaN keeps it)."""
+    n, h, w, c = x.shape
+    if pad == "SAME":
+        oh, ow = -(-h // s[0]), -(-w // s[1])
+        pt = max((oh - 1) * s[0] + k[0] - h, 0) // 2
+        pl = max((ow - 1) * s[1] + k[1] - w, 0) // 2
+    else:
+        oh, ow, pt, pl = (h - k[0]) // s[0] + 1, (w - k[1]) // s[1] + 1, 0, 0
+    y = np.full((n, oh, ow, c), np.finfo(x.dtype).min, x.dtype)
+    arg = {}
+    for b, i, j, ch in np.ndindex(n, oh, ow, c):
+        held = None
+        for di, dj in np.ndindex(*k):
+            r, q = i * s[0] - pt + di, j * s[1] - pl + dj
+            if 0 <= r < h and 0 <= q < w:
+                v = x[b, r, q, ch]
+                if not np.isnan(v):
+                    y[b, i, j, ch] = max(y[b, i, j, ch], v)
+                if held is None or v > x[b, held[0], held[1], ch]:
+                    held = (r, q)
+        arg[b, i, j, ch] = held
+    return y, arg
+
+
+@pytest.mark.parametrize("relu", [False, True], ids=["pool", "relu-pool"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_max_pool_with_nan_and_neg_inf_follows_tf(dt, relu):
+    # TF skips NaN in a window (its value is the largest number), gives the lowest float to a
+    # window of NaN and -inf only, and routes the gradient by its own argmax (a leading NaN
+    # holds it): [nan, 1, 2, 3] pools to 3 and sends its gradient to the NaN; [-inf] * 4 pools
+    # to -3.4e38.  Tiled, overlapping and SAME-padded windows; relu -> pool takes the fused path
+    rng = np.random.default_rng(5)
+    for shape, k, s, pad in [((2, 4, 4, 3), (2, 2), (2, 2), "VALID"), ((1, 5, 6, 2), (3, 3), (2, 2), "SAME"),
+                             ((2, 5, 5, 2), (2, 3), (1, 2), "SAME"), ((1, 6, 4, 2), (3, 2), (3, 2), "VALID")]:
+        x = rng.integers(-3, 4, size=shape).astype(dt)
+        m = rng.random(shape)
+        x[m < 0.2] = np.nan
+        x[(m >= 0.2) & (m < 0.4)] = -np.inf
+        x[0, :k[0], :k[1], 0] = [[np.nan] + [1.0] * (k[1] - 1)] + [[2.0] * k[1]] * (k[0] - 1)
+        x[-1, -k[0]:, -k[1]:, -1] = -np.inf
+        g = tf.Graph()
+        with g.as_default():
+            xt = tf.constant(x)
+            z = tf.nn.relu(xt) if relu else xt
+            y = tf.nn.max_pool(z, [1, k[0], k[1], 1], [1, s[0], s[1], 1], pad)
+            gy = rng.normal(size=y.shape.as_list()).astype(dt)
+            dx = tf.gradients(y, xt, grad_ys=tf.constant(gy))[0]
+            with tf.Session(graph=g) as sess:
+                yv, dxv = sess.run([y, dx])
+        zr = np.where(np.isnan(x), x, np.maximum(x, 0)) if relu else x
+        ry, arg = _tf_max_pool_ref(zr, k, s, pad)
+        rdx = np.zeros_like(x)
+        for (b, i, j, ch), (r, q) in arg.items():
+            if not relu or zr[b, r, q, ch] > 0:
+                rdx[b, r, q, ch] += gy[b, i, j, ch]
+        np.testing.assert_array_equal(yv, ry)
+        np.testing.assert_allclose(dxv, rdx, rtol=1e-6, atol=0)
+        assert np.isfinite(yv).all()  # no NaN, and the lowest float for an empty window

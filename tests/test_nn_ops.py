@@ -100,6 +100,26 @@ def test_sigmoid_saturates_without_overflow():
     np.testing.assert_allclose(s, [0, 0, 0.5, 1, 1], atol=1e-30)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_is_accurate_relative_to_tiny_results(dtype):
+    # TF1's kernel: sigmoid(-17) is 4.14e-8 in float32 (not 5.96e-8, the 0.5 tanh(x/2) + 0.5
+    # form's rounding), and log(sigmoid(x)) stays finite far below -20, as its gradient does
+    x = np.concatenate([-np.geomspace(1e-3, 80, 200), np.geomspace(1e-3, 80, 200)]).astype(dtype)
+    s = _eval(cf.nn.sigmoid, x)
+    ref = np.where(x < 0, np.exp(np.minimum(x, 0).astype(np.float64))
+                   / (1 + np.exp(np.minimum(x, 0).astype(np.float64))),
+                   1 / (1 + np.exp(-np.maximum(x, 0).astype(np.float64))))
+    np.testing.assert_allclose(s, ref, rtol=4 * np.finfo(dtype).eps, atol=0)
+    g = cf.Graph()
+    with g.as_default():
+        xt = cf.constant(np.array([-30.0, -60.0], dtype))
+        ls = cf.log(cf.nn.sigmoid(xt))
+        (dx,) = cf.gradients(ls, [xt])
+    lv, dv = _run(g, [ls, dx])
+    np.testing.assert_allclose(lv, [-30.0, -60.0], rtol=1e-6)
+    np.testing.assert_allclose(dv, [1.0, 1.0], rtol=1e-6)
+
+
 def test_activation_gradients_use_fused_ops():
     g = cf.Graph()
     with g.as_default():

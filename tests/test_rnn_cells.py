@@ -990,3 +990,38 @@ def test_device_wrapper_places_the_cell_and_its_zero_state():
         s.run(init)
         o = s.run(out, {x: np.ones((2, 3, 4), np.float32)})
     assert o.shape == (2, 3, 3) and np.isfinite(o).all()
+
+
+@pytest.mark.parametrize("runner", ["dynamic", "static"])
+def test_lstm_cell_clip_passes_the_gradient_at_the_bound(runner):
+    """TF1's LSTMCell clips c with clip_by_value, whose gradient passes where the unclipped cell
+    lies inside [-clip, clip], bounds included.  cell_clip=0 with zero inputs and a zero kernel
+    keeps every unclipped cell at exactly 0: the gradient to the j bias must still flow (the
+    fused BlockLSTM path and the per-step path alike), and equal the clip-free LSTM's there."""
+    def grads(clip):
+        g = cf.Graph()
+        with g.as_default():
+            x = cf.zeros((2, 3, 2), cf.float64)
+            cell = rnn_cell.LSTMCell(4, cell_clip=clip, initializer=cf.initializers.zeros())
+            if runner == "dynamic":
+                out, _ = cf.nn.dynamic_rnn(cell, x, dtype=cf.float64)
+            else:
+                outs, _ = cf.nn.static_rnn(cell, cf.unstack(x, axis=1), dtype=cf.float64)
+                out = cf.stack(outs, axis=1)
+            loss = cf.reduce_sum(out)
+            (db,) = cf.gradients(loss, [cell.variables[1]])
+        return _session_values(g, db, None)
+    clipped, free = grads(0.0), grads(None)
+    assert np.abs(clipped[4:8]).min() > 0.1  # j's bias: reached only through c
+    np.testing.assert_allclose(clipped, free, rtol=1e-12, atol=1e-15)
+
+
+def test_lstm_cell_negative_clip_clips_to_its_magnitude_as_tf1():
+    """LSTMCell(cell_clip=-1) runs clip_by_value(c, 1, -1): min > max, so every cell is 1 in
+    TF1 (np.clip's order would give -1)."""
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.constant(np.random.default_rng(3).normal(size=(2, 3, 2)))
+        cell = rnn_cell.LSTMCell(4, cell_clip=-1.0, initializer=cf.initializers.random_uniform(-1.0, 1.0, seed=2))
+        _, st = cf.nn.dynamic_rnn(cell, x, dtype=cf.float64)
+    np.testing.assert_array_equal(_session_values(g, st.c, None), np.ones((2, 4)))

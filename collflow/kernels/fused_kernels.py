@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import blas
-from .nn_kernels import _max_pool_grad
+from .nn_kernels import _max_pool_grad, _needs_tf_argmax
 from .registry import KernelContext, register_fusion
 from .training_kernels import _axpy, _scale
 
@@ -130,5 +130,7 @@ def _max_pool_grad_relu(pool_grad: Any, relu_grad: Any, k: int, ctx: KernelConte
     xp = ctx.xp
 
     def max_pool_relu_grad(x: Any, y: Any, g: Any, _r: Any) -> Any:
-        return pool(x, y, xp.multiply(g, y > 0))
+        if _needs_tf_argmax(xp, x, y):  # a window's gradient may go to a NaN, not its maximum
+            return xp.where(x > 0, pool(x, y, g, exact=True), x.dtype.type(0))
+        return pool(x, y, xp.multiply(g, y > 0), exact=False)
     return max_pool_relu_grad

@@ -313,7 +313,13 @@ def _cast(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("ClipByValue")
 def _clip(op: Any, ctx: KernelContext) -> Any:
-    return ctx.xp.clip
+    xp = ctx.xp
+
+    def clip(x: Any, lo: Any, hi: Any) -> Any:
+        # TF1's clip_by_value is maximum(minimum(x, hi), lo): with lo > hi every element is lo
+        # (np.clip gives hi); LSTMCell(cell_clip=-1) clips its cell to 1 that way
+        return xp.maximum(xp.minimum(x, hi), lo)
+    return clip
 
 
 @register_kernel("SumToShapeOf")

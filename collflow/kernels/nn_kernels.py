@@ -69,8 +69,10 @@ def _leaky_relu_grad(op: Any, ctx: KernelContext) -> Any:
 
 
 def sigmoid_into(xp: Any, x: Any, out: Any) -> Any:
-    """out = sigmoid(x) (out may be x) as 0.5 * tanh(x / 2) + 0.5: no overflow for any x,
-    four passes in place."""
+    """out = sigmoid(x) (out may be x) as 0.5 * tanh(x / 2) + 0.5: no overflow for any x, four
+    passes in place, absolute error within an ulp of 1.  The fused RNN cells use it for their
+    gates, where only the absolute error matters; the Sigmoid op uses ``sigmoid_accurate``,
+    since log(sigmoid(x)) needs every bit of a tiny result."""
     half = x.dtype.type(0.5)
     xp.multiply(x, half, out=out)
     xp.tanh(out, out=out)
@@ -79,10 +81,28 @@ def sigmoid_into(xp: Any, x: Any, out: Any) -> Any:
     return out
 
 
+def sigmoid_accurate(xp: Any, x: Any) -> Any:
+    """sigmoid(x) to a couple of ulps relative for every x, as TensorFlow's kernel is: with
+    t = exp(-|x|) (never overflows), 1 / (1 + t) where x >= 0 and t / (1 + t) where x < 0, so
+    sigmoid(-17) is 4.14e-8 and sigmoid(-40) is 4.2e-18, not 0, in float32 (complex x: the
+    tanh form, which has no sign to split on)."""
+    if x.dtype.kind == "c":
+        return sigmoid_into(xp, x, xp.empty_like(x))
+    t = xp.abs(x)
+    xp.negative(t, out=t)
+    xp.exp(t, out=t)
+    out = xp.add(t, t.dtype.type(1), out=xp.empty_like(t))
+    xp.divide(t.dtype.type(1), out, out=out)
+    neg = x < 0
+    xp.multiply(t, out, out=t)
+    xp.copyto(out, t, where=neg)
+    return out
+
+
 @register_kernel("Sigmoid")
 def _sigmoid(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
-    return lambda x: sigmoid_into(xp, x, xp.empty_like(x))
+    return lambda x: sigmoid_accurate(xp, xp.asarray(x))
 
 
 @register_kernel("SigmoidGrad")
@@ -483,7 +503,9 @@ def _max_pool(op: Any, ctx: KernelContext) -> Any:
                 if out is None:
                     out = v.copy()
                 else:
-                    xp.maximum(out, v, out=out)
+                    xp.fmax(out, v, out=out)  # NaN loses to any number, as in TF's kernel
+        if out.dtype.kind == "f":  # TF starts each window at the lowest float: NaN or -inf -> lowest
+            xp.fmax(out, np.finfo(out.dtype).min, out=out)
         return out
     return max_pool
 
@@ -543,21 +565,55 @@ def _first_max_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: i
             yield rs, cs, hit
 
 
+def _tf_argmax_hits(xp: Any, x: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
+    """As _first_max_hits, by TF's own rule where that differs (NaN or nothing above -inf in a
+    window): each window's gradient goes to its first real (unpadded) cell, replaced by each
+    later cell strictly greater than the one held; a NaN held first keeps it."""
+    xpad = _pad(xp, x, geo, 0)
+    real = _pad(xp, xp.ones((1,) + x.shape[1:3] + (1,), dtype=bool), geo, False)
+    cur = xp.zeros(y.shape, dtype=x.dtype)
+    held = xp.zeros(y.shape, dtype=bool)
+    arg = xp.full(y.shape, -1, dtype=np.int32)
+    offsets = [_offset(geo, i, j, strides, _UNIT) for i in range(kh) for j in range(kw)]
+    for k, (rs, cs) in enumerate(offsets):
+        v, r = xpad[:, rs, cs, :], real[:, rs, cs, :]
+        take = xp.greater(v, cur)
+        take |= ~held
+        take &= r
+        xp.copyto(cur, v, where=take)
+        xp.copyto(arg, k, where=take)
+        held |= r
+    for k, (rs, cs) in enumerate(offsets):
+        yield rs, cs, arg == k
+
+
+def _needs_tf_argmax(xp: Any, x: Any, y: Any) -> bool:
+    """Whether a window may start with a NaN or hold nothing above -inf (its pooled value is
+    then the lowest float), where routing by equality with y differs from TF's."""
+    if x.dtype.kind != "f":
+        return False
+    # one sum finds a NaN (or an inf beside a -inf: harmless, the exact path is right too)
+    return bool(xp.isnan(xp.sum(x))) or bool(xp.min(y) <= np.finfo(y.dtype).min)
+
+
 @register_kernel("MaxPoolGrad")
 def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
     xp = ctx.xp
     kh, kw, strides, geometry = _pool_setup(op)
 
-    def max_pool_grad(x: Any, y: Any, g: Any) -> Any:
+    def max_pool_grad(x: Any, y: Any, g: Any, exact: Optional[bool] = None) -> Any:
         n, h, w, c = x.shape
         geo = geometry(h, w, kh, kw)
-        if tuple(strides) == (kh, kw) and not geo.padded and geo.oh * kh == h and geo.ow * kw == w:
+        exact = _needs_tf_argmax(xp, x, y) if exact is None else exact
+        if not exact and tuple(strides) == (kh, kw) and not geo.padded and geo.oh * kh == h and geo.ow * kw == w:
             return _max_pool_grad_tiled(xp, x, y, g, kh, kw)
         xpad = _pad(xp, x, geo, -np.inf)
         dx = xp.zeros(xpad.shape, dtype=g.dtype)
         finite = _finite(xp, g)
         # each output's gradient goes to the first maximum of its window (row-major), as TF
-        for rs, cs, hit in _first_max_hits(xp, xpad, y, geo, kh, kw, strides):
+        hits = (_tf_argmax_hits(xp, x, y, geo, kh, kw, strides) if exact
+                else _first_max_hits(xp, xpad, y, geo, kh, kw, strides))
+        for rs, cs, hit in hits:
             dx[:, rs, cs, :] += _routed(xp, hit, g, finite)
         if geo.padded:
             dx = dx[:, geo.pt:geo.pt + h, geo.pl:geo.pl + w, :]

@@ -81,8 +81,14 @@ def _cell_backward(xp: Any, a: tuple, c_prev: Any, c: Any, dc: Any, dh: Any, dac
         dct += dc
     if peep is not None:
         dct += xp.multiply(do, peep[2])
-    if clip is not None:  # clip_by_value passes the gradient only where c was inside
-        dct *= xp.abs(c) < clip
+    if clip is not None:
+        # TF1's clip_by_value (minimum, then maximum) passes the gradient where the unclipped
+        # cell lay inside [-clip, clip], bounds included; the stored c is clipped, so a cell
+        # that met a bound exactly and one clipped to it look alike: recompute the unclipped
+        # c_prev f + i j, in the forward's order (the same bits)
+        c_un = xp.multiply(c_prev, f)
+        c_un += xp.multiply(i, j)
+        dct *= xp.abs(c_un, out=c_un) <= clip
     xp.multiply(dct, i, out=dj)
     xp.multiply(dct, j, out=di)
     xp.multiply(dct, c_prev, out=df)
