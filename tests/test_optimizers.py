@@ -9,14 +9,35 @@ from collflow import initializers, layers
 from collflow.kernels import training_kernels
 
 # -- NumPy references (TensorFlow's formulas) ------------------------------------------------
+# TF1's optimizers turn a Python-float hyperparameter into a float32 tensor and cast it to the
+# variable's dtype at each update (Adam's beta powers are float32 variables): a float64 model
+# steps with float64(float32(0.1)).  test_dense_matches_numpy sets _F32_HYPER for float64.
+_F32_HYPER = {0: False}
+
+
+def _hp(*vals):
+    return tuple(float(np.float32(v)) if _F32_HYPER[0] else v for v in vals)
+
+
+def _power(b, t):
+    """beta ** t as TF1's beta power accumulates it: in float32 when the hyperparameters are."""
+    if not _F32_HYPER[0]:
+        return b ** t
+    p = np.float32(b)
+    for _ in range(t - 1):
+        p = np.float32(p * np.float32(b))
+    return float(p)
+
 
 
 def ref_gd(var, slots, g, t, lr=0.1):
+    (lr,) = _hp(lr)
     var -= lr * g
 
 
 def ref_momentum(var, slots, g, t, lr=0.1, momentum=0.9, nesterov=False):
     acc = slots["momentum"]
+    lr, momentum = _hp(lr, momentum)
     acc[...] = momentum * acc + g
     if nesterov:
         var -= lr * g + lr * momentum * acc
@@ -26,20 +47,24 @@ def ref_momentum(var, slots, g, t, lr=0.1, momentum=0.9, nesterov=False):
 
 def ref_adam(var, slots, g, t, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
     m, v = slots["m"], slots["v"]
+    b1p, b2p = _power(b1, t), _power(b2, t)
+    lr, b1, b2, eps = _hp(lr, b1, b2, eps)
     m[...] = b1 * m + (1 - b1) * g
     v[...] = b2 * v + (1 - b2) * g * g
-    lr_t = lr * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+    lr_t = lr * math.sqrt(1 - b2p) / (1 - b1p)
     var -= lr_t * m / (np.sqrt(v) + eps)
 
 
 def ref_adagrad(var, slots, g, t, lr=0.1):
     acc = slots["accumulator"]
+    (lr,) = _hp(lr)
     acc += g * g
     var -= lr * g / np.sqrt(acc)
 
 
 def ref_rmsprop(var, slots, g, t, lr=0.01, rho=0.9, momentum=0.5, eps=1e-10, centered=False):
     ms, mom = slots["rms"], slots["momentum"]
+    lr, rho, momentum, eps = _hp(lr, rho, momentum, eps)
     ms[...] = rho * ms + (1 - rho) * g * g
     denom = ms + eps
     if centered:
@@ -52,6 +77,7 @@ def ref_rmsprop(var, slots, g, t, lr=0.01, rho=0.9, momentum=0.5, eps=1e-10, cen
 
 def ref_adadelta(var, slots, g, t, lr=1.0, rho=0.9, eps=1e-6):
     a, au = slots["accum"], slots["accum_update"]
+    lr, rho, eps = _hp(lr, rho, eps)
     a[...] = rho * a + (1 - rho) * g * g
     u = np.sqrt(au + eps) / np.sqrt(a + eps) * g
     au[...] = rho * au + (1 - rho) * u * u
@@ -61,6 +87,7 @@ def ref_adadelta(var, slots, g, t, lr=1.0, rho=0.9, eps=1e-6):
 def ref_ftrl(var, slots, g, t, lr=0.1, l1=0.01, l2=0.02, power=-0.5, shrink=0.0):
     """TF1's FTRL-proximal (training_ops' ApplyFtrlV2)."""
     accum, linear = slots["accum"], slots["linear"]
+    lr, l1, l2, power, shrink = _hp(lr, l1, l2, power, shrink)
     new = accum + g * g
     linear += g + 2 * shrink * var - (new ** -power - accum ** -power) / lr * var
     quad = new ** -power / lr + 2 * l2
@@ -115,8 +142,9 @@ def _tol(dtype):
 @pytest.mark.parametrize("shape", [(37, 11), (300, 250)], ids=["small", "chunked"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
-def test_dense_matches_numpy(name, dtype, shape, blas):
+def test_dense_matches_numpy(name, dtype, shape, blas, monkeypatch):
     make, ref = OPTIMIZERS[name]
+    monkeypatch.setitem(_F32_HYPER, 0, dtype == np.float64)
     rng = np.random.default_rng(1)
     w0 = rng.normal(size=shape).astype(dtype)
     g = cf.Graph()
@@ -202,10 +230,12 @@ def test_sparse_matches_numpy_and_touches_only_looked_up_rows(name, blas):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_adam_sparse_update_is_tf1s_every_row_decays_and_moves(dtype):
+def test_adam_sparse_update_is_tf1s_every_row_decays_and_moves(dtype, monkeypatch):
     """TF1's AdamOptimizer._apply_sparse: m *= beta1 and v *= beta2 on every row, the touched rows
     add (1 - beta1) g and (1 - beta2) g^2 (duplicates summed first), then every row of var moves
     by lr_t m / (sqrt(v) + eps): a row seen once keeps moving with its momentum afterwards."""
+    monkeypatch.setitem(_F32_HYPER, 0, dtype == np.float64)
+    lr, b1, b2, eps = _hp(0.1, 0.9, 0.999, 1e-8)
     rng = np.random.default_rng(5)
     shape = (8, 3)
     w0 = rng.normal(size=shape).astype(dtype)
@@ -228,11 +258,11 @@ def test_adam_sparse_update_is_tf1s_every_row_decays_and_moves(dtype):
             gsum = np.zeros(shape)
             np.add.at(gsum, batch, u.astype(np.float64))
             rows = np.unique(batch)
-            m *= 0.9
-            v *= 0.999
-            m[rows] += 0.1 * gsum[rows]
-            v[rows] += 0.001 * gsum[rows] ** 2
-            ref_w -= 0.1 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t) * m / (np.sqrt(v) + 1e-8)
+            m *= b1
+            v *= b2
+            m[rows] += (1 - b1) * gsum[rows]
+            v[rows] += (1 - b2) * gsum[rows] ** 2
+            ref_w -= lr * np.sqrt(1 - _power(0.999, t)) / (1 - _power(0.9, t)) * m / (np.sqrt(v) + eps)
             got = sess.run(w)
             np.testing.assert_allclose(got, ref_w, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
         # row 0 was last seen at step 3 and still moved at steps 4 and 5; row 4 was never seen
@@ -660,3 +690,28 @@ def test_tf1_dtype_attributes():
     assert cf.float64.size == 8 and not cf.float32.is_complex
     with pytest.raises(TypeError, match="minimum value of bool"):
         cf.bool.min
+
+
+def test_python_float_hyperparameters_are_float32_for_float64_variables_as_tf1():
+    """TF1: a Python float learning rate is a float32 tensor cast to the variable's dtype, and
+    Adam's beta powers are float32 variables, so a float64 model steps by float64(float32(0.1))
+    (TF 2.21's compat.v1 after three SGD steps on 0.7 v^2 from 1: 0.6360559953712226, where an
+    exact 0.1 would give 0.636056).  A NumPy float64 keeps its precision, as in TF1."""
+    def run(opt_fn):
+        g = cf.Graph()
+        with g.as_default():
+            v = cf.Variable(np.array([1.0, -2.0]), dtype=cf.float64)
+            opt = opt_fn()
+            train = opt.minimize(cf.reduce_sum(v * v * 0.7))
+            with cf.Session(graph=g) as s:
+                s.run(cf.global_variables_initializer())
+                for _ in range(3):
+                    s.run(train)
+                return s.run(v), opt._get_beta_accumulators(g)[0] if hasattr(opt, "_get_beta_accumulators") else None
+    w, _ = run(lambda: cf.train.GradientDescentOptimizer(0.1))
+    assert w[0] == 0.6360559953712226 and w[1] == -1.2721119907424452
+    w, _ = run(lambda: cf.train.GradientDescentOptimizer(np.float64(0.1)))
+    np.testing.assert_allclose(w, [0.636056, -1.272112], rtol=1e-15)
+    w, b1p = run(lambda: cf.train.AdamOptimizer(0.1))
+    assert b1p.dtype.base_dtype == cf.float32
+    np.testing.assert_allclose(w, [0.7015873417750325, -1.7006244422632886], rtol=1e-15)

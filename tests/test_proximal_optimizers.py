@@ -34,7 +34,9 @@ OPTS = {
 
 
 def _reference(kind, lr, l1, l2, init_acc=0.1, steps=3):
-    """NumPy: TF's formulas on the dense weight and on the embedding's rows."""
+    """NumPy: TF's formulas on the dense weight and on the embedding's rows; Python-float
+    hyperparameters pass through float32 first, as every TF1 optimizer's do."""
+    lr, l1, l2 = (float(np.float32(v)) for v in (lr, l1, l2))
     w, e = W0.copy(), W0.copy()
     aw, ae = np.full_like(w, init_acc), np.full_like(e, init_acc)
     x = np.arange(3.0).reshape(3, 1)

@@ -259,6 +259,11 @@ class Optimizer:
                 raise InvalidArgumentError(f"{self._name}: {name} must be a scalar, got shape {t.shape}")
             if t.dtype != dtype:
                 t = math_ops.cast(t, dtype, name=f"{name}_{dtype.name}")
+        elif _python_number(value) and dtype != _dt.float32 and (dtype.is_floating or dtype.is_complex):
+            # TF1's _prepare converts a Python float to a float32 tensor and each update casts it
+            # to the variable's dtype: a float64 model steps with float64(float32(0.1))
+            t = math_ops.cast(constant(value, dtype=_dt.float32 if isinstance(value, float) else _dt.int32,
+                                       name=name), dtype, name=f"{name}_{dtype.name}")
         else:
             t = constant(value, dtype=dtype, name=name)
         self._hyper_cache[key] = t
@@ -294,6 +299,11 @@ class Optimizer:
     def _finish(self, update_ops: List[_g.Operation], name: str) -> _g.Operation:
         """The op that completes the step once every update ran."""
         return group(*update_ops, name=name)
+
+
+def _python_number(value: Any) -> bool:
+    """A Python float or int (not a NumPy scalar, which keeps its own dtype in TF1)."""
+    return type(value) in (float, int)
 
 
 def _check_pairs(grads_and_vars: Sequence[GradAndVar]) -> List[GradAndVar]:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
+import numpy as np
+
+from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import math_ops, state_ops
 from ..graph.ops import training_ops as T
 from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
-from .optimizer import Optimizer, _create_slot_var
+from .optimizer import Optimizer, _create_slot_var, _python_number
 
 __all__ = ["GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "LazyAdamOptimizer", "AdagradOptimizer",
            "RMSPropOptimizer", "AdadeltaOptimizer", "FtrlOptimizer", "ProximalGradientDescentOptimizer",
@@ -113,9 +116,14 @@ class AdamOptimizer(Optimizer):
     def _create_slots(self, var_list: List[Variable]) -> None:
         first = min(var_list, key=lambda v: v.name)
         for name, beta in (("beta1_power", self._beta1), ("beta2_power", self._beta2)):
-            # in the first variable's dtype, so a float64 model keeps full precision
-            # (a complex model's powers stay real: their part of the step is a real scale)
+            # TF1's dtypes: a Python float makes float32 powers (a float64 model's bias
+            # correction too), a NumPy scalar its own dtype; else the first variable's (a
+            # complex model's powers stay real: their part of the step is a real scale)
             pdt = first.dtype.real_dtype if first.dtype.is_complex else first.dtype
+            if _python_number(beta):
+                pdt = _dt.float32
+            elif isinstance(beta, np.generic) and beta.dtype.kind == "f":
+                pdt = _dt.as_dtype(beta.dtype)
             init = beta if isinstance(beta, (_g.Tensor, Variable)) else \
                 (lambda b=beta: constant(b, dtype=pdt, name="initial_value"))
             self._create_non_slot_variable(init, name, first)
