@@ -573,3 +573,34 @@ def test_zeros_like_of_strings_is_empty_strings():
         with tf1.Session() as s:
             assert s.run(tf1.zeros_like(p), {p: ["a", "b"]}).tolist() == [b"", b""]
             assert s.run(tf1.zeros_like(tf1.constant(["a", "bc", "d"]))).tolist() == [b"", b"", b""]
+
+
+def test_indexing_with_none_adds_an_axis():
+    # t[None] and t[tf.newaxis] (None) are NumPy's new axis, as in TF, not a missing key
+    g = cf.Graph()
+    with g.as_default():
+        c = cf.constant([1.0, 2.0, 3.0])
+        a, b = c[None], c[None, :, None]
+        assert a.shape.as_list() == [1, 3] and b.shape.as_list() == [1, 3, 1]
+        with cf.Session(graph=g) as s:
+            av, bv = s.run([a, b])
+    np.testing.assert_array_equal(av, [[1.0, 2.0, 3.0]])
+    assert bv.shape == (1, 3, 1)
+
+
+def test_where_static_shape_merges_its_operands_as_tf1():
+    # TF1's Select takes x, y (and a same-rank condition) of one shape: its static shape is their
+    # merge, [1, 3] from x [1, 3] and y [None, 3] (where_v2 broadcasts: [None, 3])
+    g = cf.Graph()
+    with g.as_default():
+        c = cf.placeholder(cf.bool, [3])
+        x = cf.placeholder(cf.float32, [1, 3])
+        y = cf.placeholder(cf.float32, [None, 3])
+        assert cf.where(c[None], x, y).shape.as_list() == [1, 3]
+        assert cf.where(c[None], y, y).shape.as_list() == [1, 3]
+        assert cf.where_v2(c[None], x, y).shape.as_list() == [None, 3]
+        r = cf.where(cf.placeholder(cf.bool, [None]), y, y)  # rows picked by a vector condition
+        assert r.shape.as_list() == [None, 3]
+        with cf.Session(graph=g) as s:
+            out = s.run(cf.where(c[None], x, y), {c: [True, False, True], x: [[1, 2, 3]], y: [[7, 8, 9]]})
+    np.testing.assert_array_equal(out, [[1, 8, 3]])

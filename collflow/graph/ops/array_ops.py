@@ -508,7 +508,17 @@ def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = No
         # last dimension broadcasts instead (tf.where_v2's rule, which TF1 would refuse)
         if c.shape.dims[0] is None or n0 is None or c.shape.dims[0] == n0:
             c = reshape(c, [-1] + [1] * (rank - 1))
-    return single("Select", [c, x, y], name=name or "Select")
+    out = single("Select", [c, x, y], name=name or "Select")
+    # TF1's Select takes x and y (and a same-rank condition) of one shape, so its static shape
+    # merges theirs: where(c[1, 3], x[1, 3], y[None, 3]) is [1, 3], not broadcasting's [None, 3]
+    same = [t.shape for t in (c, x, y) if t.shape.rank is not None and t.shape.rank == out.shape.rank]
+    merged = out.shape
+    for sh in same:
+        if not merged.is_compatible_with(sh):
+            return out
+        merged = merged.merge_with(sh)
+    out.set_shape(merged)
+    return out
 
 
 def _select_operands(x: Any, y: Any) -> Any:

@@ -426,7 +426,10 @@ def _tf1_key(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
     return tuple(key)
 
 
-def strided_slice(x: Any, key: Any = None, end: Any = None, strides: Any = None, begin_mask: int = 0,
+_NO_KEY = object()  # t[None] (a new axis) passes key=None: "no key" needs its own marker
+
+
+def strided_slice(x: Any, key: Any = _NO_KEY, end: Any = None, strides: Any = None, begin_mask: int = 0,
                   end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
                   var: Any = None, name: Optional[str] = None) -> _g.Tensor:
     """x[key] with NumPy basic-indexing semantics (what `x[1:3, ::2, ..., None]` builds); also
@@ -434,7 +437,7 @@ def strided_slice(x: Any, key: Any = None, end: Any = None, strides: Any = None,
     new_axis_mask, shrink_axis_mask) (`key` is then begin)."""
     if end is not None:
         key = _tf1_key(key, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
-    elif key is None:
+    elif key is _NO_KEY:
         raise TypeError("strided_slice needs begin and end (or an indexing key)")
     x = _g.convert_to_tensor(x)
     key_t, tensors = _normalize_key(key)
