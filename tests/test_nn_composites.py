@@ -124,3 +124,12 @@ def test_fused_batch_norm_training_and_inference():
     np.testing.assert_allclose(miv, bmv)
     np.testing.assert_allclose(viv, bvv)
     assert g_mean is None  # the batch statistics pass no gradient back, as TF's
+
+
+def test_conv2d_transpose_refuses_nchw_by_name():
+    # NCHW is not supported: the error names the format, not a channel mismatch read as NHWC
+    with cf.Graph().as_default():
+        x = cf.placeholder(cf.float32, [1, 2, 5, 5])
+        w = cf.placeholder(cf.float32, [3, 3, 4, 2])
+        with pytest.raises(cf.InvalidArgumentError, match="conv2d_transpose: only data_format='NHWC'"):
+            cf.nn.conv2d_transpose(x, w, [1, 4, 10, 10], [1, 1, 2, 2], "SAME", data_format="NCHW")

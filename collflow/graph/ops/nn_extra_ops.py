@@ -149,6 +149,7 @@ def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
     filter = filters if filter is None else filter
     if value is None or filter is None or output_shape is None or strides is None:
         raise InvalidArgumentError("conv2d_transpose needs value, filter, output_shape and strides")
+    _nn._nhwc(data_format, "conv2d_transpose")  # before the shape checks, which read NHWC
     x = _g.convert_to_tensor(value)
     w = _g.convert_to_tensor(filter, dtype=None if isinstance(filter, _g.Tensor) else x.dtype, graph=x.graph)
     sizes, hint = _output_shape(output_shape, x.graph)
