@@ -88,7 +88,7 @@ def sigmoid_accurate(xp: Any, x: Any) -> Any:
     tanh form, which has no sign to split on)."""
     if x.dtype.kind == "c":
         return sigmoid_into(xp, x, xp.empty_like(x))
-    t = xp.abs(x)
+    t = xp.abs(x, out=xp.empty_like(x))  # explicit outputs: a 0-d x stays an array
     xp.negative(t, out=t)
     xp.exp(t, out=t)
     out = xp.add(t, t.dtype.type(1), out=xp.empty_like(t))
