@@ -590,10 +590,13 @@ def _tf_argmax_hits(xp: Any, x: Any, y: Any, geo: "_Geometry", kh: int, kw: int,
 def _needs_tf_argmax(xp: Any, x: Any, y: Any) -> bool:
     """Whether a window may start with a NaN or hold nothing above -inf (its pooled value is
     then the lowest float), where routing by equality with y differs from TF's."""
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" or x.size == 0:
         return False
-    # one sum finds a NaN (or an inf beside a -inf: harmless, the exact path is right too)
-    return bool(xp.isnan(xp.sum(x))) or bool(xp.min(y) <= np.finfo(y.dtype).min)
+    # one min over x (NaN propagates through it; 4x faster than a sum in NumPy) finds a NaN, or
+    # a -inf, only then is y read for a window pooled to the lowest float
+    low = np.finfo(x.dtype).min
+    m = xp.min(x)
+    return bool(xp.isnan(m)) or (bool(m <= low) and bool(xp.min(y) <= low))
 
 
 @register_kernel("MaxPoolGrad")
