@@ -68,11 +68,13 @@ STEPS = 5
 
 
 def _tf_steps(key, dtype, sparse):
-    """Variable values after each step: tf.gradients + TF's ResourceApply* kernels."""
+    """Variable values after each step: tf.gradients + TF's ResourceApply* kernels, with the
+    hyperparameters as TF1's Python optimizers make them: float32 tensors cast to the variable's
+    dtype, Adam's beta powers float32 variables."""
     _, kernel, slots, hp = OPTS[key]
     g = tft.Graph()
     with g.as_default():
-        c = lambda x: tft.constant(np.asarray(x, dtype))  # noqa: E731
+        c = lambda x: tft.constant(np.asarray(np.float32(x), dtype))  # noqa: E731
         v = tft.Variable(Z0.astype(dtype), use_resource=True)
         sl = [tft.Variable(np.full(Z0.shape, x0, dtype), use_resource=True) for _, x0 in slots]
         loss = (_sparse_loss if sparse else _loss)(tft, v)
@@ -83,9 +85,9 @@ def _tf_steps(key, dtype, sparse):
             kw[n] = x if n == "use_nesterov" else c(x)
         b1p = b2p = None
         if key == "adam":
-            b1p = tft.Variable(np.asarray(hp["beta1"], dtype), use_resource=True)
-            b2p = tft.Variable(np.asarray(hp["beta2"], dtype), use_resource=True)
-            kw.update(beta1_power=b1p.read_value(), beta2_power=b2p.read_value())
+            b1p = tft.Variable(np.float32(hp["beta1"]), use_resource=True)
+            b2p = tft.Variable(np.float32(hp["beta2"]), use_resource=True)
+            kw.update(beta1_power=tft.cast(b1p.read_value(), dtype), beta2_power=tft.cast(b2p.read_value(), dtype))
         if sparse:
             # duplicate rows summed first, as TF1's Optimizer does before _apply_sparse
             idx, pos = tft.unique(grad.indices)
@@ -105,7 +107,7 @@ def _tf_steps(key, dtype, sparse):
                 op = getattr(RAW, "ResourceApply" + kernel)(**kw)
         if key == "adam":
             with tft.control_dependencies([op]):
-                op = tft.group(b1p.assign(b1p * hp["beta1"]), b2p.assign(b2p * hp["beta2"]))
+                op = tft.group(b1p.assign(b1p * np.float32(hp["beta1"])), b2p.assign(b2p * np.float32(hp["beta2"])))
         with tft.Session(graph=g) as s:
             s.run(tft.global_variables_initializer())
             out = []
