@@ -565,13 +565,14 @@ def _first_max_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: i
             yield rs, cs, hit
 
 
-def _tf_argmax_hits(xp: Any, x: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
+def _tf_argmax_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
     """As _first_max_hits, by TF's own rule where that differs (NaN or nothing above -inf in a
     window): each window's gradient goes to its first real (unpadded) cell, replaced by each
-    later cell strictly greater than the one held; a NaN held first keeps it."""
-    xpad = _pad(xp, x, geo, 0)
-    real = _pad(xp, xp.ones((1,) + x.shape[1:3] + (1,), dtype=bool), geo, False)
-    cur = xp.zeros(y.shape, dtype=x.dtype)
+    later cell strictly greater than the one held; a NaN held first keeps it.  The padding's
+    value is never read (a mask of the real cells excludes it)."""
+    h, w = xpad.shape[1] - geo.pt - geo.pb, xpad.shape[2] - geo.pl - geo.pr
+    real = _pad(xp, xp.ones((1, h, w, 1), dtype=bool), geo, False)
+    cur = xp.zeros(y.shape, dtype=xpad.dtype)
     held = xp.zeros(y.shape, dtype=bool)
     arg = xp.full(y.shape, -1, dtype=np.int32)
     offsets = [_offset(geo, i, j, strides, _UNIT) for i in range(kh) for j in range(kw)]
@@ -614,7 +615,7 @@ def _max_pool_grad(op: Any, ctx: KernelContext) -> Any:
         dx = xp.zeros(xpad.shape, dtype=g.dtype)
         finite = _finite(xp, g)
         # each output's gradient goes to the first maximum of its window (row-major), as TF
-        hits = (_tf_argmax_hits(xp, x, y, geo, kh, kw, strides) if exact
+        hits = (_tf_argmax_hits(xp, xpad, y, geo, kh, kw, strides) if exact
                 else _first_max_hits(xp, xpad, y, geo, kh, kw, strides))
         for rs, cs, hit in hits:
             dx[:, rs, cs, :] += _routed(xp, hit, g, finite)

@@ -119,11 +119,12 @@ class AdamOptimizer(Optimizer):
             # TF1's dtypes: a Python float makes float32 powers (a float64 model's bias
             # correction too), a NumPy scalar its own dtype; else the first variable's (a
             # complex model's powers stay real: their part of the step is a real scale)
-            pdt = first.dtype.real_dtype if first.dtype.is_complex else first.dtype
             if _python_number(beta):
                 pdt = _dt.float32
             elif isinstance(beta, np.generic) and beta.dtype.kind == "f":
                 pdt = _dt.as_dtype(beta.dtype)
+            else:
+                pdt = first.dtype.real_dtype if first.dtype.is_complex else first.dtype
             init = beta if isinstance(beta, (_g.Tensor, Variable)) else \
                 (lambda b=beta: constant(b, dtype=pdt, name="initial_value"))
             self._create_non_slot_variable(init, name, first)
