@@ -1,10 +1,13 @@
-"""3-D convolution and pooling (tf.nn.conv3d, max_pool3d, avg_pool3d) on NDHWC volumes, as
-im2col in the graph: one strided slice per kernel tap, stacked and multiplied by the filter
-as one matrix product (pools reduce the taps instead).  Gradients come from the parts (the
-slices' scatter back, the product's two GEMMs), so they are exact by construction.
+"""3-D convolution and pooling (tf.nn.conv3d, max_pool3d, avg_pool3d) on NDHWC volumes.  conv3d
+and avg_pool3d are im2col in the graph: one strided slice per kernel tap, stacked and multiplied
+by the filter as one matrix product (the average pool sums the taps instead).  max_pool3d is
+TF's MaxPool3D op with its own kernels (kernels/pool3d_kernels.py), to keep TF's rules for
+NaN, infinities and ties, which a chain of maximum ops does not.  conv3d's and avg_pool3d's
+gradients come from the parts (the slices' scatter back, the product's two GEMMs), so they are
+exact by construction.
 
-Spatial sizes, kernel sizes, strides and dilations must be known when the graph is built;
-the batch may be unknown.  TF's padding: VALID, or SAME with the odd pixel at the end; the
+For conv3d and avg_pool3d, spatial sizes, kernel sizes, strides and dilations must be known
+when the graph is built; the batch may be unknown (max_pool3d takes any size at run time).  TF's padding: VALID, or SAME with the odd pixel at the end; the
 average pool divides by the number of real (unpadded) voxels in each window, as TF.
 """
 from __future__ import annotations
@@ -18,7 +21,10 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from . import array_ops as _a
 from . import math_ops as _m
+from ..registry import register_gradient, register_op
+from ..shape import TensorShape
 from .constant_op import constant
+from .op_util import single
 
 __all__ = ["conv3d", "max_pool3d", "avg_pool3d", "conv3d_transpose"]
 
@@ -115,16 +121,66 @@ def _pool_args(input: Any, ksize: Any, strides: Any, padding: str, data_format: 
     return x, sizes, ks, st, outs, pads
 
 
+def _max_pool3d_spec(op: _g.Operation) -> list:
+    x = op.inputs[0]
+    if not (x.dtype.is_floating or x.dtype.is_integer):
+        raise InvalidArgumentError(f"max_pool3d needs a real-number input, got {x.dtype.name}")
+    if x.shape.rank is not None and x.shape.rank != 5:
+        raise InvalidArgumentError(f"max_pool3d needs an NDHWC input of rank 5, got shape {x.shape}")
+    if x.shape.rank is None:
+        return [(x.dtype, TensorShape([None] * 5))]
+    dims = x.shape.dims
+    outs: List[Optional[int]] = [None] * 3
+    if all(d is not None for d in dims[1:4]):
+        outs = list(_geometry([int(d) for d in dims[1:4]], op.attrs["ksize"], op.attrs["strides"], (1, 1, 1),
+                              op.attrs["padding"], "max_pool3d")[0])
+    return [(x.dtype, TensorShape([dims[0]] + outs + [dims[4]]))]
+
+
+# TF's op types and inputs: MaxPool3DGrad(orig_input, orig_output, grad) is shaped as orig_input,
+# MaxPool3DGradGrad(orig_input, orig_output, grad of MaxPool3DGrad's output) as orig_output
+register_op("MaxPool3D", _max_pool3d_spec)
+register_op("MaxPool3DGrad", lambda op: [(op.inputs[2].dtype, op.inputs[0].shape)])
+register_op("MaxPool3DGradGrad", lambda op: [(op.inputs[2].dtype, op.inputs[1].shape)])
+
+
+def _pool3d_attrs(op: _g.Operation) -> dict:
+    return {k: op.attrs[k] for k in ("ksize", "strides", "padding")}
+
+
+@register_gradient("MaxPool3D")
+def _max_pool3d_grad(op: _g.Operation, g: Any) -> list:
+    return [single("MaxPool3DGrad", [op.inputs[0], op.outputs[0], g], _pool3d_attrs(op))]
+
+
+# both are linear in their gradient input, and the window maxima stay put for small changes
+# of x: zeros for orig_input and orig_output, as TF1
+@register_gradient("MaxPool3DGrad")
+def _max_pool3d_grad_grad(op: _g.Operation, gg: Any) -> list:
+    x, y = op.inputs[0], op.inputs[1]
+    return [_a.zeros_like(x), _a.zeros_like(y), single("MaxPool3DGradGrad", [x, y, gg], _pool3d_attrs(op))]
+
+
+@register_gradient("MaxPool3DGradGrad")
+def _max_pool3d_grad_grad_grad(op: _g.Operation, g: Any) -> list:
+    x, y = op.inputs[0], op.inputs[1]
+    return [_a.zeros_like(x), _a.zeros_like(y), single("MaxPool3DGrad", [x, y, g], _pool3d_attrs(op))]
+
+
 def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
-    """The maximum of each ksize window of an NDHWC volume, stepping `strides`."""
-    x, _, ks, st, outs, pads = _pool_args(input, ksize, strides, padding, data_format, "max_pool3d")
-    with x.graph.as_default(), x.graph.name_scope(name or "MaxPool3D"):
-        taps = _taps(x, ks, st, (1, 1, 1), outs, pads, -np.inf)
-        out = taps[0]
-        for t in taps[1:]:
-            out = _m.maximum(out, t)
-        return out
+    """The maximum of each ksize window of an NDHWC volume, stepping `strides`, by TF's CPU
+    rules for NaN, infinities and ties (kernels/pool3d_kernels.py)."""
+    _check_format(data_format, "max_pool3d")
+    padding = str(padding).upper()
+    if padding not in ("VALID", "SAME"):
+        raise InvalidArgumentError(f"max_pool3d: padding must be VALID or SAME, got {padding!r}")
+    attrs = {"ksize": _five(ksize, "ksize", "max_pool3d"), "strides": _five(strides, "strides", "max_pool3d"),
+             "padding": padding}
+    if min(attrs["ksize"]) < 1 or min(attrs["strides"]) < 1:
+        raise InvalidArgumentError(f"max_pool3d: ksize {attrs['ksize']} and strides {attrs['strides']} must be "
+                                   "positive")
+    return single("MaxPool3D", [input], attrs, name=name or "MaxPool3D")
 
 
 def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002

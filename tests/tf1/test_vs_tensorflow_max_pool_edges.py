@@ -1,0 +1,77 @@
+"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool and tf.nn.max_pool3d on inputs full of
+ties, NaN, -inf and +inf (small integers with non-finite values at a random rate), VALID and
+SAME, strides 1-3, windows up to 3 per dimension.  The pooled values, the gradient and the
+gradient of the gradient (d/d grad_ys, MaxPoolGradGrad / MaxPool3DGradGrad) must agree.
+
+Skipped cleanly without TensorFlow (`pip install -e ".[conformance]"`).  The 3-D configurations
+leave out SAME padding whose total would be negative by 2 or more (a window smaller than its
+stride): TF's CPU kernels shift the windows there (Eigen's padding), which is not TF's
+documented geometry nor its GPU kernels' (see kernels/pool3d_kernels.py).
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tfdiff  # noqa: E402  (sets TensorFlow's environment first)
+
+tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+
+import collflow.compat.v1 as cft  # noqa: E402
+
+tft = tensorflow.compat.v1
+tft.disable_eager_execution()
+pytestmark = pytest.mark.timeout(600)
+
+
+def _eval(tf, x, rank, k, s, pad, relu, seed):
+    g = tf.Graph()
+    with g.as_default():
+        xt = tf.constant(x)
+        z = tf.nn.relu(xt) if relu else xt
+        if rank == 2:
+            y = tf.nn.max_pool(z, [1, *k, 1], [1, *s, 1], pad)
+        else:
+            y = tf.nn.max_pool3d(z, [1, *k, 1], [1, *s, 1], pad)
+        rng = np.random.default_rng(seed)
+        gy = tf.constant(rng.normal(size=y.shape.as_list()).astype(x.dtype))
+        gg = tf.constant(rng.normal(size=x.shape).astype(x.dtype))
+        dx = tf.gradients(y, xt, grad_ys=gy)[0]
+        ddy = tf.gradients(dx, gy, grad_ys=gg)[0]
+        with tf.Session(graph=g) as sess:
+            return sess.run([y, dx, ddy])
+
+
+def _configs(rank, seed, count):
+    rng = np.random.default_rng(seed)
+    made = 0
+    while made < count:
+        k = tuple(int(v) for v in rng.integers(1, 4, rank))
+        s = tuple(int(v) for v in rng.integers(1, 4, rank))
+        pad = ["VALID", "SAME"][int(rng.integers(2))]
+        sizes = tuple(kk + int(rng.integers(0, 3)) for kk in k)
+        if rank == 3 and pad == "SAME" and any((-(-n // st) - 1) * st + kk - n <= -2
+                                               for n, kk, st in zip(sizes, k, s)):
+            continue
+        shape = (int(rng.integers(1, 3)),) + sizes + (int(rng.integers(1, 4)),)
+        x = rng.integers(-2, 3, size=shape).astype(np.float32)
+        m, p = rng.random(shape), rng.random() * 0.6
+        x[m < p / 3] = np.nan
+        x[(m >= p / 3) & (m < 2 * p / 3)] = -np.inf
+        x[(m >= 2 * p / 3) & (m < 0.8 * p)] = np.inf
+        made += 1
+        yield x, k, s, pad, bool(rng.integers(2)) if rank == 2 else False
+
+
+@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_max_pool_edges_match_tensorflow(rank, seed):
+    for i, (x, k, s, pad, relu) in enumerate(_configs(rank, 100 * rank + seed, 40)):
+        want = _eval(tft, x, rank, k, s, pad, relu, i)
+        got = _eval(cft, x, rank, k, s, pad, relu, i)
+        what = f"config {i}: rank {rank} k {k} s {s} {pad} relu {relu} shape {x.shape}"
+        np.testing.assert_array_equal(got[0], want[0], err_msg=what)
+        for name, a, b in (("gradient", got[1], want[1]), ("gradient of the gradient", got[2], want[2])):
+            np.testing.assert_allclose(a, b, rtol=tfdiff.RTOL, atol=1e-6, err_msg=f"{name}, {what}")
