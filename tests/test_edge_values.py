@@ -235,3 +235,38 @@ def test_max_pool_with_nan_and_neg_inf_follows_tf(dt, relu):
         np.testing.assert_array_equal(yv, ry)
         np.testing.assert_allclose(dxv, rdx, rtol=1e-6, atol=0)
         assert np.isfinite(yv).all()  # no NaN, and the lowest float for an empty window
+
+
+@pytest.mark.parametrize("include_batch", [False, True])
+def test_max_pool_with_argmax_follows_tf_with_nan_and_inf(include_batch):
+    # TF's MaxPoolWithArgmax holds each window's first real cell and replaces it by each later
+    # one strictly greater, and outputs the held value: a leading NaN stays (NaN out), a later
+    # NaN is never taken, a window of -inf gives -inf and an index inside the image
+    rng = np.random.default_rng(11)
+    for shape, k, s, pad in [((2, 4, 4, 3), (2, 2), (2, 2), "VALID"), ((1, 5, 6, 2), (3, 3), (2, 2), "SAME"),
+                             ((2, 5, 5, 2), (2, 3), (1, 2), "SAME"), ((1, 6, 4, 2), (3, 2), (3, 2), "VALID")]:
+        x = rng.integers(-3, 4, size=shape).astype(np.float32)
+        m = rng.random(shape)
+        x[m < 0.2] = np.nan
+        x[(m >= 0.2) & (m < 0.4)] = -np.inf
+        x[(m >= 0.4) & (m < 0.45)] = np.inf
+        x[0, :k[0], :k[1], 0] = [[2.0] + [np.nan] * (k[1] - 1)] + [[1.0] * k[1]] * (k[0] - 1)
+        g = tf.Graph()
+        with g.as_default():
+            xt = tf.constant(x)
+            y, am = tf.nn.max_pool_with_argmax(xt, [1, *k, 1], [1, *s, 1], pad, include_batch_in_index=include_batch)
+            gy = rng.normal(size=y.shape.as_list()).astype(np.float32)
+            dx = tf.gradients(y, xt, grad_ys=tf.constant(gy))[0]
+            with tf.Session(graph=g) as sess:
+                yv, amv, dxv = sess.run([y, am, dx])
+        _, arg = _tf_max_pool_ref(x, k, s, pad)
+        n, h, w, c = shape
+        ry, ram, rdx = np.empty(yv.shape, np.float32), np.empty(amv.shape, np.int64), np.zeros_like(x)
+        for (b, i, j, ch), (r, q) in arg.items():
+            ry[b, i, j, ch] = x[b, r, q, ch]
+            ram[b, i, j, ch] = ((b * h if include_batch else 0) + r) * w * c + q * c + ch
+            rdx[b, r, q, ch] += gy[b, i, j, ch]
+        np.testing.assert_array_equal(yv, ry)
+        np.testing.assert_array_equal(amv, ram)
+        np.testing.assert_allclose(dxv, rdx, rtol=1e-6, atol=0)
+        assert yv[0, 0, 0, 0] == 2.0 and amv[0, 0, 0, 0] == 0

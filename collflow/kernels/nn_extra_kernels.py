@@ -136,15 +136,30 @@ def _max_pool_with_argmax(op: Any, ctx: KernelContext) -> Any:
         if oh <= 0 or ow <= 0:
             raise InvalidArgumentError(f"max_pool_with_argmax: a {kh}x{kw} window does not fit {h}x{w} (VALID)", op)
         hp, wp = max(h + 2 * pt, (oh - 1) * sh + kh), max(w + 2 * pl, (ow - 1) * sw + kw)
-        low = -np.inf if np.dtype(x.dtype).kind == "f" else np.iinfo(x.dtype).min
-        xpad = xp.full((n, hp, wp, c), low, dtype=x.dtype)
+        xpad = xp.zeros((n, hp, wp, c), dtype=x.dtype)  # the padding is never read (masked below)
         xpad[:, pt:pt + h, pl:pl + w] = x
         s = xpad.strides
         win = xp.lib.stride_tricks.as_strided(xpad, (n, oh, ow, kh, kw, c),
                                               (s[0], s[1] * sh, s[2] * sw, s[1], s[2], s[3]))
-        flat = win.reshape(n, oh, ow, kh * kw, c)
-        k = flat.argmax(axis=3)                          # the first maximum, row-major in the window
-        out = xp.take_along_axis(flat, k[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+        # TF's rule: each window holds its first real cell, replaced by each later one strictly
+        # greater (row-major); so a NaN held first stays and a NaN read later is never taken,
+        # and a window of -inf gives -inf, never the padding
+        rows = xp.arange(oh) * sh - pt
+        cols = xp.arange(ow) * sw - pl
+        out = xp.zeros((n, oh, ow, c), dtype=x.dtype)
+        k = xp.zeros((n, oh, ow, c), dtype=np.int64)
+        held = xp.zeros((1, oh, ow, 1), dtype=bool)
+        for t in range(kh * kw):
+            i, j = divmod(t, kw)
+            real = (((rows + i >= 0) & (rows + i < h))[:, None] & ((cols + j >= 0) & (cols + j < w))[None, :])
+            real = real[None, :, :, None]
+            v = win[:, :, :, i, j, :]
+            take = xp.greater(v, out)
+            take |= xp.logical_not(held)
+            take &= real
+            xp.copyto(out, v, where=take)
+            xp.copyto(k, t, where=take)
+            held = held | real
         y = xp.arange(oh)[None, :, None, None] * sh - pt + k // kw
         xx = xp.arange(ow)[None, None, :, None] * sw - pl + k % kw
         idx = (y * w + xx) * c + xp.arange(c)[None, None, None, :]

@@ -1,7 +1,8 @@
-"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool and tf.nn.max_pool3d on inputs full of
-ties, NaN, -inf and +inf (small integers with non-finite values at a random rate), VALID and
-SAME, strides 1-3, windows up to 3 per dimension.  The pooled values, the gradient and the
-gradient of the gradient (d/d grad_ys, MaxPoolGradGrad / MaxPool3DGradGrad) must agree.
+"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool, max_pool3d and max_pool_with_argmax
+on inputs full of ties, NaN, -inf and +inf (small integers with non-finite values at a random
+rate), VALID and SAME, strides 1-3, windows up to 3 per dimension.  The pooled values (and
+argmax indices), the gradient and, for the first two, the gradient of the gradient (d/d
+grad_ys, MaxPoolGradGrad / MaxPool3DGradGrad) must agree.
 
 Skipped cleanly without TensorFlow (`pip install -e ".[conformance]"`).  The 3-D configurations
 leave out SAME padding whose total would be negative by 2 or more (a window smaller than its
@@ -75,3 +76,25 @@ def test_max_pool_edges_match_tensorflow(rank, seed):
         np.testing.assert_array_equal(got[0], want[0], err_msg=what)
         for name, a, b in (("gradient", got[1], want[1]), ("gradient of the gradient", got[2], want[2])):
             np.testing.assert_allclose(a, b, rtol=tfdiff.RTOL, atol=1e-6, err_msg=f"{name}, {what}")
+
+
+def _eval_argmax(tf, x, k, s, pad, include_batch, seed):
+    g = tf.Graph()
+    with g.as_default():
+        xt = tf.constant(x)
+        y, am = tf.nn.max_pool_with_argmax(xt, [1, *k, 1], [1, *s, 1], pad, include_batch_in_index=include_batch)
+        gy = tf.constant(np.random.default_rng(seed).normal(size=y.shape.as_list()).astype(x.dtype))
+        dx = tf.gradients(y, xt, grad_ys=gy)[0]
+        with tf.Session(graph=g) as sess:
+            return sess.run([y, am, dx])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_max_pool_with_argmax_edges_match_tensorflow(seed):
+    for i, (x, k, s, pad, include_batch) in enumerate(_configs(2, 300 + seed, 40)):
+        want = _eval_argmax(tft, x, k, s, pad, include_batch, i)
+        got = _eval_argmax(cft, x, k, s, pad, include_batch, i)
+        what = f"config {i}: k {k} s {s} {pad} include_batch_in_index {include_batch} shape {x.shape}"
+        np.testing.assert_array_equal(got[0], want[0], err_msg=what)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=what)
+        np.testing.assert_allclose(got[2], want[2], rtol=tfdiff.RTOL, atol=1e-6, err_msg=f"gradient, {what}")
