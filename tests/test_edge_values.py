@@ -270,3 +270,43 @@ def test_max_pool_with_argmax_follows_tf_with_nan_and_inf(include_batch):
         np.testing.assert_array_equal(amv, ram)
         np.testing.assert_allclose(dxv, rdx, rtol=1e-6, atol=0)
         assert yv[0, 0, 0, 0] == 2.0 and amv[0, 0, 0, 0] == 0
+
+
+@pytest.mark.parametrize("overlapping", [False, True])
+def test_fractional_max_pool_skips_nan_as_tf(overlapping):
+    # TF's FractionalMaxPool folds each region with max from the lowest float, so NaN is
+    # skipped and a region of NaN and -inf pools to -3.4e38; its gradient goes to the cell TF's
+    # argmax rule picks (first cell, replaced by each later one strictly greater)
+    rng = np.random.default_rng(12)
+    x = rng.integers(-2, 3, size=(2, 7, 8, 3)).astype(np.float32)
+    m = rng.random(x.shape)
+    x[m < 0.25] = np.nan
+    x[(m >= 0.25) & (m < 0.4)] = -np.inf
+    x[0, :3, :3, 0] = np.nan                      # a region of NaN only
+    x[1, :3, :3, 1] = -np.inf
+    x[0, 1, 1, 0] = 5.0
+    g = tf.Graph()
+    with g.as_default():
+        xt = tf.constant(x)
+        y, rows, cols = tf.nn.fractional_max_pool(xt, [1, 1.6, 1.7, 1], pseudo_random=True, overlapping=overlapping,
+                                                  deterministic=True, seed=3, seed2=4)
+        with tf.Session(graph=g) as sess:
+            yv, rv, cv = sess.run([y, rows, cols])
+        gy = rng.normal(size=yv.shape).astype(np.float32)
+        dx = tf.gradients(y, xt, grad_ys=tf.constant(gy))[0]
+        with tf.Session(graph=g) as sess:
+            dxv = sess.run(dx)
+    extra = 1 if overlapping else 0
+    ry, rdx = np.empty_like(yv), np.zeros_like(x)
+    for b, i, j, ch in np.ndindex(*yv.shape):
+        cells = [(r, q) for r in range(rv[i], min(rv[i + 1] + extra, 7)) for q in range(cv[j], min(cv[j + 1] + extra, 8))]
+        vals = [x[b, r, q, ch] for r, q in cells]
+        ry[b, i, j, ch] = max([v for v in vals if not np.isnan(v)] + [np.finfo(np.float32).min])
+        held = 0
+        for t, v in enumerate(vals):
+            if v > vals[held]:
+                held = t
+        rdx[b, cells[held][0], cells[held][1], ch] += gy[b, i, j, ch]
+    np.testing.assert_array_equal(yv, ry)
+    assert np.isfinite(yv).all()
+    np.testing.assert_allclose(dxv, rdx, rtol=1e-6, atol=0)

@@ -70,14 +70,33 @@ def pool(x: np.ndarray, rows: np.ndarray, cols: np.ndarray, overlapping: bool, k
     for i, (r0, r1) in enumerate(rr):
         for j, (c0, c1) in enumerate(cc):
             blk = x[:, r0:r1, c0:c1, :]
-            out[:, i, j, :] = blk.max(axis=(1, 2)) if kind == "max" else blk.mean(axis=(1, 2), dtype=np.float64)
+            # TF's max skips NaN (fmax), from the lowest float: a region of NaN and -inf only
+            # pools to it
+            out[:, i, j, :] = np.fmax.reduce(blk, axis=(1, 2)) if kind == "max" else blk.mean(axis=(1, 2),
+                                                                                             dtype=np.float64)
+    if kind == "max" and out.dtype.kind == "f":
+        np.fmax(out, np.finfo(out.dtype).min, out=out)
     return out
+
+
+def _tf_argmax(blk: np.ndarray) -> np.ndarray:
+    """TF's argmax of each [n, cells, c] region: its first cell, replaced by each later one
+    strictly greater (so a NaN first keeps it, a later NaN is never taken): the first
+    maximum with NaN read as -inf, unless the first cell is NaN."""
+    if blk.dtype.kind != "f":
+        return blk.argmax(axis=1)
+    nan = np.isnan(blk)
+    am = np.where(nan, -np.inf, blk).argmax(axis=1)
+    am[nan[:, 0, :]] = 0
+    return am
 
 
 def pool_grad(x_shape: Tuple[int, ...], x: Any, g: np.ndarray, rows: np.ndarray, cols: np.ndarray,
               overlapping: bool, kind: str) -> np.ndarray:
-    """Max: each output's gradient to the first maximum of its region (row-major); avg: spread
-    evenly over the region."""
+    """Max: each output's gradient to its region's cell by TF's argmax rule (`_tf_argmax`,
+    row-major); avg: spread evenly over the region.  Where that cell's value is not the pooled
+    one (a region starting with NaN, or of -inf only) TF's kernel fails ("tensor_out_dup is not
+    the same as tensor_out"); collflow routes the gradient all the same."""
     n, h, w, c = x_shape
     rr, cc = _regions(rows, h, overlapping), _regions(cols, w, overlapping)
     out = np.zeros(x_shape, np.float64)
@@ -88,7 +107,7 @@ def pool_grad(x_shape: Tuple[int, ...], x: Any, g: np.ndarray, rows: np.ndarray,
                 out[:, r0:r1, c0:c1, :] += (gij / ((r1 - r0) * (c1 - c0)))[:, None, None, :]
                 continue
             blk = x[:, r0:r1, c0:c1, :].reshape(n, -1, c)
-            am = blk.argmax(axis=1)                       # first maximum, row-major
+            am = _tf_argmax(blk)
             ry, rx = np.divmod(am, c1 - c0)
             bb, ch = np.meshgrid(np.arange(n), np.arange(c), indexing="ij")
             np.add.at(out, (bb, r0 + ry, c0 + rx, ch), gij)

@@ -1,8 +1,10 @@
-"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool, max_pool3d and max_pool_with_argmax
-on inputs full of ties, NaN, -inf and +inf (small integers with non-finite values at a random
+"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool, max_pool3d, max_pool_with_argmax
+and fractional_max_pool on inputs full of ties, NaN, -inf and +inf (small integers with non-finite values at a random
 rate), VALID and SAME, strides 1-3, windows up to 3 per dimension.  The pooled values (and
 argmax indices), the gradient and, for the first two, the gradient of the gradient (d/d
-grad_ys, MaxPoolGradGrad / MaxPool3DGradGrad) must agree.
+grad_ys, MaxPoolGradGrad / MaxPool3DGradGrad) must agree.  fractional_max_pool's gradient
+is compared where TF gives one: TF's kernel refuses regions whose argmax value is not the
+pooled one (a leading NaN, only -inf), where collflow routes it by the same argmax rule.
 
 Skipped cleanly without TensorFlow (`pip install -e ".[conformance]"`).  The 3-D configurations
 leave out SAME padding whose total would be negative by 2 or more (a window smaller than its
@@ -98,3 +100,48 @@ def test_max_pool_with_argmax_edges_match_tensorflow(seed):
         np.testing.assert_array_equal(got[0], want[0], err_msg=what)
         np.testing.assert_array_equal(got[1], want[1], err_msg=what)
         np.testing.assert_allclose(got[2], want[2], rtol=tfdiff.RTOL, atol=1e-6, err_msg=f"gradient, {what}")
+
+
+def _eval_fractional(tf, x, ratio, pseudo, overlapping, seed):
+    """(y, rows, cols, gradient or None where TF's FractionalMaxPoolGrad refuses the input)."""
+    g = tf.Graph()
+    with g.as_default():
+        xt = tf.constant(x)
+        y, rows, cols = tf.nn.fractional_max_pool(xt, ratio, pseudo_random=pseudo, overlapping=overlapping,
+                                                  deterministic=True, seed=seed, seed2=seed + 1)
+        with tf.Session(graph=g) as sess:
+            out = sess.run([y, rows, cols])
+        gy = tf.constant(np.random.default_rng(seed).normal(size=out[0].shape).astype(x.dtype))
+        dx = tf.gradients(y, xt, grad_ys=gy)[0]
+        with tf.Session(graph=g) as sess:
+            try:
+                out.append(sess.run(dx))
+            except tf.errors.InvalidArgumentError:
+                # TF: "tensor_out_dup is not the same as tensor_out" where the argmax cell's
+                # value is not the pooled one (a region starting with NaN, or of -inf only)
+                out.append(None)
+    return out
+
+
+def test_fractional_max_pool_edges_match_tensorflow():
+    rng = np.random.default_rng(400)
+    compared = 0
+    for i in range(60):
+        shape = (int(rng.integers(1, 3)), int(rng.integers(3, 9)), int(rng.integers(3, 9)), int(rng.choice([1, 3, 8, 9])))
+        ratio = [1.0, float(rng.uniform(1.1, 2.5)), float(rng.uniform(1.1, 2.5)), 1.0]
+        x = rng.integers(-2, 3, size=shape).astype(np.float32)
+        m, p = rng.random(shape), rng.random() * 0.6
+        x[m < p / 3] = np.nan
+        x[(m >= p / 3) & (m < 2 * p / 3)] = -np.inf
+        x[(m >= 2 * p / 3) & (m < 0.8 * p)] = np.inf
+        pseudo, overlapping = bool(rng.integers(2)), bool(rng.integers(2))
+        want = _eval_fractional(tft, x, ratio, pseudo, overlapping, i + 1)
+        got = _eval_fractional(cft, x, ratio, pseudo, overlapping, i + 1)
+        what = f"config {i}: shape {shape} ratio {ratio} pseudo {pseudo} overlapping {overlapping}"
+        for a, b in zip(got[:3], want[:3]):
+            np.testing.assert_array_equal(a, b, err_msg=what)
+        assert got[3] is not None, what  # collflow routes every gradient
+        if want[3] is not None:
+            compared += 1
+            np.testing.assert_allclose(got[3], want[3], rtol=tfdiff.RTOL, atol=1e-6, err_msg=f"gradient, {what}")
+    assert compared >= 10

@@ -2,8 +2,8 @@
 whose sizes are k or k + 1 (k = floor(pooling ratio)), arranged pseudo-randomly or randomly
 (Graham, "Fractional Max-Pooling").  Outputs (output, row_pooling_sequence,
 col_pooling_sequence).  With deterministic=True and a seed the regions are TensorFlow's (see
-kernels/fractional_pool_kernels.py); gradients as TF's (max: to the region's maximum; avg:
-spread evenly).
+kernels/fractional_pool_kernels.py); max skips NaN, as TF's kernel; gradients as TF's (max: to
+the region's cell by TF's argmax rule; avg: spread evenly).
 """
 from __future__ import annotations
 
