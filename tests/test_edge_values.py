@@ -310,3 +310,39 @@ def test_fractional_max_pool_skips_nan_as_tf(overlapping):
     np.testing.assert_array_equal(yv, ry)
     assert np.isfinite(yv).all()
     np.testing.assert_allclose(dxv, rdx, rtol=1e-6, atol=0)
+
+
+def test_dilation2d_follows_tf_with_nan_and_inf():
+    # TF's Dilation2D: each output starts at the lowest float and takes x + f of each real tap
+    # strictly greater (row-major): NaN is skipped, +inf taken, a window of NaN and -inf gives
+    # -3.4e38 and sends its gradient to the window's first real cell and the filter's tap (0, 0)
+    low = np.finfo(np.float32).min
+    x = np.array([[1, np.nan, 2],
+                  [np.inf, 0, -np.inf],
+                  [np.nan, -np.inf, -np.inf]], np.float32).reshape(1, 3, 3, 1)
+    f = np.array([[0, 1], [2, 0]], np.float32).reshape(2, 2, 1)
+    g = tf.Graph()
+    with g.as_default():
+        xt, ft = tf.constant(x), tf.constant(f)
+        y = tf.nn.dilation2d(xt, ft, [1, 1, 1, 1], [1, 1, 1, 1], "SAME")
+        gy = np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1)
+        dx, df = tf.gradients(y, [xt, ft], grad_ys=tf.constant(gy))
+        e = tf.nn.erosion2d(-xt, ft[::-1, ::-1], [1, 1, 1, 1], [1, 1, 1, 1], "SAME")
+        with tf.Session(graph=g) as sess:
+            yv, dxv, dfv, ev = sess.run([y, dx, df, e])
+    # windows (SAME pads below and right): taps x[i, j] + 0, x[i, j+1] + 1, x[i+1, j] + 2, x[i+1, j+1] + 0
+    np.testing.assert_array_equal(yv.reshape(3, 3), [[np.inf, 3, 2], [np.inf, 0, low], [low, low, low]])
+    np.testing.assert_array_equal(ev, -yv)  # erosion is the dilation of -x by the reflected filter
+    want_dx = np.zeros((3, 3), np.float32)
+    # (0,0) -> inf at x[1,0]; (0,1) -> x[0,2] + 1; (0,2) -> x[0,2]; (1,0) -> x[1,0]; (1,1) -> x[1,1];
+    # (1,2) -> x[1,2] = -inf is not above the lowest float: nothing taken, the first real cell
+    # x[1,2]; row 2: nothing taken, the first real cell
+    for (i, j), (r, q) in {(0, 0): (1, 0), (0, 1): (0, 2), (0, 2): (0, 2), (1, 0): (1, 0), (1, 1): (1, 1),
+                           (1, 2): (1, 2), (2, 0): (2, 0), (2, 1): (2, 1), (2, 2): (2, 2)}.items():
+        want_dx[r, q] += gy[0, i, j, 0]
+    np.testing.assert_array_equal(dxv.reshape(3, 3), want_dx)
+    want_df = np.zeros((2, 2), np.float32)
+    for (i, j), tap in {(0, 0): (1, 0), (0, 1): (0, 1), (0, 2): (0, 0), (1, 0): (0, 0), (1, 1): (0, 0),
+                        (1, 2): (0, 0), (2, 0): (0, 0), (2, 1): (0, 0), (2, 2): (0, 0)}.items():
+        want_df[tap] += gy[0, i, j, 0]
+    np.testing.assert_array_equal(dfv.reshape(2, 2), want_df)

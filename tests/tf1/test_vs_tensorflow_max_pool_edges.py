@@ -1,5 +1,5 @@
-"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool, max_pool3d, max_pool_with_argmax
-and fractional_max_pool on inputs full of ties, NaN, -inf and +inf (small integers with non-finite values at a random
+"""Differential fuzz against TensorFlow 1.x: tf.nn.max_pool, max_pool3d, max_pool_with_argmax,
+fractional_max_pool, dilation2d and erosion2d on inputs full of ties, NaN, -inf and +inf (small integers with non-finite values at a random
 rate), VALID and SAME, strides 1-3, windows up to 3 per dimension.  The pooled values (and
 argmax indices), the gradient and, for the first two, the gradient of the gradient (d/d
 grad_ys, MaxPoolGradGrad / MaxPool3DGradGrad) must agree.  fractional_max_pool's gradient
@@ -145,3 +145,40 @@ def test_fractional_max_pool_edges_match_tensorflow():
             compared += 1
             np.testing.assert_allclose(got[3], want[3], rtol=tfdiff.RTOL, atol=1e-6, err_msg=f"gradient, {what}")
     assert compared >= 10
+
+
+def _eval_morph(tf, dilate, x, f, s, r, pad, seed):
+    g = tf.Graph()
+    with g.as_default():
+        xt, ft = tf.constant(x), tf.constant(f)
+        y = (tf.nn.dilation2d if dilate else tf.nn.erosion2d)(xt, ft, [1, *s, 1], [1, *r, 1], pad)
+        with tf.Session(graph=g) as sess:
+            out = [sess.run(y)]
+        gy = tf.constant(np.random.default_rng(seed).normal(size=out[0].shape).astype(x.dtype))
+        with tf.Session(graph=g) as sess:
+            return out + sess.run(tf.gradients(y, [xt, ft], grad_ys=gy))
+
+
+def test_dilation_and_erosion_edges_match_tensorflow():
+    # the max-plus (min-plus) windows of tf.nn.dilation2d / erosion2d: NaN skipped, the lowest
+    # float for a window with nothing above it, gradients to TF's argmax taps (strides or rates)
+    rng = np.random.default_rng(500)
+    for i in range(60):
+        k = tuple(int(v) for v in rng.integers(1, 4, 2))
+        s, r = [(1, 1), tuple(int(v) for v in rng.integers(1, 3, 2))][::1 if rng.random() < 0.5 else -1]
+        pad = ["VALID", "SAME"][int(rng.integers(2))]
+        shape = (int(rng.integers(1, 3)),) + tuple((kk - 1) * rr + 1 + int(rng.integers(0, 3)) for kk, rr in zip(k, r)) \
+            + (int(rng.integers(1, 3)),)
+        x = rng.integers(-2, 3, size=shape).astype(np.float32)
+        m, p = rng.random(shape), rng.random() * 0.6
+        x[m < p / 3] = np.nan
+        x[(m >= p / 3) & (m < 2 * p / 3)] = -np.inf
+        x[(m >= 2 * p / 3) & (m < 0.8 * p)] = np.inf
+        f = rng.integers(-1, 2, size=k + (shape[3],)).astype(np.float32)
+        dilate = bool(rng.integers(2))
+        want = _eval_morph(tft, dilate, x, f, s, r, pad, i)
+        got = _eval_morph(cft, dilate, x, f, s, r, pad, i)
+        what = f"config {i}: {'dilation' if dilate else 'erosion'} k {k} strides {s} rates {r} {pad} shape {shape}"
+        np.testing.assert_array_equal(got[0], want[0], err_msg=what)
+        for name, a, b in zip(("input gradient", "filter gradient"), got[1:], want[1:]):
+            np.testing.assert_allclose(a, b, rtol=tfdiff.RTOL, atol=1e-5, err_msg=f"{name}, {what}")
