@@ -1,6 +1,8 @@
-"""tf.nn.max_pool3d (MaxPool3D, MaxPool3DGrad, MaxPool3DGradGrad): TF1's CPU rules for NaN,
-infinities and ties, checked against a plain loop over the windows, and its gradients against
-finite differences.  tests/tf1/test_vs_tensorflow_pool3d.py compares with TensorFlow itself."""
+"""tf.nn.max_pool3d (MaxPool3D, MaxPool3DGrad, MaxPool3DGradGrad): TF's rules for NaN,
+infinities and ties (those of its vectorised CPU path, 16 or more channels; with a few
+channels TF's NaN results differ, see kernels/pool3d_kernels.py), checked against a plain loop
+over the windows, and the gradients against finite differences.
+tests/tf1/test_vs_tensorflow_max_pool_edges.py compares with TensorFlow itself."""
 import itertools
 
 import numpy as np
@@ -20,8 +22,9 @@ def _out_pad(n, k, s, pad):
 
 
 def reference(x, k, s, pad):
-    """TF's MaxPool3D by a loop: (y, per window the real cells with v - y == 0 (the gradient's),
-    per window the first real cell equal to y (the gradient of the gradient's))."""
+    """MaxPool3D by a loop: (y: the window's numbers' maximum from -inf, NaN skipped, SAME
+    padding the lowest float; per window the real cells with v - y == 0 (the gradient's); per
+    window the first real cell equal to y (the gradient of the gradient's))."""
     n, c = x.shape[0], x.shape[4]
     geo = [_out_pad(d, kk, ss, pad) for d, kk, ss in zip(x.shape[1:4], k, s)]
     outs = [o for o, _ in geo]
@@ -34,7 +37,7 @@ def reference(x, k, s, pad):
             q = tuple(o * ss - p + a for o, ss, (_, p), a in zip((i, j, m), s, geo, off))
             inside = all(0 <= v < d for v, d in zip(q, x.shape[1:4]))
             v = x[(b,) + q + (ch,)] if inside else low
-            cur = v if cur is None else (cur if cur > v else v)
+            cur = np.fmax(-np.inf if cur is None else cur, v)
             if inside:
                 cells.append(q)
         y[b, i, j, m, ch] = cur
@@ -72,41 +75,42 @@ def _pool_and_grads(x, k, s, pad, gy_seed=0):
 
 
 @pytest.mark.parametrize("row, y, dx, ddy", [
-    # gradient input [1, 2, 3, 4]; gradient-of-gradient input [10, 20, 30, 40]
+    # gradient input 1; gradient-of-gradient input [10, 20, 30, 40]
     ([1, 2, 2, 0], 2, [0, 1, 1, 0], 20),            # every tie gets the gradient; gg from the first
-    ([NAN, 1, 2, 0], 2, [0, 0, 1, 0], 30),
-    ([1, NAN, 2, 0], 2, [0, 0, 1, 0], 30),          # a NaN is dropped by the next number ...
-    ([1, 2, NAN, 0], 0, [0, 0, 0, 1], 40),          # ... so the last one decides
-    ([NAN] * 4, NAN, [0, 0, 0, 0], 0),
+    ([NAN, 1, 2, 0], 2, [0, 0, 1, 0], 30),          # NaN is skipped wherever it is
+    ([1, 2, NAN, 0], 2, [0, 1, 0, 0], 20),
+    ([NAN] * 4, -INF, [0, 0, 0, 0], 0),             # nothing but NaN: -inf, no gradient
     ([-INF] * 4, -INF, [0, 0, 0, 0], 10),           # no gradient (-inf - -inf is NaN), gg from the first
     ([INF, 1, 2, 0], INF, [0, 0, 0, 0], 10),
     ([NAN, 5, NAN, 5], 5, [0, 1, 0, 1], 20),
 ])
 def test_max_pool3d_follows_tf1_on_nan_inf_and_ties(row, y, dx, ddy):
-    x = np.array(row, np.float32).reshape(1, 1, 1, 4, 1)
+    # 16 channels holding the same row: TF's vectorised path, whose answers these are
+    x = np.repeat(np.array(row, np.float32).reshape(1, 1, 1, 4, 1), 16, axis=4)
     g = tf.Graph()
     with g.as_default():
         xt = tf.constant(x)
         yt = tf.nn.max_pool3d(xt, [1, 1, 1, 4, 1], [1, 1, 1, 4, 1], "VALID")
-        gyt = tf.constant(np.ones((1, 1, 1, 1, 1), np.float32))
+        gyt = tf.constant(np.ones((1, 1, 1, 1, 16), np.float32))
         dxt = tf.gradients(yt, xt, grad_ys=gyt)[0]
-        ddyt = tf.gradients(dxt, gyt, grad_ys=tf.constant(np.arange(10, 50, 10, dtype=np.float32).reshape(x.shape)))[0]
+        gg = np.repeat(np.arange(10, 50, 10, dtype=np.float32).reshape(1, 1, 1, 4, 1), 16, axis=4)
+        ddyt = tf.gradients(dxt, gyt, grad_ys=tf.constant(gg))[0]
         with tf.Session(graph=g) as sess:
             yv, dxv, ddyv = sess.run([yt, dxt, ddyt])
-    np.testing.assert_array_equal(yv.ravel(), [y])
-    np.testing.assert_array_equal(dxv.ravel(), dx)
-    np.testing.assert_array_equal(ddyv.ravel(), [ddy])
+    np.testing.assert_array_equal(yv, np.full((1, 1, 1, 1, 16), y, np.float32))
+    np.testing.assert_array_equal(dxv, np.repeat(np.array(dx, np.float32).reshape(1, 1, 1, 4, 1), 16, axis=4))
+    np.testing.assert_array_equal(ddyv, np.full((1, 1, 1, 1, 16), ddy, np.float32))
 
 
 def test_max_pool3d_same_padding_is_the_lowest_float():
-    # TF pads with the lowest float, read in its place in the window: a window of -inf and
-    # padding pools to -3.4e38; one of NaN and padding too (the padding comes after the NaN)
+    # SAME padding takes part as the lowest float: a window of -inf (or NaN) and padding pools
+    # to -3.4e38, one of -inf only to -inf, one of NaN only to -inf
     x = np.array([-INF, -INF, -INF], np.float32).reshape(1, 1, 1, 3, 1)
     yv = _pool_and_grads(x, (1, 1, 2), (1, 1, 1), "SAME")[0]
     np.testing.assert_array_equal(yv.ravel(), [-INF, -INF, np.finfo(np.float32).min])
     x = np.array([1, NAN, NAN], np.float32).reshape(1, 1, 1, 3, 1)
     yv = _pool_and_grads(x, (1, 1, 2), (1, 1, 1), "SAME")[0]
-    np.testing.assert_array_equal(yv.ravel(), [NAN, NAN, np.finfo(np.float32).min])
+    np.testing.assert_array_equal(yv.ravel(), [1, -INF, np.finfo(np.float32).min])
 
 
 def _random_configs(seed, count):

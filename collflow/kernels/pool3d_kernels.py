@@ -1,17 +1,17 @@
 """Kernels of tf.nn.max_pool3d: MaxPool3D, MaxPool3DGrad and MaxPool3DGradGrad on NDHWC volumes.
 
-TF's CPU rules for these ops, found by differential tests against TF and kept here (they are
-not those of the 2-D MaxPool, which skips NaN):
-- forward: each window is read in row-major (d, h, w) order, SAME padding as the lowest float,
-  and folded with `cur = cur > v ? cur : v` from its first cell.  A NaN is taken whenever it
-  comes (nothing is greater than it) and dropped by the next number, so [1, nan, 2] pools to 2,
-  [1, 2, nan] to NaN, and a window of -inf to -inf;
+The rules, checked by differential tests against TF's CPU kernels:
+- forward: the maximum of each window's numbers, NaN skipped, starting from -inf, with SAME
+  padding taking part as the lowest float: a window of NaN gives -inf, one of NaN (or -inf)
+  and padding -3.4e38.  This is what TF's vectorised path computes (16, 32, 64 channels
+  here); with a few channels, or a count that is not a multiple of its vector width, TF's
+  Eigen reduction folds scalars in another order and a NaN may survive or decide a window,
+  so TF's own answer with NaN depends on the channel count and the CPU.  collflow keeps one
+  rule, TF's 2-D MaxPool's apart from the -inf start;
 - gradient: every cell of a window with `v - y == 0` gets the window's gradient, so all ties
   share it, and a NaN, +inf or -inf window sends none;
 - gradient of the gradient (linear in its gradient input): each output takes gg at the first
   real cell equal to it (-inf and +inf windows included), zero where there is none.
-Where a tie is between +0 and -0, the sign of the pooled zero may differ from TF's (the fold
-takes the later zero; NumPy's maximum, used when no NaN is present, does not promise either).
 The spatial geometry is TF's documented one (VALID, or SAME with the odd pixel at the end).
 TF's CPU kernels differ from it where SAME's total padding would be negative by 2 or more
 (a window smaller than its stride): Eigen then shifts the windows, TF's GPU kernels do not.
@@ -82,19 +82,14 @@ def _max_pool3d(op: Any, ctx: KernelContext) -> Any:
     def max_pool3d(x: Any) -> Any:
         outs, pads = _geometry(op, x.shape)
         xpad = _padded(xp, x, pads, _lowest(x.dtype))
-        # TF's fold differs from a maximum only where a NaN is held or read: without one (one
-        # min over x says so) the maximum, 9x faster in NumPy on strided views
-        fold = x.dtype.kind == "f" and x.size > 0 and bool(xp.isnan(xp.min(x)))
-        out = None
+        if x.dtype.kind != "f":
+            out = None
+            for key in _taps(op, outs):
+                out = xpad[key].copy() if out is None else xp.maximum(out, xpad[key], out=out)
+            return out
+        out = xp.full([x.shape[0]] + outs + [x.shape[4]], -np.inf, dtype=x.dtype)
         for key in _taps(op, outs):
-            v = xpad[key]
-            if out is None:
-                out = v.copy()
-            elif fold:
-                # v replaces the held value unless that is greater
-                xp.copyto(out, v, where=xp.logical_not(xp.greater(out, v)))
-            else:
-                xp.maximum(out, v, out=out)
+            xp.fmax(out, xpad[key], out=out)  # NaN loses to any number, -inf included
         return out
     return max_pool3d
 

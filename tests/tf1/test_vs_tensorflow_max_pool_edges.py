@@ -7,9 +7,10 @@ is compared where TF gives one: TF's kernel refuses regions whose argmax value i
 pooled one (a leading NaN, only -inf), where collflow routes it by the same argmax rule.
 
 Skipped cleanly without TensorFlow (`pip install -e ".[conformance]"`).  The 3-D configurations
-leave out SAME padding whose total would be negative by 2 or more (a window smaller than its
-stride): TF's CPU kernels shift the windows there (Eigen's padding), which is not TF's
-documented geometry nor its GPU kernels' (see kernels/pool3d_kernels.py).
+have 16 or 32 channels (TF's vectorised path, whose NaN rule collflow follows) and leave out
+SAME padding whose total would be negative by 2 or more (a window smaller than its stride):
+TF's CPU kernels shift the windows there (Eigen's padding), which is not TF's documented
+geometry nor its GPU kernels' (see kernels/pool3d_kernels.py).
 """
 import os
 import sys
@@ -58,7 +59,10 @@ def _configs(rank, seed, count):
         if rank == 3 and pad == "SAME" and any((-(-n // st) - 1) * st + kk - n <= -2
                                                for n, kk, st in zip(sizes, k, s)):
             continue
-        shape = (int(rng.integers(1, 3)),) + sizes + (int(rng.integers(1, 4)),)
+        # 3-D: 16 or 32 channels, TF's vectorised path (with a few channels TF's NaN results
+        # depend on its scalar fold order; see kernels/pool3d_kernels.py)
+        channels = int(rng.choice([16, 32])) if rank == 3 else int(rng.integers(1, 4))
+        shape = (int(rng.integers(1, 3)),) + sizes + (channels,)
         x = rng.integers(-2, 3, size=shape).astype(np.float32)
         m, p = rng.random(shape), rng.random() * 0.6
         x[m < p / 3] = np.nan
