@@ -340,3 +340,28 @@ def test_get_config_reads_the_learning_rate_now_outside_the_graph():
     cfg = m.optimizer.get_config()  # another default graph now
     assert cfg["learning_rate"] == 0.25 and cfg["decay"] == 0.5
     assert O.Adamax.from_config(cfg).get_config() == cfg
+
+
+@pytest.mark.parametrize("make, hyper", [
+    (lambda v: O.SGD(0.1, momentum=v), "momentum"),
+    (lambda v: O.RMSprop(0.01, rho=v), "rho"),
+    (lambda v: O.Adam(0.01, beta_1=v), "beta_1"),
+])
+def test_float64_variables_step_with_float32_hyperparameters_as_keras(make, hyper):
+    # Keras keeps a Python-number hyperparameter as a float32 weight and casts it to the
+    # variable's dtype (a NumPy float64 keeps its digits); epsilon is converted exactly.  On a
+    # float64 variable the update reads float64(float32(0.9)), not 0.9
+    def run(value, w_dtype):
+        with tf.Graph().as_default():
+            w = tf.Variable(_W0.astype(w_dtype), name="w")
+            loss = tf.reduce_sum(_A.astype(w_dtype) * tf.square(w - _T.astype(w_dtype)))
+            step = make(value).minimize(loss, var_list=[w])
+            with tf.Session() as s:
+                s.run(tf.global_variables_initializer())
+                for _ in range(3):
+                    s.run(step)
+                return s.run(w)
+    rounded = float(np.float32(0.9))
+    assert rounded != 0.9
+    np.testing.assert_array_equal(run(0.9, np.float64), run(np.float64(rounded), np.float64))
+    assert not np.array_equal(run(np.float64(0.9), np.float64), run(0.9, np.float64)), hyper

@@ -85,10 +85,35 @@ class _KerasState:
 
     _CONFIG_FIXED: Tuple[str, ...] = ()  # config keys a subclass writes itself (Nadam's decay)
 
-    # -- learning rate and gradients (OptimizerV2's _decayed_lr and get_gradients) ---------------
+    # -- hyperparameters, learning rate and gradients (OptimizerV2's _get_hyper, _decayed_lr and
+    # get_gradients) ------------------------------------------------------------------------------
+    # Keras keeps a Python number hyperparameter as a float32 weight (a NumPy scalar as one of its
+    # own dtype) and casts it to each variable's dtype: a float64 model steps with
+    # float64(float32(0.9)).  epsilon is converted straight to the variable's dtype, so it keeps
+    # its digits; so are the decay (through float32, as tf.cast of a Python float) and Nadam's 0.96.
+    _EXACT_HYPERS: Tuple[str, ...] = ("epsilon",)
+
+    def _keras_scalar(self, name: str, value: Any, dtype: _dt.DType) -> _g.Tensor:
+        """Hyperparameter `value` (number, Tensor, Variable or callable) as Keras reads it in `dtype`."""
+        if callable(value) and not isinstance(value, (_g.Tensor, Variable)):
+            value = value()
+        if isinstance(value, (_g.Tensor, Variable)):
+            t = _g.convert_to_tensor(value)
+            return t if t.dtype == dtype else _m.cast(t, dtype, name=f"{name}_{dtype.name}")
+        if name in self._EXACT_HYPERS or not (dtype.is_floating or dtype.is_complex):
+            return constant(value, dtype=dtype, name=name)
+        # a NumPy scalar keeps its own dtype (Keras's weight takes it), a Python number is float32
+        own = _dt.as_dtype(value.dtype) if isinstance(value, np.generic) else _dt.float32
+        t = constant(value, dtype=own, name=name)
+        return t if dtype == own else _m.cast(t, dtype, name=f"{name}_{dtype.name}")
+
     def _hyper(self, name: str, dtype: _dt.DType) -> _g.Tensor:
         if name != "learning_rate":
-            return super()._hyper(name, dtype)  # type: ignore[misc]
+            key = ("keras", name, dtype.name)
+            t = self._hyper_cache.get(key)  # type: ignore[attr-defined]
+            if t is None:
+                t = self._hyper_cache[key] = self._keras_scalar(name, getattr(self, "_" + name), dtype)  # type: ignore[attr-defined]
+            return t
         key = ("keras_lr", dtype.name)
         t = self._hyper_cache.get(key)  # type: ignore[attr-defined]
         if t is not None:
@@ -101,12 +126,12 @@ class _KerasState:
             step = _m.cast(self._iteration_var(_g.get_default_graph()).value(), dtype)
             t = _m.cast(value(step), dtype)
         else:
-            t = super()._hyper(name, dtype)  # type: ignore[misc]
+            t = self._keras_scalar(name, value, dtype)
         decay = self._extras.get("decay", 0.0) if "decay" not in self._CONFIG_FIXED else 0.0
         if decay > 0:
             if step is None:
                 step = _m.cast(self._iteration_var(_g.get_default_graph()).value(), dtype)
-            t = t / (1.0 + constant(decay, dtype=dtype) * step)
+            t = t / (1.0 + self._keras_scalar("decay", decay, dtype) * step)
         self._hyper_cache[key] = t  # type: ignore[attr-defined]
         return t
 
@@ -282,7 +307,7 @@ class SGD(_KerasState, Optimizer):
         lr = _lr(learning_rate, kwargs)
         self._extras = _leftover(kwargs, "SGD")
         self._learning_rate = lr
-        self._momentum, self._nesterov = float(momentum), bool(nesterov)
+        self._momentum, self._nesterov = momentum, bool(nesterov)  # a NumPy scalar keeps its dtype
         self._keras_config = ("SGD", {"name": name, "learning_rate": lr, "decay": 0.0, "momentum": momentum,
                                       "nesterov": nesterov})  # model.save's training config
 
@@ -293,10 +318,10 @@ class SGD(_KerasState, Optimizer):
         lr = self._hyper("learning_rate", var.dtype)
         if not self._momentum:
             return T.apply_gradient_descent(var, lr, grad)
-        v = self.get_slot(var, "momentum")
+        v, momentum = self.get_slot(var, "momentum"), self._hyper("momentum", var.dtype)
         step = lr * grad
-        v_t = _s.assign(v, self._momentum * v.value() - step)
-        return group(_s.assign_add(var, self._momentum * v_t - step if self._nesterov else v_t))
+        v_t = _s.assign(v, momentum * v.value() - step)
+        return group(_s.assign_add(var, momentum * v_t - step if self._nesterov else v_t))
 
     def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
         if not self._momentum:
@@ -354,10 +379,12 @@ class RMSprop(_KerasState, Optimizer):
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
         rms, lr = self.get_slot(var, "rms"), self._hyper("learning_rate", var.dtype)
-        rms_t = _s.assign(rms, self._rho * rms.value() + (1.0 - self._rho) * _m.square(grad))
+        rho = self._hyper("rho", var.dtype)
+        rms_t = _s.assign(rms, rho * rms.value() + (1.0 - rho) * _m.square(grad))
         if self._momentum:
             mom = self.get_slot(var, "momentum")
-            mom_t = _s.assign(mom, self._momentum * mom.value() + lr * grad / _m.sqrt(rms_t + self._eps))
+            mom_t = _s.assign(mom, self._hyper("momentum", var.dtype) * mom.value()
+                              + lr * grad / _m.sqrt(rms_t + self._eps))
             return group(_s.assign_sub(var, mom_t))
         return group(_s.assign_sub(var, lr * grad / (_m.sqrt(rms_t) + self._eps)))
 
@@ -427,7 +454,9 @@ def attach_lr_variable(opt: Optimizer, graph: _g.Graph) -> None:
     from ..graph.variable_scope import variable_scope
     with graph.as_default(), _g.name_scope(None), _g.control_dependencies(None), \
             variable_scope(None, default_name=opt.get_name()):
-        var = Variable(float(value), trainable=False, name="learning_rate")
+        # a NumPy scalar keeps its dtype, a Python number is float32 (Keras's hyperparameter weight)
+        var = Variable(value if isinstance(value, np.generic) else float(value), trainable=False,
+                       name="learning_rate")
     opt._learning_rate = var
     if hasattr(opt, "_lr"):
         opt._lr = var  # Keras's RMSprop / Adagrad read it as _lr

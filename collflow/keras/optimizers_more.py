@@ -261,7 +261,7 @@ class Nadam(_KerasState, _TrainOptimizer):
         t = _m.cast(it + constant(1, dtype=_dt.int64), dtype)
         t_next = _m.cast(it + constant(2, dtype=_dt.int64), dtype)
         decay = constant(self._schedule_decay, dtype=dtype)
-        base = constant(0.96, dtype=dtype)
+        base = self._keras_scalar("decay_base", 0.96, dtype)  # Keras's tf.cast(0.96, dtype): via float32
         mu_t = b1 * (1.0 - 0.5 * _m.pow(base, decay * t))
         mu_next = b1 * (1.0 - 0.5 * _m.pow(base, decay * t_next))
         sched_new = _m.cast(self._cache_read, dtype) * mu_t
@@ -351,7 +351,7 @@ class Ftrl(_KerasState, _TrainOptimizer):
         lr = self._hyper("learning_rate", d)
         l2 = self._hyper("l2", d)
         if self._beta:
-            l2 = l2 + constant(self._beta, dtype=d) / (2.0 * lr)
+            l2 = l2 + self._hyper("beta", d) / (2.0 * lr)
         return [lr, self._hyper("l1", d), l2, self._hyper("l2_shrinkage", d), self._hyper("lr_power", d)]
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:

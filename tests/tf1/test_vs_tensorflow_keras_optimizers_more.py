@@ -270,3 +270,43 @@ def test_sparse_embedding_updates_match(opt):
     np.testing.assert_allclose(res[cft][0], res[tft][0], rtol=2e-4, atol=1e-6)
     _close(res[cft][1], res[tft][1], rtol=1e-3, atol=1e-5)
     _close(res[cft][2], res[tft][2], rtol=2e-3, atol=1e-5)
+
+
+_FLOAT64_CASES = {
+    "sgd_momentum_decay": ("SGD", dict(learning_rate=0.1, momentum=0.7, decay=0.3)),
+    "sgd_numpy_hypers": ("SGD", dict(learning_rate=np.float64(0.1), momentum=np.float64(0.9), nesterov=True)),
+    "rmsprop_momentum": ("RMSprop", dict(learning_rate=0.1, rho=0.8, momentum=0.5, epsilon=1e-3)),
+    "adam_decay": ("Adam", dict(learning_rate=0.01, beta_1=0.85, beta_2=0.99, epsilon=1e-3, decay=0.2)),
+    "adagrad": ("Adagrad", dict(learning_rate=0.3, initial_accumulator_value=0.3, epsilon=0.01)),
+    "adadelta": ("Adadelta", dict(learning_rate=0.7, rho=0.9, epsilon=1e-3)),
+    "adamax": ("Adamax", dict(learning_rate=0.1, beta_1=0.8, epsilon=1e-2)),
+    "nadam": ("Nadam", dict(learning_rate=0.1, beta_1=0.85, epsilon=1e-3)),
+    "ftrl": ("Ftrl", dict(learning_rate=0.1, learning_rate_power=-0.7, l1_regularization_strength=0.01,
+                          l2_regularization_strength=0.1, l2_shrinkage_regularization_strength=0.3, beta=0.2)),
+}
+
+
+def _float64_steps(tf, keras_optimizers, name, kwargs):
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(np.array([0.3, -1.7, 2.5, 0.01]), use_resource=True)
+        x = tf.constant(np.array([1.1, 0.9, -0.7, 3.0]))
+        loss = tf.reduce_sum(tf.square(v * x - 0.37))
+        opt = getattr(keras_optimizers, name)(**kwargs)
+        step = opt.apply_gradients(zip(tf.gradients(loss, [v]), [v]))
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(4):
+                sess.run(step)
+            return sess.run(v)
+
+
+@pytest.mark.parametrize("case", sorted(_FLOAT64_CASES))
+def test_float64_variables_match_tf_keras(case):
+    # Keras's hyperparameters: a Python number a float32 weight cast to the variable's dtype, a
+    # NumPy float64 exact, epsilon exact; a float64 model agrees to the last bits
+    name, kwargs = _FLOAT64_CASES[case]
+    want = _float64_steps(tft, tft.keras.optimizers.legacy, name, kwargs)
+    got = _float64_steps(cft, cft.keras.optimizers, name, kwargs)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
