@@ -365,3 +365,44 @@ def test_float64_variables_step_with_float32_hyperparameters_as_keras(make, hype
     assert rounded != 0.9
     np.testing.assert_array_equal(run(0.9, np.float64), run(np.float64(rounded), np.float64))
     assert not np.array_equal(run(np.float64(0.9), np.float64), run(0.9, np.float64)), hyper
+
+
+def test_adam_amsgrad_matches_numpy():
+    # vhat keeps the largest v seen; the step divides by its root (TF's ApplyAdamWithAmsgrad)
+    lr, b1, b2, eps = 0.1, 0.8, 0.9, 1e-7
+
+    def upd(w, g, st, t, ams=True):
+        alpha = lr * np.sqrt(1 - b2 ** (t + 1)) / (1 - b1 ** (t + 1))
+        st["m"] = st["m"] + (g - st["m"]) * (1 - b1)
+        st["v"] = st["v"] + (g * g - st["v"]) * (1 - b2)
+        st["vhat"] = np.maximum(st["vhat"], st["v"]) if ams else st["v"]
+        return w - st["m"] * alpha / (np.sqrt(st["vhat"]) + eps)
+    opt = O.Adam(lr, beta_1=b1, beta_2=b2, amsgrad=True)
+    got, names, _ = _run(opt, steps=8)
+    want = _reference(upd, steps=8, m=np.zeros(4), v=np.zeros(4), vhat=np.zeros(4))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert names == ["iter", "w/m", "w/v", "w/vhat"]
+    assert opt.get_config()["amsgrad"] is True
+    # v falls at some step while vhat holds: the two rules part there
+    plain = _reference(lambda w, g, st, t: upd(w, g, st, t, ams=False), steps=8, m=np.zeros(4), v=np.zeros(4),
+                       vhat=np.zeros(4))
+    assert not np.allclose(got, plain, rtol=1e-4)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.6])
+def test_rmsprop_centered_matches_numpy(momentum):
+    # the mean gradient mg is kept too and the step divides by sqrt(rms - mg^2); with momentum
+    # TF's ApplyCenteredRMSProp (epsilon inside the root)
+    lr, rho, eps = 0.05, 0.9, 1e-7
+
+    def upd(w, g, st, t):
+        st["rms"] = rho * st["rms"] + (1 - rho) * g * g
+        st["mg"] = rho * st["mg"] + (1 - rho) * g
+        if not momentum:
+            return w - lr * g / (np.sqrt(st["rms"] - st["mg"] ** 2) + eps)
+        st["mom"] = momentum * st["mom"] + lr * g / np.sqrt(st["rms"] - st["mg"] ** 2 + eps)
+        return w - st["mom"]
+    got, names, _ = _run(O.RMSprop(lr, rho=rho, momentum=momentum, centered=True))
+    want = _reference(upd, rms=np.zeros(4), mg=np.zeros(4), mom=np.zeros(4))
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+    assert names == ["iter", "w/rms"] + (["w/momentum"] if momentum else []) + ["w/mg"]

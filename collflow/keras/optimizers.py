@@ -332,21 +332,57 @@ class SGD(_KerasState, Optimizer):
 
 class Adam(_KerasState, _o.AdamOptimizer):
     """Keras's Adam: tf.train's update with Keras's epsilon 1e-7 and bias correction
-    beta^(iterations + 1), as Keras computes it (no beta-power variables)."""
+    beta^(iterations + 1), as Keras computes it (no beta-power variables).  With amsgrad=True
+    (Reddi et al.) a third slot vhat keeps the largest v seen and the step divides by its
+    root (TF's ApplyAdamWithAmsgrad; a sparse gradient as Keras's: m and v decay everywhere,
+    the gradient's rows get its terms, every row of var moves)."""
 
     _SLOT_ORDER = ("m", "v")
 
     def __init__(self, learning_rate: float = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, amsgrad: bool = False, name: str = "Adam", **kwargs: Any):
-        if amsgrad:
-            raise NotImplementedError("Adam(amsgrad=True) is not supported by collflow")
         lr = _lr(learning_rate, kwargs)
         extras = _leftover(kwargs, "Adam")
         super().__init__(lr, beta_1, beta_2, epsilon, name=name)
         self._keras_setup()
         self._extras = extras
+        self._amsgrad = bool(amsgrad)
         self._keras_config = ("Adam", {"name": name, "learning_rate": lr, "decay": 0.0, "beta_1": beta_1,
-                                       "beta_2": beta_2, "epsilon": epsilon, "amsgrad": False})
+                                       "beta_2": beta_2, "epsilon": epsilon, "amsgrad": self._amsgrad})
+
+    def _slot_names(self) -> Tuple[str, ...]:
+        return ("m", "v", "vhat") if self._amsgrad else ("m", "v")
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        if not self._amsgrad:
+            return super()._apply_dense(grad, var)
+        d = var.dtype
+        b1p, b2p = self._powers(var)
+        b1, b2, eps = self._hyper("beta1", d), self._hyper("beta2", d), self._hyper("epsilon", d)
+        alpha = self._hyper("learning_rate", d) * _m.sqrt(1.0 - b2p) / (1.0 - b1p)
+        m, v, vhat = self.get_slot(var, "m"), self.get_slot(var, "v"), self.get_slot(var, "vhat")
+        m_t = _s.assign(m, m.value() + (grad - m.value()) * (1.0 - b1))
+        v_t = _s.assign(v, v.value() + (_m.square(grad) - v.value()) * (1.0 - b2))
+        vhat_t = _s.assign(vhat, _m.maximum(vhat.value(), v_t))
+        return group(_s.assign_sub(var, m_t * alpha / (_m.sqrt(vhat_t) + eps)))
+
+    def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
+        if not self._amsgrad:
+            return super()._apply_sparse(grad, var)
+        d = var.dtype
+        b1p, b2p = self._powers(var)
+        b1, b2, eps = self._hyper("beta1", d), self._hyper("beta2", d), self._hyper("epsilon", d)
+        lr = self._hyper("learning_rate", d) * _m.sqrt(1.0 - b2p) / (1.0 - b1p)
+        m, v, vhat = self.get_slot(var, "m"), self.get_slot(var, "v"), self.get_slot(var, "vhat")
+        values, idx = _dedup(grad)
+        m_dec = _s.assign(m, m.value() * b1)
+        with _g.control_dependencies([m_dec]):
+            m_t = _s.scatter_add(m, idx, values * (1.0 - b1))
+        v_dec = _s.assign(v, v.value() * b2)
+        with _g.control_dependencies([v_dec]):
+            v_t = _s.scatter_add(v, idx, _m.square(values) * (1.0 - b2))
+        vhat_t = _s.assign(vhat, _m.maximum(vhat.value(), v_t))
+        return group(_s.assign_sub(var, lr * m_t / (_m.sqrt(vhat_t) + eps)), m_t, v_t, vhat_t)
 
     def _powers(self, var: Variable) -> Tuple[_g.Tensor, _g.Tensor]:
         key = ("beta_powers", var.dtype.name)
@@ -360,7 +396,9 @@ class Adam(_KerasState, _o.AdamOptimizer):
 
 class RMSprop(_KerasState, Optimizer):
     """Keras's RMSprop: rms = rho*rms + (1-rho)*g^2 from zero; without momentum var -= lr*g /
-    (sqrt(rms) + epsilon), with momentum TF's kernel form (mom = m*mom + lr*g/sqrt(rms + eps))."""
+    (sqrt(rms) + epsilon), with momentum TF's kernel form (mom = m*mom + lr*g/sqrt(rms + eps)).
+    centered=True also keeps the mean gradient mg and divides by sqrt(rms - mg^2) (+ epsilon
+    as above; with momentum TF's ApplyCenteredRMSProp)."""
 
     def __init__(self, learning_rate: float = 0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, centered: bool = False, name: str = "RMSprop", **kwargs: Any):
@@ -368,28 +406,46 @@ class RMSprop(_KerasState, Optimizer):
         self._keras_setup()
         self._lr, self._rho, self._momentum, self._eps = _lr(learning_rate, kwargs), rho, momentum, epsilon
         self._learning_rate = self._lr
+        self._centered = bool(centered)
         self._keras_config = ("RMSprop", {"name": name, "learning_rate": self._lr, "decay": 0.0, "rho": rho,
-                                          "momentum": momentum, "epsilon": epsilon, "centered": centered})
+                                          "momentum": momentum, "epsilon": epsilon, "centered": self._centered})
         self._extras = _leftover(kwargs, "RMSprop")
-        if centered:
-            raise NotImplementedError("RMSprop(centered=True) is not supported by collflow's Keras optimizers")
 
     def _slot_names(self) -> Tuple[str, ...]:
-        return ("rms", "momentum") if self._momentum else ("rms",)
+        # Keras's creation order: every rms, then every momentum, then every mg
+        return ("rms",) + (("momentum",) if self._momentum else ()) + (("mg",) if self._centered else ())
 
     def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
         rms, lr = self.get_slot(var, "rms"), self._hyper("learning_rate", var.dtype)
         rho = self._hyper("rho", var.dtype)
+        if self._momentum and self._centered:
+            return T.apply_centered_rms_prop(var, self.get_slot(var, "mg"), rms, self.get_slot(var, "momentum"), lr,
+                                             rho, self._hyper("momentum", var.dtype),
+                                             constant(self._eps, dtype=var.dtype), grad)
         rms_t = _s.assign(rms, rho * rms.value() + (1.0 - rho) * _m.square(grad))
         if self._momentum:
             mom = self.get_slot(var, "momentum")
             mom_t = _s.assign(mom, self._hyper("momentum", var.dtype) * mom.value()
                               + lr * grad / _m.sqrt(rms_t + self._eps))
             return group(_s.assign_sub(var, mom_t))
-        return group(_s.assign_sub(var, lr * grad / (_m.sqrt(rms_t) + self._eps)))
+        denom = rms_t
+        if self._centered:
+            mg = self.get_slot(var, "mg")
+            denom = rms_t - _m.square(_s.assign(mg, rho * mg.value() + (1.0 - rho) * grad))
+        return group(_s.assign_sub(var, lr * grad / (_m.sqrt(denom) + self._eps)))
 
     def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
         return self._apply_dense(_dense(grad), var)
+
+
+def _dedup(grad: Any) -> Tuple[_g.Tensor, _g.Tensor]:
+    """(values, indices) of an IndexedSlices gradient with repeated indices summed, as Keras's
+    optimizers see a sparse gradient (an embedding's ids repeat within a batch)."""
+    from ..graph.ops.array_ops import shape
+    from ..graph.ops.partition_ops import unique
+    from ..graph.ops.segment_ops import unsorted_segment_sum
+    uniq, pos = unique(grad.indices)
+    return unsorted_segment_sum(grad.values, pos, shape(uniq)[0]), uniq
 
 
 def _dense(grad: Any) -> _g.Tensor:

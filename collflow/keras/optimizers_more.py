@@ -18,7 +18,7 @@ from ..graph.ops import training_ops as T
 from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
 from ..train.optimizer import Optimizer as _TrainOptimizer
-from .optimizers import _BY_NAME, SGD, Adagrad, Adam, RMSprop, _KerasState, _dense, _leftover, _lr
+from .optimizers import _BY_NAME, SGD, Adagrad, Adam, RMSprop, _KerasState, _dedup, _dense, _leftover, _lr
 from .optimizers import get as _get_base
 
 __all__ = ["Optimizer", "Adadelta", "Adamax", "Nadam", "Ftrl", "serialize", "deserialize", "get"]
@@ -113,16 +113,6 @@ class Optimizer(_KerasState, _TrainOptimizer):
     @_keras_config.setter
     def _keras_config(self, value: Tuple[str, Dict[str, Any]]) -> None:
         self.__dict__["_base_config"] = value
-
-
-def _dedup(grad: Any) -> Tuple[_g.Tensor, _g.Tensor]:
-    """(values, indices) of an IndexedSlices gradient with repeated indices summed, as Keras's
-    optimizers see a sparse gradient (an embedding's ids repeat within a batch)."""
-    from ..graph.ops.array_ops import shape
-    from ..graph.ops.partition_ops import unique
-    from ..graph.ops.segment_ops import unsorted_segment_sum
-    uniq, pos = unique(grad.indices)
-    return unsorted_segment_sum(grad.values, pos, shape(uniq)[0]), uniq
 
 
 def _config(opt: _KerasState, cls: str, lr: Any, **more: Any) -> None:

@@ -32,6 +32,9 @@ _OPTS = {
     "rmsprop": lambda tf: tf.keras.optimizers.RMSprop(0.005),
     "rmsprop_momentum": lambda tf: tf.keras.optimizers.RMSprop(0.002, momentum=0.5),
     "adagrad": lambda tf: tf.keras.optimizers.Adagrad(0.05),
+    "adam_amsgrad": lambda tf: tf.keras.optimizers.Adam(0.01, amsgrad=True),
+    "rmsprop_centered": lambda tf: tf.keras.optimizers.RMSprop(0.005, centered=True),
+    "rmsprop_centered_momentum": lambda tf: tf.keras.optimizers.RMSprop(0.002, momentum=0.5, centered=True),
 }
 
 

@@ -281,17 +281,21 @@ _FLOAT64_CASES = {
     "adadelta": ("Adadelta", dict(learning_rate=0.7, rho=0.9, epsilon=1e-3)),
     "adamax": ("Adamax", dict(learning_rate=0.1, beta_1=0.8, epsilon=1e-2)),
     "nadam": ("Nadam", dict(learning_rate=0.1, beta_1=0.85, epsilon=1e-3)),
+    "adam_amsgrad": ("Adam", dict(learning_rate=0.05, beta_1=0.8, amsgrad=True, decay=0.1)),
+    "rmsprop_centered": ("RMSprop", dict(learning_rate=0.05, centered=True)),
+    "rmsprop_centered_momentum": ("RMSprop", dict(learning_rate=0.05, centered=True, momentum=0.6)),
     "ftrl": ("Ftrl", dict(learning_rate=0.1, learning_rate_power=-0.7, l1_regularization_strength=0.01,
                           l2_regularization_strength=0.1, l2_shrinkage_regularization_strength=0.3, beta=0.2)),
 }
 
 
-def _float64_steps(tf, keras_optimizers, name, kwargs):
+def _float64_steps(tf, keras_optimizers, name, kwargs, sparse=False):
     g = tf.Graph()
     with g.as_default():
         v = tf.Variable(np.array([0.3, -1.7, 2.5, 0.01]), use_resource=True)
         x = tf.constant(np.array([1.1, 0.9, -0.7, 3.0]))
-        loss = tf.reduce_sum(tf.square(v * x - 0.37))
+        # sparse: a gather's IndexedSlices gradient with a repeated row
+        loss = tf.reduce_sum(tf.square((tf.gather(v, [0, 2, 2, 3]) if sparse else v) * x - 0.37))
         opt = getattr(keras_optimizers, name)(**kwargs)
         step = opt.apply_gradients(zip(tf.gradients(loss, [v]), [v]))
         with tf.Session(graph=g) as sess:
@@ -301,12 +305,13 @@ def _float64_steps(tf, keras_optimizers, name, kwargs):
             return sess.run(v)
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("case", sorted(_FLOAT64_CASES))
-def test_float64_variables_match_tf_keras(case):
+def test_float64_variables_match_tf_keras(case, sparse):
     # Keras's hyperparameters: a Python number a float32 weight cast to the variable's dtype, a
     # NumPy float64 exact, epsilon exact; a float64 model agrees to the last bits
     name, kwargs = _FLOAT64_CASES[case]
-    want = _float64_steps(tft, tft.keras.optimizers.legacy, name, kwargs)
-    got = _float64_steps(cft, cft.keras.optimizers, name, kwargs)
+    want = _float64_steps(tft, tft.keras.optimizers.legacy, name, kwargs, sparse)
+    got = _float64_steps(cft, cft.keras.optimizers, name, kwargs, sparse)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
