@@ -5,23 +5,10 @@ import numpy as np
 import pytest
 
 import collflow.compat.v1 as tf
+from tf1_hyper import f32, f32_power
 
 Z0 = np.array([[1 + 2j, -0.5 + 0.3j], [0.2 - 0.7j, 1.5 + 0.1j]])
 T = np.array([[0.3 - 1j, 2 + 0.5j], [-0.4 + 0.2j, 0.1 - 0.3j]])
-
-
-def _f32(*vals):
-    """TF1's optimizers turn Python-float hyperparameters into float32 tensors, then cast them
-    to the variable's dtype (complex128 here): the references take the same rounded values."""
-    return tuple(float(np.float32(v)) for v in vals)
-
-
-def _f32_power(b, t):
-    """beta ** t accumulated in a float32 beta-power variable, as TF1's Adam does."""
-    p = np.float32(b)
-    for _ in range(t - 1):
-        p = np.float32(p * np.float32(b))
-    return float(p)
 
 
 def _train(opt, steps=3, dtype=np.complex128, sparse=False):
@@ -44,7 +31,7 @@ def _train(opt, steps=3, dtype=np.complex128, sparse=False):
 def test_gradient_descent_on_complex_variable():
     got, _ = _train(tf.train.GradientDescentOptimizer(0.1))
     z = Z0.copy()
-    (lr,) = _f32(0.1)
+    (lr,) = f32(0.1)
     for step in got:
         z = z - lr * 2 * (z - T)
         np.testing.assert_allclose(step, z, rtol=1e-12)
@@ -53,7 +40,7 @@ def test_gradient_descent_on_complex_variable():
 def test_momentum_nesterov_on_complex_variable():
     got, _ = _train(tf.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True))
     z, acc = Z0.copy(), np.zeros_like(Z0)
-    lr, mu = _f32(0.05, 0.9)
+    lr, mu = f32(0.05, 0.9)
     for step in got:
         g = 2 * (z - T)
         acc = mu * acc + g
@@ -67,8 +54,8 @@ def _adam_reference(steps, lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
     out = []
     for t in range(1, steps + 1):
         g = 2 * (z - T)
-        b1p, b2p = _f32_power(b1, t), _f32_power(b2, t)
-        lr_, b1_, b2_, eps_ = _f32(lr, b1, b2, eps)
+        b1p, b2p = f32_power(b1, t), f32_power(b2, t)
+        lr_, b1_, b2_, eps_ = f32(lr, b1, b2, eps)
         m = b1_ * m + (1 - b1_) * g
         v = b2_ * v + (1 - b2_) * g * g
         z = z - lr_ * np.sqrt(1 - b2p) / (1 - b1p) * m / (np.sqrt(v) + eps_)
@@ -95,13 +82,13 @@ def test_sparse_adam_on_complex_variable():
     # add the (duplicate-summed) gradient, every row moves
     got, _ = _train(tf.train.AdamOptimizer(0.1), steps=2, sparse=True)
     z, m, v = Z0.copy(), np.zeros_like(Z0), np.zeros_like(Z0)
-    lr, b1, b2, eps = _f32(0.1, 0.9, 0.999, 1e-8)
+    lr, b1, b2, eps = f32(0.1, 0.9, 0.999, 1e-8)
     for t, step in enumerate(got, 1):
         g = np.zeros_like(z)
         g[0] = 2 * (z[0] - T[0])
         g[1] = 2 * 2 * (z[1] - T[1])
         m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
-        z = z - lr * np.sqrt(1 - _f32_power(0.999, t)) / (1 - _f32_power(0.9, t)) * m / (np.sqrt(v) + eps)
+        z = z - lr * np.sqrt(1 - f32_power(0.999, t)) / (1 - f32_power(0.9, t)) * m / (np.sqrt(v) + eps)
         np.testing.assert_allclose(step, z, rtol=1e-10)
 
 
@@ -117,7 +104,7 @@ def test_other_optimizers_step_complex_variables(make):
 def test_adagrad_complex_closed_form():
     got, _ = _train(tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.5), steps=2)
     z, acc = Z0.copy(), np.full_like(Z0, 0.5)
-    (lr,) = _f32(0.1)
+    (lr,) = f32(0.1)
     for step in got:
         g = 2 * (z - T)
         acc = acc + g * g

@@ -7,6 +7,7 @@ import pytest
 import collflow as cf
 from collflow import initializers, layers
 from collflow.kernels import training_kernels
+from tf1_hyper import f32, f32_power
 
 # -- NumPy references (TensorFlow's formulas) ------------------------------------------------
 # TF1's optimizers turn a Python-float hyperparameter into a float32 tensor and cast it to the
@@ -16,17 +17,12 @@ _F32_HYPER = {0: False}
 
 
 def _hp(*vals):
-    return tuple(float(np.float32(v)) if _F32_HYPER[0] else v for v in vals)
+    return f32(*vals) if _F32_HYPER[0] else vals
 
 
 def _power(b, t):
     """beta ** t as TF1's beta power accumulates it: in float32 when the hyperparameters are."""
-    if not _F32_HYPER[0]:
-        return b ** t
-    p = np.float32(b)
-    for _ in range(t - 1):
-        p = np.float32(p * np.float32(b))
-    return float(p)
+    return f32_power(b, t) if _F32_HYPER[0] else b ** t
 
 
 
