@@ -346,3 +346,26 @@ def test_dilation2d_follows_tf_with_nan_and_inf():
                         (1, 2): (0, 0), (2, 0): (0, 0), (2, 1): (0, 0), (2, 2): (0, 0)}.items():
         want_df[tap] += gy[0, i, j, 0]
     np.testing.assert_array_equal(dfv.reshape(2, 2), want_df)
+
+
+def test_relu_family_dtypes_and_nan_gradients_follow_tf():
+    # TF1: relu and relu6 take integers (same dtype out); leaky_relu casts integers to float32
+    # and holds alpha as a 32-bit float (a float64 input is scaled by float64(float32(0.2)));
+    # Relu6Grad multiplies the gradient by its mask, so a NaN gradient outside (0, 6) stays NaN
+    g = tf.Graph()
+    with g.as_default():
+        i = tf.constant(np.array([-3, 0, 2, 9], np.int32))
+        f = tf.constant(np.array([-1.5, 0.5], np.float64))
+        leaky_i = tf.nn.leaky_relu(i)
+        assert leaky_i.dtype == tf.float32
+        x = tf.constant(np.array([np.nan, 7.0, 3.0], np.float32))
+        y = tf.nn.relu6(x)
+        dx = tf.gradients(y, x, grad_ys=tf.constant(np.array([np.nan, np.nan, 1.0], np.float32)))[0]
+        with tf.Session(graph=g) as sess:
+            r, r6, li, lf, dxv = sess.run([tf.nn.relu(i), tf.nn.relu6(i), leaky_i, tf.nn.leaky_relu(f), dx])
+    np.testing.assert_array_equal(r, [0, 0, 2, 9])
+    assert r.dtype == np.int32
+    np.testing.assert_array_equal(r6, [0, 0, 2, 6])
+    np.testing.assert_array_equal(li, np.array([-3 * np.float32(0.2), 0, 2, 9], np.float32))
+    np.testing.assert_array_equal(lf, [-1.5 * float(np.float32(0.2)), 0.5])
+    np.testing.assert_array_equal(dxv, [np.nan, np.nan, 1.0])

@@ -35,7 +35,8 @@ def _float_spec(op: _g.Operation) -> list:
     return [(x.dtype, x.shape)]
 
 
-for _n in ("Relu6", "Elu", "Selu", "Softplus", "Softsign"):
+register_op("Relu6", _nn._real_spec)
+for _n in ("Elu", "Selu", "Softplus", "Softsign"):
     register_op(_n, _float_spec)
 
 
@@ -58,9 +59,10 @@ not_differentiable("LRNGrad")
 
 @register_gradient("Relu6")
 def _relu6_grad(op: _g.Operation, g: Any) -> list:
+    # TF's Relu6Grad multiplies by the mask (a NaN or inf gradient outside (0, 6) gives NaN)
     x, g = op.inputs[0], _dense(g)
     inside = _m.logical_and(_m.greater(x, 0.0), _m.less(x, 6.0))
-    return [_a.where(inside, g, _a.zeros_like(g))]
+    return [g * _m.cast(inside, g.dtype)]
 
 
 @register_gradient("Elu")

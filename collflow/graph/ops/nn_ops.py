@@ -62,8 +62,16 @@ def _float_or_complex_spec(op: _g.Operation) -> list:
     return [(x.dtype, x.shape)]
 
 
-for _n in ("Relu", "LeakyRelu"):
-    register_op(_n, _float_spec)
+def _real_spec(op: _g.Operation) -> list:
+    # Relu (and Relu6) take any real number type, integers too, as TF's kernels
+    x = op.inputs[0]
+    if not (x.dtype.is_floating or x.dtype.is_integer):
+        raise ValueError(f"{op.type} needs a real-number input, got {x.dtype.name}")
+    return [(x.dtype, x.shape)]
+
+
+register_op("Relu", _real_spec)
+register_op("LeakyRelu", _float_spec)
 for _n in ("Sigmoid", "Tanh"):
     register_op(_n, _float_or_complex_spec)
 # ReluGrad(gradients, outputs), LeakyReluGrad(gradients, features),
@@ -320,8 +328,14 @@ def relu(features: Any, name: Optional[str] = None) -> _g.Tensor:
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: Optional[str] = None) -> _g.Tensor:
-    """features where positive, alpha * features elsewhere."""
-    return single("LeakyRelu", [features], {"alpha": float(alpha)}, name=name or "LeakyRelu")
+    """features where positive, alpha * features elsewhere.  As TF1: integer features are cast
+    to float32 first, and alpha is a 32-bit float attribute (a float64 input is scaled by
+    float64(float32(alpha)))."""
+    x = _g.convert_to_tensor(features)
+    if x.dtype.is_integer:
+        x = _m.cast(x, _dt.float32)
+    alpha = float(np.float32(np.asarray(alpha).item() if isinstance(alpha, np.ndarray) else alpha))
+    return single("LeakyRelu", [x], {"alpha": alpha}, name=name or "LeakyRelu")
 
 
 def sigmoid(x: Any, name: Optional[str] = None) -> _g.Tensor:
