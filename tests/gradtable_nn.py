@@ -36,6 +36,27 @@ def _max_pool_grad_of(g):
     return single("MaxPoolGrad", [x, cf.nn.max_pool2d(x, 3, 2, "SAME"), g],
                   {"ksize": (3, 3), "strides": (2, 2), "padding": "SAME"})
 
+_POOL3D = {"ksize": [2, 2, 2], "strides": [1, 2, 1], "padding": "SAME"}
+
+
+def _pool3d_input(dtype):
+    """A fixed NDHWC volume with distinct values (no ties) for the MaxPool3D gradient ops."""
+    return cf.cast(cf.constant(np.random.default_rng(4).permutation(72).reshape(1, 3, 4, 3, 2)), dtype)
+
+
+def _max_pool3d_grad_of(g):
+    """MaxPool3DGrad in its gradient input (linear: MaxPool3DGradGrad is its derivative)."""
+    x = _pool3d_input(g.dtype)
+    return single("MaxPool3DGrad", [x, cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], _POOL3D)
+
+
+def _max_pool3d_grad_grad_of(gg):
+    """MaxPool3DGradGrad in its input (linear: MaxPool3DGrad is its derivative)."""
+    x = _pool3d_input(gg.dtype)
+    return single("MaxPool3DGradGrad", [x, cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), gg],
+                  _POOL3D)
+
+
 CASES = [
     # activations
     Case("Relu", cf.nn.relu, [(3, 4)], make_inputs=_away_from_zero((3, 4))),
@@ -124,6 +145,14 @@ CASES = [
     # MaxPoolGrad in its gradient input (second derivatives of max pooling): MaxPoolGradGrad;
     # the pooled input is a fixed permutation (no ties), overlapping SAME windows
     Case("MaxPoolGrad", _max_pool_grad_of, [(1, 3, 3, 2)]),
+    # 3-D max pooling: distinct values (no ties), overlapping SAME and tiled VALID windows; its
+    # gradient and the gradient's gradient, each linear in its last input
+    Case("MaxPool3D", lambda x: cf.nn.max_pool3d(x, [1, 2, 3, 2, 1], [1, 1, 2, 1, 1], "SAME"), [(2, 3, 5, 4, 2)],
+         make_inputs=lambda rng: [rng.permutation(240).reshape(2, 3, 5, 4, 2) * 0.1]),
+    Case("MaxPool3D", lambda x: cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "VALID"), [(1, 4, 4, 2, 3)],
+         make_inputs=lambda rng: [rng.permutation(96).reshape(1, 4, 4, 2, 3) * 0.1], id="MaxPool3D-tiled"),
+    Case("MaxPool3DGrad", _max_pool3d_grad_of, [(1, 3, 2, 3, 2)]),
+    Case("MaxPool3DGradGrad", _max_pool3d_grad_grad_of, [(1, 3, 4, 3, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool(x, ksize=2, strides=2, padding="VALID"), [(2, 4, 4, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool2d(_dyn(x, (None, 5, 5, 2)), ksize=3, strides=2, padding="SAME"),
          [(1, 5, 5, 2)], id="AvgPool-same-dynamic-batch"),
