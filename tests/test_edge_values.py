@@ -369,3 +369,21 @@ def test_relu_family_dtypes_and_nan_gradients_follow_tf():
     np.testing.assert_array_equal(li, np.array([-3 * np.float32(0.2), 0, 2, 9], np.float32))
     np.testing.assert_array_equal(lf, [-1.5 * float(np.float32(0.2)), 0.5])
     np.testing.assert_array_equal(dxv, [np.nan, np.nan, 1.0])
+
+
+def test_resize_area_on_one_pixel_with_align_corners_and_its_missing_gradient():
+    # align_corners=True on a dimension of one pixel: TF's area resize uses in / out there (its
+    # output equals align_corners=False's; a zero scale gave NaN); TF registers no gradient
+    # for ResizeArea, so tf.gradients through it raises LookupError
+    x = np.array([3.0, 5.0], np.float32).reshape(1, 1, 2, 1)
+    g = tf.Graph()
+    with g.as_default():
+        xt = tf.constant(x)
+        a = tf.image.resize_area(xt, [3, 1], align_corners=True)
+        b = tf.image.resize_area(xt, [3, 1], align_corners=False)
+        with tf.Session(graph=g) as sess:
+            av, bv = sess.run([a, b])
+        with pytest.raises(LookupError, match="ResizeArea"):
+            tf.gradients(tf.reduce_sum(a), xt)
+    np.testing.assert_array_equal(av, bv)
+    np.testing.assert_allclose(av.ravel(), [4.0, 4.0, 4.0], rtol=1e-6)

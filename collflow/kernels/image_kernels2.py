@@ -526,9 +526,16 @@ def _resize_bicubic_grad(op: Any, ctx: KernelContext) -> Any:
     return run
 
 
+def _area_scale(in_size: int, out_size: int, align: bool) -> np.float32:
+    # align_corners on a dimension of one pixel would make the scale 0 (no span at all); TF's
+    # area resize then takes the plain in / out scale (found against TF: its output equals
+    # align_corners=False's there, where a zero scale gives NaN)
+    return resize_scale(in_size, out_size, align and in_size > 1)
+
+
 def _area_axis(in_size: int, out_size: int, align: bool) -> np.ndarray:
     """[out, in] float32 coverage of each input pixel by each output pixel's span."""
-    s = resize_scale(in_size, out_size, align)
+    s = _area_scale(in_size, out_size, align)
     m = np.zeros((out_size, in_size), dtype=_F32)
     for o in range(out_size):
         a, b = _F32(o) * s, _F32(o + 1) * s
@@ -547,7 +554,7 @@ def _resize_area(op: Any, ctx: KernelContext) -> Any:
         _check4(op, x)
         oh, ow = _out_size(op, size)
         ym, xm = _area_axis(x.shape[1], oh, align), _area_axis(x.shape[2], ow, align)
-        scale = _F32(1) / (resize_scale(x.shape[1], oh, align) * resize_scale(x.shape[2], ow, align))
+        scale = _F32(1) / (_area_scale(x.shape[1], oh, align) * _area_scale(x.shape[2], ow, align))
         out = np.einsum("yh,nhwc,xw->nyxc", ym, x, xm, dtype=_F32, optimize=True)
         return (out * scale).astype(_F32)
     return run

@@ -134,10 +134,10 @@ register_op("ExtractGlimpse", _glimpse_spec, stateful=True, host_only=True)   # 
 register_op("ResizeBicubic", _resize_spec, host_only=True)
 register_op("ResizeBicubicGrad", _bicubic_grad_spec, host_only=True)
 register_op("ResizeArea", _resize_spec, host_only=True)
-# TF registers no gradient for these (the area resize and the box ops included)
-not_differentiable("SampleDistortedBoundingBoxV2", "DrawBoundingBoxesV2", "CropAndResizeGradImage",
-                   "CropAndResizeGradBoxes", "NonMaxSuppressionV3", "NonMaxSuppressionV5", "NonMaxSuppressionPadded",
-                   "CombinedNonMaxSuppression", "ExtractGlimpse", "ResizeBicubicGrad", "ResizeArea")
+# TF declares these not differentiable (their inputs get None); the area resize, the box
+# drawing, non-max suppression and the resize/crop gradients have no gradient registered at
+# all, so tf.gradients through them raises LookupError, as TF's does (none registered here)
+not_differentiable("SampleDistortedBoundingBoxV2", "ExtractGlimpse")
 
 
 @register_gradient("CropAndResize")
