@@ -387,3 +387,24 @@ def test_resize_area_on_one_pixel_with_align_corners_and_its_missing_gradient():
             tf.gradients(tf.reduce_sum(a), xt)
     np.testing.assert_array_equal(av, bv)
     np.testing.assert_allclose(av.ravel(), [4.0, 4.0, 4.0], rtol=1e-6)
+
+
+def test_missing_gradients_raise_lookup_error_only_on_a_float_path():
+    # TF registers no gradient for RandomPoissonV2 or LRNGrad: a gradient that has to pass
+    # through one raises LookupError; an op reached from x only through integers (its shape)
+    # is not on the path, so x's gradient there is simply None
+    g = tf.Graph()
+    with g.as_default():
+        lam = tf.constant([1.0, 2.0])
+        with pytest.raises(LookupError, match="RandomPoissonV2"):
+            tf.gradients(tf.reduce_sum(tf.random.poisson(lam, [3])), lam)
+        x = tf.constant(np.ones((1, 2, 2, 3), np.float32))
+        dx = tf.gradients(tf.reduce_sum(tf.nn.lrn(x)), x)[0]
+        with pytest.raises(LookupError, match="LRNGrad"):
+            tf.gradients(tf.reduce_sum(dx), x)
+        v = tf.constant([1.0, 2.0, 3.0])
+        r = tf.random.poisson(1.5, [tf.shape(v)[0], 2])
+        assert tf.gradients(tf.reduce_sum(r * r), v) == [None]
+        # integers between x and the loss carry nothing either
+        w = tf.cast(tf.cast(v, tf.int32) * 2, tf.float32)
+        assert tf.gradients(tf.reduce_sum(w), v) == [None]

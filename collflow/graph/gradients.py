@@ -183,10 +183,14 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any,
         loop = loop_of(op) if op.type == "Exit" else None
         for t in (loop.external_inputs if loop is not None else op.inputs):
             stack.append(t.op)
+    # forward from xs only through tensors that can carry a gradient (TF's IsTrainable: float,
+    # complex, resource): an op reached only through integers (tf.shape(x) feeding a random
+    # op's shape) is not between, so a missing gradient there raises nothing, as in TF
     between: Set[_g.Operation] = set()
     frontier: List[_g.Operation] = []
     for x in xs_l:
-        frontier.extend(c for c in x._consumers if c in back or c.type == "Enter")
+        if _differentiable_dtype(x):
+            frontier.extend(c for c in x._consumers if c in back or c.type == "Enter")
     while frontier:
         op = frontier.pop()
         if op in between or op in stops:
@@ -201,7 +205,8 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any,
             continue
         between.add(op)
         for t in op.outputs:
-            frontier.extend(c for c in t._consumers if c in back or c.type == "Enter")
+            if _differentiable_dtype(t):
+                frontier.extend(c for c in t._consumers if c in back or c.type == "Enter")
 
     from .control_flow import imported_control_flow
     imported = sorted(op.name for op in between if imported_control_flow(op))

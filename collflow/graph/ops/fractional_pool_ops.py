@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence
 
 from ... import dtypes as _dt
 from .. import graph as _g
-from ..registry import not_differentiable, register_gradient, register_op
+from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from . import array_ops as _a
 from .op_util import dense as _dense, make_op, single
@@ -37,7 +37,7 @@ for _n in ("FractionalMaxPool", "FractionalAvgPool"):
     register_op(_n, _spec, stateful=True, host_only=True)
 register_op("FractionalMaxPoolGrad", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)], host_only=True)
 register_op("FractionalAvgPoolGrad", lambda op: [(op.inputs[1].dtype, TensorShape(None))], host_only=True)
-not_differentiable("FractionalMaxPoolGrad", "FractionalAvgPoolGrad")
+# the gradient ops have no gradient registered (LookupError through them, as TF)
 
 
 @register_gradient("FractionalMaxPool")

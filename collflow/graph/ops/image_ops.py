@@ -73,7 +73,9 @@ register_op("ResizeNearestNeighbor", _resize_spec)
 # (grads, original size [h, w]) -> the gradient of the original image, of dtype attr
 register_op("ResizeBilinearGrad", _resize_grad_spec)
 register_op("ResizeNearestNeighborGrad", _resize_grad_spec)
-not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad")
+# TF declares ResizeBilinearGrad not differentiable; ResizeNearestNeighborGrad has no gradient
+# registered (LookupError through it)
+not_differentiable("ResizeBilinearGrad")
 
 
 def _original_size(x: _g.Tensor) -> _g.Tensor:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from .. import graph as _g
-from ..registry import not_differentiable, register_gradient, register_op
+from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
@@ -55,7 +55,7 @@ def _dilation_spec(op: _g.Operation) -> list:
 register_op("Dilation2D", _dilation_spec, host_only=True)
 register_op("Dilation2DBackpropInput", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)], host_only=True)
 register_op("Dilation2DBackpropFilter", lambda op: [(op.inputs[1].dtype, op.inputs[1].shape)], host_only=True)
-not_differentiable("Dilation2DBackpropInput", "Dilation2DBackpropFilter")
+# the backprops have no gradient registered (a second derivative raises LookupError, as TF)
 
 
 @register_gradient("Dilation2D")

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from ...errors import InvalidArgumentError
 from .. import graph as _g
-from ..registry import not_differentiable, register_gradient, register_op
+from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
@@ -52,7 +52,7 @@ def _lrn_spec(op: _g.Operation) -> list:
 register_op("LRN", _lrn_spec)
 # LRNGrad(input_grads, input_image, output_image), TensorFlow's argument order
 register_op("LRNGrad", lambda op: [(op.inputs[1].dtype, op.inputs[1].shape)])
-not_differentiable("LRNGrad")
+# LRNGrad: no gradient registered (LookupError through it, as TF)
 
 # -- gradients ---------------------------------------------------------------------------------
 

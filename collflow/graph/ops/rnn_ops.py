@@ -65,7 +65,7 @@ register_op("LSTMBlockCell", _cell_spec, doc="one LSTM step's gates and state up
 # LSTMBlockCellGrad(act, c_prev, c, dc, dh, dact) -> (d_gates, d_c_prev)
 register_op("LSTMBlockCellGrad", _grad_spec, doc="the gradient of LSTMBlockCell")
 # second-order gradients through a fused cell are not built (nor through while loops)
-not_differentiable("LSTMBlockCellGrad")
+# LSTMBlockCellGrad: no gradient registered (a second derivative raises LookupError, as TF)
 
 
 def lstm_block_cell(gates: Any, c_prev: Any, forget_bias: float = 0.0,
@@ -161,7 +161,7 @@ register_op("BlockLSTM", _block_spec, doc="an LSTM over a whole sequence, fused"
 # BlockLSTMGrad(x, h0, c0, kernel, h, c, ws, dh, dc[, dws][, w_i, w_f, w_o][, projection]
 #   [, sequence_length]) -> (dx, dh0, dc0, dkernel, dbias[, dw_i, dw_f, dw_o][, dprojection])
 register_op("BlockLSTMGrad", _block_grad_spec, doc="the gradient of BlockLSTM")
-not_differentiable("BlockLSTMGrad")
+# BlockLSTMGrad: no gradient registered (a second derivative raises LookupError, as TF)
 
 
 def block_lstm(x: Any, h0: Any, c0: Any, kernel: Any, bias: Any, forget_bias: float = 0.0,

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from ... import dtypes as _dt
 from .. import graph as _g
-from ..registry import not_differentiable, register_op
+from ..registry import register_op
 from ..shape import TensorShape
 from .op_util import single
 
@@ -45,7 +45,7 @@ def _mfcc_spec(op: _g.Operation) -> list:
 register_op("AudioSpectrogram", _spectrogram_spec, host_only=True,
             doc="[channels, frames, bins] spectrogram of audio [samples, channels]")
 register_op("Mfcc", _mfcc_spec, host_only=True, doc="MFCCs of a squared-magnitude spectrogram [channels, frames, bins]")
-not_differentiable("AudioSpectrogram", "Mfcc")
+# AudioSpectrogram and Mfcc: no gradient registered (LookupError through them, as TF)
 
 
 def _rank_check(t: _g.Tensor, rank: int, op_type: str, what: str) -> None:

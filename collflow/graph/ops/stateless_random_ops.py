@@ -62,9 +62,9 @@ for _n in ("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncate
     register_op(_n, _shaped_spec, host_only=True)
 register_op("StatelessMultinomial", _multinomial_spec, host_only=True)
 register_op("RandomPoissonV2", _poisson_spec, stateful=True, host_only=True)
+# RandomPoissonV2 has no gradient registered (LookupError through its rate, as TF)
 not_differentiable("StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal",
-                   "StatelessRandomUniformInt", "StatelessRandomUniformFullInt", "StatelessMultinomial",
-                   "RandomPoissonV2")
+                   "StatelessRandomUniformInt", "StatelessRandomUniformFullInt", "StatelessMultinomial")
 
 
 def _seed_tensor(seed: Any) -> _g.Tensor:
