@@ -343,3 +343,18 @@ def test_graph_time_errors_match_tensorflow():
                 T.sparse_merge(sp, sp, 4.5)
             with pytest.raises(TypeError):
                 _ = np.ones(5, np.float32) * sp
+
+
+def test_sparse_retain_checks_the_mask_shape_as_tf1():
+    # TF1 checks to_retain when the graph is built: a vector with one bool per entry
+    with tf.Graph().as_default():
+        st = tf.SparseTensor([[0, 0], [1, 1], [2, 0]], [1.0, 2.0, 3.0], [3, 2])
+        with pytest.raises(ValueError, match="Dimensions 3 and 1 are not compatible"):
+            tf.sparse_retain(st, [True])
+        with pytest.raises(ValueError, match="rank 1"):
+            tf.sparse_retain(st, [[True, False, True]])
+        kept = tf.sparse_retain(st, [True, False, True])
+        with tf.Session() as sess:
+            out = sess.run(kept)
+    np.testing.assert_array_equal(out.indices, [[0, 0], [2, 0]])
+    np.testing.assert_array_equal(out.values, [1.0, 3.0])

@@ -147,8 +147,16 @@ def sparse_reorder(sp_input: Any, name: Optional[str] = None) -> SparseTensor:
 def sparse_retain(sp_input: Any, to_retain: Any) -> SparseTensor:
     """The entries where the bool vector to_retain (one per entry) is true."""
     sp = _sparse(sp_input, "sparse_retain")
+    mask = _g.convert_to_tensor(to_retain)
+    # TF1's checks where the shapes are known when the graph is built (ValueError)
+    if mask.shape.rank is not None and mask.shape.rank != 1:
+        raise ValueError(f"sparse_retain: to_retain must be a vector (rank 1), got shape {mask.shape}")
+    n, m = sp.values.shape.dims[0] if sp.values.shape.rank else None, mask.shape.dims[0] if mask.shape.rank else None
+    if n is not None and m is not None and n != m:
+        raise ValueError(f"sparse_retain: Dimensions {n} and {m} are not compatible: to_retain needs one bool per "
+                         f"entry of sp_input ({n})")
     with sp.graph.as_default(), sp.graph.name_scope("SparseRetain"):
-        keep = _a.reshape(_a.where(_g.convert_to_tensor(to_retain)), [-1])
+        keep = _a.reshape(_a.where(mask), [-1])
         return SparseTensor(_a.gather(sp.indices, keep), _a.gather(sp.values, keep), sp.dense_shape)
 
 
