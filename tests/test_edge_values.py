@@ -408,3 +408,21 @@ def test_missing_gradients_raise_lookup_error_only_on_a_float_path():
         # integers between x and the loss carry nothing either
         w = tf.cast(tf.cast(v, tf.int32) * 2, tf.float32)
         assert tf.gradients(tf.reduce_sum(w), v) == [None]
+
+
+def test_string_to_number_reads_as_c_and_string_sparse_to_dense_pads_empty():
+    # TF converts with C's rules: hexadecimal floats are numbers, "1_000" and other scripts'
+    # digits are not (Python's float and int take those); a string SparseTensor densifies
+    # with "" where TF's default value is the dtype's zero
+    g = tf.Graph()
+    with g.as_default():
+        ok = tf.strings.to_number(tf.constant(["0x10", "0x1.8p1", " 4 ", "-inf"]))
+        bad = [tf.strings.to_number(tf.constant([s]), out_type=dt) for s in ("1_000", "\u0663")
+               for dt in (tf.float32, tf.int32)]
+        dense = tf.sparse.to_dense(tf.strings.split(tf.constant(["a b", "c"])))
+        with tf.Session(graph=g) as sess:
+            np.testing.assert_array_equal(sess.run(ok), [16.0, 3.0, 4.0, -np.inf])
+            for b in bad:
+                with pytest.raises(tf.errors.InvalidArgumentError, match="could not correctly convert"):
+                    sess.run(b)
+            np.testing.assert_array_equal(sess.run(dense), [["a", "b"], ["c", ""]])

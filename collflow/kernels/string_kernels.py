@@ -12,15 +12,22 @@ from .registry import register_kernel, KernelContext
 
 
 def _convert(text: str, dt: _dt.DType) -> Any:
+    """text as TF's string-to-number conversions read it (C's strtod / strtol): ASCII digits
+    only (Python's int and float also take "1_000" and other scripts' digits, TF does not),
+    hexadecimal floats ("0x1.8p1") accepted for the float types."""
     if dt == _dt.string:
         return text
     s = text.strip()
+    if not s.isascii() or "_" in s:
+        raise ValueError(f"{text!r} is not a number")
     if dt in (_dt.int32, _dt.int64):
         v = int(s)
         info = np.iinfo(dt.np)
         if not info.min <= v <= info.max:
             raise ValueError(f"{v} is out of range for {dt.name}")
         return v
+    if s.lstrip("+-")[:2].lower() == "0x":
+        return float.fromhex(s)
     return float(s)
 
 

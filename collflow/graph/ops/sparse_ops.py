@@ -61,11 +61,15 @@ def sparse_placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None
                         placeholder(_dt.as_dtype(dtype), [None], name=base + "/values"), dense_shape)
 
 
-def sparse_tensor_to_dense(sp_input: Any, default_value: Any = 0, validate_indices: bool = True,
+def sparse_tensor_to_dense(sp_input: Any, default_value: Any = None, validate_indices: bool = True,
                            name: Optional[str] = None) -> _g.Tensor:
     """The dense tensor: values at indices, default_value elsewhere (indices in row-major
-    order without repeats when validate_indices, as TF)."""
+    order without repeats when validate_indices, as TF).  default_value None: the dtype's
+    zero ("" for strings, False for bools), as TF."""
     sp = _sparse(sp_input, "sparse_tensor_to_dense")
+    if default_value is None:
+        dt = sp.values.dtype
+        default_value = "" if dt == _dt.string else (False if dt == _dt.bool_ else 0)
     with sp.graph.as_default():
         out = sparse_to_dense(sp.indices, sp.dense_shape, sp.values, default_value,
                               validate_indices=validate_indices, name=name or "SparseToDense")
