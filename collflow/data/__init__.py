@@ -19,6 +19,7 @@ from .batching import BatchIterator, batches, Position  # noqa: F401
 from .dataset import Dataset  # noqa: F401
 from .dataset_core import TensorSpec  # noqa: F401
 from .dataset_more import TextLineDataset  # noqa: F401  (also installs padded_batch, flat_map, interleave, cache)
+from . import dataset_window  # noqa: F401,E402  (installs Dataset.window)
 from .record_datasets import TFRecordDataset, FixedLengthRecordDataset  # noqa: F401
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
