@@ -353,14 +353,18 @@ class Adam(_KerasState, _o.AdamOptimizer):
     def _slot_names(self) -> Tuple[str, ...]:
         return ("m", "v", "vhat") if self._amsgrad else ("m", "v")
 
-    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
-        if not self._amsgrad:
-            return super()._apply_dense(grad, var)
+    def _amsgrad_terms(self, var: Variable) -> Tuple[Any, ...]:
+        """(beta1, beta2, epsilon, the bias-corrected rate, m, v, vhat) of var's step."""
         d = var.dtype
         b1p, b2p = self._powers(var)
         b1, b2, eps = self._hyper("beta1", d), self._hyper("beta2", d), self._hyper("epsilon", d)
         alpha = self._hyper("learning_rate", d) * _m.sqrt(1.0 - b2p) / (1.0 - b1p)
-        m, v, vhat = self.get_slot(var, "m"), self.get_slot(var, "v"), self.get_slot(var, "vhat")
+        return b1, b2, eps, alpha, self.get_slot(var, "m"), self.get_slot(var, "v"), self.get_slot(var, "vhat")
+
+    def _apply_dense(self, grad: _g.Tensor, var: Variable) -> _g.Operation:
+        if not self._amsgrad:
+            return super()._apply_dense(grad, var)
+        b1, b2, eps, alpha, m, v, vhat = self._amsgrad_terms(var)
         m_t = _s.assign(m, m.value() + (grad - m.value()) * (1.0 - b1))
         v_t = _s.assign(v, v.value() + (_m.square(grad) - v.value()) * (1.0 - b2))
         vhat_t = _s.assign(vhat, _m.maximum(vhat.value(), v_t))
@@ -369,11 +373,7 @@ class Adam(_KerasState, _o.AdamOptimizer):
     def _apply_sparse(self, grad: Any, var: Variable) -> _g.Operation:
         if not self._amsgrad:
             return super()._apply_sparse(grad, var)
-        d = var.dtype
-        b1p, b2p = self._powers(var)
-        b1, b2, eps = self._hyper("beta1", d), self._hyper("beta2", d), self._hyper("epsilon", d)
-        lr = self._hyper("learning_rate", d) * _m.sqrt(1.0 - b2p) / (1.0 - b1p)
-        m, v, vhat = self.get_slot(var, "m"), self.get_slot(var, "v"), self.get_slot(var, "vhat")
+        b1, b2, eps, lr, m, v, vhat = self._amsgrad_terms(var)
         values, idx = _dedup(grad)
         m_dec = _s.assign(m, m.value() * b1)
         with _g.control_dependencies([m_dec]):
