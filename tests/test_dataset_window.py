@@ -3,20 +3,13 @@ flat_map; tests/tf1/test_vs_tensorflow_dataset_window.py compares with TensorFlo
 import pytest
 
 import collflow.compat.v1 as tf
+from session_helpers import drain
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def _all(ds):
-    with tf.Graph().as_default():
-        nx = tf.data.make_one_shot_iterator(ds()).get_next()
-        out = []
-        with tf.Session() as s:
-            while True:
-                try:
-                    out.append(s.run(nx))
-                except tf.errors.OutOfRangeError:
-                    return out
+    return drain(tf, lambda _: ds())
 
 
 def _reference(n, size, shift, stride, drop):

@@ -13,26 +13,15 @@ import tfdiff  # noqa: E402,F401  (sets TensorFlow's environment first)
 tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
 
 import collflow.compat.v1 as cft  # noqa: E402
+from session_helpers import drain  # noqa: E402
 
 tft = tensorflow.compat.v1
 tft.disable_eager_execution()
 pytestmark = pytest.mark.timeout(300)
 
 
-def _all(tf, build):
-    with tf.Graph().as_default():
-        nx = tf.data.make_one_shot_iterator(build(tf)).get_next()
-        out = []
-        with tf.Session() as s:
-            while True:
-                try:
-                    out.append(s.run(nx))
-                except tf.errors.OutOfRangeError:
-                    return out
-
-
 def _same(build):
-    want, got = _all(tft, build), _all(cft, build)
+    want, got = drain(tft, build), drain(cft, build)
     assert len(got) == len(want)
     for a, b in zip(got, want):
         for x, y in zip(a if isinstance(a, tuple) else [a], b if isinstance(b, tuple) else [b]):
