@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..errors import InvalidArgumentError
+from .nn_kernels import _pad, _pool_setup, tf_window_argmax
 from .registry import KernelContext, register_kernel
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -121,45 +120,20 @@ def _lrn_grad(op: Any, ctx: KernelContext) -> Any:
 
 @register_kernel("MaxPoolWithArgmax")
 def _max_pool_with_argmax(op: Any, ctx: KernelContext) -> Any:
-    (kh, kw), (sh, sw) = op.attrs["ksize"], op.attrs["strides"]
+    kh, kw, strides, geometry = _pool_setup(op)
     same, with_batch, targ = op.attrs["padding"] == "SAME", op.attrs["include_batch_in_index"], op.attrs["Targmax"].np
     xp = ctx.xp
 
     def run(x: Any) -> Any:
         n, h, w, c = x.shape
-        if same:
-            oh, ow = -(-h // sh), -(-w // sw)
-            pt = max((oh - 1) * sh + kh - h, 0) // 2
-            pl = max((ow - 1) * sw + kw - w, 0) // 2
-        else:
-            oh, ow, pt, pl = (h - kh) // sh + 1, (w - kw) // sw + 1, 0, 0
-        if oh <= 0 or ow <= 0:
+        if min(h, w) == 0 or (not same and (h < kh or w < kw)):
             raise InvalidArgumentError(f"max_pool_with_argmax: a {kh}x{kw} window does not fit {h}x{w} (VALID)", op)
-        hp, wp = max(h + 2 * pt, (oh - 1) * sh + kh), max(w + 2 * pl, (ow - 1) * sw + kw)
-        xpad = xp.zeros((n, hp, wp, c), dtype=x.dtype)  # the padding is never read (masked below)
-        xpad[:, pt:pt + h, pl:pl + w] = x
-        s = xpad.strides
-        win = xp.lib.stride_tricks.as_strided(xpad, (n, oh, ow, kh, kw, c),
-                                              (s[0], s[1] * sh, s[2] * sw, s[1], s[2], s[3]))
-        # TF's rule: each window holds its first real cell, replaced by each later one strictly
-        # greater (row-major); so a NaN held first stays and a NaN read later is never taken,
-        # and a window of -inf gives -inf, never the padding
-        rows = xp.arange(oh) * sh - pt
-        cols = xp.arange(ow) * sw - pl
-        out = xp.zeros((n, oh, ow, c), dtype=x.dtype)
-        k = xp.zeros((n, oh, ow, c), dtype=np.int64)
-        held = xp.zeros((1, oh, ow, 1), dtype=bool)
-        for t in range(kh * kw):
-            i, j = divmod(t, kw)
-            real = (((rows + i >= 0) & (rows + i < h))[:, None] & ((cols + j >= 0) & (cols + j < w))[None, :])
-            real = real[None, :, :, None]
-            v = win[:, :, :, i, j, :]
-            take = xp.greater(v, out)
-            take |= xp.logical_not(held)
-            take &= real
-            xp.copyto(out, v, where=take)
-            xp.copyto(k, t, where=take)
-            held = held | real
+        geo = geometry(h, w, kh, kw)
+        oh, ow, pt, pl = geo.oh, geo.ow, geo.pt, geo.pl
+        # TF's rule, MaxPoolGrad's where NaN is present: a NaN held first stays, a later NaN is
+        # never taken, a window of -inf gives -inf, the padding (zeros here) is never read
+        out, k = tf_window_argmax(xp, _pad(xp, x, geo), geo, kh, kw, strides, (n, oh, ow, c))
+        sh, sw = strides
         y = xp.arange(oh)[None, :, None, None] * sh - pt + k // kw
         xx = xp.arange(ow)[None, None, :, None] * sw - pl + k % kw
         idx = (y * w + xx) * c + xp.arange(c)[None, None, None, :]

@@ -565,18 +565,21 @@ def _first_max_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: i
             yield rs, cs, hit
 
 
-def _tf_argmax_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
-    """As _first_max_hits, by TF's own rule where that differs (NaN or nothing above -inf in a
-    window): each window's gradient goes to its first real (unpadded) cell, replaced by each
-    later cell strictly greater than the one held; a NaN held first keeps it.  The padding's
-    value is never read (a mask of the real cells excludes it)."""
+def tf_window_argmax(xp: Any, xpad: Any, geo: "_Geometry", kh: int, kw: int, strides: Any,
+                     shape: Tuple[int, ...]) -> Tuple[Any, Any]:
+    """TF's argmax of every pooling window (MaxPoolWithArgmax's, and MaxPoolGrad's where NaN
+    or nothing above -inf is present): the window's first real (unpadded) cell, replaced by
+    each later cell strictly greater than the one held, so a NaN held first keeps it and a
+    later NaN is never taken.  The padding's value is never read (a mask of the real cells
+    excludes it).  Returns (the held values, each one's row-major window offset), of `shape`
+    [n, oh, ow, c]."""
     h, w = xpad.shape[1] - geo.pt - geo.pb, xpad.shape[2] - geo.pl - geo.pr
     real = _pad(xp, xp.ones((1, h, w, 1), dtype=bool), geo, False)
-    cur = xp.zeros(y.shape, dtype=xpad.dtype)
-    held = xp.zeros(y.shape, dtype=bool)
-    arg = xp.full(y.shape, -1, dtype=np.int32)
-    offsets = [_offset(geo, i, j, strides, _UNIT) for i in range(kh) for j in range(kw)]
-    for k, (rs, cs) in enumerate(offsets):
+    cur = xp.zeros(shape, dtype=xpad.dtype)
+    held = xp.zeros(shape, dtype=bool)
+    arg = xp.full(shape, -1, dtype=np.int32)
+    for k in range(kh * kw):
+        rs, cs = _offset(geo, k // kw, k % kw, strides, _UNIT)
         v, r = xpad[:, rs, cs, :], real[:, rs, cs, :]
         take = xp.greater(v, cur)
         take |= ~held
@@ -584,7 +587,15 @@ def _tf_argmax_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: i
         xp.copyto(cur, v, where=take)
         xp.copyto(arg, k, where=take)
         held |= r
-    for k, (rs, cs) in enumerate(offsets):
+    return cur, arg
+
+
+def _tf_argmax_hits(xp: Any, xpad: Any, y: Any, geo: "_Geometry", kh: int, kw: int, strides: Any) -> Any:
+    """As _first_max_hits, by TF's own rule where that differs (NaN or nothing above -inf in a
+    window; tf_window_argmax)."""
+    _, arg = tf_window_argmax(xp, xpad, geo, kh, kw, strides, y.shape)
+    for k in range(kh * kw):
+        rs, cs = _offset(geo, k // kw, k % kw, strides, _UNIT)
         yield rs, cs, arg == k
 
 

@@ -24,27 +24,20 @@ from typing import Any, Iterator, List, Sequence, Tuple
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..graph.ops.conv3d_ops import _geometry as conv3d_geometry
 from .registry import KernelContext, register_kernel
 
 
 def _geometry(op: Any, shape: Sequence[int]) -> Tuple[List[int], List[Tuple[int, int]]]:
-    """(output sizes, (before, after) padding) of the three spatial dimensions of `shape`."""
-    ks, st, padding = op.attrs["ksize"], op.attrs["strides"], op.attrs["padding"]
+    """(output sizes, (before, after) padding) of the three spatial dimensions of `shape`:
+    conv3d's rule (graph/ops/conv3d_ops.py), its errors naming this op."""
     if len(shape) != 5:
         raise InvalidArgumentError(f"{op.type} needs an NDHWC input of rank 5, got shape {tuple(shape)}", op)
-    outs, pads = [], []
-    for n, k, s in zip(shape[1:4], ks, st):
-        if padding == "VALID":
-            o, total = (n - k) // s + 1, 0
-        else:
-            o = -(-n // s)
-            total = max((o - 1) * s + k - n, 0)
-        if o <= 0:
-            raise InvalidArgumentError(f"{op.type}: a window of {list(ks)} does not fit the input's spatial size "
-                                       f"{list(shape[1:4])} with VALID padding", op)
-        outs.append(o)
-        pads.append((total // 2, total - total // 2))
-    return outs, pads
+    try:
+        return conv3d_geometry([int(d) for d in shape[1:4]], op.attrs["ksize"], op.attrs["strides"], (1, 1, 1),
+                               op.attrs["padding"], op.type)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(str(e), op) from None
 
 
 def _padded(xp: Any, x: Any, pads: Sequence[Tuple[int, int]], fill: Any) -> Any:
