@@ -88,14 +88,12 @@ class _WindowFlatMap(Dataset):
         leaves = nest.flatten(ds._structure)
         self._parts = [_Window(spec) for spec in leaves]
         packed = nest.pack_sequence_as(ds._structure, self._parts)
-        parts = self._parts
 
         def call(_: Any) -> Any:
             if isinstance(packed, tuple):
                 return fn(*packed)
             return fn(packed)
         self._fn = _DatasetFunction(call, TensorSpec((), _dt.int64), "flat_map", _outer(ds))
-        self._nparts = len(parts)
         super().__init__(self._fn.inner._structure, inputs=[ds], captures=self._fn.captures.outer)
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:

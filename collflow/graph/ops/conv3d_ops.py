@@ -7,8 +7,9 @@ gradients come from the parts (the slices' scatter back, the product's two GEMMs
 exact by construction.
 
 For conv3d and avg_pool3d, spatial sizes, kernel sizes, strides and dilations must be known
-when the graph is built; the batch may be unknown (max_pool3d takes any size at run time).  TF's padding: VALID, or SAME with the odd pixel at the end; the
-average pool divides by the number of real (unpadded) voxels in each window, as TF.
+when the graph is built; the batch may be unknown (max_pool3d takes any size at run time).
+TF's padding: VALID, or SAME with the odd pixel at the end; the average pool divides by the
+number of real (unpadded) voxels in each window, as TF.
 """
 from __future__ import annotations
 
