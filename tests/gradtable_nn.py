@@ -44,17 +44,13 @@ def _pool3d_input(dtype):
     return cf.cast(cf.constant(np.random.default_rng(4).permutation(72).reshape(1, 3, 4, 3, 2)), dtype)
 
 
-def _max_pool3d_grad_of(g):
-    """MaxPool3DGrad in its gradient input (linear: MaxPool3DGradGrad is its derivative)."""
-    x = _pool3d_input(g.dtype)
-    return single("MaxPool3DGrad", [x, cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], _POOL3D)
-
-
-def _max_pool3d_grad_grad_of(gg):
-    """MaxPool3DGradGrad in its input (linear: MaxPool3DGrad is its derivative)."""
-    x = _pool3d_input(gg.dtype)
-    return single("MaxPool3DGradGrad", [x, cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), gg],
-                  _POOL3D)
+def _max_pool3d_grad_op(op_type):
+    """op_type (MaxPool3DGrad or MaxPool3DGradGrad) of a fixed pooled volume, as a function of
+    its last input; each is linear there, the other being its derivative."""
+    def build(g):
+        x = _pool3d_input(g.dtype)
+        return single(op_type, [x, cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"), g], _POOL3D)
+    return build
 
 
 CASES = [
@@ -151,8 +147,8 @@ CASES = [
          make_inputs=lambda rng: [rng.permutation(240).reshape(2, 3, 5, 4, 2) * 0.1]),
     Case("MaxPool3D", lambda x: cf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1], "VALID"), [(1, 4, 4, 2, 3)],
          make_inputs=lambda rng: [rng.permutation(96).reshape(1, 4, 4, 2, 3) * 0.1], id="MaxPool3D-tiled"),
-    Case("MaxPool3DGrad", _max_pool3d_grad_of, [(1, 3, 2, 3, 2)]),
-    Case("MaxPool3DGradGrad", _max_pool3d_grad_grad_of, [(1, 3, 4, 3, 2)]),
+    Case("MaxPool3DGrad", _max_pool3d_grad_op("MaxPool3DGrad"), [(1, 3, 2, 3, 2)]),
+    Case("MaxPool3DGradGrad", _max_pool3d_grad_op("MaxPool3DGradGrad"), [(1, 3, 4, 3, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool(x, ksize=2, strides=2, padding="VALID"), [(2, 4, 4, 2)]),
     Case("AvgPool", lambda x: cf.nn.avg_pool2d(_dyn(x, (None, 5, 5, 2)), ksize=3, strides=2, padding="SAME"),
          [(1, 5, 5, 2)], id="AvgPool-same-dynamic-batch"),
