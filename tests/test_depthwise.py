@@ -62,8 +62,13 @@ def test_depthwise_rate_and_tf1_argument_rules():
         np.testing.assert_allclose(_run(y), ref_depthwise(x, w, (1, 1), (2, 2), "SAME"), rtol=1e-12)
         with pytest.raises(cf.InvalidArgumentError, match="strides > 1 .* rate > 1"):
             cf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "SAME", rate=[2, 2])
-        with pytest.raises(cf.InvalidArgumentError, match="only data_format='NHWC'"):
-            cf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", data_format="NCHW")
+        with pytest.raises(cf.InvalidArgumentError, match="data_format must be 'NHWC' or 'NCHW'"):
+            cf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", data_format="NWHC")
+        # NCHW: strides in its order, rate spatial; the NHWC answer transposed
+        yc = cf.nn.depthwise_conv2d(np.transpose(x, (0, 3, 1, 2)), w, [1, 1, 1, 1], "SAME", rate=[2, 2],
+                                    data_format="NCHW")
+        np.testing.assert_allclose(_run(yc), np.transpose(ref_depthwise(x, w, (1, 1), (2, 2), "SAME"), (0, 3, 1, 2)),
+                                   rtol=1e-12)
         with pytest.raises(ValueError, match="2 channels .* expects 3"):
             cf.nn.depthwise_conv2d(x, np.zeros((2, 2, 3, 1)), [1, 1, 1, 1], "SAME")
 

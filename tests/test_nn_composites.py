@@ -126,10 +126,17 @@ def test_fused_batch_norm_training_and_inference():
     assert g_mean is None  # the batch statistics pass no gradient back, as TF's
 
 
-def test_conv2d_transpose_refuses_nchw_by_name():
-    # NCHW is not supported: the error names the format, not a channel mismatch read as NHWC
+def test_conv2d_transpose_nchw_is_the_nhwc_answer_transposed():
+    # NCHW: output_shape and strides in its order; a format TF does not name is refused by name
+    r = np.random.default_rng(3)
+    x = r.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = r.standard_normal((3, 3, 4, 2)).astype(np.float32)
     with cf.Graph().as_default():
-        x = cf.placeholder(cf.float32, [1, 2, 5, 5])
-        w = cf.placeholder(cf.float32, [3, 3, 4, 2])
-        with pytest.raises(cf.InvalidArgumentError, match="conv2d_transpose: only data_format='NHWC'"):
-            cf.nn.conv2d_transpose(x, w, [1, 4, 10, 10], [1, 1, 2, 2], "SAME", data_format="NCHW")
+        y = cf.nn.conv2d_transpose(x, w, [1, 4, 10, 10], [1, 1, 2, 2], "SAME", data_format="NCHW")
+        ref = cf.nn.conv2d_transpose(np.transpose(x, (0, 2, 3, 1)), w, [1, 10, 10, 4], [1, 2, 2, 1], "SAME")
+        assert y.shape.as_list() == [1, 4, 10, 10] and y.name == "conv2d_transpose:0"
+        with cf.Session() as s:
+            got, want = s.run([y, ref])
+        np.testing.assert_allclose(got, np.transpose(want, (0, 3, 1, 2)), rtol=1e-6)
+        with pytest.raises(cf.InvalidArgumentError, match="conv2d_transpose: data_format must be 'NHWC' or 'NCHW'"):
+            cf.nn.conv2d_transpose(x, w, [1, 4, 10, 10], [1, 1, 2, 2], "SAME", data_format="CHWN")

@@ -289,7 +289,7 @@ def test_conv2d_errors():
         with pytest.raises(cf.InvalidArgumentError, match="larger than the input"):
             cf.nn.conv2d(x, cf.placeholder(cf.float32, (7, 7, 3, 1)), strides=1, padding="VALID")
         with pytest.raises(cf.InvalidArgumentError, match="NHWC"):
-            cf.nn.conv2d(x, w, strides=1, padding="SAME", data_format="NCHW")
+            cf.nn.conv2d(x, w, strides=1, padding="SAME", data_format="HWCN")
         xd = cf.placeholder(cf.float32, (None, None, None, 3))
         y = cf.nn.conv2d(xd, cf.placeholder_with_default(np.zeros((5, 5, 3, 1), np.float32), (5, 5, 3, 1)),
                          strides=1, padding="VALID")

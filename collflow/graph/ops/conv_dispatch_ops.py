@@ -8,6 +8,7 @@ from typing import Any, List, Optional, Sequence
 from ...errors import InvalidArgumentError, UnimplementedError
 from .. import graph as _g
 from . import array_ops as _a
+from . import block_ops as _b
 from . import conv3d_ops as _c3
 from . import nn_ops as _nn
 
@@ -58,28 +59,64 @@ def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: st
          dilation_rate: Optional[Sequence[int]] = None, strides: Optional[Sequence[int]] = None,
          name: Optional[str] = None, data_format: Optional[str] = None, dilations: Any = None) -> _g.Tensor:
     """N-d max or average pooling (N = len(window_shape): 1, 2 or 3) of [batch, *spatial,
-    channels]; strides per spatial dimension (default 1); dilation_rate must be 1 here."""
+    channels] (2-d: NCHW too); strides per spatial dimension (default 1).  A dilation_rate
+    above 1 (VALID padding, stride 1, as TF requires) pools the space-to-batch blocks."""
     n = len(window_shape)
     if n not in (1, 2, 3):
         raise UnimplementedError(f"pool: {n}-d pooling is not supported (1, 2 or 3)")
     kind = pooling_type.upper()
     if kind not in ("MAX", "AVG"):
         raise InvalidArgumentError(f"pool: pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
-    _channels_last(data_format, "pool")
+    nchw = n == 2 and data_format == "NCHW"
+    if not nchw:
+        _channels_last(data_format, "pool")
     dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "pool")
-    if any(d > 1 for d in dr):
-        raise UnimplementedError("pool: dilation_rate > 1 is not supported")
     k, st = _spatial(window_shape, n, "window_shape", "pool"), _spatial(strides, n, "strides", "pool")
+    # TF's own refusals (nn_ops.pool and _get_strides_and_dilation_rate)
+    if any(s > 1 for s in st) and any(d > 1 for d in dr):
+        raise InvalidArgumentError(f"pool: strides > 1 are not supported together with dilation_rate > 1, got "
+                                   f"strides={st} and dilation_rate={dr}")
+    if padding == "SAME" and any(d > 1 for d in dr):
+        raise InvalidArgumentError(f"pool: pooling with 'SAME' padding is not implemented for dilation_rate > 1, "
+                                   f"got dilation_rate={dr}")
+    if any(s > w for s, w in zip(st, k)):
+        raise InvalidArgumentError(f"pool: strides > window_shape are not supported (TF refuses them for the "
+                                   f"inconsistency between its CPU and GPU kernels), got strides={st} and "
+                                   f"window_shape={k}")
+    return _pool(input, k, kind, padding, st, dr, name, nchw)
+
+
+def _pool(input: Any, k: List[int], kind: str, padding: str, st: List[int], dr: List[int],  # noqa: A002
+          name: Optional[str], nchw: bool) -> _g.Tensor:
+    """The pooling of `pool` without tf.nn.pool's own refusals (max_pool1d and TF2's
+    max_pool/avg_pool take strides larger than the window)."""
+    n = len(k)
     x = _g.convert_to_tensor(input)
-    with x.graph.as_default(), x.graph.name_scope(name or (kind.lower() + "_pool")):
+
+    def undilated(xx: Any, _n: int, pad: str) -> _g.Tensor:
         if n == 3:
             fn3 = _c3.max_pool3d if kind == "MAX" else _c3.avg_pool3d
-            return fn3(x, [1, *k, 1], [1, *st, 1], padding)
+            return fn3(xx, [1, *k, 1], [1, *st, 1], pad)
         fn2 = _nn.max_pool2d if kind == "MAX" else _nn.avg_pool2d
         if n == 2:
-            return fn2(x, [1, *k, 1], [1, *st, 1], padding)
-        y = fn2(_a.expand_dims(x, 1), [1, 1, k[0], 1], [1, 1, st[0], 1], padding)
+            return fn2(xx, [1, 1, *k] if nchw else [1, *k, 1], [1, 1, *st] if nchw else [1, *st, 1], pad,
+                       data_format="NCHW" if nchw else "NHWC")
+        y = fn2(_a.expand_dims(xx, 1), [1, 1, k[0], 1], [1, 1, st[0], 1], pad)
         return _a.squeeze(y, [1])
+
+    with x.graph.as_default(), x.graph.name_scope(name or (kind.lower() + "_pool")):
+        if all(d == 1 for d in dr):
+            return undilated(x, n, padding)
+        if nchw:
+            return _a.transpose(_b.with_space_to_batch(_a.transpose(x, [0, 2, 3, 1]), dr, padding, _undilated_nhwc(
+                kind, k)), [0, 3, 1, 2])
+        return _b.with_space_to_batch(x, dr, padding, undilated)
+
+
+def _undilated_nhwc(kind: str, k: List[int]) -> Any:
+    """A channels-last 2-d pool of window k, stride 1 (the blocks of an NCHW dilated pool)."""
+    fn2 = _nn.max_pool2d if kind == "MAX" else _nn.avg_pool2d
+    return lambda xx, _n, pad: fn2(xx, [1, *k, 1], [1, 1, 1, 1], pad)
 
 
 def _window_1d(v: Any, what: str, fn: str) -> List[int]:
@@ -96,16 +133,16 @@ def max_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: 
                name: Optional[str] = None) -> _g.Tensor:
     """Max pooling of [batch, width, channels] over windows of ksize, stepping strides."""
     _channels_last(data_format, "max_pool1d")
-    return pool(input, _window_1d(ksize, "ksize", "max_pool1d"), "MAX", padding,
-                strides=_window_1d(strides, "strides", "max_pool1d"), name=name or "MaxPool1d")
+    return _pool(input, _window_1d(ksize, "ksize", "max_pool1d"), "MAX", padding,
+                 _window_1d(strides, "strides", "max_pool1d"), [1], name or "MaxPool1d", False)
 
 
 def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """Average pooling of [batch, width, channels] over windows of ksize, stepping strides."""
     _channels_last(data_format, "avg_pool1d")
-    return pool(input, _window_1d(ksize, "ksize", "avg_pool1d"), "AVG", padding,
-                strides=_window_1d(strides, "strides", "avg_pool1d"), name=name or "AvgPool1d")
+    return _pool(input, _window_1d(ksize, "ksize", "avg_pool1d"), "AVG", padding,
+                 _window_1d(strides, "strides", "avg_pool1d"), [1], name or "AvgPool1d", False)
 
 
 def _nd_pool(kind: str, input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
@@ -114,16 +151,18 @@ def _nd_pool(kind: str, input: Any, ksize: Any, strides: Any, padding: str,  # n
     if x.shape.rank is None:
         raise InvalidArgumentError(f"{kind.lower()}_pool_v2 needs an input of known rank")
     n = x.shape.rank - 2
+    nchw = n == 2 and data_format == "NCHW"
+    if not nchw:
+        _channels_last(data_format, f"{kind.lower()}_pool_v2")
 
     def spatial(v: Any, what: str) -> List[int]:
         vals = [int(v)] * n if isinstance(v, int) else [int(a) for a in v]
-        if len(vals) == n + 2:
-            vals = vals[1:-1]
+        if len(vals) == n + 2:   # with the batch and channel entries, in the data format's order
+            vals = vals[2:] if nchw else vals[1:-1]
         elif len(vals) == 1:
             vals = vals * n
         return _spatial(vals, n, what, f"{kind.lower()}_pool_v2")
-    return pool(x, spatial(ksize, "ksize"), kind, padding, strides=spatial(strides, "strides"), name=name,
-                data_format=data_format)
+    return _pool(x, spatial(ksize, "ksize"), kind, padding, spatial(strides, "strides"), [1] * n, name, nchw)
 
 
 def max_pool_v2(input: Any, ksize: Any, strides: Any, padding: str, data_format: Optional[str] = None,  # noqa: A002

@@ -15,6 +15,7 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op
 from ..shape import TensorShape
+from . import layout_ops as _lay
 from . import nn_ops as _nn
 from . import nn_extra_ops as _nx
 from .op_util import single
@@ -54,8 +55,17 @@ def _attrs(strides: Any, padding: Any, dilations: Any, data_format: Optional[str
 def depthwise_conv2d_native(input: Any, filter: Any, strides: Any, padding: Any,  # noqa: A002 - TF names
                             data_format: str = "NHWC", dilations: Any = None, name: Optional[str] = None) -> _g.Tensor:
     """Depthwise 2-D convolution: input [n, h, w, C], filter [kh, kw, C, M] -> [n, h', w', C * M]."""
-    attrs = _attrs(strides, padding, dilations, data_format, "depthwise_conv2d_native")
-    return single("DepthwiseConv2dNative", [input, filter], attrs, name=name or "DepthwiseConv2dNative")
+    return _depthwise(input, filter, strides, padding, dilations, data_format, name, "DepthwiseConv2dNative",
+                      "depthwise_conv2d_native")
+
+
+def _depthwise(input: Any, filter: Any, strides: Any, padding: Any, dilations: Any,  # noqa: A002
+               data_format: Optional[str], name: Optional[str], default: str, what: str) -> _g.Tensor:
+    """The DepthwiseConv2dNative op; NCHW (strides, dilations in its order) between transposes."""
+    first = _lay.channels_first(data_format, what)
+    attrs = _attrs(_lay.nhwc_order(strides, first), padding, _lay.nhwc_order(dilations, first), None, what)
+    return _lay.in_nhwc(input, first, name, default,
+                        lambda x, nm: single("DepthwiseConv2dNative", [x, filter], attrs, name=nm or default))
 
 
 def _rate(rate: Any, dilations: Any, strides: Any, what: str) -> Any:
@@ -74,9 +84,9 @@ def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any, rate: 
                      name: Optional[str] = None, data_format: Optional[str] = None,
                      dilations: Any = None) -> _g.Tensor:
     """TF1's depthwise_conv2d: depthwise_conv2d_native with an atrous `rate` ([rh, rw])."""
-    d = _rate(rate, dilations, strides, "depthwise_conv2d")
-    attrs = _attrs(strides, padding, d, data_format, "depthwise_conv2d")
-    return single("DepthwiseConv2dNative", [input, filter], attrs, name=name or "depthwise")
+    first = _lay.channels_first(data_format, "depthwise_conv2d")
+    d = _rate(rate, dilations, _lay.nhwc_order(strides, first), "depthwise_conv2d")  # rate: [rh, rw]
+    return _depthwise(input, filter, strides, padding, d, data_format, name, "depthwise", "depthwise_conv2d")
 
 
 def depthwise_conv2d_native_backprop_input(input_sizes: Any, filter: Any, out_backprop: Any,  # noqa: A002
@@ -128,7 +138,7 @@ def separable_conv2d(input: Any, depthwise_filter: Any, pointwise_filter: Any, s
         depth = depthwise_conv2d(x, dw, strides, padding, rate=rate, data_format=data_format,
                                  dilations=dilations, name="depthwise")
         # named as the scope ("separable_conv2d:0"), as TF names it
-        return _nn.conv2d(depth, pw, [1, 1, 1, 1], "VALID", name=scope)
+        return _nn.conv2d(depth, pw, [1, 1, 1, 1], "VALID", data_format=data_format, name=scope)
 
 
 def atrous_conv2d(value: Any, filters: Any, rate: int, padding: Any, name: Optional[str] = None) -> _g.Tensor:

@@ -17,6 +17,7 @@ from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from . import array_ops as _a
 from . import math_ops as _m
+from . import layout_ops as _lay
 from . import nn_ops as _nn
 from .op_util import dense as _dense, single
 
@@ -151,7 +152,12 @@ def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
     filter = filters if filter is None else filter
     if value is None or filter is None or output_shape is None or strides is None:
         raise InvalidArgumentError("conv2d_transpose needs value, filter, output_shape and strides")
-    _nn._nhwc(data_format, "conv2d_transpose")  # before the shape checks, which read NHWC
+    if _lay.channels_first(data_format, "conv2d_transpose"):
+        # NHWC between transposes; output_shape, strides and dilations reordered to match
+        sizes_nhwc = _lay.nhwc_sizes(output_shape)
+        return _lay.in_nhwc(value, True, name, "conv2d_transpose", lambda xh, nm: conv2d_transpose(
+            xh, filter, sizes_nhwc, _lay.nhwc_order(strides, True), padding, "NHWC", nm,
+            dilations=_lay.nhwc_order(dilations, True)))
     x = _g.convert_to_tensor(value)
     w = _g.convert_to_tensor(filter, dtype=None if isinstance(filter, _g.Tensor) else x.dtype, graph=x.graph)
     sizes, hint = _output_shape(output_shape, x.graph)
@@ -164,7 +170,8 @@ def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
     if ws.rank == 4 and None not in (hint.dims[3], ws.dims[2]) and hint.dims[3] != ws.dims[2]:
         raise InvalidArgumentError(f"conv2d_transpose: output_shape {hint} does not match the filter's output "
                                    f"channels ({ws.dims[2]}, filter of shape {ws})")
-    if xs.rank == 4 and ws.rank == 4 and None not in (hint.dims[1], hint.dims[2], ws.dims[0], ws.dims[1]):
+    if (isinstance(padding, str) and xs.rank == 4 and ws.rank == 4
+            and None not in (hint.dims[1], hint.dims[2], ws.dims[0], ws.dims[1])):
         attrs = _nn._conv_attrs(strides, padding, dilations)
         got = [_nn.conv_output_size(hint.dims[1 + i], ws.dims[i], attrs["strides"][i], attrs["dilations"][i],
                                     attrs["padding"])[0] for i in range(2)]

@@ -20,6 +20,7 @@ from ..shape import TensorShape
 from .op_util import make_op, single, axis_list
 from . import array_ops as _a
 from . import math_ops as _m
+from . import layout_ops as _lay
 from .constant_op import constant, identity, stop_gradient
 from .random_ops import get_seed
 
@@ -460,16 +461,26 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = N
            name: Optional[str] = None, filters: Any = None) -> _g.Tensor:
     """2-D convolution (cross-correlation, as TensorFlow).
 
-    input: [batch, height, width, in_channels]; filter (or filters=): [kh, kw, in, out].
-    strides/dilations: an int, a pair, or [1, sh, sw, 1]; padding: "SAME" or "VALID".
-    Returns [batch, out_height, out_width, out_channels].
+    input: [batch, height, width, in_channels] (NCHW: [batch, in_channels, height, width]);
+    filter (or filters=): [kh, kw, in, out].  strides/dilations: an int, a pair, or 4 ints in
+    the data format's order; padding: "SAME", "VALID" or explicit pairs, one per dimension
+    in the data format's order (0 for batch and channels).
+    Returns [batch, out_height, out_width, out_channels] (NCHW: channels second).
     """
     if filter is None:
         filter = filters
     if filter is None or strides is None or padding is None:
         raise InvalidArgumentError("conv2d needs filter, strides and padding")
-    _nhwc(data_format, "conv2d")
-    return single("Conv2D", [input, filter], _conv_attrs(strides, padding, dilations), name=name or "Conv2D")
+    first = _lay.channels_first(data_format, "conv2d")
+    pairs = _lay.explicit_padding(padding, first, "conv2d")
+    strides, dilations = _lay.nhwc_order(strides, first), _lay.nhwc_order(dilations, first)
+
+    def body(x: _g.Tensor, nm: Optional[str]) -> _g.Tensor:
+        p = padding
+        if pairs is not None:
+            x, p = _lay.pad_spatial(x, pairs), "VALID"
+        return single("Conv2D", [x, filter], _conv_attrs(strides, p, dilations), name=nm or "Conv2D")
+    return _lay.in_nhwc(input, first, name, "Conv2D", body)
 
 
 def _sizes(v: Any) -> _g.Tensor:
@@ -481,22 +492,60 @@ def _sizes(v: Any) -> _g.Tensor:
 def conv2d_backprop_input(input_sizes: Any, filter: Any, out_backprop: Any, strides: Any, padding: Any,  # noqa: A002
                           data_format: str = "NHWC", dilations: Any = None, name: Optional[str] = None,
                           shape_hint: Any = None) -> _g.Tensor:
-    """The gradient of conv2d with respect to its input (of shape input_sizes)."""
-    _nhwc(data_format, "conv2d_backprop_input")
+    """The gradient of conv2d with respect to its input (of shape input_sizes); the arguments
+    read as conv2d's (data format, explicit padding)."""
+    first = _lay.channels_first(data_format, "conv2d_backprop_input")
+    pairs = _lay.explicit_padding(padding, first, "conv2d_backprop_input")
+    strides, dilations = _lay.nhwc_order(strides, first), _lay.nhwc_order(dilations, first)
+    if first:
+        input_sizes = _lay.nhwc_sizes(input_sizes)
+        if shape_hint is not None and TensorShape(shape_hint).rank == 4:
+            shape_hint = TensorShape([TensorShape(shape_hint).dims[i] for i in (0, 2, 3, 1)])
+
+    def body(dy: _g.Tensor, nm: Optional[str]) -> _g.Tensor:
+        if pairs is None:
+            return _conv2d_bp_input(input_sizes, filter, dy, strides, padding, dilations, nm, shape_hint)
+        # the gradient of the padded input, cropped: the padding's cells receive nothing
+        (t, b), (lft, r) = pairs[1], pairs[2]
+        grow = [0, t + b, lft + r, 0]
+        if isinstance(input_sizes, _g.Tensor):
+            sizes, padded = input_sizes, _m.add(input_sizes, np.array(grow, np.int32))
+        else:   # known sizes stay Python ints, so the result's static shape is known
+            sizes = [int(d) for d in np.asarray(input_sizes).reshape(-1)]
+            padded = [d + e for d, e in zip(sizes, grow)]
+        hint = None
+        if shape_hint is not None and TensorShape(shape_hint).rank == 4:
+            hint = TensorShape([d if d is None else d + e for d, e in zip(TensorShape(shape_hint).dims, grow)])
+        full = _conv2d_bp_input(padded, filter, dy, strides, "VALID", dilations, None, hint)
+        return _lay.crop_spatial(full, pairs, sizes, nm)
+    return _lay.in_nhwc(out_backprop, first, name, "Conv2DBackpropInput", body)
+
+
+def _conv2d_bp_input(sizes: Any, filter: Any, dy: Any, strides: Any, padding: Any, dilations: Any,  # noqa: A002
+                     name: Optional[str], shape_hint: Any) -> _g.Tensor:
     attrs = _conv_attrs(strides, padding, dilations)
     attrs["shape_hint"] = shape_hint
-    return single("Conv2DBackpropInput", [_sizes(input_sizes), filter, out_backprop], attrs,
-                  name=name or "Conv2DBackpropInput")
+    return single("Conv2DBackpropInput", [_sizes(sizes), filter, dy], attrs, name=name or "Conv2DBackpropInput")
 
 
 def conv2d_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any, strides: Any, padding: Any,  # noqa: A002
                            data_format: str = "NHWC", dilations: Any = None, name: Optional[str] = None,
                            shape_hint: Any = None) -> _g.Tensor:
-    """The gradient of conv2d with respect to its filter (of shape filter_sizes)."""
-    _nhwc(data_format, "conv2d_backprop_filter")
-    attrs = _conv_attrs(strides, padding, dilations)
+    """The gradient of conv2d with respect to its filter (of shape filter_sizes); the arguments
+    read as conv2d's (data format, explicit padding)."""
+    first = _lay.channels_first(data_format, "conv2d_backprop_filter")
+    pairs = _lay.explicit_padding(padding, first, "conv2d_backprop_filter")
+    strides, dilations = _lay.nhwc_order(strides, first), _lay.nhwc_order(dilations, first)
+    if first:
+        x, dy = _lay.to_nhwc(input), _lay.to_nhwc(out_backprop)
+    else:
+        x, dy = input, out_backprop
+    p = padding
+    if pairs is not None:
+        x, p = _lay.pad_spatial(x, pairs), "VALID"
+    attrs = _conv_attrs(strides, p, dilations)
     attrs["shape_hint"] = shape_hint
-    return single("Conv2DBackpropFilter", [input, _sizes(filter_sizes), out_backprop], attrs,
+    return single("Conv2DBackpropFilter", [x, _sizes(filter_sizes), dy], attrs,
                   name=name or "Conv2DBackpropFilter")
 
 
@@ -507,18 +556,25 @@ def _pool_attrs(ksize: Any, strides: Any, padding: Any) -> dict:
     return {"ksize": k, "strides": s, "padding": _padding(padding)}
 
 
+def _pool2d(op_type: str, what: str, input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002
+            data_format: Optional[str], name: Optional[str]) -> _g.Tensor:
+    first = _lay.channels_first(data_format, what)
+    attrs = _pool_attrs(_lay.nhwc_order(ksize, first), _lay.nhwc_order(strides, first), padding)
+    return _lay.in_nhwc(input, first, name, op_type,
+                        lambda x, nm: single(op_type, [x], attrs, name=nm or op_type))
+
+
 def max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
-    """Max over ksize windows of an NHWC input (ksize/strides: int, pair or [1, h, w, 1])."""
-    _nhwc(data_format, "max_pool")
-    return single("MaxPool", [input], _pool_attrs(ksize, strides, padding), name=name or "MaxPool")
+    """Max over ksize windows of an NHWC (or NCHW) input (ksize/strides: int, pair or 4 ints in
+    the data format's order)."""
+    return _pool2d("MaxPool", "max_pool", input, ksize, strides, padding, data_format, name)
 
 
 def avg_pool2d(input: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """Mean over ksize windows; with SAME padding the padded cells are not counted (as TensorFlow)."""
-    _nhwc(data_format, "avg_pool")
-    return single("AvgPool", [input], _pool_attrs(ksize, strides, padding), name=name or "AvgPool")
+    return _pool2d("AvgPool", "avg_pool", input, ksize, strides, padding, data_format, name)
 
 
 def max_pool(value: Any, ksize: Any, strides: Any, padding: Any, data_format: str = "NHWC",
@@ -537,9 +593,25 @@ def avg_pool(value: Any, ksize: Any, strides: Any, padding: Any, data_format: st
 
 
 def bias_add(value: Any, bias: Any, data_format: Optional[str] = None, name: Optional[str] = None) -> _g.Tensor:
-    """value + bias, bias a 1-D tensor matching value's last dimension."""
-    _nhwc(data_format, "bias_add")
-    return single("BiasAdd", [value, bias], name=name or "BiasAdd")
+    """value + bias, bias a 1-D tensor matching value's last dimension (NCHW: its second)."""
+    if not _lay.channels_first(data_format, "bias_add"):
+        return single("BiasAdd", [value, bias], name=name or "BiasAdd")
+    value = _g.convert_to_tensor(value)
+    r = value.shape.rank
+    if r is None or r < 2:
+        raise InvalidArgumentError(f"bias_add: an NCHW value needs a known rank of at least 2, got shape "
+                                   f"{value.shape}")
+    if r == 2:
+        return single("BiasAdd", [value, bias], name=name or "BiasAdd")
+    # channels moved last and back: the BiasAdd op (and its gradient) stays channels-last
+    to_last = [0] + list(range(2, r)) + [1]
+    back = [0, r - 1] + list(range(1, r - 1))
+    g = value.graph
+    with g.as_default():
+        full = g.unique_name(name or "BiasAdd", mark_as_used=False)
+        with g.name_scope(full + "/"):
+            y = single("BiasAdd", [_a.transpose(value, to_last), bias], name="BiasAdd")
+        return _a.transpose(y, back, name=name or "BiasAdd")
 
 
 def xw_plus_b(x: Any, weights: Any, biases: Any, name: Optional[str] = None) -> _g.Tensor:

@@ -1,0 +1,175 @@
+"""Differential fuzz against TensorFlow 1.x: NCHW and explicit padding in the 2-D image ops,
+and tf.nn.pool's dilation and refusals.
+
+Random configurations (batch 1-2, 1-3 channels, 3-8 pixels a side, windows 1-3, strides 1-2,
+dilations, SAME/VALID or explicit pairs) of conv2d, conv2d_transpose, the pools, bias_add,
+depthwise and separable convolutions in NCHW, conv2d with explicit padding in both formats,
+and tf.nn.pool with a dilation.  Values and the gradients of every input must agree.
+
+TF's CPU kernels refuse some of these (Conv2DBackpropFilter and Conv2DBackpropInput in NCHW
+"only support NHWC", so an NCHW conv2d with explicit padding has no gradient there, and
+with explicit padding "do not yet support dilation rates larger than 1"): for those the
+values are compared, and the gradient is collflow's NHWC one transposed (its
+finite-difference check is in tests/gradtable_nn.py).  Skipped cleanly without TensorFlow.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tfdiff  # noqa: E402  (sets TensorFlow's environment first)
+
+tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+
+import collflow.compat.v1 as cft  # noqa: E402
+
+tft = tensorflow.compat.v1
+tft.disable_eager_execution()
+pytestmark = pytest.mark.timeout(600)
+
+
+# TF 2.21 on the CPU gets this one wrong in a graph that also takes the gradients (1 input
+# channel, VALID, a 2x2 window striding 2 over a width of 3, stride 1 down a height of 7: its
+# outputs are the right ones at every other row, then zeros), in NCHW and NHWC alike, while
+# the same NHWC conv alone is right.  It is checked against NumPy below instead.
+TF_WRONG = {"conv2d_nchw-80"}
+
+
+def _t(tf, a):   # NHWC -> NCHW
+    return tf.transpose(a, [0, 3, 1, 2])
+
+
+def _b(tf, a):   # NCHW -> NHWC
+    return tf.transpose(a, [0, 2, 3, 1])
+
+
+def _same_or_valid(i, k, s, pad):
+    return -(-i // s) if pad == "SAME" else (i - k) // s + 1
+
+
+def make_case(seed):
+    """(name, fn(tf, *inputs), input shapes, gradients comparable with TF's)."""
+    r = np.random.default_rng(seed)
+    kinds = ["conv2d_nchw", "conv2d_explicit", "conv2d_nchw_explicit", "pool_nchw", "bias_nchw",
+             "conv2d_transpose_nchw", "depthwise_nchw", "separable_nchw", "pool_dilated", "pool_v2_nchw"]
+    kind = kinds[seed % len(kinds)]
+    pad = str(r.choice(["SAME", "VALID"]))
+    n, c, co = int(r.integers(1, 3)), int(r.integers(1, 4)), int(r.integers(1, 4))
+    h, w = int(r.integers(3, 9)), int(r.integers(3, 9))
+    kh, kw = int(r.integers(1, 4)), int(r.integers(1, 4))
+    sh, sw = int(r.integers(1, 3)), int(r.integers(1, 3))
+    d = int(r.integers(1, 3)) if sh == sw == 1 else 1
+    name = f"{kind}-{seed}"
+    x, f = (n, h, w, c), (kh, kw, c, co)
+    if kind == "conv2d_nchw":
+        return name, lambda tf, a, k: _b(tf, tf.nn.conv2d(_t(tf, a), k, [1, 1, sh, sw], pad, data_format="NCHW",
+                                                         dilations=[1, 1, d, d])), [x, f], True
+    pairs = [int(r.integers(0, 3)) for _ in range(4)]
+    if kind == "conv2d_explicit":
+        p = [[0, 0], pairs[:2], pairs[2:], [0, 0]]
+        # TF's CPU gradient kernels refuse a dilation with explicit padding
+        return name, lambda tf, a, k: tf.nn.conv2d(a, k, [1, sh, sw, 1], p, dilations=[1, d, d, 1]), [x, f], d == 1
+    if kind == "conv2d_nchw_explicit":
+        p = [[0, 0], [0, 0], pairs[:2], pairs[2:]]
+        return name, lambda tf, a, k: _b(tf, tf.nn.conv2d(_t(tf, a), k, [1, 1, sh, sw], p, data_format="NCHW",
+                                                         dilations=[1, 1, d, d])), [x, f], False
+    if kind == "pool_nchw":
+        op = str(r.choice(["max_pool", "avg_pool"]))
+        return name, lambda tf, a: _b(tf, getattr(tf.nn, op)(_t(tf, a), [1, 1, kh, kw], [1, 1, sh, sw], pad,
+                                                             data_format="NCHW")), [x], True
+    if kind == "bias_nchw":
+        shape = (n, c) + tuple(int(r.integers(1, 4)) for _ in range(int(r.integers(1, 4))))
+        return name, lambda tf, a, bias: tf.nn.bias_add(a, bias, data_format="NCHW"), [shape, (c,)], True
+    if kind == "conv2d_transpose_nchw":
+        out = [n, co, h * sh if pad == "SAME" else (h - 1) * sh + kh, w * sw if pad == "SAME" else (w - 1) * sw + kw]
+        return name, lambda tf, a, k: _b(tf, tf.nn.conv2d_transpose(_t(tf, a), k, out, [1, 1, sh, sw], pad,
+                                                                   data_format="NCHW")), [x, (kh, kw, co, c)], True
+    mult = int(r.integers(1, 3))
+    if kind == "depthwise_nchw":
+        return name, lambda tf, a, k: _b(tf, tf.nn.depthwise_conv2d(_t(tf, a), k, [1, 1, sh, sh], pad, rate=[d, d],
+                                                                   data_format="NCHW")), [x, (kh, kw, c, mult)], True
+    if kind == "separable_nchw":
+        return name, lambda tf, a, k, p: _b(tf, tf.nn.separable_conv2d(_t(tf, a), k, p, [1, 1, sh, sh], pad,
+                                                                      data_format="NCHW")), \
+            [x, (kh, kw, c, mult), (1, 1, c * mult, co)], True
+    ptype = str(r.choice(["MAX", "AVG"]))
+    if kind == "pool_dilated":
+        dr = [int(r.integers(1, 3)), int(r.integers(2, 4))]
+        fmt = str(r.choice(["NHWC", "NCHW"]))
+        if fmt == "NHWC":
+            return name, lambda tf, a: tf.nn.pool(a, [kh, kw], ptype, "VALID", dilation_rate=dr), [x], True
+        return name, lambda tf, a: _b(tf, tf.nn.pool(_t(tf, a), [kh, kw], ptype, "VALID", dilation_rate=dr,
+                                                     data_format="NCHW")), [x], True
+    op = "max_pool_v2" if ptype == "MAX" else "avg_pool_v2"
+    return name, lambda tf, a: _b(tf, getattr(tf.nn, op)(_t(tf, a), [kh, kw], [sh, sw], pad,
+                                                         data_format="NCHW")), [x], True
+
+
+def _fits(case):
+    """Configurations whose windows fit the (padded) input: the others are refused by both."""
+    name, fn, specs = case[:3]
+    try:
+        tfdiff.evaluate(cft, fn, [np.zeros(s, np.float32) for s in specs], 7)
+    except ValueError:
+        return False
+    return True
+
+
+CASES = [c for c in (make_case(s) for s in range(120)) if _fits(c) and c[0] not in TF_WRONG]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_layouts_match_tensorflow(case):
+    name, fn, specs, tf_has_gradient = case
+    if tf_has_gradient:
+        tfdiff.check_case(case[:3], tft, cft, rtol=1e-4, atol=1e-4)
+        return
+    r = np.random.default_rng(sum(map(ord, name)))
+    values = [tfdiff.make_input(r, s) for s in specs]
+
+    def forward(tf):
+        g = tf.Graph()
+        with g.as_default():
+            xs = [tf.placeholder(tf.float32, v.shape) for v in values]
+            y = fn(tf, *xs)
+            with tf.Session(graph=g) as s:
+                return s.run(y, dict(zip(xs, values)))
+    np.testing.assert_allclose(forward(cft), forward(tft), rtol=1e-4, atol=1e-4)
+
+
+def test_pool_refusals_match_tensorflow():
+    # tf.nn.pool refuses what TF refuses, as a ValueError; TF2's max_pool takes strides > window
+    x = np.zeros((1, 6, 6, 2), np.float32)
+    for kwargs in ({"dilation_rate": [2, 2], "padding": "SAME"}, {"strides": [2, 2], "padding": "VALID",
+                                                                 "window_shape": [1, 1]},
+                   {"strides": [2, 1], "dilation_rate": [1, 2], "padding": "VALID"}):
+        args = {"window_shape": [2, 2], "pooling_type": "MAX", **kwargs}
+        for tf in (tft, cft):
+            with tf.Graph().as_default():
+                with pytest.raises(ValueError):
+                    tf.nn.pool(tf.constant(x), **args)
+    for tf in (tft, cft):
+        with tf.Graph().as_default():
+            assert tf.nn.max_pool_v2(tf.constant(x), 1, 2, "VALID").shape.as_list() == [1, 3, 3, 2]
+
+
+def test_conv2d_nchw_where_tensorflow_is_wrong_matches_numpy():
+    # TF_WRONG's configuration, values and gradients (the NHWC twin's, transposed) against a
+    # direct NumPy correlation
+    r = np.random.default_rng(1)
+    x = r.uniform(-2, 2, (2, 7, 3, 1)).astype(np.float32)
+    k = r.uniform(-2, 2, (2, 2, 1, 1)).astype(np.float32)
+    ref = np.stack([np.sum(x[:, i:i + 2, 0:2, 0] * k[:, :, 0, 0], axis=(1, 2)) for i in range(6)], 1)
+    with cft.Graph().as_default():
+        a = cft.constant(x)
+        y = cft.nn.conv2d(_t(cft, a), k, [1, 1, 1, 2], "VALID", data_format="NCHW")
+        gx = cft.gradients(cft.reduce_sum(y * np.arange(6, dtype=np.float32).reshape(1, 1, 6, 1)), a)[0]
+        with cft.Session() as s:
+            got, gxv = s.run([y, gx])
+    np.testing.assert_allclose(got[:, 0, :, 0], ref, rtol=1e-5, atol=1e-5)
+    want = np.zeros_like(x)
+    for i in range(6):
+        want[:, i:i + 2, 0:2, 0] += i * k[:, :, 0, 0]
+    np.testing.assert_allclose(gxv, want, rtol=1e-5, atol=1e-5)
