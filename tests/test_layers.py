@@ -132,10 +132,14 @@ def test_pooling_and_flatten():
         assert fl.shape.as_list() == [None, 18]
         # TF1's Flatten reshapes to (batch, -1): unknown inner dims give an unknown width
         assert layers.flatten(cf.placeholder(cf.float32, (None, None, 2))).shape.as_list() == [None, None]
-        with pytest.raises(cf.InvalidArgumentError, match="channels_last"):
-            layers.max_pooling2d(x, 2, data_format="channels_first")
+        with pytest.raises(cf.InvalidArgumentError, match="'channels_last' or 'channels_first'"):
+            layers.max_pooling2d(x, 2, data_format="channels_middle")
+        # channels_first: the channels-last layer between transposes, in the layer's scope
+        mpc = layers.max_pooling2d(cf.transpose(x, [0, 3, 1, 2]), 2, 2, data_format="channels_first")
+        assert mpc.shape.as_list() == [None, 2, 3, 3] and mpc.op.name == "max_pooling2d_1/to_channels_first"
     xv = np.arange(2 * 6 * 6 * 2, dtype=np.float32).reshape(2, 6, 6, 2)
-    m, f = _run(g, [mp, fl], {x: xv})
+    m, f, mc = _run(g, [mp, fl, mpc], {x: xv})
+    np.testing.assert_array_equal(mc, np.transpose(m, (0, 3, 1, 2)))
     np.testing.assert_array_equal(m, xv.reshape(2, 3, 2, 3, 2, 2).max(axis=(2, 4)))
     np.testing.assert_array_equal(f, m.reshape(2, -1))
 
@@ -367,3 +371,20 @@ def test_orthogonal_and_identity_initializers():
     c2 = c.reshape(-1, 8)
     np.testing.assert_allclose(c2.T @ c2, np.eye(8), atol=1e-5)              # a conv kernel: per output
     np.testing.assert_array_equal(e, np.eye(3, 5) * 0.5)
+
+
+def test_conv_layers_channels_first_share_the_channels_last_variables():
+    # the same kernel and bias (names and shapes as TF's) give the transposed answer
+    x = np.random.default_rng(5).standard_normal((2, 3, 6, 5)).astype(np.float32)
+    with cf.Graph().as_default():
+        kinit = init.constant_initializer(np.random.default_rng(6).standard_normal((3, 3, 3, 4)).astype(np.float32))
+        yc = layers.conv2d(x, 4, 3, padding="same", data_format="channels_first", kernel_initializer=kinit,
+                           name="c")
+        yl = layers.conv2d(np.transpose(x, (0, 2, 3, 1)), 4, 3, padding="same", kernel_initializer=kinit, name="l")
+        c3 = layers.conv3d(np.zeros((1, 2, 3, 4, 5), np.float32), 3, 2, data_format="channels_first")
+        assert [v.shape.as_list() for v in cf.global_variables()][:2] == [[3, 3, 3, 4], [4]]
+        assert yc.shape.as_list() == [2, 4, 6, 5] and c3.shape.as_list() == [1, 3, 2, 3, 4]
+        with cf.Session() as s:
+            s.run(cf.global_variables_initializer())
+            a, b = s.run([yc, yl])
+    np.testing.assert_allclose(a, np.transpose(b, (0, 3, 1, 2)), rtol=1e-5, atol=1e-6)

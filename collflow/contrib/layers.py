@@ -297,26 +297,28 @@ def conv2d(inputs: Any, num_outputs: int, kernel_size: Any, stride: Any = 1, pad
            biases_initializer: Any = _init.Zeros(), biases_regularizer: Optional[Callable] = None,
            reuse: Any = None, variables_collections: Any = None, outputs_collections: Any = None,
            trainable: bool = True, scope: Optional[str] = None) -> _g.Tensor:
-    """A 2-D convolution on NHWC images, weights [kh, kw, in, num_outputs] (scope "Conv"),
+    """A 2-D convolution on NHWC (or NCHW) images, weights [kh, kw, in, num_outputs] (scope "Conv"),
     then biases (unless a normalizer_fn) and activation_fn (ReLU by default)."""
-    if data_format not in (None, "NHWC"):
-        raise InvalidArgumentError(f"conv2d: only NHWC inputs are supported, got data_format={data_format!r}")
+    if data_format not in (None, "NHWC", "NCHW"):
+        raise InvalidArgumentError(f"conv2d: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    fmt = data_format or "NHWC"
     x = _g.convert_to_tensor(inputs)
-    if x.shape.rank != 4 or x.shape.dims[-1] is None:
-        raise InvalidArgumentError(f"conv2d needs an NHWC input with known channels, got shape {x.shape}")
+    channel = 1 if fmt == "NCHW" else -1
+    if x.shape.rank != 4 or x.shape.dims[channel] is None:
+        raise InvalidArgumentError(f"conv2d needs an {fmt} input with known channels, got shape {x.shape}")
     kh, kw = _layers._pair(kernel_size, "kernel_size")
     n = int(num_outputs)
     g = x.graph
     with g.as_default(), variable_scope(scope, default_name="Conv", reuse=reuse) as sc:
-        w = _model_variable(g, "weights", [kh, kw, int(x.shape.dims[-1]), n], x.dtype,
+        w = _model_variable(g, "weights", [kh, kw, int(x.shape.dims[channel]), n], x.dtype,
                             weights_initializer or xavier_initializer(), weights_regularizer, trainable,
                             variables_collections, "weights", "kernel")
         y = nn_ops.conv2d(x, w, strides=_layers._pair(stride, "stride"), padding=padding.upper(),
-                          dilations=_layers._pair(rate, "rate"))
+                          dilations=_layers._pair(rate, "rate"), data_format=fmt)
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
                                 variables_collections, "biases", "bias")
-            y = nn_ops.bias_add(y, b)
+            y = nn_ops.bias_add(y, b, data_format=fmt)
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
 
@@ -333,13 +335,14 @@ class _ScopeName:
 
 def _pool(fn: Callable, default: str, inputs: Any, kernel_size: Any, stride: Any, padding: str,
           data_format: str, scope: Optional[str], outputs_collections: Any) -> _g.Tensor:
-    if data_format != "NHWC":
-        raise InvalidArgumentError(f"{default}: only NHWC inputs are supported, got data_format={data_format!r}")
+    if data_format not in ("NHWC", "NCHW"):
+        raise InvalidArgumentError(f"{default}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
     x = _g.convert_to_tensor(inputs)
     kh, kw = _layers._pair(kernel_size, "kernel_size")
     sh, sw = _layers._pair(stride, "stride")
     with x.graph.as_default(), x.graph.name_scope(scope or default) as sc:
-        return collect_named_outputs(outputs_collections, sc, fn(x, [1, kh, kw, 1], [1, sh, sw, 1], padding.upper()))
+        return collect_named_outputs(outputs_collections, sc, fn(x, (kh, kw), (sh, sw), padding.upper(),
+                                                                 data_format=data_format))
 
 
 def max_pool2d(inputs: Any, kernel_size: Any, stride: Any = 2, padding: str = "VALID", data_format: str = "NHWC",

@@ -11,6 +11,7 @@ from ..graph import graph as _g
 from ..graph.ops import conv3d_ops
 from . import layers as _l
 from .layer_classes import _Conv, _Pool
+from .layer_formats import accepts_channels_first
 from .layers3d import _triple, average_pooling3d, conv3d, max_pooling3d
 
 __all__ = ["conv3d_transpose", "Conv2DTranspose", "Conv3D", "Conv3DTranspose", "MaxPooling3D", "AveragePooling3D",
@@ -57,6 +58,9 @@ def conv3d_transpose(inputs: Any, filters: int, kernel_size: Any, strides: Any =
         y = conv3d_ops.conv3d_transpose(x, kernel, out_shape, strides=[1, *s, 1], padding=pad)
         y.set_shape([x.shape.dims[0]] + sizes + [filters])
         return _l._finish(y, bias, activation)
+
+
+conv3d_transpose = accepts_channels_first(conv3d_transpose)
 
 
 class Conv2DTranspose(_Conv):

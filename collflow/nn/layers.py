@@ -13,7 +13,8 @@ REGULARIZATION_LOSSES.  Calling a layer again under `reuse=True` (its own argume
 enclosing cf.variable_scope's) shares the variables; the same explicit name twice without
 reuse is an error.  Variables are created outside the caller's control dependencies, so
 their initializers run on their own.  Images are NHWC
-("channels_last") and kernels [kh, kw, in, out], as in TensorFlow.
+("channels_last"; "channels_first" runs the same layer between transposes, see
+layer_formats.py) and kernels [kh, kw, in, out], as in TensorFlow.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from ..graph.ops.constant_op import identity
 from ..graph import initializers as _init
 from ..graph.variable_scope import get_variable, layer_variable_scope
 from ..graph.variables import Variable
+from .layer_formats import accepts_channels_first
 from .normalization import add_layer_regularization, batch_normalization  # noqa: F401  (re-exported)
 
 __all__ = ["dense", "conv2d", "conv2d_transpose", "conv1d", "separable_conv2d", "separable_conv1d", "max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d",
@@ -464,9 +466,13 @@ def _with_constraints(fn: Callable[..., _g.Tensor]) -> Callable[..., _g.Tensor]:
 
 
 dense = _with_constraints(dense)
-conv1d = _with_constraints(conv1d)
-conv2d = _with_constraints(conv2d)
-conv2d_transpose = _with_constraints(conv2d_transpose)
-separable_conv1d = _with_constraints(separable_conv1d)
-separable_conv2d = _with_constraints(separable_conv2d)
+conv1d = _with_constraints(accepts_channels_first(conv1d))
+conv2d = _with_constraints(accepts_channels_first(conv2d))
+conv2d_transpose = _with_constraints(accepts_channels_first(conv2d_transpose))
+separable_conv1d = _with_constraints(accepts_channels_first(separable_conv1d))
+separable_conv2d = _with_constraints(accepts_channels_first(separable_conv2d))
+max_pooling1d = accepts_channels_first(max_pooling1d)
+max_pooling2d = accepts_channels_first(max_pooling2d)
+average_pooling1d = accepts_channels_first(average_pooling1d)
+average_pooling2d = accepts_channels_first(average_pooling2d)
 conv3d = _with_constraints(conv3d)

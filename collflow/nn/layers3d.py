@@ -8,6 +8,7 @@ from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.ops import conv3d_ops
 from . import layers as _l
+from .layer_formats import accepts_channels_first
 
 __all__ = ["conv3d", "max_pooling3d", "average_pooling3d"]
 
@@ -65,3 +66,8 @@ def average_pooling3d(inputs: Any, pool_size: Any, strides: Any = None, padding:
                       data_format: str = "channels_last", name: Optional[str] = None) -> _g.Tensor:
     """Mean over pool_size windows of an NDHWC input (padding not counted)."""
     return _pool(conv3d_ops.avg_pool3d, "average_pooling3d", inputs, pool_size, strides, padding, data_format, name)
+
+
+conv3d = accepts_channels_first(conv3d)
+max_pooling3d = accepts_channels_first(max_pooling3d)
+average_pooling3d = accepts_channels_first(average_pooling3d)

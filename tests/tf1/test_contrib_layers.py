@@ -208,3 +208,27 @@ def test_outputs_collections_and_end_points():
         assert list(L.utils.convert_collection_to_dict("more", clear_collection=True)) == ["net/logits", "head"]
         assert tf.get_collection("more") == []
         assert L.utils.collect_named_outputs(None, "x", quiet) is quiet and not hasattr(quiet, "aliases")
+
+
+def test_conv2d_and_pools_nchw_are_the_nhwc_answers_transposed():
+    # slim nets built for GPUs pass data_format="NCHW"; the weights are [kh, kw, in, out] either way
+    img = RNG.standard_normal((2, 6, 7, 3)).astype(np.float32)
+    w0 = RNG.standard_normal((3, 3, 3, 4)).astype(np.float32)
+    with tf.Graph().as_default():
+        init = tf.constant_initializer(w0)
+        c = L.conv2d(np.transpose(img, (0, 3, 1, 2)), 4, 3, stride=2, data_format="NCHW", weights_initializer=init,
+                     biases_initializer=tf.constant_initializer([1.0, -1.0, 0.5, 0.0]), scope="nchw")
+        ref = L.conv2d(img, 4, 3, stride=2, weights_initializer=init,
+                       biases_initializer=tf.constant_initializer([1.0, -1.0, 0.5, 0.0]), scope="nhwc")
+        mp, mr = L.max_pool2d(c, 2, data_format="NCHW"), L.max_pool2d(ref, 2)
+        ap, ar = L.avg_pool2d(c, 2, 1, padding="SAME", data_format="NCHW"), L.avg_pool2d(ref, 2, 1, padding="SAME")
+        assert c.shape.as_list() == [2, 4, 3, 4]
+        assert [v.shape.as_list() for v in tf.global_variables()][:2] == [[3, 3, 3, 4], [4]]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'NHWC' or 'NCHW'"):
+            L.max_pool2d(c, 2, data_format="CHWN")
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            got = s.run([c, mp, ap])
+            want = s.run([ref, mr, ar])
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, np.transpose(b, (0, 3, 1, 2)), rtol=1e-5, atol=1e-6)

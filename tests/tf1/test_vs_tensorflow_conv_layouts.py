@@ -173,3 +173,22 @@ def test_conv2d_nchw_where_tensorflow_is_wrong_matches_numpy():
     for i in range(6):
         want[:, i:i + 2, 0:2, 0] += i * k[:, :, 0, 0]
     np.testing.assert_allclose(gxv, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_fused_batch_norm_nchw_matches_tensorflow(training):
+    x0 = np.random.default_rng(4).uniform(-2, 2, (2, 3, 4, 5)).astype(np.float32)
+
+    def run(tf):
+        g = tf.Graph()
+        with g.as_default():
+            x = tf.placeholder(tf.float32, x0.shape)
+            scale, offset = tf.constant([1.0, 2.0, 0.5]), tf.constant([0.0, 1.0, -1.0])
+            stats = {} if training else {"mean": tf.constant([0.1, -0.2, 0.3]), "variance": tf.constant([1., 2., .5])}
+            y, m, v = tf.nn.fused_batch_norm(x, scale, offset, data_format="NCHW", is_training=training, **stats)
+            w = np.random.default_rng(5).uniform(0.5, 1.5, x0.shape).astype(np.float32)
+            grads = tf.gradients(tf.reduce_sum(y * w), [x, scale, offset])
+            with tf.Session(graph=g) as s:
+                return s.run([y, m, v] + grads, {x: x0})
+    for k, (a, b) in enumerate(zip(run(cft), run(tft))):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"fetch {k}")

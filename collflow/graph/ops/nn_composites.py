@@ -15,6 +15,7 @@ from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
 from . import array_ops as _a
+from . import layout_ops as _lay
 from . import math_ops as _m
 from . import nn_impl as _ni
 from . import nn_ops as _n
@@ -230,7 +231,8 @@ def log_poisson_loss(targets: Any, log_input: Any, compute_full_loss: bool = Fal
 def fused_batch_norm(x: Any, scale: Any, offset: Any, mean: Any = None, variance: Any = None,
                      epsilon: float = 0.001, data_format: str = "NHWC", is_training: bool = True,
                      name: Optional[str] = None, exponential_avg_factor: float = 1.0) -> Tuple[Any, Any, Any]:
-    """TF1's fused batch norm of an NHWC input over (N, H, W): (y, batch_mean, batch_variance).
+    """TF1's fused batch norm of an NHWC (or NCHW) input over (N, H, W): (y, batch_mean,
+    batch_variance).
 
     Training: normalized with the batch's mean and (biased) variance; the variance returned
     is the unbiased one (n / (n - 1): what the moving averages take, as TF's kernel returns
@@ -239,15 +241,16 @@ def fused_batch_norm(x: Any, scale: Any, offset: Any, mean: Any = None, variance
     wrapper, for cuDNN).  A float16 input is normalized in float32 (scale and offset are
     float32).  Gradients flow from y to x, scale and offset only, as TF's."""
     x = _t(x)
-    if data_format != "NHWC":
-        raise InvalidArgumentError(f"fused_batch_norm: only data_format='NHWC' is supported, got {data_format!r}")
+    first = _lay.channels_first(data_format, "fused_batch_norm")   # NCHW: normalized as NHWC in between
     if x.shape.rank not in (None, 4):
-        raise InvalidArgumentError(f"fused_batch_norm needs a 4-D NHWC input, got shape {x.shape}")
+        raise InvalidArgumentError(f"fused_batch_norm needs a 4-D {data_format} input, got shape {x.shape}")
     if exponential_avg_factor != 1.0:
         raise InvalidArgumentError("fused_batch_norm: exponential_avg_factor other than 1.0 is not supported")
     epsilon = max(float(epsilon), 1.001e-5)
     with x.graph.as_default(), x.graph.name_scope(name or "FusedBatchNorm"):
         xf = _m.cast(x, _dt.float32) if x.dtype == _dt.float16 else x
+        if first:
+            xf = _lay.to_nhwc(xf)
         scale, offset = _like(scale, xf), _like(offset, xf)
         if is_training:
             if mean is not None or variance is not None:
@@ -265,6 +268,8 @@ def fused_batch_norm(x: Any, scale: Any, offset: Any, mean: Any = None, variance
             # depends on them)
             batch_mean, unbiased = stop_gradient(_like(mean, xf)), stop_gradient(_like(variance, xf))
             y = _ni.batch_normalization(xf, batch_mean, unbiased, offset, scale, epsilon)
+        if first:
+            y = _a.transpose(y, [0, 3, 1, 2])
         if x.dtype == _dt.float16:
             y = _m.cast(y, _dt.float16)
         # the batch statistics pass no gradient back either (TF's gradient reads y's alone)
