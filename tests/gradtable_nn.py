@@ -132,6 +132,8 @@ CASES = [
          id="AvgPool-dilated-pool"),
     Case("BiasAdd", lambda x, b: cf.nn.bias_add(x, b, data_format="NCHW"), [(2, 3, 2, 2, 2), (3,)],
          id="BiasAdd-nchw-rank5"),
+    Case("Conv2D", lambda x, w: cf.nn.conv1d(x, w, 2, "SAME", data_format="NCW"), [(2, 2, 7), (3, 2, 3)],
+         id="Conv2D-conv1d-ncw"),
     # depthwise: multipliers 1 and 2, strides, dilation, SAME's uneven padding, run-time batch
     Case("DepthwiseConv2dNative", lambda x, w: cf.nn.depthwise_conv2d_native(x, w, [1, 2, 1, 1], "SAME"),
          [(2, 5, 4, 2), (3, 2, 2, 2)]),

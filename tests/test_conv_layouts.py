@@ -115,3 +115,24 @@ def test_bad_layout_arguments_are_refused_by_name():
             cf.nn.conv2d(x, w, 1, [[0, 0], [-1, 1], [1, 1], [0, 0]])
         with pytest.raises(cf.InvalidArgumentError, match="bias_add: data_format"):
             cf.nn.bias_add(x, np.zeros(2, np.float32), data_format="NWHC")
+
+
+def test_ncw_and_ncdhw_ops_are_their_channels_last_twins_transposed():
+    x1 = R.standard_normal((2, 9, 3)).astype(np.float32)
+    x3 = R.standard_normal((1, 4, 5, 3, 2)).astype(np.float32)
+    w1 = R.standard_normal((3, 3, 2)).astype(np.float32)
+    w3 = R.standard_normal((2, 2, 2, 2, 3)).astype(np.float32)
+    ncw, ncdhw = np.transpose(x1, (0, 2, 1)), np.transpose(x3, (0, 4, 1, 2, 3))
+    with cf.Graph().as_default():
+        outs = _run(cf.nn.conv1d(ncw, w1, 2, "SAME", data_format="NCW"), cf.nn.conv1d(x1, w1, 2, "SAME"),
+                    cf.nn.conv3d(ncdhw, w3, [1, 1, 1, 2, 1], "VALID", data_format="NCDHW"),
+                    cf.nn.conv3d(x3, w3, [1, 1, 2, 1, 1], "VALID"),
+                    cf.nn.max_pool3d(ncdhw, [1, 1, 2, 2, 2], [1, 1, 1, 2, 1], "SAME", data_format="NCDHW"),
+                    cf.nn.max_pool3d(x3, [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "SAME"),
+                    cf.nn.pool(ncw, [2], "AVG", "VALID", data_format="NCW"), cf.nn.pool(x1, [2], "AVG", "VALID"),
+                    cf.nn.convolution(ncdhw, w3, "SAME", data_format="NCDHW"), cf.nn.convolution(x3, w3, "SAME"))
+        with pytest.raises(cf.InvalidArgumentError, match="data_format must be 'NWC' or 'NCW'"):
+            cf.nn.pool(x1, [2], "MAX", "VALID", data_format="NCHW")
+    for got, want in zip(outs[::2], outs[1::2]):
+        r = want.ndim
+        np.testing.assert_allclose(got, np.transpose(want, (0, r - 1, *range(1, r - 1))), rtol=1e-5, atol=1e-6)

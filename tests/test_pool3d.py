@@ -195,8 +195,13 @@ def test_max_pool3d_errors_are_clear():
     with g.as_default():
         with pytest.raises(tf.errors.InvalidArgumentError, match="rank 5"):
             tf.nn.max_pool3d(tf.zeros([2, 4, 4, 3]), [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID")
-        with pytest.raises(tf.errors.InvalidArgumentError, match="NDHWC"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'NDHWC' or 'NCDHW'"):
+            tf.nn.max_pool3d(tf.zeros([2, 3, 4, 4, 4]), [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID", data_format="NDCHW")
+        with pytest.raises(tf.errors.InvalidArgumentError, match="batch and channel"):
             tf.nn.max_pool3d(tf.zeros([2, 3, 4, 4, 4]), [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID", data_format="NCDHW")
+        # NCDHW itself: the NDHWC pool between transposes
+        assert tf.nn.max_pool3d(tf.zeros([2, 3, 4, 4, 4]), [1, 1, 2, 2, 2], [1, 1, 1, 1, 1], "VALID",
+                                data_format="NCDHW").shape.as_list() == [2, 3, 3, 3, 3]
         with pytest.raises(tf.errors.InvalidArgumentError, match="does not fit"):
             tf.nn.max_pool3d(tf.zeros([1, 1, 4, 4, 1]), [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID")
         with pytest.raises(tf.errors.InvalidArgumentError, match="real-number"):

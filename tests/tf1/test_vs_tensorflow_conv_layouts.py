@@ -1,5 +1,5 @@
 """Differential fuzz against TensorFlow 1.x: NCHW and explicit padding in the 2-D image ops,
-and tf.nn.pool's dilation and refusals.
+NCW and NCDHW in the 1-d and 3-d ones, and tf.nn.pool's dilation and refusals.
 
 Random configurations (batch 1-2, 1-3 channels, 3-8 pixels a side, windows 1-3, strides 1-2,
 dilations, SAME/VALID or explicit pairs) of conv2d, conv2d_transpose, the pools, bias_add,
@@ -107,6 +107,62 @@ def make_case(seed):
                                                          data_format="NCHW")), [x], True
 
 
+def _first(tf, a):   # channels moved second, any rank
+    r = len(a.shape)
+    return tf.transpose(a, [0, r - 1, *range(1, r - 1)])
+
+
+def _last(tf, a):
+    r = len(a.shape)
+    return tf.transpose(a, [0, *range(2, r), 1])
+
+
+def make_case_nd(seed):
+    """1-d and 3-d channels-first cases (NCW, NCDHW) and tf.nn.convolution / pool in them."""
+    r = np.random.default_rng(1000 + seed)
+    kinds = ["conv1d_ncw", "convolution_first", "pool_first", "conv3d_ncdhw", "pool3d_ncdhw",
+             "conv3d_transpose_ncdhw", "pool1d_ncw", "pool_v2_first"]
+    kind = kinds[seed % len(kinds)]
+    pad = str(r.choice(["SAME", "VALID"]))
+    n, c, co = int(r.integers(1, 3)), int(r.integers(1, 4)), int(r.integers(1, 4))
+    nd = 1 if kind in ("conv1d_ncw", "pool1d_ncw") else (3 if "3d" in kind else int(r.integers(1, 4)))
+    sizes = [int(r.integers(3, 7)) for _ in range(nd)]
+    ks = [int(r.integers(1, 3)) for _ in range(nd)]
+    st = [int(r.integers(1, 3)) for _ in range(nd)]
+    fmt = {1: "NCW", 2: "NCHW", 3: "NCDHW"}[nd]
+    x = (n, *sizes, c)
+    name = f"{kind}-{seed}"
+    if kind == "conv1d_ncw":
+        return name, lambda tf, a, k: _last(tf, tf.nn.conv1d(_first(tf, a), k, st[0], pad, data_format="NCW")), \
+            [x, (ks[0], c, co)]
+    if kind == "convolution_first":
+        d = [int(r.integers(1, 3)) for _ in range(nd)] if all(v == 1 for v in st) else None
+        return name, lambda tf, a, k: _last(tf, tf.nn.convolution(_first(tf, a), k, pad, strides=st, dilation_rate=d,
+                                                                  data_format=fmt)), [x, (*ks, c, co)]
+    if kind == "pool_first":
+        st2 = [min(a, b) for a, b in zip(st, ks)]
+        ptype = str(r.choice(["MAX", "AVG"]))
+        return name, lambda tf, a: _last(tf, tf.nn.pool(_first(tf, a), ks, ptype, pad, strides=st2,
+                                                        data_format=fmt)), [x]
+    if kind == "conv3d_ncdhw":
+        return name, lambda tf, a, k: _last(tf, tf.nn.conv3d(_first(tf, a), k, [1, 1, *st], pad,
+                                                             data_format="NCDHW")), [x, (*ks, c, co)]
+    if kind == "pool3d_ncdhw":
+        op = str(r.choice(["max_pool3d", "avg_pool3d"]))
+        return name, lambda tf, a: _last(tf, getattr(tf.nn, op)(_first(tf, a), [1, 1, *ks], [1, 1, *st], pad,
+                                                                data_format="NCDHW")), [x]
+    if kind == "conv3d_transpose_ncdhw":
+        out = [n, co] + [v * s if pad == "SAME" else (v - 1) * s + k for v, s, k in zip(sizes, st, ks)]
+        return name, lambda tf, a, k: _last(tf, tf.nn.conv3d_transpose(_first(tf, a), k, out, [1, 1, *st], pad,
+                                                                       data_format="NCDHW")), [x, (*ks, co, c)]
+    if kind == "pool1d_ncw":
+        op = str(r.choice(["max_pool1d", "avg_pool1d"]))
+        return name, lambda tf, a: _last(tf, getattr(tf.nn, op)(_first(tf, a), ks[0], st[0], pad,
+                                                                data_format="NCW")), [x]
+    op = str(r.choice(["max_pool_v2", "avg_pool_v2"]))
+    return name, lambda tf, a: _last(tf, getattr(tf.nn, op)(_first(tf, a), ks, st, pad, data_format=fmt)), [x]
+
+
 def _fits(case):
     """Configurations whose windows fit the (padded) input: the others are refused by both."""
     name, fn, specs = case[:3]
@@ -118,6 +174,14 @@ def _fits(case):
 
 
 CASES = [c for c in (make_case(s) for s in range(120)) if _fits(c) and c[0] not in TF_WRONG]
+
+
+CASES_ND = [c for c in (make_case_nd(s) for s in range(64)) if _fits(c)]
+
+
+@pytest.mark.parametrize("case", CASES_ND, ids=[c[0] for c in CASES_ND])
+def test_channels_first_1d_3d_match_tensorflow(case):
+    tfdiff.check_case(case, tft, cft, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

@@ -21,6 +21,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from .. import graph as _g
 from . import array_ops as _a
+from . import layout_ops as _lay
 from . import math_ops as _m
 from ..registry import register_gradient, register_op
 from ..shape import TensorShape
@@ -89,12 +90,16 @@ def _taps(x: _g.Tensor, ks: Sequence[int], strides: Sequence[int], rates: Sequen
 
 def _check_format(data_format: str, fn: str) -> None:
     if data_format != "NDHWC":
-        raise InvalidArgumentError(f"{fn}: only data_format NDHWC is supported, got {data_format!r}")
+        raise InvalidArgumentError(f"{fn}: data_format must be 'NDHWC' or 'NCDHW', got {data_format!r}")
 
 
 def conv3d(input: Any, filter: Any, strides: Sequence[int], padding: str, data_format: str = "NDHWC",  # noqa: A002
            dilations: Sequence[int] = (1, 1, 1, 1, 1), name: Optional[str] = None) -> _g.Tensor:
-    """[n, d, h, w, in] * filter [kd, kh, kw, in, out] -> [n, od, oh, ow, out]."""
+    """[n, d, h, w, in] * filter [kd, kh, kw, in, out] -> [n, od, oh, ow, out] (NCDHW: channels
+    second, strides and dilations in its order; run as NDHWC between transposes)."""
+    if data_format == "NCDHW":
+        return _lay.in_nhwc(input, True, name, "Conv3D", lambda x, nm: conv3d(
+            x, filter, _lay.nhwc_order(strides, True, 5), padding, "NDHWC", _lay.nhwc_order(dilations, True, 5), nm))
     _check_format(data_format, "conv3d")
     x = _g.convert_to_tensor(input)
     w = _g.convert_to_tensor(filter)
@@ -171,7 +176,10 @@ def _max_pool3d_grad_grad_grad(op: _g.Operation, g: Any) -> list:
 def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """The maximum of each ksize window of an NDHWC volume, stepping `strides`, by TF's CPU
-    rules for NaN, infinities and ties (kernels/pool3d_kernels.py)."""
+    rules for NaN, infinities and ties (kernels/pool3d_kernels.py).  NCDHW: as NDHWC between transposes."""
+    if data_format == "NCDHW":
+        return _lay.in_nhwc(input, True, name, "MaxPool3D", lambda x, nm: max_pool3d(
+            x, _lay.nhwc_order(ksize, True, 5), _lay.nhwc_order(strides, True, 5), padding, "NDHWC", nm))
     _check_format(data_format, "max_pool3d")
     padding = str(padding).upper()
     if padding not in ("VALID", "SAME"):
@@ -186,7 +194,11 @@ def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: 
 
 def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
-    """The mean of each ksize window of an NDHWC volume (padding not counted), stepping `strides`."""
+    """The mean of each ksize window of an NDHWC volume (padding not counted), stepping `strides`.
+    NCDHW: as NDHWC between transposes."""
+    if data_format == "NCDHW":
+        return _lay.in_nhwc(input, True, name, "AvgPool3D", lambda x, nm: avg_pool3d(
+            x, _lay.nhwc_order(ksize, True, 5), _lay.nhwc_order(strides, True, 5), padding, "NDHWC", nm))
     x, sizes, ks, st, outs, pads = _pool_args(input, ksize, strides, padding, data_format, "avg_pool3d")
     # each window's count of real voxels, known now (a constant of the output's spatial shape)
     ones = np.pad(np.ones(sizes), [list(p) for p in pads])
@@ -207,9 +219,14 @@ def conv3d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
     same strides and padding maps back to value's size.  Built as conv3d's own backward pass,
     so its gradients are those of the parts."""
     from ..gradients import gradients
-    _check_format(data_format, "conv3d_transpose")
     value = input if value is None else value
     filter = filters if filter is None else filter
+    if data_format == "NCDHW" and value is not None and output_shape is not None:
+        shape = _lay.nhwc_sizes(output_shape, 5)
+        return _lay.in_nhwc(value, True, name, "conv3d_transpose", lambda x, nm: conv3d_transpose(
+            x, filter, shape, _lay.nhwc_order(strides, True, 5), padding, "NDHWC", nm,
+            dilations=_lay.nhwc_order(dilations, True, 5)))
+    _check_format(data_format, "conv3d_transpose")
     if value is None or filter is None or output_shape is None or strides is None:
         raise InvalidArgumentError("conv3d_transpose needs value, filter, output_shape and strides")
     x = _g.convert_to_tensor(value)

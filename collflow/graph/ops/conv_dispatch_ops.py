@@ -1,6 +1,6 @@
 """tf.nn.convolution and tf.nn.pool: TF1's rank-generic entry points, dispatched on the
 filter's (or window's) rank to conv1d / conv2d / conv3d and the matching pools, with
-spatial `strides` and `dilation_rate` lists (channels last)."""
+spatial `strides` and `dilation_rate` lists (channels last, or first between transposes)."""
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
@@ -10,6 +10,7 @@ from .. import graph as _g
 from . import array_ops as _a
 from . import block_ops as _b
 from . import conv3d_ops as _c3
+from . import layout_ops as _lay
 from . import nn_ops as _nn
 
 __all__ = ["convolution", "pool", "max_pool1d", "avg_pool1d", "max_pool_v2", "avg_pool_v2"]
@@ -22,9 +23,17 @@ def _spatial(v: Any, n: int, what: str, fn: str) -> List[int]:
     return out
 
 
-def _channels_last(data_format: Optional[str], fn: str) -> None:
-    if data_format not in (None, "NWC", "NHWC", "NDHWC"):
-        raise InvalidArgumentError(f"{fn}: only channels-last data formats are supported, got {data_format!r}")
+_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
+def _first(data_format: Optional[str], n: int, fn: str) -> bool:
+    """Whether an n-d op's data_format is channels-first (TF's names per rank; None: last)."""
+    last, first = _FORMATS[n]
+    if data_format in (None, last):
+        return False
+    if data_format == first:
+        return True
+    raise InvalidArgumentError(f"{fn}: data_format must be '{last}' or '{first}', got {data_format!r}")
 
 
 def convolution(input: Any, filter: Any, padding: str, strides: Optional[Sequence[int]] = None,  # noqa: A002
@@ -38,13 +47,16 @@ def convolution(input: Any, filter: Any, padding: str, strides: Optional[Sequenc
     n = w.shape.rank - 2
     if n not in (1, 2, 3):
         raise UnimplementedError(f"convolution: {n}-d convolutions are not supported (1, 2 or 3)")
-    _channels_last(data_format, "convolution")
+    first = _first(data_format, n, "convolution")
     st = _spatial(strides, n, "strides", "convolution")
     dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "convolution")
     if any(s > 1 for s in st) and any(d > 1 for d in dr):
         raise InvalidArgumentError("convolution: strides > 1 are not supported together with dilation_rate > 1 (TF's "
                                    "rule)")
     x = _g.convert_to_tensor(input)
+    if first:   # channels-last between transposes
+        return _lay.in_nhwc(x, True, name, "convolution", lambda xx, nm: convolution(
+            xx, w, padding, st, dr, nm))
     with x.graph.as_default(), x.graph.name_scope(name or "convolution"):
         if n == 1:
             x4, w4 = _a.expand_dims(x, 1), _a.expand_dims(w, 0)
@@ -59,7 +71,7 @@ def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: st
          dilation_rate: Optional[Sequence[int]] = None, strides: Optional[Sequence[int]] = None,
          name: Optional[str] = None, data_format: Optional[str] = None, dilations: Any = None) -> _g.Tensor:
     """N-d max or average pooling (N = len(window_shape): 1, 2 or 3) of [batch, *spatial,
-    channels] (2-d: NCHW too); strides per spatial dimension (default 1).  A dilation_rate
+    channels] (or channels-first: NCW, NCHW, NCDHW); strides per spatial dimension (default 1).  A dilation_rate
     above 1 (VALID padding, stride 1, as TF requires) pools the space-to-batch blocks."""
     n = len(window_shape)
     if n not in (1, 2, 3):
@@ -67,9 +79,7 @@ def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: st
     kind = pooling_type.upper()
     if kind not in ("MAX", "AVG"):
         raise InvalidArgumentError(f"pool: pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
-    nchw = n == 2 and data_format == "NCHW"
-    if not nchw:
-        _channels_last(data_format, "pool")
+    first = _first(data_format, n, "pool")
     dr = _spatial(dilation_rate if dilation_rate is not None else dilations, n, "dilation_rate", "pool")
     k, st = _spatial(window_shape, n, "window_shape", "pool"), _spatial(strides, n, "strides", "pool")
     # TF's own refusals (nn_ops.pool and _get_strides_and_dilation_rate)
@@ -83,15 +93,18 @@ def pool(input: Any, window_shape: Sequence[int], pooling_type: str, padding: st
         raise InvalidArgumentError(f"pool: strides > window_shape are not supported (TF refuses them for the "
                                    f"inconsistency between its CPU and GPU kernels), got strides={st} and "
                                    f"window_shape={k}")
-    return _pool(input, k, kind, padding, st, dr, name, nchw)
+    return _pool(input, k, kind, padding, st, dr, name, first)
 
 
 def _pool(input: Any, k: List[int], kind: str, padding: str, st: List[int], dr: List[int],  # noqa: A002
-          name: Optional[str], nchw: bool) -> _g.Tensor:
+          name: Optional[str], first: bool) -> _g.Tensor:
     """The pooling of `pool` without tf.nn.pool's own refusals (max_pool1d and TF2's
-    max_pool/avg_pool take strides larger than the window)."""
+    max_pool/avg_pool take strides larger than the window); channels-first between transposes."""
     n = len(k)
     x = _g.convert_to_tensor(input)
+    if first:
+        return _lay.in_nhwc(x, True, name, kind.lower() + "_pool",
+                            lambda xx, nm: _pool(xx, k, kind, padding, st, dr, nm, False))
 
     def undilated(xx: Any, _n: int, pad: str) -> _g.Tensor:
         if n == 3:
@@ -99,24 +112,14 @@ def _pool(input: Any, k: List[int], kind: str, padding: str, st: List[int], dr: 
             return fn3(xx, [1, *k, 1], [1, *st, 1], pad)
         fn2 = _nn.max_pool2d if kind == "MAX" else _nn.avg_pool2d
         if n == 2:
-            return fn2(xx, [1, 1, *k] if nchw else [1, *k, 1], [1, 1, *st] if nchw else [1, *st, 1], pad,
-                       data_format="NCHW" if nchw else "NHWC")
+            return fn2(xx, [1, *k, 1], [1, *st, 1], pad)
         y = fn2(_a.expand_dims(xx, 1), [1, 1, k[0], 1], [1, 1, st[0], 1], pad)
         return _a.squeeze(y, [1])
 
     with x.graph.as_default(), x.graph.name_scope(name or (kind.lower() + "_pool")):
         if all(d == 1 for d in dr):
             return undilated(x, n, padding)
-        if nchw:
-            return _a.transpose(_b.with_space_to_batch(_a.transpose(x, [0, 2, 3, 1]), dr, padding, _undilated_nhwc(
-                kind, k)), [0, 3, 1, 2])
         return _b.with_space_to_batch(x, dr, padding, undilated)
-
-
-def _undilated_nhwc(kind: str, k: List[int]) -> Any:
-    """A channels-last 2-d pool of window k, stride 1 (the blocks of an NCHW dilated pool)."""
-    fn2 = _nn.max_pool2d if kind == "MAX" else _nn.avg_pool2d
-    return lambda xx, _n, pad: fn2(xx, [1, *k, 1], [1, 1, 1, 1], pad)
 
 
 def _window_1d(v: Any, what: str, fn: str) -> List[int]:
@@ -132,17 +135,21 @@ def _window_1d(v: Any, what: str, fn: str) -> List[int]:
 def max_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """Max pooling of [batch, width, channels] over windows of ksize, stepping strides."""
-    _channels_last(data_format, "max_pool1d")
+    first = _first(data_format, 1, "max_pool1d")
+    if first:   # [1, c, w] lists read as [1, w, c]
+        ksize, strides = _lay.nhwc_order(ksize, True, 3), _lay.nhwc_order(strides, True, 3)
     return _pool(input, _window_1d(ksize, "ksize", "max_pool1d"), "MAX", padding,
-                 _window_1d(strides, "strides", "max_pool1d"), [1], name or "MaxPool1d", False)
+                 _window_1d(strides, "strides", "max_pool1d"), [1], name or "MaxPool1d", first)
 
 
 def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """Average pooling of [batch, width, channels] over windows of ksize, stepping strides."""
-    _channels_last(data_format, "avg_pool1d")
+    first = _first(data_format, 1, "avg_pool1d")
+    if first:   # [1, c, w] lists read as [1, w, c]
+        ksize, strides = _lay.nhwc_order(ksize, True, 3), _lay.nhwc_order(strides, True, 3)
     return _pool(input, _window_1d(ksize, "ksize", "avg_pool1d"), "AVG", padding,
-                 _window_1d(strides, "strides", "avg_pool1d"), [1], name or "AvgPool1d", False)
+                 _window_1d(strides, "strides", "avg_pool1d"), [1], name or "AvgPool1d", first)
 
 
 def _nd_pool(kind: str, input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
@@ -151,18 +158,18 @@ def _nd_pool(kind: str, input: Any, ksize: Any, strides: Any, padding: str,  # n
     if x.shape.rank is None:
         raise InvalidArgumentError(f"{kind.lower()}_pool_v2 needs an input of known rank")
     n = x.shape.rank - 2
-    nchw = n == 2 and data_format == "NCHW"
-    if not nchw:
-        _channels_last(data_format, f"{kind.lower()}_pool_v2")
+    if n not in _FORMATS:
+        raise UnimplementedError(f"{kind.lower()}_pool_v2: {n}-d pooling is not supported (1, 2 or 3)")
+    first = _first(data_format, n, f"{kind.lower()}_pool_v2")
 
     def spatial(v: Any, what: str) -> List[int]:
         vals = [int(v)] * n if isinstance(v, int) else [int(a) for a in v]
         if len(vals) == n + 2:   # with the batch and channel entries, in the data format's order
-            vals = vals[2:] if nchw else vals[1:-1]
+            vals = vals[2:] if first else vals[1:-1]
         elif len(vals) == 1:
             vals = vals * n
         return _spatial(vals, n, what, f"{kind.lower()}_pool_v2")
-    return _pool(x, spatial(ksize, "ksize"), kind, padding, spatial(strides, "strides"), [1] * n, name, nchw)
+    return _pool(x, spatial(ksize, "ksize"), kind, padding, spatial(strides, "strides"), [1] * n, name, first)
 
 
 def max_pool_v2(input: Any, ksize: Any, strides: Any, padding: str, data_format: Optional[str] = None,  # noqa: A002

@@ -1,4 +1,4 @@
-"""Channels-first data formats and explicit padding for the 2-D image ops.
+"""Channels-first data formats (NCHW, NCW, NCDHW) and explicit padding for the image ops.
 
 collflow's image kernels are channels-last (NHWC).  An NCHW call of conv2d, its two
 gradients, conv2d_transpose, the 2-D pools or bias_add runs the NHWC op between two
@@ -19,28 +19,33 @@ from .. import graph as _g
 from . import array_ops as _a
 from . import slicing_ops as _s
 
-_TO_NHWC = [0, 2, 3, 1]
-_TO_NCHW = [0, 3, 1, 2]
+_FIRST = ("NCHW", "NCW", "NCDHW", "NC...")
+_LAST = (None, "NHWC", "NWC", "NDHWC", "N...C")
 
 
-def channels_first(data_format: Optional[str], what: str) -> bool:
-    """True for NCHW (TF's "NC..." too), False for NHWC or None; anything else is refused."""
-    if data_format in (None, "NHWC", "N...C"):
+def channels_first(data_format: Optional[str], what: str, last: str = "NHWC", first: str = "NCHW") -> bool:
+    """True for a channels-first format (NCHW, NCW, NCDHW, TF's "NC..."), False for a
+    channels-last one or None; anything else is refused, naming the op's two formats."""
+    if data_format in _LAST:
         return False
-    if data_format in ("NCHW", "NC..."):
+    if data_format in _FIRST:
         return True
-    raise InvalidArgumentError(f"{what}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    raise InvalidArgumentError(f"{what}: data_format must be '{last}' or '{first}', got {data_format!r}")
 
 
-def nhwc_order(v: Any, first: bool) -> Any:
-    """A 4-element strides/ksize/dilations list in the data format's order, as NHWC; other
-    forms (an int, a pair of spatial values) mean the same in both formats."""
+def nhwc_order(v: Any, first: bool, rank: int = 4, what: str = "strides, ksize or dilations") -> Any:
+    """A rank-long strides/ksize/dilations list in the data format's order, channels last
+    ([n, c, *spatial] -> [n, *spatial, c]); other forms (an int, spatial values only) mean
+    the same in both formats."""
     if not first or v is None or isinstance(v, (int, np.integer)):
         return v
     vals = list(np.asarray(v).reshape(-1)) if not isinstance(v, (list, tuple)) else list(v)
-    if len(vals) != 4:
+    if len(vals) != rank:
         return v
-    return [vals[0], vals[2], vals[3], vals[1]]
+    if int(vals[0]) != 1 or int(vals[1]) != 1:
+        raise InvalidArgumentError(f"{what} {list(v)}: a channels-first list must be 1 over the batch and channel "
+                                   f"dimensions ([1, 1, spatial...])")
+    return [vals[0], *vals[2:], vals[1]]
 
 
 def explicit_padding(padding: Any, first: bool, what: str) -> Optional[List[List[int]]]:
@@ -81,15 +86,26 @@ def crop_spatial(x: Any, pairs: List[List[int]], sizes: Any, name: Optional[str]
     return _s.slice(x, [0, pairs[1][0], pairs[2][0], 0], sizes, name=name)
 
 
+def _rank(x: _g.Tensor, what: str) -> int:
+    r = x.shape.rank
+    if r is None or r < 3:
+        raise InvalidArgumentError(f"{what}: a channels-first input needs a known rank of at least 3, got shape "
+                                   f"{x.shape}")
+    return r
+
+
 def to_nhwc(x: Any) -> _g.Tensor:
-    return _a.transpose(x, _TO_NHWC, name="to_nhwc")
+    """x with its channel axis (1) moved last, any rank from 3."""
+    x = _g.convert_to_tensor(x)
+    r = _rank(x, "to_nhwc")
+    return _a.transpose(x, [0, *range(2, r), 1], name="to_nhwc")
 
 
 def in_nhwc(x: Any, first: bool, name: Optional[str], default: str,
             body: Callable[[_g.Tensor, Optional[str]], _g.Tensor], out_nchw: bool = True) -> _g.Tensor:
-    """body(x as NHWC, op name) -> the NHWC result.  Channels-first: x is transposed in, and
-    (out_nchw) the result back; the inner ops sit under the op's name as a scope and the
-    output transpose takes the name itself."""
+    """body(x channels-last, op name) -> the channels-last result (any rank from 3).
+    Channels-first: x is transposed in, and (out_nchw) the result back; the inner ops sit
+    under the op's name as a scope and the output transpose takes the name itself."""
     if not first:
         return body(x, name)
     x = _g.convert_to_tensor(x)
@@ -100,14 +116,16 @@ def in_nhwc(x: Any, first: bool, name: Optional[str], default: str,
             y = body(to_nhwc(x), None)
         if not out_nchw:
             return y
-        return _a.transpose(y, _TO_NCHW, name=name or default)
+        r = _rank(y, default)
+        return _a.transpose(y, [0, r - 1, *range(1, r - 1)], name=name or default)
 
 
-def nhwc_sizes(sizes: Any) -> Any:
-    """An NCHW input_sizes (a list or a 1-D int tensor) in NHWC order."""
+def nhwc_sizes(sizes: Any, rank: int = 4) -> Any:
+    """A channels-first shape (a list or a 1-D int tensor of `rank` entries), channels last."""
+    perm = [0, *range(2, rank), 1]
     if isinstance(sizes, _g.Tensor):
-        return _s.gather(sizes, np.array(_TO_NHWC, np.int32))
+        return _s.gather(sizes, np.array(perm, np.int32))
     vals = [int(d) for d in np.asarray(sizes).reshape(-1)]
-    if len(vals) != 4:
-        raise InvalidArgumentError(f"input_sizes must have 4 elements, got {vals}")
-    return [vals[i] for i in _TO_NHWC]
+    if len(vals) != rank:
+        raise InvalidArgumentError(f"the output/input sizes must have {rank} elements, got {vals}")
+    return [vals[i] for i in perm]

@@ -220,13 +220,23 @@ def conv1d(value: Any = None, filters: Any = None, stride: Any = None, padding: 
     x = value if value is not None else input
     if x is None or filters is None or stride is None or padding is None:
         raise InvalidArgumentError("conv1d needs value (or input), filters, stride and padding")
-    if data_format not in (None, "NWC", "NHWC"):
-        raise InvalidArgumentError(f"conv1d supports data_format 'NWC' only, got {data_format!r}")
+    if data_format not in (None, "NWC", "NHWC", "NCW", "NCHW"):
+        raise InvalidArgumentError(f"conv1d: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    first = data_format in ("NCW", "NCHW")   # TF1 takes NCHW for NCW too
+    if first:   # [1, c, w] stride/dilation lists read as [1, w, c]
+        stride = _lay.nhwc_order(stride, True, 3)
+        dilations = _lay.nhwc_order(dilations, True, 3)
     s, d = _one(stride, "stride"), _one(1 if dilations is None else dilations, "dilations")
     g = _g.get_default_graph()
     with g.name_scope(name or "conv1d"):
-        x4 = _a.expand_dims(_g.convert_to_tensor(x), 1, name="ExpandDims")
+        # as TF: a height of one added (NCW -> NCHW with axis 2), a conv2d, the height removed
+        axis = 2 if first else 1
+        x4 = _a.expand_dims(_g.convert_to_tensor(x), axis, name="ExpandDims")
         f4 = _a.expand_dims(_g.convert_to_tensor(filters), 0, name="ExpandDims_1")
-        y = _nn.conv2d(x4, f4, strides=[1, 1, s, 1], padding=padding, dilations=[1, 1, d, 1], name="Conv2D")
-        return _a.squeeze(y, [1], name="Squeeze")
+        if first:
+            y = _nn.conv2d(x4, f4, strides=[1, 1, 1, s], padding=padding, dilations=[1, 1, 1, d], name="Conv2D",
+                           data_format="NCHW")
+        else:
+            y = _nn.conv2d(x4, f4, strides=[1, 1, s, 1], padding=padding, dilations=[1, 1, d, 1], name="Conv2D")
+        return _a.squeeze(y, [axis], name="Squeeze")
 
