@@ -485,3 +485,21 @@ def test_v2_get_config_round_trip(k):
         cfg = layer.get_config()
         assert type(layer).from_config(cfg).get_config() == cfg
         assert type(L.deserialize(L.serialize(layer))) is type(layer)
+
+
+def test_channels_first_3d_layers_are_the_channels_last_answer_transposed():
+    # MaxPooling3D / AveragePooling3D once dropped data_format and pooled the channel axis
+    x = _r(2, 5, 4, 6, 3, seed=4)
+    xf = np.transpose(x, (0, 4, 1, 2, 3))
+    layers = [lambda f: L.MaxPooling3D(2, data_format=f), lambda f: L.AveragePooling3D(2, 1, "same", data_format=f),
+              lambda f: L.ZeroPadding3D(((1, 0), (0, 2), (1, 1)), data_format=f),
+              lambda f: L.Cropping3D(((1, 0), (0, 1), (2, 1)), data_format=f),
+              lambda f: L.UpSampling3D((1, 2, 3), data_format=f)]
+    for make in layers:
+        last, _ = _run(lambda p: (make("channels_last")(p[0]), None), [x])
+        first, _ = _run(lambda p: (make("channels_first")(p[0]), None), [xf])
+        np.testing.assert_allclose(first, np.transpose(last, (0, 4, 1, 2, 3)), rtol=1e-6)
+    with pytest.raises(TypeError, match="data_format"):
+        L.SpatialDropout1D(0.5, data_format="channels_first")      # Keras's 1-D one has none
+    with pytest.raises(ValueError, match="must be one of"):
+        L.MaxPooling3D(2, data_format="NCDHW")

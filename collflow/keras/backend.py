@@ -62,6 +62,16 @@ def image_data_format() -> str:
     return _IMAGE_DATA_FORMAT[0]
 
 
+def normalize_data_format(value: Optional[str]) -> str:
+    """A Keras layer's data_format: None is image_data_format() (read when the layer is made,
+    as Keras's conv_utils does), case is ignored; anything else is a ValueError."""
+    fmt = image_data_format() if value is None else str(value).lower()
+    if fmt not in ("channels_first", "channels_last"):
+        raise ValueError(f'The `data_format` argument must be one of "channels_first", "channels_last". '
+                         f"Received: {value}")
+    return fmt
+
+
 def get_uid(prefix: str = "") -> int:
     """1, 2, ... per prefix and graph (Keras's layer-name counter)."""
     counters = _state().setdefault("uids", {})

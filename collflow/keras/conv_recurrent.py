@@ -159,7 +159,8 @@ class ConvLSTM2D(RNN):
                  kernel_constraint: Any = None, recurrent_constraint: Any = None, bias_constraint: Any = None,
                  return_sequences: bool = False, go_backwards: bool = False, stateful: bool = False,
                  dropout: float = 0.0, recurrent_dropout: float = 0.0, return_state: bool = False, **kwargs: Any):
-        if (data_format or "channels_last") != "channels_last":
+        from . import backend as K
+        if K.normalize_data_format(data_format) != "channels_last":
             raise NotImplementedError("collflow's ConvLSTM2D takes data_format='channels_last' only")
         if padding.lower() not in ("valid", "same"):
             raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. Received: {padding}")

@@ -239,7 +239,7 @@ def _conv_init(init: Callable, self: Any, filters: int, kernel_size: Any, stride
     """A Keras convolution's arguments, resolved, to the collflow layer's constructor `init`."""
     self._batch_input_shape = _input_shape_kwargs(kwargs)
     kwargs.pop("groups", None) if kwargs.get("groups", 1) == 1 else None
-    init(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
+    init(filters, kernel_size, strides, padding, K.normalize_data_format(data_format), dilation_rate,
          activation=_activation(activation), use_bias=use_bias, kernel_initializer=_initializer(kernel_initializer),
          bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
          bias_regularizer=bias_regularizer, **kwargs)
@@ -274,7 +274,7 @@ def _pool(base: type) -> type:
             self._batch_input_shape = _input_shape_kwargs(kwargs)
             kwargs.pop("trainable", None)  # no weights (a saved config still lists it)
             super().__init__(pool_size, strides if strides is not None else pool_size, padding,
-                             data_format or "channels_last", **kwargs)
+                             K.normalize_data_format(data_format), **kwargs)
     Pool.__name__ = Pool.__qualname__ = base.__name__
     return Pool
 
@@ -289,7 +289,7 @@ class Flatten(_KerasMixin, _lc.Flatten):
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
         kwargs.pop("trainable", None)
-        super().__init__(data_format or "channels_last", **kwargs)
+        super().__init__(K.normalize_data_format(data_format), **kwargs)
 
 
 class Dropout(_KerasMixin, _lc.Dropout):
@@ -405,10 +405,7 @@ class _GlobalPool(_Stateless):
 
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last", "channels_first"):
-            raise ValueError(f"The `data_format` argument must be one of \"channels_first\", \"channels_last\". "
-                             f"Received: {data_format}")
-        self.data_format = data_format or "channels_last"
+        self.data_format = K.normalize_data_format(data_format)
 
     def _fn(self, x: Any) -> Any:
         rank = x.shape.rank

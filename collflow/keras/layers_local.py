@@ -3,12 +3,13 @@ convolution whose filter is not shared, each output position has its own.  Weigh
 makes them, so weights files load either way: LocallyConnected1D kernel [out_len, k * in,
 filters] and bias [out_len, filters]; LocallyConnected2D kernel [out_rows * out_cols,
 kh * kw * in, filters] and bias [out_rows, out_cols, filters].  Each position's patch is
-flattened in (row, column, channel) order, as Keras flattens it."""
+flattened in (row, column, channel) order, as Keras flattens it; channels_first in (channel,
+row, column) order, its output [batch, filters, *positions] and its bias reshaped (Keras's
+bias_add reshapes, it does not transpose)."""
 from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from ..errors import InvalidArgumentError
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from .layers import _activation, _initializer
@@ -35,9 +36,9 @@ class _LocallyConnected(ShapeProbe, _Weighted):
                  kernel_regularizer: Any = None, bias_regularizer: Any = None, implementation: int = 1,
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
-            raise InvalidArgumentError(f"{type(self).__name__}: only data_format='channels_last' is supported by "
-                                       f"collflow, got {data_format!r}")
+        from . import backend as K
+        self.data_format = K.normalize_data_format(data_format)
+        self._first = self.data_format == "channels_first"
         if str(padding).lower() != "valid":
             # TF 1.15's implementation 1 takes only "valid"
             raise ValueError(f"Invalid border mode for LocallyConnected{self._rank}D (only \"valid\" is supported): "
@@ -54,21 +55,23 @@ class _LocallyConnected(ShapeProbe, _Weighted):
 
     def _patches(self, x: Any, outs: List[int]) -> Tuple[Any, int]:
         """[positions, batch, prod(kernel) * in]: each output position's input patch, flattened."""
-        flat = int(x.shape.dims[-1])
+        flat = int(x.shape.dims[1 if self._first else -1])
         for k in self.kernel_size:
             flat *= k
         pieces = []
         for pos in _positions(outs):
-            idx = [slice(None)] + [slice(p * s, p * s + k) for p, s, k in zip(pos, self.strides, self.kernel_size)]
-            pieces.append(_a.reshape(x[tuple(idx) + (slice(None),)], [-1, flat]))
+            window = [slice(p * s, p * s + k) for p, s, k in zip(pos, self.strides, self.kernel_size)]
+            # flattened as Keras flattens a patch: (channel, row, column) when channels_first
+            idx = [slice(None)] + ([slice(None)] + window if self._first else window + [slice(None)])
+            pieces.append(_a.reshape(x[tuple(idx)], [-1, flat]))
         return _a.stack(pieces), flat
 
     def _build_call(self, x: Any) -> Any:
         if x.shape.rank != self._rank + 2 or any(d is None for d in x.shape.dims[1:]):
             raise ValueError(f"{type(self).__name__} needs an input of rank {self._rank + 2} with known non-batch "
                              f"sizes, got {x.shape}")
-        outs = [_out_len(int(n), k, s, self.padding)
-                for n, k, s in zip(x.shape.dims[1:-1], self.kernel_size, self.strides)]
+        spatial = x.shape.dims[2:] if self._first else x.shape.dims[1:-1]
+        outs = [_out_len(int(n), k, s, self.padding) for n, k, s in zip(spatial, self.kernel_size, self.strides)]
         if any(o <= 0 for o in outs):
             raise ValueError(f"{type(self).__name__}: the kernel {self.kernel_size} does not fit the input {x.shape}")
         patches, flat = self._patches(x, outs)
@@ -76,9 +79,13 @@ class _LocallyConnected(ShapeProbe, _Weighted):
         kernel = self._var_new("kernel", [npos, flat, self.filters], x.dtype, self._inits[0], self._regs[0])
         y = _m.matmul(patches, kernel)  # [positions, batch, filters]
         y = _a.reshape(y, outs + [-1, self.filters])
-        y = _a.transpose(y, [self._rank] + list(range(self._rank)) + [self._rank + 1])  # batch first
+        r = self._rank
+        # batch first, then the filters (channels_first) or the positions
+        y = _a.transpose(y, [r, r + 1] + list(range(r)) if self._first else [r] + list(range(r)) + [r + 1])
         if self.use_bias:
-            y = y + self._var_new("bias", outs + [self.filters], x.dtype, self._inits[1], self._regs[1])
+            bias = self._var_new("bias", outs + [self.filters], x.dtype, self._inits[1], self._regs[1])
+            # channels_first: Keras's bias_add reshapes (not transposes) the bias to [1, filters, *outs]
+            y = y + (_a.reshape(bias, [1, self.filters] + outs) if self._first else bias)
         return y if self.activation is None else self.activation(y)
 
     @property

@@ -72,7 +72,7 @@ class Conv2DTranspose(_KerasMixin, _lc.Layer):
         self.output_padding = output_padding
         self._cfg = dict(filters=int(filters), kernel_size=kernel_size, strides=strides, padding=padding,
                          output_padding=output_padding,
-                         data_format=data_format or "channels_last", activation=_activation(activation),
+                         data_format=_image_format(data_format, "SeparableConv2D"), activation=_activation(activation),
                          use_bias=use_bias, kernel_initializer=_initializer(kernel_initializer),
                          bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
                          bias_regularizer=bias_regularizer)
@@ -89,7 +89,8 @@ class SeparableConv2D(_KerasMixin, _lc.SeparableConv2D):
                  depthwise_regularizer: Any = None, pointwise_regularizer: Any = None, bias_regularizer: Any = None,
                  **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
-        super().__init__(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
+        super().__init__(filters, kernel_size, strides, padding, _image_format(data_format, "SeparableConv2D"),
+                         dilation_rate,
                          depth_multiplier, _activation(activation), use_bias, _initializer(depthwise_initializer),
                          _initializer(pointwise_initializer), _initializer(bias_initializer), depthwise_regularizer,
                          pointwise_regularizer, bias_regularizer, **kwargs)
@@ -147,12 +148,9 @@ class UpSampling2D(_Stateless):
 
 
 def _image_format(data_format: Optional[str], layer: str) -> str:
-    """Keras's data_format argument: None means channels_last (image_data_format()'s default)."""
-    fmt = data_format or "channels_last"
-    if fmt not in ("channels_last", "channels_first"):
-        raise ValueError(f"{layer}: The `data_format` argument must be one of \"channels_first\", "
-                         f"\"channels_last\". Received: {data_format}")
-    return fmt
+    """Keras's data_format argument: None is K.image_data_format() (when the layer is made)."""
+    from . import backend as K
+    return K.normalize_data_format(data_format)
 
 
 def _as_channels_last(x: Any, data_format: str, fn: Callable[[Any], Any]) -> Any:
@@ -626,7 +624,7 @@ class Conv3D(_KerasMixin, _lc.Layer):
         kwargs.pop("groups", None) if kwargs.get("groups", 1) == 1 else None
         super().__init__(kwargs.pop("trainable", True), kwargs.pop("name", None), **kwargs)
         self._cfg = dict(filters=int(filters), kernel_size=kernel_size, strides=strides, padding=padding,
-                         data_format=data_format or "channels_last", dilation_rate=dilation_rate,
+                         data_format=_image_format(data_format, "Conv3D"), dilation_rate=dilation_rate,
                          activation=_activation(activation), use_bias=use_bias,
                          kernel_initializer=_initializer(kernel_initializer),
                          bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
@@ -641,7 +639,8 @@ def _pool3d(fn_name: str, base: str) -> type:
     def init(self: Any, pool_size: Any = (2, 2, 2), strides: Any = None, padding: str = "valid",
              data_format: Optional[str] = None, **kwargs: Any) -> None:
         _Stateless.__init__(self, **kwargs)
-        self._cfg = dict(pool_size=pool_size, strides=strides, padding=padding)
+        self._cfg = dict(pool_size=pool_size, strides=strides, padding=padding,
+                         data_format=_image_format(data_format, base))
 
     def fn(self: Any, x: Any) -> Any:
         from ..nn import layers3d
@@ -692,11 +691,22 @@ class Cropping1D(_Stateless):
 
 
 class _SpatialDropout(_Noise):
-    """Drops whole feature maps (channels) in training, the kept ones scaled by 1/(1-rate)."""
+    """Drops whole feature maps (channels) in training, the kept ones scaled by 1/(1-rate);
+    the channels are axis 1 with data_format="channels_first" (2-D and 3-D)."""
+    _has_format = True
+
+    def __init__(self, rate: float, data_format: Optional[str] = None, **kwargs: Any):
+        if not self._has_format and data_format is not None:
+            raise TypeError(f"{type(self).__name__}: unexpected keyword arguments ['data_format']")
+        super().__init__(rate, **kwargs)
+        self.data_format = _image_format(data_format, type(self).__name__)
 
     def _noisy(self, x: Any) -> Any:
         shape = _a.shape(x)
-        noise = _a.stack([shape[0]] + [1] * (x.shape.rank - 2) + [shape[-1]])
+        if self.data_format == "channels_first":
+            noise = _a.stack([shape[0], shape[1]] + [1] * (x.shape.rank - 2))
+        else:
+            noise = _a.stack([shape[0]] + [1] * (x.shape.rank - 2) + [shape[-1]])
         keep = 1.0 - self.rate
         kept = floor(_r.random_uniform(noise, dtype=x.dtype) + keep)  # 1 with probability keep
         return x * kept / keep
@@ -704,6 +714,7 @@ class _SpatialDropout(_Noise):
 
 class SpatialDropout1D(_SpatialDropout):
     _base = "spatial_dropout1d"
+    _has_format = False   # Keras's SpatialDropout1D has no data_format
 
 
 class SpatialDropout2D(_SpatialDropout):

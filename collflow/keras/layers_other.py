@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..errors import InvalidArgumentError
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import random_ops as _r
@@ -22,10 +21,10 @@ __all__ = ["AlphaDropout", "ThresholdedReLU", "SpatialDropout3D", "Cropping3D", 
            "GlobalAveragePooling3D", "GlobalMaxPooling3D", "Conv3DTranspose", "SeparableConv1D"]
 
 
-def _channels_last(data_format: Optional[str], layer: str) -> None:
-    if data_format not in (None, "channels_last"):
-        raise InvalidArgumentError(f"{layer}: only data_format='channels_last' is supported by collflow, got "
-                                   f"{data_format!r}")
+def _first(data_format: Optional[str], layer: str) -> bool:
+    """Keras's data_format: True for channels_first (None: K.image_data_format())."""
+    from . import backend as K
+    return K.normalize_data_format(data_format) == "channels_first"
 
 
 def _triple(v: Any) -> tuple:
@@ -93,12 +92,10 @@ class ThresholdedReLU(_StatelessProbe):
 
 
 class SpatialDropout3D(_NoiseProbe, _SpatialDropout):
-    """Drops whole channels of an NDHWC volume in training (kept ones scaled by 1 / (1 - rate))."""
+    """Drops whole channels of an NDHWC (or channels_first) volume in training (kept ones
+    scaled by 1 / (1 - rate))."""
     _base = "spatial_dropout3d"
 
-    def __init__(self, rate: float, data_format: Optional[str] = None, **kwargs: Any):
-        _channels_last(data_format, "SpatialDropout3D")
-        super().__init__(rate, **kwargs)
 
 
 class Cropping3D(_StatelessProbe):
@@ -107,18 +104,18 @@ class Cropping3D(_StatelessProbe):
 
     def __init__(self, cropping: Any = ((1, 1), (1, 1), (1, 1)), data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
-        _channels_last(data_format, "Cropping3D")
+        self.first = _first(data_format, "Cropping3D")
         self.cropping = _pairs3(cropping)
 
     def _fn(self, x: Any) -> Any:
-        idx = [slice(None)]
-        for axis, (a, b) in enumerate(self.cropping, start=1):
+        idx = [slice(None)] * (2 if self.first else 1)
+        for axis, (a, b) in enumerate(self.cropping, start=2 if self.first else 1):
             n = x.shape.dims[axis]
             if n is not None and a + b >= n:
                 raise ValueError(f"Argument `cropping` must be smaller than the input's spatial size; got cropping "
                                  f"{self.cropping} for input shape {x.shape}")
             idx.append(slice(a, (n - b) if n is not None else (-b if b else None)))
-        return x[tuple(idx) + (slice(None),)]
+        return x[tuple(idx) + (() if self.first else (slice(None),))]
 
 
 def _repeat_axis(x: Any, axis: int, n: int) -> Any:
@@ -141,11 +138,11 @@ class UpSampling3D(_StatelessProbe):
 
     def __init__(self, size: Any = (2, 2, 2), data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
-        _channels_last(data_format, "UpSampling3D")
+        self.first = _first(data_format, "UpSampling3D")
         self.size = _triple(size)
 
     def _fn(self, x: Any) -> Any:
-        for axis, n in enumerate(self.size, start=1):
+        for axis, n in enumerate(self.size, start=2 if self.first else 1):
             x = _repeat_axis(x, axis, n)
         return x
 
@@ -156,11 +153,12 @@ class ZeroPadding3D(_StatelessProbe):
 
     def __init__(self, padding: Any = (1, 1, 1), data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
-        _channels_last(data_format, "ZeroPadding3D")
+        self.first = _first(data_format, "ZeroPadding3D")
         self.padding = _pairs3(padding)
 
     def _fn(self, x: Any) -> Any:
-        return pad(x, [[0, 0]] + [list(p) for p in self.padding] + [[0, 0]])
+        spatial = [list(p) for p in self.padding]
+        return pad(x, [[0, 0], [0, 0]] + spatial if self.first else [[0, 0]] + spatial + [[0, 0]])
 
 
 class GlobalAveragePooling3D(ShapeProbe, _GlobalPool):
@@ -188,7 +186,7 @@ class Conv3DTranspose(ShapeProbe, _KerasMixin, _lc.Layer):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
         if tuple(_triple(kwargs.pop("dilation_rate", 1))) != (1, 1, 1):  # tf_keras 2.x's argument
             raise NotImplementedError("Conv3DTranspose(dilation_rate > 1) is not supported by collflow")
-        _channels_last(data_format, "Conv3DTranspose")
+        fmt = "channels_first" if _first(data_format, "Conv3DTranspose") else "channels_last"
         super().__init__(kwargs.pop("trainable", True), kwargs.pop("name", None), **kwargs)
         s = _triple(strides)
         if output_padding is not None and any(p >= st for p, st in zip(_triple(output_padding), s)):
@@ -198,7 +196,7 @@ class Conv3DTranspose(ShapeProbe, _KerasMixin, _lc.Layer):
                          activation=_activation(activation), use_bias=use_bias,
                          kernel_initializer=_initializer(kernel_initializer),
                          bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
-                         bias_regularizer=bias_regularizer, output_padding=output_padding)
+                         bias_regularizer=bias_regularizer, output_padding=output_padding, data_format=fmt)
 
     def _call(self, x: Any, name: Any, reuse: Any) -> Any:
         from ..nn.layer_classes3d import conv3d_transpose
@@ -216,8 +214,8 @@ class SeparableConv1D(ShapeProbe, _KerasMixin, _lc.SeparableConv1D):
                  depthwise_regularizer: Any = None, pointwise_regularizer: Any = None, bias_regularizer: Any = None,
                  **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
-        _channels_last(data_format, "SeparableConv1D")
-        super().__init__(filters, kernel_size, strides, padding, "channels_last", dilation_rate, depth_multiplier,
+        fmt = "channels_first" if _first(data_format, "SeparableConv1D") else "channels_last"
+        super().__init__(filters, kernel_size, strides, padding, fmt, dilation_rate, depth_multiplier,
                          activation=_activation(activation), use_bias=use_bias,
                          depthwise_initializer=_initializer(depthwise_initializer),
                          pointwise_initializer=_initializer(pointwise_initializer),

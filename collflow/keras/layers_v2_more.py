@@ -28,6 +28,11 @@ def _one(v: Any) -> int:
     return int(v) if isinstance(v, int) else int(tuple(v)[0])
 
 
+
+def _channels_first(data_format: Any) -> bool:
+    from . import backend as K
+    return K.normalize_data_format(data_format) == "channels_first"
+
 class Conv1DTranspose(ShapeProbe, _Weighted):
     """Transposed 1-D convolution: [batch, steps, in] -> [batch, steps', filters]."""
     _base = "conv1d_transpose"
@@ -38,7 +43,7 @@ class Conv1DTranspose(ShapeProbe, _Weighted):
                  bias_initializer: Any = "zeros", kernel_regularizer: Any = None, bias_regularizer: Any = None,
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last") or _one(dilation_rate) != 1:
+        if _channels_first(data_format) or _one(dilation_rate) != 1:
             raise NotImplementedError("Conv1DTranspose: collflow supports channels_last and dilation_rate=1")
         self.filters, self.kernel_size, self.strides = int(filters), _one(kernel_size), _one(strides)
         self.padding = str(padding).upper()
@@ -78,7 +83,7 @@ class DepthwiseConv1D(ShapeProbe, _Weighted):
                  use_bias: bool = True, depthwise_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  depthwise_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
+        if _channels_first(data_format):
             raise NotImplementedError("DepthwiseConv1D: collflow supports channels_last only")
         self.kernel_size, self.strides, self.dilation_rate = _one(kernel_size), _one(strides), _one(dilation_rate)
         self.padding, self.depth_multiplier = str(padding).upper(), int(depth_multiplier)
