@@ -4,7 +4,7 @@ separable_conv2d, bias_add and softmax, with contrib's defaults and variable nam
 contrib/layers.py, which makes every layer arg_scope-able."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
@@ -60,11 +60,21 @@ def stack(inputs: Any, layer: Callable, stack_args: Any, **kwargs: Any) -> Any:
         return out
 
 
-def _nhwc(x: _g.Tensor, what: str, data_format: Optional[str]) -> None:
-    if data_format not in (None, "NHWC"):
-        raise InvalidArgumentError(f"{what}: only NHWC inputs are supported, got data_format={data_format!r}")
-    if x.shape.rank != 4 or x.shape.dims[-1] is None:
-        raise InvalidArgumentError(f"{what} needs an NHWC input with known channels, got shape {x.shape}")
+def _nhwc(x: _g.Tensor, what: str, data_format: Optional[str]) -> Tuple[_g.Tensor, bool]:
+    """(x as NHWC, whether it came NCHW): slim's layers compute NHWC; an NCHW input is
+    transposed in and its result back before the bias, normalizer and activation, which then
+    see NCHW as slim's do."""
+    if data_format not in (None, "NHWC", "NCHW"):
+        raise InvalidArgumentError(f"{what}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    first = data_format == "NCHW"
+    if x.shape.rank != 4 or x.shape.dims[1 if first else -1] is None:
+        raise InvalidArgumentError(f"{what} needs an {data_format or 'NHWC'} input with known channels, got shape "
+                                   f"{x.shape}")
+    return (array_ops.transpose(x, [0, 2, 3, 1]) if first else x), first
+
+
+def _back(y: _g.Tensor, first: bool) -> _g.Tensor:
+    return array_ops.transpose(y, [0, 3, 1, 2]) if first else y
 
 
 def _out_size(size: Any, k: int, s: int, padding: str) -> Any:
@@ -83,8 +93,7 @@ def conv2d_transpose(inputs: Any, num_outputs: int, kernel_size: Any, stride: An
                      trainable: bool = True, scope: Optional[str] = None) -> _g.Tensor:
     """The transpose of conv2d (weights [kh, kw, num_outputs, in], scope "Conv2d_transpose"):
     SAME makes each spatial size `stride` times larger, VALID adds max(kernel - stride, 0)."""
-    x = _g.convert_to_tensor(inputs)
-    _nhwc(x, "conv2d_transpose", data_format)
+    x, first = _nhwc(_g.convert_to_tensor(inputs), "conv2d_transpose", data_format)
     kh, kw = _layers._pair(kernel_size, "kernel_size")
     sh, sw = _layers._pair(stride, "stride")
     pad = padding.upper()
@@ -100,11 +109,11 @@ def conv2d_transpose(inputs: Any, num_outputs: int, kernel_size: Any, stride: An
         size_h = oh if oh is not None else _out_dyn(dyn[1], kh, sh, pad)
         size_w = ow if ow is not None else _out_dyn(dyn[2], kw, sw, pad)
         out_shape = array_ops.stack([dyn[0], size_h, size_w, n])
-        y = _conv2d_transpose(x, w, out_shape, strides=[1, sh, sw, 1], padding=pad)
+        y = _back(_conv2d_transpose(x, w, out_shape, strides=[1, sh, sw, 1], padding=pad), first)
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
                                 variables_collections, "biases", "bias")
-            y = nn_ops.bias_add(y, b)
+            y = nn_ops.bias_add(y, b, data_format="NCHW" if first else "NHWC")
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
 
@@ -123,8 +132,7 @@ def separable_conv2d(inputs: Any, num_outputs: Optional[int], kernel_size: Any, 
     """A depthwise convolution (depthwise_weights [kh, kw, in, depth_multiplier]) then, unless
     num_outputs is None, a pointwise one (pointwise_weights [1, 1, in * depth_multiplier,
     num_outputs]); scope "SeparableConv2d"."""
-    x = _g.convert_to_tensor(inputs)
-    _nhwc(x, "separable_conv2d", data_format)
+    x, first = _nhwc(_g.convert_to_tensor(inputs), "separable_conv2d", data_format)
     kh, kw = _layers._pair(kernel_size, "kernel_size")
     sh, sw = _layers._pair(stride, "stride")
     rh, rw = _layers._pair(rate, "rate")
@@ -148,10 +156,11 @@ def separable_conv2d(inputs: Any, num_outputs: Optional[int], kernel_size: Any, 
         else:
             n = c * m
             y = depthwise_conv2d(x, dw, strides, padding.upper(), rate=rates)
+        y = _back(y, first)
         if normalizer_fn is None and biases_initializer is not None:
             b = _model_variable(g, "biases", [n], x.dtype, biases_initializer, biases_regularizer, trainable,
                                 variables_collections, "biases", "bias" if core else None)
-            y = nn_ops.bias_add(y, b)
+            y = nn_ops.bias_add(y, b, data_format="NCHW" if first else "NHWC")
         return _finish(sc, y, normalizer_fn, normalizer_params, activation_fn, outputs_collections)
 
 
@@ -159,18 +168,18 @@ def bias_add(inputs: Any, activation_fn: Optional[Callable] = None, initializer:
              regularizer: Optional[Callable] = None, reuse: Any = None, variables_collections: Any = None,
              outputs_collections: Any = None, trainable: bool = True, data_format: str = "NHWC",
              scope: Optional[str] = None) -> _g.Tensor:
-    """inputs + a `biases` variable over the channels (the last axis), scope "BiasAdd"."""
+    """inputs + a `biases` variable over the channels (the last axis; NCHW: the second), scope "BiasAdd"."""
     x = _g.convert_to_tensor(inputs)
-    if data_format != "NHWC":
-        raise InvalidArgumentError(f"bias_add: only channels-last inputs are supported, got data_format={data_format!r}")
-    axis = -1
+    if data_format not in ("NHWC", "NCHW"):
+        raise InvalidArgumentError(f"bias_add: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    axis = 1 if data_format == "NCHW" else -1
     if x.shape.rank is None or x.shape.dims[axis] is None:
         raise InvalidArgumentError(f"bias_add: the channel dimension of the input must be known, got {x.shape}")
     g = x.graph
     with g.as_default(), variable_scope(scope, default_name="BiasAdd", reuse=reuse) as sc:
         b = _model_variable(g, "biases", [int(x.shape.dims[axis])], x.dtype, initializer, regularizer, trainable,
                             variables_collections, "biases")
-        y = nn_ops.bias_add(x, b)
+        y = nn_ops.bias_add(x, b, data_format=data_format)
         return _finish(sc, y, None, None, activation_fn, outputs_collections)
 
 

@@ -232,3 +232,26 @@ def test_conv2d_and_pools_nchw_are_the_nhwc_answers_transposed():
             want = s.run([ref, mr, ar])
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, np.transpose(b, (0, 3, 1, 2)), rtol=1e-5, atol=1e-6)
+
+
+def test_slim_transpose_separable_and_bias_add_take_nchw():
+    img = RNG.standard_normal((2, 5, 6, 3)).astype(np.float32)
+    nchw = np.transpose(img, (0, 3, 1, 2))
+    tl = tf.contrib.layers
+    with tf.Graph().as_default():
+        ones = tf.ones_initializer()
+        pairs = [(tl.conv2d_transpose(nchw, 2, 3, stride=2, data_format="NCHW", weights_initializer=ones,
+                                      biases_initializer=tf.constant_initializer([0.5, -0.5]), scope="t1"),
+                  tl.conv2d_transpose(img, 2, 3, stride=2, weights_initializer=ones,
+                                      biases_initializer=tf.constant_initializer([0.5, -0.5]), scope="t0")),
+                 (tl.separable_conv2d(nchw, 4, 3, depth_multiplier=2, data_format="NCHW", weights_initializer=ones,
+                                      scope="s1"),
+                  tl.separable_conv2d(img, 4, 3, depth_multiplier=2, weights_initializer=ones, scope="s0")),
+                 (tl.bias_add(nchw, initializer=tf.constant_initializer([1.0, 2.0, 3.0]), data_format="NCHW",
+                              scope="b1"),
+                  tl.bias_add(img, initializer=tf.constant_initializer([1.0, 2.0, 3.0]), scope="b0"))]
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            vals = s.run([p for pair in pairs for p in pair])
+    for got, want in zip(vals[::2], vals[1::2]):
+        np.testing.assert_allclose(got, np.transpose(want, (0, 3, 1, 2)), rtol=1e-5, atol=1e-5)
