@@ -256,3 +256,28 @@ def test_fused_batch_norm_nchw_matches_tensorflow(training):
                 return s.run([y, m, v] + grads, {x: x0})
     for k, (a, b) in enumerate(zip(run(cft), run(tft))):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"fetch {k}")
+
+
+def test_nchw_with_shapes_known_only_at_run_time():
+    # batch and spatial sizes unknown when the graph is built: static shapes and values as TF's
+    x0 = np.random.default_rng(0).uniform(-1, 1, (2, 3, 6, 5)).astype(np.float32)
+    w0 = np.random.default_rng(1).uniform(-1, 1, (3, 3, 3, 4)).astype(np.float32)
+    wt = np.random.default_rng(2).uniform(-1, 1, (3, 3, 2, 3)).astype(np.float32)
+
+    def run(tf):
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32, [None, 3, None, None])
+            sh = tf.shape(x)
+            outs = [tf.nn.conv2d(x, w0, [1, 1, 2, 1], "SAME", data_format="NCHW"),
+                    tf.nn.conv2d_transpose(x, wt, tf.stack([sh[0], 2, sh[2] * 2, sh[3] * 2]), [1, 1, 2, 2], "SAME",
+                                           data_format="NCHW"),
+                    tf.nn.max_pool(x, [1, 1, 2, 2], [1, 1, 2, 2], "SAME", data_format="NCHW"),
+                    tf.nn.bias_add(x, tf.constant([1.0, 2.0, 3.0]), data_format="NCHW"),
+                    tf.nn.fused_batch_norm(x, tf.ones([3]), tf.zeros([3]), data_format="NCHW")[0]]
+            grads = [tf.gradients(tf.reduce_sum(o * o), x)[0] for o in outs]
+            with tf.Session() as s:
+                return [o.shape.as_list() for o in outs], s.run(outs + grads, {x: x0})
+    (cs, cv), (ts, tv) = run(cft), run(tft)
+    assert cs == ts
+    for k, (a, b) in enumerate(zip(cv, tv)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"fetch {k}")

@@ -181,6 +181,8 @@ def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
                                        f"width {got}, but value has shape {xs}")
     if hint.dims[0] is None and xs.rank == 4:
         hint = TensorShape([xs.dims[0]] + list(hint.dims[1:]))
+    if hint.dims[3] is None and ws.rank == 4 and ws.dims[2] is not None:   # the filter's, as TF's shape function
+        hint = TensorShape(list(hint.dims[:3]) + [ws.dims[2]])
     return _nn.conv2d_backprop_input(sizes, w, x, strides, padding, data_format=data_format, dilations=dilations,
                                      name=name or "conv2d_transpose", shape_hint=hint)
 

@@ -604,14 +604,7 @@ def bias_add(value: Any, bias: Any, data_format: Optional[str] = None, name: Opt
     if r == 2:
         return single("BiasAdd", [value, bias], name=name or "BiasAdd")
     # channels moved last and back: the BiasAdd op (and its gradient) stays channels-last
-    to_last = [0] + list(range(2, r)) + [1]
-    back = [0, r - 1] + list(range(1, r - 1))
-    g = value.graph
-    with g.as_default():
-        full = g.unique_name(name or "BiasAdd", mark_as_used=False)
-        with g.name_scope(full + "/"):
-            y = single("BiasAdd", [_a.transpose(value, to_last), bias], name="BiasAdd")
-        return _a.transpose(y, back, name=name or "BiasAdd")
+    return _lay.in_nhwc(value, True, name, "BiasAdd", lambda x, nm: single("BiasAdd", [x, bias], name=nm or "BiasAdd"))
 
 
 def xw_plus_b(x: Any, weights: Any, biases: Any, name: Optional[str] = None) -> _g.Tensor:
