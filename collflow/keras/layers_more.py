@@ -16,7 +16,6 @@ from ..graph.control_flow import cond
 from ..graph.ops.constant_op import identity
 from ..graph.ops.depthwise_ops import depthwise_conv2d
 from ..graph.ops.math_extra_ops import floor
-from ..graph.ops.image_ops import resize_nearest_neighbor
 from ..graph.ops.reverse_ops import reverse
 from ..graph.ops.slicing_ops import pad
 from ..graph.variable_scope import get_variable, variable_scope
@@ -135,16 +134,16 @@ class UpSampling2D(_Stateless):
     def __init__(self, size: Any = (2, 2), data_format: Optional[str] = None, interpolation: str = "nearest",
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if interpolation != "nearest":
-            raise NotImplementedError("UpSampling2D(interpolation='bilinear') is not supported by collflow")
+        if interpolation not in ("nearest", "bilinear"):   # TF 1.15's two
+            raise ValueError('`interpolation` argument should be one of `"nearest"` or `"bilinear"`.')
         self.size = _pair(size)
         self.data_format = _image_format(data_format, "UpSampling2D")
+        self.interpolation = interpolation
 
     def _fn(self, x: Any) -> Any:
-        def up(x: Any) -> Any:
-            h, w = x.shape.dims[1], x.shape.dims[2]
-            return resize_nearest_neighbor(x, [h * self.size[0], w * self.size[1]])
-        return _as_channels_last(x, self.data_format, up)
+        # Keras's own call: backend.resize_images (half-pixel centres, as TF's resize v2)
+        from .backend_more import resize_images
+        return resize_images(x, self.size[0], self.size[1], self.data_format, interpolation=self.interpolation)
 
 
 def _image_format(data_format: Optional[str], layer: str) -> str:

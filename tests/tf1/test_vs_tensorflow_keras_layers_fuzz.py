@@ -3,7 +3,8 @@
 
 Each case draws a random configuration of one layer (Dense, Conv1D/2D/3D with strides, dilation
 and same/valid/causal padding, Conv2D/3DTranspose with output_padding, SeparableConv1D/2D,
-DepthwiseConv2D, the poolings, UpSampling/ZeroPadding/Cropping with either data_format in 2-D,
+DepthwiseConv2D, the poolings, UpSampling (nearest or bilinear)/ZeroPadding/Cropping, each with
+either data_format where Keras takes one,
 BatchNormalization in and out of training, LayerNormalization, Embedding, SimpleRNN/LSTM/GRU with
 masks, initial states, go_backwards and return_state, Bidirectional, TimeDistributed, the shape
 and merge layers, the activation layers, Dropout at inference), builds it in both libraries,
@@ -41,9 +42,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::DeprecationWarning"),
               pytest.mark.timeout(300)]
 
-# collflow refuses these with a clear error (not compared): channels_first in the 1-D/3-D
-# convolutions, the poolings and the 1-D/3-D resizing layers, UpSampling2D(interpolation="bilinear"),
-# Conv2DTranspose/Conv3DTranspose(dilation_rate > 1)
+# collflow refuses these with a clear error (not compared): Conv2DTranspose/Conv3DTranspose(dilation_rate > 1)
 
 ACTS = [None, "relu", "tanh", "sigmoid", "linear", "elu", "softplus", "selu", "softsign", "hard_sigmoid", "swish"]
 
@@ -58,6 +57,14 @@ def _tup(r, n, lo, hi):
 
 def _one(layer, phs):
     return layer(phs[0])
+
+
+def _maybe_first(r, cfg, shape, odds=3):
+    """One case in `odds` channels_first: the data_format set and the shape's channels moved second."""
+    if r.integers(odds) == 0:
+        cfg["data_format"] = "channels_first"
+        return [shape[0], shape[-1]] + shape[1:-1]
+    return shape
 
 
 def _case(name, make, inputs, call=_one, **extra):
@@ -90,6 +97,8 @@ def g_conv(r):
                activation=_act(r), use_bias=bool(r.integers(2)))
     sp = [int(r.integers(k[i] * dil[i] - dil[i] + 1, 9 if n < 3 else 6)) for i in range(n)]
     shape = [int(r.integers(1, 3))] + sp + [int(r.integers(1, 4))]
+    if padding != "causal":   # Keras refuses causal with channels_first
+        shape = _maybe_first(r, cfg, shape)
     return _case(f"{cls}{cfg}{shape}", lambda L: getattr(L, cls)(**cfg), [_f32(r, *shape)])
 
 
@@ -105,6 +114,7 @@ def g_conv_transpose(r):
             _transpose_consistent(d, k, s, p, cfg["padding"])
             for d, k, s, p in zip(shape[1:-1], cfg["kernel_size"], strides, cfg["output_padding"])):
         cfg["output_padding"] = None  # an output the forward convolution would not map back (TF fails too)
+    shape = _maybe_first(r, cfg, shape)
     return _case(f"{cls}{cfg}{shape}", lambda L: getattr(L, cls)(**cfg), [_f32(r, *shape)])
 
 
@@ -125,6 +135,8 @@ def g_separable(r):
                depth_multiplier=int(r.integers(1, 3)), activation=_act(r), use_bias=bool(r.integers(2)))
     shape = [int(r.integers(1, 3))] + [int(r.integers(k[i] * dil[i] - dil[i] + 1, 9)) for i in range(n)] + \
         [int(r.integers(1, 4))]
+    if cfg["padding"] != "causal":
+        shape = _maybe_first(r, cfg, shape)
     return _case(f"{cls}{cfg}{shape}", lambda L: getattr(L, cls)(**cfg), [_f32(r, *shape)])
 
 
@@ -151,6 +163,7 @@ def g_pool(r):
                padding=str(r.choice(["same", "valid"])))
     shape = [int(r.integers(1, 3))] + [int(r.integers(p[i], 8 if n < 3 else 6)) for i in range(n)] + \
         [int(r.integers(1, 4))]
+    shape = _maybe_first(r, cfg, shape)
     return _case(f"{cls}{cfg}{shape}", lambda L: getattr(L, cls)(**cfg), [_f32(r, *shape)])
 
 
@@ -179,9 +192,10 @@ def g_resize(r):
         else:
             arg = tuple(_tup(r, 2, 0, hi) for _ in range(n)) if n > 1 else _tup(r, 2, 0, hi)
         cfg = {"padding" if which == "ZeroPadding" else "cropping": arg}
-    if n == 2 and r.integers(3) == 0:
-        cfg["data_format"] = "channels_first"
-        shape = [shape[0], shape[-1]] + shape[1:-1]
+    if which == "UpSampling" and n == 2 and r.integers(3) == 0:
+        cfg["interpolation"] = "bilinear"
+    if n > 1:   # the 1-D ones take no data_format
+        shape = _maybe_first(r, cfg, shape)
     return _case(f"{cls}{cfg}{shape}", lambda L: getattr(L, cls)(**cfg), [_f32(r, *shape)])
 
 
