@@ -134,6 +134,10 @@ CASES = [
          id="BiasAdd-nchw-rank5"),
     Case("Conv2D", lambda x, w: cf.nn.conv1d(x, w, 2, "SAME", data_format="NCW"), [(2, 2, 7), (3, 2, 3)],
          id="Conv2D-conv1d-ncw"),
+    Case("DepthwiseConv2dNativeBackpropFilter",
+         lambda x, dy: cf.nn.depthwise_conv2d_native_backprop_filter(x, [2, 2, 2, 2], dy, [1, 1, 1, 1], "VALID",
+                                                                     data_format="NCHW"),
+         [(1, 2, 4, 3), (1, 4, 3, 2)], id="DepthwiseConv2dNativeBackpropFilter-nchw"),
     # depthwise: multipliers 1 and 2, strides, dilation, SAME's uneven padding, run-time batch
     Case("DepthwiseConv2dNative", lambda x, w: cf.nn.depthwise_conv2d_native(x, w, [1, 2, 1, 1], "SAME"),
          [(2, 5, 4, 2), (3, 2, 2, 2)]),

@@ -281,3 +281,39 @@ def test_nchw_with_shapes_known_only_at_run_time():
     assert cs == ts
     for k, (a, b) in enumerate(zip(cv, tv)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"fetch {k}")
+
+
+_R = np.random.default_rng(21)
+_X4, _X3, _X5 = (_R.uniform(-1, 1, s).astype(np.float32) for s in [(2, 3, 6, 5), (2, 3, 7), (1, 2, 4, 5, 4)])
+_C = {k: _R.uniform(-1, 1, s).astype(np.float32) for k, s in {
+    "dw": (2, 2, 3, 2), "dy_dw": (2, 6, 5, 4), "f1t": (3, 2, 3), "dy3": (1, 3, 3, 4, 3), "pw": (1, 1, 6, 4),
+    "f4": (2, 2, 3, 4)}.items()}
+MORE = {
+    "depthwise_native_backprop_input": lambda tf: tf.nn.depthwise_conv2d_native_backprop_input(
+        [2, 3, 6, 5], _C["dw"], tf.constant(_C["dy_dw"]), [1, 1, 1, 1], "VALID", data_format="NCHW"),
+    "depthwise_native_backprop_filter": lambda tf: tf.nn.depthwise_conv2d_native_backprop_filter(
+        tf.constant(_X4), [2, 2, 3, 2], tf.constant(_C["dy_dw"]), [1, 1, 1, 1], "VALID", data_format="NCHW"),
+    "conv1d_transpose_ncw": lambda tf: tf.nn.conv1d_transpose(tf.constant(_X3), _C["f1t"], [2, 2, 14], 2, "SAME",
+                                                              data_format="NCW"),
+    "conv3d_backprop_filter_v2_ncdhw": lambda tf: tf.nn.conv3d_backprop_filter_v2(
+        tf.constant(_X5), [2, 2, 2, 2, 3], tf.constant(_C["dy3"]), [1, 1, 1, 1, 1], "VALID", data_format="NCDHW"),
+    "separable_nchw_rate": lambda tf: tf.nn.separable_conv2d(tf.constant(_X4), _C["dw"], _C["pw"], [1, 1, 1, 1],
+                                                             "SAME", rate=[2, 2], data_format="NCHW"),
+    "convolution_nchw_dilated": lambda tf: tf.nn.convolution(tf.constant(_X4), _C["f4"], "SAME", dilation_rate=[2, 1],
+                                                             data_format="NCHW"),
+    "pool_nchw_dilated": lambda tf: tf.nn.pool(tf.constant(_X4), [2, 2], "MAX", "VALID", dilation_rate=[2, 2],
+                                               data_format="NCHW"),
+    "bias_add_ncw": lambda tf: tf.nn.bias_add(tf.constant(_X3), tf.constant([1.0, 2.0, 3.0]), data_format="NCW"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_channels_first_ops_match_tensorflow(name):
+    def run(tf):
+        with tf.Graph().as_default():
+            y = MORE[name](tf)
+            with tf.Session() as s:
+                return s.run(y)
+    got, want = run(cft), run(tft)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -93,20 +93,33 @@ def depthwise_conv2d_native_backprop_input(input_sizes: Any, filter: Any, out_ba
                                            strides: Any, padding: Any, data_format: str = "NHWC",
                                            dilations: Any = None, name: Optional[str] = None,
                                            shape_hint: Any = None) -> _g.Tensor:
-    """The gradient of depthwise_conv2d_native with respect to its input (of shape input_sizes)."""
-    attrs = _attrs(strides, padding, dilations, data_format, "depthwise_conv2d_native_backprop_input")
+    """The gradient of depthwise_conv2d_native with respect to its input (of shape input_sizes);
+    NCHW (sizes, strides, dilations in its order) as NHWC between transposes."""
+    what = "depthwise_conv2d_native_backprop_input"
+    first = _lay.channels_first(data_format, what)
+    attrs = _attrs(_lay.nhwc_order(strides, first), padding, _lay.nhwc_order(dilations, first), None, what)
+    if first:
+        input_sizes = _lay.nhwc_sizes(input_sizes)
+        if shape_hint is not None and TensorShape(shape_hint).rank == 4:
+            shape_hint = TensorShape([TensorShape(shape_hint).dims[i] for i in (0, 2, 3, 1)])
     attrs["shape_hint"] = shape_hint
-    return single("DepthwiseConv2dNativeBackpropInput", [_nn._sizes(input_sizes), filter, out_backprop], attrs,
-                  name=name or "DepthwiseConv2dNativeBackpropInput")
+    return _lay.in_nhwc(out_backprop, first, name, "DepthwiseConv2dNativeBackpropInput", lambda dy, nm: single(
+        "DepthwiseConv2dNativeBackpropInput", [_nn._sizes(input_sizes), filter, dy], attrs,
+        name=nm or "DepthwiseConv2dNativeBackpropInput"))
 
 
 def depthwise_conv2d_native_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any,  # noqa: A002
                                             strides: Any, padding: Any, data_format: str = "NHWC",
                                             dilations: Any = None, name: Optional[str] = None,
                                             shape_hint: Any = None) -> _g.Tensor:
-    """The gradient of depthwise_conv2d_native with respect to its filter (of shape filter_sizes)."""
-    attrs = _attrs(strides, padding, dilations, data_format, "depthwise_conv2d_native_backprop_filter")
+    """The gradient of depthwise_conv2d_native with respect to its filter (of shape filter_sizes);
+    NCHW input and out_backprop are moved channels-last first."""
+    what = "depthwise_conv2d_native_backprop_filter"
+    first = _lay.channels_first(data_format, what)
+    attrs = _attrs(_lay.nhwc_order(strides, first), padding, _lay.nhwc_order(dilations, first), None, what)
     attrs["shape_hint"] = shape_hint
+    if first:
+        input, out_backprop = _lay.to_nhwc(input), _lay.to_nhwc(out_backprop)
     return single("DepthwiseConv2dNativeBackpropFilter", [input, _nn._sizes(filter_sizes), out_backprop], attrs,
                   name=name or "DepthwiseConv2dNativeBackpropFilter")
 

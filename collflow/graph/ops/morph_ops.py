@@ -15,6 +15,7 @@ from .. import graph as _g
 from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from . import array_ops as _a
+from . import layout_ops as _lay
 from . import math_ops as _m
 from .conv3d_ops import _check_format, _five, _geometry, _taps, _volume
 from .op_util import dense as _dense, single
@@ -103,7 +104,12 @@ def conv3d_backprop_filter_v2(input: Any, filter_sizes: Any, out_backprop: Any, 
                               padding: str, data_format: str = "NDHWC", dilations: Sequence[int] = (1, 1, 1, 1, 1),
                               name: Optional[str] = None) -> _g.Tensor:
     """The gradient of conv3d(input, filter) w.r.t. a filter of shape `filter_sizes` (known when
-    the graph is built) given `out_backprop`: the im2col columns' transpose times out_backprop."""
+    the graph is built) given `out_backprop`: the im2col columns' transpose times out_backprop.
+    NCDHW: input and out_backprop moved channels-last first (strides, dilations in its order)."""
+    if data_format == "NCDHW":
+        return conv3d_backprop_filter_v2(_lay.to_nhwc(input), filter_sizes, _lay.to_nhwc(out_backprop),
+                                         _lay.nhwc_order(strides, True, 5), padding, "NDHWC",
+                                         _lay.nhwc_order(dilations, True, 5), name)
     _check_format(data_format, "conv3d_backprop_filter")
     x = _g.convert_to_tensor(input)
     with x.graph.as_default(), x.graph.name_scope(name or "Conv3DBackpropFilterV2"):

@@ -12,6 +12,7 @@ from .. import graph as _g
 from ..registry import register_gradient, register_op
 from ..shape import TensorShape
 from . import array_ops as _a
+from . import layout_ops as _lay
 from . import math_ops as _m
 from .nn_extra_ops import conv2d_transpose, _one
 from .op_util import make_op
@@ -23,9 +24,15 @@ def conv1d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, 
                      padding: str = "SAME", data_format: str = "NWC", dilations: Any = None,
                      name: Optional[str] = None) -> _g.Tensor:
     """The transpose of conv1d: input [batch, width, in], filters [width, out, in],
-    output_shape [batch, out_width, out] (tf.nn.conv1d_transpose)."""
-    if data_format not in ("NWC", None):
-        raise InvalidArgumentError(f"conv1d_transpose supports data_format 'NWC' only, got {data_format!r}")
+    output_shape [batch, out_width, out] (tf.nn.conv1d_transpose); NCW: channels second
+    (output_shape and strides in its order), as NWC between transposes."""
+    if data_format not in ("NWC", "NCW", None):
+        raise InvalidArgumentError(f"conv1d_transpose: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    if data_format == "NCW":
+        shape = _lay.nhwc_sizes(output_shape, 3)
+        return _lay.in_nhwc(input, True, name, "conv1d_transpose", lambda x, nm: conv1d_transpose(
+            x, filters, shape, _lay.nhwc_order(strides, True, 3), padding, "NWC", _lay.nhwc_order(dilations, True, 3),
+            nm))
     s = _one(strides, "strides")
     x = _g.convert_to_tensor(input)
     f = _g.convert_to_tensor(filters, dtype=x.dtype)
