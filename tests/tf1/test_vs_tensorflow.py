@@ -85,6 +85,11 @@ CASES = [
      [(4, 5), (4, 5)]),
     ("sigmoid_xent", lambda tf, a, b: tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.sigmoid(b), logits=a),
      [(4, 5), (4, 5)]),
+    # a class axis other than the last: moved last, as TF does (gradients to labels too)
+    ("softmax_xent_axis0", lambda tf, a, b: tf.nn.softmax_cross_entropy_with_logits_v2(
+        labels=tf.nn.softmax(b, axis=0), logits=a, axis=0), [(4, 3, 2), (4, 3, 2)]),
+    ("softmax_xent_dim1", lambda tf, a, b: tf.nn.softmax_cross_entropy_with_logits(
+        labels=tf.nn.softmax(b, axis=1), logits=a, dim=1), [(2, 5, 3), (2, 5, 3)]),
     ("sparse_softmax_xent", lambda tf, a: tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=tf.constant([0, 4, 2, 1]), logits=a), [(4, 5)]),
     ("embedding_lookup", lambda tf, a: tf.nn.embedding_lookup(a, [[1, 2], [2, 0]]), [(4, 3)]),

@@ -420,7 +420,16 @@ def softmax_cross_entropy_with_logits_v2(_sentinel: Any = None, labels: Any = No
     logits = _g.convert_to_tensor(logits)
     r = logits.shape.rank
     if ax != -1 and (r is None or ax % r != r - 1):
-        raise InvalidArgumentError(f"softmax_cross_entropy_with_logits supports only the last axis, got axis={ax}")
+        if r is None:
+            raise InvalidArgumentError(f"softmax_cross_entropy_with_logits: axis={ax} needs logits of known rank")
+        if not -r <= ax < r:
+            raise InvalidArgumentError(f"softmax_cross_entropy_with_logits: axis {ax} is out of range for logits "
+                                       f"of rank {r}")
+        # as TF: the class axis moved last (the loss keeps the other axes in their order)
+        perm = [d for d in range(r) if d != ax % r] + [ax % r]
+        if not isinstance(labels, _g.Tensor):
+            labels = _g.convert_to_tensor(labels, dtype=logits.dtype)
+        logits, labels = _a.transpose(logits, perm), _a.transpose(labels, perm)
     return softmax_cross_entropy_with_logits_pair(labels, logits, name)[0]
 
 
