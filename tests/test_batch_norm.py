@@ -133,8 +133,12 @@ def test_reuse_regularizers_and_unsupported_options():
         assert len(cf.get_collection(cf.GraphKeys.REGULARIZATION_LOSSES)) == 1
         with pytest.raises(ValueError, match="already exists"):
             cf.layers.batch_normalization(x, name="bn")
-        with pytest.raises(cf.UnimplementedError, match="renorm"):
-            cf.layers.batch_normalization(x, renorm=True)
+        with pytest.raises(cf.UnimplementedError, match="virtual_batch_size"):
+            cf.layers.batch_normalization(x, virtual_batch_size=2)
+        with pytest.raises(ValueError, match="fused=True.*renorm=True"):
+            cf.layers.batch_normalization(x, renorm=True, fused=True)
+        with pytest.raises(ValueError, match="renorm_clipping"):
+            cf.layers.batch_normalization(x, renorm=True, renorm_clipping={"rmaxx": 2.0})
         with pytest.raises(cf.InvalidArgumentError, match="floating-point"):
             cf.layers.batch_normalization(cf.placeholder(cf.int32, (None, 3)))
         with pytest.raises(cf.InvalidArgumentError, match="known size"):
@@ -161,3 +165,47 @@ def test_update_ops_drive_training_with_control_dependencies():
         s.run(train, {x: xv})
         mm, _ = _moving(s, g)
     np.testing.assert_allclose(mm, before.mean(0), rtol=1e-4, atol=1e-5)   # momentum 0: the batch mean
+
+
+def test_batch_renorm_against_numpy():
+    # r = s / sigma and d = (mean - m) / sigma from the renorm averages (read before they move),
+    # clipped, scale and offset r * gamma, d * gamma + beta; the averages then move with
+    # renorm_momentum and the moving variance follows a moving stddev
+    r0 = np.random.default_rng(3)
+    x = r0.uniform(-1, 2, (6, 4)).astype(np.float64)
+    eps, mom, rmom = 1e-3, 0.9, 0.5
+    g = cf.Graph()
+    with g.as_default():
+        xt = cf.constant(x)
+        y = cf.layers.batch_normalization(xt, training=True, renorm=True, momentum=mom, epsilon=eps,
+                                          renorm_momentum=rmom, renorm_clipping={"rmax": 1.1, "dmax": 0.2},
+                                          gamma_initializer=cf.initializers.constant(2.0),
+                                          beta_initializer=cf.initializers.constant(0.5),
+                                          moving_variance_initializer=cf.initializers.constant(4.0))
+        names = [v.op.name for v in cf.global_variables()]
+        gx = cf.gradients(cf.reduce_sum(y), xt)[0]
+        upd = cf.get_collection(cf.GraphKeys.UPDATE_OPS)
+        with cf.Session() as s:
+            s.run(cf.global_variables_initializer())
+            yv, gv = s.run([y, gx])
+            s.run(upd)
+            after = dict(zip(names, s.run(cf.global_variables())))
+    assert names == ["batch_normalization/gamma", "batch_normalization/beta", "batch_normalization/moving_mean",
+                     "batch_normalization/moving_variance", "batch_normalization/moving_stddev",
+                     "batch_normalization/renorm_mean", "batch_normalization/renorm_stddev"]
+    mean, var = x.mean(0), x.var(0)
+    std = np.sqrt(var + eps)
+    sigma = np.maximum(np.sqrt(4.0), np.sqrt(eps))            # renorm_stddev starts at sqrt(4)
+    r = np.minimum(std / sigma, 1.1)
+    d = np.clip((mean - 0.0) / sigma, -0.2, 0.2)
+    want = (x - mean) / std * (2.0 * r) + (2.0 * d + 0.5)
+    np.testing.assert_allclose(yv, want, rtol=1e-10)
+    # r and d are constants for the gradient: d sum(y) / dx is that of plain batch norm, 0
+    np.testing.assert_allclose(gv, np.zeros_like(x), atol=1e-9)
+    np.testing.assert_allclose(after["batch_normalization/renorm_mean"], mean * (1 - rmom), rtol=1e-10)
+    np.testing.assert_allclose(after["batch_normalization/renorm_stddev"], 2.0 - (2.0 - std) * (1 - rmom),
+                               rtol=1e-10)
+    ms = 2.0 - (2.0 - std) * (1 - mom)
+    np.testing.assert_allclose(after["batch_normalization/moving_stddev"], ms, rtol=1e-10)
+    np.testing.assert_allclose(after["batch_normalization/moving_variance"], np.maximum(ms * ms - eps, 0), rtol=1e-10)
+    np.testing.assert_allclose(after["batch_normalization/moving_mean"], mean * (1 - mom), rtol=1e-10)

@@ -23,7 +23,7 @@ import numbers
 from typing import Any, Callable, Dict, List, Optional
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..graph import graph as _g
 from ..graph import initializers as _init
 from ..graph.graph import GraphKeys
@@ -392,6 +392,11 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
     are not supported (an error says so)."""
     if data_format not in ("NHWC", "NCHW"):
         raise InvalidArgumentError(f"batch_norm: data_format must be NHWC or NCHW, got {data_format!r}")
+    if renorm:
+        # TF 1.15's contrib renorm kept debiasing weights (renorm_*_weight) that tf.layers' in TF 2.x
+        # dropped; only the latter is checked against TF here
+        raise UnimplementedError("batch_norm: renorm is not supported (tf.layers.batch_normalization(renorm=True) "
+                                 "is, as TF 2.x computes it)")
     pi, pr = param_initializers or {}, param_regularizers or {}
     x = _g.convert_to_tensor(inputs)
     g = x.graph
@@ -401,7 +406,7 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
             pi.get("moving_mean"), pi.get("moving_variance"), pr.get("beta"), pr.get("gamma"), is_training,
             trainable, scope, reuse, fused, default_name="BatchNorm", updates_collections=updates_collections,
             batch_weights=batch_weights is not None, zero_debias_moving_mean=zero_debias_moving_mean,
-            renorm=renorm, adjustment=adjustment, fuse_rank2=True)
+            adjustment=adjustment, fuse_rank2=True)
         for v in params:
             _add_to(g, v, [GraphKeys.MODEL_VARIABLES], variables_collections, v.op.name.rsplit("/", 1)[-1])
         if updates_collections is None and updates:

@@ -302,13 +302,17 @@ class BatchNormalization(Layer):
                  scale: bool = True, beta_initializer: Any = None, gamma_initializer: Any = None,
                  moving_mean_initializer: Any = None, moving_variance_initializer: Any = None,
                  beta_regularizer: Optional[Callable] = None, gamma_regularizer: Optional[Callable] = None,
-                 trainable: bool = True, name: Optional[str] = None, **kwargs: Any):
+                 trainable: bool = True, name: Optional[str] = None, renorm: bool = False,
+                 renorm_clipping: Any = None, renorm_momentum: float = 0.99, fused: Optional[bool] = None,
+                 virtual_batch_size: Optional[int] = None, adjustment: Any = None, **kwargs: Any):
         super().__init__(trainable, name, **kwargs)
         self._cfg = _config(axis=axis, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
                             beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
                             moving_mean_initializer=moving_mean_initializer,
                             moving_variance_initializer=moving_variance_initializer,
-                            beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer)
+                            beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+                            renorm=renorm, renorm_clipping=renorm_clipping, renorm_momentum=renorm_momentum,
+                            fused=fused, virtual_batch_size=virtual_batch_size, adjustment=adjustment)
 
     def _call(self, x: Any, name: Any, reuse: Any, training: Any = False) -> Any:
         return _fl.batch_normalization(x, training=training, trainable=self.trainable, name=name, reuse=reuse,

@@ -34,7 +34,7 @@ from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_ops as _n
 from ..graph.ops import state_ops as _s
-from ..graph.ops.constant_op import constant
+from ..graph.ops.constant_op import constant, stop_gradient
 from ..graph.ops.nn_impl import batch_normalization as _batch_norm_formula
 from ..graph.variable_scope import constraint_defaults, get_variable, layer_variable_scope
 
@@ -89,13 +89,14 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
     training: a Python bool or a bool scalar tensor: batch statistics plus moving-average
     updates in UPDATE_OPS when true, the moving statistics when false.  momentum: the
     moving averages' decay; epsilon: added to the variance.  center/scale: learn beta/gamma.
-    Regularizers' losses go to REGULARIZATION_LOSSES.  renorm, virtual_batch_size,
-    adjustment are not supported (an error says so).
+    Regularizers' losses go to REGULARIZATION_LOSSES.  renorm: batch renormalization (see
+    _renorm).  virtual_batch_size and adjustment are not supported (an error says so).
     """
     y, _, _ = batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
                             moving_mean_initializer, moving_variance_initializer, beta_regularizer,
                             gamma_regularizer, training, trainable, name, reuse, fused,
-                            renorm=renorm, virtual_batch_size=virtual_batch_size, adjustment=adjustment,
+                            renorm=renorm, renorm_clipping=renorm_clipping, renorm_momentum=renorm_momentum,
+                            virtual_batch_size=virtual_batch_size, adjustment=adjustment,
                             beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
     return y
 
@@ -106,6 +107,7 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                      gamma_regularizer: Optional[Callable], training: Any, trainable: bool, name: Optional[str],
                      reuse: Any, fused: Optional[bool], default_name: str = "batch_normalization",
                      updates_collections: Any = GraphKeys.UPDATE_OPS, fuse_rank2: bool = False,
+                     renorm: bool = False, renorm_clipping: Any = None, renorm_momentum: float = 0.99,
                      **unsupported: Any) -> Any:
     """batch_normalization's body: (output, the moving-average update ops, the variables).  The updates go to
     `updates_collections` (a name or a list of them; None: into no collection, the caller
@@ -122,7 +124,8 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
             return batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer,
                                     gamma_initializer, moving_mean_initializer, moving_variance_initializer,
                                     beta_regularizer, gamma_regularizer, training, trainable, name, reuse, fused,
-                                    default_name, updates_collections, fuse_rank2, **unsupported)
+                                    default_name, updates_collections, fuse_rank2, renorm, renorm_clipping,
+                                    renorm_momentum, **unsupported)
     x = _g.convert_to_tensor(inputs)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")
@@ -136,7 +139,11 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                                    f"size, got shape {x.shape}")
     param_shape = dims if len(axes) == 1 else [x.shape.dims[i] if i in axes else 1 for i in range(rank)]
     reduction_axes = [i for i in range(rank) if i not in axes]
-    use_fused = fused is not False and ((rank == 4 and axes in ([1], [3])) or (fuse_rank2 and rank == 2))
+    clipping = _renorm_clipping(renorm_clipping) if renorm else {}
+    if renorm and fused:
+        raise ValueError("Passing both `fused=True` and `renorm=True` is not supported")
+    use_fused = fused is not False and not renorm and ((rank == 4 and axes in ([1], [3])) or
+                                                       (fuse_rank2 and rank == 2))
     if use_fused:
         epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
     # half-precision inputs keep float32 statistics and parameters (as TensorFlow)
@@ -162,6 +169,13 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
         beta = var("beta", beta_initializer, _init.Zeros(), beta_regularizer, trainable) if center else None
         moving_mean = var("moving_mean", moving_mean_initializer, _init.Zeros(), None, False)
         moving_var = var("moving_variance", moving_variance_initializer, _init.Ones(), None, False)
+        if renorm:   # TF's order: moving_stddev, renorm_mean, renorm_stddev after the moving variance
+            var_init = _init.get(moving_variance_initializer) or _init.Ones()
+            moving_std = var("moving_stddev", _SqrtOf(var_init), None, None, False)
+            renorm_mean = var("renorm_mean", moving_mean_initializer, _init.Zeros(), None, False)
+            renorm_std = var("renorm_stddev", _SqrtOf(var_init), None, None, False)
+        params = [v for v in (beta, gamma, moving_mean, moving_var) if v is not None] + \
+            ([moving_std, renorm_mean, renorm_std] if renorm else [])
 
         if train is False:
             mean, variance = _g.convert_to_tensor(moving_mean), _g.convert_to_tensor(moving_var)
@@ -178,16 +192,32 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                 mean = _a.where(train, batch_mean, _g.convert_to_tensor(moving_mean))
                 variance = _a.where(train, batch_var, _g.convert_to_tensor(moving_var))
             decay = constant(1.0 - float(momentum), dtype=pdt, name="decay")
+            renorm_deps: list = []
+            if renorm:
+                gamma_r, beta_r, renorm_deps = _renorm(g, train, batch_mean, batch_var, epsilon, renorm_mean,
+                                                       renorm_std, clipping, renorm_momentum, gamma, beta, pdt)
             for v, value in ((moving_mean, batch_mean), (moving_var, update_var)):
-                with g.name_scope("AssignMovingAvg") as upd_scope:
-                    delta = (_g.convert_to_tensor(v) - value) * decay
-                    if train is not True:
-                        delta = _a.where(train, delta, _a.zeros_like(delta))
-                    # TF1 names the update by its scope: "<layer>/AssignMovingAvg:0", "..._1:0"
-                    upd = _s.assign_sub(v, delta, name=upd_scope)
+                # renorm: the moving statistics after the renorm ones (TF's control dependencies), the
+                # variance through a moving standard deviation
+                with g.control_dependencies(renorm_deps), g.name_scope("AssignMovingAvg") as upd_scope:
+                    if renorm and v is moving_var:
+                        new_std = _moving_average(g, moving_std, _m.sqrt(batch_var + constant(epsilon, dtype=pdt)),
+                                                  decay, train)
+                        value = _n.relu(new_std * new_std - constant(epsilon, dtype=pdt))
+                        if train is not True:
+                            value = _a.where(train, value, _g.convert_to_tensor(v))
+                        upd = _s.assign(v, value, name=upd_scope)
+                    else:
+                        delta = (_g.convert_to_tensor(v) - value) * decay
+                        if train is not True:
+                            delta = _a.where(train, delta, _a.zeros_like(delta))
+                        # TF1 names the update by its scope: "<layer>/AssignMovingAvg:0", "..._1:0"
+                        upd = _s.assign_sub(v, delta, name=upd_scope)
                     updates.append(upd)
                     for c in collections:
                         g.add_to_collection(c, upd)
+            if renorm:
+                gamma, beta = gamma_r, beta_r
 
         def bcast(t: Any) -> Any:
             if t is None:
@@ -201,8 +231,74 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                 t = _a.reshape(t, shape)
             return t
 
-        params = [v for v in (beta, gamma, moving_mean, moving_var) if v is not None]
         return _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon), updates, params
+
+
+class _SqrtOf(_init.Initializer):
+    """The square root of another initializer's values (renorm's standard deviations start at
+    the square root of the moving variance's start, as TF's)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> _g.Tensor:
+        return _m.sqrt(_g.convert_to_tensor(self.base(shape, dtype, partition_info)))
+
+
+def _renorm_clipping(clipping: Any) -> dict:
+    clipping = dict(clipping or {})
+    bad = set(clipping) - {"rmax", "rmin", "dmax"}
+    if bad:
+        raise ValueError(f"Received invalid keys for `renorm_clipping` argument: {clipping}. Supported values: "
+                         f"['rmax', 'rmin', 'dmax'].")
+    return clipping
+
+
+def _moving_average(g: _g.Graph, v: Variable, value: Any, decay: Any, train: Any) -> _g.Tensor:
+    """v -= (v - value) * decay (not under a False `train` tensor); the updated value."""
+    with g.name_scope("AssignMovingAvg") as scope:
+        delta = (_g.convert_to_tensor(v) - value) * _m.cast(decay, v.dtype.base_dtype)
+        if train is not True:
+            delta = _a.where(train, delta, _a.zeros_like(delta))
+        return _s.assign_sub(v, delta, name=scope)
+
+
+def _renorm(g: _g.Graph, train: Any, mean: Any, variance: Any, epsilon: float, renorm_mean: Variable,
+            renorm_std: Variable, clipping: dict, momentum: float, gamma: Any, beta: Any, dtype: Any) -> Any:
+    """Batch renormalization (Ioffe 2017) as TF's BatchNormalization computes it: with the
+    batch's stddev s = sqrt(var + eps) and the renorm averages (m, sigma = max(sigma, sqrt(eps))),
+    r = s / sigma and d = (mean - m) / sigma, clipped to [rmin, rmax] and [-dmax, dmax], are
+    constants for the gradient (1 and 0 under a False `training`), and the output's scale and
+    offset become r * gamma and d * gamma + beta.  The renorm averages then move toward the
+    batch's mean and s with renorm_momentum (after r and d are read).  Returns (scale, offset,
+    the update ops)."""
+    eps = constant(epsilon, dtype=dtype)
+    std = _m.sqrt(variance + eps)
+    sigma = _m.maximum(_g.convert_to_tensor(renorm_std), _m.sqrt(eps))
+    r = std / sigma
+    d = (mean - _g.convert_to_tensor(renorm_mean)) / sigma
+    def bound(key: str) -> Any:   # a Python number exactly in the statistics' dtype, as TF converts it
+        v = clipping[key]
+        return _m.cast(v, dtype) if isinstance(v, _g.Tensor) else constant(v, dtype=dtype)
+    if clipping.get("rmin") is not None:
+        r = _m.maximum(r, bound("rmin"))
+    if clipping.get("rmax") is not None:
+        r = _m.minimum(r, bound("rmax"))
+    if clipping.get("dmax") is not None:
+        dmax = bound("dmax")
+        d = _m.minimum(_m.maximum(d, -dmax), dmax)
+    if train is not True:
+        r, d = _a.where(train, r, _a.ones_like(r)), _a.where(train, d, _a.zeros_like(d))
+    r, d = stop_gradient(r, name="renorm_r"), stop_gradient(d, name="renorm_d")
+    decay = constant(1.0 - float(momentum), dtype=dtype, name="renorm_decay")
+    with g.control_dependencies([r, d]):   # the averages move after r and d read them
+        updates = [_moving_average(g, renorm_mean, mean, decay, train),
+                   _moving_average(g, renorm_std, std, decay, train)]
+    scale = r if gamma is None else r * _g.convert_to_tensor(gamma)
+    offset = d if gamma is None else d * _g.convert_to_tensor(gamma)
+    if beta is not None:
+        offset = offset + _g.convert_to_tensor(beta)
+    return scale, offset, updates
 
 
 def add_layer_regularization(g: _g.Graph, name: str, v: Variable, regularizer: Optional[Callable],
