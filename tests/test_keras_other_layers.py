@@ -503,3 +503,14 @@ def test_channels_first_3d_layers_are_the_channels_last_answer_transposed():
         L.SpatialDropout1D(0.5, data_format="channels_first")      # Keras's 1-D one has none
     with pytest.raises(ValueError, match="must be one of"):
         L.MaxPooling3D(2, data_format="NCDHW")
+
+
+def test_spatial_dropout1d_ignores_a_channels_first_default():
+    # Keras's SpatialDropout1D has no data_format: its noise is [batch, 1, channels] even when
+    # image_data_format() is channels_first (the 2-D one follows the default)
+    K.backend.set_image_data_format("channels_first")
+    try:
+        assert L.SpatialDropout1D(0.5).data_format == "channels_last"
+        assert L.SpatialDropout2D(0.5).data_format == "channels_first"
+    finally:
+        K.backend.set_image_data_format("channels_last")

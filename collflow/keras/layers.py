@@ -257,8 +257,9 @@ class Conv2D(_KerasMixin, _lc.Conv2D):
 
 
 class Conv1D(_KerasMixin, _lc.Conv1D):
+    # Keras's 1-D layers default to channels_last, not to image_data_format()
     def __init__(self, filters: int, kernel_size: Any, strides: Any = 1, padding: str = "valid",
-                 data_format: Optional[str] = None, dilation_rate: Any = 1, activation: Any = None,
+                 data_format: Optional[str] = "channels_last", dilation_rate: Any = 1, activation: Any = None,
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Optional[Callable] = None, bias_regularizer: Optional[Callable] = None,
                  **kwargs: Any):
@@ -267,10 +268,12 @@ class Conv1D(_KerasMixin, _lc.Conv1D):
                    kwargs)
 
 
-def _pool(base: type) -> type:
+def _pool(base: type, default_format: Optional[str] = None) -> type:
+    """A Keras pooling class over the tf.layers one; default_format: the data_format default
+    (None: image_data_format(); Keras's 1-D poolings say channels_last)."""
     class Pool(_KerasMixin, base):
         def __init__(self, pool_size: Any = 2, strides: Any = None, padding: str = "valid",
-                     data_format: Optional[str] = None, **kwargs: Any):
+                     data_format: Optional[str] = default_format, **kwargs: Any):
             self._batch_input_shape = _input_shape_kwargs(kwargs)
             kwargs.pop("trainable", None)  # no weights (a saved config still lists it)
             super().__init__(pool_size, strides if strides is not None else pool_size, padding,
@@ -279,9 +282,9 @@ def _pool(base: type) -> type:
     return Pool
 
 
-MaxPooling1D = _pool(_lc.MaxPooling1D)
+MaxPooling1D = _pool(_lc.MaxPooling1D, "channels_last")
 MaxPooling2D = MaxPool2D = _pool(_lc.MaxPooling2D)
-AveragePooling1D = _pool(_lc.AveragePooling1D)
+AveragePooling1D = _pool(_lc.AveragePooling1D, "channels_last")
 AveragePooling2D = AvgPool2D = _pool(_lc.AveragePooling2D)
 
 
@@ -402,10 +405,11 @@ class _GlobalPool(_Stateless):
     """Keras's global poolings: a reduction over the spatial axes, 1.. with channels_last (the
     default), 2.. with channels_first."""
     _reduce = staticmethod(_m.reduce_mean)
+    _default_format: Optional[str] = None   # None: image_data_format() (the 1-D ones: channels_last)
 
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.data_format = K.normalize_data_format(data_format)
+        self.data_format = K.normalize_data_format(data_format if data_format is not None else self._default_format)
 
     def _fn(self, x: Any) -> Any:
         rank = x.shape.rank

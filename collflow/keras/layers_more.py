@@ -71,7 +71,7 @@ class Conv2DTranspose(_KerasMixin, _lc.Layer):
         self.output_padding = output_padding
         self._cfg = dict(filters=int(filters), kernel_size=kernel_size, strides=strides, padding=padding,
                          output_padding=output_padding,
-                         data_format=_image_format(data_format, "SeparableConv2D"), activation=_activation(activation),
+                         data_format=_image_format(data_format, "Conv2DTranspose"), activation=_activation(activation),
                          use_bias=use_bias, kernel_initializer=_initializer(kernel_initializer),
                          bias_initializer=_initializer(bias_initializer), kernel_regularizer=kernel_regularizer,
                          bias_regularizer=bias_regularizer)
@@ -362,6 +362,7 @@ class RepeatVector(_Stateless):
 
 class GlobalAveragePooling1D(_GlobalPool):
     _base = "global_average_pooling1d"
+    _default_format = "channels_last"   # Keras's 1-D default, not image_data_format()
     _consumes_mask = True  # the mean over the real steps; no mask after it (TF 1.15's)
 
     def _call(self, x: Any, name: Any, reuse: Any, *args: Any, mask: Any = None, **kwargs: Any) -> Any:
@@ -376,6 +377,7 @@ class GlobalAveragePooling1D(_GlobalPool):
 
 class GlobalMaxPooling1D(_GlobalPool):
     _base = "global_max_pooling1d"
+    _default_format = "channels_last"
     _reduce = staticmethod(_m.reduce_max)
 
 
@@ -698,7 +700,8 @@ class _SpatialDropout(_Noise):
         if not self._has_format and data_format is not None:
             raise TypeError(f"{type(self).__name__}: unexpected keyword arguments ['data_format']")
         super().__init__(rate, **kwargs)
-        self.data_format = _image_format(data_format, type(self).__name__)
+        # the 1-D one is always channels-last, whatever image_data_format() says
+        self.data_format = _image_format(data_format, type(self).__name__) if self._has_format else "channels_last"
 
     def _noisy(self, x: Any) -> Any:
         shape = _a.shape(x)

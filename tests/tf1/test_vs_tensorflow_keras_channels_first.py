@@ -88,14 +88,19 @@ def test_keras_channels_first_layers_match_tf_keras(case):
 
 
 def test_image_data_format_is_every_layers_default():
-    # Keras reads image_data_format() when a layer is made with data_format=None
+    # Keras reads image_data_format() when a layer is made with data_format=None (its 1-D
+    # convolution and poolings default to channels_last instead)
     def shapes(tf, keras):
         keras.backend.set_image_data_format("channels_first")
         try:
             with tf.Graph().as_default():
-                x2, x3 = keras.Input((3, 8, 8)), keras.Input((3, 4, 4, 4))
+                x1, x2, x3 = keras.Input((3, 8)), keras.Input((3, 8, 8)), keras.Input((3, 4, 4, 4))
                 L = keras.layers
-                return ([layer(x2).shape.as_list() for layer in (
+                # Keras's 1-D convolution and poolings default to channels_last, the rest to the global format
+                return ([layer(x1).shape.as_list() for layer in (
+                    L.Conv1D(2, 3), L.MaxPooling1D(), L.AveragePooling1D(), L.GlobalAveragePooling1D(),
+                    L.GlobalMaxPooling1D(), L.SeparableConv1D(2, 3), L.LocallyConnected1D(2, 3))] +
+                        [layer(x2).shape.as_list() for layer in (
                     L.Conv2D(4, 3), L.MaxPooling2D(), L.AveragePooling2D(), L.GlobalAveragePooling2D(),
                     L.ZeroPadding2D(1), L.Cropping2D(1), L.UpSampling2D(), L.Flatten(), L.SeparableConv2D(2, 3),
                     L.DepthwiseConv2D(3), L.Conv2DTranspose(2, 3), L.SpatialDropout2D(0.5))] +
