@@ -15,7 +15,7 @@ from ..graph.ops.slicing_ops import pad
 from ..nn import layer_classes as _lc
 from .layers import _GlobalPool, _KerasMixin, _Stateless, _activation, _initializer, _input_shape_kwargs
 from .layers_attention import ShapeProbe
-from .layers_more import _Noise, _SpatialDropout
+from .layers_more import _Noise, _SpatialDropout, _image_format
 
 __all__ = ["AlphaDropout", "ThresholdedReLU", "SpatialDropout3D", "Cropping3D", "UpSampling3D", "ZeroPadding3D",
            "GlobalAveragePooling3D", "GlobalMaxPooling3D", "Conv3DTranspose", "SeparableConv1D"]
@@ -23,8 +23,7 @@ __all__ = ["AlphaDropout", "ThresholdedReLU", "SpatialDropout3D", "Cropping3D", 
 
 def _first(data_format: Optional[str], layer: str) -> bool:
     """Keras's data_format: True for channels_first (None: K.image_data_format())."""
-    from . import backend as K
-    return K.normalize_data_format(data_format) == "channels_first"
+    return _image_format(data_format, layer) == "channels_first"
 
 
 def _triple(v: Any) -> tuple:

@@ -199,20 +199,17 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
             for v, value in ((moving_mean, batch_mean), (moving_var, update_var)):
                 # renorm: the moving statistics after the renorm ones (TF's control dependencies), the
                 # variance through a moving standard deviation
-                with g.control_dependencies(renorm_deps), g.name_scope("AssignMovingAvg") as upd_scope:
+                with g.control_dependencies(renorm_deps):
                     if renorm and v is moving_var:
-                        new_std = _moving_average(g, moving_std, _m.sqrt(batch_var + constant(epsilon, dtype=pdt)),
-                                                  decay, train)
-                        value = _n.relu(new_std * new_std - constant(epsilon, dtype=pdt))
-                        if train is not True:
-                            value = _a.where(train, value, _g.convert_to_tensor(v))
-                        upd = _s.assign(v, value, name=upd_scope)
+                        with g.name_scope("AssignMovingAvg") as upd_scope:
+                            new_std = _moving_average(g, moving_std,
+                                                      _m.sqrt(batch_var + constant(epsilon, dtype=pdt)), decay, train)
+                            value = _n.relu(new_std * new_std - constant(epsilon, dtype=pdt))
+                            if train is not True:
+                                value = _a.where(train, value, _g.convert_to_tensor(v))
+                            upd = _s.assign(v, value, name=upd_scope)
                     else:
-                        delta = (_g.convert_to_tensor(v) - value) * decay
-                        if train is not True:
-                            delta = _a.where(train, delta, _a.zeros_like(delta))
-                        # TF1 names the update by its scope: "<layer>/AssignMovingAvg:0", "..._1:0"
-                        upd = _s.assign_sub(v, delta, name=upd_scope)
+                        upd = _moving_average(g, v, value, decay, train)
                     updates.append(upd)
                     for c in collections:
                         g.add_to_collection(c, upd)
@@ -255,9 +252,10 @@ def _renorm_clipping(clipping: Any) -> dict:
 
 
 def _moving_average(g: _g.Graph, v: Variable, value: Any, decay: Any, train: Any) -> _g.Tensor:
-    """v -= (v - value) * decay (not under a False `train` tensor); the updated value."""
+    """v -= (v - value) * decay (decay in v's dtype; nothing under a False `train` tensor); the
+    updated value.  TF1 names the update by its scope: "<layer>/AssignMovingAvg:0", "..._1:0"."""
     with g.name_scope("AssignMovingAvg") as scope:
-        delta = (_g.convert_to_tensor(v) - value) * _m.cast(decay, v.dtype.base_dtype)
+        delta = (_g.convert_to_tensor(v) - value) * decay
         if train is not True:
             delta = _a.where(train, delta, _a.zeros_like(delta))
         return _s.assign_sub(v, delta, name=scope)

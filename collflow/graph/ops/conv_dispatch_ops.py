@@ -132,24 +132,25 @@ def _window_1d(v: Any, what: str, fn: str) -> List[int]:
     return _spatial(vals, 1, what, fn)
 
 
+def _pool1d(kind: str, fn: str, default: str, input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
+            data_format: str, name: Optional[str]) -> _g.Tensor:
+    first = _first(data_format, 1, fn)
+    if first:   # [1, c, w] lists read as [1, w, c]
+        ksize, strides = _lay.nhwc_order(ksize, True, 3), _lay.nhwc_order(strides, True, 3)
+    return _pool(input, _window_1d(ksize, "ksize", fn), kind, padding, _window_1d(strides, "strides", fn), [1],
+                 name or default, first)
+
+
 def max_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """Max pooling of [batch, width, channels] over windows of ksize, stepping strides."""
-    first = _first(data_format, 1, "max_pool1d")
-    if first:   # [1, c, w] lists read as [1, w, c]
-        ksize, strides = _lay.nhwc_order(ksize, True, 3), _lay.nhwc_order(strides, True, 3)
-    return _pool(input, _window_1d(ksize, "ksize", "max_pool1d"), "MAX", padding,
-                 _window_1d(strides, "strides", "max_pool1d"), [1], name or "MaxPool1d", first)
+    return _pool1d("MAX", "max_pool1d", "MaxPool1d", input, ksize, strides, padding, data_format, name)
 
 
 def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
                name: Optional[str] = None) -> _g.Tensor:
     """Average pooling of [batch, width, channels] over windows of ksize, stepping strides."""
-    first = _first(data_format, 1, "avg_pool1d")
-    if first:   # [1, c, w] lists read as [1, w, c]
-        ksize, strides = _lay.nhwc_order(ksize, True, 3), _lay.nhwc_order(strides, True, 3)
-    return _pool(input, _window_1d(ksize, "ksize", "avg_pool1d"), "AVG", padding,
-                 _window_1d(strides, "strides", "avg_pool1d"), [1], name or "AvgPool1d", first)
+    return _pool1d("AVG", "avg_pool1d", "AvgPool1d", input, ksize, strides, padding, data_format, name)
 
 
 def _nd_pool(kind: str, input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002

@@ -99,9 +99,7 @@ def depthwise_conv2d_native_backprop_input(input_sizes: Any, filter: Any, out_ba
     first = _lay.channels_first(data_format, what)
     attrs = _attrs(_lay.nhwc_order(strides, first), padding, _lay.nhwc_order(dilations, first), None, what)
     if first:
-        input_sizes = _lay.nhwc_sizes(input_sizes)
-        if shape_hint is not None and TensorShape(shape_hint).rank == 4:
-            shape_hint = TensorShape([TensorShape(shape_hint).dims[i] for i in (0, 2, 3, 1)])
+        input_sizes, shape_hint = _lay.nhwc_sizes(input_sizes), _lay.nhwc_shape(shape_hint)
     attrs["shape_hint"] = shape_hint
     return _lay.in_nhwc(out_backprop, first, name, "DepthwiseConv2dNativeBackpropInput", lambda dy, nm: single(
         "DepthwiseConv2dNativeBackpropInput", [_nn._sizes(input_sizes), filter, dy], attrs,

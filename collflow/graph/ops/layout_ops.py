@@ -16,6 +16,7 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from .. import graph as _g
+from ..shape import TensorShape
 from . import array_ops as _a
 from . import slicing_ops as _s
 
@@ -118,6 +119,13 @@ def in_nhwc(x: Any, first: bool, name: Optional[str], default: str,
             return y
         r = _rank(y, default)
         return _a.transpose(y, [0, r - 1, *range(1, r - 1)], name=name or default)
+
+
+def nhwc_shape(shape: Any) -> Any:
+    """A static NCHW shape (a shape hint) in NHWC order; None or an unknown rank as given."""
+    if shape is None or TensorShape(shape).rank != 4:
+        return shape
+    return TensorShape([TensorShape(shape).dims[i] for i in (0, 2, 3, 1)])
 
 
 def nhwc_sizes(sizes: Any, rank: int = 4) -> Any:

@@ -507,9 +507,7 @@ def conv2d_backprop_input(input_sizes: Any, filter: Any, out_backprop: Any, stri
     pairs = _lay.explicit_padding(padding, first, "conv2d_backprop_input")
     strides, dilations = _lay.nhwc_order(strides, first), _lay.nhwc_order(dilations, first)
     if first:
-        input_sizes = _lay.nhwc_sizes(input_sizes)
-        if shape_hint is not None and TensorShape(shape_hint).rank == 4:
-            shape_hint = TensorShape([TensorShape(shape_hint).dims[i] for i in (0, 2, 3, 1)])
+        input_sizes, shape_hint = _lay.nhwc_sizes(input_sizes), _lay.nhwc_shape(shape_hint)
 
     def body(dy: _g.Tensor, nm: Optional[str]) -> _g.Tensor:
         if pairs is None:
