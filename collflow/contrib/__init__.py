@@ -3,8 +3,8 @@
 functions, initializers and regularizers TF1 programs use, with contrib's defaults),
 `tf.contrib.framework` (arg_scope and the variable helpers) and `tf.contrib.slim` (the
 layers, arg_scope and variable helpers under slim's names; slim.learning and slim.nets are
-not provided), `tf.contrib.training` (HParams, parse_values) and
-`tf.contrib.layers.optimize_loss`.
+not provided), `tf.contrib.training` (HParams, parse_values),
+`tf.contrib.layers.optimize_loss` and `tf.contrib.crf` (the linear-chain CRF).
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -87,3 +87,6 @@ framework.python = _fw_python
 _sys.modules.setdefault(_fw_python.__name__, _fw_python)
 _sys.modules.setdefault(_fw_python.ops.__name__, _fw_python.ops)
 _sys.modules.setdefault(_fw_python.ops.__name__ + ".audio_ops", _audio_ops)
+
+from . import crf  # noqa: E402  (tf.contrib.crf: the linear-chain CRF of sequence taggers)
+__all__.append("crf")
