@@ -11,6 +11,8 @@ from gradcheck import Case, check_case
 
 crf = tf.contrib.crf
 
+pytestmark = pytest.mark.usefixtures("graph")  # a fresh default graph per test
+
 
 def _score(x, trans, tags, n):
     if n <= 0:

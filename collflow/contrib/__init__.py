@@ -90,3 +90,11 @@ _sys.modules.setdefault(_fw_python.ops.__name__ + ".audio_ops", _audio_ops)
 
 from . import crf  # noqa: E402  (tf.contrib.crf: the linear-chain CRF of sequence taggers)
 __all__.append("crf")
+
+# tf.contrib.rnn beyond the core cells: stacked bidirectional RNNs, LayerNormBasicLSTMCell,
+# the projection wrappers
+from . import rnn_extra as _rnn_extra  # noqa: E402
+for _name in _rnn_extra.__all__:
+    setattr(rnn, _name, getattr(_rnn_extra, _name))
+rnn.__doc__ += (" Also stack_bidirectional_rnn, stack_bidirectional_dynamic_rnn, LayerNormBasicLSTMCell, "
+                "OutputProjectionWrapper and InputProjectionWrapper.")

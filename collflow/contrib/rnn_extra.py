@@ -1,0 +1,263 @@
+"""tf.contrib.rnn beyond the core cells: stacked bidirectional RNNs, the layer-normalised
+LSTM cell and the projection wrappers TF1 programs use (TF 1.15's variable names).
+
+    outputs, states_fw, states_bw = cf.contrib.rnn.stack_bidirectional_dynamic_rnn(
+        [cf.contrib.rnn.LSTMCell(64)] * 2 ..., inputs, sequence_length=lengths, dtype=cf.float32)
+
+`stack_bidirectional_dynamic_rnn` puts layer i under stack_bidirectional_rnn/cell_i/
+bidirectional_rnn/{fw,bw}/..., `stack_bidirectional_rnn` (the static form) under
+stack_bidirectional_rnn/cell_i/{fw,bw}/...; each layer reads the previous one's forward
+and backward outputs concatenated.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Optional, Tuple
+
+from ..graph import graph as _g
+from ..graph import nest
+from ..graph.ops import array_ops as _a
+from ..graph.ops import math_ops as _m
+from ..graph.ops import nn_impl, nn_ops as _nn
+from ..graph.variable_scope import variable_scope
+from .. import initializers as _init
+from ..nn.rnn import bidirectional_dynamic_rnn, static_bidirectional_rnn
+from ..nn.rnn_cells import LSTMStateTuple, RNNCell, prebuild
+
+__all__ = ["stack_bidirectional_rnn", "stack_bidirectional_dynamic_rnn", "LayerNormBasicLSTMCell",
+           "OutputProjectionWrapper", "InputProjectionWrapper"]
+
+
+def _check_stack(cells_fw: Any, cells_bw: Any, initial_states_fw: Any, initial_states_bw: Any) -> None:
+    # TF 1.15's checks and messages
+    if not cells_fw:
+        raise ValueError("Must specify at least one fw cell for BidirectionalRNN.")
+    if not cells_bw:
+        raise ValueError("Must specify at least one bw cell for BidirectionalRNN.")
+    if not isinstance(cells_fw, list):
+        raise ValueError("cells_fw must be a list of RNNCells (one per layer).")
+    if not isinstance(cells_bw, list):
+        raise ValueError("cells_bw must be a list of RNNCells (one per layer).")
+    if len(cells_fw) != len(cells_bw):
+        raise ValueError("Forward and Backward cells must have the same depth.")
+    for what, states in (("fw", initial_states_fw), ("bw", initial_states_bw)):
+        if states is not None and (not isinstance(states, list) or len(states) != len(cells_fw)):
+            raise ValueError(f"initial_states_{what} must be a list of state tensors (one per layer).")
+
+
+def stack_bidirectional_rnn(cells_fw: list, cells_bw: list, inputs: Any, initial_states_fw: Any = None,
+                            initial_states_bw: Any = None, dtype: Any = None, sequence_length: Any = None,
+                            scope: Any = None) -> Tuple[list, tuple, tuple]:
+    """Layers of static_bidirectional_rnn: (outputs, a list of [batch, fw + bw] per step;
+    the forward final states, one per layer; the backward ones)."""
+    _check_stack(cells_fw, cells_bw, initial_states_fw, initial_states_bw)
+    states_fw, states_bw = [], []
+    layer = inputs
+    with variable_scope(scope or "stack_bidirectional_rnn"):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with variable_scope(f"cell_{i}") as cell_scope:
+                layer, st_fw, st_bw = static_bidirectional_rnn(
+                    cell_fw, cell_bw, layer, initial_state_fw=initial_states_fw[i] if initial_states_fw else None,
+                    initial_state_bw=initial_states_bw[i] if initial_states_bw else None,
+                    sequence_length=sequence_length, dtype=dtype, scope=cell_scope)
+            states_fw.append(st_fw)
+            states_bw.append(st_bw)
+    return layer, tuple(states_fw), tuple(states_bw)
+
+
+def stack_bidirectional_dynamic_rnn(cells_fw: list, cells_bw: list, inputs: Any, initial_states_fw: Any = None,
+                                    initial_states_bw: Any = None, dtype: Any = None, sequence_length: Any = None,
+                                    parallel_iterations: Optional[int] = None, time_major: bool = False,
+                                    scope: Any = None, swap_memory: bool = False) -> Tuple[_g.Tensor, tuple, tuple]:
+    """Layers of bidirectional_dynamic_rnn: (outputs [batch, time, fw + bw] (time-major if
+    time_major); the forward final states, one per layer; the backward ones)."""
+    _check_stack(cells_fw, cells_bw, initial_states_fw, initial_states_bw)
+    states_fw, states_bw = [], []
+    layer = inputs
+    with variable_scope(scope or "stack_bidirectional_rnn"):
+        for i, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with variable_scope(f"cell_{i}"):
+                outputs, (st_fw, st_bw) = bidirectional_dynamic_rnn(
+                    cell_fw, cell_bw, layer, initial_state_fw=initial_states_fw[i] if initial_states_fw else None,
+                    initial_state_bw=initial_states_bw[i] if initial_states_bw else None,
+                    sequence_length=sequence_length, parallel_iterations=parallel_iterations, dtype=dtype,
+                    swap_memory=swap_memory, time_major=time_major)
+                layer = _a.concat(outputs, 2)
+            states_fw.append(st_fw)
+            states_bw.append(st_bw)
+    return layer, tuple(states_fw), tuple(states_bw)
+
+
+def _activation(fn: Any) -> Callable:
+    return fn if fn is not None else _nn.tanh
+
+
+class LayerNormBasicLSTMCell(RNNCell):
+    """tf.contrib.rnn.LayerNormBasicLSTMCell: a basic LSTM whose four gate pre-activations and
+    new cell state are layer-normalised (Ba et al. 2016), with recurrent dropout on the
+    candidate (Semeniuta et al. 2016).
+
+        i, j, f, o = split([x, h] . kernel (+ bias without layer_norm), 4)
+        i, j, f, o = LN_input(i), LN_transform(j), LN_forget(f), LN_output(o)
+        c' = LN_state(c * sigmoid(f + forget_bias) + sigmoid(i) * dropout(act(j)))
+        h' = act(c') * sigmoid(o)
+
+    Variables layer_norm_basic_lstm_cell/kernel, then {input,transform,forget,output,state}/
+    gamma (starting at norm_gain) and /beta (norm_shift); bias only with layer_norm=False.
+    Each LN is contrib.layers.layer_norm (epsilon 1e-12).
+    """
+
+    def __init__(self, num_units: int, forget_bias: float = 1.0, input_size: Any = None, activation: Any = None,
+                 layer_norm: bool = True, norm_gain: float = 1.0, norm_shift: float = 0.0,
+                 dropout_keep_prob: Any = 1.0, dropout_prob_seed: Optional[int] = None, reuse: Any = None):
+        super().__init__(reuse=reuse)
+        if input_size is not None:
+            warnings.warn(f"{self}: The input_size parameter is deprecated.", stacklevel=2)
+        self._num_units = int(num_units)
+        self._activation = _activation(activation)
+        self._forget_bias = forget_bias
+        self._keep_prob = dropout_keep_prob
+        self._drop_seed = dropout_prob_seed
+        self._layer_norm = bool(layer_norm)
+        self._norm_gain = norm_gain
+        self._norm_shift = norm_shift
+
+    @property
+    def state_size(self) -> Any:
+        return LSTMStateTuple(self._num_units, self._num_units)
+
+    @property
+    def output_size(self) -> int:
+        return self._num_units
+
+    _NORMS = ("input", "transform", "forget", "output", "state")
+
+    def _build(self, depth: int) -> None:
+        n = self._num_units
+        self._kernel = self.add_variable("kernel", [depth + n, 4 * n])
+        self._bias = None if self._layer_norm else self.add_variable("bias", [4 * n])
+        self._norm_params = {}
+        if self._layer_norm:
+            for part in self._NORMS:
+                with variable_scope(part):
+                    gamma = self.add_variable("gamma", [n], initializer=_init.Constant(self._norm_gain))
+                    beta = self.add_variable("beta", [n], initializer=_init.Constant(self._norm_shift))
+                self._norm_params[part] = (gamma, beta)
+
+    def _norm(self, x: _g.Tensor, part: str) -> _g.Tensor:
+        # contrib.layers.layer_norm's math over the features (TF calls it with reuse=True on
+        # these variables, so they stay out of MODEL_VARIABLES)
+        gamma, beta = self._norm_params[part]
+        with _g.get_default_graph().name_scope(part):
+            mean, variance = _nn.moments(x, [1], keep_dims=True)
+            return nn_impl.batch_normalization(x, mean, variance, beta, gamma, 1e-12)
+
+    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        c, h = state
+        gates = _m.matmul(_a.concat([inputs, h], 1), self._kernel)
+        if self._bias is not None:
+            gates = _nn.bias_add(gates, self._bias)
+        i, j, f, o = _a.split(gates, 4, axis=1)
+        if self._layer_norm:
+            i, j, f, o = (self._norm(t, p) for t, p in zip((i, j, f, o), self._NORMS))
+        g = self._activation(j)
+        keep = self._keep_prob
+        if isinstance(keep, _g.Tensor) or not isinstance(keep, float) or keep < 1:
+            g = _nn.dropout(g, keep, seed=self._drop_seed)
+        new_c = c * _nn.sigmoid(f + self._forget_bias) + _nn.sigmoid(i) * g
+        if self._layer_norm:
+            new_c = self._norm(new_c, "state")
+        new_h = self._activation(new_c) * _nn.sigmoid(o)
+        return new_h, LSTMStateTuple(new_c, new_h)
+
+
+class _ProjectionWrapper(RNNCell):
+    """A wrapped cell plus a dense projection, under the wrapper's own variable scope
+    (rnn/output_projection_wrapper/kernel, .../bias, .../basic_rnn_cell/kernel)."""
+
+    def __init__(self, cell: Any, what: str, activation: Any, reuse: Any):
+        super().__init__(reuse=reuse)
+        if not (callable(cell) and hasattr(cell, "state_size") and hasattr(cell, "output_size")):
+            raise TypeError(f"The parameter cell is not RNNCell. ({what})")
+        self._cell = cell
+        self._proj_activation = activation
+
+    @property
+    def state_size(self) -> Any:
+        return self._cell.state_size
+
+    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
+        with _g.get_default_graph().name_scope(type(self).__name__ + "ZeroState"):
+            return self._cell.zero_state(batch_size, dtype)
+
+    # the cell's variables, then the projection's (TF's order: the cell is built first for
+    # an output projection, after it for an input projection; both list it first)
+    @property
+    def trainable_variables(self) -> list:
+        return list(getattr(self._cell, "trainable_variables", [])) + self._var_lists()[0]
+
+    @property
+    def non_trainable_variables(self) -> list:
+        return list(getattr(self._cell, "non_trainable_variables", [])) + self._var_lists()[1]
+
+    @property
+    def variables(self) -> list:
+        return self.trainable_variables + self.non_trainable_variables
+
+    weights = variables
+    trainable_weights = trainable_variables
+    non_trainable_weights = non_trainable_variables
+
+    def _linear(self, depth: int, size: int) -> None:
+        self._kernel = self.add_variable("kernel", [depth, size])
+        self._bias = self.add_variable("bias", [size], initializer=_init.Zeros())
+
+    def _project(self, x: _g.Tensor) -> _g.Tensor:
+        y = _nn.bias_add(_m.matmul(x, self._kernel), self._bias)
+        return self._proj_activation(y) if self._proj_activation is not None else y
+
+
+class OutputProjectionWrapper(_ProjectionWrapper):
+    """The wrapped cell's output projected to `output_size` (a dense layer, then `activation`)."""
+
+    def __init__(self, cell: Any, output_size: int, activation: Any = None, reuse: Any = None):
+        super().__init__(cell, "OutputProjectionWrapper", activation, reuse)
+        if int(output_size) < 1:
+            raise ValueError(f"Parameter output_size must be > 0: {output_size}.")
+        self._output_size = int(output_size)
+
+    @property
+    def output_size(self) -> int:
+        return self._output_size
+
+    def _build(self, depth: int) -> None:
+        prebuild(self._cell, depth, self.dtype)  # the cell's variables first, as TF's first call
+        self._linear(int(nest.flatten(self._cell.output_size)[0]), self._output_size)
+
+    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        output, new_state = self._cell(inputs, state)
+        return self._project(output), new_state
+
+
+class InputProjectionWrapper(_ProjectionWrapper):
+    """The inputs projected to `num_proj` features (a dense layer, then `activation`) before the cell."""
+
+    def __init__(self, cell: Any, num_proj: int, initializer: Any = None, input_size: Any = None,
+                 activation: Any = None, reuse: Any = None):
+        super().__init__(cell, "InputProjectionWrapper", activation, reuse)
+        if initializer is not None:
+            warnings.warn(f"{self}: The initializer parameter is deprecated.", stacklevel=2)
+        if input_size is not None:
+            warnings.warn(f"{self}: The input_size parameter is deprecated.", stacklevel=2)
+        self._num_proj = int(num_proj)
+
+    @property
+    def output_size(self) -> Any:
+        return self._cell.output_size
+
+    def _build(self, depth: int) -> None:
+        self._linear(depth, self._num_proj)  # TF projects first, then calls the cell
+        prebuild(self._cell, self._num_proj, self.dtype)
+
+    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        return self._cell(self._project(inputs), state)
