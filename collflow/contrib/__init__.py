@@ -98,3 +98,7 @@ for _name in _rnn_extra.__all__:
     setattr(rnn, _name, getattr(_rnn_extra, _name))
 rnn.__doc__ += (" Also stack_bidirectional_rnn, stack_bidirectional_dynamic_rnn, LayerNormBasicLSTMCell, "
                 "OutputProjectionWrapper and InputProjectionWrapper.")
+
+from . import legacy_seq2seq  # noqa: E402  (tf.contrib.legacy_seq2seq: TF 1.x's unrolled seq2seq models)
+__all__.append("legacy_seq2seq")
+rnn.EmbeddingWrapper = _rnn_extra.EmbeddingWrapper

@@ -11,6 +11,7 @@ and backward outputs concatenated.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable, Optional, Tuple
 
@@ -19,13 +20,13 @@ from ..graph import nest
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_impl, nn_ops as _nn
-from ..graph.variable_scope import variable_scope
+from ..graph.variable_scope import get_variable, get_variable_scope, variable_scope
 from .. import initializers as _init
 from ..nn.rnn import bidirectional_dynamic_rnn, static_bidirectional_rnn
 from ..nn.rnn_cells import LSTMStateTuple, RNNCell, prebuild
 
 __all__ = ["stack_bidirectional_rnn", "stack_bidirectional_dynamic_rnn", "LayerNormBasicLSTMCell",
-           "OutputProjectionWrapper", "InputProjectionWrapper"]
+           "OutputProjectionWrapper", "InputProjectionWrapper", "EmbeddingWrapper"]
 
 
 def _check_stack(cells_fw: Any, cells_bw: Any, initial_states_fw: Any, initial_states_bw: Any) -> None:
@@ -261,3 +262,44 @@ class InputProjectionWrapper(_ProjectionWrapper):
 
     def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
         return self._cell(self._project(inputs), state)
+
+
+class EmbeddingWrapper(_ProjectionWrapper):
+    """Symbol ids [batch] (or [batch, 1]) embedded before the wrapped cell: TF 1.15's variable
+    embedding_wrapper/embedding [embedding_classes, embedding_size] (initializer, else the
+    scope's, else uniform(-sqrt 3, sqrt 3): variance 1), of the state's dtype; static_rnn
+    takes such rank-1 inputs for it, as TF's does."""
+
+    def __init__(self, cell: Any, embedding_classes: int, embedding_size: int, initializer: Any = None,
+                 reuse: Any = None):
+        super().__init__(cell, "EmbeddingWrapper", None, reuse)
+        if embedding_classes <= 0 or embedding_size <= 0:
+            raise ValueError(f"Both embedding_classes and embedding_size must be > 0: {embedding_classes}, "
+                             f"{embedding_size}.")
+        self._classes = int(embedding_classes)
+        self._size = int(embedding_size)
+        self._initializer = initializer
+        self._embedding = None
+
+    @property
+    def output_size(self) -> Any:
+        return self._cell.output_size
+
+    def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Tuple[Any, Any]:
+        ids = _g.convert_to_tensor(inputs)
+        with self._cell_scope(scope):
+            if self._embedding is None:
+                init = self._initializer or get_variable_scope().initializer
+                if init is None:
+                    init = _init.RandomUniform(-math.sqrt(3), math.sqrt(3))
+                dtype = nest.flatten(state)[0].dtype
+                with _g.get_default_graph().init_scope():
+                    self._embedding = get_variable("embedding", [self._classes, self._size], dtype=dtype,
+                                                   initializer=init)
+                self._var_lists()[0].append(self._embedding)
+                self.dtype = dtype
+                self.built = True
+            embedded = _nn.embedding_lookup(self._embedding, _a.reshape(ids, [-1]))
+            return self._cell(embedded, state)
+
+    call = __call__

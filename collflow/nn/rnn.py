@@ -251,6 +251,8 @@ def _step_inputs(inputs: Any, what: str) -> List[_g.Tensor]:
     if not inputs:
         raise ValueError(f"{what}: inputs must not be empty")
     xs = [_g.convert_to_tensor(x) for x in inputs]
+    if what == "static_rnn" and xs[0].shape.rank == 1:
+        return xs  # TF's exception for symbol ids [batch] read by a cell such as EmbeddingWrapper
     for t, x in enumerate(xs):
         if x.shape.rank is not None and x.shape.rank != 2:
             raise InvalidArgumentError(f"{what}: every input must be [batch, depth] (rank 2); input {t} has shape "
@@ -272,14 +274,18 @@ def static_rnn(cell: Any, inputs: Sequence[Any], initial_state: Any = None, dtyp
     the later steps.  Returns (outputs: a list of T [batch, output_size], final state).
     """
     xs = _step_inputs(inputs, "static_rnn")
-    dt = _float_dtype(xs[0], dtype, "static_rnn")
+    ids = xs[0].shape.rank == 1  # ids [batch] per step: the cell embeds them
+    if ids:
+        dt = _ids_state_dtype(initial_state, dtype)
+    else:
+        dt = _float_dtype(xs[0], dtype, "static_rnn")
     g = xs[0].graph
     with g.as_default(), variable_scope(scope or "rnn", values=xs) as varscope:
         b_static = xs[0].shape.dims[0]
         batch: Any = b_static if b_static is not None else _a.shape(xs[0])[0]
         state = _initial_state(cell, initial_state, batch, dt)
         seq = _sequence_length(sequence_length, "static_rnn")
-        fused = _fused_form(cell, int(xs[0].shape.dims[1]), dt)
+        fused = None if ids else _fused_form(cell, int(xs[0].shape.dims[1]), dt)
         if fused is not None:
             # the unrolled steps as one fused op: the same numbers, one op per layer
             out, state = fused(_a.stack(xs, axis=0), state, seq)
@@ -299,6 +305,14 @@ def static_rnn(cell: Any, inputs: Sequence[Any], initial_state: Any = None, dtyp
             state = new_state
             outputs.append(out)
         return outputs, state
+
+
+def _ids_state_dtype(initial_state: Any, dtype: Any) -> _dt.DType:
+    if initial_state is not None:
+        return nest.flatten(initial_state)[0].dtype
+    if dtype is None:
+        raise ValueError("If no initial_state is provided, dtype must be specified")
+    return _dt.as_dtype(dtype)
 
 
 def _reverse_steps(xs: List[_g.Tensor], seq: Optional[_g.Tensor]) -> List[_g.Tensor]:
