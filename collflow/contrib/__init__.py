@@ -40,7 +40,8 @@ _SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg
                 "batch_norm", "layer_norm", "one_hot_encoding", "repeat", "stack", "conv2d_transpose",
                 "convolution2d_transpose", "separable_conv2d", "separable_convolution2d", "bias_add", "softmax",
                 "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer", "l1_regularizer",
-                "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization")
+                "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization",
+                *layers._extra.__all__)
 slim = _types.SimpleNamespace(
     **{n: getattr(layers, n) for n in _SLIM_LAYERS},
     **{n: getattr(framework, n) for n in framework.__all__},

@@ -499,3 +499,10 @@ softmax = add_arg_scope(_more.softmax)
 
 from .optimize_loss import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss  # noqa: E402
 __all__ += ["optimize_loss", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES"]
+
+# instance/group norm, the 1-D/3-D layers, maxout, unit_norm, ... (contrib/layers_extra.py)
+from . import layers_extra as _extra  # noqa: E402
+for _name in _extra.__all__:
+    _fn = getattr(_extra, _name)
+    globals()[_name] = _fn if _name.startswith("summarize") or _name == "scale_gradient" else add_arg_scope(_fn)
+__all__ += list(_extra.__all__)
