@@ -55,6 +55,12 @@ from collflow.compat.namespaces import audio  # noqa: E402,F401
 from collflow.compat.namespaces import spectral, signal  # noqa: E402,F401
 from collflow.compat.namespaces import ragged  # noqa: E402,F401  (tf.ragged; tf.RaggedTensor is top level)
 from collflow.compat.nest_compat import nest, compat  # noqa: E402,F401  (tf.nest, tf.compat)
+import collflow.contrib.framework as _contrib_framework  # noqa: E402
+from collflow.compat.namespaces import _Namespace as _NestNamespace  # noqa: E402
+# tf.contrib.framework.nest: TF 1.x's nest module (tf.nest's functions, is_sequence its old name)
+_contrib_framework.nest = _NestNamespace("nest", "tf.contrib.framework.nest: tf.nest plus is_sequence.", dict(
+    {n: getattr(nest, n) for n in ("flatten", "pack_sequence_as", "map_structure", "assert_same_structure",
+                                   "is_nested")}, is_sequence=nest.is_nested))
 from collflow.compat.namespaces_more import (test, sets, dtypes, initializers, get_logger,  # noqa: E402,F401
                                              convert_to_tensor_or_indexed_slices, convert_to_tensor_or_sparse_tensor,
                                              add_check_numerics_ops, assert_same_float_dtype, assert_proper_iterable)

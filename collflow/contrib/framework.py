@@ -242,3 +242,10 @@ def assign_from_checkpoint_fn(model_path: str, var_list: Any, ignore_missing_var
     def callback(session: Any) -> None:
         saver.restore(session, model_path)
     return callback
+
+
+# assign_from_values/checkpoint, filter_variables, smart_cond, ... (contrib/framework_more.py)
+from . import framework_more as _more  # noqa: E402
+for _name in _more.__all__:
+    globals()[_name] = getattr(_more, _name)
+__all__ += list(_more.__all__)
