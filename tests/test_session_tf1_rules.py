@@ -358,3 +358,22 @@ def test_tensors_inside_cond_branches_and_loops_are_not_fetchable_or_feedable():
             s.run(inside["body"], {x: 0.5})
         with pytest.raises(ValueError, match="may not be fed"):
             s.run(r, {x: 0.5, inside["body"]: 1.0})
+
+
+def test_control_dependency_on_a_fed_placeholder_waits_for_the_feed():
+    """TF's feed rewrite: a fed Placeholder's control edges come from the feed (tf_slim's
+    metrics.count puts one on its values), so the run needs no value for the op itself;
+    a control dependency on an unfed one still asks for its feed."""
+    g = cf.Graph()
+    with g.as_default():
+        x = cf.placeholder(cf.float32, [2], name="x")
+        v = cf.Variable(0.0)
+        with cf.control_dependencies([x]):
+            up = v.assign_add(1.0)
+        with cf.control_dependencies([x.op]):
+            also = cf.identity(cf.constant(3.0))
+    with cf.Session(graph=g) as s:
+        s.run(v.initializer)
+        assert s.run(up, {x: [1.0, 2.0]}) == 1.0 and s.run(also, {x: [0.0, 0.0]}) == 3.0
+        with pytest.raises(cf.errors.InvalidArgumentError, match="must feed a value for placeholder 'x'"):
+            s.run(up)

@@ -18,9 +18,10 @@ from ..nn import rnn as _rnn
 from ..nn import rnn_block_cells as _rnn_block_cells
 from ..train import optimizers as _optimizers
 from . import losses  # tf.contrib.losses (= slim.losses): predictions/logits first, contrib's reduction
+from . import metrics  # tf.contrib.metrics (= slim.metrics): predictions first, the streaming_* names
 from .. import initializers as _initializers
 
-__all__ = ["rnn", "opt", "layers", "framework", "slim", "losses"]
+__all__ = ["rnn", "opt", "layers", "framework", "slim", "losses", "metrics"]
 
 rnn = _types.SimpleNamespace(
     RNNCell=_rnn.RNNCell, BasicRNNCell=_rnn.BasicRNNCell, BasicLSTMCell=_rnn.BasicLSTMCell,
@@ -45,7 +46,8 @@ _SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg
 slim = _types.SimpleNamespace(
     **{n: getattr(layers, n) for n in _SLIM_LAYERS},
     **{n: getattr(framework, n) for n in framework.__all__},
-    layers=layers, framework=framework, losses=losses, initializers=_initializers, regularizers=layers)
+    layers=layers, framework=framework, losses=losses, metrics=metrics, initializers=_initializers,
+    regularizers=layers)
 slim.__doc__ = ("tf.contrib.slim: the contrib layers (arg_scope-able), arg_scope, model_variable/variable, "
                 "get_variables_to_restore and the other variable helpers, losses; slim.learning and slim.nets "
                 "are not provided.")

@@ -65,7 +65,8 @@ def needed_ops(fetch_tensors: Sequence[Tensor], targets: Sequence[Operation], fe
             if t not in fed and t.op not in needed:
                 stack.append(t.op)
         for c in op.control_inputs:
-            if c not in needed:
+            # a control edge out of a fed Placeholder waits for the feed, not the op (TF's rule)
+            if c not in needed and not (c.type == "Placeholder" and any(o in fed for o in c.outputs)):
                 stack.append(c)
     return needed
 
