@@ -28,3 +28,21 @@ CASES = [
     Case("ResizeBicubic", _bicubic([6, 2], align_corners=True), [(1, 3, 4, 1)], eps=1e-2, rtol=1e-3, atol=1e-3,
          id="ResizeBicubic-align"),
 ]
+
+
+# ImageProjectiveTransformV2: TF's gradient transforms the incoming gradient by the inverse
+# transform, which is the derivative where the transform moves whole pixels (shifts by whole
+# pixels, flips); those are the cases checked here (float64 images: the op computes in them)
+def _projective(t, interpolation):
+    import collflow.compat.v1 as tf1
+    return lambda x: tf1.contrib.image.transform(x, np.asarray(t, np.float32), interpolation)
+
+
+CASES += [
+    Case("ImageProjectiveTransformV2", _projective([1, 0, -2, 0, 1, 1, 0, 0], "NEAREST"), [(2, 5, 6, 2)],
+         id="ImageProjectiveTransformV2-shift"),
+    Case("ImageProjectiveTransformV2", _projective([1, 0, 1, 0, 1, -1, 0, 0], "BILINEAR"), [(1, 4, 5, 1)],
+         id="ImageProjectiveTransformV2-shift-bilinear"),
+    Case("ImageProjectiveTransformV2", _projective([-1, 0, 5, 0, 1, 0, 0, 0], "NEAREST"), [(1, 3, 6, 2)],
+         id="ImageProjectiveTransformV2-flip"),
+]

@@ -97,11 +97,15 @@ __all__.append("crf")
 # tf.contrib.rnn beyond the core cells: stacked bidirectional RNNs, LayerNormBasicLSTMCell,
 # the projection wrappers
 from . import rnn_extra as _rnn_extra  # noqa: E402
-for _name in _rnn_extra.__all__:
-    setattr(rnn, _name, getattr(_rnn_extra, _name))
+for _rnn_name in _rnn_extra.__all__:
+    setattr(rnn, _rnn_name, getattr(_rnn_extra, _rnn_name))
+del _rnn_name
 rnn.__doc__ += (" Also stack_bidirectional_rnn, stack_bidirectional_dynamic_rnn, LayerNormBasicLSTMCell, "
                 "OutputProjectionWrapper and InputProjectionWrapper.")
 
 from . import legacy_seq2seq  # noqa: E402  (tf.contrib.legacy_seq2seq: TF 1.x's unrolled seq2seq models)
 __all__.append("legacy_seq2seq")
 rnn.EmbeddingWrapper = _rnn_extra.EmbeddingWrapper
+
+from . import image  # noqa: E402  (tf.contrib.image: transform, rotate, translate)
+__all__.append("image")

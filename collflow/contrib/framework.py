@@ -246,6 +246,7 @@ def assign_from_checkpoint_fn(model_path: str, var_list: Any, ignore_missing_var
 
 # assign_from_values/checkpoint, filter_variables, smart_cond, ... (contrib/framework_more.py)
 from . import framework_more as _more  # noqa: E402
-for _name in _more.__all__:
-    globals()[_name] = getattr(_more, _name)
+for _more_name in _more.__all__:
+    globals()[_more_name] = getattr(_more, _more_name)
+del _more_name
 __all__ += list(_more.__all__)

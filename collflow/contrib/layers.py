@@ -502,7 +502,9 @@ __all__ += ["optimize_loss", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES"]
 
 # instance/group norm, the 1-D/3-D layers, maxout, unit_norm, ... (contrib/layers_extra.py)
 from . import layers_extra as _extra  # noqa: E402
-for _name in _extra.__all__:
-    _fn = getattr(_extra, _name)
-    globals()[_name] = _fn if _name.startswith("summarize") or _name == "scale_gradient" else add_arg_scope(_fn)
+for _extra_name in _extra.__all__:
+    _extra_fn = getattr(_extra, _extra_name)
+    globals()[_extra_name] = (_extra_fn if _extra_name.startswith("summarize") or _extra_name == "scale_gradient"
+                              else add_arg_scope(_extra_fn))
+del _extra_name, _extra_fn
 __all__ += list(_extra.__all__)

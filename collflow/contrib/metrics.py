@@ -73,8 +73,9 @@ def _direct(contrib_name: str, core: str, params: Tuple[str, ...]) -> Any:
     return metric
 
 
-for _name, (_core, _params) in _DIRECT.items():
-    globals()[_name] = _direct(_name, _core, _params)
+for _metric_name, (_core, _params) in _DIRECT.items():
+    globals()[_metric_name] = _direct(_metric_name, _core, _params)
+del _metric_name, _core, _params
 
 
 def _at_k_name(name: str, k: Optional[int] = None, class_id: Optional[int] = None) -> str:

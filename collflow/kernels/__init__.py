@@ -36,3 +36,4 @@ from . import dynamic_layout_kernels  # noqa: F401,E402  (TransposeDynamic, Expa
 from . import dynamic_shape_kernels  # noqa: F401,E402  (TileDynamic, PadDynamic, OneHotDynamic, BroadcastToDynamic, ...)
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401
+from . import image_transform_kernels  # noqa: F401,E402  (ImageProjectiveTransformV2: contrib.image.transform/rotate)
