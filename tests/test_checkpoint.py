@@ -893,3 +893,31 @@ def test_tf1_checkpoint_helpers(tmp_path):
         r.get_tensor("nope")
     with pytest.raises(cf.NotFoundError, match="not found"):
         cf.train.load_checkpoint(os.path.join(d, "model.ckpt-7"))
+
+
+def test_concurrent_saves_of_one_saver_keep_the_index_whole(tmp_path):
+    """A Supervisor's checkpoint thread and the training loop save through one Saver at once:
+    saves are serialized, so the index lists every kept checkpoint and the last one saved is
+    the latest (a lost entry once made latest_checkpoint return the older step)."""
+    import json
+    import threading
+    g = cf.Graph()
+    with g.as_default():
+        cf.Variable(np.arange(2000, dtype=np.float32), name="w")
+        saver = cf.train.Saver(max_to_keep=100)
+    prefix = str(tmp_path / "model.ckpt")
+    with cf.Session(graph=g) as sess:
+        sess.run(cf.global_variables_initializer())
+
+        def work(offset):
+            for i in range(10):
+                saver.save(sess, prefix, global_step=offset + i)
+        threads = [threading.Thread(target=work, args=(k * 100,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    index = json.loads((tmp_path / "checkpoint.json").read_text())
+    saved = {e["path"] for e in index["checkpoints"]}
+    assert len(saved) == 30 and all((tmp_path / p).exists() for p in saved)
+    assert index["latest"] == index["checkpoints"][-1]["path"]

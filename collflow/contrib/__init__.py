@@ -109,3 +109,12 @@ rnn.EmbeddingWrapper = _rnn_extra.EmbeddingWrapper
 
 from . import image  # noqa: E402  (tf.contrib.image: transform, rotate, translate)
 __all__.append("image")
+
+# tf.contrib.training's create_train_op/train and slim.learning (contrib/train_ops.py)
+from . import train_ops as _train_ops  # noqa: E402
+for _train_name in ("create_train_op", "train", "add_gradients_summaries", "clip_gradient_norms",
+                    "clip_gradient_norms_fn", "multiply_gradients"):
+    setattr(training, _train_name, getattr(_train_ops, _train_name))
+del _train_name
+slim.learning = _train_ops.learning
+slim.__doc__ = slim.__doc__.replace("slim.learning and slim.nets are not provided", "slim.nets is not provided")

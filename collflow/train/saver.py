@@ -427,8 +427,16 @@ class Saver:
         once per graph version and reused).  latest_filename, strip_default_attrs and
         save_debug_info are accepted for TF1 programs and change nothing: collflow keeps its
         own index file.
-        On ranks other than 0 nothing is written and the path is returned.
+        On ranks other than 0 nothing is written and the path is returned.  Saves of one
+        Saver are serialized (a Supervisor's checkpoint thread and the training loop's final
+        save may overlap), so the index keeps every checkpoint and the last saved is latest.
         """
+        with self.__dict__.setdefault("_save_lock", threading.Lock()):
+            return self._save(sess, save_path, global_step, meta_graph_suffix, write_meta_graph, write_state,
+                              pipeline)
+
+    def _save(self, sess: Any, save_path: str, global_step: Any, meta_graph_suffix: str, write_meta_graph: bool,
+              write_state: bool, pipeline: Optional[Mapping[str, int]]) -> str:
         step = _step_value(sess, global_step)
         path = _path_with_step(save_path, step, self._pad)
         user = _user_path(save_path, step, self._pad)
