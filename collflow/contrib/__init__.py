@@ -34,8 +34,7 @@ rnn = _types.SimpleNamespace(
 rnn.__doc__ = ("tf.contrib.rnn: the core RNN cells, LSTMBlockCell, LSTMBlockFusedCell (a whole time-major "
                "sequence as one op), GRUBlockCell, GRUBlockCellV2, static_rnn and static_bidirectional_rnn.")
 
-opt = _types.SimpleNamespace(LazyAdamOptimizer=_optimizers.LazyAdamOptimizer)
-opt.__doc__ = "tf.contrib.opt: LazyAdamOptimizer (Adam updating only an embedding's touched rows)."
+from . import opt  # noqa: E402  (tf.contrib.opt: LazyAdamOptimizer, AdamWOptimizer, MomentumWOptimizer, ...)
 
 _SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "flatten", "dropout",
                 "batch_norm", "layer_norm", "one_hot_encoding", "repeat", "stack", "conv2d_transpose",
