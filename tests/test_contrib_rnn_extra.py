@@ -125,6 +125,33 @@ def test_stack_bidirectional_static_names_and_checks():
         rnn.InputProjectionWrapper("cell", 2)
 
 
+def test_conv_lstm_in_dynamic_rnn_freezes_past_lengths():
+    rng = np.random.RandomState(3)
+    xv = rng.randn(2, 4, 5, 3).astype(np.float32)  # [batch, time, width, channels]
+    cell = rnn.Conv1DLSTMCell(input_shape=[5, 3], output_channels=2, kernel_shape=[3], skip_connection=True)
+    assert cell.output_size.as_list() == [5, 5] and cell.state_size.h.as_list() == [5, 2]
+    out, st = tf.nn.dynamic_rnn(cell, tf.constant(xv), sequence_length=[4, 2], dtype=tf.float32)
+    step_out, step_st = cell(tf.constant(xv[:, 0]), cell.zero_state(2, tf.float32))
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        o, h, o1, h1 = s.run([out, st.h, step_out, step_st.h])
+    assert o.shape == (2, 4, 5, 5)
+    np.testing.assert_allclose(o[:, 0], o1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(o[1, 2:], 0)                   # past the length: zeros
+    np.testing.assert_allclose(h[1], o[1, 1, :, :2], rtol=1e-6)  # the state stopped at step 2
+    np.testing.assert_array_equal(o[0, :, :, 2:], xv[0])         # skip_connection: the inputs
+    np.testing.assert_array_equal(o[1, :2, :, 2:], xv[1, :2])
+    assert h1.shape == (2, 5, 2)
+    with pytest.raises(ValueError, match="conv_ndims"):
+        rnn.ConvLSTMCell(2, [5, 3], 2, [3])
+
+
+def _conv_lstm(x):
+    cell = rnn.Conv2DLSTMCell(input_shape=[3, 3, 2], output_channels=2, kernel_shape=[2, 2])
+    out, st = tf.nn.dynamic_rnn(cell, x, sequence_length=[3, 1], dtype=tf.float64)
+    return [out, st.c]
+
+
 def _ln_lstm(x):
     out, st = tf.nn.dynamic_rnn(rnn.LayerNormBasicLSTMCell(3), x, sequence_length=[3, 1], dtype=tf.float64)
     return [out, st.c]
@@ -139,6 +166,7 @@ def _projected(x):
 @pytest.mark.parametrize("case", [
     Case("Mean", _ln_lstm, [(2, 3, 4)], id="LayerNormBasicLSTMCell"),
     Case("MatMul", _projected, [(2, 3, 4)], id="projection_wrappers"),
+    Case("Conv2D", _conv_lstm, [(2, 3, 3, 3, 2)], id="Conv2DLSTMCell"),
 ], ids=str)
 def test_gradients_match_finite_differences(case):
     check_case(case)

@@ -13,20 +13,24 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import nn_impl, nn_ops as _nn
+from ..graph.ops.conv3d_ops import conv3d
+from ..graph.ops.nn_extra_ops import conv1d
+from ..graph.shape import TensorShape
 from ..graph.variable_scope import get_variable, get_variable_scope, variable_scope
 from .. import initializers as _init
 from ..nn.rnn import bidirectional_dynamic_rnn, static_bidirectional_rnn
 from ..nn.rnn_cells import LSTMStateTuple, RNNCell, prebuild
 
 __all__ = ["stack_bidirectional_rnn", "stack_bidirectional_dynamic_rnn", "LayerNormBasicLSTMCell",
-           "OutputProjectionWrapper", "InputProjectionWrapper", "EmbeddingWrapper"]
+           "OutputProjectionWrapper", "InputProjectionWrapper", "EmbeddingWrapper", "ConvLSTMCell",
+           "Conv1DLSTMCell", "Conv2DLSTMCell", "Conv3DLSTMCell"]
 
 
 def _check_stack(cells_fw: Any, cells_bw: Any, initial_states_fw: Any, initial_states_bw: Any) -> None:
@@ -303,3 +307,88 @@ class EmbeddingWrapper(_ProjectionWrapper):
             return self._cell(embedded, state)
 
     call = __call__
+
+
+class ConvLSTMCell(RNNCell):
+    """tf.contrib.rnn.ConvLSTMCell (Shi et al. 2015): an LSTM whose gates are SAME
+    convolutions of [inputs, h] over 1-3 spatial dimensions.
+
+        i, j, f, o = split(conv([x, h], kernel) + biases, 4, channels)
+        c' = sigmoid(f + forget_bias) c + sigmoid(i) tanh(j);  h' = tanh(c') sigmoid(o)
+
+    input_shape: one step's shape without the batch ([..spatial, channels]); the state is
+    LSTMStateTuple(c, h) of [..spatial, output_channels]; skip_connection appends the inputs
+    to the output's channels (not to h: TF 1.15 put them in the state too, which changed its
+    shape, so no loop could run it).  Variables <name>/kernel [*kernel_shape, in + out, 4 out] and
+    <name>/biases.  dynamic_rnn runs it over [batch, time, ..spatial, channels] inputs.
+    """
+
+    def __init__(self, conv_ndims: int, input_shape: Sequence[int], output_channels: int, kernel_shape: Sequence[int],
+                 use_bias: bool = True, skip_connection: bool = False, forget_bias: float = 1.0,
+                 initializers: Any = None, name: str = "conv_lstm_cell"):
+        super().__init__(name=name)
+        if conv_ndims != len(input_shape) - 1:
+            raise ValueError(f"Invalid input_shape {list(input_shape)} for conv_ndims={conv_ndims}.")
+        self._conv_ndims = int(conv_ndims)
+        self._input_shape = [int(d) for d in input_shape]
+        self._output_channels = int(output_channels)
+        self._kernel_shape = [int(k) for k in kernel_shape]
+        self._use_bias = bool(use_bias)
+        self._forget_bias = forget_bias
+        self._skip_connection = bool(skip_connection)
+        out = self._output_channels + (self._input_shape[-1] if self._skip_connection else 0)
+        self._state_shape = TensorShape(self._input_shape[:-1] + [self._output_channels])
+        self._output_shape = TensorShape(self._input_shape[:-1] + [out])
+
+    @property
+    def state_size(self) -> Any:
+        return LSTMStateTuple(self._state_shape, self._state_shape)
+
+    @property
+    def output_size(self) -> Any:
+        return self._output_shape
+
+    def _build(self, depth: int) -> None:
+        n = 4 * self._output_channels
+        self._kernel = self.add_variable("kernel", self._kernel_shape + [depth + self._output_channels, n])
+        self._biases = self.add_variable("biases", [n], initializer=_init.Zeros()) if self._use_bias else None
+
+    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        c, h = state
+        x = _a.concat([inputs, h], self._conv_ndims + 1)
+        if self._conv_ndims == 1:
+            y = conv1d(x, self._kernel, 1, "SAME")
+        elif self._conv_ndims == 2:
+            y = _nn.conv2d(x, self._kernel, [1, 1, 1, 1], "SAME")
+        else:
+            y = conv3d(x, self._kernel, [1] * 5, "SAME")
+        if self._biases is not None:
+            y = y + self._biases
+        i, j, f, o = _a.split(y, 4, axis=self._conv_ndims + 1)
+        new_c = _nn.sigmoid(f + self._forget_bias) * c + _nn.sigmoid(i) * _nn.tanh(j)
+        new_h = _nn.tanh(new_c) * _nn.sigmoid(o)
+        # the state keeps h alone (TF 1.15 put the skip-connected output there, so its state
+        # changed shape and dynamic_rnn refused the loop)
+        out = _a.concat([new_h, inputs], -1) if self._skip_connection else new_h
+        return out, LSTMStateTuple(new_c, new_h)
+
+
+class Conv1DLSTMCell(ConvLSTMCell):
+    """ConvLSTMCell over one spatial dimension (name "conv_1d_lstm_cell")."""
+
+    def __init__(self, name: str = "conv_1d_lstm_cell", **kwargs: Any):
+        super().__init__(conv_ndims=1, name=name, **kwargs)
+
+
+class Conv2DLSTMCell(ConvLSTMCell):
+    """ConvLSTMCell over images (name "conv_2d_lstm_cell")."""
+
+    def __init__(self, name: str = "conv_2d_lstm_cell", **kwargs: Any):
+        super().__init__(conv_ndims=2, name=name, **kwargs)
+
+
+class Conv3DLSTMCell(ConvLSTMCell):
+    """ConvLSTMCell over volumes (name "conv_3d_lstm_cell")."""
+
+    def __init__(self, name: str = "conv_3d_lstm_cell", **kwargs: Any):
+        super().__init__(conv_ndims=3, name=name, **kwargs)

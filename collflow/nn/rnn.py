@@ -36,6 +36,7 @@ from ..graph.ops import misc_ops as _misc
 from ..graph.ops import nn_ops as _nn
 from ..graph.ops.constant_op import constant, placeholder
 from ..graph.ops.reverse_ops import reverse, reverse_sequence
+from ..graph.shape import as_shape
 from ..graph.tensor_array import TensorArray
 from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
@@ -129,7 +130,8 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
     when the cell has a whole-sequence form (plain LSTM/GRU cells, stacks and wrappers of
     them: `fused_sequence()`), as one fused op per layer with the loop's numbers.
 
-    inputs: [batch, time, depth] ([time, batch, depth] if time_major); depth must be static.
+    inputs: [batch, time, depth] ([time, batch, depth] if time_major), or [batch, time, ...,
+      depth] for cells of such steps (ConvLSTMCell); depth must be static.
     sequence_length: optional int vector [batch]: past its length a sequence's state stays
       frozen and its outputs are zeros.  The loop then runs max(sequence_length) steps.
     initial_state: a state structure of the cell (default: its zero state, of `dtype` or
@@ -139,16 +141,20 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
     parallel_iterations and swap_memory are accepted for TensorFlow compatibility.
     """
     x = _g.convert_to_tensor(inputs)
-    if x.shape.rank is not None and x.shape.rank != 3:
-        raise InvalidArgumentError(f"dynamic_rnn: inputs must be [batch, time, depth] (rank 3), got shape {x.shape}")
-    depth = x.shape.dims[2] if x.shape.rank is not None else None
+    if x.shape.rank is not None and x.shape.rank < 3:
+        raise InvalidArgumentError(f"dynamic_rnn: inputs must be [batch, time, ...depth] (rank 3 or more), got "
+                                   f"shape {x.shape}")
+    depth = x.shape.dims[-1] if x.shape.rank is not None else None
     if depth is None:
         raise InvalidArgumentError(f"dynamic_rnn: the depth (last dimension) of the inputs must be known "
                                    f"statically, got shape {x.shape}")
     dt = _float_dtype(x, dtype, "dynamic_rnn")
     g = x.graph
+    rank = x.shape.rank
+    inner = list(x.shape.dims[2:])  # one step's dims after the batch: [depth], or e.g. [h, w, c] (ConvLSTM)
+    swap = (1, 0) + tuple(range(2, rank))
     with g.as_default(), variable_scope(scope or "rnn", values=[x]):
-        x_tm = x if time_major else _a.transpose(x, (1, 0, 2))
+        x_tm = x if time_major else _a.transpose(x, swap)
         t_static, b_static = x_tm.shape.dims[0], x_tm.shape.dims[1]
         dims = _a.shape(x_tm)
         n_time = constant(t_static, dtype=_dt.int32) if t_static is not None else dims[0]
@@ -164,7 +170,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         else:
             n_steps = n_time
 
-        fused = _fused_form(cell, int(depth), dt)
+        fused = _fused_form(cell, int(depth), dt) if rank == 3 else None
         if fused is not None:
             # the whole sequence as one fused op (no while loop): one GEMM for the input
             # projection, one kernel for the steps, one for their gradient
@@ -175,7 +181,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
             if not time_major:
                 outputs = _a.transpose(outputs, (1, 0, 2))
             return outputs, final_state
-        proj_fn = getattr(cell, "input_projection", None)
+        proj_fn = getattr(cell, "input_projection", None) if rank == 3 else None
         proj = proj_fn() if proj_fn is not None else None
         if proj is not None:
             project, step = proj
@@ -183,10 +189,11 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
             in_ta = TensorArray(dt, n_time, element_shape=[b_static, p.shape.dims[-1]], name="inputs").split(p)
         else:
             step = cell
-            in_ta = TensorArray(dt, n_time, element_shape=[b_static, depth], name="inputs").unstack(x_tm)
-        out_size = int(cell.output_size)
+            in_ta = TensorArray(dt, n_time, element_shape=[b_static] + inner, name="inputs").unstack(x_tm)
+        out_size = cell.output_size
+        out_dims = [int(out_size)] if isinstance(out_size, (int, np.integer)) else as_shape(out_size).as_list()
         zero_out = batch_zeros(batch, out_size, dt)
-        out_ta = TensorArray(dt, n_time, element_shape=[b_static, out_size], name="outputs")
+        out_ta = TensorArray(dt, n_time, element_shape=[b_static] + out_dims, name="outputs")
 
         one = constant(1, dtype=_dt.int32)  # made outside: enters the loop once, not every iteration
 
@@ -196,7 +203,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         def body(t: Any, state: Any, flow: Any) -> Any:
             out, new_state = step(in_ta.read(t), state)
             if seq is not None:
-                keep = _a.expand_dims(_m.less(t, seq), 1)  # [batch, 1]: still inside the sequence
+                keep = _m.less(t, seq)  # [batch]: still inside the sequence (where's row rule, any rank)
                 out, new_state = _freeze_past_length(keep, out, new_state, state, zero_out)
             flow = out_ta.with_flow(flow).write(t, out).flow
             return t + one, new_state, flow
@@ -205,7 +212,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
                                           parallel_iterations=parallel_iterations or 10, name="while")
         outputs = out_ta.with_flow(flow).stack(element_like=zero_out)
         if not time_major:
-            outputs = _a.transpose(outputs, (1, 0, 2))
+            outputs = _a.transpose(outputs, (1, 0) + tuple(range(2, 2 + len(out_dims))))
         return outputs, final_state
 
 

@@ -1,5 +1,6 @@
 """collflow's tf.contrib.rnn additions (stack_bidirectional_dynamic_rnn, stack_bidirectional_rnn,
-LayerNormBasicLSTMCell, OutputProjectionWrapper, InputProjectionWrapper) against TensorFlow.
+LayerNormBasicLSTMCell, OutputProjectionWrapper, InputProjectionWrapper, Conv1D/2D/3DLSTMCell in
+dynamic_rnn over [batch, time, ..., channels] inputs) against TensorFlow.
 
 TF 2.x has no tf.contrib, so TensorFlow's side is the same construction from its core
 pieces, as TF 1.15's contrib builds it: bidirectional runners in TF's scopes, and TF RNNCell
@@ -92,8 +93,38 @@ def _tf_cells():
         def call(self, inputs, state):
             return self._cell(self._dense(inputs, self._size), state)
 
+    class ConvLSTMCell(tft.nn.rnn_cell.RNNCell):
+        def __init__(self, conv_ndims, input_shape, output_channels, kernel_shape, skip_connection=False,
+                     forget_bias=1.0, name="conv_lstm_cell"):
+            super().__init__(name=name)
+            self._nd, self._in, self._out, self._k = conv_ndims, input_shape, output_channels, kernel_shape
+            self._skip, self._fb = skip_connection, forget_bias
+            self._shape = tft.TensorShape(input_shape[:-1] + [output_channels])
+
+        state_size = property(lambda self: tft.nn.rnn_cell.LSTMStateTuple(self._shape, self._shape))
+        output_size = property(lambda self: tft.TensorShape(
+            self._in[:-1] + [self._out + (self._in[-1] if self._skip else 0)]))
+
+        def call(self, inputs, state):
+            c, h = state
+            x = tft.concat([inputs, h], self._nd + 1)
+            k = tft.get_variable("kernel", self._k + [int(x.shape[-1]), 4 * self._out])
+            conv = {1: lambda: tft.nn.conv1d(x, k, 1, "SAME"), 2: lambda: tft.nn.conv2d(x, k, [1] * 4, "SAME"),
+                    3: lambda: tft.nn.conv3d(x, k, [1] * 5, "SAME")}[self._nd]
+            y = conv() + tft.get_variable("biases", [4 * self._out], initializer=tft.zeros_initializer())
+            i, j, f, o = tft.split(y, 4, axis=self._nd + 1)
+            new_c = tft.sigmoid(f + self._fb) * c + tft.sigmoid(i) * tft.tanh(j)
+            new_h = tft.tanh(new_c) * tft.sigmoid(o)
+            # skip_connection: the inputs join the output, not the state (TF 1.15's state grew,
+            # and dynamic_rnn refused it)
+            out = tft.concat([new_h, inputs], -1) if self._skip else new_h
+            return out, tft.nn.rnn_cell.LSTMStateTuple(new_c, new_h)
+
     return dict(LayerNormBasicLSTMCell=LayerNormBasicLSTMCell, OutputProjectionWrapper=OutputProjectionWrapper,
-                InputProjectionWrapper=InputProjectionWrapper)
+                InputProjectionWrapper=InputProjectionWrapper,
+                Conv1DLSTMCell=lambda **kw: ConvLSTMCell(1, name="conv_1d_lstm_cell", **kw),
+                Conv2DLSTMCell=lambda **kw: ConvLSTMCell(2, name="conv_2d_lstm_cell", **kw),
+                Conv3DLSTMCell=lambda **kw: ConvLSTMCell(3, name="conv_3d_lstm_cell", **kw))
 
 
 def _stack_dynamic(tf, cells_fw, cells_bw, x, **kw):
@@ -204,13 +235,40 @@ def projections_stacked_static(tf, rng):
     return list(outs) + [st], {x: rng.uniform(-1, 1, (2, 3)) for x in xs}
 
 
+def conv2d_lstm_lengths(tf, rng):
+    x = tf.placeholder(tf.float32, [3, 4, 5, 6, 2])
+    n, feed = _lengths(tf)
+    n_feed = {n: np.array([4, 2, 0], np.int32)}
+    cell = _cells(tf).Conv2DLSTMCell(input_shape=[5, 6, 2], output_channels=3, kernel_shape=[3, 2])
+    out, st = tf.nn.dynamic_rnn(cell, x, sequence_length=n, dtype=tf.float32)
+    return [out, st.c, st.h], {**n_feed, x: rng.uniform(-1, 1, (3, 4, 5, 6, 2))}
+
+
+def conv1d_lstm_skip_time_major_bidirectional(tf, rng):
+    x = tf.placeholder(tf.float32, [4, 2, 7, 3])
+    c = _cells(tf)
+    kw = dict(input_shape=[7, 3], output_channels=2, kernel_shape=[3], skip_connection=True, forget_bias=0.5)
+    (fw, bw), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(c.Conv1DLSTMCell(**kw), c.Conv1DLSTMCell(**kw), x,
+                                                         time_major=True, dtype=tf.float32)
+    return [fw, bw, sf.c, sb.h], {x: rng.uniform(-1, 1, (4, 2, 7, 3))}
+
+
+def conv3d_lstm(tf, rng):
+    x = tf.placeholder(tf.float32, [2, 3, 3, 4, 4, 1])
+    cell = _cells(tf).Conv3DLSTMCell(input_shape=[3, 4, 4, 1], output_channels=2, kernel_shape=[2, 3, 3])
+    out, st = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    return [out, st.c], {x: rng.uniform(-1, 1, (2, 3, 3, 4, 4, 1))}
+
+
 CASES = [stack_dynamic_lstm_gru, stack_dynamic_time_major_initial_states, stack_static_lengths,
          layer_norm_lstm, lambda tf, rng: layer_norm_lstm(tf, rng, forget_bias=0.5, norm_gain=1.5),
          lambda tf, rng: layer_norm_lstm(tf, rng, layer_norm=False),
-         layer_norm_lstm_in_multi_cell, output_projection, input_projection_lstm, projections_stacked_static]
+         layer_norm_lstm_in_multi_cell, output_projection, input_projection_lstm, projections_stacked_static,
+         conv2d_lstm_lengths, conv1d_lstm_skip_time_major_bidirectional, conv3d_lstm]
 IDS = ["stack_dynamic_lstm_gru", "stack_dynamic_time_major_initial_states", "stack_static_lengths",
        "layer_norm_lstm", "layer_norm_lstm_gain_forget_bias", "layer_norm_lstm_no_norm",
-       "layer_norm_lstm_in_multi_cell", "output_projection", "input_projection_lstm", "projections_stacked_static"]
+       "layer_norm_lstm_in_multi_cell", "output_projection", "input_projection_lstm", "projections_stacked_static",
+       "conv2d_lstm_lengths", "conv1d_lstm_skip_time_major_bidirectional", "conv3d_lstm"]
 
 
 def _run(tf, build, seed):
