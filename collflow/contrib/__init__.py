@@ -117,3 +117,13 @@ for _train_name in ("create_train_op", "train", "add_gradients_summaries", "clip
 del _train_name
 slim.learning = _train_ops.learning
 slim.__doc__ = slim.__doc__.replace("slim.learning and slim.nets are not provided", "slim.nets is not provided")
+
+# tf.contrib.distributions: tf.distributions plus the vector distributions TF1 programs use
+from ..nn import distributions as _dists  # noqa: E402
+from ..nn.distributions import multivariate as _mv  # noqa: E402
+distributions = _types.SimpleNamespace(**{n: getattr(_dists, n) for n in _dists.__all__},
+                                       **{n: getattr(_mv, n) for n in _mv.__all__})
+distributions.__doc__ = ("tf.contrib.distributions: tf.distributions' families and kl_divergence, plus "
+                         "MultivariateNormalDiag/TriL/FullCovariance, OneHotCategorical, "
+                         "RelaxedOneHotCategorical and ExpRelaxedOneHotCategorical.")
+__all__.append("distributions")
