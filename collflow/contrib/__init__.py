@@ -127,3 +127,8 @@ distributions.__doc__ = ("tf.contrib.distributions: tf.distributions' families a
                          "MultivariateNormalDiag/TriL/FullCovariance, OneHotCategorical, "
                          "RelaxedOneHotCategorical and ExpRelaxedOneHotCategorical.")
 __all__.append("distributions")
+
+# tf.contrib.data: tf.data.experimental under TF 1.x's contrib names, plus the deprecated helpers
+from . import data as _contrib_data  # noqa: E402
+data = _contrib_data.namespace
+__all__.append("data")
