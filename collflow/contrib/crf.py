@@ -74,8 +74,8 @@ def _transitions(transition_params: Any, dtype: _dt.DType) -> _g.Tensor:
 # -- the cells (TF1 exports them; the loops below run them) --------------------------------
 
 
-class CrfForwardRnnCell(RNNCell):
-    """One step of the forward algorithm: alpha'[j] = inputs[j] + logsumexp_i(alpha[i] + T[i, j])."""
+class _TransitionCell(RNNCell):
+    """A cell over the transition matrix: its state and output are [batch, num_tags]."""
 
     def __init__(self, transition_params: Any):
         super().__init__()
@@ -90,6 +90,10 @@ class CrfForwardRnnCell(RNNCell):
     @property
     def output_size(self) -> Any:
         return self._num_tags
+
+
+class CrfForwardRnnCell(_TransitionCell):
+    """One step of the forward algorithm: alpha'[j] = inputs[j] + logsumexp_i(alpha[i] + T[i, j])."""
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Tuple[_g.Tensor, _g.Tensor]:
         scores = _a.expand_dims(state, 2) + self._transition_params  # [B, from, to]
@@ -99,22 +103,8 @@ class CrfForwardRnnCell(RNNCell):
     call = __call__
 
 
-class CrfDecodeForwardRnnCell(RNNCell):
+class CrfDecodeForwardRnnCell(_TransitionCell):
     """One Viterbi step: (backpointers [B, O] int32, scores'[j] = inputs[j] + max_i(score[i] + T[i, j]))."""
-
-    def __init__(self, transition_params: Any):
-        super().__init__()
-        t = _g.convert_to_tensor(transition_params)
-        self._transition_params = _a.expand_dims(t, 0)
-        self._num_tags = t.shape.dims[0] if t.shape.rank else None
-
-    @property
-    def state_size(self) -> Any:
-        return self._num_tags
-
-    @property
-    def output_size(self) -> Any:
-        return self._num_tags
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Tuple[_g.Tensor, _g.Tensor]:
         scores = _a.expand_dims(state, 2) + self._transition_params  # [B, from, to]

@@ -22,7 +22,7 @@ from ...graph.ops.math_ops import matmul
 from ...graph.ops.matrix_ops import matrix_diag_part
 from ...graph.shape import TensorShape
 from . import _ops as o
-from .discrete import _LogitsProbs
+from .discrete import Categorical
 from .distribution import (FULLY_REPARAMETERIZED, Distribution, RegisterKL, VectorEvent, checked, common_params,
                            sample_shape_with)
 
@@ -198,26 +198,14 @@ for _a in (MultivariateNormalDiag, MultivariateNormalTriL, MultivariateNormalFul
 del _a, _b
 
 
-class OneHotCategorical(_LogitsProbs):
-    """A categorical over the last axis whose samples are one-hot vectors of `dtype`."""
-
-    _over_last_axis = True
+class OneHotCategorical(Categorical):
+    """A categorical over the last axis whose samples are one-hot vectors of `dtype` (its
+    batch, logits and entropy are Categorical's; the event is the last axis)."""
 
     def __init__(self, logits: Any = None, probs: Any = None, dtype: Any = _dt.int32, validate_args: bool = False,
                  allow_nan_stats: bool = True, name: str = "OneHotCategorical"):
-        parameters = dict(locals())
-        super().__init__(logits, probs, dtype, validate_args, allow_nan_stats, parameters, name)
-
-    @property
-    def event_size(self) -> _g.Tensor:
-        return o.shape(self._logits)[-1]
-
-    def _batch_shape(self) -> TensorShape:
-        s = self._logits.shape
-        return TensorShape(None) if s.rank is None else TensorShape(list(s.dims[:-1]))
-
-    def _batch_shape_tensor(self) -> _g.Tensor:
-        return o.shape(self._logits)[:-1]
+        super().__init__(logits, probs, dtype, validate_args, allow_nan_stats, name)
+        self._parameters["name"] = name
 
     def _event_shape(self) -> TensorShape:
         s = self._logits.shape
@@ -233,18 +221,14 @@ class OneHotCategorical(_LogitsProbs):
         return int(d)
 
     def _sample_n(self, n: Any, seed: Optional[int]) -> _g.Tensor:
-        k = o.shape(self._logits)[-1:]
-        flat = o.reshape(self._logits, o.concat([o.constant(np.asarray([-1], np.int32)), k], 0))
-        draws = o.multinomial(flat, n, seed=seed, output_dtype=_dt.int64)          # [batch, n]
-        idx = o.reshape(o.transpose(draws), sample_shape_with(n, self.batch_shape_tensor()))
-        return o.one_hot(idx, self._depth(), dtype=self.dtype)
+        return o.one_hot(super()._sample_n(n, seed), self._depth(), dtype=self.dtype)
 
     def _log_prob(self, x: Any) -> _g.Tensor:
         lsm = o.log_softmax(self._logits)
         return o.reduce_sum(o.cast(x, lsm.dtype) * lsm, -1)
 
-    def _entropy(self) -> _g.Tensor:
-        return -o.reduce_sum(o.softmax(self._logits) * o.log_softmax(self._logits), -1)
+    def _cdf(self, x: Any) -> _g.Tensor:
+        raise NotImplementedError("OneHotCategorical has no cdf")
 
     def _mode(self) -> _g.Tensor:
         return o.one_hot(o.argmax(self._logits, -1), self._depth(), dtype=self.dtype)
@@ -254,9 +238,6 @@ class OneHotCategorical(_LogitsProbs):
 
     def _variance(self) -> _g.Tensor:
         return self._probs * (1.0 - self._probs)
-
-    def _value(self, value: Any) -> _g.Tensor:
-        return _g.convert_to_tensor(value) if not isinstance(value, _g.Tensor) else value
 
 
 @RegisterKL(OneHotCategorical, OneHotCategorical)
