@@ -106,3 +106,12 @@ def test_smart_cond_with_shape_and_small_helpers():
         assert f() == 5
     gs = F.create_global_step()
     assert F.assert_or_get_global_step() is gs
+
+
+def test_contrib_keras_util_and_missing_modules():
+    assert tf.contrib.keras.layers.Dense is tf.keras.layers.Dense
+    np.testing.assert_array_equal(tf.contrib.util.constant_value(tf.constant([1, 2])), [1, 2])
+    proto = tf.contrib.util.make_tensor_proto(np.arange(3.0))
+    np.testing.assert_array_equal(tf.contrib.util.make_ndarray(proto), [0.0, 1.0, 2.0])
+    with pytest.raises(AttributeError, match="tf.contrib.learn is not implemented"):
+        tf.contrib.learn  # noqa: B018

@@ -57,6 +57,22 @@ from collflow.compat.namespaces import ragged  # noqa: E402,F401  (tf.ragged; tf
 from collflow.compat.nest_compat import nest, compat  # noqa: E402,F401  (tf.nest, tf.compat)
 import collflow.contrib.framework as _contrib_framework  # noqa: E402
 from collflow.compat.namespaces import _Namespace as _NestNamespace  # noqa: E402
+# tf.contrib.keras (TF 1.2-1.3's home of tf.keras) and tf.contrib.util (the TensorProto helpers)
+import collflow.contrib as _contrib  # noqa: E402
+import types as _types  # noqa: E402
+def _contrib_getattr(name: str) -> Any:
+    if name == "keras":  # loaded when first asked for, as tf.keras is
+        return _cf.keras
+    raise AttributeError(f"collflow.contrib has no attribute {name!r}: tf.contrib.{name} is not implemented in "
+                         "collflow (see docs/tf1_compat.md for what is supported)")
+
+
+_contrib.__getattr__ = _contrib_getattr
+from collflow.summary.tensor_util import make_ndarray as _make_ndarray, make_tensor_proto as _make_proto  # noqa: E402
+from collflow.graph.ops.misc_more_ops import get_static_value as _static_value  # noqa: E402
+_contrib.util = _types.SimpleNamespace(constant_value=_static_value, make_tensor_proto=_make_proto,
+                                       make_ndarray=_make_ndarray)
+_contrib.util.__doc__ = "tf.contrib.util: constant_value, make_tensor_proto, make_ndarray."
 # tf.contrib.framework.nest: TF 1.x's nest module (tf.nest's functions, is_sequence its old name)
 _contrib_framework.nest = _NestNamespace("nest", "tf.contrib.framework.nest: tf.nest plus is_sequence.", dict(
     {n: getattr(nest, n) for n in ("flatten", "pack_sequence_as", "map_structure", "assert_same_structure",
