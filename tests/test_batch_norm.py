@@ -133,8 +133,12 @@ def test_reuse_regularizers_and_unsupported_options():
         assert len(cf.get_collection(cf.GraphKeys.REGULARIZATION_LOSSES)) == 1
         with pytest.raises(ValueError, match="already exists"):
             cf.layers.batch_normalization(x, name="bn")
-        with pytest.raises(cf.UnimplementedError, match="virtual_batch_size"):
-            cf.layers.batch_normalization(x, virtual_batch_size=2)
+        with pytest.raises(cf.UnimplementedError, match="adjustment"):
+            cf.layers.batch_normalization(x, adjustment=lambda s: (1.0, 0.0))
+        with pytest.raises(ValueError, match="axis cannot include 0"):
+            cf.layers.batch_normalization(x, axis=0, virtual_batch_size=2)
+        with pytest.raises(ValueError, match="does not divide"):
+            cf.layers.batch_normalization(cf.zeros([6, 3]), virtual_batch_size=4)
         with pytest.raises(ValueError, match="fused=True.*renorm=True"):
             cf.layers.batch_normalization(x, renorm=True, fused=True)
         with pytest.raises(ValueError, match="renorm_clipping"):
@@ -209,3 +213,24 @@ def test_batch_renorm_against_numpy():
     np.testing.assert_allclose(after["batch_normalization/moving_stddev"], ms, rtol=1e-10)
     np.testing.assert_allclose(after["batch_normalization/moving_variance"], np.maximum(ms * ms - eps, 0), rtol=1e-10)
     np.testing.assert_allclose(after["batch_normalization/moving_mean"], mean * (1 - mom), rtol=1e-10)
+
+
+def test_ghost_batch_norm_normalizes_interleaved_virtual_batches():
+    """virtual_batch_size: TF's reshape to [vbs, batch / vbs, ...] puts examples j, j + n, ...
+    (n = batch / vbs) in virtual batch j; each is normalized on its own statistics, and the
+    moving averages take their mean."""
+    g = cf.Graph()
+    with g.as_default():
+        xv = np.random.RandomState(0).randn(8, 3).astype(np.float64)
+        y = cf.layers.batch_normalization(cf.constant(xv), training=True, virtual_batch_size=4, epsilon=1e-3,
+                                          momentum=0.5)
+        assert [v.get_shape().as_list() for v in cf.global_variables()] == [[1, 1, 3]] * 4
+        with cf.Session(graph=g) as s:
+            s.run(cf.global_variables_initializer())
+            out = s.run(y)
+            s.run(cf.get_collection(cf.GraphKeys.UPDATE_OPS))
+            mm = s.run(cf.global_variables()[2])
+    ghost = xv.reshape(4, 2, 3)                       # [vbs, n, c]: virtual batch j = rows j::2
+    m, v = ghost.mean(0, keepdims=True), ghost.var(0, keepdims=True)
+    np.testing.assert_allclose(out, ((ghost - m) / np.sqrt(v + 1e-3)).reshape(8, 3), rtol=1e-10)
+    np.testing.assert_allclose(mm.reshape(3), 0.5 * m.mean(1).reshape(3), rtol=1e-10)

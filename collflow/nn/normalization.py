@@ -20,7 +20,7 @@ another rank) with the biased variance.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -90,7 +90,9 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
     updates in UPDATE_OPS when true, the moving statistics when false.  momentum: the
     moving averages' decay; epsilon: added to the variance.  center/scale: learn beta/gamma.
     Regularizers' losses go to REGULARIZATION_LOSSES.  renorm: batch renormalization (see
-    _renorm).  virtual_batch_size and adjustment are not supported (an error says so).
+    _renorm).  virtual_batch_size: ghost batch norm as TF's (see _ghost_batches; the
+    parameters then have the reshaped input's rank, [1, 1, ..., channels], and the kernel is
+    never the fused one).  adjustment is not supported (an error says so).
     """
     y, _, _ = batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
                             moving_mean_initializer, moving_variance_initializer, beta_regularizer,
@@ -117,6 +119,7 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
     variance in the moving average."""
     cons = {k: unsupported.pop(k + "_constraint", None) for k in ("beta", "gamma")}
     cons = {k: c for k, c in cons.items() if c is not None}
+    vbs = unsupported.pop("virtual_batch_size", None)
     _unsupported(**unsupported)
     if cons:
         # beta_constraint/gamma_constraint: the variables carry them (optimizers apply them)
@@ -125,7 +128,7 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                                     gamma_initializer, moving_mean_initializer, moving_variance_initializer,
                                     beta_regularizer, gamma_regularizer, training, trainable, name, reuse, fused,
                                     default_name, updates_collections, fuse_rank2, renorm, renorm_clipping,
-                                    renorm_momentum, **unsupported)
+                                    renorm_momentum, virtual_batch_size=vbs, **unsupported)
     x = _g.convert_to_tensor(inputs)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")
@@ -133,17 +136,23 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
     if rank is None or rank == 0:
         raise InvalidArgumentError(f"batch_normalization needs an input of known rank >= 1, got shape {x.shape}")
     axes = _axes(axis, rank)
+    undo = None
+    if vbs is not None:
+        x, axes, undo = _ghost_batches(x, axes, vbs, renorm)
+        rank += 1
     dims = [x.shape.dims[a] for a in axes]
     if any(d is None for d in dims):
         raise InvalidArgumentError(f"batch_normalization: the normalized axis {axes} of the input must have a known "
                                    f"size, got shape {x.shape}")
-    param_shape = dims if len(axes) == 1 else [x.shape.dims[i] if i in axes else 1 for i in range(rank)]
-    reduction_axes = [i for i in range(rank) if i not in axes]
+    param_shape = dims if len(axes) == 1 and undo is None else [x.shape.dims[i] if i in axes else 1
+                                                                 for i in range(rank)]
+    # ghost batches: statistics per virtual batch (axis 1 of the reshaped input) kept apart
+    reduction_axes = [i for i in range(rank) if i not in axes and (undo is None or i != 1)]
     clipping = _renorm_clipping(renorm_clipping) if renorm else {}
     if renorm and fused:
         raise ValueError("Passing both `fused=True` and `renorm=True` is not supported")
-    use_fused = fused is not False and not renorm and ((rank == 4 and axes in ([1], [3])) or
-                                                       (fuse_rank2 and rank == 2))
+    use_fused = fused is not False and not renorm and undo is None and ((rank == 4 and axes in ([1], [3])) or
+                                                                        (fuse_rank2 and rank == 2))
     if use_fused:
         epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
     # half-precision inputs keep float32 statistics and parameters (as TensorFlow)
@@ -181,22 +190,27 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
             mean, variance = _g.convert_to_tensor(moving_mean), _g.convert_to_tensor(moving_var)
         else:
             xs = x if x.dtype == pdt else _m.cast(x, pdt)
-            batch_mean, batch_var = _n.moments(xs, reduction_axes, keepdims=len(axes) > 1)
-            update_var = batch_var
+            batch_mean, batch_var = _n.moments(xs, reduction_axes, keepdims=len(axes) > 1 or undo is not None)
+            update_mean, update_var = batch_mean, batch_var
+            if undo is not None:
+                # the moving averages take the virtual batches' mean statistics in one update (TF's way)
+                update_mean = _m.reduce_mean(batch_mean, axis=1, keepdims=True)
+                update_var = _m.reduce_mean(batch_var, axis=1, keepdims=True)
             if use_fused:
                 n = _m.cast(_a.size(xs), pdt) / _m.cast(_a.size(batch_var), pdt)
                 update_var = batch_var * (n / _m.maximum(n - constant(1.0, dtype=pdt), constant(1.0, dtype=pdt)))
             if train is True:
                 mean, variance = batch_mean, batch_var
             else:
-                mean = _a.where(train, batch_mean, _g.convert_to_tensor(moving_mean))
-                variance = _a.where(train, batch_var, _g.convert_to_tensor(moving_var))
+                # (the moving statistics broadcast to the batch's: ghost batches give one per virtual batch)
+                mean = _a.where(train, batch_mean, _g.convert_to_tensor(moving_mean) + _a.zeros_like(batch_mean))
+                variance = _a.where(train, batch_var, _g.convert_to_tensor(moving_var) + _a.zeros_like(batch_var))
             decay = constant(1.0 - float(momentum), dtype=pdt, name="decay")
             renorm_deps: list = []
             if renorm:
                 gamma_r, beta_r, renorm_deps = _renorm(g, train, batch_mean, batch_var, epsilon, renorm_mean,
                                                        renorm_std, clipping, renorm_momentum, gamma, beta, pdt)
-            for v, value in ((moving_mean, batch_mean), (moving_var, update_var)):
+            for v, value in ((moving_mean, update_mean), (moving_var, update_var)):
                 # renorm: the moving statistics after the renorm ones (TF's control dependencies), the
                 # variance through a moving standard deviation
                 with g.control_dependencies(renorm_deps):
@@ -222,13 +236,48 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
             t = _g.convert_to_tensor(t)
             if t.dtype != x.dtype:
                 t = _m.cast(t, x.dtype)
-            if len(axes) == 1 and axes[0] != rank - 1:
+            if len(axes) == 1 and axes[0] != rank - 1 and undo is None:  # (ghost batches: already full rank)
                 shape = [1] * rank
                 shape[axes[0]] = param_shape[0]
                 t = _a.reshape(t, shape)
             return t
 
-        return _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon), updates, params
+        y = _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon)
+        return (y if undo is None else undo(y)), updates, params
+
+
+def _ghost_batches(x: _g.Tensor, axes: List[int], vbs: Any, renorm: bool) -> Tuple[_g.Tensor, List[int], Callable]:
+    """TF's ghost batch norm: x [batch, ...] reshaped to [virtual_batch_size, batch / vbs, ...]
+    (so virtual batch j holds examples j, j + n, j + 2n, ... with n = batch / vbs, as TF's
+    reshape makes them), the normalized axes shifted by the new one; and the reshape back."""
+    if isinstance(vbs, bool) or not isinstance(vbs, (int, np.integer)) or vbs <= 0:
+        raise ValueError("virtual_batch_size must be a positive integer that divides the true batch size of the "
+                         "input tensor")
+    if 0 in axes:
+        raise ValueError("When using virtual_batch_size, the batch dimension must be 0 and thus axis cannot "
+                         "include 0")
+    if renorm:
+        raise UnimplementedError("batch_normalization: renorm together with virtual_batch_size is not supported")
+    vbs = int(vbs)
+    dims = list(x.shape.dims)
+    if dims[0] is not None and dims[0] % vbs:
+        raise ValueError(f"virtual_batch_size {vbs} does not divide the batch size {dims[0]} of the input "
+                         f"(shape {x.shape})")
+    static = all(d is not None for d in dims)
+    if static:
+        ghost = _a.reshape(x, [vbs, dims[0] // vbs] + dims[1:])
+    else:
+        rest = _a.shape(x)[1:]
+        ghost = _a.reshape(x, _a.concat([constant([vbs, -1], dtype=_dt.int32), rest], 0))
+        ghost.set_shape([vbs, None if dims[0] is None else dims[0] // vbs] + dims[1:])
+
+    def undo(y: _g.Tensor) -> _g.Tensor:
+        if static:
+            return _a.reshape(y, dims)
+        out = _a.reshape(y, _a.concat([constant([-1], dtype=_dt.int32), _a.shape(x)[1:]], 0))
+        out.set_shape(x.shape)
+        return out
+    return ghost, [a + 1 for a in axes], undo
 
 
 class _SqrtOf(_init.Initializer):
