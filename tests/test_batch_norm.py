@@ -133,8 +133,8 @@ def test_reuse_regularizers_and_unsupported_options():
         assert len(cf.get_collection(cf.GraphKeys.REGULARIZATION_LOSSES)) == 1
         with pytest.raises(ValueError, match="already exists"):
             cf.layers.batch_normalization(x, name="bn")
-        with pytest.raises(cf.UnimplementedError, match="adjustment"):
-            cf.layers.batch_normalization(x, adjustment=lambda s: (1.0, 0.0))
+        with pytest.raises(ValueError, match="adjustment cannot be specified"):
+            cf.layers.batch_normalization(x, virtual_batch_size=2, adjustment=lambda s: (1.0, 0.0))
         with pytest.raises(ValueError, match="axis cannot include 0"):
             cf.layers.batch_normalization(x, axis=0, virtual_batch_size=2)
         with pytest.raises(ValueError, match="does not divide"):
@@ -234,3 +234,18 @@ def test_ghost_batch_norm_normalizes_interleaved_virtual_batches():
     m, v = ghost.mean(0, keepdims=True), ghost.var(0, keepdims=True)
     np.testing.assert_allclose(out, ((ghost - m) / np.sqrt(v + 1e-3)).reshape(8, 3), rtol=1e-10)
     np.testing.assert_allclose(mm.reshape(3), 0.5 * m.mean(1).reshape(3), rtol=1e-10)
+
+
+def test_adjustment_rescales_the_normalized_values_in_training():
+    g = cf.Graph()
+    with g.as_default():
+        xv = np.random.RandomState(2).randn(6, 3)
+        adj = lambda shape: (cf.constant([2.0, 1.0, 0.5], cf.float64), cf.constant([0.5, 0.0, -1.0], cf.float64))  # noqa: E731
+        t = cf.placeholder(cf.bool, [])
+        y = cf.layers.batch_normalization(cf.constant(xv), training=t, adjustment=adj, epsilon=1e-3)
+        with cf.Session(graph=g) as s:
+            s.run(cf.global_variables_initializer())
+            train, infer = s.run(y, {t: True}), s.run(y, {t: False})
+    norm = (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-3)
+    np.testing.assert_allclose(train, norm * [2.0, 1.0, 0.5] + [0.5, 0.0, -1.0], rtol=1e-10)
+    np.testing.assert_allclose(infer, xv / np.sqrt(1 + 1e-3), rtol=1e-10)  # no adjustment in inference

@@ -92,7 +92,8 @@ def batch_normalization(inputs: Any, axis: Any = -1, momentum: float = 0.99, eps
     Regularizers' losses go to REGULARIZATION_LOSSES.  renorm: batch renormalization (see
     _renorm).  virtual_batch_size: ghost batch norm as TF's (see _ghost_batches; the
     parameters then have the reshaped input's rank, [1, 1, ..., channels], and the kernel is
-    never the fused one).  adjustment is not supported (an error says so).
+    never the fused one).  adjustment: fn(shape of the input) -> (adj_scale, adj_bias), applied
+    to the normalized values in training (see _adjusted; never fused).
     """
     y, _, _ = batch_norm_layer(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
                             moving_mean_initializer, moving_variance_initializer, beta_regularizer,
@@ -120,7 +121,10 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
     cons = {k: unsupported.pop(k + "_constraint", None) for k in ("beta", "gamma")}
     cons = {k: c for k, c in cons.items() if c is not None}
     vbs = unsupported.pop("virtual_batch_size", None)
+    adjustment = unsupported.pop("adjustment", None)
     _unsupported(**unsupported)
+    if adjustment is not None and vbs is not None:
+        raise ValueError("When using virtual_batch_size, adjustment cannot be specified")
     if cons:
         # beta_constraint/gamma_constraint: the variables carry them (optimizers apply them)
         with constraint_defaults(cons):
@@ -128,7 +132,8 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                                     gamma_initializer, moving_mean_initializer, moving_variance_initializer,
                                     beta_regularizer, gamma_regularizer, training, trainable, name, reuse, fused,
                                     default_name, updates_collections, fuse_rank2, renorm, renorm_clipping,
-                                    renorm_momentum, virtual_batch_size=vbs, **unsupported)
+                                    renorm_momentum, virtual_batch_size=vbs, adjustment=adjustment,
+                                    **unsupported)
     x = _g.convert_to_tensor(inputs)
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"batch_normalization needs a floating-point input, got {x.dtype.name}")
@@ -151,8 +156,8 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
     clipping = _renorm_clipping(renorm_clipping) if renorm else {}
     if renorm and fused:
         raise ValueError("Passing both `fused=True` and `renorm=True` is not supported")
-    use_fused = fused is not False and not renorm and undo is None and ((rank == 4 and axes in ([1], [3])) or
-                                                                        (fuse_rank2 and rank == 2))
+    use_fused = (fused is not False and not renorm and undo is None and adjustment is None
+                 and ((rank == 4 and axes in ([1], [3])) or (fuse_rank2 and rank == 2)))
     if use_fused:
         epsilon = max(float(epsilon), _FUSED_MIN_EPSILON)
     # half-precision inputs keep float32 statistics and parameters (as TensorFlow)
@@ -186,6 +191,18 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
         params = [v for v in (beta, gamma, moving_mean, moving_var) if v is not None] + \
             ([moving_std, renorm_mean, renorm_std] if renorm else [])
 
+        def bcast(t: Any) -> Any:
+            if t is None:
+                return None
+            t = _g.convert_to_tensor(t)
+            if t.dtype != x.dtype:
+                t = _m.cast(t, x.dtype)
+            if len(axes) == 1 and axes[0] != rank - 1 and undo is None:  # (ghost batches: already full rank)
+                shape = [1] * rank
+                shape[axes[0]] = param_shape[0]
+                t = _a.reshape(t, shape)
+            return t
+
         if train is False:
             mean, variance = _g.convert_to_tensor(moving_mean), _g.convert_to_tensor(moving_var)
         else:
@@ -206,6 +223,11 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
                 mean = _a.where(train, batch_mean, _g.convert_to_tensor(moving_mean) + _a.zeros_like(batch_mean))
                 variance = _a.where(train, batch_var, _g.convert_to_tensor(moving_var) + _a.zeros_like(batch_var))
             decay = constant(1.0 - float(momentum), dtype=pdt, name="decay")
+            if adjustment is not None:
+                if renorm and len(axes) == 1 and axes[0] != rank - 1:
+                    raise UnimplementedError("batch_normalization: adjustment with renorm on an axis other than "
+                                             "the last is not supported")
+                gamma, beta = _adjusted(adjustment, x, train, bcast(gamma), bcast(beta))
             renorm_deps: list = []
             if renorm:
                 gamma_r, beta_r, renorm_deps = _renorm(g, train, batch_mean, batch_var, epsilon, renorm_mean,
@@ -230,20 +252,25 @@ def batch_norm_layer(inputs: Any, axis: Any, momentum: float, epsilon: float, ce
             if renorm:
                 gamma, beta = gamma_r, beta_r
 
-        def bcast(t: Any) -> Any:
-            if t is None:
-                return None
-            t = _g.convert_to_tensor(t)
-            if t.dtype != x.dtype:
-                t = _m.cast(t, x.dtype)
-            if len(axes) == 1 and axes[0] != rank - 1 and undo is None:  # (ghost batches: already full rank)
-                shape = [1] * rank
-                shape[axes[0]] = param_shape[0]
-                t = _a.reshape(t, shape)
-            return t
-
         y = _batch_norm_formula(x, bcast(mean), bcast(variance), bcast(beta), bcast(gamma), epsilon)
         return (y if undo is None else undo(y)), updates, params
+
+
+def _adjusted(adjustment: Callable, x: _g.Tensor, train: Any, gamma: Any, beta: Any) -> Tuple[Any, Any]:
+    """TF's `adjustment`: (adj_scale, adj_bias) = adjustment(shape(x)) rescale and shift the
+    normalized values before gamma and beta (in training only): the output's scale becomes
+    adj_scale * gamma and its offset adj_bias * gamma + beta (gamma and beta already shaped to
+    broadcast against x, as TF composes them; the user's values broadcast as they are)."""
+    adj_scale, adj_bias = adjustment(_a.shape(x))
+    adj_scale, adj_bias = _g.convert_to_tensor(adj_scale), _g.convert_to_tensor(adj_bias)
+    if train is not True:
+        adj_scale = _a.where(train, adj_scale, _a.ones_like(adj_scale))
+        adj_bias = _a.where(train, adj_bias, _a.zeros_like(adj_bias))
+    if gamma is None:
+        return adj_scale, adj_bias if beta is None else adj_bias + _g.convert_to_tensor(beta)
+    g = _g.convert_to_tensor(gamma)
+    offset = adj_bias * g if beta is None else adj_bias * g + _g.convert_to_tensor(beta)
+    return adj_scale * g, offset
 
 
 def _ghost_batches(x: _g.Tensor, axes: List[int], vbs: Any, renorm: bool) -> Tuple[_g.Tensor, List[int], Callable]:

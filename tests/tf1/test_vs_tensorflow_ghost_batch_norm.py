@@ -34,10 +34,27 @@ CASES = [
     ("unknown_batch", [None, 5], dict(virtual_batch_size=3, momentum=0.5), True),
     ("two_axes", [4, 2, 3], dict(virtual_batch_size=2, axis=[1, 2], center=False), "ph"),
     ("layer_class", [8, 4], dict(virtual_batch_size=4, momentum=0.9), "class"),
+    ("adjustment", [6, 3], dict(adjustment="adj"), True),
+    ("adjustment_inference", [6, 3], dict(adjustment="adj"), False),
+    ("adjustment_nchw_fused_asked_no_scale", [4, 3, 2, 2], dict(adjustment="adj", axis=1, scale=False, fused=True),
+     True),
+    ("adjustment_renorm", [8, 3], dict(adjustment="adj", renorm=True, renorm_clipping={"rmax": 1.5}), True),
 ]
 
 
+def _adjustment(tf, channels_first):
+    def adj(shape):  # per-channel factors from the input's shape, as TF's docs suggest
+        c = tf.cast(shape[1 if channels_first else -1], tf.float32)
+        scale, bias = tf.constant([1.5, 0.5, 2.0]) * c / 3.0, tf.constant([0.25, -0.5, 0.0])
+        if channels_first:  # the user's values broadcast against the normalized [N, C, H, W]
+            scale, bias = tf.reshape(scale, [3, 1, 1]), tf.reshape(bias, [3, 1, 1])
+        return scale, bias
+    return adj
+
+
 def _run(tf, shape, kw, training):
+    if kw.get("adjustment") == "adj":
+        kw = dict(kw, adjustment=_adjustment(tf, kw.get("axis") == 1))
     rng = np.random.RandomState(1)
     feed_shape = [12 if d is None else d for d in shape]
     xv = rng.randn(*feed_shape).astype(np.float32) * 2 + 1
