@@ -192,9 +192,24 @@ def test_model_file_round_trip():
         np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
 
 
-def test_convlstm2d_refuses_channels_first_and_bad_rank():
-    with pytest.raises(NotImplementedError):
-        L.ConvLSTM2D(2, 3, data_format="channels_first")
+def test_convlstm2d_channels_first_is_channels_last_transposed():
+    x = np.random.RandomState(3).randn(2, 3, 5, 4, 2).astype(np.float32)   # [batch, time, rows, cols, ch]
+    with tf.Graph().as_default():
+        last = L.ConvLSTM2D(3, 2, padding="same", return_sequences=True, return_state=True)
+        first = L.ConvLSTM2D(3, 2, padding="same", return_sequences=True, return_state=True,
+                             data_format="channels_first")
+        outs_last = last(tf.constant(x))
+        outs_first = first(tf.constant(x.transpose(0, 1, 4, 2, 3)))
+        assert [o.get_shape().as_list() for o in outs_first] == [[2, 3, 3, 5, 4], [2, 3, 5, 4], [2, 3, 5, 4]]
+        sess = K.backend.get_session()
+        first.set_weights(last.get_weights())
+        a, b = sess.run([outs_last, outs_first])
+    np.testing.assert_allclose(b[0], a[0].transpose(0, 1, 4, 2, 3), rtol=1e-6)
+    for s_first, s_last in zip(b[1:], a[1:]):
+        np.testing.assert_allclose(s_first, s_last.transpose(0, 3, 1, 2), rtol=1e-6)
+
+
+def test_convlstm2d_refuses_a_bad_rank():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="ndim=5"):
             L.ConvLSTM2D(2, 3)(K.Input((3, 4, 4)))

@@ -1,7 +1,8 @@
 """TF 1.15's tf.keras.layers.ConvLSTM2D, CuDNNLSTM and CuDNNGRU, as RNN layers
 (keras/rnn_layer.py) over private cells.
 
-ConvLSTM2D: inputs [batch, time, rows, cols, channels] (channels_last); kernel
+ConvLSTM2D: inputs [batch, time, rows, cols, channels] (channels_last; channels_first runs
+between transposes); kernel
 [kh, kw, channels, 4*filters], recurrent_kernel [kh, kw, filters, 4*filters], bias
 [4*filters] (gates i, f, c, o, unit_forget_bias); each gate's input part is a convolution with
 the layer's strides / padding / dilation, its recurrent part a stride-1 "same" convolution of h;
@@ -147,7 +148,8 @@ class _ForgetOnes(_init.Initializer):
 
 
 class ConvLSTM2D(RNN):
-    """TF 1.15's ConvLSTM2D (see the module doc); channels_last only."""
+    """TF 1.15's ConvLSTM2D (see the module doc); data_format channels_last, or channels_first
+    ([batch, time, channels, rows, cols] in, the outputs and states channels first)."""
     _base = "conv_lst_m2d"
 
     def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
@@ -160,8 +162,8 @@ class ConvLSTM2D(RNN):
                  return_sequences: bool = False, go_backwards: bool = False, stateful: bool = False,
                  dropout: float = 0.0, recurrent_dropout: float = 0.0, return_state: bool = False, **kwargs: Any):
         from . import backend as K
-        if K.normalize_data_format(data_format) != "channels_last":
-            raise NotImplementedError("collflow's ConvLSTM2D takes data_format='channels_last' only")
+        # channels_first runs the channels-last cell between transposes (the weights are the same)
+        self._channels_first = K.normalize_data_format(data_format) == "channels_first"
         if padding.lower() not in ("valid", "same"):
             raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. Received: {padding}")
         inits = tuple(_get_init(i) for i in (kernel_initializer, recurrent_initializer, bias_initializer))
@@ -178,7 +180,13 @@ class ConvLSTM2D(RNN):
         if x.shape.rank != 5:
             raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: expected ndim=5, "
                              f"found ndim={x.shape.rank}. Full shape received: {x.shape}")
-        return super()._call(x, name, reuse, mask=mask, training=training)
+        if not self._channels_first:
+            return super()._call(x, name, reuse, mask=mask, training=training)
+        out = super()._call(_a.transpose(x, [0, 1, 3, 4, 2]), name, reuse, mask=mask, training=training)
+
+        def back(t: Any) -> Any:  # [.., rows, cols, filters] -> [.., filters, rows, cols]
+            return _a.transpose(t, [0, 1, 4, 2, 3] if t.shape.rank == 5 else [0, 3, 1, 2])
+        return [back(t) for t in out] if isinstance(out, (list, tuple)) else back(out)
 
     def _begin_cell(self, xt: Any, batch: Any, training: Any) -> None:
         cell = self.cell

@@ -168,19 +168,25 @@ _CONV = {
     "same_backwards": dict(padding="same", go_backwards=True, recurrent_activation="sigmoid"),
     "strides": dict(padding="same", strides=(2, 1)),
     "dilation": dict(padding="valid", dilation_rate=2, unit_forget_bias=False, bias_initializer="ones"),
+    "channels_first": dict(padding="same", strides=(1, 2), data_format="channels_first"),
+    "channels_first_valid_backwards": dict(padding="valid", data_format="channels_first", go_backwards=True),
 }
 
 
 def _conv_run(tf, kind, weights=None):
     r = np.random.RandomState(4)
     x = r.randn(3, 3, 7, 6, 2).astype(np.float32)
+    if _CONV[kind].get("data_format") == "channels_first":
+        x = np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3))
     with tf.Graph().as_default():
-        inp = tf.keras.Input((3, 7, 6, 2))
+        inp = tf.keras.Input(x.shape[1:])
         layer = tf.keras.layers.ConvLSTM2D(2, (3, 2), return_sequences=True, **_CONV[kind])
         seq = layer(inp)
-        model = tf.keras.Model(inp, tf.keras.layers.GlobalAveragePooling3D()(seq)
-                               if hasattr(tf.keras.layers, "GlobalAveragePooling3D") else
-                               tf.reduce_mean(seq, [1, 2, 3]))
+        if _CONV[kind].get("data_format") == "channels_first":  # [batch, time, filters, rows, cols]
+            pooled = tf.keras.layers.Lambda(lambda t: tf.reduce_mean(t, [1, 3, 4]))(seq)
+        else:
+            pooled = tf.keras.layers.GlobalAveragePooling3D()(seq)
+        model = tf.keras.Model(inp, pooled)
         model.compile(optimizer=tf.keras.optimizers.SGD(0.5), loss="mse")
         if weights is not None:
             layer.set_weights(weights)
