@@ -410,6 +410,25 @@ def test_einsum_dense_and_conv1d_transpose_by_hand():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_channels_first_1d_layers_are_the_channels_last_ones_transposed():
+    x = _r(2, 6, 3)  # [batch, steps, channels]
+    for make in (lambda fmt: L.Conv1DTranspose(2, 3, strides=2, data_format=fmt),
+                 lambda fmt: L.DepthwiseConv1D(2, depth_multiplier=2, data_format=fmt)):
+        last, first = make("channels_last"), make("channels_first")
+
+        def both(p, last=last, first=first):
+            a = last(p[0])
+            b = first(tf.transpose(p[0], [0, 2, 1]))
+            first.set_weights(last.get_weights())
+            return (a, b), last
+        with tf.Graph().as_default():
+            p = [tf.constant(x)]
+            (a, b), _ = both(p)
+            sess = K.backend.get_session()
+            va, vb = sess.run([a, b])
+        np.testing.assert_allclose(vb, va.transpose(0, 2, 1), rtol=1e-6, atol=1e-6)
+
+
 FD.update({
     "einsum_dense": (lambda: L.EinsumDense("abc,cd->abd", (None, 3), bias_axes="d", activation="tanh"),
                      [(2, 3, 4)]),

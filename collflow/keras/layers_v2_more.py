@@ -28,10 +28,10 @@ def _one(v: Any) -> int:
     return int(v) if isinstance(v, int) else int(tuple(v)[0])
 
 
-
 def _channels_first(data_format: Any) -> bool:
     from . import backend as K
     return K.normalize_data_format(data_format) == "channels_first"
+
 
 class Conv1DTranspose(ShapeProbe, _Weighted):
     """Transposed 1-D convolution: [batch, steps, in] -> [batch, steps', filters]."""
@@ -43,8 +43,9 @@ class Conv1DTranspose(ShapeProbe, _Weighted):
                  bias_initializer: Any = "zeros", kernel_regularizer: Any = None, bias_regularizer: Any = None,
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if _channels_first(data_format) or _one(dilation_rate) != 1:
-            raise NotImplementedError("Conv1DTranspose: collflow supports channels_last and dilation_rate=1")
+        if _one(dilation_rate) != 1:
+            raise NotImplementedError("Conv1DTranspose: collflow supports dilation_rate=1 only")
+        self._first = _channels_first(data_format)
         self.filters, self.kernel_size, self.strides = int(filters), _one(kernel_size), _one(strides)
         self.padding = str(padding).upper()
         self.output_padding = None if output_padding is None else _one(output_padding)
@@ -55,6 +56,11 @@ class Conv1DTranspose(ShapeProbe, _Weighted):
         self._regs = (kernel_regularizer, bias_regularizer)
 
     def _build_call(self, x: Any) -> Any:
+        if self._first:  # [batch, channels, steps]: the channels-last layer between transposes
+            return _a.transpose(self._last(_a.transpose(x, [0, 2, 1])), [0, 2, 1])
+        return self._last(x)
+
+    def _last(self, x: Any) -> Any:
         from ..nn.layer_classes3d import deconv_length
         n = x.shape.dims[1]
         if n is None:
@@ -83,8 +89,7 @@ class DepthwiseConv1D(ShapeProbe, _Weighted):
                  use_bias: bool = True, depthwise_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  depthwise_regularizer: Any = None, bias_regularizer: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
-        if _channels_first(data_format):
-            raise NotImplementedError("DepthwiseConv1D: collflow supports channels_last only")
+        self._first = _channels_first(data_format)
         self.kernel_size, self.strides, self.dilation_rate = _one(kernel_size), _one(strides), _one(dilation_rate)
         self.padding, self.depth_multiplier = str(padding).upper(), int(depth_multiplier)
         self.activation, self.use_bias = _activation(activation), use_bias
@@ -92,6 +97,11 @@ class DepthwiseConv1D(ShapeProbe, _Weighted):
         self._regs = (depthwise_regularizer, bias_regularizer)
 
     def _build_call(self, x: Any) -> Any:
+        if self._first:  # [batch, channels, steps]: the channels-last layer between transposes
+            return _a.transpose(self._last(_a.transpose(x, [0, 2, 1])), [0, 2, 1])
+        return self._last(x)
+
+    def _last(self, x: Any) -> Any:
         c = int(x.shape.dims[-1])
         k = self._var_new("depthwise_kernel", [self.kernel_size, c, self.depth_multiplier], x.dtype, self._inits[0],
                           self._regs[0])
