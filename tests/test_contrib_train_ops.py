@@ -67,3 +67,24 @@ def test_contrib_training_train_and_errors(tmp_path):
         slim.learning.train(None, str(tmp_path))
     with pytest.raises(ValueError, match="number_of_steps"):
         slim.learning.train(op, str(tmp_path), number_of_steps=0)
+
+
+def test_slim_evaluation_runs_num_evals_batches_from_the_checkpoint(tmp_path):
+    rng = np.random.RandomState(1)
+    xs, ys = rng.randn(20, 3).astype(np.float32), rng.randint(0, 2, 20).astype(np.int64)
+    wv = rng.randn(3, 2).astype(np.float32)
+    ckpt = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", initializer=wv)
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            tf.train.Saver().save(s, ckpt)
+    for _ in range(2):  # the eval step starts at 0 in every evaluation
+        with tf.Graph().as_default():
+            x, y = tf.data.Dataset.from_tensor_slices((xs, ys)).batch(4).make_one_shot_iterator().get_next()
+            w = tf.get_variable("w", [3, 2])  # restored from the checkpoint, not initialized
+            acc, update = slim.metrics.streaming_accuracy(tf.argmax(tf.matmul(x, w), 1), y)
+            value = slim.evaluation.evaluate_once("", ckpt, str(tmp_path / "eval"), num_evals=3, eval_op=update,
+                                                  final_op=acc, summary_op=None)
+        want = (np.argmax(xs[:12] @ wv, 1) == ys[:12]).mean()
+        np.testing.assert_allclose(value, want, rtol=1e-6)

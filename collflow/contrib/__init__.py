@@ -118,6 +118,7 @@ del _train_name
 slim.learning = _train_ops.learning
 slim.__doc__ = slim.__doc__.replace("slim.learning and slim.nets are not provided", "slim.nets is not provided")
 
+
 # tf.contrib.distributions: tf.distributions plus the vector distributions TF1 programs use
 from ..nn import distributions as _dists  # noqa: E402
 from ..nn.distributions import multivariate as _mv  # noqa: E402
@@ -132,3 +133,15 @@ __all__.append("distributions")
 from . import data as _contrib_data  # noqa: E402
 data = _contrib_data.namespace
 __all__.append("data")
+
+# tf.contrib.training's evaluation loops and slim.evaluation (contrib/evaluation.py)
+from . import evaluation as _evaluation  # noqa: E402
+for _eval_name in ("get_or_create_eval_step", "StopAfterNEvalsHook", "SummaryAtEndHook", "wait_for_new_checkpoint",
+                   "checkpoints_iterator", "evaluate_once", "evaluate_repeatedly"):
+    setattr(training, _eval_name, getattr(_evaluation, _eval_name))
+del _eval_name
+slim.evaluation = _types.SimpleNamespace(evaluate_once=_evaluation.slim_evaluate_once,
+                                         evaluation_loop=_evaluation.slim_evaluation_loop,
+                                         wait_for_new_checkpoint=_evaluation.wait_for_new_checkpoint,
+                                         checkpoints_iterator=_evaluation.checkpoints_iterator)
+slim.evaluation.__doc__ = "tf.contrib.slim.evaluation: evaluate_once, evaluation_loop and the checkpoint waiters."

@@ -96,3 +96,49 @@ def test_contrib_training_train_matches_tf_slim(slim, tmp_path):
     want = _contrib_train(tft, slim.training, slim, str(tmp_path / "tf"))
     got = _contrib_train(cft, cft.contrib.training, cft.contrib.slim, str(tmp_path / "cf"))
     np.testing.assert_allclose(got, want, rtol=1e-4)
+
+
+def _eval_run(tf, slim_mod, metrics, logdir, loop):
+    rng = np.random.RandomState(3)
+    xs = rng.randn(20, 4).astype(np.float32)
+    ys = rng.randint(0, 3, 20).astype(np.int64)
+    ckpt_dir = os.path.join(logdir, "train")
+    os.makedirs(ckpt_dir, exist_ok=True)
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", initializer=rng.randn(4, 3).astype(np.float32))
+        gs = tf.train.get_or_create_global_step()
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            s.run(gs.assign(7))
+            tf.train.Saver().save(s, os.path.join(ckpt_dir, "model.ckpt"), global_step=gs)
+    with tf.Graph().as_default():
+        x, y = tf.data.Dataset.from_tensor_slices((xs, ys)).batch(4).make_one_shot_iterator().get_next()
+        w = tf.get_variable("w", [4, 3])
+        tf.train.get_or_create_global_step()
+        logits = tf.matmul(x, w)
+        values, updates = metrics.aggregate_metric_map({
+            "accuracy": metrics.streaming_accuracy(tf.argmax(logits, 1), y),
+            "mean_logit": metrics.streaming_mean(tf.reduce_max(logits, 1))})
+        for name, value in values.items():
+            tf.summary.scalar(name, value)
+        if loop:
+            out = slim_mod.evaluation.evaluation_loop("", ckpt_dir, os.path.join(logdir, "eval"), num_evals=3,
+                                                      eval_op=list(updates.values()), final_op=values,
+                                                      eval_interval_secs=0, max_number_of_evaluations=1)
+        else:
+            out = slim_mod.evaluation.evaluate_once("", tf.train.latest_checkpoint(ckpt_dir),
+                                                    os.path.join(logdir, "eval"), num_evals=3,
+                                                    eval_op=list(updates.values()), final_op=values)
+    events = [e for f in sorted(os.listdir(os.path.join(logdir, "eval")))
+              for e in tf.train.summary_iterator(os.path.join(logdir, "eval", f)) if e.summary.value]
+    return out, [(e.step, sorted((v.tag, round(v.simple_value, 5)) for v in e.summary.value)) for e in events]
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_slim_evaluation_matches_tf_slim(slim, tmp_path, loop):
+    want = _eval_run(tft, slim, slim.metrics, str(tmp_path / "tf"), loop)
+    got = _eval_run(cft, cft.contrib.slim, cft.contrib.slim.metrics, str(tmp_path / "cf"), loop)
+    assert sorted(got[0]) == sorted(want[0])
+    for k in want[0]:
+        np.testing.assert_allclose(got[0][k], want[0][k], rtol=1e-5)
+    assert got[1] == want[1]
