@@ -146,6 +146,35 @@ def test_conv_lstm_in_dynamic_rnn_freezes_past_lengths():
         rnn.ConvLSTMCell(2, [5, 3], 2, [3])
 
 
+def test_time_reversed_fused_rnn_is_the_backward_half():
+    rng = np.random.RandomState(4)
+    xv = rng.randn(5, 3, 2).astype(np.float32)  # [time, batch, depth]
+    lens = tf.constant([5, 3, 1])
+    fused = rnn.LSTMBlockFusedCell(4)
+    bw_out, bw_state = rnn.TimeReversedFusedRNN(fused)(tf.constant(xv), dtype=tf.float32, sequence_length=lens,
+                                                      scope="bw")
+    adaptor = rnn.FusedRNNCellAdaptor(rnn.BasicRNNCell(3), use_dynamic_rnn=True)
+    ad_out, _ = adaptor(tf.constant(xv), dtype=tf.float32, scope="ad")
+    list_out, _ = rnn.FusedRNNCellAdaptor(rnn.BasicRNNCell(3))(list(tf.unstack(tf.constant(xv))), dtype=tf.float32,
+                                                               scope="ad_list")
+    # the same LSTM by hand: dynamic_rnn over each sequence reversed within its length
+    cell = rnn.LSTMBlockCell(4)
+    rev = tf.reverse_sequence(tf.constant(xv), lens, seq_axis=0, batch_axis=1)
+    ref_out, ref_state = tf.nn.dynamic_rnn(cell, rev, sequence_length=lens, time_major=True, dtype=tf.float32,
+                                           scope="ref")
+    ref_out = tf.reverse_sequence(ref_out, lens, seq_axis=0, batch_axis=1)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        src = {v.op.name.split("/")[-1]: v for v in tf.global_variables() if v.op.name.startswith("bw/")}
+        for v in tf.global_variables():
+            if v.op.name.startswith("ref/"):
+                s.run(v.assign(src[v.op.name.split("/")[-1]]))
+        a, b, c, d, e, f = s.run([bw_out, ref_out, bw_state.h, ref_state.h, ad_out, list_out])
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, d, rtol=1e-5, atol=1e-6)
+    assert e.shape == (5, 3, 3) and len(f) == 5
+
+
 def _conv_lstm(x):
     cell = rnn.Conv2DLSTMCell(input_shape=[3, 3, 2], output_channels=2, kernel_shape=[2, 2])
     out, st = tf.nn.dynamic_rnn(cell, x, sequence_length=[3, 1], dtype=tf.float64)

@@ -30,7 +30,7 @@ from ..nn.rnn_cells import LSTMStateTuple, RNNCell, prebuild
 
 __all__ = ["stack_bidirectional_rnn", "stack_bidirectional_dynamic_rnn", "LayerNormBasicLSTMCell",
            "OutputProjectionWrapper", "InputProjectionWrapper", "EmbeddingWrapper", "ConvLSTMCell",
-           "Conv1DLSTMCell", "Conv2DLSTMCell", "Conv3DLSTMCell"]
+           "Conv1DLSTMCell", "Conv2DLSTMCell", "Conv3DLSTMCell", "FusedRNNCellAdaptor", "TimeReversedFusedRNN"]
 
 
 def _check_stack(cells_fw: Any, cells_bw: Any, initial_states_fw: Any, initial_states_bw: Any) -> None:
@@ -392,3 +392,52 @@ class Conv3DLSTMCell(ConvLSTMCell):
 
     def __init__(self, name: str = "conv_3d_lstm_cell", **kwargs: Any):
         super().__init__(conv_ndims=3, name=name, **kwargs)
+
+
+class FusedRNNCellAdaptor:
+    """tf.contrib.rnn.FusedRNNCellAdaptor: an RNNCell behind the fused-cell interface,
+    cell(inputs [time, batch, depth] or a list of steps, initial_state, dtype, sequence_length,
+    scope) -> (outputs of the same form, state), through static_rnn or (use_dynamic_rnn)
+    time-major dynamic_rnn."""
+
+    def __init__(self, cell: Any, use_dynamic_rnn: bool = False):
+        self._cell = cell
+        self._use_dynamic_rnn = bool(use_dynamic_rnn)
+
+    def __call__(self, inputs: Any, initial_state: Any = None, dtype: Any = None, sequence_length: Any = None,
+                 scope: Any = None) -> Tuple[Any, Any]:
+        from ..nn.rnn import dynamic_rnn, static_rnn
+        is_list = isinstance(inputs, list)
+        if self._use_dynamic_rnn:
+            x = _a.stack(inputs) if is_list else inputs
+            outputs, state = dynamic_rnn(self._cell, x, sequence_length=sequence_length, initial_state=initial_state,
+                                         dtype=dtype, time_major=True, scope=scope)
+            return (_a.unstack(outputs) if is_list else outputs), state
+        steps = inputs if is_list else _a.unstack(inputs)
+        outputs, state = static_rnn(self._cell, steps, initial_state=initial_state, dtype=dtype,
+                                    sequence_length=sequence_length, scope=scope)
+        return (outputs if is_list else _a.stack(outputs)), state
+
+
+class TimeReversedFusedRNN:
+    """tf.contrib.rnn.TimeReversedFusedRNN: a fused cell run over the time-reversed inputs
+    (each sequence within its length, given sequence_length; a list of steps is reversed
+    whole, as TF's), its outputs reversed back: the backward half of a fused bidirectional RNN."""
+
+    def __init__(self, cell: Any):
+        self._cell = cell
+
+    @staticmethod
+    def _reverse(t: Any, lengths: Any) -> Any:
+        from ..graph.ops.reverse_ops import reverse, reverse_sequence
+        if isinstance(t, list):
+            return list(reversed(t))
+        if lengths is None:
+            return reverse(t, [0])
+        return reverse_sequence(t, lengths, seq_axis=0, batch_axis=1)
+
+    def __call__(self, inputs: Any, initial_state: Any = None, dtype: Any = None, sequence_length: Any = None,
+                 scope: Any = None) -> Tuple[Any, Any]:
+        outputs, state = self._cell(self._reverse(inputs, sequence_length), initial_state=initial_state, dtype=dtype,
+                                    sequence_length=sequence_length, scope=scope)
+        return self._reverse(outputs, sequence_length), state
