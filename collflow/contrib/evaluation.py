@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
 from .. import dtypes as _dt
 from ..graph import graph as _g
@@ -25,7 +25,7 @@ from ..graph.variables import Variable
 from ..platform import tf_logging as logging
 from ..summary import summary_ops as _summary
 from ..train import hooks as _hooks
-from ..train.checkpoint_utils import checkpoints_iterator as _checkpoints_iterator
+from ..train.checkpoint_utils import checkpoints_iterator, wait_for_new_checkpoint
 from ..train.global_step import get_or_create_global_step, global_step as _global_step_value
 from ..train.monitored_session import ChiefSessionCreator, MonitoredSession, Scaffold
 from ..train.saver import Saver
@@ -105,28 +105,6 @@ class SummaryAtEndHook(_hooks.SessionRunHook):
                 self._summary_writer.add_summary(summary, step)
         if self._summary_writer:
             self._summary_writer.flush()
-
-
-def wait_for_new_checkpoint(checkpoint_dir: str, last_checkpoint: Optional[str] = None, seconds_to_sleep: float = 1,
-                            timeout: Optional[float] = None) -> Optional[str]:
-    """The newest checkpoint in checkpoint_dir once it differs from last_checkpoint (None
-    after `timeout` seconds)."""
-    from ..train.saver import latest_checkpoint
-    stop = time.time() + timeout if timeout is not None else None
-    while True:
-        path = latest_checkpoint(checkpoint_dir)
-        if path is None or path == last_checkpoint:
-            if stop is not None and time.time() + seconds_to_sleep > stop:
-                return None
-            time.sleep(seconds_to_sleep)
-        else:
-            return path
-
-
-def checkpoints_iterator(checkpoint_dir: str, min_interval_secs: float = 0, timeout: Optional[float] = None,
-                         timeout_fn: Any = None) -> Iterator[str]:
-    """Each new checkpoint of checkpoint_dir as it appears (tf.train.checkpoints_iterator)."""
-    return _checkpoints_iterator(checkpoint_dir, min_interval_secs, timeout, timeout_fn)
 
 
 def _prepare(eval_ops: Any, hooks: List[Any]) -> Any:

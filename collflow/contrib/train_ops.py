@@ -22,7 +22,7 @@ from ..graph import graph as _g
 from ..graph.graph import GraphKeys
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import math_ops
-from ..graph.ops.constant_op import constant, group, identity, no_op
+from ..graph.ops.constant_op import constant, group, no_op
 from ..graph.ops.clip_ops import clip_by_norm, global_norm
 from ..graph.ops.check_ops import check_numerics
 from ..graph.variables import global_variables_initializer, local_variables_initializer, trainable_variables
@@ -34,18 +34,13 @@ from ..train.monitored_session import MonitoredTrainingSession
 from ..train.optimizer import Optimizer
 from ..train.saver import Saver
 from ..data.supervisor import Supervisor
+from .optimize_loss import _with_dependencies
 
 __all__ = ["add_gradients_summaries", "clip_gradient_norms", "clip_gradient_norms_fn", "multiply_gradients",
            "create_train_op", "train", "slim_create_train_op", "train_step", "slim_train"]
 
 _USE_GLOBAL_STEP = 0
 _USE_DEFAULT = 0
-
-
-def _with_dependencies(deps: Sequence[Any], output: _g.Tensor) -> _g.Tensor:
-    """output, computed after deps (TF's control_flow_ops.with_dependencies)."""
-    with _g.get_default_graph().control_dependencies(list(deps)):
-        return identity(output)
 
 
 def add_gradients_summaries(grads_and_vars: Sequence[Tuple[Any, Any]]) -> List[Any]:

@@ -33,7 +33,21 @@ def _channels_first(data_format: Any) -> bool:
     return K.normalize_data_format(data_format) == "channels_first"
 
 
-class Conv1DTranspose(ShapeProbe, _Weighted):
+class _ChannelsFirst1D:
+    """A 1-D layer whose `_last(x)` works on [batch, steps, channels]: with `_first`
+    ([batch, channels, steps]) it runs between two transposes, with the same weights."""
+    _first = False
+
+    def _build_call(self, x: Any) -> Any:
+        if self._first:
+            return _a.transpose(self._last(_a.transpose(x, [0, 2, 1])), [0, 2, 1])
+        return self._last(x)
+
+    def _last(self, x: Any) -> Any:
+        raise NotImplementedError
+
+
+class Conv1DTranspose(_ChannelsFirst1D, ShapeProbe, _Weighted):
     """Transposed 1-D convolution: [batch, steps, in] -> [batch, steps', filters]."""
     _base = "conv1d_transpose"
 
@@ -55,11 +69,6 @@ class Conv1DTranspose(ShapeProbe, _Weighted):
         self._inits = (_initializer(kernel_initializer), _initializer(bias_initializer))
         self._regs = (kernel_regularizer, bias_regularizer)
 
-    def _build_call(self, x: Any) -> Any:
-        if self._first:  # [batch, channels, steps]: the channels-last layer between transposes
-            return _a.transpose(self._last(_a.transpose(x, [0, 2, 1])), [0, 2, 1])
-        return self._last(x)
-
     def _last(self, x: Any) -> Any:
         from ..nn.layer_classes3d import deconv_length
         n = x.shape.dims[1]
@@ -79,7 +88,7 @@ class Conv1DTranspose(ShapeProbe, _Weighted):
 Convolution1DTranspose = Conv1DTranspose
 
 
-class DepthwiseConv1D(ShapeProbe, _Weighted):
+class DepthwiseConv1D(_ChannelsFirst1D, ShapeProbe, _Weighted):
     """Each input channel filtered on its own, depth_multiplier times: depthwise_kernel
     [k, in, depth_multiplier], bias [in * depth_multiplier]."""
     _base = "depthwise_conv1d"
@@ -95,11 +104,6 @@ class DepthwiseConv1D(ShapeProbe, _Weighted):
         self.activation, self.use_bias = _activation(activation), use_bias
         self._inits = (_initializer(depthwise_initializer), _initializer(bias_initializer))
         self._regs = (depthwise_regularizer, bias_regularizer)
-
-    def _build_call(self, x: Any) -> Any:
-        if self._first:  # [batch, channels, steps]: the channels-last layer between transposes
-            return _a.transpose(self._last(_a.transpose(x, [0, 2, 1])), [0, 2, 1])
-        return self._last(x)
 
     def _last(self, x: Any) -> Any:
         c = int(x.shape.dims[-1])

@@ -266,11 +266,7 @@ def _adjusted(adjustment: Callable, x: _g.Tensor, train: Any, gamma: Any, beta: 
     if train is not True:
         adj_scale = _a.where(train, adj_scale, _a.ones_like(adj_scale))
         adj_bias = _a.where(train, adj_bias, _a.zeros_like(adj_bias))
-    if gamma is None:
-        return adj_scale, adj_bias if beta is None else adj_bias + _g.convert_to_tensor(beta)
-    g = _g.convert_to_tensor(gamma)
-    offset = adj_bias * g if beta is None else adj_bias * g + _g.convert_to_tensor(beta)
-    return adj_scale * g, offset
+    return _compose(adj_scale, adj_bias, gamma, beta)
 
 
 def _ghost_batches(x: _g.Tensor, axes: List[int], vbs: Any, renorm: bool) -> Tuple[_g.Tensor, List[int], Callable]:
@@ -368,11 +364,19 @@ def _renorm(g: _g.Graph, train: Any, mean: Any, variance: Any, epsilon: float, r
     with g.control_dependencies([r, d]):   # the averages move after r and d read them
         updates = [_moving_average(g, renorm_mean, mean, decay, train),
                    _moving_average(g, renorm_std, std, decay, train)]
-    scale = r if gamma is None else r * _g.convert_to_tensor(gamma)
-    offset = d if gamma is None else d * _g.convert_to_tensor(gamma)
+    scale, offset = _compose(r, d, gamma, beta)
+    return scale, offset, updates
+
+
+def _compose(scale: Any, offset: Any, gamma: Any, beta: Any) -> Tuple[Any, Any]:
+    """x * scale + offset, then gamma and beta, as one scale and offset (TF's
+    _compose_transforms): (scale * gamma, offset * gamma + beta), either of gamma / beta None."""
+    if gamma is not None:
+        g = _g.convert_to_tensor(gamma)
+        scale, offset = scale * g, offset * g
     if beta is not None:
         offset = offset + _g.convert_to_tensor(beta)
-    return scale, offset, updates
+    return scale, offset
 
 
 def add_layer_regularization(g: _g.Graph, name: str, v: Variable, regularizer: Optional[Callable],

@@ -176,6 +176,22 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) 
             assign_from(store[name], full)
 
 
+def wait_for_new_checkpoint(checkpoint_dir: str, last_checkpoint: Optional[str] = None,
+                            seconds_to_sleep: float = 1, timeout: Optional[float] = None) -> Optional[str]:
+    """The newest checkpoint of checkpoint_dir once it differs from last_checkpoint, looking
+    every seconds_to_sleep; None after `timeout` seconds without one."""
+    import time
+    from .saver import latest_checkpoint
+    start = time.monotonic()
+    while True:
+        path = latest_checkpoint(checkpoint_dir)
+        if path is not None and path != last_checkpoint:
+            return path
+        if timeout is not None and time.monotonic() - start > timeout:
+            return None
+        time.sleep(seconds_to_sleep if timeout is None else max(0.0, min(seconds_to_sleep, timeout)))
+
+
 def checkpoints_iterator(checkpoint_dir: str, min_interval_secs: float = 0, timeout: Optional[float] = None,
                          timeout_fn: Optional[Callable[[], bool]] = None) -> Iterator[str]:
     """Yields each new checkpoint of checkpoint_dir as it appears (TF1's continuous evaluation
@@ -183,19 +199,9 @@ def checkpoints_iterator(checkpoint_dir: str, min_interval_secs: float = 0, time
     new checkpoint it calls timeout_fn and stops unless that returns False (no timeout_fn:
     stops)."""
     import time
-    from .saver import latest_checkpoint
     last: Optional[str] = None
     while True:
-        start = time.monotonic()
-        found = None
-        while found is None:
-            path = latest_checkpoint(checkpoint_dir)
-            if path is not None and path != last:
-                found = path
-                break
-            if timeout is not None and time.monotonic() - start > timeout:
-                break
-            time.sleep(0.1 if timeout is None else max(0.0, min(0.1, timeout)))
+        found = wait_for_new_checkpoint(checkpoint_dir, last, 0.1, timeout)
         if found is None:
             if timeout_fn is None or timeout_fn():
                 return

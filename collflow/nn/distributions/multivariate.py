@@ -22,7 +22,7 @@ from ...graph.ops.math_ops import matmul
 from ...graph.ops.matrix_ops import matrix_diag_part
 from ...graph.shape import TensorShape
 from . import _ops as o
-from .discrete import Categorical
+from .discrete import Categorical, _logits_and_probs
 from .distribution import (FULLY_REPARAMETERIZED, Distribution, RegisterKL, VectorEvent, checked, common_params,
                            sample_shape_with)
 
@@ -252,13 +252,11 @@ class ExpRelaxedOneHotCategorical(VectorEvent, Distribution):
     def __init__(self, temperature: Any, logits: Any = None, probs: Any = None, dtype: Any = None,
                  validate_args: bool = False, allow_nan_stats: bool = True, name: str = "ExpRelaxedOneHotCategorical"):
         parameters = dict(locals())
-        if (logits is None) == (probs is None):
-            raise ValueError("Must pass probs or logits, but not both.")
         with _g.get_default_graph().name_scope(name):
-            vals = {"logits": logits} if logits is not None else {"probs": probs}
+            # one dtype for all three (the first tensor's), then the categorical's logits/probs rule
+            vals = {k: v for k, v in (("logits", logits), ("probs", probs)) if v is not None}
             p = common_params(dict(vals, temperature=temperature), dtype)
-            self._logits = p["logits"] if logits is not None else o.log(p["probs"])
-            self._probs = o.softmax(self._logits) if logits is not None else p["probs"]
+            self._logits, self._probs = _logits_and_probs(p.get("logits"), p.get("probs"), True, validate_args)
             checks = [o.assert_positive(p["temperature"])] if validate_args else []
             self._temperature = o.identity(checked(p["temperature"], checks), name="temperature")
             self._vector = self._logits + o.zeros_like(o.expand_dims(self._temperature, -1))
