@@ -53,6 +53,7 @@ activations = _types.SimpleNamespace(get=_losses_module.activation, **dict(_loss
 regularizers = _types.SimpleNamespace(l1=_losses_module.l1, l2=_losses_module.l2, l1_l2=_losses_module.l1_l2)
 initializers = _keras_initializers
 from . import constraints  # noqa: E402,F401  (tf.keras.constraints)
+from . import datasets  # noqa: E402,F401  (tf.keras.datasets: mnist, cifar10, imdb, ...)
 
 
 def _to_categorical(y, num_classes=None, dtype="float32"):
