@@ -54,6 +54,7 @@ regularizers = _types.SimpleNamespace(l1=_losses_module.l1, l2=_losses_module.l2
 initializers = _keras_initializers
 from . import constraints  # noqa: E402,F401  (tf.keras.constraints)
 from . import datasets  # noqa: E402,F401  (tf.keras.datasets: mnist, cifar10, imdb, ...)
+from . import applications  # noqa: E402,F401  (tf.keras.applications: VGG16, ResNet50, MobileNet, ...)
 
 
 def _to_categorical(y, num_classes=None, dtype="float32"):

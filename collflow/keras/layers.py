@@ -407,14 +407,15 @@ class _GlobalPool(_Stateless):
     _reduce = staticmethod(_m.reduce_mean)
     _default_format: Optional[str] = None   # None: image_data_format() (the 1-D ones: channels_last)
 
-    def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
+    def __init__(self, data_format: Optional[str] = None, keepdims: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
         self.data_format = K.normalize_data_format(data_format if data_format is not None else self._default_format)
+        self.keepdims = bool(keepdims)  # keep the pooled axes as size 1 (MobileNet's top needs it)
 
     def _fn(self, x: Any) -> Any:
         rank = x.shape.rank
         axes = list(range(2, rank)) if self.data_format == "channels_first" else list(range(1, rank - 1))
-        return type(self)._reduce(x, axis=axes)
+        return type(self)._reduce(x, axis=axes, keepdims=self.keepdims)
 
 
 class GlobalAveragePooling2D(_GlobalPool):
@@ -544,7 +545,8 @@ class InputLayer:
             # a named input takes no number from "input" (Input(name="x"), then input_1, as Keras)
             name = name or f"input_{K.get_uid('input')}"
             self.output = _placeholder(_dt.as_dtype(dtype or K.floatx()), list(shape), name=name)
-        self.name = self.output.op.name
+        # a wrapped tensor keeps its op's name, but the layer takes the name asked for (Keras's)
+        self.name = name if input_tensor is not None and name else self.output.op.name
         self.weights: List[Any] = []
         self.trainable_weights: List[Any] = []
         self.non_trainable_weights: List[Any] = []
@@ -580,5 +582,7 @@ def input_layer_of(t: Any) -> "InputLayer":
 def Input(shape: Any = None, batch_size: Optional[int] = None, name: Optional[str] = None, dtype: Any = None,  # noqa: N802
           sparse: bool = False, tensor: Any = None, batch_shape: Any = None) -> Any:
     """A placeholder to build a functional Model on (tf.keras.Input)."""
+    if tensor is not None and name is None:
+        name = f"input_{K.get_uid('input')}"  # Keras numbers a wrapped tensor's layer as any Input's
     return InputLayer(shape, batch_size, dtype, tensor, sparse, name, batch_shape).output
 
