@@ -1,15 +1,16 @@
-"""tf.contrib: `tf.contrib.rnn`, TensorFlow 1.x's alias of the core RNN cells and static_rnn,
-`tf.contrib.opt.LazyAdamOptimizer`, `tf.contrib.layers` (contrib/layers.py: the layer
-functions, initializers and regularizers TF1 programs use, with contrib's defaults),
-`tf.contrib.framework` (arg_scope and the variable helpers) and `tf.contrib.slim` (the
-layers, arg_scope and variable helpers under slim's names; slim.learning and slim.nets are
-not provided), `tf.contrib.training` (HParams, parse_values),
-`tf.contrib.layers.optimize_loss` and `tf.contrib.crf` (the linear-chain CRF).
+"""tf.contrib: the parts TF 1.x programs use, each under TF 1.15's names and argument orders:
+`rnn` (the core cells, the block/fused LSTM and GRU cells, stacked bidirectional RNNs, the
+projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW), `layers` and `slim`
+(the layer functions with contrib's defaults, arg_scope, the variable helpers, `slim.learning`,
+`slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
+`training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
+`signal`, `estimator` (heads), `keras` and `util`.
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
 
-The rest of tf.contrib is not provided.
+What is not here (cudnn_rnn, learn, quantize, tpu, gan, ...) is listed in
+docs/tf1_compat.md; `tf.contrib.<name>` of a missing module raises an AttributeError naming it.
 """
 import types as _types
 
@@ -145,3 +146,20 @@ slim.evaluation = _types.SimpleNamespace(evaluate_once=_evaluation.slim_evaluate
                                          wait_for_new_checkpoint=_evaluation.wait_for_new_checkpoint,
                                          checkpoints_iterator=_evaluation.checkpoints_iterator)
 slim.evaluation.__doc__ = "tf.contrib.slim.evaluation: evaluate_once, evaluation_loop and the checkpoint waiters."
+
+# tf.contrib.slim.nets (TF 1.x's reference networks) and slim.utils; also importable by the
+# dotted names TF1 programs use (`from <tf>.contrib.slim.nets import resnet_v1`)
+from . import nets as _nets  # noqa: E402
+slim.nets = _nets
+slim.utils = layers.utils
+slim.__doc__ = slim.__doc__.replace("; slim.nets is not provided", "; slim.nets: alexnet, overfeat, vgg, resnet "
+                                    "v1/v2 and inception v1-v3")
+_slim_module = _types.ModuleType(__name__ + ".slim", slim.__doc__)
+_slim_module.__dict__.update(vars(slim))
+_sys.modules.setdefault(_slim_module.__name__, _slim_module)
+_sys.modules.setdefault(_slim_module.__name__ + ".nets", _nets)
+for _net_name in _nets.__all__:
+    if _net_name != "inception":
+        _sys.modules.setdefault(f"{_slim_module.__name__}.nets.{_net_name}", getattr(_nets, _net_name))
+del _net_name
+
