@@ -23,7 +23,7 @@ LAYERS = [
     {"data"},                           # input pipelines and datasets
     {"nn", "layers", "image"},          # layers, cells, losses; tf.image
     {"contrib", "models", "horovod", "estimator", "keras"},  # built from everything below
-    {"compat"},                         # TF1's namespace over all of collflow
+    {"compat", "examples"},             # TF1's namespace over all of collflow; tensorflow.examples
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}
 

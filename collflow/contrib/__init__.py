@@ -4,12 +4,12 @@ projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW), `layer
 (the layer functions with contrib's defaults, arg_scope, the variable helpers, `slim.learning`,
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
-`signal`, `estimator` (heads), `keras` and `util`.
+`signal`, `estimator` (heads), `keras`, `util` and `learn.datasets` (the MNIST reader).
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
 
-What is not here (cudnn_rnn, learn, quantize, tpu, gan, ...) is listed in
+What is not here (cudnn_rnn, quantize, tpu, gan, the rest of learn, ...) is listed in
 docs/tf1_compat.md; `tf.contrib.<name>` of a missing module raises an AttributeError naming it.
 """
 import types as _types
@@ -163,3 +163,41 @@ for _net_name in _nets.__all__:
         _sys.modules.setdefault(f"{_slim_module.__name__}.nets.{_net_name}", getattr(_nets, _net_name))
 del _net_name
 
+# tf.contrib.learn: its datasets only (the MNIST reader of TF 1.x's tutorials), also under the
+# dotted path `contrib.learn.python.learn.datasets`
+from ..data import mnist_input as _mnist_input  # noqa: E402
+_learn_datasets = _types.ModuleType(__name__ + ".learn.datasets", "tf.contrib.learn.datasets: mnist, base, "
+                                    "load_dataset('mnist')")
+_learn_datasets.mnist = _mnist_input
+_learn_datasets.base = _types.SimpleNamespace(Datasets=_mnist_input.Datasets,
+                                              maybe_download=_mnist_input.maybe_download)
+_learn_datasets.load_dataset = _mnist_input.load_dataset
+learn = _types.ModuleType(__name__ + ".learn", "tf.contrib.learn: only `datasets` (MNIST) is provided; "
+                          "use tf.estimator for the rest")
+learn.datasets = _learn_datasets
+
+
+def _learn_missing(name: str):
+    raise AttributeError(f"tf.contrib.learn.{name} is not provided by collflow: only tf.contrib.learn.datasets "
+                         f"(the MNIST reader) is; tf.estimator has the Estimators that replaced contrib.learn's")
+
+
+learn.__getattr__ = _learn_missing
+learn.python = _types.ModuleType(__name__ + ".learn.python")
+learn.python.learn = _types.ModuleType(__name__ + ".learn.python.learn")
+learn.python.learn.datasets = _learn_datasets
+
+
+def _learn_missing(name: str):
+    raise AttributeError(f"tf.contrib.learn.{name} is not provided by collflow: only tf.contrib.learn.datasets "
+                         f"(the MNIST reader) is; tf.estimator has the Estimators that replaced contrib.learn's")
+
+
+learn.__getattr__ = _learn_missing
+for _m in (learn, _learn_datasets, learn.python, learn.python.learn):
+    _sys.modules.setdefault(_m.__name__, _m)
+_sys.modules.setdefault(__name__ + ".learn.python.learn.datasets", _learn_datasets)
+_sys.modules.setdefault(__name__ + ".learn.python.learn.datasets.mnist", _mnist_input)
+_sys.modules.setdefault(__name__ + ".learn.datasets.mnist", _mnist_input)
+del _m
+__all__.append("learn")

@@ -1,0 +1,1 @@
+"""TF 1.x's tutorial helpers (`tutorials.mnist.input_data`)."""
