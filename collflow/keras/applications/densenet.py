@@ -2,7 +2,7 @@
 layer names, so Keras's ImageNet weights load.  Inputs take 'torch' preprocessing."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .. import backend as K
 from .. import layers as _layers
@@ -90,11 +90,4 @@ DenseNet169 = _model(169)
 DenseNet201 = _model(201)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to DenseNet's inputs: scaled to [0, 1], standardized per channel."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="torch")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("torch", "DenseNet")

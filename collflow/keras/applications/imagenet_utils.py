@@ -116,6 +116,20 @@ def decode_predictions(preds: np.ndarray, top: int = 5) -> List[List[tuple]]:
     return results
 
 
+def model_functions(mode: str, model: str) -> Tuple[Callable[..., Any], Callable[..., Any]]:
+    """A model module's `preprocess_input` (this module's in `mode`) and `decode_predictions`."""
+    def model_preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
+        return preprocess_input(x, data_format=data_format, mode=mode)
+
+    def model_decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
+        return decode_predictions(preds, top=top)
+    model_preprocess_input.__name__ = model_preprocess_input.__qualname__ = "preprocess_input"
+    model_preprocess_input.__doc__ = f"Images in [0, 255] to {model}'s inputs (imagenet_utils' {mode!r} mode)."
+    model_decode_predictions.__name__ = model_decode_predictions.__qualname__ = "decode_predictions"
+    model_decode_predictions.__doc__ = "The top ImageNet classes of each prediction row: (class id, name, score)."
+    return model_preprocess_input, model_decode_predictions
+
+
 def _warn_channels(n: Any) -> None:
     if n not in {1, 3}:
         warnings.warn("This model usually expects 1 or 3 input channels. However, it was passed an input_shape "

@@ -6,7 +6,7 @@ the layers must be made in Keras's order: the blocks below are tables of branche
 sequence of steps, built branch by branch."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .. import backend as K
 from .. import layers as _layers
@@ -117,11 +117,4 @@ def InceptionV3(include_top: bool = True, weights: Any = "imagenet", input_tenso
     return _iu.finish(img_input, input_tensor, x, "inception_v3", weights, imagenet_file)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to InceptionV3's inputs: scaled to [-1, 1]."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="tf")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("tf", "InceptionV3")

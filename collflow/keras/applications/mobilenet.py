@@ -4,7 +4,7 @@ depthwise convolutions.  Inputs take 'tf' preprocessing (scaled to [-1, 1])."""
 from __future__ import annotations
 
 import logging
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 from .. import backend as K
 from .. import layers as _layers
@@ -93,11 +93,4 @@ def MobileNet(input_shape: Any = None, alpha: float = 1.0, depth_multiplier: int
     return _iu.finish(img_input, input_tensor, x, f"mobilenet_{alpha:0.2f}_{rows}", weights, imagenet_file)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to MobileNet's inputs: scaled to [-1, 1]."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="tf")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("tf", "MobileNet")

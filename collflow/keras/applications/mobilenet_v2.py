@@ -4,7 +4,7 @@ preprocessing (scaled to [-1, 1])."""
 from __future__ import annotations
 
 import logging
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 from .. import backend as K
 from .. import layers as _layers
@@ -140,11 +140,4 @@ def MobileNetV2(input_shape: Any = None, alpha: float = 1.0, include_top: bool =
     return _iu.finish(img_input, input_tensor, x, f"mobilenetv2_{alpha:0.2f}_{rows}", weights, imagenet_file)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to MobileNetV2's inputs: scaled to [-1, 1]."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="tf")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("tf", "MobileNetV2")

@@ -3,7 +3,7 @@ names, so Keras's ImageNet weights load; also the shared ResNet body resnet_v2.p
 pre-activation variants with.  Inputs take 'caffe' preprocessing."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from .. import backend as K
 from .. import layers as _layers
@@ -144,11 +144,4 @@ ResNet101 = _v1(101)
 ResNet152 = _v1(152)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to ResNet's inputs: RGB->BGR, minus ImageNet's channel means."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="caffe")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("caffe", "ResNet")

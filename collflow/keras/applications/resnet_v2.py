@@ -3,7 +3,7 @@ ECCV 2016) with Keras's layer names, so Keras's ImageNet weights load.  Inputs t
 preprocessing (scaled to [-1, 1])."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Optional
 
 from . import imagenet_utils as _iu
 from .resnet import STAGES, build_resnet, stack_v2
@@ -27,11 +27,4 @@ ResNet101V2 = _v2(101)
 ResNet152V2 = _v2(152)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to ResNetV2's inputs: scaled to [-1, 1]."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="tf")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("tf", "ResNetV2")

@@ -2,7 +2,7 @@
 names, so Keras's ImageNet weights load; its inputs take 'caffe' preprocessing."""
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 from . import imagenet_utils as _iu
 from ._vgg import build_vgg
@@ -21,11 +21,4 @@ def VGG19(include_top: bool = True, weights: Any = "imagenet", input_tensor: Any
                      classes, classifier_activation)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to VGG's inputs: RGB->BGR, minus ImageNet's channel means."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="caffe")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("caffe", "VGG19")

@@ -6,7 +6,7 @@ batch_normalization_N, add_N), so they are made in Keras's order: each downsampl
 projection before its separable convolutions."""
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 from .. import backend as K
 from .. import layers as _layers
@@ -89,11 +89,4 @@ def Xception(include_top: bool = True, weights: Any = "imagenet", input_tensor: 
     return _iu.finish(img_input, input_tensor, x, "xception", weights, imagenet_file)
 
 
-def preprocess_input(x: Any, data_format: Optional[str] = None) -> Any:
-    """Images in [0, 255] to Xception's inputs: scaled to [-1, 1]."""
-    return _iu.preprocess_input(x, data_format=data_format, mode="tf")
-
-
-def decode_predictions(preds: Any, top: int = 5) -> List[List[tuple]]:
-    """The top ImageNet classes of each prediction row (imagenet_utils.decode_predictions)."""
-    return _iu.decode_predictions(preds, top=top)
+preprocess_input, decode_predictions = _iu.model_functions("tf", "Xception")
