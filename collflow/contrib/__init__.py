@@ -4,7 +4,8 @@ projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW), `layer
 (the layer functions with contrib's defaults, arg_scope, the variable helpers, `slim.learning`,
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
-`signal`, `estimator` (heads), `keras`, `util` and `learn.datasets` (the MNIST reader).
+`signal`, `estimator` (heads), `keras`, `util`, `learn.datasets` (the MNIST reader) and
+`tensorboard.plugins.projector`.
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -201,3 +202,14 @@ _sys.modules.setdefault(__name__ + ".learn.python.learn.datasets.mnist", _mnist_
 _sys.modules.setdefault(__name__ + ".learn.datasets.mnist", _mnist_input)
 del _m
 __all__.append("learn")
+
+# tf.contrib.tensorboard.plugins.projector: the embedding projector's config (word2vec tutorial)
+from ..summary import projector as _projector  # noqa: E402
+tensorboard = _types.ModuleType(__name__ + ".tensorboard", "tf.contrib.tensorboard: plugins.projector")
+tensorboard.plugins = _types.ModuleType(__name__ + ".tensorboard.plugins", "tf.contrib.tensorboard.plugins")
+tensorboard.plugins.projector = _projector
+for _m in (tensorboard, tensorboard.plugins):
+    _sys.modules.setdefault(_m.__name__, _m)
+_sys.modules.setdefault(__name__ + ".tensorboard.plugins.projector", _projector)
+del _m
+__all__.append("tensorboard")

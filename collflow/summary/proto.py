@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from ..errors import InvalidArgumentError
 from ..platform.varint import VarintError, decode_varint, encode_varint
 
-__all__ = ["Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
+__all__ = ["RepeatedMessages", "Message", "HistogramProto", "TensorShapeProto", "TensorProto", "SummaryMetadata", "Summary",
            "SessionLog", "Event", "NodeDef", "GraphDef", "graph_def", "encode_varint", "DT_STRING", "text_format", "text_escape",
            "write_graph", "AttrValue"]
 
@@ -116,6 +116,20 @@ def _unpack(kind: str, raw: bytes) -> List[Any]:
     return out
 
 
+class RepeatedMessages(list):
+    """A repeated message field: a list with protobuf's `add(**fields)` (a new element,
+    appended and returned: `config.embeddings.add()`, `graph_def.node.add()`)."""
+
+    def __init__(self, message_type: type, items: Any = ()):
+        super().__init__(items)
+        self.message_type = message_type
+
+    def add(self, **fields: Any) -> "Message":
+        msg = self.message_type(**fields)
+        self.append(msg)
+        return msg
+
+
 class Message:
     """Base of the hand-written messages, with protobuf's Python semantics: keyword
     construction, unset fields read as their defaults (an empty message for a message field),
@@ -128,7 +142,7 @@ class Message:
         object.__setattr__(self, "_present", set())
         for _, name, kind, default in self.FIELDS:
             if isinstance(kind, list):
-                v: Any = []
+                v: Any = RepeatedMessages(kind[0]) if isinstance(kind[0], type) else []
             elif isinstance(kind, type):
                 v = kind()
             else:
@@ -137,7 +151,10 @@ class Message:
         for k, v in kwargs.items():
             if k not in self._names():
                 raise ValueError(f'Protocol message {type(self).__name__} has no "{k}" field.')
-            setattr(self, k, list(v) if isinstance(v, (list, tuple)) else v)
+            kind = self._names()[k][2]
+            if isinstance(kind, list) and isinstance(kind[0], type):
+                v = RepeatedMessages(kind[0], v)
+            setattr(self, k, list(v) if isinstance(v, (list, tuple)) and not isinstance(v, RepeatedMessages) else v)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self._names():
