@@ -5,7 +5,7 @@ projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW), `layer
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
 `signal`, `estimator` (heads), `keras`, `util`, `learn.datasets` (the MNIST reader) and
-`tensorboard.plugins.projector`.
+`tensorboard.plugins.projector` and `predictor`.
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -213,3 +213,6 @@ for _m in (tensorboard, tensorboard.plugins):
 _sys.modules.setdefault(__name__ + ".tensorboard.plugins.projector", _projector)
 del _m
 __all__.append("tensorboard")
+
+from . import predictor  # noqa: E402  (tf.contrib.predictor: from_saved_model, from_estimator)
+__all__.append("predictor")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from .. import dtypes as _dt
 from ..graph import graph as _g
@@ -202,6 +202,20 @@ def _timestamped_dir(base: str) -> str:
     return os.path.join(base, str(ts))
 
 
+def serving_model(estimator: Any, serving_input_receiver_fn: Callable[[], Any],
+                  mode: str = "infer") -> Tuple["ServingInputReceiver", Dict[str, "ExportOutput"]]:
+    """Builds the Estimator's model in `mode` over the receiver's features in the default graph
+    (with a global step, as model_fns expect); returns the receiver and the export outputs (a
+    predict output of the predictions when the model gives none)."""
+    from ..train.global_step import create_global_step
+    create_global_step(_g.get_default_graph())
+    receiver = serving_input_receiver_fn()
+    if not isinstance(receiver, ServingInputReceiver):
+        raise ValueError(f"serving_input_receiver_fn must return a ServingInputReceiver, got {receiver!r}")
+    spec = estimator._call_model_fn(receiver.features, None, mode, estimator.config)
+    return receiver, spec.export_outputs or {DEFAULT_SERVING_KEY: PredictOutput(spec.predictions)}
+
+
 def export_saved_model(estimator: Any, export_dir_base: str, serving_input_receiver_fn: Callable[[], Any],
                        checkpoint_path: Optional[str] = None, mode: str = "infer") -> bytes:
     """Builds the model in `mode` over the receiver's features, restores the checkpoint (the
@@ -212,18 +226,12 @@ def export_saved_model(estimator: Any, export_dir_base: str, serving_input_recei
         raise ValueError(f"Couldn't find trained model at {estimator.model_dir}.")
     export_dir = _timestamped_dir(os.path.abspath(str(export_dir_base)))
     from ..graph.ops import random_ops
-    from ..train.global_step import create_global_step
     from ..train.saver import Saver
     from ..runtime.session import Session
     g = _g.Graph()
     with g.as_default():
         random_ops.set_random_seed(estimator.config.tf_random_seed)
-        create_global_step(g)
-        receiver = serving_input_receiver_fn()
-        if not isinstance(receiver, ServingInputReceiver):
-            raise ValueError(f"serving_input_receiver_fn must return a ServingInputReceiver, got {receiver!r}")
-        spec = estimator._call_model_fn(receiver.features, None, mode, estimator.config)
-        export_outputs = spec.export_outputs or {DEFAULT_SERVING_KEY: PredictOutput(spec.predictions)}
+        receiver, export_outputs = serving_model(estimator, serving_input_receiver_fn, mode)
         sigs = build_all_signature_defs(receiver.receiver_tensors, export_outputs,
                                         receiver.receiver_tensors_alternatives)
         if not sigs:
