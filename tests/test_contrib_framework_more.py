@@ -115,3 +115,19 @@ def test_contrib_keras_util_and_missing_modules():
     np.testing.assert_array_equal(tf.contrib.util.make_ndarray(proto), [0.0, 1.0, 2.0])
     with pytest.raises(AttributeError, match="tf.contrib.cudnn_rnn is not implemented"):
         tf.contrib.cudnn_rnn  # noqa: B018
+
+
+def test_contrib_stateless_and_framework_sort():
+    seed = tf.constant([1, 2], tf.int64)
+    pairs = [(tf.contrib.stateless.stateless_random_uniform([3], seed), tf.random.stateless_uniform([3], seed)),
+             (tf.contrib.stateless.stateless_random_normal([3], seed), tf.random.stateless_normal([3], seed)),
+             (tf.contrib.stateless.stateless_truncated_normal([3], seed),
+              tf.random.stateless_truncated_normal([3], seed)),
+             (tf.contrib.stateless.stateless_multinomial([[0.0, 1.0]], 4, seed),
+              tf.random.stateless_multinomial([[0.0, 1.0]], 4, seed))]
+    x = tf.constant([3, 1, 2])
+    with tf.Session() as s:
+        for a, b in pairs:
+            np.testing.assert_array_equal(*s.run([a, b]))
+        np.testing.assert_array_equal(s.run(tf.contrib.framework.sort(x, direction="DESCENDING")), [3, 2, 1])
+        np.testing.assert_array_equal(s.run(tf.contrib.framework.argsort(x)), [1, 2, 0])

@@ -5,7 +5,7 @@ projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW), `layer
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
 `signal`, `estimator` (heads), `keras`, `util`, `learn.datasets` (the MNIST reader) and
-`tensorboard.plugins.projector` and `predictor`.
+`tensorboard.plugins.projector`, `predictor` and `stateless`.
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -216,3 +216,16 @@ __all__.append("tensorboard")
 
 from . import predictor  # noqa: E402  (tf.contrib.predictor: from_saved_model, from_estimator)
 __all__.append("predictor")
+
+# tf.contrib.stateless (TF 1.15's names of the stateless random ops) and contrib.framework's
+# sort/argsort (tf.sort, tf.argsort before they moved to the core)
+from ..graph.ops import stateless_random_ops as _stateless  # noqa: E402
+from ..graph.ops.rearrange_ops import argsort as _argsort, sort as _sort  # noqa: E402
+stateless = _types.SimpleNamespace(stateless_random_uniform=_stateless.stateless_uniform,
+                                   stateless_random_normal=_stateless.stateless_normal,
+                                   stateless_truncated_normal=_stateless.stateless_truncated_normal,
+                                   stateless_multinomial=_stateless.stateless_multinomial)
+stateless.__doc__ = ("tf.contrib.stateless: stateless_random_uniform, stateless_random_normal, "
+                     "stateless_truncated_normal, stateless_multinomial (tf.random.stateless_*).")
+__all__.append("stateless")
+framework.sort, framework.argsort = _sort, _argsort
