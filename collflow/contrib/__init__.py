@@ -1,6 +1,7 @@
 """tf.contrib: the parts TF 1.x programs use, each under TF 1.15's names and argument orders:
 `rnn` (the core cells, the block/fused LSTM and GRU cells, stacked bidirectional RNNs, the
-projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW), `layers` and `slim`
+projection wrappers, ConvLSTM cells), `opt` (LazyAdam, AdamW, MomentumW, AdaMax, Nadam,
+AddSign, PowerSign, MovingAverage, VariableClipping), `layers` and `slim`
 (the layer functions with contrib's defaults, arg_scope, the variable helpers, `slim.learning`,
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,

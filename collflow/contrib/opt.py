@@ -1,6 +1,8 @@
 """tf.contrib.opt: LazyAdamOptimizer and decoupled weight decay (Loshchilov & Hutter):
 AdamWOptimizer, MomentumWOptimizer, extend_with_decoupled_weight_decay and the
-DecoupledWeightDecayExtension they share.
+DecoupledWeightDecayExtension they share; AdaMaxOptimizer and NadamOptimizer
+(opt_adam_variants.py); AddSignOptimizer, PowerSignOptimizer and the sign decay schedules
+(opt_sign.py); VariableClippingOptimizer and MovingAverageOptimizer (opt_wrappers.py).
 
 Each variable in the decay list (all of them by default) first shrinks by weight_decay * var
 (not scaled by the learning rate, as TF's: schedule both together), then takes the base
@@ -24,9 +26,15 @@ from ..graph.ops.state_ops import scatter_add
 from ..graph.variables import Variable
 from ..train.optimizer import Optimizer
 from ..train.optimizers import AdamOptimizer, LazyAdamOptimizer, MomentumOptimizer
+from .opt_adam_variants import AdaMaxOptimizer, NadamOptimizer
+from .opt_sign import (AddSignOptimizer, PowerSignOptimizer, get_cosine_decay_fn, get_linear_decay_fn,
+                       get_restart_decay_fn)
+from .opt_wrappers import MovingAverageOptimizer, VariableClippingOptimizer
 
 __all__ = ["DecoupledWeightDecayExtension", "AdamWOptimizer", "MomentumWOptimizer",
-           "extend_with_decoupled_weight_decay", "LazyAdamOptimizer"]
+           "extend_with_decoupled_weight_decay", "LazyAdamOptimizer", "AdaMaxOptimizer", "NadamOptimizer",
+           "AddSignOptimizer", "PowerSignOptimizer", "get_linear_decay_fn", "get_cosine_decay_fn",
+           "get_restart_decay_fn", "VariableClippingOptimizer", "MovingAverageOptimizer"]
 
 
 class DecoupledWeightDecayExtension:
