@@ -85,3 +85,19 @@ def test_from_estimator(tmp_path):
     np.testing.assert_allclose(p({"x": xs[:5]})["y"], want, rtol=1e-5)
     with pytest.raises(KeyError, match="output_key 'nope'"):
         tf.contrib.predictor.from_estimator(est, receiver, output_key="nope")
+
+
+def test_predictor_none_input_and_closed_session_on_error(tmp_path):
+    export_dir = str(tmp_path / "m")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        scale = tf.placeholder_with_default(2.0, [], name="scale")
+        y = tf.identity(x * scale, name="y")
+        with tf.Session() as s:
+            tf.saved_model.simple_save(s, export_dir, {"x": x, "scale": scale}, {"y": y})
+    p = tf.contrib.predictor.from_saved_model(export_dir)
+    np.testing.assert_allclose(p({"x": [[1.0, 2.0]], "scale": None})["y"], [[2.0, 4.0]])
+    np.testing.assert_allclose(p({"x": [[1.0, 2.0]], "scale": 3.0})["y"], [[3.0, 6.0]])
+    g = tf.Graph()
+    with pytest.raises(ValueError, match="Available signatures"):
+        tf.contrib.predictor.from_saved_model(export_dir, signature_def_key="other", graph=g)

@@ -229,3 +229,45 @@ def test_reset_states_reaches_a_nested_model():
         np.testing.assert_allclose(m.predict(x, batch_size=2), np.full((2, 1), 6.0))
         m.reset_states()
         np.testing.assert_allclose(m.predict(x, batch_size=2), np.full((2, 1), 3.0))
+
+
+def test_input_of_a_named_tensor_is_keyed_by_its_layer_name(tmp_path):
+    """Input(tensor=x, name="images"): Keras keys the input by the layer's name in fit's dicts,
+    the model config and summary, whatever x's op is called; the name survives save/load."""
+    tf.reset_default_graph()
+    x = tf.placeholder(tf.float32, [None, 3], name="feat")
+    inp = tf.keras.Input(tensor=x, name="images")
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(2, name="d")(inp))
+    assert model.layers[0].name == "images"
+    model.compile("sgd", "mse")
+    xs, ys = np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32)
+    model.fit({"images": xs}, ys, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=r"No data provided for \['images'\]"):
+        model.fit({"feat": xs}, ys, epochs=1, verbose=0)
+    cfg = model.get_config()
+    assert cfg["input_layers"][0][0] == "images" and cfg["layers"][0]["name"] == "images"
+    path = str(tmp_path / "m.h5")
+    model.save(path)
+    back = tf.keras.models.load_model(path)
+    assert back.layers[0].name == "images"
+    unnamed = tf.keras.Input(tensor=tf.placeholder(tf.float32, [None, 3]))
+    assert tf.keras.Model(unnamed, unnamed).layers[0].name.startswith("input_")
+
+
+def test_global_pool_keepdims_masked_and_config():
+    tf.reset_default_graph()
+    x = tf.keras.Input((4, 3))
+    masked = tf.keras.layers.Masking()(x)
+    y = tf.keras.layers.GlobalAveragePooling1D(keepdims=True)(masked)
+    z = tf.keras.layers.GlobalAveragePooling1D()(masked)
+    model = tf.keras.Model(x, [y, z])
+    xs = np.random.RandomState(0).rand(2, 4, 3).astype(np.float32)
+    xs[0, 2:] = 0.0
+    a, b = model.predict(xs)
+    assert a.shape == (2, 1, 3) and b.shape == (2, 3)
+    np.testing.assert_allclose(a[:, 0], b, rtol=1e-6)
+    np.testing.assert_allclose(b[0], xs[0, :2].mean(0), rtol=1e-6)
+    layers = model.get_config()["layers"]
+    # keepdims (newer than TF 1.15's Keras) is written only when set
+    assert [("keepdims" in la["config"]) for la in layers if la["class_name"] == "GlobalAveragePooling1D"] == \
+        [True, False]

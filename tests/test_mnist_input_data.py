@@ -40,8 +40,8 @@ def test_read_data_sets_splits_scales_and_one_hots(mnist_dir):
     assert m.train.images.dtype == np.float32 and m.train.images.shape == (18, ROWS * COLS)
     np.testing.assert_array_equal(m.validation.images, d["train_x"][:5].reshape(5, -1).astype(np.float32)
                                   * np.float32(1 / 255))
-    np.testing.assert_array_equal(m.train.labels, np.eye(10, dtype=np.uint8)[d["train_y"][5:]])
-    assert m.train.labels.dtype == np.uint8 and m.test.labels.shape == (7, 10)
+    np.testing.assert_array_equal(m.train.labels, np.eye(10)[d["train_y"][5:]])
+    assert m.train.labels.dtype == np.float64 and m.test.labels.shape == (7, 10)   # TF's one-hot dtype
     assert m.train.images.max() <= 1.0 and m.train.epochs_completed == 0
 
     raw = input_data.read_data_sets(path, dtype=tf.uint8, reshape=False, validation_size=0)
@@ -142,7 +142,7 @@ def test_contrib_learn_names():
     assert mnist.read_data_sets is input_data.read_data_sets
     assert tf.contrib.learn.datasets.mnist is mnist
     assert tf.contrib.learn.datasets.base.Datasets is input_data.Datasets
-    with pytest.raises(ValueError, match="not supported"):
+    with pytest.raises(ValueError, match="Name of dataset is not found: iris"):
         tf.contrib.learn.datasets.load_dataset("iris")
     with pytest.raises(AttributeError, match="tf.contrib.learn.DNNClassifier is not provided"):
         tf.contrib.learn.DNNClassifier

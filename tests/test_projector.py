@@ -64,10 +64,20 @@ def test_word2vec_tutorial_projector(tmp_path):
 
 
 def test_errors_and_repeated_add_on_other_messages(tmp_path):
-    with pytest.raises(tf.errors.InvalidArgumentError, match="ProjectorConfig"):
+    with pytest.raises(TypeError, match="ProjectorConfig"):
         projector.visualize_embeddings(str(tmp_path), {"embeddings": []})
     g = tf.GraphDef()
     node = g.node.add(name="a", op="NoOp")
     assert g.node == [node] and tf.GraphDef.FromString(g.SerializeToString()).node[0].name == "a"
     with pytest.raises(ValueError, match='has no "bogus" field'):
         projector.EmbeddingInfo(bogus=1)
+
+
+def test_repeated_fields_keep_add_after_assignment_and_take_none():
+    from collflow.summary.proto import NodeDef, Summary
+    g = tf.GraphDef()
+    g.node = [NodeDef(name="a")]
+    g.node.add(name="b")
+    assert [n.name for n in g.node] == ["a", "b"]
+    assert Summary(value=None).value == []
+    assert tf.GraphDef.FromString(g.SerializeToString()) == g

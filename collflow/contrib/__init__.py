@@ -5,8 +5,9 @@ AddSign, PowerSign, MovingAverage, VariableClipping), `layers` and `slim`
 (the layer functions with contrib's defaults, arg_scope, the variable helpers, `slim.learning`,
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
-`signal`, `estimator` (heads), `keras`, `util`, `learn.datasets` (the MNIST reader) and
-`tensorboard.plugins.projector`, `predictor` and `stateless`.
+`signal`, `estimator` (heads), `learn.datasets` (the MNIST reader),
+`tensorboard.plugins.projector`, `predictor` and `stateless`
+(`tf.contrib.keras` and `util` are set by collflow.compat.v1, above this package).
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
@@ -45,11 +46,13 @@ _SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg
                 "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer", "l1_regularizer",
                 "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization",
                 *layers._extra.__all__)
-slim = _types.SimpleNamespace(
+# a module object, so `import collflow.contrib.slim` and tf.contrib.slim are one thing
+slim = _types.ModuleType(__name__ + ".slim")
+slim.__dict__.update(dict(
     **{n: getattr(layers, n) for n in _SLIM_LAYERS},
     **{n: getattr(framework, n) for n in framework.__all__},
     layers=layers, framework=framework, losses=losses, metrics=metrics, initializers=_initializers,
-    regularizers=layers)
+    regularizers=layers))
 slim.__doc__ = ("tf.contrib.slim: the contrib layers (arg_scope-able), arg_scope, model_variable/variable, "
                 "get_variables_to_restore and the other variable helpers, losses; slim.learning and slim.nets "
                 "are not provided.")
@@ -156,8 +159,7 @@ slim.nets = _nets
 slim.utils = layers.utils
 slim.__doc__ = slim.__doc__.replace("; slim.nets is not provided", "; slim.nets: alexnet, overfeat, vgg, resnet "
                                     "v1/v2 and inception v1-v3")
-_slim_module = _types.ModuleType(__name__ + ".slim", slim.__doc__)
-_slim_module.__dict__.update(vars(slim))
+_slim_module = slim
 _sys.modules.setdefault(_slim_module.__name__, _slim_module)
 _sys.modules.setdefault(_slim_module.__name__ + ".nets", _nets)
 for _net_name in _nets.__all__:
@@ -189,13 +191,6 @@ learn.python = _types.ModuleType(__name__ + ".learn.python")
 learn.python.learn = _types.ModuleType(__name__ + ".learn.python.learn")
 learn.python.learn.datasets = _learn_datasets
 
-
-def _learn_missing(name: str):
-    raise AttributeError(f"tf.contrib.learn.{name} is not provided by collflow: only tf.contrib.learn.datasets "
-                         f"(the MNIST reader) is; tf.estimator has the Estimators that replaced contrib.learn's")
-
-
-learn.__getattr__ = _learn_missing
 for _m in (learn, _learn_datasets, learn.python, learn.python.learn):
     _sys.modules.setdefault(_m.__name__, _m)
 _sys.modules.setdefault(__name__ + ".learn.python.learn.datasets", _learn_datasets)

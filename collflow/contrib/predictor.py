@@ -52,7 +52,8 @@ class Predictor:
         unknown = sorted(set(input_dict) - set(self._feed_tensors))
         if unknown:
             raise ValueError(f"Unknown input key(s) {unknown}: this predictor takes {sorted(self._feed_tensors)}")
-        feed = {self._feed_tensors[k]: v for k, v in input_dict.items()}
+        # a None value is not fed (TF's): a placeholder_with_default keeps its default
+        feed = {self._feed_tensors[k]: v for k, v in input_dict.items() if v is not None}
         return self._session.run(self._fetch_tensors, feed_dict=feed)
 
     def __repr__(self) -> str:
@@ -88,18 +89,22 @@ def from_saved_model(export_dir: str, signature_def_key: Optional[str] = None, s
         tags = tags.split(",")
     graph = graph if graph is not None else _g.Graph()
     session = Session(graph=graph, config=config)
-    meta = _sm.load(session, tags, export_dir)
-    if input_names is None:
-        if signature_def is None:
-            signatures = meta.signature_def
-            if signature_def_key not in signatures:
-                raise ValueError(f'Got signature_def_key "{signature_def_key}". Available signatures are '
-                                 f"{sorted(signatures)}.")
-            signature_def = signatures[signature_def_key]
-        input_names = {k: v.name for k, v in signature_def.inputs.items()}
-        output_names = {k: v.name for k, v in signature_def.outputs.items()}
-    feeds = {k: graph.get_tensor_by_name(v) for k, v in input_names.items()}
-    fetches = {k: graph.get_tensor_by_name(v) for k, v in (output_names or {}).items()}
+    try:
+        meta = _sm.load(session, tags, export_dir)
+        if input_names is None:
+            if signature_def is None:
+                signatures = meta.signature_def
+                if signature_def_key not in signatures:
+                    raise ValueError(f'Got signature_def_key "{signature_def_key}". Available signatures are '
+                                     f"{sorted(signatures)}.")
+                signature_def = signatures[signature_def_key]
+            input_names = {k: v.name for k, v in signature_def.inputs.items()}
+            output_names = {k: v.name for k, v in signature_def.outputs.items()}
+        feeds = {k: graph.get_tensor_by_name(v) for k, v in input_names.items()}
+        fetches = {k: graph.get_tensor_by_name(v) for k, v in (output_names or {}).items()}
+    except BaseException:
+        session.close()  # a failed load leaves no open session behind
+        raise
     return Predictor(session, feeds, fetches)
 
 
@@ -119,8 +124,12 @@ def from_estimator(estimator: Any, serving_input_receiver_fn: Callable[[], Any],
             raise KeyError(f"output_key {key!r} is not among the model's export outputs {sorted(outputs)}")
         signature = outputs[key].as_signature_def(receiver.receiver_tensors)
         session = Session(graph=graph, config=config)
-        Saver(allow_empty=True).restore(session, checkpoint)
-        session.run([local_variables_initializer(), tables_initializer()])
+        try:
+            Saver(allow_empty=True).restore(session, checkpoint)
+            session.run([local_variables_initializer(), tables_initializer()])
+        except BaseException:
+            session.close()
+            raise
     feeds = {k: graph.get_tensor_by_name(v.name) for k, v in signature.inputs.items()}
     fetches = {k: graph.get_tensor_by_name(v.name) for k, v in signature.outputs.items()}
     return Predictor(session, feeds, fetches)

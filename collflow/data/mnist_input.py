@@ -62,14 +62,15 @@ def extract_images(f: Any) -> np.ndarray:
 
 
 def dense_to_one_hot(labels_dense: np.ndarray, num_classes: int) -> np.ndarray:
-    """Class ids [n] to one-hot rows [n, num_classes] (of the ids' dtype)."""
-    out = np.zeros((labels_dense.shape[0], num_classes), dtype=labels_dense.dtype)
+    """Class ids [n] to one-hot rows [n, num_classes], float64 as TF's (uint8 rows would wrap
+    around under `-labels` or `1 - 2 * labels`)."""
+    out = np.zeros((labels_dense.shape[0], num_classes))
     out[np.arange(labels_dense.shape[0]), labels_dense.ravel()] = 1
     return out
 
 
 def extract_labels(f: Any, one_hot: bool = False, num_classes: int = 10) -> np.ndarray:
-    """The labels of an IDX1 gzip file object: uint8 [index], or one-hot [index, num_classes]."""
+    """The labels of an IDX1 gzip file object: uint8 [index], or one-hot float64 [index, num_classes]."""
     labels = _read_idx(f, _LABELS_MAGIC, "label", 1)
     return dense_to_one_hot(labels, num_classes) if one_hot else labels
 
@@ -204,7 +205,8 @@ def load_mnist(train_dir: str = "MNIST-data") -> Datasets:
 
 
 def load_dataset(name: str, size: str = "small", test_with_fake_data: bool = False) -> Datasets:
-    """tf.contrib.learn.datasets.load_dataset for "mnist" (read into ./MNIST_data, as TF 1.x's)."""
+    """tf.contrib.learn.datasets.load_dataset for "mnist": load_mnist(), as TF 1.x's (which
+    passes `size` and `test_with_fake_data` to dbpedia's loader only)."""
     if name != "mnist":
-        raise ValueError(f"Name of dataset is not supported here: {name} (collflow provides 'mnist')")
-    return read_data_sets("MNIST_data", fake_data=test_with_fake_data)
+        raise ValueError(f"Name of dataset is not found: {name} (collflow provides 'mnist')")
+    return load_mnist()

@@ -205,10 +205,12 @@ def _timestamped_dir(base: str) -> str:
 def serving_model(estimator: Any, serving_input_receiver_fn: Callable[[], Any],
                   mode: str = "infer") -> Tuple["ServingInputReceiver", Dict[str, "ExportOutput"]]:
     """Builds the Estimator's model in `mode` over the receiver's features in the default graph
-    (with a global step, as model_fns expect); returns the receiver and the export outputs (a
-    predict output of the predictions when the model gives none)."""
-    from ..train.global_step import create_global_step
-    create_global_step(_g.get_default_graph())
+    (with the config's graph seed and a global step, as model_fns expect); returns the receiver
+    and the export outputs (a predict output of the predictions when the model gives none)."""
+    from ..graph.ops import random_ops
+    from ..train.global_step import get_or_create_global_step
+    random_ops.set_random_seed(estimator.config.tf_random_seed)
+    get_or_create_global_step(_g.get_default_graph())
     receiver = serving_input_receiver_fn()
     if not isinstance(receiver, ServingInputReceiver):
         raise ValueError(f"serving_input_receiver_fn must return a ServingInputReceiver, got {receiver!r}")
@@ -225,12 +227,10 @@ def export_saved_model(estimator: Any, export_dir_base: str, serving_input_recei
     if not checkpoint_path:
         raise ValueError(f"Couldn't find trained model at {estimator.model_dir}.")
     export_dir = _timestamped_dir(os.path.abspath(str(export_dir_base)))
-    from ..graph.ops import random_ops
     from ..train.saver import Saver
     from ..runtime.session import Session
     g = _g.Graph()
     with g.as_default():
-        random_ops.set_random_seed(estimator.config.tf_random_seed)
         receiver, export_outputs = serving_model(estimator, serving_input_receiver_fn, mode)
         sigs = build_all_signature_defs(receiver.receiver_tensors, export_outputs,
                                         receiver.receiver_tensors_alternatives)

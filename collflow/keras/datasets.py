@@ -10,7 +10,6 @@ with keras.utils.get_file (data_utils.py), so a copy already in the cache is use
 """
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import pickle
@@ -19,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..data import mnist_input as _mnist_input
 from . import backend as _K
 from . import data_utils as _data_utils
 from ..platform import tf_logging as _logging
@@ -135,10 +135,11 @@ _FASHION_FILES = ("train-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz",
                   "t10k-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz")
 
 
-def _idx_payload(fpath: str, header_bytes: int) -> np.ndarray:
-    # gzipped IDX files: a fixed header (magic number and sizes) then raw uint8 values
-    with gzip.open(fpath, "rb") as f:
-        return np.frombuffer(f.read(), np.uint8, offset=header_bytes)
+def _idx(fpath: str, images: bool) -> np.ndarray:
+    # gzipped IDX files, read by the MNIST tutorials' reader (magic numbers and sizes checked,
+    # so a cut-off download, which Fashion-MNIST has no hash to catch, says so)
+    with open(fpath, "rb") as f:
+        return _mnist_input.extract_images(f)[..., 0] if images else _mnist_input.extract_labels(f)
 
 
 def _fashion_mnist_load_data(cache_dir: Optional[str] = None) -> _Split:
@@ -146,9 +147,8 @@ def _fashion_mnist_load_data(cache_dir: Optional[str] = None) -> _Split:
     cache_dir = _cache_dir(cache_dir)
     subdir = os.path.join("datasets", "fashion-mnist")
     paths = [_fetch(name, _KERAS_BUCKET + name, cache_dir=cache_dir, cache_subdir=subdir) for name in _FASHION_FILES]
-    y_train, y_test = _idx_payload(paths[0], 8), _idx_payload(paths[2], 8)
-    x_train = _idx_payload(paths[1], 16).reshape(len(y_train), 28, 28)
-    x_test = _idx_payload(paths[3], 16).reshape(len(y_test), 28, 28)
+    y_train, y_test = _idx(paths[0], False), _idx(paths[2], False)
+    x_train, x_test = _idx(paths[1], True), _idx(paths[3], True)
     return (x_train, y_train), (x_test, y_test)
 
 

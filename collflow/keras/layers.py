@@ -572,6 +572,13 @@ class InputLayer:
         return {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name, "sparse": False, "name": self.name}
 
 
+def input_name(t: Any) -> str:
+    """The name a model input is keyed by (fit's dicts, configs, summaries): its InputLayer's,
+    which is the placeholder's op name unless Input(tensor=t, name=...) named the layer."""
+    layer = t.graph.__dict__.get("_keras_input_layers", {}).get(t.name)
+    return layer.name if layer is not None and layer.output is t else t.op.name
+
+
 def input_layer_of(t: Any) -> "InputLayer":
     """The InputLayer that made placeholder `t` (one is made for a bare placeholder, as Keras
     wraps a model's non-Keras input tensors)."""

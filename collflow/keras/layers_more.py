@@ -372,7 +372,10 @@ class GlobalAveragePooling1D(_GlobalPool):
                 return self._fn(x)
             if self.data_format == "channels_first":  # the steps on axis 2
                 x = _a.transpose(x, [0, 2, 1])
-            return masked_mean_over_steps(x, mask)
+            y = masked_mean_over_steps(x, mask)
+            if self.keepdims:  # the steps axis kept as size 1, where the data format has it
+                y = _a.expand_dims(y, 2 if self.data_format == "channels_first" else 1)
+            return y
 
 
 class GlobalMaxPooling1D(_GlobalPool):

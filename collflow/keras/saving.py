@@ -116,6 +116,10 @@ def _with_global_objects(custom_objects: Optional[Dict[str, Any]]) -> Dict[str, 
 
 # -- layers ----------------------------------------------------------------------------------
 
+# arguments newer than TF 1.15's Keras, written only when not at their default
+_NEWER_ARGS = {"keepdims": False}
+
+
 def serialize_layer(layer: Any) -> Dict[str, Any]:
     """{"class_name", "config"} of a layer: the arguments it was made with, with their defaults."""
     if hasattr(layer, "get_config") and not hasattr(layer, "_init_args"):
@@ -131,6 +135,8 @@ def serialize_layer(layer: Any) -> Dict[str, Any]:
     for k, v in bound.arguments.items():
         if k == "self" or sig.parameters[k].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
+        if _NEWER_ARGS.get(k, object()) == v:
+            continue  # left out at its default, so TF 1.15's Keras (which lacks it) reads the file
         cfg[k] = _serialize(v)
     for k in _EXTRA:  # given through **kwargs: Keras writes them (null when not given)
         if k not in cfg and any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
@@ -170,7 +176,7 @@ def deserialize_layer(data: Dict[str, Any], custom_objects: Optional[Dict[str, A
 def model_to_config(model: Any) -> Dict[str, Any]:
     """Keras's model_config of a Sequential or functional model."""
     from .engine import Model, Sequential
-    from .layers import InputLayer, node_of
+    from .layers import InputLayer, input_name, node_of
     if getattr(model, "_subclassed", False):
         raise NotImplementedError("Saving the model to HDF5 format requires the model to be a Functional model or "
                                   "a Sequential model. It does not work for subclassed models")
@@ -181,7 +187,7 @@ def model_to_config(model: Any) -> Dict[str, Any]:
     names: Dict[int, str] = {}
     layers: List[Dict[str, Any]] = []
     for t in model.inputs:
-        names[id(t)] = t.op.name
+        names[id(t)] = input_name(t)
 
     # the calls inside this model, renumbered per layer (a call on other tensors, such as
     # model(new_input)'s, is left out as Keras leaves it out)
@@ -200,9 +206,9 @@ def model_to_config(model: Any) -> Dict[str, Any]:
     for layer in model.layers:
         if isinstance(layer, InputLayer):  # listed where model.layers has it, as Keras writes it
             t = layer.output
-            layers.append({"name": t.op.name, "class_name": "InputLayer", "inbound_nodes": [],
+            layers.append({"name": input_name(t), "class_name": "InputLayer", "inbound_nodes": [],
                            "config": {"batch_input_shape": t.shape.as_list(), "dtype": t.dtype.name,
-                                      "sparse": False, "name": t.op.name}})
+                                      "sparse": False, "name": input_name(t)}})
             continue
         entry = serialize_layer(layer)
         entry["name"] = layer.name

@@ -122,7 +122,7 @@ def layer_index_range(model: Any, layer_range: Any) -> List[int]:
 
 def _connections(model: Any, layer: Any) -> List[str]:
     """`inbound[node][tensor]` for each input of each of the layer's calls in this model."""
-    from .layers import InputLayer, node_of
+    from .layers import InputLayer, input_name, node_of
     if isinstance(layer, InputLayer):
         return []
     inside = getattr(model, "_nodes", None)
@@ -132,7 +132,7 @@ def _connections(model: Any, layer: Any) -> List[str]:
             continue  # a call outside this model (model(new_input)'s)
         for t in ins:
             rec = node_of(t)
-            out.append(f"{rec[0].name}[{rec[1]}][{rec[2]}]" if rec is not None else f"{t.op.name}[0][0]")
+            out.append(f"{rec[0].name}[{rec[1]}][{rec[2]}]" if rec is not None else f"{input_name(t)}[0][0]")
     return out
 
 

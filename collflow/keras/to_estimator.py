@@ -40,7 +40,8 @@ class _Recipe:
     def __init__(self, model: Any, custom_objects: Optional[Dict[str, Any]]):
         self.config = model_to_config(model)
         self.custom_objects = dict(custom_objects or {})
-        self.input_names = [t.op.name for t in model.inputs]
+        from .layers import input_name
+        self.input_names = [input_name(t) for t in model.inputs]
         self.output_names = list(model.output_names)
         self.weight_names = [v.op.name for v in model.weights]
         with model._graph().as_default():

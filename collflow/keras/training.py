@@ -26,11 +26,12 @@ def as_list(x: Any) -> list:
 def standardize(x: Any, inputs: List[_g.Tensor], what: str) -> List[np.ndarray]:
     """x as one array per model input (a dict is matched by input names), shapes checked."""
     if isinstance(x, dict):
-        by_name = {t.op.name: t for t in inputs}
-        missing = [t.op.name for t in inputs if t.op.name not in x]
+        from .layers import input_name
+        names = [input_name(t) for t in inputs]
+        missing = [n for n in names if n not in x]
         if missing:
-            raise ValueError(f"No data provided for {missing}. Need data for each key in: {sorted(by_name)}")
-        arrays = [np.asarray(x[t.op.name]) for t in inputs]
+            raise ValueError(f"No data provided for {missing}. Need data for each key in: {sorted(names)}")
+        arrays = [np.asarray(x[n]) for n in names]
     else:
         arrays = [np.asarray(a) for a in as_list(x)]
     if len(arrays) != len(inputs):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import InvalidArgumentError
 from ..platform.atomic_files import atomic_write_bytes
 from .proto import Message, text_format
 
@@ -49,8 +48,7 @@ def visualize_embeddings(summary_writer: Any, config: ProjectorConfig) -> str:
     if logdir is None:
         raise ValueError("Summary writer must have a logdir")
     if not isinstance(config, ProjectorConfig):
-        raise InvalidArgumentError(None, None, f"config must be a projector.ProjectorConfig, got "
-                                               f"{type(config).__name__}")
+        raise TypeError(f"config must be a projector.ProjectorConfig, got {type(config).__name__}")
     os.makedirs(logdir, exist_ok=True)
     path = os.path.join(os.fspath(logdir), PROJECTOR_FILENAME)
     atomic_write_bytes(path, text_format(config).encode("utf-8"), durable=False)

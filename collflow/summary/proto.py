@@ -151,15 +151,22 @@ class Message:
         for k, v in kwargs.items():
             if k not in self._names():
                 raise ValueError(f'Protocol message {type(self).__name__} has no "{k}" field.')
-            kind = self._names()[k][2]
-            if isinstance(kind, list) and isinstance(kind[0], type):
-                v = RepeatedMessages(kind[0], v)
-            setattr(self, k, list(v) if isinstance(v, (list, tuple)) and not isinstance(v, RepeatedMessages) else v)
+            if v is None and isinstance(self._names()[k][2], list):
+                continue  # protobuf's constructor takes None for a repeated field: left empty
+            setattr(self, k, list(v) if isinstance(v, tuple) else v)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self._names():
             raise AttributeError(f'Assignment not allowed (no field "{name}" in protocol message object '
                                  f'{type(self).__name__}).')
+        kind = self._names()[name][2]
+        if isinstance(kind, list):
+            # a repeated field stays a list; one of messages keeps protobuf's add()
+            items = [] if value is None else value
+            if isinstance(kind[0], type):
+                value = items if isinstance(items, RepeatedMessages) else RepeatedMessages(kind[0], items)
+            else:
+                value = items if isinstance(items, list) else list(items)
         object.__setattr__(self, name, value)
         self._present.add(name)
 
