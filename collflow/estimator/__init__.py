@@ -11,7 +11,7 @@ __all__ = ["ModeKeys", "EstimatorSpec", "RunConfig", "Estimator", "WarmStartSett
            "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "SecondOrStepTimer",
            "StopAtStepHook", "LoggingTensorHook", "CheckpointSaverHook", "CheckpointSaverListener",
            "SummarySaverHook", "StepCounterHook", "NanTensorHook", "NanLossDuringTrainingError", "FinalOpsHook",
-           "FeedFnHook", "export", "inputs", "contrib_estimator"]
+           "FeedFnHook", "export", "inputs", "contrib_estimator", "experimental"]
 
 from .model_fn import ModeKeys, EstimatorSpec, RunConfig  # noqa: F401
 from .estimator import Estimator, WarmStartSettings, VocabInfo  # noqa: F401
@@ -49,6 +49,14 @@ contrib_estimator = _types.SimpleNamespace(
         "logistic_regression_head", "multi_label_head")},
     multi_head=_multi_head_module.multi_head, LinearEstimator=LinearEstimator, DNNEstimator=DNNEstimator,
     DNNLinearCombinedEstimator=DNNLinearCombinedEstimator)
+
+# tf.estimator.experimental (and tf.contrib.estimator): the early-stopping hooks
+from . import early_stopping as _early_stopping  # noqa: E402
+experimental = _types.SimpleNamespace(**{n: getattr(_early_stopping, n) for n in _early_stopping.__all__
+                                         if n != "read_eval_metrics"})
+for _name in _early_stopping.__all__:
+    setattr(contrib_estimator, _name, getattr(_early_stopping, _name))
+del _name
 
 # tf.estimator.inputs.numpy_input_fn (TF1's module of input functions)
 inputs = _types.SimpleNamespace(numpy_input_fn=_inputs_module.numpy_input_fn,
