@@ -42,3 +42,19 @@ def test_covariance_is_nan_until_two_values():
         s.run(tf.local_variables_initializer())
         assert np.isnan(s.run(update, {x: [1.0]}))
         assert s.run(update, {x: [3.0]}) == pytest.approx(4.0)
+
+
+def test_f1_score_is_the_best_over_thresholds():
+    # thresholds below 0.3 call every example positive: tp 3, fp 1 -> P 3/4, R 1 -> F1 6/7, the
+    # best of the curve (from 0.3: 2/3; from 0.6: 0.4; from 0.8: 0.5)
+    labels = tf.constant([1, 0, 1, 1])
+    preds = tf.constant([0.9, 0.8, 0.3, 0.6])
+    f1, update = tf.contrib.metrics.f1_score(labels, preds, num_thresholds=11)
+    with tf.Session() as s:
+        s.run(tf.local_variables_initializer())
+        assert s.run(update) == pytest.approx(6 / 7, abs=1e-6)
+        assert s.run(f1) == pytest.approx(6 / 7, abs=1e-6)
+        s.run(update)  # a second identical batch doubles every count: the same best F1
+        assert s.run(f1) == pytest.approx(6 / 7, abs=1e-6)
+    names = sorted(v.op.name for v in tf.local_variables())
+    assert names == ["f1/false_negatives", "f1/false_positives", "f1/true_positives"]

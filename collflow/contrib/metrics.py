@@ -211,6 +211,26 @@ def count(values: Any, weights: Any = None, metrics_collections: Any = None, upd
     return _collect(metrics_collections, updates_collections, value, update)
 
 
+def f1_score(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int = 200,
+             metrics_collections: Any = None, updates_collections: Any = None, name: Optional[str] = None) -> Pair:
+    """The best F1 over `num_thresholds` thresholds spread over [0, 1] (labels first, as
+    contrib.metrics.f1_score): streaming true/false positive and false negative counts per
+    threshold, then max over thresholds of 2PR / (P + R), each ratio guarded by 1e-7."""
+    from ..nn.metrics_thresholds import _confusion_at_thresholds
+    eps = 1e-7
+    thresholds = [-eps] + [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)] + [1.0 + eps]
+    with variable_scope(name, default_name="f1"):
+        counts = _confusion_at_thresholds(labels, predictions, thresholds, weights, includes=("tp", "fp", "fn"))
+
+        def best(tp: Any, fp: Any, fn: Any, suffix: str) -> Any:
+            precision = math_ops.divide(tp, eps + tp + fp, name="precision_" + suffix)
+            recall = math_ops.divide(tp, eps + tp + fn, name="recall_" + suffix)
+            return math_ops.reduce_max(2.0 * precision * recall / (precision + recall + eps))
+        value = best(*(_g.convert_to_tensor(counts[k][0]) for k in ("tp", "fp", "fn")), "value")
+        update = best(*(counts[k][1] for k in ("tp", "fp", "fn")), "update")
+    return _collect(metrics_collections, updates_collections, value, update)
+
+
 def aggregate_metrics(*value_update_tuples: Pair) -> Tuple[List[Any], List[Any]]:
     """([values], [update ops]) of (value, update_op) pairs."""
     if not value_update_tuples:
@@ -229,4 +249,4 @@ def aggregate_metric_map(names_to_tuples: Dict[str, Pair]) -> Tuple[Dict[str, An
 __all__ = sorted(list(_DIRECT) + [
     "streaming_recall_at_k", "streaming_false_positive_rate", "streaming_false_negative_rate", "streaming_covariance",
     "streaming_pearson_correlation", "streaming_mean_cosine_distance", "count", "aggregate_metrics",
-    "aggregate_metric_map"])
+    "aggregate_metric_map", "f1_score"])

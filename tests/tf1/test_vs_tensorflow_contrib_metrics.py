@@ -65,6 +65,8 @@ def _metric(M, name, ph):
         "streaming_pearson_correlation": lambda: M.streaming_pearson_correlation(v, t, w),
         "streaming_mean_cosine_distance": lambda: M.streaming_mean_cosine_distance(ph["unit"], ph["unit2"], 1),
         "count": lambda: M.count(v, w),
+        "f1_score": lambda: M.f1_score(b, p),
+        "f1_score_weighted_coarse": lambda: M.f1_score(b, p, w, num_thresholds=7),
     }[name]()
 
 
@@ -75,7 +77,8 @@ NAMES = ["streaming_accuracy", "streaming_mean", "streaming_mean_tensor", "strea
          "streaming_mean_absolute_error", "streaming_mean_squared_error", "streaming_root_mean_squared_error",
          "streaming_mean_relative_error", "streaming_percentage_less", "streaming_mean_iou",
          "streaming_precision_at_thresholds", "streaming_specificity_at_sensitivity", "streaming_covariance",
-         "streaming_covariance_unweighted", "streaming_pearson_correlation", "streaming_mean_cosine_distance", "count"]
+         "streaming_covariance_unweighted", "streaming_pearson_correlation", "streaming_mean_cosine_distance", "count",
+         "f1_score", "f1_score_weighted_coarse"]
 
 
 def _run(tf, M, name):
