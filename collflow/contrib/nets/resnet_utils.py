@@ -106,6 +106,21 @@ def standard_blocks(unit_fn: Callable, depth: int) -> List[Block]:
             for i, (base, n) in enumerate(zip((64, 128, 256, 512), DEPTHS[depth]))]
 
 
+def standard_net(generic: Callable, unit_fn: Callable, version: str, depth: int) -> Callable:
+    """resnet_<version>_<depth>(inputs, num_classes, is_training, global_pool, output_stride,
+    reuse, scope): `generic` (resnet_v1 or resnet_v2) over the standard blocks of that depth."""
+    name = f"resnet_{version}_{depth}"
+
+    def net(inputs: Any, num_classes: Optional[int] = None, is_training: Any = True, global_pool: bool = True,
+            output_stride: Optional[int] = None, reuse: Any = None, scope: str = name) -> Tuple[Any, dict]:
+        return generic(inputs, standard_blocks(unit_fn, depth), num_classes, is_training, global_pool, output_stride,
+                       include_root_block=True, reuse=reuse, scope=scope)
+    net.__name__ = net.__qualname__ = name
+    net.__doc__ = f"ResNet-{depth} {version}; see resnet_{version} for the arguments and the result."
+    net.default_image_size = 224
+    return net
+
+
 def build_resnet(inputs: Any, blocks: List[Block], unit_fn: Callable, preactivation: bool, num_classes: Optional[int],
                  is_training: Any, global_pool: bool, output_stride: Optional[int], include_root_block: bool,
                  reuse: Any, scope: Optional[str], default_scope: str) -> Tuple[Any, dict]:

@@ -52,16 +52,5 @@ def resnet_v1_block(scope: str, base_depth: int, num_units: int, stride: int) ->
     return resnet_utils.bottleneck_block(bottleneck, scope, base_depth, num_units, stride)
 
 
-def _standard(depth: int):
-    def net(inputs: Any, num_classes: Optional[int] = None, is_training: Any = True, global_pool: bool = True,
-            output_stride: Optional[int] = None, reuse: Any = None, scope: str = f"resnet_v1_{depth}"
-            ) -> Tuple[Any, dict]:
-        return resnet_v1(inputs, resnet_utils.standard_blocks(bottleneck, depth), num_classes, is_training,
-                         global_pool, output_stride, include_root_block=True, reuse=reuse, scope=scope)
-    net.__name__ = net.__qualname__ = f"resnet_v1_{depth}"
-    net.__doc__ = f"ResNet-{depth} v1; see resnet_v1 for the arguments and the result."
-    net.default_image_size = 224
-    return net
-
-
-resnet_v1_50, resnet_v1_101, resnet_v1_152, resnet_v1_200 = (_standard(d) for d in (50, 101, 152, 200))
+resnet_v1_50, resnet_v1_101, resnet_v1_152, resnet_v1_200 = (
+    resnet_utils.standard_net(resnet_v1, bottleneck, "v1", d) for d in (50, 101, 152, 200))
