@@ -265,3 +265,8 @@ class HParams:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self})"
+
+# the queue-based bucketing of TF 1.x's input pipelines (contrib/bucket_ops.py)
+from .bucket_ops import bucket, bucket_by_sequence_length  # noqa: E402
+
+__all__ += ["bucket", "bucket_by_sequence_length"]
