@@ -173,29 +173,39 @@ from ..data import mnist_input as _mnist_input  # noqa: E402
 _learn_datasets = _types.ModuleType(__name__ + ".learn.datasets", "tf.contrib.learn.datasets: mnist, base, "
                                     "load_dataset('mnist')")
 _learn_datasets.mnist = _mnist_input
-_learn_datasets.base = _types.SimpleNamespace(Datasets=_mnist_input.Datasets,
-                                              maybe_download=_mnist_input.maybe_download)
+from . import learn_datasets as _learn_base  # noqa: E402  (datasets.base: the CSV loaders)
+from . import learn_text as _learn_text  # noqa: E402  (preprocessing: VocabularyProcessor)
+_learn_datasets.base = _learn_base
 _learn_datasets.load_dataset = _mnist_input.load_dataset
-learn = _types.ModuleType(__name__ + ".learn", "tf.contrib.learn: only `datasets` (MNIST) is provided; "
-                          "use tf.estimator for the rest")
+learn = _types.ModuleType(__name__ + ".learn", "tf.contrib.learn: `datasets` (MNIST, the CSV loaders of "
+                          "datasets.base), `preprocessing` (VocabularyProcessor) and ModeKeys; use tf.estimator "
+                          "for the rest")
 learn.datasets = _learn_datasets
+learn.preprocessing = _learn_text
+learn.ModeKeys = _types.SimpleNamespace(TRAIN="train", EVAL="eval", INFER="infer")
 
 
 def _learn_missing(name: str):
     raise AttributeError(f"tf.contrib.learn.{name} is not provided by collflow: only tf.contrib.learn.datasets "
-                         f"(the MNIST reader) is; tf.estimator has the Estimators that replaced contrib.learn's")
+                         f"(the MNIST reader, the CSV loaders), preprocessing (VocabularyProcessor) and ModeKeys "
+                         f"are; tf.estimator has the Estimators that replaced contrib.learn's")
 
 
 learn.__getattr__ = _learn_missing
 learn.python = _types.ModuleType(__name__ + ".learn.python")
 learn.python.learn = _types.ModuleType(__name__ + ".learn.python.learn")
 learn.python.learn.datasets = _learn_datasets
+learn.python.learn.preprocessing = _learn_text
 
 for _m in (learn, _learn_datasets, learn.python, learn.python.learn):
     _sys.modules.setdefault(_m.__name__, _m)
 _sys.modules.setdefault(__name__ + ".learn.python.learn.datasets", _learn_datasets)
 _sys.modules.setdefault(__name__ + ".learn.python.learn.datasets.mnist", _mnist_input)
 _sys.modules.setdefault(__name__ + ".learn.datasets.mnist", _mnist_input)
+for _m in (".learn.preprocessing", ".learn.python.learn.preprocessing"):
+    _sys.modules.setdefault(__name__ + _m, _learn_text)
+for _m in (".learn.datasets.base", ".learn.python.learn.datasets.base"):
+    _sys.modules.setdefault(__name__ + _m, _learn_base)
 del _m
 __all__.append("learn")
 
