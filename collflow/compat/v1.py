@@ -113,4 +113,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(dir(_cf)))
+    from ..platform.public_dir import public_names
+    return public_names(set(globals()) | set(dir(_cf)), {**vars(_cf), **globals()})
+
+
+# dir() of the API modules shows their public names only, as TF 1.x's did
+from ..platform.public_dir import install_below as _install_below  # noqa: E402
+_install_below(_cf)

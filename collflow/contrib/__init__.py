@@ -120,6 +120,7 @@ from . import train_ops as _train_ops  # noqa: E402
 for _train_name in ("create_train_op", "train", "add_gradients_summaries", "clip_gradient_norms",
                     "clip_gradient_norms_fn", "multiply_gradients"):
     setattr(training, _train_name, getattr(_train_ops, _train_name))
+    training.__all__.append(_train_name)
 del _train_name
 slim.learning = _train_ops.learning
 slim.__doc__ = slim.__doc__.replace("slim.learning and slim.nets are not provided", "slim.nets is not provided")
@@ -145,6 +146,7 @@ from . import evaluation as _evaluation  # noqa: E402
 for _eval_name in ("get_or_create_eval_step", "StopAfterNEvalsHook", "SummaryAtEndHook", "wait_for_new_checkpoint",
                    "checkpoints_iterator", "evaluate_once", "evaluate_repeatedly"):
     setattr(training, _eval_name, getattr(_evaluation, _eval_name))
+    training.__all__.append(_eval_name)
 del _eval_name
 slim.evaluation = _types.SimpleNamespace(evaluate_once=_evaluation.slim_evaluate_once,
                                          evaluation_loop=_evaluation.slim_evaluation_loop,
@@ -235,3 +237,4 @@ stateless.__doc__ = ("tf.contrib.stateless: stateless_random_uniform, stateless_
                      "stateless_truncated_normal, stateless_multinomial (tf.random.stateless_*).")
 __all__.append("stateless")
 framework.sort, framework.argsort = _sort, _argsort
+framework.__all__ += ["sort", "argsort"]

@@ -34,8 +34,10 @@ from .engine import Model, Sequential  # noqa: F401
 from .layers import Input  # noqa: F401
 
 layers = _types.SimpleNamespace(**{n: getattr(_layers_module, n) for n in _layers_module.__all__
-                                   if n not in ("history_of", "node_of", "register_call", "mask_of", "set_mask")},
-                                **{n: getattr(_recurrent_module, n) for n in _recurrent_module.__all__},
+                                   if n not in ("history_of", "node_of", "register_call", "mask_of", "set_mask",
+                                                "input_layer_of")},
+                                **{n: getattr(_recurrent_module, n) for n in _recurrent_module.__all__
+                                   if n != "reset_model_states"},
                                 **{n: getattr(_layers_more_module, n) for n in _layers_more_module.__all__},
                                 Layer=_base_layer_module.Layer)
 models = _types.SimpleNamespace(Model=Model, Sequential=Sequential, load_model=_saving.load_model,
@@ -88,7 +90,8 @@ preprocessing = _types.SimpleNamespace(
 
 __all__ = ["layers", "models", "optimizers", "losses", "metrics", "activations", "regularizers", "initializers",
            "constraints",
-           "callbacks", "backend", "utils", "preprocessing", "estimator", "Model", "Sequential", "Input"]
+           "callbacks", "backend", "utils", "preprocessing", "estimator", "Model", "Sequential", "Input",
+           "datasets", "applications", "saving"]
 
 # Recurrent layers and cells: RNN, the cells, StackedRNNCells, AbstractRNNCell, ConvLSTM2D, CuDNNLSTM/GRU
 # (keras/rnn_layer.py, rnn_cells.py, conv_recurrent.py)
