@@ -37,3 +37,4 @@ from . import dynamic_shape_kernels  # noqa: F401,E402  (TileDynamic, PadDynamic
 from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # noqa: F401
 from .device import get_array_module  # noqa: F401
 from . import image_transform_kernels  # noqa: F401,E402  (ImageProjectiveTransformV2: contrib.image.transform/rotate)
+from . import image_label_kernels, image_sirds_kernels  # noqa: F401,E402  (contrib.image: ImageConnectedComponents, BipartiteMatch, SingleImageRandomDotStereograms)
