@@ -238,3 +238,14 @@ stateless.__doc__ = ("tf.contrib.stateless: stateless_random_uniform, stateless_
 __all__.append("stateless")
 framework.sort, framework.argsort = _sort, _argsort
 framework.__all__ += ["sort", "argsort"]
+
+# tf.contrib.rnn's rarer cells (contrib/rnn_cells_more.py, rnn_cells_more2.py): HighwayWrapper,
+# AttentionCellWrapper, CoupledInputForgetGateLSTMCell, LayerNormLSTMCell, NASCell, GLSTMCell,
+# UGRNNCell, IntersectionRNNCell, IndRNNCell, IndyGRUCell, IndyLSTMCell, SRUCell, MinimalRNNCell,
+# CFNCell, PhasedLSTMCell, TimeFreqLSTMCell, GridLSTMCell
+from . import rnn_cells_more as _rnn_more, rnn_cells_more2 as _rnn_more2  # noqa: E402
+for _rnn_more_mod in (_rnn_more, _rnn_more2):
+    for _rnn_more_name in _rnn_more_mod.__all__:
+        setattr(rnn, _rnn_more_name, getattr(_rnn_more_mod, _rnn_more_name))
+del _rnn_more_mod, _rnn_more_name
+rnn.__doc__ += (" Also TF 1.15's rarer cells: " + ", ".join(_rnn_more.__all__ + _rnn_more2.__all__) + ".")
