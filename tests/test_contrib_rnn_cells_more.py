@@ -721,3 +721,23 @@ def test_exported_names_and_doc():
     assert grid.state_tuple_type._fields == ("state_f00_b00_c", "state_f00_b00_m", "state_f00_b01_c",
                                              "state_f00_b01_m", "state_f01_b01_c", "state_f01_b01_m")
     assert grid.output_size == 12 and grid.state_size == grid.state_tuple_type(2, 2, 2, 2, 2, 2)
+
+
+def test_phased_lstm_runs_under_dynamic_rnn_as_tf():
+    """TF 1.x feeds PhasedLSTMCell through dynamic_rnn with inputs=(times, features), each
+    [batch, time, ...]: the loop must give the cell each step's pair."""
+    rng = np.random.RandomState(7)
+    times = rng.uniform(0, 5, (2, 4, 1)).astype(np.float32)
+    xs = rng.uniform(-1, 1, (2, 4, 4)).astype(np.float32)
+    cell = rnn.PhasedLSTMCell(3, use_peepholes=True, ratio_on=0.3)
+    outs, state = tf.nn.dynamic_rnn(cell, (tf.constant(times), tf.constant(xs)), dtype=tf.float32)
+    assert outs.shape.as_list() == [2, 4, 3]
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        p = {k[len("rnn/"):]: v for k, v in _phased_values(s, rng, np.float32).items()}  # under dynamic_rnn's scope
+        o, st = s.run([outs, state])
+    want = (np.zeros((2, 3)), np.zeros((2, 3)))
+    for t in range(4):
+        w, want = ref_phased(p, times[:, t].astype(np.float64), xs[:, t].astype(np.float64), want, True)
+        np.testing.assert_allclose(o[:, t], w, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(st.h, want[1], rtol=1e-5, atol=1e-5)

@@ -36,13 +36,13 @@ from ..graph.ops import misc_ops as _misc
 from ..graph.ops import nn_ops as _nn
 from ..graph.ops.constant_op import constant, placeholder
 from ..graph.ops.reverse_ops import reverse, reverse_sequence
-from ..graph.shape import as_shape
+from ..graph.shape import TensorShape, as_shape
 from ..graph.tensor_array import TensorArray
 from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, MultiRNNCell, ResidualWrapper
 from .rnn_cells import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMBlockCell, LSTMCell, LSTMStateTuple, RNNCell,
-                        batch_zeros, block_cell_clip, fused_form, prebuild)
+                        batch_zeros, block_cell_clip, fused_form, prebuild, prebuild_nested)
 
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
@@ -79,12 +79,17 @@ def _initial_state(cell: Any, initial_state: Any, batch: Any, dt: _dt.DType) -> 
                                                  for s in nest.flatten(initial_state)])
 
 
+def _freeze_state(keep: _g.Tensor, new_state: Any, state: Any) -> Any:
+    """Inside its sequence (keep [batch]) an entry takes the step's state; past it, the state
+    it had."""
+    return nest.pack_sequence_as(new_state, [
+        _a.where(keep, a, b) for a, b in zip(nest.flatten(new_state), nest.flatten(state))])
+
+
 def _freeze_past_length(keep: _g.Tensor, out: Any, new_state: Any, state: Any, zero_out: Any) -> Tuple[Any, Any]:
     """Inside its sequence (keep [batch, 1]) an entry takes the step's output and state; past
     it, a zero output and the state it had."""
-    new_state = nest.pack_sequence_as(new_state, [
-        _a.where(keep, a, b) for a, b in zip(nest.flatten(new_state), nest.flatten(state))])
-    return _a.where(keep, out, zero_out), new_state
+    return _a.where(keep, out, zero_out), _freeze_state(keep, new_state, state)
 
 
 def _fused_form(cell: Any, depth: int, dt: _dt.DType) -> Any:
@@ -123,15 +128,46 @@ def _float_dtype(x: _g.Tensor, dtype: Any, what: str) -> _dt.DType:
 # -- dynamic_rnn -------------------------------------------------------------------------
 
 
+def _is_nested(x: Any) -> bool:
+    """A structure of inputs or sizes (list, tuple, dict), not one tensor, int or TensorShape."""
+    return isinstance(x, (list, tuple, dict)) and not isinstance(x, TensorShape)
+
+
+def _size_dims(size: Any) -> List[Any]:
+    return [int(size)] if isinstance(size, (int, np.integer)) else as_shape(size).as_list()
+
+
+def _check_inputs(flat: List[_g.Tensor], dtype: Any, nested: bool) -> _dt.DType:
+    """Every input [batch, time, ...depth] with a static depth; the state dtype."""
+    for x in flat:
+        if x.shape.rank is not None and x.shape.rank < 3:
+            raise InvalidArgumentError(f"dynamic_rnn: inputs must be [batch, time, ...depth] (rank 3 or more), got "
+                                       f"shape {x.shape}")
+        if x.shape.rank is None or x.shape.dims[-1] is None:
+            raise InvalidArgumentError(f"dynamic_rnn: the depth (last dimension) of the inputs must be known "
+                                       f"statically, got shape {x.shape}")
+    if not nested:
+        return _float_dtype(flat[0], dtype, "dynamic_rnn")
+    # a structure of inputs may mix dtypes (a cell reading times and features); the state
+    # takes `dtype`, else the first floating input's
+    dt = _dt.as_dtype(dtype) if dtype is not None else next((x.dtype for x in flat if x.dtype.is_floating), None)
+    if dt is None or not dt.is_floating:
+        raise InvalidArgumentError("dynamic_rnn: with a structure of inputs, pass dtype= (a floating dtype for the "
+                                   "state)")
+    return dt
+
+
 def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_state: Any = None,
                 dtype: Any = None, parallel_iterations: Optional[int] = None, swap_memory: bool = False,
-                time_major: bool = False, scope: Any = None) -> Tuple[_g.Tensor, Any]:
+                time_major: bool = False, scope: Any = None) -> Tuple[Any, Any]:
     """Runs `cell` over the time axis of `inputs` in one cf.while_loop (tf.nn.dynamic_rnn), or,
     when the cell has a whole-sequence form (plain LSTM/GRU cells, stacks and wrappers of
     them: `fused_sequence()`), as one fused op per layer with the loop's numbers.
 
     inputs: [batch, time, depth] ([time, batch, depth] if time_major), or [batch, time, ...,
-      depth] for cells of such steps (ConvLSTMCell); depth must be static.
+      depth] for cells of such steps (ConvLSTMCell); depth must be static.  As in TF, a
+      structure (tuple, list, dict) of such tensors is given to the cell step by step in that
+      structure, and a cell whose output_size is a structure gives outputs in it.
     sequence_length: optional int vector [batch]: past its length a sequence's state stays
       frozen and its outputs are zeros.  The loop then runs max(sequence_length) steps.
     initial_state: a state structure of the cell (default: its zero state, of `dtype` or
@@ -140,26 +176,31 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
     Returns (outputs [batch, time, output_size] (time-major if time_major), final state).
     parallel_iterations and swap_memory are accepted for TensorFlow compatibility.
     """
-    x = _g.convert_to_tensor(inputs)
-    if x.shape.rank is not None and x.shape.rank < 3:
-        raise InvalidArgumentError(f"dynamic_rnn: inputs must be [batch, time, ...depth] (rank 3 or more), got "
-                                   f"shape {x.shape}")
-    depth = x.shape.dims[-1] if x.shape.rank is not None else None
-    if depth is None:
-        raise InvalidArgumentError(f"dynamic_rnn: the depth (last dimension) of the inputs must be known "
-                                   f"statically, got shape {x.shape}")
-    dt = _float_dtype(x, dtype, "dynamic_rnn")
+    nested = _is_nested(inputs)
+    flat_in = [_g.convert_to_tensor(t) for t in (nest.flatten(inputs) if nested else [inputs])]
+    if not flat_in:
+        raise InvalidArgumentError("dynamic_rnn: inputs must not be an empty structure")
+    dt = _check_inputs(flat_in, dtype, nested)
+    x = flat_in[0]
     g = x.graph
+    depth = x.shape.dims[-1]
     rank = x.shape.rank
-    inner = list(x.shape.dims[2:])  # one step's dims after the batch: [depth], or e.g. [h, w, c] (ConvLSTM)
-    swap = (1, 0) + tuple(range(2, rank))
-    with g.as_default(), variable_scope(scope or "rnn", values=[x]):
-        x_tm = x if time_major else _a.transpose(x, swap)
+
+    def to_time_major(t: _g.Tensor) -> _g.Tensor:
+        return t if time_major else _a.transpose(t, (1, 0) + tuple(range(2, t.shape.rank)))
+
+    with g.as_default(), variable_scope(scope or "rnn", values=flat_in):
+        flat_tm = [to_time_major(t) for t in flat_in]
+        x_tm = flat_tm[0]
         t_static, b_static = x_tm.shape.dims[0], x_tm.shape.dims[1]
         dims = _a.shape(x_tm)
         n_time = constant(t_static, dtype=_dt.int32) if t_static is not None else dims[0]
         batch: Any = b_static if b_static is not None else dims[1]
-        prebuild(cell, int(depth), dt)
+        if nested:
+            step_shapes = nest.pack_sequence_as(inputs, [TensorShape([None] + list(t.shape.dims[2:])) for t in flat_tm])
+            prebuild_nested(cell, step_shapes, dt)
+        else:
+            prebuild(cell, int(depth), dt)
         state0 = _initial_state(cell, initial_state, batch, dt)
         b_static = _static_batch(b_static, state0)
         seq = _sequence_length(sequence_length, "dynamic_rnn")
@@ -169,8 +210,10 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
                                  name="max_time")
         else:
             n_steps = n_time
+        out_size = cell.output_size
+        nested_out = _is_nested(out_size)
 
-        fused = _fused_form(cell, int(depth), dt) if rank == 3 else None
+        fused = _fused_form(cell, int(depth), dt) if rank == 3 and not nested and not nested_out else None
         if fused is not None:
             # the whole sequence as one fused op (no while loop): one GEMM for the input
             # projection, one kernel for the steps, one for their gradient
@@ -181,39 +224,49 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
             if not time_major:
                 outputs = _a.transpose(outputs, (1, 0, 2))
             return outputs, final_state
-        proj_fn = getattr(cell, "input_projection", None) if rank == 3 else None
+        proj_fn = getattr(cell, "input_projection", None) if rank == 3 and not nested else None
         proj = proj_fn() if proj_fn is not None else None
         if proj is not None:
             project, step = proj
             p = project(_a.reshape(x_tm, (-1, int(depth))))
-            in_ta = TensorArray(dt, n_time, element_shape=[b_static, p.shape.dims[-1]], name="inputs").split(p)
+            in_tas = [TensorArray(dt, n_time, element_shape=[b_static, p.shape.dims[-1]], name="inputs").split(p)]
         else:
             step = cell
-            in_ta = TensorArray(dt, n_time, element_shape=[b_static] + inner, name="inputs").unstack(x_tm)
-        out_size = cell.output_size
-        out_dims = [int(out_size)] if isinstance(out_size, (int, np.integer)) else as_shape(out_size).as_list()
-        zero_out = batch_zeros(batch, out_size, dt)
-        out_ta = TensorArray(dt, n_time, element_shape=[b_static] + out_dims, name="outputs")
+            in_tas = [TensorArray(t.dtype, n_time, element_shape=[b_static] + list(t.shape.dims[2:]), name="inputs")
+                      .unstack(t) for t in flat_tm]
+        sizes = nest.flatten(out_size)  # ints and TensorShapes; a tuple is a structure, as in TF
+        zero_out = [batch_zeros(batch, n, dt) for n in sizes]
+        out_tas = [TensorArray(dt, n_time, element_shape=[b_static] + _size_dims(n), name="outputs") for n in sizes]
 
         one = constant(1, dtype=_dt.int32)  # made outside: enters the loop once, not every iteration
 
-        def cond(t: Any, state: Any, flow: Any) -> Any:
+        def cond(t: Any, state: Any, flows: Any) -> Any:
             return _m.less(t, n_steps)
 
-        def body(t: Any, state: Any, flow: Any) -> Any:
-            out, new_state = step(in_ta.read(t), state)
+        def body(t: Any, state: Any, flows: Any) -> Any:
+            reads = [ta.read(t) for ta in in_tas]
+            out, new_state = step(nest.pack_sequence_as(inputs, reads) if nested else reads[0], state)
+            outs = nest.flatten(out) if nested_out else [out]
+            if len(outs) != len(sizes):
+                raise InvalidArgumentError(f"dynamic_rnn: the cell returned {len(outs)} outputs where its output_size "
+                                           f"{out_size} has {len(sizes)}")
             if seq is not None:
                 keep = _m.less(t, seq)  # [batch]: still inside the sequence (where's row rule, any rank)
-                out, new_state = _freeze_past_length(keep, out, new_state, state, zero_out)
-            flow = out_ta.with_flow(flow).write(t, out).flow
-            return t + one, new_state, flow
+                new_state = _freeze_state(keep, new_state, state)
+                outs = [_a.where(keep, o, z) for o, z in zip(outs, zero_out)]
+            flows = [ta.with_flow(f).write(t, o).flow for ta, f, o in zip(out_tas, flows, outs)]
+            return t + one, new_state, flows
 
-        _, final_state, flow = while_loop(cond, body, (constant(0, dtype=_dt.int32), state0, out_ta.flow),
-                                          parallel_iterations=parallel_iterations or 10, name="while")
-        outputs = out_ta.with_flow(flow).stack(element_like=zero_out)
-        if not time_major:
-            outputs = _a.transpose(outputs, (1, 0) + tuple(range(2, 2 + len(out_dims))))
-        return outputs, final_state
+        _, final_state, flows = while_loop(cond, body, (constant(0, dtype=_dt.int32), state0,
+                                                        [ta.flow for ta in out_tas]),
+                                           parallel_iterations=parallel_iterations or 10, name="while")
+        outputs = []
+        for ta, f, z, n in zip(out_tas, flows, zero_out, sizes):
+            o = ta.with_flow(f).stack(element_like=z)
+            if not time_major:
+                o = _a.transpose(o, (1, 0) + tuple(range(2, 2 + len(_size_dims(n)))))
+            outputs.append(o)
+        return (nest.pack_sequence_as(out_size, outputs) if nested_out else outputs[0]), final_state
 
 
 def bidirectional_dynamic_rnn(cell_fw: Any, cell_bw: Any, inputs: Any, sequence_length: Any = None,

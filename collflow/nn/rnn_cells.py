@@ -80,6 +80,17 @@ def fused_form(cell: Any) -> Optional[Callable]:
     return make() if make is not None else None
 
 
+def _is_structure(x: Any) -> bool:
+    return isinstance(x, (list, tuple, dict)) and not isinstance(x, TensorShape)
+
+
+def prebuild_nested(cell: Any, step_shapes: Any, dtype: Any) -> None:
+    """Builds `cell` for a structure of step inputs (their shapes in that structure, as TF
+    passes them to build) before a runner's loop."""
+    if isinstance(cell, RNNCell) and type(cell).__call__ is RNNCell.__call__:
+        cell._ensure_built(step_shapes, dtype)
+
+
 def prebuild(cell: Any, depth: int, dtype: Any) -> None:
     """Builds `cell` for inputs of `depth` features before a runner's loop (once).
 
@@ -173,6 +184,14 @@ class RNNCell:
     # -- calling and building ------------------------------------------------------------
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> Tuple[Any, Any]:
         """One step: (output, new state).  The first call creates the variables."""
+        if _is_structure(inputs):
+            # a structure of inputs (TF's cells take any): built from the structure of shapes
+            flat = [_g.convert_to_tensor(t) for t in nest.flatten(inputs)]
+            inputs = nest.pack_sequence_as(inputs, flat)
+            with self._cell_scope(scope):
+                self._build_or_check(nest.pack_sequence_as(inputs, [t.shape for t in flat]),
+                                     next((t.dtype for t in flat if t.dtype.is_floating), None))
+                return self.call(inputs, state)
         inputs = _g.convert_to_tensor(inputs)
         with self._cell_scope(scope):
             self._build_or_check(inputs.shape, inputs.dtype)
@@ -188,6 +207,11 @@ class RNNCell:
         the cell's variable scope; calling it directly builds the cell as a call would.
         """
         if self._building:
+            if _is_structure(inputs_shape):
+                if type(self)._build is not RNNCell._build:
+                    raise InvalidArgumentError(f"{self.name}: takes one input tensor per step, got a structure of "
+                                               f"inputs of shapes {inputs_shape}")
+                return  # a cell making its variables in call() (or none) needs no depth
             self._build(_depth_of(inputs_shape))
             return
         self._ensure_built(inputs_shape, dtype)
@@ -200,6 +224,18 @@ class RNNCell:
             self._build_or_check(inputs_shape, dtype)
 
     def _build_or_check(self, inputs_shape: Any, dtype: Any) -> None:
+        if _is_structure(inputs_shape):
+            if not self.built:
+                if self.dtype is None:
+                    self.dtype = _dt.as_dtype(dtype) if dtype is not None else _dt.float32
+                with _g.get_default_graph().init_scope():
+                    self._building = True
+                    try:
+                        self.build(inputs_shape)
+                    finally:
+                        self._building = False
+                self.built = True
+            return
         depth = _depth_of(inputs_shape)
         if self.built:
             if depth is not None and self.input_depth is not None and depth != self.input_depth:
