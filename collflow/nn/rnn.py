@@ -280,19 +280,24 @@ def bidirectional_dynamic_rnn(cell_fw: Any, cell_bw: Any, inputs: Any, sequence_
     bidirectional_rnn/fw and bidirectional_rnn/bw (or `scope`).
     Returns ((output_fw, output_bw), (output_state_fw, output_state_bw)).
     """
-    x = _g.convert_to_tensor(inputs)
+    # a structure of inputs goes through as one (each part reversed alike)
+    x = nest.pack_sequence_as(inputs, [_g.convert_to_tensor(t) for t in nest.flatten(inputs)]) \
+        if _is_nested(inputs) else _g.convert_to_tensor(inputs)
     time_axis, batch_axis = (0, 1) if time_major else (1, 0)
-    g = x.graph
-    with g.as_default(), variable_scope(scope or "bidirectional_rnn", values=[x]):
+    g = nest.flatten(x)[0].graph
+    with g.as_default(), variable_scope(scope or "bidirectional_rnn", values=nest.flatten(x)):
         with variable_scope("fw") as fw_scope:
             out_fw, st_fw = dynamic_rnn(cell_fw, x, sequence_length, initial_state_fw, dtype, parallel_iterations,
                                         swap_memory, time_major, scope=fw_scope)
         seq = _sequence_length(sequence_length, "bidirectional_dynamic_rnn")
 
-        def rev(t: _g.Tensor) -> _g.Tensor:
+        def rev1(t: _g.Tensor) -> _g.Tensor:
             if seq is None:
                 return reverse(t, [time_axis])
             return reverse_sequence(t, seq, seq_axis=time_axis, batch_axis=batch_axis)
+
+        def rev(t: Any) -> Any:
+            return nest.pack_sequence_as(t, [rev1(p) for p in nest.flatten(t)]) if _is_nested(t) else rev1(t)
 
         with variable_scope("bw") as bw_scope:
             tmp, st_bw = dynamic_rnn(cell_bw, rev(x), seq, initial_state_bw, dtype, parallel_iterations,

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings("ignore::User
 B, T, D, G, H = 3, 5, 4, 2, 6
 
 
-def _make_cell(tf, dict_inputs):
+def _make_cell(tf, dict_inputs, single_output=False):
     class GatedCell(tf.nn.rnn_cell.RNNCell):
         """h' = tanh([x, h] W + b) * sigmoid(gate . v); outputs (h', softmax(h' U))."""
 
@@ -40,7 +40,7 @@ def _make_cell(tf, dict_inputs):
 
         @property
         def output_size(self):
-            return (self._units, 3)
+            return self._units if single_output else (self._units, 3)
 
         def build(self, inputs_shape):
             x_shape, g_shape = ((inputs_shape["x"], inputs_shape["gate"]) if dict_inputs else inputs_shape)
@@ -55,7 +55,7 @@ def _make_cell(tf, dict_inputs):
             x, gate = (inputs["x"], inputs["gate"]) if dict_inputs else inputs
             h = tf.tanh(tf.matmul(tf.concat([x, state], 1), self._w) + self._b)
             h = h * tf.sigmoid(tf.matmul(gate, self._v))
-            return (h, tf.nn.softmax(tf.matmul(h, self._u))), h
+            return (h if single_output else (h, tf.nn.softmax(tf.matmul(h, self._u)))), h
 
     return GatedCell(H)
 
@@ -96,5 +96,37 @@ def test_structured_inputs_and_outputs_match_tensorflow(time_major, with_lengths
     assert names == want_names == ["rnn/gated_cell/b:0", "rnn/gated_cell/u:0", "rnn/gated_cell/v:0",
                                    "rnn/gated_cell/w:0"]
     assert shapes == want_shapes
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _bidirectional(tf, seed):
+    rng = np.random.RandomState(seed)
+    xv = rng.randn(B, T, D).astype(np.float32)
+    gv = rng.randn(B, T, G).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, xv.shape)
+        gate = tf.placeholder(tf.float32, gv.shape)
+        (fw, bw), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(
+            _make_cell(tf, False, True), _make_cell(tf, False, True), (x, gate),
+            sequence_length=tf.constant([5, 3, 1]), dtype=tf.float32)
+        variables = sorted(tf.trainable_variables(), key=lambda v: v.name)
+        used = [v for v in variables if not v.name.endswith("/u:0")]  # the unused output projection
+        fetches = [fw, bw, sf, sb]
+        grads = tf.gradients(sum(tf.reduce_sum(f * f) for f in fetches), used + [x, gate])
+        with tf.Session(graph=g) as sess:
+            wrng = np.random.RandomState(7)
+            for v in variables:
+                v.load(wrng.uniform(-0.5, 0.5, v.shape.as_list()).astype(np.float32), sess)
+            return [v.name for v in variables], sess.run(fetches + grads, {x: xv, gate: gv})
+
+
+def test_bidirectional_structured_inputs_match_tensorflow():
+    """TF's bidirectional_dynamic_rnn takes a structure of inputs (not of outputs: it reverses
+    the backward outputs as one tensor; collflow takes both)."""
+    names, got = _bidirectional(cft, 4)
+    want_names, want = _bidirectional(tft, 4)
+    assert names == want_names
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
