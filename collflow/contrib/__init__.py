@@ -45,7 +45,7 @@ _SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg
                 "convolution2d_transpose", "separable_conv2d", "separable_convolution2d", "bias_add", "softmax",
                 "xavier_initializer", "xavier_initializer_conv2d", "variance_scaling_initializer", "l1_regularizer",
                 "l2_regularizer", "l1_l2_regularizer", "sum_regularizer", "apply_regularization",
-                *layers._extra.__all__)
+                *layers._extra.__all__, *layers._gdn.SLIM_NAMES)
 # a module object, so `import collflow.contrib.slim` and tf.contrib.slim are one thing
 slim = _types.ModuleType(__name__ + ".slim")
 slim.__dict__.update(dict(

@@ -508,3 +508,10 @@ for _extra_name in _extra.__all__:
                               else add_arg_scope(_extra_fn))
 del _extra_name, _extra_fn
 __all__ += list(_extra.__all__)
+
+# gdn/GDN, poincare_normalize, pool, elu/relu/relu6/linear, the legacy_* layers (contrib/layers_gdn.py)
+from . import layers_gdn as _gdn  # noqa: E402
+for _gdn_name in _gdn.__all__:
+    globals()[_gdn_name] = getattr(_gdn, _gdn_name)
+del _gdn_name
+__all__ += list(_gdn.__all__)

@@ -218,3 +218,11 @@ def cosine_distance(predictions: Any, labels: Any = None, axis: Optional[int] = 
         _compatible(p, lab)
         losses = 1 - math_ops.reduce_sum(p * lab, axis=[axis])
         return compute_weighted_loss(losses, weights, scope=sc)
+
+
+# tf.contrib.losses.metric_learning (labels first), also under the flat names as TF 1.15's
+from . import metric_learning  # noqa: E402
+for _ml_name in metric_learning.LOSSES:
+    globals()[_ml_name] = getattr(metric_learning, _ml_name)
+del _ml_name
+__all__ += ["metric_learning", *metric_learning.LOSSES]
