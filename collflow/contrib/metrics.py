@@ -7,7 +7,11 @@ the predictions FIRST, unlike tf.metrics, plus the helpers slim's evaluation scr
 
 Most are tf.metrics with the arguments passed by name; streaming_covariance,
 streaming_pearson_correlation, the false positive/negative rates, streaming_recall_at_k and
-count are contrib's own, with its local variables and update rules.
+count are contrib's own, with its local variables and update rules.  The rest of contrib's
+own (streaming_concat, the *_at_thresholds counts and rates, streaming_curve_points,
+precision_at_recall, recall_at_precision, the *_at_top_k forms, cohen_kappa,
+precision_recall_at_equal_thresholds, auc_using_histogram) are in metrics_more.py, and
+streaming_dynamic_auc and auc_with_confidence_intervals in metrics_auc.py.
 """
 from __future__ import annotations
 
@@ -250,3 +254,11 @@ __all__ = sorted(list(_DIRECT) + [
     "streaming_recall_at_k", "streaming_false_positive_rate", "streaming_false_negative_rate", "streaming_covariance",
     "streaming_pearson_correlation", "streaming_mean_cosine_distance", "count", "aggregate_metrics",
     "aggregate_metric_map", "f1_score"])
+
+# contrib's other metrics (built on collflow.nn's metrics, not on this module)
+from .metrics_more import *  # noqa: F401,F403,E402
+from .metrics_more import __all__ as _more_all  # noqa: E402
+from .metrics_auc import *  # noqa: F401,F403,E402
+from .metrics_auc import __all__ as _auc_all  # noqa: E402
+
+__all__ = sorted(__all__ + [n for n in _more_all + _auc_all if n not in ("PrecisionRecallData", "AucData")])

@@ -44,18 +44,20 @@ def _check_compatible(a: _g.Tensor, b: _g.Tensor) -> None:
 
 
 def _confusion_at_thresholds(labels: Any, predictions: Any, thresholds: Sequence[float], weights: Any,
-                             includes: Sequence[str] = _ORDER) -> Dict[str, Tuple[Any, _g.Tensor]]:
-    """{key: (variable, update)} for the counts in `includes`, in the current scope."""
+                             includes: Sequence[str] = _ORDER,
+                             check_range: bool = True) -> Dict[str, Tuple[Any, _g.Tensor]]:
+    """{key: (variable, update)} for the counts in `includes`, in the current scope
+    (check_range=False: contrib's own counts, which take predictions outside [0, 1])."""
     from ..graph.ops.check_more_ops import assert_greater_equal
     from ..graph.ops.check_ops import assert_less_equal
     labels, predictions = _g.convert_to_tensor(labels), _floats(predictions)
     labels, predictions = _squeeze_pair(labels, predictions)
     _check_compatible(predictions, labels)
-    # TF1 refuses predictions outside [0, 1] when the counts are updated.
-    checks = [assert_greater_equal(predictions, _m.cast(0.0, _dt.float32), message="predictions must be in [0, 1]"),
-              assert_less_equal(predictions, _m.cast(1.0, _dt.float32), message="predictions must be in [0, 1]")]
-    with _g.get_default_graph().control_dependencies(checks):
-        predictions = identity(predictions)
+    if check_range:       # TF1 refuses predictions outside [0, 1] when the counts are updated.
+        checks = [assert_greater_equal(predictions, _m.cast(0.0, _dt.float32), message="predictions must be in [0, 1]"),
+                  assert_less_equal(predictions, _m.cast(1.0, _dt.float32), message="predictions must be in [0, 1]")]
+        with _g.get_default_graph().control_dependencies(checks):
+            predictions = identity(predictions)
     th = _g.convert_to_tensor(np.asarray([float(t) for t in thresholds], np.float32))
     pos = _m.greater(_a.reshape(predictions, [1, -1]), _a.reshape(th, [-1, 1]))        # [T, N]
     lab = _a.reshape(_as_bool(labels), [1, -1])
