@@ -19,9 +19,11 @@ import numpy as np
 
 from .device import Device, register_device
 
-__all__ = ["setup", "is_available", "local_rank_from_env", "copy_function", "cupy_or_none", "capture_graph"]
+__all__ = ["setup", "is_available", "local_rank_from_env", "copy_function", "cupy_or_none", "capture_graph",
+           "pick_gpu", "initialized", "visible_gpus", "set_visible_gpus", "set_memory_limit"]
 
-_state: dict = {"done": False, "cupy": None, "device": None, "copy_stream": None}
+_state: dict = {"done": False, "cupy": None, "device": None, "copy_stream": None,
+                "visible": None, "memory_limit": None}  # the last two: tf.config's settings
 _LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
                     "SLURM_LOCALID", "PMI_LOCAL_RANK", "LOCAL_RANK")
 
@@ -60,8 +62,12 @@ def setup(local_rank: Optional[int] = None) -> Optional[Device]:
         return None
     n = cp.cuda.runtime.getDeviceCount()
     lr = local_rank if local_rank is not None else (local_rank_from_env() or 0)
-    phys = lr % n
+    phys = pick_gpu(lr, n, _state["visible"])
+    if phys is None:
+        return None  # tf.config.set_visible_devices([], "GPU"): this process stays on the CPU
     cp.cuda.Device(phys).use()
+    if _state["memory_limit"] is not None:
+        cp.get_default_memory_pool().set_limit(size=_state["memory_limit"])
     from . import gpu_blas
     # kernels see CuPy with capture-aware matmul/dot (capture_graph below)
     dev = Device("/gpu:0", "GPU", phys, gpu_blas.namespace(cp))
@@ -69,6 +75,36 @@ def setup(local_rank: Optional[int] = None) -> Optional[Device]:
     _state.update(cupy=cp, device=dev, copy_stream=cp.cuda.Stream(non_blocking=True))
     from . import gpu_kernels  # noqa: F401  (fused CuPy kernels override the generic ones)
     return dev
+
+
+def pick_gpu(local_rank: int, count: int, visible: Optional[list]) -> Optional[int]:
+    """The GPU of a process: its local rank's among the visible ones (all when None), or None."""
+    allowed = [i for i in (visible if visible is not None else range(count)) if i < count]
+    return allowed[local_rank % len(allowed)] if allowed else None
+
+
+def initialized() -> bool:
+    """Whether this process's GPU choice is made (setup ran with a GPU present)."""
+    return bool(_state["done"]) and _state["device"] is not None
+
+
+def visible_gpus() -> Optional[list]:
+    """The GPU indices tf.config.set_visible_devices allowed (None: all)."""
+    return None if _state["visible"] is None else list(_state["visible"])
+
+
+def set_visible_gpus(indices: list) -> None:
+    """Which GPUs setup() may pick from (before it runs, as TF's rule)."""
+    if initialized():
+        raise RuntimeError("Visible devices cannot be modified after being initialized")
+    _state["visible"] = sorted(set(int(i) for i in indices))
+
+
+def set_memory_limit(nbytes: Optional[int]) -> None:
+    """A cap on the GPU memory pool, applied when setup() picks the GPU."""
+    if initialized():
+        raise RuntimeError("Virtual devices cannot be modified after being initialized")
+    _state["memory_limit"] = nbytes
 
 
 def is_available() -> bool:
