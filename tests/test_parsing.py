@@ -346,3 +346,67 @@ def test_a_single_feature_is_the_op_s_one_output():
         np.testing.assert_array_equal(_run(a), [[1.5, 2.5], [0.5, 0.25], [1.0, 2.0]])
         ln = cf.parse_single_sequence_example(_sequence(cf), {"len": cf.FixedLenFeature([], cf.int64)})[0]["len"]
         assert _run(ln) == 3
+
+
+# -- tf.io.parse_sequence_example (batched) --------------------------------------------------------
+
+def _sequences(T):
+    """Three SequenceExamples of 3, 1 and 0 steps (the last lacks the 'tok' list: allowed)."""
+    out = []
+    for n, has_tok in ((3, True), (1, True), (0, False)):
+        s = T.train.SequenceExample()
+        s.context.feature["len"].int64_list.value.append(n)
+        if n:
+            s.context.feature["c2"].float_list.value.extend([0.5] * n)
+        for i in range(n):
+            if has_tok:
+                s.feature_lists.feature_list["tok"].feature.add().int64_list.value.extend([i, i + 10])
+            s.feature_lists.feature_list["w"].feature.add().bytes_list.value.extend([b"ab"] * (i + n))
+        out.append(s.SerializeToString())
+    return out
+
+
+def _batch_specs(T):
+    return ({"len": T.FixedLenFeature([], T.int64), "c2": T.VarLenFeature(T.float32),
+             "cd": T.FixedLenFeature([2], T.float32, default_value=[1.0, 2.0])},
+            {"tok": T.FixedLenSequenceFeature([2], T.int64, allow_missing=True), "w": T.VarLenFeature(T.string),
+             "m": T.FixedLenSequenceFeature([], T.float32, allow_missing=True)})
+
+
+def test_parse_sequence_example_batches_and_pads():
+    ctx, seq, lengths = _run(list(cf.io.parse_sequence_example(_sequences(cf), *_batch_specs(cf))))
+    np.testing.assert_array_equal(ctx["len"], [3, 1, 0])
+    np.testing.assert_array_equal(ctx["cd"], [[1.0, 2.0]] * 3)
+    np.testing.assert_array_equal(ctx["c2"].dense_shape, [3, 3])
+    np.testing.assert_array_equal(seq["tok"], [[[0, 10], [1, 11], [2, 12]], [[0, 10], [0, 0], [0, 0]],
+                                               [[0, 0], [0, 0], [0, 0]]])
+    np.testing.assert_array_equal(lengths["tok"], [3, 1, 0])
+    np.testing.assert_array_equal(lengths["m"], [0, 0, 0])
+    assert seq["m"].shape == (3, 0)
+    np.testing.assert_array_equal(seq["w"].dense_shape, [3, 3, 5])
+    assert seq["w"].indices[:3].tolist() == [[0, 0, 0], [0, 0, 1], [0, 0, 2]]
+    with cf.Graph().as_default():
+        c, s, n = cf.io.parse_sequence_example(cf.placeholder(cf.string, [4]), *_batch_specs(cf))
+        assert s["tok"].shape.as_list() == [4, None, 2] and n["tok"].shape.as_list() == [4]
+        assert c["cd"].shape.as_list() == [4, 2]
+    with pytest.raises(InvalidArgumentError, match="Feature list 'tok' is required"):
+        _run(cf.io.parse_sequence_example(_sequences(cf), sequence_features={
+            "tok": cf.FixedLenSequenceFeature([2], cf.int64)})[1])
+    with pytest.raises(ValueError, match="must be a vector"):
+        cf.io.parse_sequence_example(_sequences(cf)[0], *_batch_specs(cf))
+    for parse in (cf.io.parse_sequence_example, cf.io.parse_single_sequence_example):  # TF: steps pad with zeros
+        with pytest.raises(ValueError, match=r"feature_list.dense_defaults\[m\] must be None"):
+            parse(_sequences(cf)[:1] if parse is cf.io.parse_sequence_example else _sequences(cf)[0],
+                  sequence_features={"m": cf.FixedLenSequenceFeature([], cf.float32, True, default_value=-1.0)})
+
+
+@pytest.mark.parametrize("program", [
+    lambda T: list(T.io.parse_sequence_example(_sequences(T), *_batch_specs(T))),
+    lambda T: list(T.io.parse_sequence_example(_sequences(T)[:2], sequence_features={
+        "tok": T.FixedLenSequenceFeature([2], T.int64), "w": T.VarLenFeature(T.string)})),
+    lambda T: list(T.io.parse_sequence_example(_sequences(T)[1:], context_features={
+        "len": T.FixedLenFeature([], T.int64)})),
+], ids=["padded", "required-lists", "context-only"])
+def test_parse_sequence_example_as_tensorflow(program):
+    ours, theirs = run_in_both(program)
+    assert _norm(ours) == _norm(theirs)

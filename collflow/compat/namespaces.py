@@ -16,6 +16,7 @@ from collflow import nn as _nn
 from collflow.platform import gfile as _gfile
 from collflow.platform import tfrecord as _tfrecord
 from collflow.graph.ops import audio_ops as _audio_ops
+from collflow.graph.ops import parsing_ops as _parsing
 from collflow.graph.ops import bitwise_ops as _bw
 from collflow.graph.ops import linalg_ops as _la
 from collflow.graph.ops import linalg_extra_ops as _lx
@@ -166,6 +167,7 @@ io = _Namespace("io", "tf.io: gfile (TF2's lower-case names) and the parsing ops
     "decode_raw": _cf.decode_raw, "decode_compressed": _cf.decode_compressed,
     **{n: getattr(_cf.image, n) for n in ("decode_jpeg", "decode_png", "decode_gif", "decode_bmp", "decode_image",
                                           "encode_jpeg", "encode_png", "is_jpeg", "extract_jpeg_shape")},
+    "parse_sequence_example": _parsing.parse_sequence_example,
     **{n: getattr(_cf, n) for n in ("parse_example", "parse_single_example", "parse_single_sequence_example",
                                     "FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature")}})
 

@@ -234,3 +234,60 @@ def _parse_sequence_example(op: Any, ctx: KernelContext) -> Any:
         out += [_sequence_dense(where, lists, d) for d in a["sequence_dense"]]
         return out[0] if len(out) == 1 else tuple(out)
     return parse_sequence_example
+
+
+class _OneOf(_Where):
+    """Error naming for example `b` of a batch, for the per-record helpers that name example 0."""
+
+    def __init__(self, where: _Where, b: int):
+        super().__init__(where.op, where.names)
+        self.b = b
+
+    def name(self, i: int) -> str:
+        return super().name(self.b)
+
+
+@register_kernel("ParseSequenceExampleBatch")
+def _parse_sequence_example_batch(op: Any, ctx: KernelContext) -> Any:
+    a = op.attrs
+    where = _Where(op, a.get("names"))
+
+    def parse_sequence_example(serialized: Any) -> Tuple[Any, ...]:
+        s = np.asarray(serialized, dtype=object)
+        if s.ndim != 1:
+            where.fail(f"parse_sequence_example: serialized must be a vector, got shape {s.shape}")
+        decoded = [_w.check_wire(_w.decode_sequence_example, _bytes(r), "sequence example", i, where.name(i))
+                   for i, r in enumerate(s.tolist())]
+        contexts = [c for c, _ in decoded]
+        n = len(decoded)
+        ctx_parts = [_sparse(where, contexts, sp, True) for sp in a["context_sparse"]]
+        seq_parts = []
+        for sp in a["sequence_sparse"]:
+            idx, vals, steps, width = [], [], 0, 0
+            for b, (_, lists) in enumerate(decoded):
+                i, v, shape = _sequence_sparse(_OneOf(where, b), lists, sp)
+                idx.append(np.concatenate([np.full((len(i), 1), b, np.int64), i], axis=1))
+                vals.append(v)
+                steps, width = max(steps, int(shape[0])), max(width, int(shape[1]))
+            seq_parts.append((np.concatenate(idx) if idx else np.zeros((0, 3), np.int64),
+                              np.concatenate(vals) if vals else _empty(sp[2], (0,)),
+                              np.array([n, steps, width], dtype=np.int64)))
+        out: List[Any] = []
+        for parts in (ctx_parts, seq_parts):
+            out += [p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts]
+        out += [_dense(where, contexts, d, True) for d in a["context_dense"]]
+        lengths = []
+        for d in a["sequence_dense"]:
+            key, dt, shape, default, _ = d
+            rows = [_sequence_dense(_OneOf(where, b), lists, d) for b, (_, lists) in enumerate(decoded)]
+            steps = max([0] + [len(r) for r in rows])
+            padded = _empty(dt, (n, steps) + tuple(shape))
+            if default is not None:
+                padded[...] = default
+            for b, r in enumerate(rows):
+                padded[b, :len(r)] = r
+            out.append(padded)
+            lengths.append(np.array([len(r) for r in rows], dtype=np.int64))
+        out += lengths
+        return out[0] if len(out) == 1 else tuple(out)
+    return parse_sequence_example

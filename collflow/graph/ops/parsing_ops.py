@@ -27,6 +27,7 @@ from .op_util import make_op
 
 __all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "SparseFeature", "parse_example",
            "parse_single_example", "parse_single_sequence_example"]
+# parse_sequence_example is tf.io's only (TF has no top-level tf.parse_sequence_example)
 
 _ALLOWED = (_dt.float32, _dt.int64, _dt.string)
 
@@ -256,13 +257,48 @@ def _sequence_specs(features: Optional[Dict[str, Any]]) -> Tuple[List[tuple], Li
         if isinstance(f, VarLenFeature):
             sparse.append(("var", key, _dtype(f.dtype, key), (key,), key, (), False))
         elif isinstance(f, FixedLenSequenceFeature):
-            dt = _dtype(f.dtype, key)
-            dense.append((key, dt, _shape(f.shape, key), _pad_value(f, key, dt) if f.default_value is not None
-                          else None, bool(f.allow_missing)))
+            if f.default_value is not None:  # TF's rule: steps are padded with zeros only
+                raise ValueError(f"Value feature_list.dense_defaults[{key}] must be None")
+            dense.append((key, _dtype(f.dtype, key), _shape(f.shape, key), None, bool(f.allow_missing)))
         else:
             raise ValueError(f"parse_single_sequence_example: sequence feature {key!r} has spec {f!r}: expected "
                              f"VarLenFeature or FixedLenSequenceFeature")
     return sparse, dense
+
+
+def _sequence_all_specs(context_features: Optional[Dict[str, Any]], sequence_features: Optional[Dict[str, Any]],
+                        what: str) -> Dict[str, Any]:
+    """The op attributes of a SequenceExample parse: context and sequence specs, checked."""
+    if not context_features and not sequence_features:
+        raise ValueError("Missing features.")
+    ctx_sparse, ctx_dense = _specs(context_features, what) if context_features else ([], [])
+    for s in ctx_sparse:
+        if s[0] != "var":
+            raise ValueError(f"{what}: context feature {s[1]!r}: SparseFeature is not supported here")
+    for d in ctx_dense:
+        if d[4]:
+            raise ValueError(f"{what}: context feature {d[0]!r} cannot be a FixedLenSequenceFeature")
+    seq_sparse, seq_dense = _sequence_specs(sequence_features)
+    return {"context_sparse": ctx_sparse, "context_dense": ctx_dense, "sequence_sparse": seq_sparse,
+            "sequence_dense": seq_dense}
+
+
+def _sequence_results(op: _g.Operation, attrs: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """[context dict, sequence dict] from the op's outputs (sparse parts, then dense ones)."""
+    outs = op.outputs
+    pos = 0
+    results: List[Dict[str, Any]] = []
+    for sparse in (attrs["context_sparse"], attrs["sequence_sparse"]):
+        n = len(sparse)
+        part = {s[1]: SparseTensor(outs[pos + i], outs[pos + n + i], outs[pos + 2 * n + i]) for i, s in enumerate(sparse)}
+        pos += 3 * n
+        results.append(part)
+    for j, d in enumerate(attrs["context_dense"]):
+        results[0][d[0]] = outs[pos + j]
+    pos += len(attrs["context_dense"])
+    for j, d in enumerate(attrs["sequence_dense"]):
+        results[1][d[0]] = outs[pos + j]
+    return results
 
 
 def parse_single_sequence_example(serialized: Any, context_features: Optional[Dict[str, Any]] = None,
@@ -273,35 +309,49 @@ def parse_single_sequence_example(serialized: Any, context_features: Optional[Di
     tf.parse_single_sequence_example).  Context specs: FixedLenFeature or VarLenFeature;
     sequence specs: FixedLenSequenceFeature (a tensor [steps, *shape]; every step must hold
     exactly one row) or VarLenFeature (a SparseTensor [steps, longest step])."""
-    if not context_features and not sequence_features:
-        raise ValueError("Missing features.")
-    ctx_sparse, ctx_dense = _specs(context_features, "parse_single_sequence_example") if context_features else ([], [])
-    for s in ctx_sparse:
-        if s[0] != "var":
-            raise ValueError(f"parse_single_sequence_example: context feature {s[1]!r}: SparseFeature is not "
-                             f"supported here")
-    for d in ctx_dense:
-        if d[4]:
-            raise ValueError(f"parse_single_sequence_example: context feature {d[0]!r} cannot be a "
-                             f"FixedLenSequenceFeature")
-    seq_sparse, seq_dense = _sequence_specs(sequence_features)
+    attrs = _sequence_all_specs(context_features, sequence_features, "parse_single_sequence_example")
     t = _serialized(serialized, 0, "parse_single_sequence_example")
-    names = _names(example_name)
     with t.graph.name_scope(name or "ParseSingleSequenceExample"):
-        op = make_op("ParseSequenceExample", [t], {"context_sparse": ctx_sparse, "context_dense": ctx_dense,
-                                                   "sequence_sparse": seq_sparse, "sequence_dense": seq_dense,
-                                                   "names": names}, name="ParseSingleSequenceExample")
-    outs = op.outputs
-    pos = 0
-    results = []
-    for sparse in (ctx_sparse, seq_sparse):
-        n = len(sparse)
-        part = {s[1]: SparseTensor(outs[pos + i], outs[pos + n + i], outs[pos + 2 * n + i]) for i, s in enumerate(sparse)}
-        pos += 3 * n
-        results.append(part)
-    for j, d in enumerate(ctx_dense):
-        results[0][d[0]] = outs[pos + j]
-    pos += len(ctx_dense)
-    for j, d in enumerate(seq_dense):
-        results[1][d[0]] = outs[pos + j]
-    return results[0], results[1]
+        op = make_op("ParseSequenceExample", [t], dict(attrs, names=_names(example_name)),
+                     name="ParseSingleSequenceExample")
+    ctx, seq = _sequence_results(op, attrs)
+    return ctx, seq
+
+
+def _batch_sequence_shapes(op: _g.Operation) -> List[Tuple[Any, Any]]:
+    ser = op.inputs[0].shape
+    batch = ser.dims[0] if ser.rank == 1 else None
+    a = op.attrs
+    out: List[Tuple[Any, Any]] = []
+    for group, rank in ((a["context_sparse"], 2), (a["sequence_sparse"], 3)):
+        out += [(_dt.int64, TensorShape([None, rank])) for _ in group]
+        out += [(s[2], TensorShape([None])) for s in group]
+        out += [(_dt.int64, TensorShape([rank])) for _ in group]
+    out += [(dt, TensorShape([batch] + list(shape))) for _, dt, shape, _, _ in a["context_dense"]]
+    out += [(dt, TensorShape([batch, None] + list(shape))) for _, dt, shape, _, _ in a["sequence_dense"]]
+    out += [(_dt.int64, TensorShape([batch])) for _ in a["sequence_dense"]]
+    return out
+
+
+register_op("ParseSequenceExampleBatch", _batch_sequence_shapes, host_only=True,
+            doc="a vector of tf.train.SequenceExample records -> batched context and sequence tensors")
+not_differentiable("ParseSequenceExampleBatch")
+
+
+def parse_sequence_example(serialized: Any, context_features: Optional[Dict[str, Any]] = None,
+                           sequence_features: Optional[Dict[str, Any]] = None, example_names: Any = None,
+                           name: Optional[str] = None) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
+    """A vector of serialized tf.train.SequenceExample -> (context dict, sequence dict,
+    lengths dict) (tf.io.parse_sequence_example): context features batched as parse_example's;
+    a FixedLenSequenceFeature a tensor [batch, longest, *shape] padded with zeros, its
+    per-example step counts in lengths; a VarLenFeature a SparseTensor
+    [batch, longest, widest step]."""
+    attrs = _sequence_all_specs(context_features, sequence_features, "parse_sequence_example")
+    t = _serialized(serialized, 1, "parse_sequence_example")
+    with t.graph.name_scope(name or "ParseSequenceExample"):
+        op = make_op("ParseSequenceExampleBatch", [t], dict(attrs, names=_names(example_names)),
+                     name="ParseSequenceExample")
+    ctx, seq = _sequence_results(op, attrs)
+    k = len(op.outputs) - len(attrs["sequence_dense"])
+    lengths = {d[0]: op.outputs[k + j] for j, d in enumerate(attrs["sequence_dense"])}
+    return ctx, seq, lengths
