@@ -40,7 +40,7 @@ from . import kernels as _kernels  # noqa: F401  (registers kernels)
 from .runtime.session import Session, InteractiveSession, get_default_session  # noqa: F401
 from .runtime.executor import CancellationToken  # noqa: F401
 from .runtime.tracing import RunOptions, RunMetadata, Timeline  # noqa: F401
-from .runtime.config import ConfigProto, GPUOptions  # noqa: F401
+from .runtime.config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions  # noqa: F401
 from .runtime import device_config as config  # noqa: F401,E402  (tf.config: devices, threads)
 from . import comm, nn, train, layers, initializers  # noqa: F401,E402
 from .nn import space_to_depth, depth_to_space  # noqa: F401,E402  (TF1 has them at the top level too)

@@ -141,3 +141,37 @@ def test_control_flow_plans_fold_and_merge_around_loops_and_conds(sign):
     assert "Exp" in [o.type for o in top0] and "Exp" not in [o.type for o in top1]
     # ops inside the cond's branches are left alone (one may not run: a folded value always exists)
     assert [o.type for o in p1.ops if getattr(o, "_ctx", None) is not None].count("Tanh") >= 1
+
+
+@pytest.mark.host_only("constant folding runs for CPU plans (a folded value is a host array)")
+@pytest.mark.parametrize("level,cse,fold,want_tanh,want_exp", [
+    ("L1", False, False, 1, 0),     # TF's default level runs both passes
+    ("L0", False, False, 2, 1),     # L0: neither unless asked
+    ("L0", True, False, 1, 1),
+    ("L0", False, True, 2, 0),
+])
+def test_config_proto_optimizer_options_choose_the_passes(level, cse, fold, want_tanh, want_exp):
+    """config.graph_options.optimizer_options as TF 1.x programs set it (opt_level L0 turns
+    the graph optimizations off; the do_* flags keep one)."""
+    import collflow.compat.v1 as tf
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, (3,))
+        c = tf.exp(tf.constant([0.0, 1.0, 2.0]))
+        out = tf.tanh(x) * c + tf.tanh(x)
+    config = tf.ConfigProto()
+    opts = config.graph_options.optimizer_options
+    opts.opt_level = getattr(tf.OptimizerOptions, level)
+    opts.do_common_subexpression_elimination = cse
+    opts.do_constant_folding = fold
+    opts.global_jit_level = tf.OptimizerOptions.ON_1  # recorded: collflow has no XLA
+    xv = np.array([0.1, 0.2, 0.3], np.float32)
+    with tf.Session(graph=g, config=config) as s:
+        got = s.run(out, {x: xv})
+        types = [o.type for o in s.plan_for(out, {x: xv}).ops]
+    np.testing.assert_allclose(got, np.tanh(xv) * np.exp([0.0, 1.0, 2.0]) + np.tanh(xv), rtol=1e-6)
+    assert types.count("Tanh") == want_tanh and types.count("Exp") == want_exp
+    with pytest.raises(TypeError, match="GraphOptions"):
+        config.graph_options = 3
+    c2 = tf.ConfigProto(graph_options=tf.GraphOptions(optimizer_options=tf.OptimizerOptions(opt_level=-1)))
+    assert c2.graph_options.optimizer_options.passes() == {"cse": False, "fold": False}

@@ -66,3 +66,19 @@ def test_against_tensorflow():
     got = _run(lambda: build(tf))
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_v2_switches_and_resource_loader(tmp_path):
+    assert tf.resource_variables_enabled() is True and tf.control_flow_v2_enabled() is False
+    tf.enable_resource_variables()
+    tf.disable_control_flow_v2()
+    with pytest.raises(NotImplementedError):
+        tf.enable_control_flow_v2()
+    assert tf.executing_eagerly_outside_functions() is False
+    assert tf.NoGradient is tf.NotDifferentiable
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    assert tf.resource_loader.get_data_files_path() == here
+    assert tf.resource_loader.get_path_to_datafile("x.txt") == os.path.join(here, "x.txt")
+    assert tf.resource_loader.load_resource("pyproject.toml").startswith(b"[build-system]")
+    assert tf.resource_loader.readahead_file_path("/a/b") == "/a/b"

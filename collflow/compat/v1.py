@@ -41,6 +41,40 @@ def executing_eagerly() -> bool:
     return False
 
 
+def executing_eagerly_outside_functions() -> bool:
+    return False
+
+
+def resource_variables_enabled() -> bool:
+    """True: every collflow variable is a resource variable (consistent reads)."""
+    return True
+
+
+def enable_resource_variables() -> None:
+    """Nothing to switch: collflow's variables are resource variables."""
+
+
+def disable_resource_variables() -> None:
+    """collflow has no reference variables; its resource variables stay (a warning says so)."""
+    _cf.logging.warning("disable_resource_variables: collflow's variables are always resource variables")
+
+
+def control_flow_v2_enabled() -> bool:
+    """False: collflow's loops and conds are TF1's (frames, Enter/Exit, Switch/Merge)."""
+    return False
+
+
+def disable_control_flow_v2() -> None:
+    """Nothing to switch: collflow's control flow is TF1's."""
+
+
+def enable_control_flow_v2() -> None:
+    raise NotImplementedError("collflow implements TensorFlow 1.x's control flow (no control flow v2)")
+
+
+NoGradient = _cf.NotDifferentiable  # TF1's alias
+
+
 # TF1 has the initializers at the top level too (tf.random_uniform_initializer, ...)
 from collflow.graph.initializers import (constant_initializer, glorot_normal_initializer,  # noqa: E402,F401
                                          glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
@@ -51,6 +85,7 @@ from collflow.graph.initializers import (constant_initializer, glorot_normal_ini
 from collflow.graph.ops.scan_ops import cumprod, cumsum  # noqa: E402,F401
 from collflow.compat.namespaces import bitwise, debugging, io, linalg, lookup, math, random, sparse, strings  # noqa: E402,F401,A004
 from collflow.compat.namespaces import python_io  # noqa: E402,F401
+from collflow.compat import resource_loader  # noqa: E402,F401  (tf.resource_loader)
 from collflow.compat.namespaces import audio  # noqa: E402,F401
 from collflow.compat.namespaces import spectral, signal  # noqa: E402,F401
 from collflow.compat.namespaces import ragged  # noqa: E402,F401  (tf.ragged; tf.RaggedTensor is top level)

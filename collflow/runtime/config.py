@@ -20,6 +20,8 @@ field does in collflow:
   (as `local rank`; only before the process set up its GPU).  per_process_gpu_memory_fraction:
   a limit on CuPy's memory pool.  allow_growth: recorded; CuPy's pool always grows on
   demand, so True is what collflow does anyway and False does not reserve memory up front.
+- graph_options.optimizer_options: opt_level L0 (with do_common_subexpression_elimination /
+  do_constant_folding) turns the plan passes off (or keeps one); the JIT levels are recorded.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ from typing import Any, Dict
 from ..errors import InvalidArgumentError
 from ..platform import tf_logging
 
-__all__ = ["ConfigProto", "GPUOptions", "session_options", "configure_process", "configure_device"]
+__all__ = ["ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "session_options", "configure_process",
+           "configure_device"]
 
 
 class _Message:
@@ -92,19 +95,60 @@ class GPUOptions(_Message):
                "allocator_type": "", "force_gpu_compatible": False}
 
 
+class OptimizerOptions(_Message):
+    """tf.OptimizerOptions: opt_level L1 (the default) runs common-subexpression elimination
+    and constant folding on every plan; L0 runs only those of do_common_subexpression_
+    elimination / do_constant_folding that are set (TF's rule).  The JIT levels are
+    recorded (collflow has no XLA)."""
+
+    L1, L0 = 0, -1
+    DEFAULT, OFF, ON_1, ON_2 = 0, -1, 1, 2
+    _FIELDS = {"do_common_subexpression_elimination": False, "do_constant_folding": False,
+               "max_folded_constant_in_bytes": 0, "do_function_inlining": False, "opt_level": 0,
+               "global_jit_level": 0, "cpu_global_jit": False}
+
+    def passes(self) -> Dict[str, bool]:
+        """Which plan passes these options ask for: {"cse": ..., "fold": ...}."""
+        full = self.opt_level >= OptimizerOptions.L1
+        return {"cse": full or self.do_common_subexpression_elimination,
+                "fold": full or self.do_constant_folding}
+
+
+class GraphOptions(_Message):
+    """tf.GraphOptions: optimizer_options is honoured (see OptimizerOptions); the rest are
+    recorded."""
+
+    _FIELDS = {"enable_recv_scheduling": False, "optimizer_options": OptimizerOptions(),
+               "enable_bfloat16_sendrecv": False, "timeline_step": 0, "build_cost_model": 0,
+               "build_cost_model_after": 0, "infer_shapes": False, "place_pruned_graph": False,
+               "rewrite_options": {}}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "optimizer_options":
+            if isinstance(value, dict):
+                value = OptimizerOptions(**value)
+            if not isinstance(value, OptimizerOptions):
+                raise TypeError(f"GraphOptions.optimizer_options takes an OptimizerOptions, got {value!r}")
+            object.__setattr__(self, name, value)
+            return
+        super().__setattr__(name, value)
+
+
 class ConfigProto(_Message):
     """tf.ConfigProto: the Session options TensorFlow 1.x programs pass (see the module docstring)."""
 
     _FIELDS = {"device_count": {}, "intra_op_parallelism_threads": 0, "inter_op_parallelism_threads": 0,
                "use_per_session_threads": False, "allow_soft_placement": False, "log_device_placement": False,
-               "operation_timeout_in_ms": 0, "isolate_session_state": False, "gpu_options": GPUOptions()}
+               "operation_timeout_in_ms": 0, "isolate_session_state": False, "gpu_options": GPUOptions(),
+               "graph_options": GraphOptions()}
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "gpu_options":
+        kinds = {"gpu_options": GPUOptions, "graph_options": GraphOptions}
+        if name in kinds:
             if isinstance(value, dict):
-                value = GPUOptions(**value)
-            if not isinstance(value, GPUOptions):
-                raise TypeError(f"ConfigProto.gpu_options takes a GPUOptions, got {value!r}")
+                value = kinds[name](**value)
+            if not isinstance(value, kinds[name]):
+                raise TypeError(f"ConfigProto.{name} takes a {kinds[name].__name__}, got {value!r}")
             object.__setattr__(self, name, value)
             return
         super().__setattr__(name, value)
@@ -127,6 +171,9 @@ class ConfigProto(_Message):
             d["intra_op_parallelism_threads"] = self.intra_op_parallelism_threads
         if self.gpu_options != GPUOptions():
             d["gpu_options"] = copy.deepcopy(self.gpu_options)
+        passes = self.graph_options.optimizer_options.passes()
+        if not all(passes.values()):
+            d["optimize"] = passes
         return d
 
 

@@ -135,12 +135,14 @@ def compile_plan(session: Any, fetch_tensors: List[Optional[Tensor]], targets: L
     dynamic = any(op.type in CONTROL_FLOW_TYPES for op in needed)
     rw = None
     interpret = dynamic and session._config.get("control_flow", "compile") == "interpret"
-    if passes and not interpret and session._config.get("optimize", True):
+    want = session._config.get("optimize", True)  # a bool, or ConfigProto's {"cse": .., "fold": ..}
+    want = want if isinstance(want, dict) else {"cse": bool(want), "fold": bool(want)}
+    if passes and not interpret and (want["cse"] or want["fold"]):
         # constant folding and common-subexpression elimination (runtime/passes.py); with
         # control flow, on the ops outside loops and conds; folding only for CPU plans
         from .passes import optimize
         rw = optimize(needed, fed, targets, session, top_level_only=dynamic,
-                      fold=str(session._default_device).startswith("/cpu"))
+                      fold=want["fold"] and str(session._default_device).startswith("/cpu"), cse=want["cse"])
         if rw:
             fetch_tensors = [rw.resolve(t) if t is not None else None for t in fetch_tensors]
             real_fetches = [t for t in fetch_tensors if t is not None]

@@ -99,11 +99,11 @@ class Rewrite:
 
 
 def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operation], session: Any,
-             top_level_only: bool = False, fold: bool = True) -> Rewrite:
+             top_level_only: bool = False, fold: bool = True, cse: bool = True) -> Rewrite:
     """Constant folding and CSE over the plan's ops (see the module docstring).
     `top_level_only` (plans with loops and conds): ops inside a loop or cond and the
     control-flow ops themselves are left as they are; only the ops around them are folded
-    and merged.  `fold=False`: CSE alone (plans on a GPU)."""
+    and merged.  `fold=False`: CSE alone (plans on a GPU); `cse=False`: folding alone."""
     from ..graph.ops.control_flow_ops import CONTROL_FLOW_TYPES
     rw = Rewrite()
     # ops that may not run: downstream of a cond's Switch (through data or control edges)
@@ -145,7 +145,7 @@ def optimize(needed: Set[Operation], fed: Set[Tensor], targets: Sequence[Operati
                     rw.alias[t] = node.outputs[0]
                     values[node.outputs[0]] = v
                 continue
-        if op.stateful or op in target_set or op.type in _NO_CSE or any(t in fed for t in op.outputs):
+        if not cse or op.stateful or op in target_set or op.type in _NO_CSE or any(t in fed for t in op.outputs):
             continue
         key = _cse_key(op, ins)
         if key is None:
