@@ -82,3 +82,9 @@ def test_v2_switches_and_resource_loader(tmp_path):
     assert tf.resource_loader.get_path_to_datafile("x.txt") == os.path.join(here, "x.txt")
     assert tf.resource_loader.load_resource("pyproject.toml").startswith(b"[build-system]")
     assert tf.resource_loader.readahead_file_path("/a/b") == "/a/b"
+
+
+def test_top_level_protocol_messages():
+    assert tf.MetaGraphDef is tf.train.MetaGraphDef
+    assert tf.TensorInfo is tf.saved_model.TensorInfo
+    assert tf.SummaryMetadata is tf.summary.SummaryMetadata

@@ -73,6 +73,10 @@ def enable_control_flow_v2() -> None:
 
 
 NoGradient = _cf.NotDifferentiable  # TF1's alias
+# TF1's top-level protocol messages
+from collflow.train.meta_graph import MetaGraphDef  # noqa: E402,F401
+from collflow.train.signature_def import TensorInfo  # noqa: E402,F401
+from collflow.summary.proto import SummaryMetadata  # noqa: E402,F401
 
 
 # TF1 has the initializers at the top level too (tf.random_uniform_initializer, ...)
