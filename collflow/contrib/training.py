@@ -270,3 +270,6 @@ class HParams:
 from .bucket_ops import bucket, bucket_by_sequence_length  # noqa: E402
 
 __all__ += ["bucket", "bucket_by_sequence_length"]
+from .sampling_ops import rejection_sample, stratified_sample  # noqa: E402
+
+__all__ += ["rejection_sample", "stratified_sample"]
