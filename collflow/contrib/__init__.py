@@ -249,3 +249,14 @@ for _rnn_more_mod in (_rnn_more, _rnn_more2):
         setattr(rnn, _rnn_more_name, getattr(_rnn_more_mod, _rnn_more_name))
 del _rnn_more_mod, _rnn_more_name
 rnn.__doc__ += (" Also TF 1.15's rarer cells: " + ", ".join(_rnn_more.__all__ + _rnn_more2.__all__) + ".")
+
+# tf.contrib.feature_column (TF 1.15): the sequence feature columns and sequence_input_layer
+from ..nn.feature_column import sequence_columns as _seq_fc  # noqa: E402
+feature_column = _types.ModuleType(__name__ + ".feature_column",
+                                   "tf.contrib.feature_column: " + ", ".join(_seq_fc.__all__) + ".")
+for _seq_fc_name in _seq_fc.__all__:
+    setattr(feature_column, _seq_fc_name, getattr(_seq_fc, _seq_fc_name))
+feature_column.__all__ = list(_seq_fc.__all__)
+_sys.modules.setdefault(feature_column.__name__, feature_column)
+del _seq_fc_name
+__all__.append("feature_column")

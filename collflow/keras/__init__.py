@@ -203,3 +203,11 @@ for _other_mod in (_layers_attention, _layers_other, _layers_local, _layers_wrap
 layers.experimental = _types.SimpleNamespace(preprocessing=_types.SimpleNamespace(
     **{_n: getattr(_layers_v2, _n) for _n in ("Rescaling", "CenterCrop", "Resizing", "CategoryEncoding", "Hashing",
                                               "Discretization", "Normalization")}), EinsumDense=_layers_v2_more.EinsumDense)
+
+# tf.keras.experimental (TF 1.15): SequenceFeatures (keras/sequence_features.py) and the cosine
+# learning-rate schedules TF 1.15 had there
+from .sequence_features import SequenceFeatures as _SequenceFeatures  # noqa: E402
+experimental = _types.SimpleNamespace(SequenceFeatures=_SequenceFeatures, CosineDecay=_schedules.CosineDecay,
+                                      CosineDecayRestarts=_schedules.CosineDecayRestarts)
+experimental.__doc__ = "tf.keras.experimental: SequenceFeatures, CosineDecay, CosineDecayRestarts."
+__all__.append("experimental")

@@ -21,6 +21,16 @@ from .columns import _CategoricalColumn, _DenseColumn, _LazyBuilder, _WeightedCa
 __all__ = ["indicator_column", "embedding_column", "shared_embedding_columns"]
 
 
+def _not_sequence(col: Any) -> None:
+    from .sequence_columns import refuse_sequence  # below this module: imported when first used
+    refuse_sequence(col)
+
+
+def _sequence_dense(col: Any, inputs: _LazyBuilder, weight_collections: Any, trainable: Optional[bool]) -> Any:
+    from .sequence_columns import sequence_dense_tensor
+    return sequence_dense_tensor(col, inputs, weight_collections=weight_collections, trainable=trainable)
+
+
 class _IndicatorColumn(_DenseColumn, collections.namedtuple("_IndicatorColumn", ["categorical_column"])):
     """A categorical column as multi-hot rows: the count (or summed weight) of each id."""
 
@@ -54,7 +64,13 @@ class _IndicatorColumn(_DenseColumn, collections.namedtuple("_IndicatorColumn", 
 
     def _get_dense_tensor(self, inputs: _LazyBuilder, weight_collections: Any = None,
                           trainable: Optional[bool] = None) -> _g.Tensor:
+        _not_sequence(self)
         return inputs.get(self)
+
+    def _get_sequence_dense_tensor(self, inputs: _LazyBuilder, weight_collections: Any = None,
+                                   trainable: Optional[bool] = None) -> Any:
+        """(dense [batch, T, ...], lengths [batch]) over a sequence categorical column."""
+        return _sequence_dense(self, inputs, weight_collections, trainable)
 
 
 def indicator_column(categorical_column: _CategoricalColumn) -> _IndicatorColumn:
@@ -107,8 +123,14 @@ class _EmbeddingColumn(_DenseColumn, collections.namedtuple(
     def _variable_shape(self) -> TensorShape:
         return TensorShape([self.dimension])
 
+    def _get_sequence_dense_tensor(self, inputs: _LazyBuilder, weight_collections: Any = None,
+                                   trainable: Optional[bool] = None) -> Any:
+        """(dense [batch, T, dimension], lengths [batch]) over a sequence categorical column."""
+        return _sequence_dense(self, inputs, weight_collections, trainable)
+
     def _get_dense_tensor(self, inputs: _LazyBuilder, weight_collections: Any = None,
                           trainable: Optional[bool] = None) -> _g.Tensor:
+        _not_sequence(self)
         shape = (self.categorical_column._num_buckets, self.dimension)
         weights = get_variable("embedding_weights", shape=shape, dtype=_dt.float32, initializer=self.initializer,
                                trainable=self.trainable and (trainable is None or trainable),
@@ -154,8 +176,14 @@ class _SharedEmbeddingColumn(_DenseColumn, collections.namedtuple(
     def _variable_shape(self) -> TensorShape:
         return TensorShape([self.dimension])
 
+    def _get_sequence_dense_tensor(self, inputs: _LazyBuilder, weight_collections: Any = None,
+                                   trainable: Optional[bool] = None) -> Any:
+        """(dense [batch, T, dimension], lengths [batch]) over a sequence categorical column."""
+        return _sequence_dense(self, inputs, weight_collections, trainable)
+
     def _get_dense_tensor(self, inputs: _LazyBuilder, weight_collections: Any = None,
                           trainable: Optional[bool] = None) -> _g.Tensor:
+        _not_sequence(self)
         shape = (self.categorical_column._num_buckets, self.dimension)
         shared = _g.get_collection(self.shared_embedding_collection_name)
         if shared:
