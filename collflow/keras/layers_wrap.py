@@ -89,6 +89,34 @@ def deserialize(config: Dict[str, Any], custom_objects: Optional[Dict[str, Any]]
     return deserialize_layer(config, custom_objects)
 
 
+def feature_layer_call(layer: Layer, features: Any, build: Any) -> Any:
+    """A feature-column layer's call (DenseFeatures, SequenceFeatures): `features` a dict (or
+    the list of its values in key order, as a model replays it), `build(builder)` run in the
+    layer's variable scope (made on the first call, reused after), the variables it made
+    recorded as the layer's, the call registered with the dict's tensors in key order."""
+    from ..nn.feature_column.columns import _LazyBuilder
+    keys = layer._keys
+    if isinstance(features, (list, tuple)) and keys is not None and len(features) == len(keys):
+        features = dict(zip(keys, features))
+    if not isinstance(features, dict):
+        raise ValueError(f"We expected a dictionary here. Instead we got: {features}")
+    first_t = next((t for t in features.values() if hasattr(t, "graph")), None)
+    g = first_t.graph if first_t is not None else _g.get_default_graph()
+    with g.as_default():
+        first = layer._scope is None
+        scope = variable_scope(None, default_name=layer.name) if first else variable_scope(layer._scope, reuse=True)
+        before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
+        with scope as vs:
+            layer._scope = vs
+            res = build(_LazyBuilder(features))
+        if first:
+            layer._own_weights = [v for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES) if id(v) not in before]
+            layer.built = True
+    layer._keys = sorted(features)
+    register_call(layer, [features[k] for k in layer._keys], list(res) if isinstance(res, tuple) else res)
+    return res
+
+
 class DenseFeatures(Layer):
     """The dense feature columns' outputs for a dict of features, each flattened to [batch, n],
     side by side in the columns' name order ([batch, sum of n]), as input_layer makes them;
@@ -117,39 +145,21 @@ class DenseFeatures(Layer):
 
     def __call__(self, features: Any, cols_to_output_tensors: Optional[Dict[Any, Any]] = None,
                  training: Any = None) -> Any:
-        from ..nn.feature_column.columns import _LazyBuilder
+        return feature_layer_call(self, features, lambda builder: self._outputs(builder, cols_to_output_tensors))
+
+    def _outputs(self, builder: Any, cols_to_output_tensors: Optional[Dict[Any, Any]]) -> Any:
         from ..nn.feature_column.models import _check_batch_sizes, _collections, _flatten
-        if isinstance(features, (list, tuple)) and self._keys is not None and len(features) == len(self._keys):
-            features = dict(zip(self._keys, features))
-        if not isinstance(features, dict):
-            raise ValueError(f"We expected a dictionary here. Instead we got: {features}")
-        first_t = next((t for t in features.values() if hasattr(t, "graph")), None)
-        g = first_t.graph if first_t is not None else _g.get_default_graph()
-        with g.as_default():
-            first = self._scope is None
-            scope = variable_scope(None, default_name=self.name) if first else variable_scope(self._scope, reuse=True)
-            before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
-            with scope as vs:
-                self._scope = vs
-                builder = _LazyBuilder(features)
-                cols = sorted(self._feature_columns, key=lambda c: c.name)
-                outputs = []
-                for c in cols:
-                    with variable_scope(c._var_scope_name):
-                        t = c._get_dense_tensor(builder, weight_collections=_collections(None),
-                                                trainable=self.trainable)
-                        out = _flatten(t, c._variable_shape.num_elements())
-                    outputs.append(out)
-                    if cols_to_output_tensors is not None:
-                        cols_to_output_tensors[c] = out
-                _check_batch_sizes(outputs, cols)
-                res = _a.concat(outputs, 1)
-            if first:
-                self._own_weights = [v for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES) if id(v) not in before]
-                self.built = True
-        self._keys = sorted(features)
-        register_call(self, [features[k] for k in self._keys], res)
-        return res
+        cols = sorted(self._feature_columns, key=lambda c: c.name)
+        outputs = []
+        for c in cols:
+            with variable_scope(c._var_scope_name):
+                t = c._get_dense_tensor(builder, weight_collections=_collections(None), trainable=self.trainable)
+                out = _flatten(t, c._variable_shape.num_elements())
+            outputs.append(out)
+            if cols_to_output_tensors is not None:
+                cols_to_output_tensors[c] = out
+        _check_batch_sizes(outputs, cols)
+        return _a.concat(outputs, 1)
 
     def get_config(self) -> Dict[str, Any]:
         raise NotImplementedError("DenseFeatures.get_config: collflow does not serialize feature columns; a model "

@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from ..graph import graph as _g
-from ..graph.graph import GraphKeys
 from ..graph.ops import array_ops as _a
 from ..graph.variable_scope import variable_scope
 from ..nn.feature_column import sequence_columns as _seq
 from .base_layer import Layer
-from .layers import register_call
+from .layers_wrap import feature_layer_call
 
 __all__ = ["SequenceFeatures"]
 
@@ -35,39 +34,22 @@ class SequenceFeatures(Layer):
         self._keys: Optional[list] = None
 
     def __call__(self, features: Any, training: Any = None) -> Tuple[_g.Tensor, _g.Tensor]:
-        from ..nn.feature_column.columns import _LazyBuilder
+        return feature_layer_call(self, features, self._outputs)
+
+    def _outputs(self, builder: Any) -> Tuple[_g.Tensor, _g.Tensor]:
         from ..nn.feature_column.models import _check_batch_sizes
-        if isinstance(features, (list, tuple)) and self._keys is not None and len(features) == len(self._keys):
-            features = dict(zip(self._keys, features))
-        if not isinstance(features, dict):
-            raise ValueError(f"We expected a dictionary here. Instead we got: {features}")
-        first_t = next((t for t in features.values() if hasattr(t, "graph")), None)
-        g = first_t.graph if first_t is not None else _g.get_default_graph()
-        with g.as_default():
-            first = self._scope is None
-            scope = variable_scope(None, default_name=self.name) if first else variable_scope(self._scope, reuse=True)
-            before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
-            with scope as vs:
-                self._scope = vs
-                builder = _LazyBuilder(features)
-                outputs, lengths = [], []
-                for c in self._feature_columns:
-                    with variable_scope(c._var_scope_name):
-                        dense, length = c._get_sequence_dense_tensor(builder, trainable=self.trainable)
-                        n = c._variable_shape.num_elements()
-                        shape = _a.shape(dense)
-                        out = _a.reshape(dense, _a.stack([shape[0], shape[1], n]))
-                        out.set_shape([dense.shape.dims[0] if dense.shape.rank else None, None, n])
-                    outputs.append(out)
-                    lengths.append(length)
-                _check_batch_sizes(outputs, self._feature_columns)
-                res = (_a.concat(outputs, -1), _seq._all_equal(lengths))
-            if first:
-                self._own_weights = [v for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES) if id(v) not in before]
-                self.built = True
-        self._keys = sorted(features)
-        register_call(self, [features[k] for k in self._keys], list(res))
-        return res
+        outputs, lengths = [], []
+        for c in self._feature_columns:
+            with variable_scope(c._var_scope_name):
+                dense, length = c._get_sequence_dense_tensor(builder, trainable=self.trainable)
+                n = c._variable_shape.num_elements()
+                shape = _a.shape(dense)
+                out = _a.reshape(dense, _a.stack([shape[0], shape[1], n]))
+                out.set_shape([dense.shape.dims[0] if dense.shape.rank else None, None, n])
+            outputs.append(out)
+            lengths.append(length)
+        _check_batch_sizes(outputs, self._feature_columns)
+        return _a.concat(outputs, -1), _seq._all_equal(lengths)
 
     def get_config(self) -> dict:
         raise NotImplementedError("SequenceFeatures.get_config: collflow does not serialize feature columns; a "
