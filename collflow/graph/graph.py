@@ -34,6 +34,9 @@ __all__ = [
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/]*$")
 _NAME_RULE = "TF1's rule: letters, digits, '.', '_', '-' and '/', starting with a letter, digit or '.'"
+# inside another scope TF1 also lets a scope name start with '_', '-' or '/' (the node names
+# stay valid: they start with the outer scope's name); spatial transformers' '_transform'
+_VALID_NESTED_SCOPE = re.compile(r"^[A-Za-z0-9_.\-/]*$")
 
 
 def _check_node_name(scope: str, name: str) -> None:
@@ -307,8 +310,10 @@ class Graph(FeedFetchMarks):
         if name.endswith("/"):
             scope = name[:-1]
         else:
-            if not _VALID_NAME.fullmatch(name):
-                raise InvalidArgumentError(f"{name!r} is not a valid scope name ({_NAME_RULE})")
+            nested = bool(st and st[-1])
+            if not (_VALID_NESTED_SCOPE if nested else _VALID_NAME).fullmatch(name):
+                where = "inside another scope it may also start with '_', '-' or '/'" if nested else "at the root"
+                raise InvalidArgumentError(f"{name!r} is not a valid scope name ({_NAME_RULE}; {where})")
             scope = self.unique_name(name)
         st.append(scope)
         try:

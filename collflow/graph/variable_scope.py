@@ -357,6 +357,8 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
         regularizer = scope.regularizer
     if partitioner is None:
         partitioner = scope.partitioner
+    if shp is not None and shp.rank == 0:
+        partitioner = None  # TF does not partition a scalar (a global step under a partitioned scope)
     if partitioner is not None:
         factory = _PARTITIONED.get("factory")
         if factory is None:

@@ -144,10 +144,12 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) 
         if dtypes_[tensor_name] != var.dtype.np:
             raise InvalidArgumentError(f"init_from_checkpoint: variable {var.name} is {var.dtype.name} but "
                                        f"{tensor_name} in the checkpoint is {dtypes_[tensor_name]}")
-        g = var.graph
-        with g.as_default(), g.name_scope(None), g.control_dependencies(None), g.name_scope(var.name[:-2] + "/"):
-            value = io_ops.restore(reader.path, [tensor_name], [var.dtype], [var.shape], name="checkpoint_initializer")[0]
-        var._initialize_from(value)
+        pending.pop(var, None)  # a variable mapped twice takes the later entry, as TF's
+        pending[var] = tensor_name
+
+    # one Restore per graph for every variable (TF makes one per variable): each run of a
+    # Restore opens and checks the whole file, so BERT's ~200 variables would open it ~200 times
+    pending: Dict[Any, str] = {}
 
     for ckpt_name, current in sorted(assignment_map.items(), key=lambda kv: kv[0]):
         if isinstance(current, (list, tuple)):
@@ -174,6 +176,17 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: Dict[str, Any]) 
                 raise ValueError(f"Tensor {full} ({name[len(scope) + 1:]} in {ckpt_name}) is not found in "
                                  f"{ckpt_dir_or_file} checkpoint")
             assign_from(store[name], full)
+    by_graph: Dict[Any, list] = {}
+    for var in pending:
+        by_graph.setdefault(var.graph, []).append(var)
+    for g, variables in by_graph.items():
+        names = list(dict.fromkeys(pending[v] for v in variables))  # two variables may share an entry
+        first = {n: next(v for v in variables if pending[v] == n) for n in names}
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None):
+            values = io_ops.restore(reader.path, names, [first[n].dtype for n in names],
+                                    [first[n].shape for n in names], name="checkpoint_initializer")
+        for var in variables:
+            var._initialize_from(values[names.index(pending[var])])
 
 
 def wait_for_new_checkpoint(checkpoint_dir: str, last_checkpoint: Optional[str] = None,

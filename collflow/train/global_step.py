@@ -6,8 +6,9 @@ from typing import Any, Optional
 from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
-from ..graph.ops.array_ops import zeros
+from ..graph.variable_scope import get_variable
 from ..graph.variables import Variable
+from ..graph.initializers import zeros_initializer
 
 __all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step", "assert_global_step"]
 
@@ -32,11 +33,11 @@ def create_global_step(graph: Optional[_g.Graph] = None) -> Variable:
     g = graph or _g.get_default_graph()
     if get_global_step(g) is not None:
         raise ValueError("the graph already has a global step")
-    # outside the caller's scopes: one root-level variable, initialized independently of any op
+    # TF leaves the name scope but keeps the variable scope: created under
+    # tf.variable_scope("Model") (the PTB tutorial) the checkpoint holds "Model/global_step"
     with g.as_default(), g.name_scope(None), g.control_dependencies(None):
-        return Variable(lambda: zeros((), dtype=_dt.int64, name="zeros"), trainable=False, name="global_step",
-                        dtype=_dt.int64,
-                        collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+        return get_variable(GraphKeys.GLOBAL_STEP, shape=[], dtype=_dt.int64, initializer=zeros_initializer(),
+                            trainable=False, collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
 
 
 def get_or_create_global_step(graph: Optional[_g.Graph] = None) -> Variable:

@@ -732,10 +732,16 @@ def _compare(key, got, want):
         np.testing.assert_allclose(got, want, rtol=0, atol=TOL * scale + ATOL, err_msg=key)
 
 
-@pytest.mark.parametrize("name,program,kwargs", PROGRAMS, ids=[p[0] for p in PROGRAMS])
-def test_program(name, program, kwargs):
-    want = _run(tft, program, kwargs)
-    got = _run(cft, program, kwargs)
+def compare_program(program, kwargs, seed=0):
+    """Runs program(tf, seed, **kwargs) in TensorFlow and in collflow, each in a fresh graph,
+    and compares every result (the other programs files share this)."""
+    want = _run(tft, program, kwargs, seed)
+    got = _run(cft, program, kwargs, seed)
     assert sorted(got) == sorted(want)
     for key in want:
         _compare(key, got[key], want[key])
+
+
+@pytest.mark.parametrize("name,program,kwargs", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_program(name, program, kwargs):
+    compare_program(program, kwargs)

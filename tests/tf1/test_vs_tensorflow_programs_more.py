@@ -20,8 +20,7 @@ import tfdiff  # noqa: E402,F401  (sets TensorFlow's environment first)
 
 tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
 
-import collflow.compat.v1 as cft  # noqa: E402
-from test_vs_tensorflow_programs import _compare, _set_vars, _values  # noqa: E402
+from test_vs_tensorflow_programs import _set_vars, _values, compare_program  # noqa: E402
 
 tft = tensorflow.compat.v1
 tft.disable_eager_execution()
@@ -227,10 +226,4 @@ PROGRAMS = [
 
 @pytest.mark.parametrize("name,program,kwargs", PROGRAMS, ids=[p[0] for p in PROGRAMS])
 def test_program(name, program, kwargs):
-    with tft.Graph().as_default():
-        want = program(tft, 0, **kwargs)
-    with cft.Graph().as_default():
-        got = program(cft, 0, **kwargs)
-    assert sorted(got) == sorted(want)
-    for key in want:
-        _compare(key, got[key], want[key])
+    compare_program(program, kwargs)

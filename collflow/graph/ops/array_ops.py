@@ -652,7 +652,12 @@ def expand_dims(x: Any, axis: int, name: Optional[str] = None) -> _g.Tensor:
     if _run_time(axis):
         from .dynamic_layout_ops import expand_dims_dynamic
         return expand_dims_dynamic(x, axis, name=name)
-    return single("ExpandDims", [x], {"axis": int(static_axis(axis, "expand_dims"))}, name=name or "ExpandDims")
+    a = static_axis(axis, "expand_dims")
+    if isinstance(a, (list, tuple, np.ndarray)):  # TF takes a one-element list too: BERT's axis=[-1]
+        if np.size(a) != 1:
+            raise ValueError(f"expand_dims: 'dim' must be a tensor with a single value, got {list(np.ravel(a))}")
+        a = np.ravel(a)[0]
+    return single("ExpandDims", [x], {"axis": int(a)}, name=name or "ExpandDims")
 
 
 @tf_keywords(input="x", squeeze_dims="axis")

@@ -171,6 +171,11 @@ def _shape_tensor(shape: Any, dtype: _dt.DType, what: str) -> _g.Tensor:
     if isinstance(shape, TensorShape):
         shape = shape.as_list()
     dims = [shape] if isinstance(shape, (int, np.integer)) else list(shape)
+    if _g._holds_tensor(dims):  # [tf.shape(x)[0], vocab]: packed as TF packs it
+        from .array_ops import stack
+        parts = [constant(np.asarray(int(d), dtype=dtype.np)) if isinstance(d, (int, np.integer))
+                 else _g.convert_to_tensor(d) for d in dims]
+        return stack([p if p.dtype == dtype else _m.cast(p, dtype) for p in parts], name="shape")
     if any(d is None or int(d) < 0 for d in dims):
         raise InvalidArgumentError(f"{what} must be a list of non-negative ints or a tensor, got {shape!r}")
     return constant(np.asarray([int(d) for d in dims], dtype=dtype.np), name="shape")

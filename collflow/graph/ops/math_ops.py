@@ -541,8 +541,16 @@ def argmin(x: Any, axis: Any = None, name: Optional[str] = None, dimension: Any 
 
 def cast(x: Any, dtype: Any, name: Optional[str] = None) -> _g.Tensor:
     """Converts to `dtype` (a no-op node is still added when dtypes match); a complex tensor
-    cast to a real type gives its real part cast, as TF."""
+    cast to a real type gives its real part cast, as TF.  A SparseTensor or IndexedSlices
+    keeps its form, its values cast (tf.cast(decoded[0], tf.int32) after ctc_greedy_decoder)."""
     dst = _dt.as_dtype(dtype)
+    from ..indexed_slices import IndexedSlices
+    from ..sparse_tensor import SparseTensor
+    if isinstance(x, (SparseTensor, IndexedSlices)):
+        values = cast(x.values, dst, name=name)
+        if isinstance(x, SparseTensor):
+            return SparseTensor(x.indices, values, x.dense_shape)
+        return IndexedSlices(values, x.indices, x.dense_shape)
     src = getattr(x, "dtype", None)  # a Tensor's or Variable's (a NumPy array's is not a DType)
     if not dst.is_complex and isinstance(src, _dt.DType) and src.is_complex:
         from .complex_ops import real

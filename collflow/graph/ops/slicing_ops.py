@@ -286,6 +286,10 @@ def _slice_dynamic(x: _g.Tensor, begin: Any, size: Any, name: Optional[str]) -> 
                 y = slice_axis(y, k, b_t, stop)
             else:
                 y = slice_axis(y, k, int(b), None if int(n) < 0 else int(b) + int(n))
+        if y is not x and isinstance(size, (list, tuple)):
+            # a size given as an int is the dimension whatever begin is (TF's shape inference:
+            # tf.slice(t, [0, i, 0], [-1, 1, -1]) is [?, 1, ?])
+            y.set_shape([int(n) if isinstance(n, (int, np.integer)) and int(n) >= 0 else None for n in size])
         return y
 
 
@@ -399,6 +403,10 @@ def _tf1_key(begin: Any, end: Any, strides: Any, begin_mask: int, end_mask: int,
             if v.shape.rank != 1 or n is None:
                 raise InvalidArgumentError(f"strided_slice: {what} must be a vector of known length, got {v.shape}")
             return [v[i] for i in range(n)]
+        if isinstance(v, (list, tuple)) and any(isinstance(a, _g.Tensor) or hasattr(a, "handle") for a in v):
+            # TF packs a list mixing ints and scalar tensors ([0, i * num_steps], PTB's producer)
+            return [_g.convert_to_tensor(a) if isinstance(a, _g.Tensor) or hasattr(a, "handle") else int(a)
+                    for a in v]
         return [int(a) for a in np.asarray(v).reshape(-1)]
     b, e = parts(begin, "begin"), parts(end, "end")
     if isinstance(strides, _g.Tensor) and _const_value(strides) is None:
