@@ -16,7 +16,7 @@ from ..graph import graph as _g
 from ..graph.graph import GraphKeys
 from contextlib import nullcontext as _nullcontext
 
-from ..graph.variable_scope import constraint_defaults, variable_scope
+from ..graph.variable_scope import VariableScope, constraint_defaults, variable_scope
 from .layer_extras import CONSTRAINED_NAMES, add_activity_loss, constraints_by_variable
 from . import layers as _fl
 
@@ -62,13 +62,22 @@ class Layer:
                 return self._call(x, self._name, None, *args, **kwargs)
             first = self._scope is None
             if first:
-                explicit, default = (None, self._name or self._base) if self._unique_scope else (self._name, self._base)
-                with variable_scope(explicit, default_name=default) as vs:
-                    self._scope = vs   # the unique name is taken now; the call re-enters it
+                if self._unique_scope:
+                    # TF 1.x Keras: the layer's name scope (its name, made unique inside the
+                    # current name scope) names its weights: tf.name_scope / K.name_scope
+                    # around a Keras layer prefix them, a variable scope only through the name
+                    # scope it opens, and its reuse does not apply
+                    with g.name_scope(self._name or self._base) as ns_first:
+                        pass
+                    self._scope = VariableScope(reuse=None, name=ns_first.rstrip("/"), name_scope=ns_first)
+                else:
+                    with variable_scope(self._name, default_name=self._base) as vs:
+                        self._scope = vs   # the unique name is taken now; the call re-enters it
                 before = set(id(v) for v in g.get_collection(GraphKeys.GLOBAL_VARIABLES))
             # TF1's tf.layers object: every call's ops go under the scope's original name scope
             # (dense/BiasAdd, dense/BiasAdd_1); Keras layers take a new name scope per call
-            ns = self._scope.original_name_scope if not self._unique_scope else ""
+            # after the first, whose ops go under the name scope just taken
+            ns = self._scope.original_name_scope if (not self._unique_scope or first) else ""
             with constraint_defaults(self._constraints) if self._constraints else _nullcontext(), \
                     (g.name_scope(ns) if ns else _nullcontext()):
                 out = self._call(x, self._scope, None if first else True, *args, **kwargs)

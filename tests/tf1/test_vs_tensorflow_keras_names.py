@@ -55,3 +55,32 @@ def test_shared_layer_names_as_tensorflow(tmp_path):
     assert cv == tv
     np.testing.assert_allclose(cp[1], cp[0], rtol=1e-6)
     np.testing.assert_allclose(cp[2], cp[0], rtol=1e-6)
+
+
+def _scoped(tf, K):
+    """Keras layers under name scopes (K.name_scope, tf.name_scope, a variable scope, one
+    reused), called twice, inside a layer of another library: weight and op names."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 4])
+        with K.backend.name_scope("blockA"):
+            d = K.layers.Dense(3)
+            y = d(x)
+        with tf.name_scope("outer"):
+            z = K.layers.Dense(2, name="head")(y)
+            z2 = d(x)                      # the shared layer again: same weights, new op scope
+        with tf.variable_scope("vs"):
+            w = K.layers.Dense(2)(y)
+        with tf.variable_scope("vs", reuse=True):  # Keras ignores the variable scope's reuse
+            u = K.layers.Conv1D(2, 1)(tf.expand_dims(y, 1))
+        with tf.name_scope("bn"):
+            v = K.layers.BatchNormalization()(y, training=False)
+        return (sorted(var.name for var in tf.global_variables()),
+                [t.op.name for t in (y, z, z2, w, u, v)])
+
+
+def test_name_scopes_name_keras_weights_as_tensorflow():
+    import tf_keras
+    got = _scoped(cft, cft.keras)
+    want = _scoped(tft, tf_keras)
+    assert got == want
+    assert "blockA/dense/kernel:0" in got[0] and "outer/head/kernel:0" in got[0]
