@@ -168,6 +168,15 @@ def test_a_crafted_pickle_is_refused(tmp_path):
     (tmp_path / "bad.json").write_text('{"format": "other"}')
     with pytest.raises(ValueError, match="not a saved VocabularyProcessor"):
         VP.restore(str(tmp_path / "bad.json"))
+    good = VP(3)
+    good.fit(["a b"])
+    good.save(str(tmp_path / "cut.json"))
+    import json
+    state = json.loads((tmp_path / "cut.json").read_text())
+    del state["custom_tokenizer"]
+    (tmp_path / "cut.json").write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="not a saved VocabularyProcessor.*custom_tokenizer"):
+        VP.restore(str(tmp_path / "cut.json"))
 
 
 def test_load_csv_with_and_without_header(tmp_path):

@@ -175,3 +175,10 @@ def test_config_proto_optimizer_options_choose_the_passes(level, cse, fold, want
         config.graph_options = 3
     c2 = tf.ConfigProto(graph_options=tf.GraphOptions(optimizer_options=tf.OptimizerOptions(opt_level=-1)))
     assert c2.graph_options.optimizer_options.passes() == {"cse": False, "fold": False}
+    with pytest.raises(ValueError, match="L1 .0. or L0"):
+        c2.graph_options.optimizer_options.opt_level = 3
+    # Grappler's switches, as TF 1.x programs set them: recorded
+    c2.graph_options.rewrite_options.layout_optimizer = 2
+    c2.graph_options.rewrite_options.memory_optimization = 1
+    assert c2.graph_options.rewrite_options.layout_optimizer == 2
+    assert c2.graph_options.rewrite_options.arithmetic_optimization == 0

@@ -51,3 +51,27 @@ def test_rules_on_a_module():
     install_public_dir(m)
     assert dir(m) == ["attached_later", "exported", "relu"]
     assert public_names(["_x", "y"], {"_x": 1, "y": 2}) == ["y"]
+
+
+def test_names_attached_by_other_modules_stay():
+    # keras/__init__.py attaches these to backend and saving: API, not imports
+    assert {"conv2d", "bias_add", "learning_phase_scope"} <= set(dir(tf.keras.backend))
+    assert "get_custom_objects" in dir(tf.keras.saving)
+
+
+def test_no_tensorflow_name_is_hidden():
+    """Every name TF's module lists that collflow's module has is in its dir()."""
+    import pytest
+    tensorflow = pytest.importorskip("tensorflow", reason="TensorFlow is not installed (the conformance extra)")
+    tft = tensorflow.compat.v1
+    lost = {}
+    for path in ("nn", "train", "losses", "metrics", "layers", "saved_model", "summary", "data", "image", "keras",
+                 "keras.backend", "keras.layers", "keras.callbacks", "keras.initializers", "keras.saving",
+                 "keras.constraints", "keras.utils", "keras.optimizers", "keras.models", "gfile", "io", "sparse"):
+        ours, theirs = _ns(path), tft
+        for p in path.split("."):
+            theirs = getattr(theirs, p)
+        hidden = [n for n in dir(theirs) if not n.startswith("_") and hasattr(ours, n) and n not in dir(ours)]
+        if hidden:
+            lost[path] = hidden
+    assert not lost, lost

@@ -83,9 +83,12 @@ def test_threads_and_recorded_options():
     import threadpoolctl
     before = tf.config.threading.get_intra_op_parallelism_threads()
     try:
+        original = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
         tf.config.threading.set_intra_op_parallelism_threads(1)
         assert tf.config.threading.get_intra_op_parallelism_threads() == 1
         assert all(i["num_threads"] == 1 for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+        tf.config.threading.set_intra_op_parallelism_threads(0)  # back to the library's default
+        assert [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"] == original
         tf.config.threading.set_inter_op_parallelism_threads(2)
         assert tf.config.threading.get_inter_op_parallelism_threads() == 2
         with pytest.raises(ValueError):

@@ -69,7 +69,9 @@ def disable_control_flow_v2() -> None:
 
 
 def enable_control_flow_v2() -> None:
-    raise NotImplementedError("collflow implements TensorFlow 1.x's control flow (no control flow v2)")
+    """collflow's control flow stays TF1's (the same values and gradients); a warning says so."""
+    _cf.logging.warning("enable_control_flow_v2: collflow runs TensorFlow 1.x's control flow; loops and conds "
+                        "give the same values and gradients")
 
 
 NoGradient = _cf.NotDifferentiable  # TF1's alias

@@ -232,10 +232,10 @@ def _from_json(data: bytes, filename: str, cls: type) -> VocabularyProcessor:
         vocab._freq = collections.defaultdict(int, state["freq"])
         vocab._freeze = bool(state["frozen"])
         proc = cls(state["max_document_length"], state["min_frequency"], vocab)
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{filename} is not a saved VocabularyProcessor ({e})") from None
-    if state["custom_tokenizer"]:
-        proc._tokenizer = None  # the caller must supply it
+        if state["custom_tokenizer"]:
+            proc._tokenizer = None  # the caller must supply it
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{filename} is not a saved VocabularyProcessor ({type(e).__name__}: {e})") from None
     return proc
 
 

@@ -23,7 +23,7 @@ __all__ = ["setup", "is_available", "local_rank_from_env", "copy_function", "cup
            "pick_gpu", "initialized", "visible_gpus", "set_visible_gpus", "set_memory_limit"]
 
 _state: dict = {"done": False, "cupy": None, "device": None, "copy_stream": None,
-                "visible": None, "memory_limit": None}  # the last two: tf.config's settings
+                "visible": None, "memory_limit": None, "chosen": False}  # the last three: tf.config's
 _LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
                     "SLURM_LOCALID", "PMI_LOCAL_RANK", "LOCAL_RANK")
 
@@ -60,6 +60,7 @@ def setup(local_rank: Optional[int] = None) -> Optional[Device]:
     cp = cupy_or_none()
     if cp is None:
         return None
+    _state["chosen"] = True  # the choice is made, even if it is "no GPU" (nothing visible)
     n = cp.cuda.runtime.getDeviceCount()
     lr = local_rank if local_rank is not None else (local_rank_from_env() or 0)
     phys = pick_gpu(lr, n, _state["visible"])
@@ -84,8 +85,8 @@ def pick_gpu(local_rank: int, count: int, visible: Optional[list]) -> Optional[i
 
 
 def initialized() -> bool:
-    """Whether this process's GPU choice is made (setup ran with a GPU present)."""
-    return bool(_state["done"]) and _state["device"] is not None
+    """Whether this process's GPU choice is made (setup ran on a host with a GPU)."""
+    return bool(_state.get("chosen"))
 
 
 def visible_gpus() -> Optional[list]:

@@ -22,7 +22,7 @@ from ..graph.ops.constant_op import constant
 from ..graph.ops.random_ops import random_uniform
 from ..graph.shape import as_shape
 from ..graph.variable_scope import variable_scope
-from .rnn_cells import LSTMStateTuple, RNNCell, fused_form, prebuild
+from .rnn_cells import LSTMStateTuple, RNNCell, fused_form, prebuild_any, step_input_of
 
 __all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]
 
@@ -70,12 +70,14 @@ class MultiRNNCell(RNNCell):
                     n.append(v)
         return t, n
 
-    def _build(self, depth: int) -> None:
+    _structure_build = True  # its first cell may take a structure of inputs, as in TF
+
+    def _build(self, depth: Any) -> None:
         d = depth
         for i, cell in enumerate(self._cells):
             with variable_scope(f"cell_{i}"):
-                prebuild(cell, d, self.dtype)
-            d = int(cell.output_size)
+                prebuild_any(cell, d, self.dtype)
+            d = step_input_of(cell.output_size)
 
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
         if self._state_is_tuple:
@@ -188,8 +190,10 @@ class _Wrapper(RNNCell):
         return (list(getattr(self._cell, "trainable_variables", [])),
                 list(getattr(self._cell, "non_trainable_variables", [])))
 
-    def _build(self, depth: int) -> None:
-        prebuild(self._cell, depth, self.dtype)
+    _structure_build = True  # the wrapped cell may take a structure of inputs, as in TF
+
+    def _build(self, depth: Any) -> None:
+        prebuild_any(self._cell, depth, self.dtype)
 
 
 class DropoutWrapper(_Wrapper):
@@ -272,9 +276,13 @@ class DropoutWrapper(_Wrapper):
             return out, final
         return run
 
-    def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+    def call(self, inputs: Any, state: Any) -> Tuple[Any, Any]:
         if _should_drop(self._input_keep_prob):
-            inputs = self._drop(inputs, "input", 0, self._input_keep_prob)
+            if isinstance(inputs, (list, tuple, dict)):  # a structure of inputs: each part, as TF
+                inputs = nest.pack_sequence_as(inputs, [self._drop(x, "input", i, self._input_keep_prob)
+                                                        for i, x in enumerate(nest.flatten(inputs))])
+            else:
+                inputs = self._drop(inputs, "input", 0, self._input_keep_prob)
         output, new_state = self._cell(inputs, state)
         if _should_drop(self._state_keep_prob):
             flags = nest.flatten(_filtered(self._filter, new_state))

@@ -91,6 +91,24 @@ def prebuild_nested(cell: Any, step_shapes: Any, dtype: Any) -> None:
         cell._ensure_built(step_shapes, dtype)
 
 
+def prebuild_any(cell: Any, depth_or_shapes: Any, dtype: Any) -> None:
+    """prebuild for one input's depth, prebuild_nested for a structure of step shapes."""
+    if _is_structure(depth_or_shapes):
+        prebuild_nested(cell, depth_or_shapes, dtype)
+    else:
+        prebuild(cell, int(depth_or_shapes), dtype)
+
+
+def step_input_of(output_size: Any) -> Any:
+    """What a cell stacked on one of `output_size` is built for: its depth, or for a structure
+    of outputs the structure of their step shapes."""
+    if _is_structure(output_size):
+        return nest.pack_sequence_as(output_size, [TensorShape([None, int(n)]) if isinstance(n, (int, np.integer))
+                                                   else TensorShape([None]).concatenate(as_shape(n))
+                                                   for n in nest.flatten(output_size)])
+    return int(output_size) if isinstance(output_size, (int, np.integer)) else as_shape(output_size).dims[-1]
+
+
 def prebuild(cell: Any, depth: int, dtype: Any) -> None:
     """Builds `cell` for inputs of `depth` features before a runner's loop (once).
 
@@ -208,9 +226,12 @@ class RNNCell:
         """
         if self._building:
             if _is_structure(inputs_shape):
+                if getattr(self, "_structure_build", False):
+                    self._build(inputs_shape)  # a stack or wrapper: built for what its cells get
+                    return
                 if type(self)._build is not RNNCell._build:
-                    raise InvalidArgumentError(f"{self.name}: takes one input tensor per step, got a structure of "
-                                               f"inputs of shapes {inputs_shape}")
+                    raise ValueError(f"{self.name}: takes one input tensor per step, got a structure of "
+                                     f"inputs of shapes {inputs_shape}")
                 return  # a cell making its variables in call() (or none) needs no depth
             self._build(_depth_of(inputs_shape))
             return

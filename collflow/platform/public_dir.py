@@ -4,8 +4,9 @@ internal op modules).  TF 1.x stripped such names from its API modules; dir() an
 completion are how people explore `tf.losses.` and `tf.contrib.layers.`."""
 from __future__ import annotations
 
+import ast
 import types
-from typing import Any, Iterable, List
+from typing import Any, Dict, Iterable, List, Set
 
 __all__ = ["is_internal", "public_names", "install_public_dir", "install_below"]
 
@@ -33,10 +34,43 @@ def is_internal(name: str, value: Any) -> bool:
             isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)))
 
 
+_IMPORTS_CACHE: Dict[str, Set[str]] = {}
+
+
+def _import_statement_names(namespace: dict) -> Set[str]:
+    """The names a module binds with its own import statements (from its source; none when
+    the source cannot be read).  Names another module attaches to it later are not among
+    them: they are API put there on purpose (contrib/__init__.py's, keras/__init__.py's)."""
+    own = namespace.get("__name__", "")
+    if own in _IMPORTS_CACHE:
+        return _IMPORTS_CACHE[own]
+    names: Set[str] = set()
+    path = namespace.get("__file__")
+    try:
+        with open(path, encoding="utf-8") as f:  # type: ignore[arg-type]
+            tree = ast.parse(f.read())
+    except (OSError, TypeError, SyntaxError, ValueError):
+        tree = None
+    # module-level statements only (and those in top-level if/try blocks): an import inside
+    # a function binds nothing in the module
+    todo = list(tree.body) if tree is not None else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names if a.name != "*")
+        elif isinstance(node, ast.Import):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo.extend(node.body + node.orelse + getattr(node, "finalbody", [])
+                        + [b for h in getattr(node, "handlers", []) for b in h.body])
+    _IMPORTS_CACHE[own] = names
+    return names
+
+
 def _imported(name: str, value: Any, namespace: dict) -> bool:
     """A name a module imported for its own use: one of its package's implementation
-    submodules, or a class/function defined in another module, when the module lists its
-    API in __all__ and this name is not there."""
+    submodules, or a class/function its import statements brought in, when the module lists
+    its API in __all__ and this name is not there."""
     exported = namespace.get("__all__")
     if exported is None or name in exported:
         return False
@@ -45,7 +79,7 @@ def _imported(name: str, value: Any, namespace: dict) -> bool:
         return value.__name__ == f"{own}.{name}" and "__path__" in namespace
     owner = getattr(value, "__module__", None)
     return (isinstance(value, (type, types.FunctionType)) and isinstance(owner, str) and owner != own
-            and not owner.startswith(own + "."))
+            and not owner.startswith(own + ".") and name in _import_statement_names(namespace))
 
 
 def public_names(names: Iterable[str], namespace: dict) -> List[str]:

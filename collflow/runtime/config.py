@@ -31,8 +31,8 @@ from typing import Any, Dict
 from ..errors import InvalidArgumentError
 from ..platform import tf_logging
 
-__all__ = ["ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "session_options", "configure_process",
-           "configure_device"]
+__all__ = ["ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "RewriterConfig", "session_options",
+           "configure_process", "configure_device"]
 
 
 class _Message:
@@ -107,11 +107,43 @@ class OptimizerOptions(_Message):
                "max_folded_constant_in_bytes": 0, "do_function_inlining": False, "opt_level": 0,
                "global_jit_level": 0, "cpu_global_jit": False}
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "opt_level" and value not in (OptimizerOptions.L1, OptimizerOptions.L0):
+            raise ValueError(f"OptimizerOptions.opt_level is L1 (0) or L0 (-1), got {value!r}")
+        if name == "global_jit_level" and value not in (-1, 0, 1, 2):
+            raise ValueError(f"OptimizerOptions.global_jit_level is DEFAULT, OFF, ON_1 or ON_2, got {value!r}")
+        super().__setattr__(name, value)
+
     def passes(self) -> Dict[str, bool]:
         """Which plan passes these options ask for: {"cse": ..., "fold": ...}."""
         full = self.opt_level >= OptimizerOptions.L1
         return {"cse": full or self.do_common_subexpression_elimination,
                 "fold": full or self.do_constant_folding}
+
+
+class RewriterConfig:
+    """tf.RewriterConfig (graph_options.rewrite_options): Grappler's switches, recorded only --
+    collflow's plan passes are chosen by optimizer_options.  Takes any field TF's has
+    (layout_optimizer, memory_optimization, auto_mixed_precision, ...) as TF 1.x programs set
+    them; ON/OFF/DEFAULT/AGGRESSIVE and the memory levels are TF's enum values."""
+
+    DEFAULT, ON, OFF, AGGRESSIVE = 0, 1, 2, 3
+    NO_MEM_OPT, MANUAL, HEURISTICS, SWAPPING_HEURISTICS, RECOMPUTATION_HEURISTICS = 1, 2, 3, 4, 5
+    SCHEDULING_HEURISTICS, DEFAULT_MEM_OPT = 6, 0
+
+    def __init__(self, **fields: Any):
+        self.__dict__.update(fields)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return 0  # an unset proto field reads as its default
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RewriterConfig) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"RewriterConfig({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
 
 class GraphOptions(_Message):
@@ -121,14 +153,15 @@ class GraphOptions(_Message):
     _FIELDS = {"enable_recv_scheduling": False, "optimizer_options": OptimizerOptions(),
                "enable_bfloat16_sendrecv": False, "timeline_step": 0, "build_cost_model": 0,
                "build_cost_model_after": 0, "infer_shapes": False, "place_pruned_graph": False,
-               "rewrite_options": {}}
+               "rewrite_options": RewriterConfig()}
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "optimizer_options":
+        kinds = {"optimizer_options": OptimizerOptions, "rewrite_options": RewriterConfig}
+        if name in kinds:
             if isinstance(value, dict):
-                value = OptimizerOptions(**value)
-            if not isinstance(value, OptimizerOptions):
-                raise TypeError(f"GraphOptions.optimizer_options takes an OptimizerOptions, got {value!r}")
+                value = kinds[name](**value)
+            if not isinstance(value, kinds[name]):
+                raise TypeError(f"GraphOptions.{name} takes a {kinds[name].__name__}, got {value!r}")
             object.__setattr__(self, name, value)
             return
         super().__setattr__(name, value)

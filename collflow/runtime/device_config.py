@@ -179,6 +179,9 @@ def _set_intra(num_threads: int) -> None:
     if n < 0:
         raise ValueError(f"intra_op_parallelism_threads must be >= 0, got {n}")
     _settings["intra_op"] = n
+    if _limits is not None:  # 0 (or a new count) replaces the previous limit
+        _limits.restore_original_limits()
+        _limits = None
     if n:
         try:
             import threadpoolctl

@@ -130,3 +130,42 @@ def test_bidirectional_structured_inputs_match_tensorflow():
     assert names == want_names
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _stacked(tf, wrap):
+    rng = np.random.RandomState(11)
+    xv = rng.randn(B, T, D).astype(np.float32)
+    gv = rng.randn(B, T, G).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, xv.shape)
+        gate = tf.placeholder(tf.float32, gv.shape)
+        inner = _make_cell(tf, False)
+        if wrap == "multi":
+            cell = tf.nn.rnn_cell.MultiRNNCell([inner])
+        elif wrap == "dropout":
+            cell = tf.nn.rnn_cell.DropoutWrapper(inner, input_keep_prob=1.0, output_keep_prob=1.0)
+        else:
+            cell = tf.nn.rnn_cell.DeviceWrapper(inner, "/cpu:0")
+        outs, final = tf.nn.dynamic_rnn(cell, (x, gate), sequence_length=tf.constant([5, 2, 4]), dtype=tf.float32)
+        variables = sorted(tf.trainable_variables(), key=lambda v: v.name)
+        with tf.Session(graph=g) as sess:
+            wrng = np.random.RandomState(5)
+            for v in variables:
+                v.load(wrng.uniform(-0.5, 0.5, v.shape.as_list()).astype(np.float32), sess)
+            return [v.name for v in variables], sess.run([outs, final], {x: xv, gate: gv})
+
+
+@pytest.mark.parametrize("wrap", ["multi", "dropout", "device"])
+def test_wrapped_cells_take_structured_inputs_as_tensorflow(wrap):
+    names, got = _stacked(cft, wrap)
+    want_names, want = _stacked(tft, wrap)
+    assert names == want_names
+    for a, b in zip(_flat(got), _flat(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        return [leaf for part in x for leaf in _flat(part)]
+    return [x]
