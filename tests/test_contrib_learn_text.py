@@ -101,6 +101,13 @@ def _tf_modules(monkeypatch):
         setattr(mod, obj.__name__, obj)
     monkeypatch.setitem(sys.modules, text.__name__, text)
     monkeypatch.setitem(sys.modules, vocab.__name__, vocab)
+    # pickle imports the module path: its parent packages must import too (TF 2.x has no
+    # tensorflow.contrib, and the suite runs without TensorFlow at all)
+    parts = text.__name__.split(".")
+    for i in range(1, len(parts)):
+        parent = ".".join(parts[:i])
+        if parent not in sys.modules:
+            monkeypatch.setitem(sys.modules, parent, types.ModuleType(parent))
     return text, vocab
 
 
