@@ -260,10 +260,9 @@ class SRUCell(_SimpleCell):
         return h, c
 
 
-class MinimalRNNCell(_SimpleCell):
-    """tf.contrib.rnn.MinimalRNNCell (Chen et al. 2018): z = act(x . W_x), u = sigmoid([z, h] . W + bias),
-    h' = u h + (1 - u) z.  Variables kernel [depth + 2 units, units] (W_x above W), bias
-    [units] (ones by default); Keras-style arguments (names or callables)."""
+class _KerasStyleCell(_SimpleCell):
+    """The Keras-style arguments MinimalRNNCell and CFNCell share: units, activation and the
+    initializers as names or callables (bias ones by default)."""
 
     def __init__(self, units: int, activation: Any = "tanh", kernel_initializer: Any = "glorot_uniform",
                  bias_initializer: Any = "ones", name: Optional[str] = None, dtype: Any = None, **kwargs: Any):
@@ -272,6 +271,12 @@ class MinimalRNNCell(_SimpleCell):
         self._activation = _activation(activation) or (lambda t: t)
         self._kernel_initializer = _init.get(kernel_initializer)
         self._bias_initializer = _init.get(bias_initializer)
+
+
+class MinimalRNNCell(_KerasStyleCell):
+    """tf.contrib.rnn.MinimalRNNCell (Chen et al. 2018): z = act(x . W_x), u = sigmoid([z, h] . W + bias),
+    h' = u h + (1 - u) z.  Variables kernel [depth + 2 units, units] (W_x above W), bias
+    [units] (ones by default); Keras-style arguments (names or callables)."""
 
     def _build(self, depth: int) -> None:
         n = self._num_units
@@ -287,7 +292,7 @@ class MinimalRNNCell(_SimpleCell):
         return h, h
 
 
-class CFNCell(_SimpleCell):
+class CFNCell(_KerasStyleCell):
     """tf.contrib.rnn.CFNCell (Laurent & von Brecht 2017), the chaos-free network.
 
         theta, eta = split(sigmoid(h . recurrent_kernel + x . V + bias), 2)      (kernel = [V | W])
@@ -296,14 +301,6 @@ class CFNCell(_SimpleCell):
     (1 - eta) as TF 1.15's, not the paper's eta.  Variables kernel [depth, 3 units],
     recurrent_kernel [units, 2 units] (both kernel_initializer), bias [2 units] (ones).
     """
-
-    def __init__(self, units: int, activation: Any = "tanh", kernel_initializer: Any = "glorot_uniform",
-                 bias_initializer: Any = "ones", name: Optional[str] = None, dtype: Any = None, **kwargs: Any):
-        super().__init__(units, name=name, dtype=dtype, **kwargs)
-        self.units = self._num_units
-        self._activation = _activation(activation) or (lambda t: t)
-        self._kernel_initializer = _init.get(kernel_initializer)
-        self._bias_initializer = _init.get(bias_initializer)
 
     def _build(self, depth: int) -> None:
         n = self._num_units
