@@ -95,7 +95,8 @@ def test_threads_and_recorded_options():
             tf.config.threading.set_intra_op_parallelism_threads(-1)
     finally:
         device_config._settings["intra_op"] = before
-        device_config._limits = None
+        from collflow.runtime.config import set_blas_threads
+        set_blas_threads(0)
     tf.config.optimizer.set_jit(True)
     assert tf.config.optimizer.get_jit() is True
     tf.config.optimizer.set_jit(False)

@@ -32,13 +32,14 @@ from ..errors import InvalidArgumentError
 from ..platform import tf_logging
 
 __all__ = ["ConfigProto", "GPUOptions", "GraphOptions", "OptimizerOptions", "RewriterConfig", "session_options",
-           "configure_process", "configure_device"]
+           "configure_process", "configure_device", "set_blas_threads"]
 
 
 class _Message:
     """A protobuf-like record: fields with defaults, keyword construction, no unknown fields."""
 
     _FIELDS: Dict[str, Any] = {}
+    _NESTED: Dict[str, type] = {}  # fields holding another message: its type
 
     def __init__(self, **kwargs: Any):
         for k, v in self._FIELDS.items():
@@ -52,6 +53,14 @@ class _Message:
         if name not in self._FIELDS:
             raise AttributeError(f'Assignment not allowed (no field "{name}" in protocol message object '
                                  f'{type(self).__name__}).')
+        kind = self._NESTED.get(name)
+        if kind is not None:  # a message field: a message of its type, or a dict of its fields
+            if isinstance(value, dict):
+                value = kind(**value)
+            if not isinstance(value, kind):
+                raise TypeError(f"{type(self).__name__}.{name} takes a {kind.__name__}, got {value!r}")
+            object.__setattr__(self, name, value)
+            return
         default = self._FIELDS[name]
         if isinstance(default, bool):
             if not isinstance(value, (bool, int)):
@@ -154,17 +163,7 @@ class GraphOptions(_Message):
                "enable_bfloat16_sendrecv": False, "timeline_step": 0, "build_cost_model": 0,
                "build_cost_model_after": 0, "infer_shapes": False, "place_pruned_graph": False,
                "rewrite_options": RewriterConfig()}
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        kinds = {"optimizer_options": OptimizerOptions, "rewrite_options": RewriterConfig}
-        if name in kinds:
-            if isinstance(value, dict):
-                value = kinds[name](**value)
-            if not isinstance(value, kinds[name]):
-                raise TypeError(f"GraphOptions.{name} takes a {kinds[name].__name__}, got {value!r}")
-            object.__setattr__(self, name, value)
-            return
-        super().__setattr__(name, value)
+    _NESTED = {"optimizer_options": OptimizerOptions, "rewrite_options": RewriterConfig}
 
 
 class ConfigProto(_Message):
@@ -174,17 +173,7 @@ class ConfigProto(_Message):
                "use_per_session_threads": False, "allow_soft_placement": False, "log_device_placement": False,
                "operation_timeout_in_ms": 0, "isolate_session_state": False, "gpu_options": GPUOptions(),
                "graph_options": GraphOptions()}
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        kinds = {"gpu_options": GPUOptions, "graph_options": GraphOptions}
-        if name in kinds:
-            if isinstance(value, dict):
-                value = kinds[name](**value)
-            if not isinstance(value, kinds[name]):
-                raise TypeError(f"ConfigProto.{name} takes a {kinds[name].__name__}, got {value!r}")
-            object.__setattr__(self, name, value)
-            return
-        super().__setattr__(name, value)
+    _NESTED = {"gpu_options": GPUOptions, "graph_options": GraphOptions}
 
     def to_session_options(self) -> Dict[str, Any]:
         """The Session's option dict these fields stand for."""
@@ -224,14 +213,31 @@ def session_options(config: Any) -> Dict[str, Any]:
     raise TypeError(f"Session config must be a dict of options or a cf.ConfigProto, got {type(config).__name__}")
 
 
-_threadpool_limits: Any = None  # kept alive: threadpoolctl restores the old limits when it is released
+_threadpool_limits: Any = None  # the limit in force (threadpoolctl's object), so a new one can restore first
+
+
+def set_blas_threads(n: int) -> bool:
+    """The process's BLAS thread count: n > 0 limits it, 0 restores the library's default.
+    ConfigProto's and tf.config's intra-op threads both come here.  False when threadpoolctl
+    is not installed (nothing changes)."""
+    global _threadpool_limits
+    if _threadpool_limits is not None:
+        _threadpool_limits.restore_original_limits()
+        _threadpool_limits = None
+    if not n:
+        return True
+    try:
+        import threadpoolctl
+    except ImportError:
+        return False
+    _threadpool_limits = threadpoolctl.threadpool_limits(limits=int(n), user_api="blas")
+    return True
 
 
 def configure_process(options: Dict[str, Any]) -> None:
     """What must happen before the Session picks its device: the GPU of visible_device_list,
     the BLAS thread count of intra_op_parallelism_threads, the host allocator's policy
     (kernels/host_memory.py: freed arrays kept for reuse, once per process)."""
-    global _threadpool_limits
     from ..kernels import host_memory
     host_memory.keep_freed_memory()
     gpu_opts = options.get("gpu_options")
@@ -248,13 +254,8 @@ def configure_process(options: Dict[str, Any]) -> None:
             tf_logging.warning("gpu_options.visible_device_list=%r ignored: this process already uses GPU %d",
                                visible, dev.index)
     n = options.get("intra_op_parallelism_threads")
-    if n:
-        try:
-            import threadpoolctl
-        except ImportError:
-            tf_logging.debug("intra_op_parallelism_threads=%d ignored: threadpoolctl is not installed", n)
-        else:
-            _threadpool_limits = threadpoolctl.threadpool_limits(limits=int(n), user_api="blas")
+    if n and not set_blas_threads(n):
+        tf_logging.debug("intra_op_parallelism_threads=%d ignored: threadpoolctl is not installed", n)
 
 
 def configure_device(options: Dict[str, Any], device: Any) -> None:

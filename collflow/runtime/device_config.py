@@ -23,6 +23,7 @@ import types
 from typing import Any, Dict, List, Optional
 
 from ..kernels import gpu as _gpu
+from .config import set_blas_threads
 
 __all__ = ["PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration", "list_physical_devices",
            "list_logical_devices", "get_visible_devices", "set_visible_devices", "get_logical_device_configuration",
@@ -44,7 +45,6 @@ class LogicalDeviceConfiguration(collections.namedtuple(
 
 _settings: Dict[str, Any] = {"memory_growth": {}, "virtual": {}, "soft_placement": True, "inter_op": 0,
                              "intra_op": 0, "jit": False, "optimizer_options": {}}
-_limits: Any = None  # threadpoolctl's limits object, kept alive while it applies
 
 
 def _gpu_count() -> int:
@@ -174,20 +174,11 @@ def set_soft_device_placement(enabled: bool) -> None:
 
 
 def _set_intra(num_threads: int) -> None:
-    global _limits
     n = int(num_threads)
     if n < 0:
         raise ValueError(f"intra_op_parallelism_threads must be >= 0, got {n}")
     _settings["intra_op"] = n
-    if _limits is not None:  # 0 (or a new count) replaces the previous limit
-        _limits.restore_original_limits()
-        _limits = None
-    if n:
-        try:
-            import threadpoolctl
-        except ImportError:
-            return
-        _limits = threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+    set_blas_threads(n)  # 0: the library's default again
 
 
 def _set_inter(num_threads: int) -> None:
