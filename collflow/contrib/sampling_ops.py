@@ -22,19 +22,14 @@ from ..graph.ops import math_ops as _m
 from ..graph.ops.check_more_ops import assert_integer
 from ..graph.ops.check_ops import Assert, assert_equal, assert_less, assert_less_equal, assert_non_negative, \
     assert_positive
-from ..graph.ops.constant_op import identity
 from ..graph.ops.logging_ops import Print
 from ..graph.ops.math_extra_ops import is_nan
 from ..graph.ops.random_ops import random_uniform
 from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
+from .optimize_loss import _with_dependencies
 
 __all__ = ["rejection_sample", "stratified_sample"]
-
-
-def _after(deps: Sequence[Any], t: _g.Tensor) -> _g.Tensor:
-    with _g.get_default_graph().control_dependencies(list(deps)):
-        return identity(t)
 
 
 def _as_list(batched: Any) -> List[_g.Tensor]:
@@ -67,7 +62,7 @@ def rejection_sample(tensors: Sequence[Any], accept_prob_fn: Callable[[List[_g.T
             tensor_list = [_a.squeeze(x, [0]) for x in single]
         prob = _g.convert_to_tensor(accept_prob_fn(tensor_list))
         if runtime_checks:
-            prob = _after([assert_less_equal(0.0, prob), assert_less_equal(prob, 1.0)], prob)
+            prob = _with_dependencies([assert_less_equal(0.0, prob), assert_less_equal(prob, 1.0)], prob)
         return _as_list(maybe_batch(tensor_list, keep_input=_m.less(random_uniform([]), prob),
                                     batch_size=batch_size, num_threads=queue_threads))
 
@@ -87,7 +82,7 @@ def _verify_input(tensor_list: List[_g.Tensor], labels: _g.Tensor,
         if not probs.shape.is_fully_defined() or probs.shape.rank != 1:
             raise ValueError(f"class probabilities must be a vector of known length, got shape {probs.shape}")
         total = _m.reduce_sum(probs)
-        checked.append(_after([assert_non_negative(probs), assert_less(total, 1.0 + 1e-6),
+        checked.append(_with_dependencies([assert_non_negative(probs), assert_less(total, 1.0 + 1e-6),
                                assert_less(1.0 - 1e-6, total)], probs))
     n = checked[0].shape.num_elements()
     if any(p.shape.num_elements() != n for p in checked):
@@ -103,8 +98,8 @@ def _verify_input(tensor_list: List[_g.Tensor], labels: _g.Tensor,
                              f"{labels.shape.dims[0]}")
     size = _a.shape(labels)[0]
     positive = assert_positive(size)
-    tensor_list = [_after([positive, assert_equal(_a.shape(x)[0], size)], x) for x in tensor_list]
-    labels = _after([positive, assert_integer(labels), assert_non_negative(labels),
+    tensor_list = [_with_dependencies([positive, assert_equal(_a.shape(x)[0], size)], x) for x in tensor_list]
+    labels = _with_dependencies([positive, assert_integer(labels), assert_non_negative(labels),
                      assert_less(labels, _m.cast(n, labels.dtype))], labels)
     return tensor_list, labels, checked
 
@@ -133,7 +128,7 @@ def stratified_sample(tensors: Sequence[Any], labels: Any, target_probs: Any, ba
         impossible = Assert(_m.reduce_all(_m.logical_or(_m.not_equal(init, 0.0), _m.equal(target, 0.0))),
                             ["All classes with zero initial probability must also have zero target probability: ",
                              init, target])
-        init = _after([impossible], init)
+        init = _with_dependencies([impossible], init)
         ratio = target / init
         ratio = _a.where(is_nan(ratio), _a.zeros_like(ratio), ratio)
         accept = ratio / _m.reduce_max(ratio)

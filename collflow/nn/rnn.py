@@ -42,7 +42,7 @@ from ..graph.variable_scope import variable_scope
 from ..graph.variables import Variable
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, MultiRNNCell, ResidualWrapper
 from .rnn_cells import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMBlockCell, LSTMCell, LSTMStateTuple, RNNCell,
-                        batch_zeros, block_cell_clip, fused_form, prebuild, prebuild_nested)
+                        _is_structure, batch_zeros, block_cell_clip, fused_form, prebuild, prebuild_nested)
 
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
@@ -128,11 +128,6 @@ def _float_dtype(x: _g.Tensor, dtype: Any, what: str) -> _dt.DType:
 # -- dynamic_rnn -------------------------------------------------------------------------
 
 
-def _is_nested(x: Any) -> bool:
-    """A structure of inputs or sizes (list, tuple, dict), not one tensor, int or TensorShape."""
-    return isinstance(x, (list, tuple, dict)) and not isinstance(x, TensorShape)
-
-
 def _size_dims(size: Any) -> List[Any]:
     return [int(size)] if isinstance(size, (int, np.integer)) else as_shape(size).as_list()
 
@@ -176,7 +171,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
     Returns (outputs [batch, time, output_size] (time-major if time_major), final state).
     parallel_iterations and swap_memory are accepted for TensorFlow compatibility.
     """
-    nested = _is_nested(inputs)
+    nested = _is_structure(inputs)
     flat_in = [_g.convert_to_tensor(t) for t in (nest.flatten(inputs) if nested else [inputs])]
     if not flat_in:
         raise InvalidArgumentError("dynamic_rnn: inputs must not be an empty structure")
@@ -211,7 +206,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
         else:
             n_steps = n_time
         out_size = cell.output_size
-        nested_out = _is_nested(out_size)
+        nested_out = _is_structure(out_size)
 
         fused = _fused_form(cell, int(depth), dt) if rank == 3 and not nested and not nested_out else None
         if fused is not None:
@@ -282,7 +277,7 @@ def bidirectional_dynamic_rnn(cell_fw: Any, cell_bw: Any, inputs: Any, sequence_
     """
     # a structure of inputs goes through as one (each part reversed alike)
     x = nest.pack_sequence_as(inputs, [_g.convert_to_tensor(t) for t in nest.flatten(inputs)]) \
-        if _is_nested(inputs) else _g.convert_to_tensor(inputs)
+        if _is_structure(inputs) else _g.convert_to_tensor(inputs)
     time_axis, batch_axis = (0, 1) if time_major else (1, 0)
     g = nest.flatten(x)[0].graph
     with g.as_default(), variable_scope(scope or "bidirectional_rnn", values=nest.flatten(x)):
@@ -297,7 +292,7 @@ def bidirectional_dynamic_rnn(cell_fw: Any, cell_bw: Any, inputs: Any, sequence_
             return reverse_sequence(t, seq, seq_axis=time_axis, batch_axis=batch_axis)
 
         def rev(t: Any) -> Any:
-            return nest.pack_sequence_as(t, [rev1(p) for p in nest.flatten(t)]) if _is_nested(t) else rev1(t)
+            return nest.pack_sequence_as(t, [rev1(p) for p in nest.flatten(t)]) if _is_structure(t) else rev1(t)
 
         with variable_scope("bw") as bw_scope:
             tmp, st_bw = dynamic_rnn(cell_bw, rev(x), seq, initial_state_bw, dtype, parallel_iterations,

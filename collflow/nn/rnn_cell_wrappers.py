@@ -22,7 +22,7 @@ from ..graph.ops.constant_op import constant
 from ..graph.ops.random_ops import random_uniform
 from ..graph.shape import as_shape
 from ..graph.variable_scope import variable_scope
-from .rnn_cells import LSTMStateTuple, RNNCell, fused_form, prebuild_any, step_input_of
+from .rnn_cells import LSTMStateTuple, RNNCell, _is_structure, fused_form, prebuild_any, step_input_of
 
 __all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper"]
 
@@ -278,7 +278,7 @@ class DropoutWrapper(_Wrapper):
 
     def call(self, inputs: Any, state: Any) -> Tuple[Any, Any]:
         if _should_drop(self._input_keep_prob):
-            if isinstance(inputs, (list, tuple, dict)):  # a structure of inputs: each part, as TF
+            if _is_structure(inputs):  # a structure of inputs: each part, as TF
                 inputs = nest.pack_sequence_as(inputs, [self._drop(x, "input", i, self._input_keep_prob)
                                                         for i, x in enumerate(nest.flatten(inputs))])
             else:

@@ -81,6 +81,7 @@ def fused_form(cell: Any) -> Optional[Callable]:
 
 
 def _is_structure(x: Any) -> bool:
+    """A structure of inputs or sizes (list, tuple, dict), not one tensor, int or TensorShape."""
     return isinstance(x, (list, tuple, dict)) and not isinstance(x, TensorShape)
 
 
