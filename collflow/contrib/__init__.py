@@ -225,6 +225,9 @@ __all__.append("tensorboard")
 from . import predictor  # noqa: E402  (tf.contrib.predictor: from_saved_model, from_estimator)
 __all__.append("predictor")
 
+from . import distribute  # noqa: E402  (tf.contrib.distribute: the strategies, replicas = MPI ranks)
+__all__.append("distribute")
+
 # tf.contrib.stateless (TF 1.15's names of the stateless random ops) and contrib.framework's
 # sort/argsort (tf.sort, tf.argsort before they moved to the core)
 from ..graph.ops import stateless_random_ops as _stateless  # noqa: E402

@@ -27,6 +27,7 @@ from ..summary.proto import Summary
 from ..summary.writer import FileWriterCache
 from ..train import hooks as _hooks
 from ..train import monitored_session as _ms
+from ..train.distribute_lib import ReduceOp
 from ..train.checkpoint_utils import init_from_checkpoint, list_variables, load_variable
 from ..train.global_step import create_global_step, get_global_step
 from ..train.saver import Saver, latest_checkpoint
@@ -152,9 +153,11 @@ class Estimator:
         return load_variable(self._require_checkpoint(), name)
 
     # -- building ---------------------------------------------------------------------------------------
-    def _call_input_fn(self, input_fn: Callable, mode: str) -> Any:
+    def _call_input_fn(self, input_fn: Callable, mode: str, input_context: Any = None) -> Any:
         args = _fn_args(input_fn)
         kwargs: Dict[str, Any] = {}
+        if "input_context" in args:
+            kwargs["input_context"] = input_context
         if "mode" in args:
             kwargs["mode"] = mode
         if "params" in args:
@@ -193,6 +196,31 @@ class Estimator:
         if mode == ModeKeys.PREDICT:
             labels = None
         spec = self._call_model_fn(features, labels, mode, self._config)
+        return gs, spec, input_hooks
+
+    def _build_distributed(self, input_fn: Callable, strategy: Any) -> tuple:
+        """TF 1.x's distributed training graph, one replica per rank: input_fn (told its
+        InputContext) gives per-replica batches, dealt out to the replicas as TF deals them;
+        the v1 optimizer divides a mean loss by the replicas and sums their gradients; the
+        reported loss is their mean (SUM when the loss was not scaled by the optimizer)."""
+        random_ops.set_random_seed(self._config.tf_random_seed)
+        g = _g.get_default_graph()
+        with strategy.scope():
+            gs = create_global_step(g)
+            ds = self._call_input_fn(input_fn, ModeKeys.TRAIN, input_context=strategy._input_context())
+            if not (hasattr(ds, "make_one_shot_iterator") and hasattr(ds, "shard")):
+                raise ValueError("With train_distribute the input_fn must return a tf.data.Dataset, got "
+                                 f"{type(ds).__name__}")
+            features, labels, input_hooks = _parse_input_fn_result(strategy._per_replica_dataset(ds))
+            strategy._scale_loss_for_estimator = True
+            try:
+                spec = strategy.extended.call_for_each_replica(
+                    self._call_model_fn, args=(features, labels, ModeKeys.TRAIN, self._config))
+            finally:
+                strategy._scale_loss_for_estimator = False
+            scaled = g.__dict__.get("_is_loss_scaled_by_optimizer", False)
+            op = ReduceOp.MEAN if scaled else ReduceOp.SUM
+            spec = spec._replace(loss=strategy.reduce(op, spec.loss))
         return gs, spec, input_hooks
 
     def _scaffold(self, spec: EstimatorSpec) -> _ms.Scaffold:
@@ -267,7 +295,10 @@ class Estimator:
     def _train_model(self, input_fn: Callable, hooks: List[Any], saving_listeners: List[Any]) -> Any:
         cfg = self._config
         with self._new_graph().as_default():
-            gs, spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
+            if cfg.train_distribute is not None:
+                gs, spec, input_hooks = self._build_distributed(input_fn, cfg.train_distribute)
+            else:
+                gs, spec, input_hooks = self._build(input_fn, ModeKeys.TRAIN)
             if get_global_step() is not gs:
                 raise ValueError("model_fn created a global step of its own: use tf.train.get_global_step()")
             self._warm_start()

@@ -6,6 +6,7 @@ import copy
 from typing import Any, Dict, Optional
 
 from ..graph import graph as _g
+from ..train.distribute_lib import Strategy
 
 __all__ = ["ModeKeys", "EstimatorSpec", "RunConfig"]
 
@@ -76,9 +77,10 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
 
 
 class RunConfig:
-    """The configuration of an Estimator's runs (TF1's tf.estimator.RunConfig, local only).
+    """The configuration of an Estimator's runs (TF1's tf.estimator.RunConfig).
     save_checkpoints_secs defaults to 600 unless save_checkpoints_steps is given; giving both is
-    an error.  The cluster properties describe one local chief."""
+    an error.  The cluster properties describe one local chief; `train_distribute` (a
+    tf.distribute strategy) trains with one replica per MPI rank."""
 
     def __init__(self, model_dir: Optional[str] = None, tf_random_seed: Optional[int] = None,
                  save_summary_steps: int = 100, save_checkpoints_steps: Optional[int] = None,
@@ -91,8 +93,12 @@ class RunConfig:
             save_checkpoints_secs = None if save_checkpoints_steps is not None else 600
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError("save_checkpoints_steps and save_checkpoints_secs cannot be both set.")
-        if train_distribute is not None or eval_distribute is not None or experimental_distribute is not None:
-            raise NotImplementedError("collflow's Estimator runs locally: distribution strategies are not supported")
+        if experimental_distribute is not None:  # TF 1.x's DistributeConfig
+            train_distribute = train_distribute or getattr(experimental_distribute, "train_distribute", None)
+            eval_distribute = eval_distribute or getattr(experimental_distribute, "eval_distribute", None)
+        for name, strategy in (("train_distribute", train_distribute), ("eval_distribute", eval_distribute)):
+            if strategy is not None and not isinstance(strategy, Strategy):
+                raise ValueError(f"{name} must be a tf.distribute.Strategy, got {type(strategy).__name__}")
         for name, v in (("save_summary_steps", save_summary_steps), ("log_step_count_steps", log_step_count_steps),
                         ("keep_checkpoint_max", keep_checkpoint_max)):
             if v is not None and v < 0:
@@ -109,6 +115,10 @@ class RunConfig:
         self._device_fn = device_fn
         self._protocol = protocol
         self._session_creation_timeout_secs = session_creation_timeout_secs
+        # train: the replicas are the MPI ranks (see Estimator.train); evaluation stays local
+        # on every rank (each computes the metrics over the whole evaluation input)
+        self._train_distribute = train_distribute
+        self._eval_distribute = eval_distribute
 
     model_dir = property(lambda self: self._model_dir)
     tf_random_seed = property(lambda self: self._tf_random_seed)
@@ -122,7 +132,8 @@ class RunConfig:
     device_fn = property(lambda self: self._device_fn)
     protocol = property(lambda self: self._protocol)
     session_creation_timeout_secs = property(lambda self: self._session_creation_timeout_secs)
-    train_distribute = eval_distribute = property(lambda self: None)
+    train_distribute = property(lambda self: self._train_distribute)
+    eval_distribute = property(lambda self: self._eval_distribute)
     cluster_spec = property(lambda self: {})
     master = evaluation_master = property(lambda self: "")
     is_chief = property(lambda self: True)

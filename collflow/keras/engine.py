@@ -15,6 +15,7 @@ from ..graph import nest
 from ..graph.ops import math_ops as _m
 from ..graph.ops.constant_op import group, placeholder
 from ..platform.atomic_files import temporary_name
+from ..train import distribute_lib as _ds
 from . import backend as K
 from . import losses as _losses
 from . import loss_classes as _loss_classes
@@ -461,6 +462,8 @@ class Model(TrainingLoop):
         """Sets the optimizer (a name, a Keras or tf.train optimizer), the loss (a name or
         function; a list or dict of them for several outputs, weighted by loss_weights) and the
         metrics; the graph's loss is built here (the train op at the first fit)."""
+        # compiled in a tf.distribute scope: its strategy trains the model (see _train_function)
+        self._distribute_strategy = _ds.get_strategy() if _ds.has_strategy() else None
         if not self.outputs and (self._pending or self._subclassed):
             # built later (by fit's data or build()): compiled then
             self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights,
@@ -566,8 +569,20 @@ class Model(TrainingLoop):
                 create = getattr(self.optimizer, "_create_all_weights", None)
                 if create is not None:  # a Keras optimizer's state, named as Keras's (training/Adam/iter, ...)
                     create(self.trainable_weights, f"training/{self.optimizer.get_name()}")
-                with _g.control_dependencies(self.updates):
-                    step = self.optimizer.minimize(self.total_loss, var_list=self.trainable_weights)
+                strategy = getattr(self, "_distribute_strategy", None) or (_ds.get_strategy() if _ds.has_strategy()
+                                                                            else None)
+                if strategy is not None and strategy.num_replicas_in_sync > 1:
+                    raise NotImplementedError(
+                        f"Keras fit under a tf.distribute strategy with {strategy.num_replicas_in_sync} replicas is "
+                        "not supported: use an Estimator with RunConfig(train_distribute=...), a custom loop with "
+                        "strategy.experimental_run_v2, or collflow.horovod's DistributedOptimizer for Keras")
+
+                def minimize() -> Any:
+                    with _g.control_dependencies(self.updates):
+                        return self.optimizer.minimize(self.total_loss, var_list=self.trainable_weights)
+                # one replica: a strategy's scope changes nothing but where the update is built
+                step = strategy.extended.call_for_each_replica(minimize) if _ds.in_cross_replica_context() \
+                    else minimize()
                 self._train_op = group(step, *self.updates)
         return self._train_op
 

@@ -156,6 +156,8 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: Optional[str] 
         raise InvalidArgumentError("compute_weighted_loss: weights must not be None (use 1.0)")
     lt = _g.convert_to_tensor(losses)
     g = lt.graph
+    # read by a v1 optimizer under a distribution strategy (distribute_lib.get_loss_reduction)
+    g.__dict__["_last_loss_reduction"] = reduction
     with g.as_default(), g.name_scope(scope or "weighted_loss"):
         in_dt = lt.dtype
         if not in_dt.is_floating and not in_dt.is_integer:

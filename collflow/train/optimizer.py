@@ -26,6 +26,7 @@ from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import array_ops, math_ops, state_ops
 from ..graph.ops.constant_op import constant, group
 from ..graph.variables import Variable
+from . import distribute_lib as _ds
 from .between_graph import async_apply
 
 __all__ = ["Optimizer"]
@@ -93,6 +94,7 @@ class Optimizer:
                 raise TypeError(f"var_list must contain cf.Variables, got {type(v).__name__} ({v!r})")
         if not var_list:
             raise ValueError("No variables to optimize.")
+        loss = _scale_loss_for_replicas(loss)
         # TF1: GATE_OP gates each op's gradients (tf.gradients(gate_gradients=True)), GATE_GRAPH
         # gates them all at the end with one tf.tuple
         grads = gradients(loss, var_list, grad_ys=grad_loss, gate_gradients=gate_gradients == self.GATE_OP)
@@ -120,6 +122,9 @@ class Optimizer:
         before the step ends (SyncReplicasOptimizer averages the updated variables there).
         """
         pairs = _check_pairs(grads_and_vars)
+        replicated = _ds.has_strategy() and _ds.get_strategy().num_replicas_in_sync > 1
+        if _ds.has_strategy():
+            pairs = _sum_over_replicas(pairs)
         var_list = [v for gr, v in pairs if gr is not None]
         if not var_list:
             raise ValueError(
@@ -173,6 +178,10 @@ class Optimizer:
                         apply_op = state_ops.assign_add(global_step, 1, name=scope).op
             self._hyper_cache = {}
         g.add_to_collection(TRAIN_OP, apply_op)
+        if replicated:
+            # replicas start from rank 0's variables, as TF's mirrored variables start identical
+            from .sync_replicas import add_replica_sync
+            add_replica_sync(g, apply_op)
         return apply_op
 
     def minimize(self, loss: Any, global_step: Optional[Variable] = None,
@@ -304,6 +313,38 @@ class Optimizer:
 def _python_number(value: Any) -> bool:
     """A Python float or int (not a NumPy scalar, which keeps its own dtype in TF1)."""
     return type(value) in (float, int)
+
+
+def _scale_loss_for_replicas(loss: _g.Tensor) -> _g.Tensor:
+    """TF 1.x's rule under a distribution strategy (Estimator only, see distribute_lib): a
+    mean-reduced loss is divided by the number of replicas, whose gradients are then summed."""
+    g = loss.graph
+    g.__dict__["_is_loss_scaled_by_optimizer"] = False
+    if _ds.get_loss_reduction() is _ds.ReduceOp.MEAN:
+        n = _ds.get_strategy().num_replicas_in_sync
+        if n > 1:
+            loss = loss * constant(1.0 / n, dtype=loss.dtype)
+            g.__dict__["_is_loss_scaled_by_optimizer"] = True
+    return loss
+
+
+def _sum_over_replicas(pairs: List[GradAndVar]) -> List[GradAndVar]:
+    """In a strategy's replica context the gradients are summed over the replicas first (TF's
+    merge_call into batch_reduce_to(SUM)); the updates then run on every rank alike."""
+    if _ds.in_cross_replica_context():
+        raise RuntimeError("Use `_distributed_apply()` instead of `apply_gradients()` in a cross-replica context.")
+    strategy = _ds.get_strategy()
+    live = [(i, gr, v) for i, (gr, v) in enumerate(pairs) if gr is not None]
+    if not live or strategy.num_replicas_in_sync <= 1:
+        return pairs
+
+    def merge(strategy: Any) -> List[Any]:
+        return strategy.extended.batch_reduce_to(_ds.ReduceOp.SUM, [(gr, v) for _, gr, v in live])
+    reduced = _ds.get_replica_context().merge_call(merge)
+    out = list(pairs)
+    for (i, _, v), r in zip(live, reduced):
+        out[i] = (r, v)
+    return out
 
 
 def _check_pairs(grads_and_vars: Sequence[GradAndVar]) -> List[GradAndVar]:
