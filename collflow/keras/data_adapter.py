@@ -55,12 +55,16 @@ class ArraySource:
     def __init__(self, xs: List[np.ndarray], ys: Optional[List[np.ndarray]], w: Any, batch_size: int,
                  shuffle: bool):
         self.xs, self.ys, self.w, self.batch_size, self.shuffle = xs, ys, w, batch_size, shuffle
+        # replaces each epoch's shuffled order (replicas of a strategy all take rank 0's)
+        self.order_hook: Optional[Callable[[np.ndarray], np.ndarray]] = None
 
     def epoch(self) -> Iterator[Batch]:
         n = len(self.xs[0]) if self.xs else 0
         index = np.arange(n)
         if self.shuffle:
             np.random.shuffle(index)
+            if self.order_hook is not None:
+                index = self.order_hook(index)
         for start in range(0, n, self.batch_size):
             ids = index[start:start + self.batch_size]
             w = self.w

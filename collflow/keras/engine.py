@@ -17,6 +17,7 @@ from ..graph.ops.constant_op import group, placeholder
 from ..platform.atomic_files import temporary_name
 from ..train import distribute_lib as _ds
 from . import backend as K
+from . import distributed_fit as _dfit
 from . import losses as _losses
 from . import loss_classes as _loss_classes
 from . import metric_classes as _metric_classes
@@ -462,8 +463,9 @@ class Model(TrainingLoop):
         """Sets the optimizer (a name, a Keras or tf.train optimizer), the loss (a name or
         function; a list or dict of them for several outputs, weighted by loss_weights) and the
         metrics; the graph's loss is built here (the train op at the first fit)."""
-        # compiled in a tf.distribute scope: its strategy trains the model (see _train_function)
-        self._distribute_strategy = _ds.get_strategy() if _ds.has_strategy() else None
+        # compiled in a tf.distribute scope: its strategy trains the model (keras/distributed_fit.py)
+        if _ds.has_strategy():
+            self._distribute_strategy = _ds.get_strategy()
         if not self.outputs and (self._pending or self._subclassed):
             # built later (by fit's data or build()): compiled then
             self._deferred_compile = dict(optimizer=optimizer, loss=loss, metrics=metrics, loss_weights=loss_weights,
@@ -552,6 +554,9 @@ class Model(TrainingLoop):
                         self._metric_tensors.append(_m.reduce_mean(mfn(target, out)))
                         self._per_batch.append(False)
             self._train_op = None
+            self._report_loss = None
+            if _dfit.replicas(self) > 1:
+                _dfit.distribute_reporting(self)
         self._compiled = True
 
     @staticmethod
@@ -569,24 +574,22 @@ class Model(TrainingLoop):
                 create = getattr(self.optimizer, "_create_all_weights", None)
                 if create is not None:  # a Keras optimizer's state, named as Keras's (training/Adam/iter, ...)
                     create(self.trainable_weights, f"training/{self.optimizer.get_name()}")
-                strategy = getattr(self, "_distribute_strategy", None) or (_ds.get_strategy() if _ds.has_strategy()
-                                                                            else None)
-                if strategy is not None and strategy.num_replicas_in_sync > 1:
-                    raise NotImplementedError(
-                        f"Keras fit under a tf.distribute strategy with {strategy.num_replicas_in_sync} replicas is "
-                        "not supported: use an Estimator with RunConfig(train_distribute=...), a custom loop with "
-                        "strategy.experimental_run_v2, or collflow.horovod's DistributedOptimizer for Keras")
+                strategy = getattr(self, "_distribute_strategy", None)
 
                 def minimize() -> Any:
                     with _g.control_dependencies(self.updates):
-                        return self.optimizer.minimize(self.total_loss, var_list=self.trainable_weights)
-                # one replica: a strategy's scope changes nothing but where the update is built
-                step = strategy.extended.call_for_each_replica(minimize) if _ds.in_cross_replica_context() \
-                    else minimize()
+                        return self.optimizer.minimize(_dfit.scaled_loss(self), var_list=self.trainable_weights)
+                # under a strategy the update is built in this rank's replica context, where the
+                # optimizer sums the replicas' gradients
+                step = strategy.extended.call_for_each_replica(minimize) if strategy is not None else minimize()
                 self._train_op = group(step, *self.updates)
         return self._train_op
 
     def _feed(self, xs: List[np.ndarray], ys: Optional[List[np.ndarray]], w: Any, train: bool) -> dict:
+        if ys is not None and _dfit.replicas(self) > 1:
+            # fit/evaluate under a strategy: this replica's rows of the global batch
+            ws = w if isinstance(w, (list, tuple)) else [w] * len(ys)
+            xs, ys, w = _dfit.feed_rows(self, xs), _dfit.feed_rows(self, ys), _dfit.feed_rows(self, ws)
         feed = {t: a for t, a in zip(self.inputs, xs)}
         if ys is not None:
             ws = w if isinstance(w, (list, tuple)) else [w] * len(ys)

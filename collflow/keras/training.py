@@ -13,6 +13,7 @@ import numpy as np
 from ..graph import graph as _g
 from . import backend as K
 from . import callbacks as _cb
+from . import distributed_fit as _dfit
 from .data_adapter import ArraySource, DatasetSource, GeneratorSource, is_dataset, is_generator
 from .data_adapter import Sequence as Sequence_
 
@@ -79,8 +80,12 @@ class TrainingLoop:
             raise ValueError("fit/evaluate on arrays need the targets `y`")
         xs = std(x)
         batch_size = self._static_batch_size(batch_size, xs)
-        return ArraySource(xs, None if y is None else self._targets(y), _weights(sample_weight),
-                           int(batch_size or 32), shuffle)
+        src = ArraySource(xs, None if y is None else self._targets(y), _weights(sample_weight),
+                          int(batch_size or 32), shuffle)
+        if shuffle and _dfit.replicas(self) > 1:
+            # the replicas split one global batch: every rank takes rank 0's shuffled order
+            src.order_hook = lambda index: _dfit.shared_order(self, index)
+        return src
 
     def _static_batch_size(self, batch_size: Optional[int], xs: List[Any]) -> Optional[int]:
         """Keras's batch size check: a model whose inputs fix the batch dimension (a stateful
@@ -128,6 +133,12 @@ class TrainingLoop:
         if n == 0:
             raise ValueError("no batches: the input is empty")
         return [float(v) for v in np.where(stateful, last, np.where(per_batch, totals / batches_seen, totals / n))]
+
+    @property
+    def _loss_fetch(self) -> Any:
+        """The loss fit/evaluate report: the whole global batch's under a strategy's replicas."""
+        report = getattr(self, "_report_loss", None)
+        return self.total_loss if report is None else report
 
     @property
     def metrics(self) -> List[Any]:
@@ -238,12 +249,12 @@ class TrainingLoop:
             print(f"Train on {counted} {unit}" + (f", validate on {n_val} {unit}" if n_val else ""))
         self.stop_training = False
         cbs.on_train_begin({})
-        fetches = [train_op, self.total_loss] + self._metric_tensors
+        fetches = [train_op, self._loss_fetch] + self._metric_tensors
         for epoch in range(initial_epoch, epochs):
             cbs.on_epoch_begin(epoch, {})
             logs = dict(zip(self.metrics_names, self._run(fetches, source.epoch(), True, cbs)))
             if val is not None and run_val(epoch):
-                vvals = self._run([self.total_loss] + self._metric_tensors, val.epoch(), False)
+                vvals = self._run([self._loss_fetch] + self._metric_tensors, val.epoch(), False)
                 logs.update({"val_" + k: v for k, v in zip(self.metrics_names, vvals)})
             cbs.on_epoch_end(epoch, logs)  # verbose's ProgbarLogger shows them
             if self.stop_training:
@@ -270,7 +281,7 @@ class TrainingLoop:
         self._build_from(self._first_inputs(x))
         self._require_compiled()
         source = self._source(x, y, sample_weight, batch_size, steps, False, True, "input")
-        vals = self._run([self.total_loss] + self._metric_tensors, source.epoch(), False)
+        vals = self._run([self._loss_fetch] + self._metric_tensors, source.epoch(), False)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in zip(self.metrics_names, vals)))
         return vals[0] if len(vals) == 1 else vals
@@ -299,7 +310,7 @@ class TrainingLoop:
         self._require_compiled()
         xs = standardize(x, self.inputs, "input")
         train_op = self._train_function()  # first: the session then initializes the optimizer's state
-        out = K.get_session().run([train_op, self.total_loss] + self._metric_tensors,
+        out = K.get_session().run([train_op, self._loss_fetch] + self._metric_tensors,
                                   self._feed(xs, self._targets(y), sample_weight, True))[1:]
         if reset_metrics:  # after the batch, as TF 1.15: the next call starts from zero
             self.reset_metrics()
@@ -308,7 +319,7 @@ class TrainingLoop:
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, reset_metrics: bool = True) -> Any:
         self._build_from(x)
         self._require_compiled()
-        out = K.get_session().run([self.total_loss] + self._metric_tensors,
+        out = K.get_session().run([self._loss_fetch] + self._metric_tensors,
                                   self._feed(standardize(x, self.inputs, "input"), self._targets(y), sample_weight,
                                              False))
         if reset_metrics:

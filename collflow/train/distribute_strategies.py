@@ -90,6 +90,14 @@ class _RankStrategy(Strategy):
         # comm (collflow's extension): a communicator other than the default one (MPI's world)
         self._n = comm.size if comm is not None else _num_ranks()
         self._rank = comm.rank if comm is not None else _this_rank()
+        self._comm = comm
+
+    def _communicator(self) -> Any:
+        """The communicator the replicas share (host-side collectives, e.g. Keras's order)."""
+        if self._comm is not None:
+            return self._comm
+        from .. import comm as _comm
+        return _comm.get()
 
     @property
     def num_replicas_in_sync(self) -> int:

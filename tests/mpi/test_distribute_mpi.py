@@ -46,3 +46,47 @@ def test_estimator_train_distribute_n_ranks_is_one_process_with_n_times_the_batc
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     allw = MPI.COMM_WORLD.allgather(got)
     assert all(np.array_equal(a, allw[0]) for a in allw)
+
+
+def _keras_fit(strategy):
+    """A Keras model compiled in the strategy's scope: fit (shuffled, validated, stateful and
+    stateless metrics, a regularizer), then evaluate and predict."""
+    import contextlib
+    tf.keras.backend.clear_session()
+    if True:
+        rng = np.random.RandomState(4)
+        # 12-row batches split evenly over 2 or 3 replicas: TF's per-replica mean losses / N then
+        # average to the whole batch's (validation and evaluate batches may split unevenly)
+        x = rng.randn(48, 5).astype(np.float32)
+        y = rng.randint(0, 3, 48).astype(np.int64)
+        with strategy.scope() if strategy is not None else contextlib.nullcontext():
+            model = tf.keras.Sequential([
+                tf.keras.layers.Dense(6, activation="tanh", input_shape=(5,), kernel_regularizer=tf.keras.regularizers.l2(0.01),
+                                      kernel_initializer=tf.keras.initializers.glorot_uniform(seed=1)),
+                tf.keras.layers.Dense(3, kernel_initializer=tf.keras.initializers.glorot_uniform(seed=2))])
+            model.compile(tf.keras.optimizers.Adam(0.02), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                          metrics=["accuracy", tf.keras.metrics.SparseCategoricalAccuracy(name="sca"),
+                                   tf.keras.metrics.Sum(name="s")])
+        # fit's shuffle draws from np.random, seeded differently on each rank: under the
+        # strategy every rank must take rank 0's order (the reference's)
+        from mpi4py import MPI
+        np.random.seed(11 + (MPI.COMM_WORLD.Get_rank() if strategy is not None else 0))
+        h = model.fit(x, y, batch_size=12, epochs=3, verbose=0, validation_data=(x[:15], y[:15]))
+        ev = model.evaluate(x, y, batch_size=7, verbose=0)
+        return h.history, ev, model.get_weights(), model.predict(x[:9])
+
+
+@pytest.mark.mpi(min_size=2)
+def test_keras_fit_under_mirrored_strategy_n_ranks_is_one_process():
+    from mpi4py import MPI
+    ref_h, ref_ev, ref_w, ref_p = _keras_fit(None)
+    h, ev, w, p = _keras_fit(tf.distribute.MirroredStrategy())
+    assert sorted(h) == sorted(ref_h)
+    for k in ref_h:
+        np.testing.assert_allclose(h[k], ref_h[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(ev, ref_ev, rtol=1e-5, atol=1e-6)
+    for a, b in zip(w, ref_w):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p, ref_p, rtol=1e-5, atol=1e-6)
+    allw = MPI.COMM_WORLD.allgather(np.concatenate([a.ravel() for a in w]))
+    assert all(np.array_equal(a, allw[0]) for a in allw)
