@@ -26,6 +26,9 @@ from .graph.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F40
 from .graph.sparse_tensor import SparseTensor, SparseTensorValue  # noqa: F401
 from .graph import math_grad as _math_grad, array_grad as _array_grad  # noqa: F401
 from .graph.gradients import gradients, AggregationMethod, UnconnectedGradients  # noqa: F401
+from .graph.gradient_tape import GradientTape  # noqa: F401,E402  (tf.GradientTape, graph mode)
+from .graph.type_spec import (TypeSpec, TensorSpec, SparseTensorSpec, RaggedTensorSpec,  # noqa: F401,E402
+                              type_spec_from_value)
 from .graph.custom_gradient import custom_gradient, RegisterGradient, NotDifferentiable, no_gradient  # noqa: F401
 from .graph.control_flow import cond, while_loop  # noqa: F401
 from .graph.functional_ops import scan, map_fn, foldl, foldr  # noqa: F401

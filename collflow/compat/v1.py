@@ -124,6 +124,7 @@ from collflow.compat.namespaces_more import (test, sets, dtypes, initializers, g
 from collflow.compat.queues_io_names import *  # noqa: E402,F401,F403  (tf.queue, tf.manip, tf.PriorityQueue, tf.bitcast, ...)
 from collflow.compat.graph_tools_names import *  # noqa: E402,F401,F403  (tf.import_graph_def, tf.graph_util, tf.profiler, ...)
 from collflow.compat.core_ops_names import *  # noqa: E402,F401,F403  (tf.scatter_mul/..., tf.quantization, tf.version, tf.fingerprint, ...)
+from collflow.compat.tf115_more_names import *  # noqa: E402,F401,F403  (tf.get_session_handle, tf.sysconfig, tf.load_op_library, ...)
 from collflow.compat.distribute_names import distribute  # noqa: E402,F401  (tf.distribute)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too

@@ -9,12 +9,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph import nest
 from ..graph.ops.constant_op import placeholder
-from ..graph.shape import TensorShape, as_shape
+from ..graph.shape import TensorShape
+from ..graph.type_spec import TensorSpec  # noqa: F401  (its home: element specs are tf.TensorSpecs)
 from ..runtime.session import Session
 from . import sparse_elements as _sp
 
@@ -22,25 +22,6 @@ __all__ = ["TensorSpec", "IterationContext", "Captures", "trace_into", "Element"
 
 Element = Tuple[np.ndarray, ...]  # the flat components of one element
 _IDS = itertools.count()
-
-
-class TensorSpec:
-    """The dtype and static shape of one component of a dataset's elements."""
-
-    __slots__ = ("dtype", "shape")
-
-    def __init__(self, shape: Any, dtype: Any):
-        self.shape = as_shape(shape)
-        self.dtype = _dt.as_dtype(dtype)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is TensorSpec and self.dtype == other.dtype and self.shape == other.shape
-
-    def __hash__(self) -> int:
-        return hash((self.dtype, self.shape))
-
-    def __repr__(self) -> str:
-        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r})"
 
 
 def _most_specific_compatible(a: TensorShape, b: TensorShape) -> TensorShape:

@@ -18,31 +18,13 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.ops.constant_op import placeholder
-from ..graph.shape import TensorShape, as_shape
+from ..graph.shape import TensorShape
 from ..graph.sparse_tensor import SparseTensor, SparseTensorValue
+from ..graph.type_spec import SparseTensorSpec  # noqa: F401  (its home: tf.SparseTensorSpec)
 
 __all__ = ["SparseTensorSpec", "SparseTensor", "SparseTensorValue", "is_sparse", "sparse_parts_specs", "graph_arg",
            "output_spec", "expand", "regroup",
            "batch_sparse", "check_sparse"]
-
-
-class SparseTensorSpec:
-    """A SparseTensor component of a dataset's elements: its dense shape and values' dtype."""
-
-    __slots__ = ("dtype", "shape")
-
-    def __init__(self, shape: Any, dtype: Any):
-        self.shape = as_shape(shape)
-        self.dtype = _dt.as_dtype(dtype)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SparseTensorSpec) and self.dtype == other.dtype and self.shape == other.shape
-
-    def __hash__(self) -> int:
-        return hash(("sparse", self.dtype, self.shape))
-
-    def __repr__(self) -> str:
-        return f"SparseTensorSpec(shape={self.shape}, dtype={self.dtype!r})"
 
 
 def is_sparse(spec: Any) -> bool:

@@ -152,7 +152,11 @@ def _mark_gates(grads: List[GradLike]) -> None:
 
 
 def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any,
-               gate_gradients: bool = False) -> List[GradLike]:
+               gate_gradients: bool = False, only: Optional[Set[_g.Operation]] = None,
+               capture: bool = False) -> List[GradLike]:
+    """gradients()' work; `only` (a GradientTape's recorded ops) limits the backward pass to those ops;
+    capture: ys and xs are outside the loop body being built, the gradient ops inside it (a jacobian's
+    rows), reading the forward tensors through the body's captures."""
     ys_l = [_g.convert_to_tensor(y) if not isinstance(y, _g.Tensor) else y for y in _as_list(ys)]
     xs_l = [_as_source(x) for x in _as_list(xs)]
     gys = _as_list(grad_ys) if grad_ys is not None else [None] * len(ys_l)
@@ -165,7 +169,7 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any,
         if t.graph is not g:
             raise InvalidArgumentError(f"gradients: {t.name} is in another graph than {ys_l[0].name}")
     ctx = g._get_control_flow_context()
-    if ctx is not None and getattr(ctx, "grad_of", None) is None:
+    if ctx is not None and getattr(ctx, "grad_of", None) is None and not capture:
         # called inside a loop body or cond branch (TF1 allows it, e.g. opt.minimize in a body):
         # an outside x is seen there through its Enter or Switch, which is what ys depend on
         xs_l = ctx.process_inputs(xs_l)
@@ -193,7 +197,7 @@ def _gradients(ys: Any, xs: Any, grad_ys: Any, name: str, stop_gradients: Any,
             frontier.extend(c for c in x._consumers if c in back or c.type == "Enter")
     while frontier:
         op = frontier.pop()
-        if op in between or op in stops:
+        if op in between or op in stops or (only is not None and op not in only):
             continue
         if op.type == "NextIteration":
             continue  # gradients within one iteration: a path never crosses into the next

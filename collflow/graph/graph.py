@@ -444,6 +444,8 @@ class Graph(FeedFetchMarks):
             self._version += 1
         if cf_ctx is not None:
             cf_ctx.add_op(op)
+        for tape in recording_tapes():  # tf.GradientTape (graph/gradient_tape.py) records it
+            tape._record_op(op)
         return op
 
     # -- control-flow context (cond / while_loop construction) -----------------------
@@ -596,6 +598,14 @@ def _attr_repr(v: Any) -> str:
 # -- the default-graph stack ------------------------------------------------------
 _global_graph = Graph()
 _tls = threading.local()
+
+
+def recording_tapes() -> list:
+    """The GradientTapes recording on this thread (graph/gradient_tape.py pushes and pops them)."""
+    st = getattr(_tls, "tapes", None)
+    if st is None:
+        st = _tls.tapes = []
+    return st
 
 
 _session_tls = threading.local()

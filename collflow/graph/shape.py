@@ -14,6 +14,20 @@ __all__ = ["TensorShape", "as_shape", "unknown_shape", "broadcast_static", "Dime
 Dim = Optional[int]
 
 
+# tf.enable_v2_tensorshape(): shape[i] gives a plain int or None (TF2's TensorShape) instead of
+# a Dimension; set by collflow.compat's switch, read by TensorShape.__getitem__
+_V2_INDEXING = [False]
+
+
+def set_v2_tensorshape(enabled: bool) -> None:
+    """TF's enable/disable_v2_tensorshape: shape[i] as int/None (True) or Dimension (False)."""
+    _V2_INDEXING[0] = bool(enabled)
+
+
+def v2_tensorshape_enabled() -> bool:
+    return _V2_INDEXING[0]
+
+
 class Dimension(int):
     """A known size as TensorFlow 1.x's `shape[i]` gives it: an int (arithmetic, comparisons,
     indexing and hashing as one) that also has TF1's `.value`, so `x.get_shape()[1].value`
@@ -267,10 +281,14 @@ class TensorShape:
 
     def __getitem__(self, i: Any) -> Any:
         if self.dims is None:
-            return UnknownDimension() if isinstance(i, int) else TensorShape(None)
+            if not isinstance(i, int):
+                return TensorShape(None)
+            return None if _V2_INDEXING[0] else UnknownDimension()
         if isinstance(i, slice):
             return TensorShape(self.dims[i])
         d = self.dims[i]
+        if _V2_INDEXING[0]:
+            return d
         return UnknownDimension() if d is None else Dimension(d)
 
     def __eq__(self, other: object) -> bool:

@@ -1,8 +1,9 @@
 """cf.Variable: mutable state that outlives a run, living in the Session's container."""
 from __future__ import annotations
 
+import contextlib
 from contextlib import nullcontext as _nullcontext
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -15,13 +16,49 @@ from .ops.constant_op import group
 from .ops.op_util import make_op
 from .shape import TensorShape, as_shape
 
-__all__ = ["Variable", "global_variables", "trainable_variables", "local_variables", "model_variables",
-           "moving_average_variables",
+__all__ = ["Variable", "variable_creator_scope", "global_variables", "trainable_variables", "local_variables",
+           "model_variables", "moving_average_variables",
            "global_variables_initializer", "variables_initializer", "local_variables_initializer",
            "tables_initializer", "report_uninitialized_variables", "assert_variables_initialized"]
 
 
-class Variable:
+# TF 1.15's keywords a tf.variable_creator_scope creator receives, in its order
+_CREATOR_KEYS = ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name",
+                 "variable_def", "dtype", "expected_shape", "import_scope", "constraint", "use_resource",
+                 "synchronization", "aggregation", "shape")
+
+
+class _VariableMeta(type):
+    """Routes `Variable(...)` through the creators of the open tf.variable_creator_scopes
+    (innermost first), as TF1's VariableV1 metaclass; subclasses are built directly."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        creators = _g.get_default_graph()._stack("variable_creator")
+        if cls is not Variable or not creators:
+            return super().__call__(*args, **kwargs)
+        import inspect
+        from .ops.misc_more_ops import VariableAggregation, VariableSynchronization
+        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        given = dict(bound.arguments)
+        given.pop("self")
+        given.setdefault("trainable", None)  # TF1 passes None: the default creator decides
+        given.setdefault("synchronization", VariableSynchronization.AUTO)
+        given.setdefault("aggregation", VariableAggregation.NONE)
+        defaults = {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()}
+        kw = {k: given.get(k, defaults.get(k)) for k in _CREATOR_KEYS}
+
+        def default_creator(**kw: Any) -> "Variable":
+            if kw.get("trainable") is None:
+                kw["trainable"] = True
+            return type.__call__(cls, **kw)
+
+        nxt: Callable[..., Any] = default_creator
+        for creator in creators:  # outermost first, so the innermost ends up called first
+            nxt = (lambda c, n: lambda **k: c(n, **k))(creator, nxt)
+        return nxt(**kw)
+
+
+class Variable(metaclass=_VariableMeta):
     """A mutable tensor (TensorFlow 1.x `tf.Variable`).
 
     `initial_value` is a Tensor, a NumPy/Python value, or a callable returning one.  The
@@ -190,13 +227,15 @@ class Variable:
         writes of earlier iterations, as TF1's reads do); otherwise the variable's shared read.
         """
         g = self._graph
-        if g._current_control_inputs() or g._get_control_flow_context() is not None:
-            return self.read_value()
+        if g._current_control_inputs() or g._get_control_flow_context() is not None or _g.recording_tapes():
+            return self.read_value()  # a GradientTape recording: a read it records, as TF's each read
         return self._snapshot
 
     def read_value(self) -> _g.Tensor:
         """A new read op (honouring the current control dependencies)."""
         g = self._graph
+        for tape in _g.recording_tapes():  # TF's variable_accessed: a tape may watch the variable
+            tape._variable_accessed(self)
         with g.as_default(), g.name_scope(self._name + "/"):
             return g.create_op("ReadVariable", [self.handle], name="Read").outputs[0]
 
@@ -368,3 +407,18 @@ def snapshot_of_handle(t: _g.Tensor) -> Optional[_g.Tensor]:
         if c.type == "ReadVariable" and c.name == want:
             return c.outputs[0]
     return None
+
+
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator: Callable[..., Any]) -> Iterator[None]:
+    """tf.variable_creator_scope: `Variable(...)` (get_variable's too) calls
+    `variable_creator(next_creator, **kwargs)` in the block, kwargs TF 1.15's (initial_value,
+    trainable, collections, validate_shape, caching_device, name, variable_def, dtype,
+    expected_shape, import_scope, constraint, use_resource, synchronization, aggregation,
+    shape); `next_creator(**kwargs)` is the next outer creator, or the variable's own."""
+    st = _g.get_default_graph()._stack("variable_creator")
+    st.append(variable_creator)
+    try:
+        yield
+    finally:
+        st.pop()

@@ -16,6 +16,8 @@ from ..graph.ops.sparse_ops import embedding_lookup_sparse, safe_embedding_looku
 from ..graph.ops.conv3d_ops import conv3d, max_pool3d, avg_pool3d, conv3d_transpose  # noqa: F401
 from ..graph.ops.conv_dispatch_ops import convolution, pool, max_pool1d, avg_pool1d, max_pool_v2, avg_pool_v2  # noqa: F401
 from ..graph.ops.ctc_ops import ctc_loss, ctc_greedy_decoder, ctc_beam_search_decoder  # noqa: F401
+from ..graph.ops.ctc_v2_ops import ctc_loss_v2, ctc_beam_search_decoder_v2  # noqa: F401
+from .replica_losses import compute_average_loss, scale_regularization_loss  # noqa: F401,E402
 from ..graph.ops.math_nn_more_ops import collapse_repeated, ctc_unique_labels, learned_unigram_candidate_sampler  # noqa: F401,E501
 from ..graph.ops.block_ops import space_to_batch  # noqa: F401  (tf.nn.space_to_batch: the top-level op)
 from ..graph.ops.morph_ops import (dilation2d, erosion2d, conv3d_backprop_filter,  # noqa: F401

@@ -28,6 +28,7 @@ from .config import configure_device, configure_process, session_options
 from ..kernels.resources import ResourceContainer
 from .executor import CancellationToken, Plan, compile_plan
 from . import session_feeds as _sf
+from . import session_handles as _handles
 
 __all__ = ["Session", "InteractiveSession", "get_default_session"]
 
@@ -38,10 +39,11 @@ from ..graph.graph import _session_stack, get_default_session  # noqa: E402,F401
 class _Fetches:
     """Flattens a nested fetch structure into graph elements and rebuilds it from values."""
 
-    __slots__ = ("elements", "rebuild")
+    __slots__ = ("elements", "rebuild", "session")
 
-    def __init__(self, graph: Graph, fetches: Any):
+    def __init__(self, graph: Graph, fetches: Any, session: Any = None):
         self.elements: List[Any] = []
+        self.session = session  # fetched get_session_handle tensors become its TensorHandles
         self.rebuild = self._flatten(graph, fetches)
 
     def _flatten(self, graph: Graph, f: Any) -> Callable[[list], Any]:
@@ -85,6 +87,9 @@ class _Fetches:
             return lambda vals: cls(vals[i0], vals[i0 + 1], vals[i0 + 2] if has_shape else None)
         i = len(self.elements)
         self.elements.append(el)
+        wrap = _handles.handle_fetch(el, self.session)
+        if wrap is not None:
+            return lambda vals: wrap(vals[i])
         return lambda vals: vals[i]
 
 
@@ -198,7 +203,7 @@ class Session:
         if not self.graph._ops:
             raise RuntimeError("The Session graph is empty. Add operations to the graph before calling run().")
         feed_tensors, feed_values = self._resolve_feeds(feed_dict)
-        fetch_map = _Fetches(self.graph, fetches)
+        fetch_map = _Fetches(self.graph, fetches, self)
         trace = tracing.wants_trace(options)
         plan, order = self._get_plan(fetch_map.elements, feed_tensors, trace)
         if not self._replicas_synced and self.graph.get_collection(GraphKeys.REPLICA_SYNC):
@@ -223,7 +228,7 @@ class Session:
         self.run([rec.broadcast for rec in recs])
 
     def _fetches(self, fetches: Any) -> "_Fetches":
-        return _Fetches(self.graph, fetches)
+        return _Fetches(self.graph, fetches, self)
 
     def _run_plan(self, plan: Plan, fetch_map: "_Fetches", feed_values: List[Any],
                   feeds: Sequence[Tensor] = (), order: Optional[List[int]] = None,
@@ -304,7 +309,7 @@ class Session:
                 r = snapshot_of_handle(t)
                 t = t if r is None else r
             tensors.append(t)
-            values.append(_sf.check_feed(t, v))
+            values.append(_sf.check_feed(t, _handles.feed_value(t, v)))
 
         for k, v in feed_dict.items():
             add(k, v)

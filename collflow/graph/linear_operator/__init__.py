@@ -12,9 +12,12 @@ from .low_rank_update import LinearOperatorLowRankUpdate
 from .adjoint_inversion import LinearOperatorAdjoint, LinearOperatorInversion
 from .circulant import LinearOperatorCirculant
 from .toeplitz import LinearOperatorToeplitz
+from .householder import LinearOperatorHouseholder
+from .circulant_nd import LinearOperatorCirculant2D, LinearOperatorCirculant3D
 
 __all__ = ["LinearOperator", "LinearOperatorFullMatrix", "LinearOperatorDiag", "LinearOperatorIdentity",
            "LinearOperatorScaledIdentity", "LinearOperatorZeros", "LinearOperatorLowerTriangular",
            "LinearOperatorComposition", "LinearOperatorBlockDiag", "LinearOperatorKronecker",
            "LinearOperatorLowRankUpdate", "LinearOperatorAdjoint", "LinearOperatorInversion",
-           "LinearOperatorCirculant", "LinearOperatorToeplitz"]
+           "LinearOperatorCirculant", "LinearOperatorToeplitz",
+           "LinearOperatorHouseholder", "LinearOperatorCirculant2D", "LinearOperatorCirculant3D"]
