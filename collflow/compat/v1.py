@@ -79,6 +79,7 @@ NoGradient = _cf.NotDifferentiable  # TF1's alias
 from collflow.train.meta_graph import MetaGraphDef  # noqa: E402,F401
 from collflow.train.signature_def import TensorInfo  # noqa: E402,F401
 from collflow.summary.proto import SummaryMetadata  # noqa: E402,F401
+from collflow.train.module import Module  # noqa: E402,F401  (tf.Module)
 
 
 # TF1 has the initializers at the top level too (tf.random_uniform_initializer, ...)

@@ -103,6 +103,19 @@ class Layer(_CallRecord):
     def count_params(self) -> int:
         return int(sum(w.shape.num_elements() for w in self.weights))
 
+    # what Layer itself keeps: not tracked in object checkpoints (a subclass's own attributes are)
+    _UNTRACKED = frozenset(("_batch_input_shape", "trainable", "_name", "_scope", "_own_weights", "built", "updates",
+                            "losses", "_keras_nodes"))
+
+    _CHECKPOINT_LISTS: tuple = ()  # list attributes tf_keras tracks as empty nodes (LSTMCell's state_size)
+
+    def _checkpoint_children(self) -> List[Any]:
+        """Object checkpoints' children (train/trackable.py): the weights by their add_weight
+        names, then the trackable attributes (sublayers, variables, lists of them)."""
+        from ..train.trackable import attribute_children, cached_node, weight_children
+        return [(n, cached_node(self, n)) for n in self._CHECKPOINT_LISTS] + weight_children(self._own_weights) + \
+            attribute_children(self, self._UNTRACKED | {"_checkpoint_nodes"}, only_state=True)
+
     def _sublayers(self) -> List[Any]:
         return [v for v in vars(self).values() if _is_layer(v) and v is not self]
 

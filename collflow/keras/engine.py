@@ -18,6 +18,7 @@ from ..platform.atomic_files import temporary_name
 from ..train import distribute_lib as _ds
 from . import backend as K
 from . import distributed_fit as _dfit
+from ..train import object_checkpoint as _object_checkpoint
 from . import losses as _losses
 from . import loss_classes as _loss_classes
 from . import metric_classes as _metric_classes
@@ -164,6 +165,28 @@ class Model(TrainingLoop):
         # (summary's choice of table)
         self._nodes = {k for k in done if not isinstance(layers[k[0]], InputLayer)}
         self._node_depths = node_depth
+
+    # -- object checkpoints (collflow/train/trackable.py) ---------------------------------------
+    _UNTRACKED = frozenset(("optimizer", "_layers", "inputs", "outputs", "_pending", "_deferred_compile", "_nodes",
+                            "_node_depths", "_scope", "_keras_nodes"))
+
+    def _checkpoint_children(self) -> List[Any]:
+        """Keras's: a functional model or Sequential names its layers layer-<i> (and those with
+        weights also layer_with_weights-<k>); a subclassed model its attributes; then the
+        compiled optimizer."""
+        from ..train.trackable import attribute_children
+        out: List[Any] = []
+        if not self._subclassed:
+            k = 0
+            for i, layer in enumerate(self.layers):
+                if getattr(layer, "weights", None):
+                    out.append((f"layer_with_weights-{k}", layer))
+                    k += 1
+                out.append((f"layer-{i}", layer))
+        out += attribute_children(self, self._UNTRACKED, only_state=True)
+        if self.optimizer is not None:
+            out.append(("optimizer", self.optimizer))
+        return out
 
     # -- structure --------------------------------------------------------------------------
     @property
@@ -708,3 +731,13 @@ class Sequential(Model):
         if not self.outputs and self._pending and x is not None:
             first = list(x.values())[0] if isinstance(x, dict) else x[0] if isinstance(x, (list, tuple)) else x
             self.build((None,) + np.asarray(first).shape[1:])
+
+
+def _keras_session() -> Any:
+    """Keras's session of the default graph when Keras has made one (tf.train.Checkpoint's
+    save/restore without a session then use it, as TF 1.x's Keras registers its session)."""
+    sess = K._state().get("session")
+    return K.get_session() if sess is not None and not getattr(sess, "_closed", False) else None
+
+
+_object_checkpoint.register_session_provider(_keras_session)

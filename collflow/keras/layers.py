@@ -140,6 +140,16 @@ class _CallRecord:
     def input(self) -> Any:
         return _only_call(self)[0]
 
+    # list attributes tf_keras tracks as (empty) checkpoint nodes before the weights
+    _CHECKPOINT_LISTS: tuple = ()
+
+    def _checkpoint_children(self) -> List[Any]:
+        """Object checkpoints' children (train/trackable.py): the weights by the names they
+        were made with (kernel, bias, ...), as Keras tracks them."""
+        from ..train.trackable import cached_node, weight_children
+        return [(n, cached_node(self, n)) for n in self._CHECKPOINT_LISTS] + \
+            weight_children(getattr(self, "weights", []))
+
 
 class _KerasMixin(_CallRecord):
     """Keras's call convention over a collflow layer class."""
@@ -311,6 +321,7 @@ class BatchNormalization(_KerasMixin, _lc.BatchNormalization):
     updates go to UPDATE_OPS (fit runs them)."""
     _supports_masking = True
     _takes_training = True
+    _CHECKPOINT_LISTS = ("axis",)
 
     def __init__(self, axis: Any = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
@@ -558,6 +569,9 @@ class InputLayer:
 
     def count_params(self) -> int:
         return 0
+
+    def _checkpoint_children(self) -> List[Any]:
+        return []  # a node of its own in a functional model's checkpoint (layer-0), without values
 
     def get_weights(self) -> List[Any]:
         return []

@@ -586,6 +586,9 @@ class Bidirectional(_KerasMixin, _lc.Layer):
     def weights(self) -> List[Any]:
         return self.forward_layer.weights + self.backward_layer.weights
 
+    def _checkpoint_children(self) -> List[Any]:
+        return [("forward_layer", self.forward_layer), ("backward_layer", self.backward_layer)]  # Keras's
+
     variables = weights
 
     @property

@@ -239,6 +239,42 @@ class _KerasState:
         self._keras_weights.setdefault(g, []).insert(0, step)
         self._weights_graph = g
 
+    # -- object checkpoints (collflow/train/trackable.py) ------------------------------------------
+    _CHECKPOINT_HYPERS = frozenset(("learning_rate", "decay", "momentum", "beta_1", "beta_2", "rho", "beta",
+                                    "learning_rate_power", "l1_regularization_strength", "l2_regularization_strength",
+                                    "l2_shrinkage_regularization_strength"))
+
+    def _checkpoint_children(self) -> List[Tuple[str, Any]]:
+        """iter, then the hyperparameters by name (Keras's _create_all_weights order); the
+        hyperparameters are Python numbers here, saved as float32 scalars as Keras's weights."""
+        from ..train.trackable import ConstantValue
+        it = self._iterations.get(self._weights_graph) if self._weights_graph is not None else None
+        if it is None:
+            return []
+        try:
+            cfg = self._keras_config[1]
+        except AttributeError:
+            cfg = {}
+        cache = self.__dict__.setdefault("_checkpoint_constants", {})
+        scope = it.op.name.rsplit("/", 1)[0] + "/" if "/" in it.op.name else ""
+        out: List[Tuple[str, Any]] = [("iter", it)]
+        for name in sorted(k for k in cfg if k in self._CHECKPOINT_HYPERS):
+            value = cfg[name]
+            if isinstance(value, Variable):
+                out.append((name, value))
+            elif isinstance(value, (int, float, np.generic)) and not isinstance(value, bool):
+                c = cache.get(name)
+                if c is None:
+                    c = cache[name] = ConstantValue(value, np.float32, scope + name)
+                c.value = value
+                out.append((name, c))
+        return out
+
+    def _checkpoint_slot_names(self) -> List[str]:
+        """The slots in Keras's creation order (its get_slot_names)."""
+        return [n for n in self._slot_names() if n in self._slots] + \
+            sorted(n for n in self._slots if n not in self._slot_names())
+
     # -- Keras's API -----------------------------------------------------------------------------
     @property
     def iterations(self) -> Variable:

@@ -74,6 +74,16 @@ def reset_model_states(model: Any) -> None:
 class _Recurrent(_KerasMixin, _lc.Layer):
     _gates = 1
     _n_states = 1
+
+    def _checkpoint_children(self) -> List[Any]:
+        """Keras's object-checkpoint structure: the weights under `cell` (an LSTM cell also
+        has its state_size list), then the empty state_spec list."""
+        from ..train.trackable import ChildGroup, cached_node, weight_children
+        cell = cached_node(self, "cell", ChildGroup)
+        held = self.__dict__.get("_state_vars") or []
+        cell.children = ([("state_size", cached_node(self, "state_size"))] if self._n_states > 1 else []) + \
+            weight_children(w for w in self.weights if all(w is not h for h in held))
+        return [("cell", cell), ("state_spec", cached_node(self, "state_spec"))]
     _consumes_mask = True
     _takes_training = True  # the dropout masks are drawn in the learning phase only
 

@@ -260,6 +260,7 @@ class LSTMCell(_BuiltinCell):
     """Keras's LSTM step (gates i, f, c, o); output h, states [h, c]."""
     _gates = 4
     _step = _rec.LSTM._step
+    _CHECKPOINT_LISTS = ("state_size",)  # a list in Keras: an empty node of its object checkpoints
     _config_keys = _BuiltinCell._config_keys[:1] + ("recurrent_activation",) + _BuiltinCell._config_keys[1:5] + \
         ("unit_forget_bias",) + _BuiltinCell._config_keys[5:] + ("implementation",)
 

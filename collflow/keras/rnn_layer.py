@@ -259,6 +259,11 @@ class RNN(_KerasMixin, _lc.Layer):
                                  f"{tuple(v.shape.as_list())} but found shape={np.shape(value)}")
         K.batch_set_value(list(zip(self._state_vars, values)))
 
+    def _checkpoint_children(self) -> List[Any]:
+        """Keras's object-checkpoint structure: the cell, then the empty state_spec list."""
+        from ..train.trackable import cached_node
+        return [("cell", self.cell), ("state_spec", cached_node(self, "state_spec"))]
+
     # -- weights: the cell's ----------------------------------------------------------------------
     @property
     def weights(self) -> List[Any]:

@@ -108,6 +108,12 @@ class Layer:
 
     weights = variables
     trainable_weights = trainable_variables
+
+    def _checkpoint_children(self) -> List[Any]:
+        """Object checkpoints' children (train/trackable.py): the variables by the names they
+        were made with (kernel, bias, ...)."""
+        from ..train.trackable import weight_children
+        return weight_children(self._vars)
     non_trainable_weights = non_trainable_variables
 
     def _var(self, suffix: str) -> Any:

@@ -17,6 +17,8 @@ from .checkpoint_utils import (CheckpointState, get_checkpoint_state, list_varia
                                load_checkpoint, NewCheckpointReader, init_from_checkpoint, checkpoints_iterator)
 from .checkpoint_manager import CheckpointManager, add_checkpoint_arguments, manager_from_args  # noqa: F401
 from .preemption import PreemptionHandler  # noqa: F401
+from .object_checkpoint import Checkpoint  # noqa: F401,E402  (TF's object-based checkpoints)
+from .module import Module  # noqa: F401,E402  (tf.Module)
 from ..errors import DataLossError  # noqa: F401
 from . import sharded, sharded_checkpoint  # noqa: F401
 from .sharded import ShardedSyncReplicasOptimizer, ShardedVariable, get_variable  # noqa: F401

@@ -108,6 +108,16 @@ class CheckpointManager:
     instead of refusing it.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # TF's form, CheckpointManager(checkpoint, directory, max_to_keep, ...), manages a
+        # tf.train.Checkpoint: object_checkpoint.TFCheckpointManager
+        first = args[0] if args else kwargs.get("checkpoint")
+        if cls is CheckpointManager and first is not None:
+            from .object_checkpoint import Checkpoint, TFCheckpointManager
+            if isinstance(first, Checkpoint):
+                return TFCheckpointManager(*args, **kwargs)
+        return super().__new__(cls)
+
     def __init__(self, directory: str, max_to_keep: Optional[int] = 5, keep_every_n_hours: Optional[float] = None,
                  checkpoint_name: str = "ckpt", checkpoint_every_steps: Optional[int] = None,
                  checkpoint_every_secs: Optional[float] = None, async_save: bool = False,

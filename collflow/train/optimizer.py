@@ -217,6 +217,12 @@ class Optimizer:
             out.extend(v for v in table.values() if v.graph is g)
         return sorted(out, key=lambda v: v.name)
 
+    def _checkpoint_children(self) -> List[Tuple[str, Variable]]:
+        """Object checkpoints' children (train/trackable.py): the non-slot variables (Adam's
+        beta1_power, ...) of the default graph by name, as TF 1.x's optimizers track them."""
+        g = _g.get_default_graph()
+        return sorted(((n, v) for (n, gg), v in self._non_slot.items() if gg is g), key=lambda p: p[0])
+
     def _slot_table(self, slot_name: str) -> Dict[Variable, Variable]:
         return self._slots.setdefault(slot_name, {})
 
@@ -313,6 +319,7 @@ class Optimizer:
 def _python_number(value: Any) -> bool:
     """A Python float or int (not a NumPy scalar, which keeps its own dtype in TF1)."""
     return type(value) in (float, int)
+
 
 
 def _scale_loss_for_replicas(loss: _g.Tensor) -> _g.Tensor:
