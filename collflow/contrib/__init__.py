@@ -5,7 +5,7 @@ AddSign, PowerSign, MovingAverage, VariableClipping), `layers` and `slim`
 (the layer functions with contrib's defaults, arg_scope, the variable helpers, `slim.learning`,
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
-`signal`, `estimator` (heads), `learn.datasets` (the MNIST reader),
+`signal`, `estimator` (heads), `learn.datasets` (the MNIST reader), `mixed_precision`,
 `tensorboard.plugins.projector`, `predictor` and `stateless`
 (`tf.contrib.keras` and `util` are set by collflow.compat.v1, above this package).
 
@@ -39,6 +39,7 @@ rnn.__doc__ = ("tf.contrib.rnn: the core RNN cells, LSTMBlockCell, LSTMBlockFuse
                "sequence as one op), GRUBlockCell, GRUBlockCellV2, static_rnn and static_bidirectional_rnn.")
 
 from . import opt  # noqa: E402  (tf.contrib.opt: LazyAdamOptimizer, AdamWOptimizer, MomentumWOptimizer, ...)
+from . import mixed_precision  # noqa: E402  (tf.contrib.mixed_precision: LossScaleOptimizer, the managers)
 
 _SLIM_LAYERS = ("fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "flatten", "dropout",
                 "batch_norm", "layer_norm", "one_hot_encoding", "repeat", "stack", "conv2d_transpose",
