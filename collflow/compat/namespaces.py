@@ -129,6 +129,12 @@ for _k in ("stateless_uniform", "stateless_normal", "stateless_truncated_normal"
     setattr(random, _k, getattr(_srand, _k))
 random.poisson = _srand.random_poisson
 random.learned_unigram_candidate_sampler = _mnm.learned_unigram_candidate_sampler
+# tf.random.experimental: TF 1.15's stateful Generator API (graph/random_generator.py)
+from collflow.graph import random_generator as _rgen  # noqa: E402
+random.experimental = _Namespace("random.experimental", "tf.random.experimental: the stateful Generator.",
+                                 {n: getattr(_rgen, n) for n in _rgen.__all__})
+for _k in _rgen.__all__:   # tensorflow.compat.v1 (TF >= 2.2) has them at tf.random too
+    setattr(random, _k, getattr(_rgen, _k))
 for _k in ("cumulative_logsumexp", "polyval", "segment_prod", "unsorted_segment_prod", "zero_fraction", "nextafter"):
     setattr(math, _k, getattr(_mnm, _k))
 

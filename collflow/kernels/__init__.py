@@ -38,3 +38,4 @@ from .registry import register_kernel, get_kernel, AsyncHandle, ThreadHandle  # 
 from .device import get_array_module  # noqa: F401
 from . import image_transform_kernels  # noqa: F401,E402  (ImageProjectiveTransformV2: contrib.image.transform/rotate)
 from . import image_label_kernels, image_sirds_kernels  # noqa: F401,E402  (contrib.image: ImageConnectedComponents, BipartiteMatch, SingleImageRandomDotStereograms)
+from . import stateful_random_kernels  # noqa: F401,E402  (tf.random.experimental.Generator's ops)

@@ -28,6 +28,8 @@ _TRUNC_RESERVED = 256     # words reserved per output value of the truncated nor
 
 
 def _seed_pair(seed: Any) -> Tuple[P.Key, P.Counter]:
+    if isinstance(seed, tuple) and len(seed) == 2 and isinstance(seed[0], tuple):
+        return seed   # a (key, counter) pair already: a Generator's state (stateful_random_kernels.py)
     s = np.asarray(seed).reshape(-1)
     if s.size != 2:
         raise InvalidArgumentError(f"seed must have shape [2], not {list(np.shape(seed))}")

@@ -30,3 +30,4 @@ from . import stateless_random_ops, math_nn_more_ops, morph_ops, fractional_pool
 from . import scatter_more_ops, core_misc_ops, quant_ops, critical_section_ops  # noqa: F401  (tf.scatter_mul/div/min/max, tf.tensor_scatter_nd_min/max; tf.timestamp, tf.fingerprint; tf.quantization; tf.CriticalSection)
 from . import matrix_band_diag_ops  # noqa: F401  (tf.linalg.diag/diag_part/set_diag with k, num_rows/num_cols, padding, align)
 from . import string_format_ops  # noqa: F401  (tf.strings.format, tf.strings.unsorted_segment_join)
+from . import stateful_random_ops  # noqa: F401  (the ops of tf.random.experimental.Generator)
