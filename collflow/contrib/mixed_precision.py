@@ -28,6 +28,7 @@ from ..graph.ops.constant_op import constant, group, no_op
 from ..graph.ops.math_extra_ops import is_finite
 from ..graph.variables import Variable
 from ..train.optimizer import Optimizer, _check_pairs
+from .opt_wrappers import _Wrapper
 
 __all__ = ["LossScaleManager", "FixedLossScaleManager", "ExponentialUpdateLossScaleManager", "LossScaleOptimizer"]
 
@@ -104,7 +105,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
         return cond(finite_grads, on_finite, on_overflow)
 
 
-class LossScaleOptimizer(Optimizer):
+class LossScaleOptimizer(_Wrapper):
     """Wraps an optimizer with a LossScaleManager's loss scaling; a step with an inf/NaN gradient
     is skipped (variables, slots and global_step unchanged) and the manager updated."""
 
@@ -113,8 +114,7 @@ class LossScaleOptimizer(Optimizer):
             raise TypeError(f"opt must be a tf.train.Optimizer, got {type(opt).__name__}")
         if not isinstance(loss_scale_manager, LossScaleManager):
             raise TypeError(f"loss_scale_manager must be a LossScaleManager, got {type(loss_scale_manager).__name__}")
-        super().__init__(opt._use_locking, opt.get_name())
-        self._opt = opt
+        super().__init__(opt, opt._use_locking, opt.get_name())
         self._loss_scale_manager = loss_scale_manager
 
     def compute_gradients(self, loss: Any, var_list: Optional[Sequence[Variable]] = None,
@@ -154,18 +154,6 @@ class LossScaleOptimizer(Optimizer):
             all_finite = math_ops.reduce_all(array_ops.stack(finite)) if finite else constant(True)
             update_vars = cond(all_finite, lambda: self._opt.apply_gradients(pairs, global_step, name), no_op)
             return group(update_vars, self._loss_scale_manager.update_loss_scale(all_finite))
-
-    def get_slot(self, var: Variable, name: str) -> Optional[Variable]:
-        """The wrapped optimizer's slot."""
-        return self._opt.get_slot(var, name)
-
-    def get_slot_names(self) -> List[str]:
-        """The wrapped optimizer's slot names."""
-        return self._opt.get_slot_names()
-
-    def variables(self) -> List[Variable]:
-        """The wrapped optimizer's variables."""
-        return self._opt.variables()
 
     def _apply_dense(self, grad: Any, var: Variable) -> Any:
         raise RuntimeError("LossScaleOptimizer applies through its wrapped optimizer")
