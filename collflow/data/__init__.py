@@ -23,7 +23,7 @@ from . import dataset_window  # noqa: F401,E402  (installs Dataset.window)
 from .record_datasets import TFRecordDataset, FixedLengthRecordDataset  # noqa: F401
 from .iterator_ops import Iterator, make_one_shot_iterator, make_initializable_iterator  # noqa: F401
 
-__all__ = ["Dataset", "TensorSpec", "TextLineDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["Dataset", "DatasetSpec", "TensorSpec", "TextLineDataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator",
            "TFRecordDataset", "FixedLengthRecordDataset", "Options",
            "SplitDataset", "load_digits", "load_file", "synthetic", "split", "DIGITS_PATH",
            "BatchIterator", "batches", "Position", "get_output_shapes", "get_output_types", "get_output_classes"]
@@ -50,6 +50,8 @@ from . import dataset_experimental as _dx, dataset_grouping as _dg  # noqa: E402
 from .dataset_experimental import Options  # noqa: F401,E402  (also installs list_files, with_options, unbatch)
 from . import csv_dataset as _csv, cardinality as _cd, dataset_experimental_more as _dxm  # noqa: E402
 from . import resampling as _rs, sql_dataset as _sql  # noqa: E402
+from . import iterator_state as _its, input_pipeline_hook as _iph, structure as _st, stats_aggregator as _sa  # noqa: E402
+from .structure import DatasetSpec  # noqa: F401,E402
 
 
 class experimental:  # noqa: N801 - TF's name
@@ -98,6 +100,19 @@ class experimental:  # noqa: N801 - TF's name
     bytes_produced_stats = staticmethod(_dxm.bytes_produced_stats)
     filter_for_shard = staticmethod(_dxm.filter_for_shard)
     map_and_batch_with_legacy_function = staticmethod(_dx.map_and_batch)
+    # iterator_state.py, input_pipeline_hook.py: iterator positions in checkpoints
+    make_saveable_from_iterator = staticmethod(_its.make_saveable_from_iterator)
+    CheckpointInputPipelineHook = _iph.CheckpointInputPipelineHook
+    # structure.py: TF 1.15's Structure names for the TypeSpecs
+    Structure, DatasetStructure, OptionalStructure = _st.Structure, _st.DatasetStructure, _st.OptionalStructure
+    TensorStructure = staticmethod(_st.TensorStructure)
+    SparseTensorStructure = staticmethod(_st.SparseTensorStructure)
+    RaggedTensorStructure = staticmethod(_st.RaggedTensorStructure)
+    TensorArrayStructure = staticmethod(_st.TensorArrayStructure)
+    get_structure = staticmethod(_st.get_structure)
+    # stats_aggregator.py
+    StatsAggregator = _sa.StatsAggregator
+    MapVectorizationOptions = _dx.MapVectorizationOptions
 
 
 # tf.data's own names for the constants (TF 2.x's; TF 1.15 had them under experimental only)

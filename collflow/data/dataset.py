@@ -498,10 +498,10 @@ class _Shuffle(Dataset):
         s1, s2 = self._seeds
         if s1 is None:
             if self._reshuffle:
-                return np.random.default_rng()  # neither graph nor op seed: a new order every time
+                return ctx.unseeded_rng()  # neither graph nor op seed: a new order every time
             # reshuffle_each_iteration=False: one random order per run of the pipeline, kept
             # for every repeat epoch (as TF1)
-            fixed = ctx.state.setdefault(("shuffle_seed", self._id), int(np.random.SeedSequence().entropy % (1 << 62)))
+            fixed = ctx.state.setdefault(("shuffle_seed", self._id), int(ctx.unseeded_rng().integers(1 << 62)))
             return np.random.default_rng(fixed)
         # which pass over this shuffle in this run of the pipeline: each repeat epoch differs,
         # while a new initialization starts the same sequence again (as TensorFlow's seeded shuffle)

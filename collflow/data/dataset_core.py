@@ -66,6 +66,18 @@ class IterationContext:
         self.resources = resources
         self.captured = captured
         self.state: Dict[Any, Any] = {}
+        # the root of the run's unseeded random draws, drawn at the first one; a restored
+        # iterator sets the saved one so its replay draws what the saved run drew
+        self.entropy: Optional[int] = None
+        self._draws = 0
+
+    def unseeded_rng(self) -> np.random.Generator:
+        """A generator for an op with neither graph nor op seed: a new stream per call, all
+        derived from this run's entropy (so a replay of the run from its start repeats them)."""
+        if self.entropy is None:
+            self.entropy = int(np.random.SeedSequence().entropy % (1 << 63))
+        self._draws += 1
+        return np.random.default_rng([self.entropy, self._draws])
 
     def value(self, v: Any) -> Any:
         return self.captured[v] if isinstance(v, _g.Tensor) else v

@@ -126,12 +126,18 @@ def _plain(*names: str) -> Dict[str, Callable[[], Any]]:
     return {n: (lambda: None) for n in names}
 
 
+class MapVectorizationOptions(_OptionsBase):
+    """TF 1.15's options of the map vectorization rewrite (recorded; collflow does not rewrite)."""
+    _FIELDS = _plain("enabled", "use_choose_fastest")
+
+
 class OptimizationOptions(_OptionsBase):
-    _FIELDS = _plain("apply_default_optimizations", "autotune", "autotune_buffers", "autotune_cpu_budget",
-                     "autotune_ram_budget", "filter_fusion", "filter_with_random_uniform_fusion",
-                     "hoist_random_uniform", "map_and_batch_fusion", "map_and_filter_fusion", "map_fusion",
-                     "map_parallelization", "map_vectorization", "noop_elimination", "parallel_batch",
-                     "shuffle_and_repeat_fusion", "inject_prefetch")
+    _FIELDS = dict(_plain("apply_default_optimizations", "autotune", "autotune_buffers", "autotune_cpu_budget",
+                          "autotune_ram_budget", "filter_fusion", "filter_with_random_uniform_fusion",
+                          "hoist_random_uniform", "map_and_batch_fusion", "map_and_filter_fusion", "map_fusion",
+                          "map_parallelization", "noop_elimination", "parallel_batch",
+                          "shuffle_and_repeat_fusion", "inject_prefetch"),
+                   map_vectorization=MapVectorizationOptions)  # TF 1.15's: an options object of its own
 
 
 class ThreadingOptions(_OptionsBase):
@@ -397,7 +403,7 @@ class _Sample(Dataset):
                                        f"finite numbers, not all 0; got {w.tolist()}")
         s1, s2 = self._seeds
         if s1 is None:
-            rng = np.random.default_rng()
+            rng = ctx.unseeded_rng()
         else:  # each pass in a run differs, a new initialization replays them (as shuffle)
             counter = ctx.state.setdefault(("sample", self._id), [0])
             rng = np.random.default_rng([s1 & 0xFFFFFFFFFFFF, s2 & 0xFFFFFFFFFFFF, counter[0], 7])

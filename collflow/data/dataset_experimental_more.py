@@ -115,7 +115,7 @@ class _Random(Dataset):
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
         s1, s2 = self._seeds
-        rng = np.random.default_rng(None if s1 is None else [s1 & 0xFFFFFFFFFFFF, s2 & 0xFFFFFFFFFFFF])
+        rng = ctx.unseeded_rng() if s1 is None else np.random.default_rng([s1 & 0xFFFFFFFFFFFF, s2 & 0xFFFFFFFFFFFF])
         while True:
             yield (np.array(rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, dtype=np.int64,
                                          endpoint=True)),)

@@ -27,7 +27,9 @@ from . import sparse_elements as _sp
 from .dataset import Dataset
 from .dataset_core import IterationContext, TensorSpec, _normalize_structure, _frozen
 
-__all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
+__all__ = ["Iterator", "make_one_shot_iterator", "make_initializable_iterator", "GLOBAL_ITERATORS"]
+
+GLOBAL_ITERATORS = "iterators"  # TF1's collection of iterator handles
 
 
 # -- ops ---------------------------------------------------------------------------------------------
@@ -117,16 +119,29 @@ class IteratorResource:
         self._lock = threading.Lock()
         self._elements: Optional[_PyIterator[Any]] = None
         self.started = False
+        # what iterator_state.py saves: the run's dataset, the values of its graph tensors and
+        # its IterationContext (unseeded draws), and how many elements it has given out
+        self.source: Optional[tuple] = None
+        self.produced = 0
+        self.exhausted = False
 
-    def initialize(self, ds: Dataset, captures: Sequence[_g.Tensor], values: Sequence[Any], resources: Any) -> None:
-        """Starts `ds` from its beginning with the given values of its graph tensors."""
+    def initialize(self, ds: Dataset, captures: Sequence[_g.Tensor], values: Sequence[Any], resources: Any,
+                   entropy: Optional[int] = None) -> None:
+        """Starts `ds` from its beginning with the given values of its graph tensors (entropy:
+        the root of the run's unseeded draws, a restored run's; None: a new one)."""
         # a fed array may change after this run: the pipeline keeps a read-only copy (a constant's
         # value is read-only already)
         bound = {t: v if isinstance(v, np.ndarray) and not v.flags.writeable else _frozen(np.asarray(v))
                  for t, v in zip(captures, values)}
+        ctx = IterationContext(resources, bound)
+        # drawn now, not at the first unseeded draw: a position saved before that draw must
+        # replay the draws the saved run makes after it
+        ctx.entropy = entropy if entropy is not None else int(np.random.SeedSequence().entropy % (1 << 63))
         with self._lock:
-            self._elements = ds._elements(IterationContext(resources, bound))
+            self._elements = ds._elements(ctx)
             self.started = True
+            self.source = (ds, list(captures), [bound[t] for t in captures], ctx)
+            self.produced, self.exhausted = 0, False
 
     def get_next(self, op: Any) -> tuple:
         with self._lock:
@@ -137,10 +152,13 @@ class IteratorResource:
             try:
                 el = next(self._elements)
             except StopIteration:
+                self.exhausted = True
                 raise OutOfRangeError("End of sequence", op) from None
             except BaseException:
                 self._elements = iter(())  # a pipeline that failed is over
+                self.exhausted = True
                 raise
+            self.produced += 1
         out: List[Any] = []
         for k, (v, s) in enumerate(zip(el, self.specs)):
             if _sp.is_sparse(s):
@@ -154,13 +172,19 @@ class IteratorResource:
         return tuple(out)
 
 
-def _resource(op: Any, ctx: KernelContext) -> IteratorResource:
+def resource_of(op: Any, resources: Any) -> IteratorResource:
+    """The IteratorResource of an IteratorV2 op in a Session's resource container (made empty
+    if the Session has not run the op yet)."""
     a = op.attrs
     sparse = a.get("output_sparse") or [False] * len(a["output_types"])
     specs = [_sp.SparseTensorSpec(s, t) if sp else TensorSpec(s, t)
              for s, t, sp in zip(a["output_shapes"], a["output_types"], sparse)]
-    return ctx.resources.get_or_create("iterator", "iterator:" + a["shared_name"],
-                                       lambda: IteratorResource(a["shared_name"], specs))
+    return resources.get_or_create("iterator", "iterator:" + a["shared_name"],
+                                   lambda: IteratorResource(a["shared_name"], specs))
+
+
+def _resource(op: Any, ctx: KernelContext) -> IteratorResource:
+    return resource_of(op, ctx.resources)
 
 
 @register_kernel("IteratorV2", "CPU")
@@ -295,7 +319,10 @@ class Iterator:
         with graph.as_default():
             # by default the op's own name, unique in the graph, hence in its Session's container
             attrs["shared_name"] = shared_name or graph.unique_name(name, mark_as_used=False)
-            return graph.create_op("IteratorV2", list(inputs), attrs, name=name).outputs[0]
+            handle = graph.create_op("IteratorV2", list(inputs), attrs, name=name).outputs[0]
+            # TF1's "iterators" collection: what CheckpointInputPipelineHook saves
+            graph.add_to_collection(GLOBAL_ITERATORS, handle)
+            return handle
 
     @classmethod
     def _one_shot(cls, ds: Dataset) -> "Iterator":

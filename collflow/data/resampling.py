@@ -86,7 +86,7 @@ class _RejectionResample(Dataset):
     def _rng(self, ctx: IterationContext, salt: int) -> np.random.Generator:
         s1, s2 = self._seeds
         if s1 is None:
-            return np.random.default_rng()
+            return ctx.unseeded_rng()
         counter = ctx.state.setdefault(("rejection_resample", self._id, salt), [0])
         counter[0] += 1
         return np.random.default_rng([s1 & 0xFFFFFFFFFFFF, s2 & 0xFFFFFFFFFFFF, counter[0], salt])

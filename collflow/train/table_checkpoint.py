@@ -9,6 +9,10 @@ collflow's HDF5 checkpoints hold numbers only, so a string array is stored as it
 bytes (uint8, concatenated) under the entry's name and the byte lengths (int64, the array's
 shape) under "<entry>@lengths".  TensorFlow-format checkpoints take the strings as they are.
 Restoring replaces a table's contents (TF's LookupTableImportV2).
+
+Other saveable objects (an iterator's, collflow/data/iterator_state.py) take the same road:
+an object with `_collflow_state_saveable = True`, a `name`, a `graph`, `entry` (its one
+checkpoint entry, a uint8 array), `save_state(sess)` and `restore_state(sess, array)`.
 """
 from __future__ import annotations
 
@@ -24,7 +28,13 @@ __all__ = ["split_var_list", "graph_of", "snapshot", "plan_restore", "restore"]
 _LENGTHS = "@lengths"
 
 
-def _as_saveable(x: Any, name: Optional[str] = None) -> Optional[TableSaveable]:
+def _is_state(x: Any) -> bool:
+    return bool(getattr(x, "_collflow_state_saveable", False))
+
+
+def _as_saveable(x: Any, name: Optional[str] = None) -> Any:
+    if _is_state(x):
+        return x
     if isinstance(x, TableSaveable):
         return x if name is None else TableSaveable(x.op, name)
     if isinstance(x, _MutableTableBase):
@@ -38,7 +48,7 @@ def split_var_list(var_list: Any) -> Tuple[Any, Dict[str, TableSaveable]]:
     tables: Dict[str, TableSaveable] = {}
     if var_list is None:
         for s in _g.get_default_graph().get_collection(SAVEABLE_OBJECTS):
-            if isinstance(s, TableSaveable):
+            if isinstance(s, TableSaveable) or _is_state(s):
                 tables[s.name] = s
         return None, tables
     if isinstance(var_list, Mapping):
@@ -62,11 +72,13 @@ def split_var_list(var_list: Any) -> Tuple[Any, Dict[str, TableSaveable]]:
 
 def graph_of(tables: Mapping[str, TableSaveable]) -> Optional[_g.Graph]:
     for s in tables.values():
-        return s.op.resource_handle.graph
+        return s.graph if _is_state(s) else s.op.resource_handle.graph
     return None
 
 
-def _entries(name: str) -> Tuple[str, str]:
+def _entries(name: str, s: Any = None) -> Tuple[str, ...]:
+    if _is_state(s):
+        return (s.entry,)
     return name + "-keys", name + "-values"
 
 
@@ -97,6 +109,10 @@ def _handles(sess: Any, tables: Mapping[str, TableSaveable]) -> List[Any]:
 def snapshot(sess: Any, tables: Mapping[str, TableSaveable], encode: bool = True) -> Dict[str, np.ndarray]:
     """The entries saving `tables`; encode=False keeps string arrays as they are (TF's format)."""
     out: Dict[str, np.ndarray] = {}
+    states = {n: s for n, s in tables.items() if _is_state(s)}
+    for name, s in states.items():
+        out[s.entry] = s.save_state(sess)
+    tables = {n: s for n, s in tables.items() if n not in states}
     if not tables:
         return out
     for name, res in zip(tables, _handles(sess, tables)):
@@ -113,23 +129,27 @@ def plan_restore(tables: Mapping[str, TableSaveable], specs: Mapping[str, Any], 
     """The checkpoint entries to read for `tables`; records missing tables in result.missing
     and takes the tables' entries out of result.unexpected."""
     want: List[str] = []
-    for name in tables:
-        names = [e + x for e in _entries(name) for x in ("", _LENGTHS) if e + x in specs]
-        if not all(e in specs for e in _entries(name)):
+    for name, s in tables.items():
+        names = [e + x for e in _entries(name, s) for x in ("", _LENGTHS) if e + x in specs]
+        if not all(e in specs for e in _entries(name, s)):
             result.missing.append(name)
             continue
         want += names
-    mine = {e + x for n in tables for e in _entries(n) for x in ("", _LENGTHS)}
+    mine = {e + x for n, s in tables.items() for e in _entries(n, s) for x in ("", _LENGTHS)}
     result.unexpected = [u for u in result.unexpected if u not in mine]
     return want
 
 
 def restore(sess: Any, tables: Mapping[str, TableSaveable], values: Mapping[str, np.ndarray]) -> List[str]:
     """Replaces the contents of the tables whose entries are in `values`; their names."""
-    todo = [n for n in tables if all(e in values for e in _entries(n))]
-    if not todo:
-        return []
     done = []
+    for name, s in tables.items():
+        if _is_state(s) and s.entry in values:
+            s.restore_state(sess, values[s.entry])
+            done.append(name)
+    todo = [n for n, s in tables.items() if not _is_state(s) and all(e in values for e in _entries(n))]
+    if not todo:
+        return done
     for name, res in zip(todo, _handles(sess, {n: tables[n] for n in todo})):
         arrs = []
         for entry in _entries(name):
