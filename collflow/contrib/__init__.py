@@ -6,13 +6,14 @@ AddSign, PowerSign, MovingAverage, VariableClipping), `layers` and `slim`
 `slim.evaluation`, `slim.nets`), `framework`, `losses` and `metrics` (predictions first),
 `training`, `seq2seq`, `legacy_seq2seq`, `crf`, `image`, `distributions`, `data`, `lookup`,
 `signal`, `estimator` (heads), `learn.datasets` (the MNIST reader), `mixed_precision`,
-`tensorboard.plugins.projector`, `predictor` and `stateless`
+`tensorboard.plugins.projector`, `predictor`, `stateless` and `cudnn_rnn` (the cuDNN RNN layers, run
+on collflow's kernels, and their compatible cells)
 (`tf.contrib.keras` and `util` are set by collflow.compat.v1, above this package).
 
     cell = cf.contrib.rnn.BasicLSTMCell(128)
     outputs, state = cf.contrib.rnn.static_rnn(cell, inputs, dtype=cf.float32)
 
-What is not here (cudnn_rnn, quantize, tpu, gan, the rest of learn, ...) is listed in
+What is not here (quantize, tpu, gan, the rest of learn, ...) is listed in
 docs/tf1_compat.md; `tf.contrib.<name>` of a missing module raises an AttributeError naming it.
 """
 import types as _types
@@ -264,3 +265,18 @@ feature_column.__all__ = list(_seq_fc.__all__)
 _sys.modules.setdefault(feature_column.__name__, feature_column)
 del _seq_fc_name
 __all__.append("feature_column")
+
+# tf.contrib.cudnn_rnn: CudnnLSTM/GRU/RNNTanh/RNNRelu on collflow's kernels, the compatible cells,
+# checkpoints in TF's canonical layout; also under TF's dotted paths python.layers / python.ops.cudnn_rnn_ops
+from . import cudnn_rnn  # noqa: E402
+__all__.append("cudnn_rnn")
+cudnn_rnn.python = _types.ModuleType(__name__ + ".cudnn_rnn.python", "tf.contrib.cudnn_rnn.python")
+cudnn_rnn.python.layers = cudnn_rnn.python.ops = _types.ModuleType(
+    __name__ + ".cudnn_rnn.python.ops", "tf.contrib.cudnn_rnn.python.ops")
+cudnn_rnn.python.ops.cudnn_rnn_ops = cudnn_rnn.python.layers.cudnn_rnn = cudnn_rnn
+for _m in (cudnn_rnn.python, cudnn_rnn.python.ops):
+    _sys.modules.setdefault(_m.__name__, _m)
+_sys.modules.setdefault(__name__ + ".cudnn_rnn.python.layers", cudnn_rnn.python.layers)
+for _m in (".cudnn_rnn.python.ops.cudnn_rnn_ops", ".cudnn_rnn.python.layers.cudnn_rnn"):
+    _sys.modules.setdefault(__name__ + _m, cudnn_rnn)
+del _m
