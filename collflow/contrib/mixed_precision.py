@@ -22,11 +22,11 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError
 from ..graph import graph as _g
 from ..graph.control_flow import cond
-from ..graph.indexed_slices import IndexedSlices
-from ..graph.ops import array_ops, math_ops
+from ..graph.ops import math_ops
 from ..graph.ops.constant_op import constant, group, no_op
 from ..graph.ops.math_extra_ops import is_finite
 from ..graph.variables import Variable
+from ..train.loss_scale import all_finite_on_every_rank, scaled_gradient
 from ..train.optimizer import Optimizer, _check_pairs
 from .opt_wrappers import _Wrapper
 
@@ -133,14 +133,7 @@ class LossScaleOptimizer(_Wrapper):
                 aggregation_method=aggregation_method, colocate_gradients_with_ops=colocate_gradients_with_ops,
                 grad_loss=grad_loss)
             inv = math_ops.reciprocal(scale)
-            out = []
-            for gr, v in gv:
-                if gr is not None:
-                    vals = gr.values if isinstance(gr, IndexedSlices) else gr
-                    vals = vals * math_ops.cast(inv, vals.dtype)
-                    gr = IndexedSlices(vals, gr.indices, gr.dense_shape) if isinstance(gr, IndexedSlices) else vals
-                out.append((gr, v))
-            return out
+            return [(None if gr is None else scaled_gradient(gr, inv), v) for gr, v in gv]
 
     def apply_gradients(self, grads_and_vars: Any, global_step: Optional[Variable] = None,
                         name: Optional[str] = None) -> _g.Operation:
@@ -149,9 +142,7 @@ class LossScaleOptimizer(_Wrapper):
         pairs = _check_pairs(grads_and_vars)
         g = pairs[0][1].graph
         with g.as_default():
-            finite = [math_ops.reduce_all(is_finite(gr.values if isinstance(gr, IndexedSlices) else gr))
-                      for gr, _ in pairs if gr is not None]
-            all_finite = math_ops.reduce_all(array_ops.stack(finite)) if finite else constant(True)
+            all_finite = all_finite_on_every_rank([gr for gr, _ in pairs])
             update_vars = cond(all_finite, lambda: self._opt.apply_gradients(pairs, global_step, name), no_op)
             return group(update_vars, self._loss_scale_manager.update_loss_scale(all_finite))
 

@@ -155,10 +155,16 @@ class IteratorSaveable:
             return
         found = [(n, d) for n, d in self._datasets() if _pipeline_id(d) == header.get("pipeline")]
         if not found:
+            from ..train.checkpoint_io import process_rank_and_size
+            ranks = process_rank_and_size()[1]
+            hint = "" if ranks <= 1 else (
+                f". Under {ranks} ranks only rank 0 writes the model checkpoint, so it holds rank 0's input "
+                "position: a rank whose pipeline differs (e.g. shard(num_workers, rank)) cannot restore it; "
+                "tf.data.experimental.CheckpointInputPipelineHook writes one input checkpoint per rank")
             raise InvalidArgumentError(
                 f"cannot restore iterator {self.name!r}: the checkpoint's state is of a pipeline this graph does "
                 f"not start it on (build the same dataset, with the same transformations and arguments, as the "
-                f"saving program)")
+                f"saving program){hint}")
         ds = found[0][1]
         caps = ds._captures()
         digests, fed = list(header["digests"]), [int(i) for i in header["fed"]]
@@ -170,7 +176,8 @@ class IteratorSaveable:
         todo = [i for i in range(len(caps)) if values[i] is None]
         if todo:
             for i, v in zip(todo, sess.run([caps[i] for i in todo])):
-                values[i] = np.asarray(v)
+                # a fetched string is bytes: back to collflow's str, as the saved digest has it
+                values[i] = _dt.string_array(v) if caps[i].dtype == _dt.string else np.asarray(v)
                 if _digest(values[i]) != digests[i]:
                     raise InvalidArgumentError(
                         f"cannot restore iterator {self.name!r}: the pipeline reads {caps[i].name}, whose value "

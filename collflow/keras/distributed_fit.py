@@ -78,6 +78,14 @@ def global_metric_result(metric: Any, after: _g.Tensor, name: str) -> _g.Tensor:
             swapped[k] = val
             setattr(metric, k, [summed[next(i for i, v in enumerate(variables) if v is x)]
                                 if any(x is v for v in variables) else x for x in val])
+    seen = {id(x) for val in swapped.values() for x in (val if isinstance(val, list) else [val])}
+    missing = [v.op.name for v in variables if id(v) not in seen]
+    if missing:
+        for k, val in swapped.items():
+            setattr(metric, k, val)
+        raise NotImplementedError(
+            f"metric {metric.name!r} keeps state variables {missing} outside its attributes (or lists of them): "
+            "its result over several replicas cannot be computed; keep them as attributes")
     try:
         return identity(metric.result())
     finally:

@@ -55,7 +55,7 @@ class _Store:
         self.tensors: Dict[str, Any] = {}
         self.dead: List[str] = []
         self.ids = itertools.count()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: a TensorHandle collected while the lock is held on this thread
 
     def get(self, handle: str) -> Any:
         try:

@@ -100,11 +100,8 @@ class _Context:
 
 
 def _stack(g: Optional[_g.Graph] = None) -> List[_Context]:
-    g = g or _g.get_default_graph()
-    st = g.__dict__.get("_cf_distribution_stack")
-    if st is None:
-        st = g.__dict__["_cf_distribution_stack"] = []
-    return st
+    """The graph's strategy contexts on this thread (TF keeps them per graph and thread)."""
+    return (g or _g.get_default_graph())._stack("distribution")
 
 
 def _top() -> Optional[_Context]:
@@ -543,14 +540,16 @@ def _split_batches(dataset: Any, rank: int, n: int) -> Any:
 
 def _round_robin(dataset: Any, rank: int, n: int) -> Any:
     """Elements rank, rank + n, ... of `dataset`, stopping when any replica would lack one (as
-    a TF step fails when one replica's input ends): n shards zipped, this rank's taken."""
+    a TF step fails when one replica's input ends): windows of n elements, read from upstream
+    once, of which this rank takes its own."""
     if n <= 1:
         return dataset
-    zipped = type(dataset).zip(tuple(dataset.shard(n, i) for i in range(n)))
 
-    def mine(*elems: Any) -> Any:
-        return elems[rank]
-    return zipped.map(mine)
+    def mine(*parts: Any) -> Any:
+        win = parts[0] if len(parts) == 1 else parts
+        elements = win if hasattr(win, "skip") else type(dataset).zip(win)
+        return elements.skip(rank).take(1)
+    return dataset.window(n, drop_remainder=True).flat_map(mine)
 
 
 class _DistributedIterator:

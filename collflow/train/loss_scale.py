@@ -129,6 +129,19 @@ def _all_finite(grads: Sequence[Any]) -> _g.Tensor:
     return math_ops.reduce_all(array_ops.stack(per_grad))
 
 
+def all_finite_on_every_rank(grads: Sequence[Any]) -> _g.Tensor:
+    """_all_finite, agreed by every rank of an MPI job (one scalar all-reduce, min): a step's
+    skip-or-apply must be the same everywhere, or a wrapped optimizer that all-reduces inside
+    the apply branch (SyncReplicasOptimizer) waits for ranks that skipped.  One process: local."""
+    finite = _all_finite(grads)
+    from .checkpoint_io import process_rank_and_size
+    if process_rank_and_size()[1] <= 1:
+        return finite
+    from ..graph.ops.collective_ops import all_reduce
+    agreed = all_reduce(math_ops.cast(finite, _dt.float32), op="min", name="all_finite_on_every_rank")
+    return math_ops.greater(agreed, constant(0.5, dtype=_dt.float32))
+
+
 def _assign_if_finite(var: Variable, value: _g.Tensor) -> Any:
     """var = value unless value is inf or NaN (the multiplied scale overflowed float32)."""
     return cond(is_finite(value), lambda: var.assign(value).op, no_op)
@@ -185,7 +198,7 @@ class DynamicLossScale(LossScale):
             total = strategy.reduce(_ds.ReduceOp.SUM, per_replica, axis=None)
             finite = math_ops.equal(total, constant(float(strategy.num_replicas_in_sync), dtype=_dt.float32))
         else:
-            finite = _all_finite(grads)
+            finite = all_finite_on_every_rank(grads)
         scale, good = self._current_loss_scale, self._num_good_steps
 
         def on_finite() -> Any:
@@ -222,7 +235,7 @@ def get(identifier: Any) -> Optional[LossScale]:
 
 # -- the optimizer ----------------------------------------------------------------------------------
 
-def _scaled(grad: Any, factor: _g.Tensor) -> Any:
+def scaled_gradient(grad: Any, factor: _g.Tensor) -> Any:
     """grad * factor (IndexedSlices: its values); factor is cast to a non-float32 gradient's dtype
     (TF multiplies by the float32 tensor as is, which fails for float16/float64 gradients)."""
     values = grad.values if isinstance(grad, IndexedSlices) else grad
@@ -284,7 +297,7 @@ class MixedPrecisionLossScaleOptimizer(Optimizer):
                 loss, var_list=var_list, gate_gradients=gate_gradients, aggregation_method=aggregation_method,
                 colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
             reciprocal = 1 / self._loss_scale()
-            return [(None if gr is None else _scaled(gr, reciprocal), v) for gr, v in gv]
+            return [(None if gr is None else scaled_gradient(gr, reciprocal), v) for gr, v in gv]
 
     @property
     def folds_gradient_scale(self) -> bool:  # type: ignore[override]

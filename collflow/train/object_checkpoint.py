@@ -140,16 +140,17 @@ class Checkpoint:
         """Writes a checkpoint at `file_prefix` (no numbering, no `checkpoint` file); returns it."""
         file_prefix = os.fspath(file_prefix)
         sess = _session(session, "Checkpoint.write")
+        if not _writes():
+            return file_prefix  # rank 0 reads the values and writes them
         graph = walk(self)
         leaves = [i for i, o in enumerate(graph.objects) if isinstance(o, (Variable, ConstantValue))]
         values = _values(sess, [graph.objects[i] for i in leaves])
         proto = graph.to_proto(_full_name)
         tensors: Dict[str, Any] = {checkpoint_key(graph.paths[i]): v for i, v in zip(leaves, values)}
         tensors[OBJECT_GRAPH_KEY] = np.array(proto.SerializeToString(), dtype=object)
-        if _writes():
-            d = os.path.dirname(os.path.abspath(file_prefix))
-            os.makedirs(d, exist_ok=True)  # TF's bundle writer makes the directory
-            _tfc.write_bundle(file_prefix, tensors)
+        d = os.path.dirname(os.path.abspath(file_prefix))
+        os.makedirs(d, exist_ok=True)  # TF's bundle writer makes the directory
+        _tfc.write_bundle(file_prefix, tensors)
         return file_prefix
 
     def save(self, file_prefix: str, session: Any = None) -> str:
@@ -531,14 +532,17 @@ class TFCheckpointManager:
         atomic_write_bytes(os.path.join(d, _tfc.STATE_FILENAME), ("\n".join(lines) + "\n").encode("utf-8"))
 
     def _sweep(self) -> None:
-        if not self._max_to_keep or not _writes():
+        """Forgets the oldest checkpoints beyond max_to_keep on every rank (their lists stay
+        alike); rank 0, the writer, deletes their files."""
+        if not self._max_to_keep:
             return
+        writer = _writes()
         while len(self._maybe_delete) > self._max_to_keep:
             path, stamp = self._maybe_delete.popitem(last=False)
             if self._keep_every and stamp - self._keep_every * 3600.0 >= self._last_preserved:
                 self._last_preserved = stamp
                 continue  # kept on disk, no longer managed
-            for f in _tfc.bundle_files(path):
+            for f in (_tfc.bundle_files(path) if writer else ()):
                 try:
                     os.remove(f)
                 except FileNotFoundError:

@@ -440,7 +440,9 @@ def add_replica_sync(g: _g.Graph, step: Optional[_g.Operation]) -> None:
     recs = g.get_collection(_g.GraphKeys.REPLICA_SYNC)
     if not recs:
         from .distributed import broadcast_global_variables
-        with g.as_default():
+        # outside any cond/while body being built (a step applied inside a loss-scale cond or
+        # a loop) and at the top name scope: the broadcast is run on its own, before the step
+        with g.as_default(), g.init_scope(), g.name_scope(""):
             rec = ReplicaSync(broadcast_global_variables(0, name="replica_sync"))
         g.add_to_collection(_g.GraphKeys.REPLICA_SYNC, rec)
     else:

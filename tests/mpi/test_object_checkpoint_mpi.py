@@ -23,6 +23,7 @@ def test_every_rank_saves_rank0_writes_every_rank_restores():
                 p1 = manager.save()
                 p2 = manager.save()
     assert p1.endswith("ckpt-1") and p2.endswith("ckpt-2")
+    assert manager.checkpoints == [p2]  # every rank's list, not only the writer's
     comm.Barrier()
     import os
     names = sorted(os.listdir(directory))
