@@ -31,3 +31,4 @@ from .example import (BytesList, Example, Feature, FeatureList, FeatureLists, Fe
 from .cluster import ClusterDef, ClusterSpec, JobDef, Server, ServerDef  # noqa: F401,E402  (TF1's cluster API over MPI ranks)
 from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter  # noqa: F401,E402
 from .loss_scale import experimental  # noqa: F401,E402  (tf.train.experimental: TF 1.14/1.15's loss scaling)
+from .saver_def import SaverDef  # noqa: F401,E402  (tf.train.SaverDef)
