@@ -48,10 +48,12 @@ def get_lib() -> str:
 
 
 def get_compile_flags() -> List[str]:
+    """NotImplementedError: collflow has no C++ build to compile against."""
     raise NotImplementedError(f"tf.sysconfig.get_compile_flags: {_NO_CPP}")
 
 
 def get_link_flags() -> List[str]:
+    """NotImplementedError: collflow has no C++ library to link against."""
     raise NotImplementedError(f"tf.sysconfig.get_link_flags: {_NO_CPP}")
 
 

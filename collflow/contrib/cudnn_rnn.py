@@ -122,6 +122,7 @@ class CudnnCompatibleGRUCell(GRUCell):
         return h, h
 
     def call(self, inputs: _g.Tensor, state: Any) -> Tuple[Any, Any]:
+        """One step of cuDNN's GRU (the reset gate after the recurrent product)."""
         n, d = self._num_units, self.input_depth
         g_x, g_h = _a.split(self._gate_kernel, [d, n], axis=0)
         return self._step(_m.matmul(inputs, g_x) + self._gate_bias,
@@ -129,6 +130,7 @@ class CudnnCompatibleGRUCell(GRUCell):
 
     def input_projection(self) -> Optional[Tuple[Callable, Callable]]:
         # dynamic_rnn projects every step's input in one matmul, the loop does the recurrent part
+        """The input's product with the gates' and candidate's input kernels, for every step at once."""
         n, d = self._num_units, self.input_depth
         g_x, g_h = _a.split(self._gate_kernel, [d, n], axis=0)
         w_x = _a.concat([g_x, self._cand_x_kernel], 1)
@@ -143,6 +145,7 @@ class CudnnCompatibleGRUCell(GRUCell):
         return project, step
 
     def fused_sequence(self) -> Optional[Callable]:
+        """None: the cell runs step by step (collflow's fused GRU resets before the product)."""
         return None  # BlockGRU is GRUCell's reset-before math, not cuDNN's
 
 

@@ -33,6 +33,7 @@ class DistributeConfig(collections.namedtuple("DistributeConfig",
 
 
 class AllReduceCrossDeviceOps(_st.CrossDeviceOps):
+    """contrib's all-reduce choice (recorded; the ranks' all-reduce does the work)."""
     def __init__(self, all_reduce_alg: str = "nccl", num_packs: int = 1, agg_small_grads_max_bytes: int = 0,
                  agg_small_grads_max_group: int = 10):
         super().__init__()

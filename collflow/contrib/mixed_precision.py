@@ -37,9 +37,11 @@ class LossScaleManager:
     """Base class: get_loss_scale() (a float32 scalar) and update_loss_scale(finite_grads) (an op)."""
 
     def get_loss_scale(self) -> Any:
+        """The loss scale to multiply the loss by (a tensor or variable)."""
         raise NotImplementedError(f"{type(self).__name__} must define get_loss_scale()")
 
     def update_loss_scale(self, finite_grads: Any) -> Any:
+        """The op that updates the scale given whether this step's gradients were finite."""
         raise NotImplementedError(f"{type(self).__name__} must define update_loss_scale(finite_grads)")
 
 
@@ -54,9 +56,11 @@ class FixedLossScaleManager(LossScaleManager):
         self._loss_scale = constant(float(loss_scale), dtype=_dt.float32)
 
     def get_loss_scale(self) -> _g.Tensor:
+        """The fixed scale, as a float32 constant."""
         return self._loss_scale
 
     def update_loss_scale(self, finite_grads: Any) -> _g.Operation:
+        """Nothing to update: a no-op."""
         del finite_grads
         return no_op()
 

@@ -62,6 +62,7 @@ class CheckpointInputPipelineHook(SessionRunHook):
         return os.path.join(self._dir, self._basename)
 
     def begin(self) -> None:
+        """Builds the saver of the graph's iterators and finds the step."""
         handles = _g.get_default_graph().get_collection(GLOBAL_ITERATORS)
         self._global_step = _global_step_for("CheckpointInputPipelineHook")
         # TF's hook saves the iterators only: no variables, no random streams
@@ -71,6 +72,7 @@ class CheckpointInputPipelineHook(SessionRunHook):
         self._timer.reset()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
+        """Restores the newest input checkpoint, or saves the first one."""
         self._first_run = True  # a new session (also a recovered one) restores before its first step
 
     def _checkpoints(self) -> List[str]:
@@ -89,12 +91,14 @@ class CheckpointInputPipelineHook(SessionRunHook):
         self._timer.update_last_triggered_step(step)
 
     def before_run(self, run_context: Any) -> SessionRunArgs:
+        """Asks for the global step."""
         if self._first_run:
             self._restore_or_save_first(run_context.session)
             self._first_run = False
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
+        """Saves the input position when the save schedule says so."""
         if self._timer.should_trigger_for_step(int(run_values.results) + 1):
             step = int(run_context.session.run(self._global_step))
             if self._timer.should_trigger_for_step(step):
@@ -102,6 +106,7 @@ class CheckpointInputPipelineHook(SessionRunHook):
                 self._save(run_context.session, step)
 
     def end(self, session: Any) -> None:
+        """Saves the final input position."""
         step = int(session.run(self._global_step))
         if step != self._timer.last_triggered_step():
             self._save(session, step)

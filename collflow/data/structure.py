@@ -97,6 +97,7 @@ class DatasetSpec(_NestSpec):
 
     @staticmethod
     def from_value(value: Any) -> "DatasetSpec":
+        """The spec of a Dataset value."""
         if not hasattr(value, "element_spec") or not hasattr(value, "_elements"):
             raise TypeError(f"DatasetSpec.from_value takes a Dataset, got {type(value).__name__}")
         return DatasetSpec(value.element_spec)
@@ -124,6 +125,7 @@ class OptionalSpec(_NestSpec):
 
     @staticmethod
     def from_value(value: Any) -> "OptionalSpec":
+        """The spec of an Optional value."""
         if not hasattr(value, "value_structure"):
             raise TypeError(f"OptionalSpec.from_value takes an Optional, got {type(value).__name__}")
         return OptionalSpec(value.value_structure)

@@ -143,6 +143,7 @@ class TensorSpec(TypeSpec):
                 and self._shape.is_compatible_with(other.shape))
 
     def most_specific_compatible_type(self, other: "TypeSpec") -> "TypeSpec":
+        """The most specific TensorSpec both specs are compatible with (TF's rules)."""
         if type(other) is type(self) and other.name != self.name:
             raise ValueError(f"No TypeSpec is compatible with both {self!r} and {other!r}")
         return super().most_specific_compatible_type(other)
@@ -176,6 +177,7 @@ class SparseTensorSpec(TypeSpec):
 
     @classmethod
     def from_value(cls, value: Any) -> "SparseTensorSpec":
+        """The spec of a SparseTensor (or SparseTensorValue)."""
         return cls(_sparse_shape(value), value.values.dtype if hasattr(value.values, "dtype") else
                    _dt.as_dtype(np.asarray(value.values).dtype))
 
@@ -224,6 +226,7 @@ class RaggedTensorSpec(TypeSpec):
 
     @classmethod
     def from_value(cls, value: Any) -> "RaggedTensorSpec":
+        """The spec of a RaggedTensor."""
         return cls(value.shape, value.dtype, value.ragged_rank, value.row_splits.dtype)
 
     def _same_kind(self, other: "TypeSpec") -> bool:

@@ -41,6 +41,7 @@ class ReduceOp(enum.Enum):
 
     @staticmethod
     def from_variable_aggregation(aggregation: Any) -> "ReduceOp":
+        """The ReduceOp of a tf.VariableAggregation (SUM or MEAN)."""
         name = getattr(aggregation, "name", str(aggregation)).upper()
         if name.endswith("SUM"):
             return ReduceOp.SUM
@@ -278,6 +279,7 @@ class StrategyExtended:
         return self.worker_devices
 
     def non_slot_devices(self, var_list: Sequence[Any]) -> Tuple[str, ...]:
+        """Where non-slot variables live: this rank's device."""
         return self.worker_devices
 
     @property
@@ -302,15 +304,19 @@ class StrategyExtended:
     should_save_summary = should_checkpoint
 
     def colocate_vars_with(self, colocate_with_variable: Any) -> Any:
+        """A no-op context: each rank holds all its variables."""
         return contextlib.nullcontext()
 
     def variable_created_in_scope(self, v: Any) -> bool:
+        """Whether `v` was created in this strategy's scope."""
         return getattr(v, "_cf_strategy", None) is self._strategy
 
     def value_container(self, value: Any) -> Any:
+        """The value itself (no mirrored containers: each rank has its copy)."""
         return value
 
     def read_var(self, v: Any) -> _g.Tensor:
+        """A read of the variable on this rank."""
         return identity(v.read_value() if hasattr(v, "read_value") else v)
 
     def call_for_each_replica(self, fn: Callable, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None
@@ -328,6 +334,7 @@ class StrategyExtended:
         return self._strategy._batch_reduce(_as_reduce_op(reduce_op), pairs)
 
     def broadcast_to(self, tensor: Any, destinations: Any) -> Any:
+        """The tensor itself: every rank already holds the value it built."""
         return tensor
 
     def update(self, var: Any, fn: Callable, args: Sequence[Any] = (), kwargs: Optional[Dict[str, Any]] = None,
@@ -339,6 +346,7 @@ class StrategyExtended:
 
     def update_non_slot(self, colocate_with: Any, fn: Callable, args: Sequence[Any] = (),
                         kwargs: Optional[Dict[str, Any]] = None, group: bool = True) -> Any:
+        """fn(*args, **kwargs) on this rank (non-slot variables are per rank)."""
         out = fn(*args, **(kwargs or {}))
         return self._group(out, group)
 
@@ -436,6 +444,7 @@ class Strategy:
     unwrap = experimental_local_results
 
     def group(self, value: Any, name: Optional[str] = None) -> _g.Operation:
+        """One op running every op or tensor of `value`."""
         flat = [getattr(x, "op", x) for x in nest.flatten(value) if x is not None]
         return group(*flat, name=name)
 
@@ -480,6 +489,7 @@ class Strategy:
         """Nothing to configure: the ranks are the cluster."""
 
     def update_config_proto(self, config_proto: Any) -> Any:
+        """The ConfigProto unchanged: collflow needs nothing of it."""
         return config_proto
 
     # gradients of v1 optimizers in a replica context (see Optimizer.apply_gradients)

@@ -43,6 +43,7 @@ class CrossDeviceOps:
 
 
 class NcclAllReduce(CrossDeviceOps):
+    """TF's NCCL all-reduce choice (recorded; collflow's all-reduce, NCCL on GPUs, does it)."""
     def __init__(self, num_packs: int = 1):
         if num_packs < 0:
             raise ValueError(f"NCCL all-reduce requires num_packs >= 0, but {num_packs} is specified")
@@ -51,6 +52,7 @@ class NcclAllReduce(CrossDeviceOps):
 
 
 class HierarchicalCopyAllReduce(CrossDeviceOps):
+    """TF's hierarchical-copy choice (recorded; collflow's all-reduce does it)."""
     def __init__(self, num_packs: int = 1):
         if num_packs < 0:
             raise ValueError(f"HierarchicalCopy requires num_packs >= 0, but {num_packs} is specified")
@@ -59,6 +61,7 @@ class HierarchicalCopyAllReduce(CrossDeviceOps):
 
 
 class ReductionToOneDevice(CrossDeviceOps):
+    """TF's reduce-to-one-device choice (recorded; collflow's all-reduce does it)."""
     def __init__(self, reduce_to_device: Optional[str] = None, accumulation_fn: Any = None):
         super().__init__()
         self.reduce_to_device = reduce_to_device
@@ -208,6 +211,7 @@ class OneDeviceStrategy(Strategy):
 
 
 class ParameterServerStrategy(Strategy):
+    """Refused: collflow trains synchronously over the ranks (the error names the alternatives)."""
     def __init__(self, *args: Any, **kwargs: Any):
         raise NotImplementedError(
             "tf.distribute.experimental.ParameterServerStrategy is not supported: collflow trains synchronously "
@@ -216,5 +220,6 @@ class ParameterServerStrategy(Strategy):
 
 
 class TPUStrategy(Strategy):
+    """Refused: collflow has no TPU support."""
     def __init__(self, *args: Any, **kwargs: Any):
         raise NotImplementedError("TPUStrategy: collflow has no TPU support; use MirroredStrategy under mpirun")

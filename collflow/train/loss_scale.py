@@ -111,6 +111,7 @@ class FixedLossScale(LossScale):
         return f"FixedLossScale({self._loss_scale_value})"
 
     def get_config(self) -> Dict[str, Any]:
+        """The constructor's arguments."""
         return {"loss_scale_value": self._loss_scale_value}
 
 
@@ -217,6 +218,7 @@ class DynamicLossScale(LossScale):
                 f"increment_period={self._increment_period}, multiplier={self._multiplier})")
 
     def get_config(self) -> Dict[str, Any]:
+        """The constructor's arguments."""
         return {"initial_loss_scale": self._initial_loss_scale, "increment_period": self._increment_period,
                 "multiplier": self._multiplier}
 

@@ -217,18 +217,22 @@ class InitializationOnlyStatus(_Status):
         return AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
 
     def assert_consumed(self) -> "InitializationOnlyStatus":
+        """AssertionError: nothing was restored (TF's)."""
         raise self._nothing()
 
     def assert_existing_objects_matched(self) -> "InitializationOnlyStatus":
+        """AssertionError: nothing was restored (TF's)."""
         raise self._nothing()
 
     def assert_nontrivial_match(self) -> "InitializationOnlyStatus":
+        """AssertionError: nothing was restored (TF's)."""
         raise self._nothing()
 
     def run_restore_ops(self, session: Any = None) -> None:
         """Nothing to run."""
 
     def initialize_or_restore(self, session: Any = None) -> None:
+        """Runs the initializers of every variable in the object graph."""
         self._initialize(_session(session, "initialize_or_restore"), set())
 
 
@@ -248,20 +252,24 @@ class NameBasedSaverStatus(_Status):
         self._reader = reader
 
     def assert_consumed(self) -> "NameBasedSaverStatus":
+        """AssertionError: a name-based checkpoint has no object graph to check (TF's)."""
         raise AssertionError(_NAME_BASED)
 
     assert_existing_objects_matched = assert_consumed
 
     def assert_nontrivial_match(self) -> "NameBasedSaverStatus":
+        """Checks that some variable was found in the name-based checkpoint."""
         return self
 
     def run_restore_ops(self, session: Any = None) -> None:
+        """Restores the variables found by their names."""
         sess = _session(session, "run_restore_ops")
         for v in walk(self._root).variables():
             if v.op.name in self._reader.entries:
                 _assign(sess, v, self._reader.read([v.op.name])[v.op.name], v.op.name)
 
     def initialize_or_restore(self, session: Any = None) -> None:
+        """Restores by names, initializing the variables the file lacks."""
         self.run_restore_ops(session)
 
 

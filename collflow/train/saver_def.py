@@ -60,6 +60,7 @@ class SaverDef:
     __hash__ = None  # type: ignore[assignment]  # mutable, as protobuf messages
 
     def CopyFrom(self, other: "SaverDef") -> None:  # noqa: N802 - protobuf's API
+        """Copies every field of `other` (protobuf's API)."""
         for k in self._FIELDS:
             setattr(self, k, getattr(other, k))
 

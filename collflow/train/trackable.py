@@ -44,33 +44,40 @@ _OPTIMIZER_SLOT = _ESCAPE + "OPTIMIZER_SLOT"
 # -- the proto (tensorflow/core/protobuf/trackable_object_graph.proto) ---------------------------
 
 class ObjectReference(Message):
+    """TrackableObjectGraph's child reference: (node_id, local_name)."""
     FIELDS = ((1, "node_id", "int32", 0), (2, "local_name", "string", ""))
 
 
 class SerializedTensor(Message):
+    """A saved attribute of a node: (name, full_name, checkpoint_key)."""
     FIELDS = ((1, "name", "string", ""), (2, "full_name", "string", ""), (3, "checkpoint_key", "string", ""))
 
 
 class SlotVariableReference(Message):
+    """An optimizer slot: (original variable's node, slot name, slot variable's node)."""
     FIELDS = ((1, "original_variable_node_id", "int32", 0), (2, "slot_name", "string", ""),
               (3, "slot_variable_node_id", "int32", 0))
 
 
 class RegisteredSaver(Message):
+    """A node's registered saver (name, object_name); kept for TF's files."""
     FIELDS = ((1, "name", "string", ""), (2, "object_name", "string", ""))
 
 
 class BoolValue(Message):
+    """google.protobuf.BoolValue."""
     FIELDS = ((1, "value", "bool", False),)
 
 
 class TrackableObject(Message):
+    """One node of the object graph: children, attributes, slot variables."""
     FIELDS = ((1, "children", [ObjectReference], None), (2, "attributes", [SerializedTensor], None),
               (3, "slot_variables", [SlotVariableReference], None), (4, "registered_saver", RegisteredSaver, None),
               (5, "has_checkpoint_values", BoolValue, None))
 
 
 class TrackableObjectGraph(Message):
+    """TF's TrackableObjectGraph proto, stored under _CHECKPOINTABLE_OBJECT_GRAPH."""
     FIELDS = ((1, "nodes", [TrackableObject], None),)
 
 
@@ -181,10 +188,12 @@ def escape_local_name(name: str) -> str:
 
 
 def object_path(names: List[str]) -> str:
+    """The escaped path of local names from the root ('model/layer-0/kernel')."""
     return "/".join(escape_local_name(n) for n in names)
 
 
 def checkpoint_key(path: str, attribute: str = VARIABLE_VALUE) -> str:
+    """A value's key in the bundle: '<path>/.ATTRIBUTES/VARIABLE_VALUE'."""
     return f"{path}/{_ATTRIBUTES}/{escape_local_name(attribute)}"
 
 
@@ -208,9 +217,11 @@ class ObjectGraph:
     ids: Dict[int, int] = field(default_factory=dict)  # id(object) -> node id
 
     def node_of(self, obj: Any) -> Optional[int]:
+        """The node id of a live object in this graph."""
         return self.ids.get(id(obj))
 
     def variables(self) -> List[Variable]:
+        """The variables of the graph's nodes, in node order."""
         return [o for o in self.objects if isinstance(o, Variable)]
 
     def to_proto(self, full_name: Callable[[Any], str]) -> TrackableObjectGraph:

@@ -109,9 +109,11 @@ class LinearOperatorHouseholder(LinearOperator):
             return self._batch_ones()
 
     def adjoint(self, name: str = "adjoint") -> "LinearOperatorHouseholder":
+        """Itself: a Householder reflection is self-adjoint."""
         return self
 
     def inverse(self, name: str = "inverse") -> "LinearOperatorHouseholder":
+        """Itself: a Householder reflection is its own inverse."""
         return self
 
     def _assert_non_singular(self) -> Any:
