@@ -187,6 +187,12 @@ def bytes_text(b: bytes) -> str:
     return bytes(b).decode("utf-8", "surrogateescape")
 
 
+def string_text(x: Any) -> str:
+    """A string element as collflow's str: bytes (what Session.run gives) decoded as bytes_text,
+    anything else str() (string_bytes undoes it)."""
+    return bytes_text(x) if isinstance(x, (bytes, bytearray, np.bytes_)) else str(x)
+
+
 def string_array(value: Any) -> np.ndarray:
     """A string tensor's value as collflow holds it: an object array of Python str.
 
@@ -214,3 +220,22 @@ def string_array(value: Any) -> np.ndarray:
             elif isinstance(x, np.str_):
                 flat[i] = str(x)
     return a
+
+
+def user_strings(value: Any) -> Any:
+    """A string value as TensorFlow 1.x hands it to the user (Session.run, py_func, make_ndarray):
+    bytes for collflow's str (`s.encode("utf-8", "surrogateescape")`, so undecodable bytes come
+    back as they were), an object array of bytes for an array (a new one), anything else as is."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    if not isinstance(value, np.ndarray) or value.dtype != object:
+        return value
+    out = np.empty(value.shape, dtype=object)
+    items = [x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x for x in value.reshape(-1).tolist()]
+    flat = out.reshape(-1)
+    if all(type(x) is bytes for x in items):
+        flat[:] = items
+    else:  # not only strings (e.g. handles): element by element, so nothing is broadcast
+        for i, x in enumerate(items):
+            flat[i] = x
+    return out

@@ -113,8 +113,8 @@ def test_contrib_keras_util_and_missing_modules():
     np.testing.assert_array_equal(tf.contrib.util.constant_value(tf.constant([1, 2])), [1, 2])
     proto = tf.contrib.util.make_tensor_proto(np.arange(3.0))
     np.testing.assert_array_equal(tf.contrib.util.make_ndarray(proto), [0.0, 1.0, 2.0])
-    with pytest.raises(AttributeError, match="tf.contrib.cudnn_rnn is not implemented"):
-        tf.contrib.cudnn_rnn  # noqa: B018
+    with pytest.raises(AttributeError, match="tf.contrib.quantize is not implemented"):
+        tf.contrib.quantize  # noqa: B018
 
 
 def test_contrib_stateless_and_framework_sort():

@@ -53,14 +53,14 @@ def fresh_graph():
 def test_csv_quotes_defaults_and_types(write):
     p = write('1,"a,b",2.5\n2,"x""y",\n,"multi\nline",1e3\n')
     got = elements(E.CsvDataset(p, [[7], tf.string, [0.5]]))
-    assert [(int(a), b, float(c)) for a, b, c in got] == [(1, "a,b", 2.5), (2, 'x"y', 0.5), (7, "multi\nline", 1000.0)]
+    assert [(int(a), b, float(c)) for a, b, c in got] == [(1, b"a,b", 2.5), (2, b'x"y', 0.5), (7, b"multi\nline", 1000.0)]
     assert got[0][0].dtype == np.int32 and got[0][2].dtype == np.float32
 
 
 def test_csv_header_select_na_delim(write):
     p = write("h1|h2|h3|h4\n1|NA|3.5|x\n2|b|NA|y\n")
     got = elements(E.CsvDataset(p, [["d"], [9.0]], header=True, field_delim="|", na_value="NA", select_cols=[1, 2]))
-    assert [(a, float(b)) for a, b in got] == [("d", 3.5), ("b", 9.0)]
+    assert [(a, float(b)) for a, b in got] == [(b"d", 3.5), (b"b", 9.0)]
 
 
 def test_csv_int64_and_dtypes(write):
@@ -87,7 +87,7 @@ def test_csv_errors(write, text, defaults, kw, msg):
 
 def test_csv_no_quote_delim(write):
     got = elements(E.CsvDataset(write('1,"ab"c\n'), [tf.int32, tf.string], use_quote_delim=False))
-    assert got[0][1] == '"ab"c'
+    assert got[0][1] == b'"ab"c'
 
 
 def test_csv_bad_default_shape():
@@ -102,8 +102,8 @@ def test_make_csv_dataset_inference_and_label(write):
                                tf.string)
     (f1, l1), (f2, l2) = elements(ds)
     assert list(f1) == ["a", "b", "c"]
-    assert f1["a"].tolist() == [1, 2] and f1["b"].tolist() == [2.5, 0.0] and f1["c"].tolist() == ["x", "y"]
-    assert l1.tolist() == ["p,q", "r"] and f2["c"].tolist() == [""] and l2.tolist() == ["s"]
+    assert f1["a"].tolist() == [1, 2] and f1["b"].tolist() == [2.5, 0.0] and f1["c"].tolist() == [b"x", b"y"]
+    assert l1.tolist() == [b"p,q", b"r"] and f2["c"].tolist() == [b""] and l2.tolist() == [b"s"]
 
 
 def test_make_csv_dataset_select_epochs_and_shuffle(write):
@@ -162,7 +162,7 @@ def test_assert_cardinality_errors():
 
 def test_unique_take_while_counter_random():
     assert [int(v) for v in elements(D.from_tensor_slices([3, 1, 3, 2, 1]).apply(E.unique()))] == [3, 1, 2]
-    assert elements(D.from_tensor_slices(["a", "b", "a"]).unique()) == ["a", "b"]
+    assert elements(D.from_tensor_slices(["a", "b", "a"]).unique()) == [b"a", b"b"]
     with pytest.raises(TypeError):
         D.from_tensor_slices([1.0]).apply(E.unique())
     assert [int(v) for v in elements(D.range(10).apply(E.take_while(lambda x: x < 3)))] == [0, 1, 2]
@@ -264,7 +264,7 @@ def test_sql_dataset(tmp_path):
     c.commit()
     c.close()
     got = elements(E.SqlDataset("sqlite", p, "SELECT a, b, c, c FROM t", (tf.int8, tf.float64, tf.string, tf.int64)))
-    assert [tuple(np.asarray(v).item() for v in r) for r in got] == [(1, 2.5, "x", 0), (44, 0.0, "12ab", 12)]
+    assert [tuple(np.asarray(v).item() for v in r) for r in got] == [(1, 2.5, b"x", 0), (44, 0.0, b"12ab", 12)]
     assert got[1][0].dtype == np.int8
     err = first_error(E.SqlDataset("sqlite", p, "SELECT a FROM t", (tf.int64, tf.int64)))
     assert isinstance(err, tf.errors.InvalidArgumentError)

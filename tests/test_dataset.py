@@ -312,9 +312,9 @@ def test_text_line_dataset_reads_files_in_order(tmp_path):
             except cf.errors.OutOfRangeError:
                 pass
         return out
-    assert read(lambda: (cf.data.TextLineDataset(str(a)), None)) == ["one", "", "two", "three"]
+    assert read(lambda: (cf.data.TextLineDataset(str(a)), None)) == [b"one", b"", b"two", b"three"]
     assert read(lambda: (cf.data.TextLineDataset([str(b)], compression_type="GZIP").concatenate(
-        cf.data.TextLineDataset(str(c), "ZLIB")), None)) == ["x", "y", "z1", "z2"]
+        cf.data.TextLineDataset(str(c), "ZLIB")), None)) == [b"x", b"y", b"z1", b"z2"]
 
     def fed():
         names = cf.placeholder(cf.string, [None])

@@ -193,9 +193,9 @@ def test_list_files_sorted_shuffled_and_errors(tmp_path):
             s.run(it.initializer, {fed: [str(tmp_path / "*.zzz")]})
             with pytest.raises(cf.errors.InvalidArgumentError, match="No files matched pattern"):
                 s.run(nxt)
-    assert got == [str(tmp_path / n) for n in ("a.txt", "b.txt", "d.txt")]
-    assert several == [str(tmp_path / n) for n in ("a.txt", "b.txt", "c.csv")]
-    assert from_tensor == [str(tmp_path / "a.txt"), str(tmp_path / "d.txt")]
+    assert got == [str(tmp_path / n).encode() for n in ("a.txt", "b.txt", "d.txt")]
+    assert several == [str(tmp_path / n).encode() for n in ("a.txt", "b.txt", "c.csv")]
+    assert from_tensor == [str(tmp_path / "a.txt").encode(), str(tmp_path / "d.txt").encode()]
 
 
 def test_list_files_shuffles_by_default_with_tfs_seed_rules(tmp_path):
@@ -208,7 +208,8 @@ def test_list_files_shuffles_by_default_with_tfs_seed_rules(tmp_path):
             ds = Dataset.list_files(str(tmp_path / "f*"), seed=seed).repeat(2)
             orders.append(drain(ds.make_one_shot_iterator().get_next()))
     for o in orders:  # each epoch a permutation of all the files, each epoch a new one
-        assert sorted(o[:12]) == files and sorted(o[12:]) == files and o[:12] != o[12:]
+        want = [f.encode() for f in files]  # fetched strings are bytes, as TF's
+        assert sorted(o[:12]) == want and sorted(o[12:]) == want and o[:12] != o[12:]
     assert orders[0] == orders[1] and orders[0] != orders[2]
     firsts = collections.Counter()
     for _ in range(60):  # unseeded: differs from run to run, every file may come first

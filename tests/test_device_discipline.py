@@ -188,4 +188,4 @@ def test_string_variables_stay_on_the_host(strict_gpu):
         plan = s.plan_for([init])
         assert plan.placement["names"] == "/cpu:0"
         assert not [c for c in plan.ops if c.type == "_DeviceCopy" and c.src.dtype == cf.string]
-    assert list(names) == ["a.txt", "b.txt"] and size == 2
+    assert list(names) == [b"a.txt", b"b.txt"] and size == 2

@@ -425,4 +425,4 @@ def test_string_to_number_reads_as_c_and_string_sparse_to_dense_pads_empty():
             for b in bad:
                 with pytest.raises(tf.errors.InvalidArgumentError, match="could not correctly convert"):
                     sess.run(b)
-            np.testing.assert_array_equal(sess.run(dense), [["a", "b"], ["c", ""]])
+            np.testing.assert_array_equal(sess.run(dense), [[b"a", b"b"], [b"c", b""]])

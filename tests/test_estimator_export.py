@@ -45,7 +45,7 @@ def test_canned_classifier_exports_tf1_signatures_that_serve_its_predictions(tmp
         feed = {cls.inputs["inputs"].name: _examples(x[:5])}
         scores, classes = s.run([cls.outputs["scores"].name, cls.outputs["classes"].name], feed)
         np.testing.assert_allclose(scores, [w["probabilities"] for w in want], rtol=1e-6)
-        assert classes.tolist() == [["0", "1"]] * 5
+        assert classes.tolist() == [[b"0", b"1"]] * 5
         reg = meta.signature_def["regression"]
         np.testing.assert_allclose(s.run(reg.outputs["outputs"].name, {reg.inputs["inputs"].name: _examples(x[:5])}),
                                    [w["logistic"] for w in want], rtol=1e-6)

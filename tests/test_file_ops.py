@@ -22,9 +22,9 @@ def test_files_round_trip_and_errors(tmp_path):
         write = tf.io.write_file(out_path, content)
         once = tf.train.match_filenames_once(str(tmp_path / "*.txt"))
         with tf.Session() as s:
-            assert list(s.run(names)) == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
-            assert list(s.run(both)) == [str(tmp_path / "a.txt"), str(tmp_path / "c.bin")]
-            assert s.run(content, {fname: str(tmp_path / "a.txt")}) == "alpha\n"
+            assert list(s.run(names)) == [str(tmp_path / "a.txt").encode(), str(tmp_path / "b.txt").encode()]
+            assert list(s.run(both)) == [str(tmp_path / "a.txt").encode(), str(tmp_path / "c.bin").encode()]
+            assert s.run(content, {fname: str(tmp_path / "a.txt")}) == b"alpha\n"
             (tmp_path / "raw.bin").write_bytes(raw)
             s.run(write, {fname: str(tmp_path / "raw.bin")})
             with open(out_path, "rb") as f:
@@ -56,5 +56,5 @@ def test_match_filenames_once_feeds_a_reader_pipeline(tmp_path):
                 pass
             coord.request_stop()
             coord.join(threads, stop_grace_period_secs=5)
-    assert got == ["file 0", "file 1", "file 2"]
+    assert got == [b"file 0", b"file 1", b"file 2"]
     assert np.asarray(got).shape == (3,)

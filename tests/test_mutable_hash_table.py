@@ -29,7 +29,7 @@ def test_mutable_hash_table_basics():
             s.run(t.remove(tf.constant(["b", "nope"])))
             s.run(t.insert("a", _i64(10)))  # a scalar key
             k, v = s.run(t.export())
-            assert sorted(zip(k.tolist(), v.tolist())) == [("a", 10), ("c", 3)]
+            assert sorted(zip(k.tolist(), v.tolist())) == [(b"a", 10), (b"c", 3)]
             assert s.run(t.size()) == 2
         with tf.Session() as s:  # per-Session state: a new Session starts empty
             assert s.run(t.size()) == 0
@@ -105,7 +105,7 @@ def test_dense_string_and_vector_keys():
             s.run(ds.insert(["x", "y", "zz", "hello world!", "abcdefgh", "q"], _i64([1, 2, 3, 4, 5, 6])))
             k, v = s.run(ds.export())
             # TF's Hash64 places the strings
-            assert k[:5, 0].tolist() == ["x", "", "abcdefgh", "y", "q"] and k[15, 0] == "hello world!"
+            assert k[:5, 0].tolist() == [b"x", b"", b"abcdefgh", b"y", b"q"] and k[15, 0] == b"hello world!"
             assert v[:5, 0].tolist() == [1, 0, 5, 2, 6]
             s.run(dv.insert(_i64([[1, 2], [3, 4], [5, 6]]), [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
             k, v = s.run(dv.export())
@@ -182,7 +182,7 @@ def test_saver_round_trip(tmp_path):
             r = saver.restore(s, path)
             assert sorted(r.restored) == ["dense", "emb", "v"] and not r.unexpected and not r.missing
             k, vals = s.run(t.export())
-            assert sorted(zip(k.tolist(), vals.tolist())) == [("a", [1.0, 2.0]), ("b", [3.0, 4.0])]
+            assert sorted(zip(k.tolist(), vals.tolist())) == [(b"a", [1.0, 2.0]), (b"b", [3.0, 4.0])]
             got_d = s.run(d.export())
             assert got_d[0].tolist() == want_d[0].tolist() and got_d[1].tolist() == want_d[1].tolist()
             assert s.run(d.lookup(["x", "yé", "junk"])).tolist() == [-1, 6, -1]

@@ -664,7 +664,7 @@ def test_string_input_producer_and_batch_keep_fifo_order_without_shuffle():
     g2 = cf.Graph()
     with g2.as_default():
         name = cf.train.string_input_producer(["a", "b", "c"], num_epochs=2, shuffle=False).dequeue()
-    assert _with_runners(g2, name) == ["a", "b", "c", "a", "b", "c"]
+    assert _with_runners(g2, name) == [b"a", b"b", b"c", b"a", b"b", b"c"]
     g3 = cf.Graph()
     with g3.as_default():
         x = cf.placeholder(cf.float32, [None])

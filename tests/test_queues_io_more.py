@@ -24,12 +24,12 @@ def test_priority_queue_order_ties_and_close():
             s.run(e)
             assert s.run(q.size()) == 5
             p, v, x = s.run(d)
-            assert (p, v) == (0, "e") and x.tolist() == [8, 9]
+            assert (p, v) == (0, b"e") and x.tolist() == [8, 9]
             p, v, x = s.run(dm)
-            assert p.tolist() == [1, 1] and v.tolist() == ["b", "d"]  # ties: insertion order
+            assert p.tolist() == [1, 1] and v.tolist() == [b"b", b"d"]  # ties: insertion order
             s.run(q.close())
             p, v, _ = s.run(du)  # after close: what is left, a smaller batch
-            assert p.tolist() == [3, 4] and v.tolist() == ["c", "a"]
+            assert p.tolist() == [3, 4] and v.tolist() == [b"c", b"a"]
             with pytest.raises(tf.errors.OutOfRangeError):
                 s.run(d)
             with pytest.raises(tf.errors.CancelledError):

@@ -58,8 +58,8 @@ def test_constant_inner_shape_and_strings():
     assert run(rt.to_tensor()).tolist() == [[[1, 2], [3, 4]], [[0, 0], [0, 0]], [[5, 6], [0, 0]]]
     s = tf.ragged.constant([["a", "bc"], [], ["d"]])
     assert s.dtype == tf.string
-    assert run(s.to_tensor()).tolist() == [["a", "bc"], ["", ""], ["d", ""]]
-    assert run(s.to_tensor(default_value="?")).tolist() == [["a", "bc"], ["?", "?"], ["d", "?"]]
+    assert run(s.to_tensor()).tolist() == [[b"a", b"bc"], [b"", b""], [b"d", b""]]
+    assert run(s.to_tensor(default_value="?")).tolist() == [[b"a", b"bc"], [b"?", b"?"], [b"d", b"?"]]
     assert tf.ragged.constant([[1.0], []], dtype=tf.float64).dtype == tf.float64
     with pytest.raises(ValueError):
         tf.ragged.constant(3)

@@ -335,7 +335,7 @@ def test_each_session_has_its_own_reader_state(text_files):
         with tf.Session() as s1, tf.Session() as s2:
             s1.run(enq)
             s2.run(enq)
-            assert [s1.run(k), s1.run(k), s2.run(k)] == [f"{a}:1", f"{a}:2", f"{a}:1"]
+            assert [s1.run(k), s1.run(k), s2.run(k)] == [f"{a}:1".encode(), f"{a}:2".encode(), f"{a}:1".encode()]
 
 
 def test_a_blocked_read_times_out_or_is_cancelled(text_files):

@@ -48,7 +48,8 @@ def test_round_trip_many(dtype, values):
     assert got_rows.shape == (4, 3)
     np.testing.assert_array_equal(got.indices, idx)
     np.testing.assert_array_equal(got.dense_shape, [4, 5, 6])
-    assert list(got.values) == list(np.asarray(values, dtype.np if dtype != tf.string else object))
+    want = [_raw(v) for v in values] if dtype == tf.string else list(np.asarray(values, dtype.np))
+    assert list(got.values) == want  # strings: bytes, as TF's
     # entries 1 and 3 have no values: empty indices [0, 2], shape [5, 6]
     ei, ev = decode_tensor_proto(_raw(got_rows[1, 0]))[1], decode_tensor_proto(_raw(got_rows[1, 1]))[1]
     assert ei.shape == (0, 2) and ev.shape == (0,)

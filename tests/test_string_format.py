@@ -20,8 +20,8 @@ def test_format_summarizes_as_tf_print():
         alt = tf.strings.format("x=%s", [tf.constant(3)], placeholder="%s")
         with tf.Session() as s:
             a, b, c = s.run([out, q, alt])
-    assert a == "a=[0 1 ... 8 9] b=[[1.5 2]\n [3 4]]!"
-    assert b == '["q"]' and c == "x=3"
+    assert a == b"a=[0 1 ... 8 9] b=[[1.5 2]\n [3 4]]!"
+    assert b == b'["q"]' and c == b"x=3"
 
 
 def test_format_checks_the_placeholder_count():
@@ -37,8 +37,8 @@ def test_unsorted_segment_join():
         lead = tf.strings.unsorted_segment_join(["", "x", "y"], [0, 0, 0], 1, separator="/")
         with tf.Session() as s:
             o, l = s.run([out, lead])
-    assert o.tolist() == [["c", "d"], ["a-e", "b-f"], ["", ""]]
-    assert l.tolist() == ["x/y"]
+    assert o.tolist() == [[b"c", b"d"], [b"a-e", b"b-f"], [b"", b""]]
+    assert l.tolist() == [b"x/y"]
 
 
 def test_unsorted_segment_join_refuses_out_of_range_ids():

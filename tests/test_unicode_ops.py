@@ -93,9 +93,9 @@ def test_strings_split_result_types():
     assert isinstance(st, tf.SparseTensor)       # TF 1.15's default
     rt = tf.strings.split(["a b", "", "c d e"], result_type="RaggedTensor")
     assert isinstance(rt, tf.RaggedTensor)
-    assert run(rt).to_list() == [["a", "b"], [], ["c", "d", "e"]]
-    assert run(tf.strings.split(["a,,b"], sep=",", result_type="RaggedTensor")).to_list() == [["a", "", "b"]]
-    assert run(tf.string_split(["a b", "c"], result_type="RaggedTensor")).to_list() == [["a", "b"], ["c"]]
+    assert run(rt).to_list() == [[b"a", b"b"], [], [b"c", b"d", b"e"]]
+    assert run(tf.strings.split(["a,,b"], sep=",", result_type="RaggedTensor")).to_list() == [[b"a", b"", b"b"]]
+    assert run(tf.string_split(["a b", "c"], result_type="RaggedTensor")).to_list() == [[b"a", b"b"], [b"c"]]
     with pytest.raises(ValueError):
         tf.strings.split(["a"], result_type="Dense")
 
@@ -103,7 +103,7 @@ def test_strings_split_result_types():
 def test_lengths_and_substr_in_chars():
     assert run(tf.strings.length(["aé€"], unit="UTF8_CHAR")).tolist() == [3]
     assert run(tf.strings.length(["aé€"])).tolist() == [6]
-    assert run(tf.strings.substr(["aé€x"], 1, 2, unit="UTF8_CHAR")).tolist() == ["é€"]
+    assert run(tf.strings.substr(["aé€x"], 1, 2, unit="UTF8_CHAR")).tolist() == ["é€".encode()]
 
 
 def test_decode_ragged_input_keeps_rows():
@@ -111,16 +111,16 @@ def test_decode_ragged_input_keeps_rows():
     out = run(tf.strings.unicode_decode(rt, "UTF-8"))
     assert out.to_list() == [[[97, 98]], [], [[99], [100, 101]]]
     assert np.asarray(run(tf.strings.unicode_encode(tf.strings.unicode_decode(rt, "UTF-8"), "UTF-8")
-                          .flat_values)).tolist() == ["ab", "c", "de"]
+                          .flat_values)).tolist() == [b"ab", b"c", b"de"]
 
 
 def test_ngrams():
     d = tf.ragged.constant([["a", "b", "c"], [], ["d"]])
-    assert run(tf.strings.ngrams(d, 2)).to_list() == [["a b", "b c"], [], []]
+    assert run(tf.strings.ngrams(d, 2)).to_list() == [[b"a b", b"b c"], [], []]
     assert run(tf.strings.ngrams(d, 2, pad_values=("<", ">"), padding_width=1)).to_list() == [
-        ["< a", "a b", "b c", "c >"], ["< >"], ["< d", "d >"]]   # an empty row has its pads
-    assert run(tf.strings.ngrams(d, 3, preserve_short_sequences=True)).to_list() == [["a b c"], [], ["d"]]
+        [b"< a", b"a b", b"b c", b"c >"], [b"< >"], [b"< d", b"d >"]]   # an empty row has its pads
+    assert run(tf.strings.ngrams(d, 3, preserve_short_sequences=True)).to_list() == [[b"a b c"], [], [b"d"]]
     assert run(tf.strings.ngrams(tf.constant(["x", "y", "z"]), [2, 3], separator="-")).tolist() == \
-        ["x-y", "y-z", "x-y-z"]
+        [b"x-y", b"y-z", b"x-y-z"]
     with pytest.raises(ValueError):
         tf.strings.ngrams(d, 0)

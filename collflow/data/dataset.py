@@ -304,6 +304,13 @@ class _Range(Dataset):
         return f"range({','.join(_arg_repr(v) for v in self._args)})"
 
 
+def _generator_arg(v: Any) -> Any:
+    """A from_generator argument as TF passes it: string values as bytes."""
+    if isinstance(v, np.ndarray) and v.dtype == object:
+        return _dt.user_strings(v[()] if v.ndim == 0 else v)
+    return _dt.user_strings(v)
+
+
 class _Generator(Dataset):
     def __init__(self, generator: Callable[..., Any], output_types: Any, output_shapes: Any, args: Any):
         if not callable(generator):
@@ -328,7 +335,7 @@ class _Generator(Dataset):
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
         specs = self._flat_specs()
-        for item in self._fn(*[ctx.value(a) for a in self._args]):
+        for item in self._fn(*[_generator_arg(ctx.value(a)) for a in self._args]):
             item = _normalize_structure(item)
             try:
                 flat = nest.flatten_up_to(self._structure, item)
@@ -337,7 +344,8 @@ class _Generator(Dataset):
                                            f"{self.output_types}") from None
             out = []
             for k, (v, s) in enumerate(zip(flat, specs)):
-                a = np.asarray(v, dtype=s.dtype.np)
+                # yielded strings may be str or bytes; held as str
+                a = _dt.string_array(v) if s.dtype == _dt.string else np.asarray(v, dtype=s.dtype.np)
                 if not s.shape.matches_value(a.shape):
                     raise InvalidArgumentError(f"from_generator: component {k} of an element has shape {a.shape}, "
                                                f"expected {s.shape}")

@@ -156,6 +156,7 @@ class _PrivateFunction:
             if not fetches:
                 return lambda *a: []
             sess = Session(graph=self.graph, config={"device": "/cpu:0"})
+            sess._strings_as_bytes = False  # the values stay inside the pipeline: collflow's str
             tables = self.graph.get_collection(_g.GraphKeys.TABLE_INITIALIZERS)
             if tables:  # lookup tables made inside the function: TF initializes them with it
                 sess.run(tables, dict(zip(self.captures.inner, self.captures.values(ctx))))

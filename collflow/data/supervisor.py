@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph.graph import GraphKeys
 from ..graph.variables import global_variables, global_variables_initializer, report_uninitialized_variables
@@ -143,7 +144,7 @@ class SessionManager:
             return f"{type(e).__name__}: {e}"
         if names.size == 0:
             return None
-        return "Variables not initialized: " + ", ".join(str(n) for n in names)
+        return "Variables not initialized: " + ", ".join(_dt.string_text(n) for n in names)
 
     def _local_init(self, sess: Session) -> Optional[str]:
         if self._local_init_op is None:

@@ -117,7 +117,7 @@ def _initialize(sess: Any) -> None:
         if not candidates:
             return
         from ..graph.variables import report_uninitialized_variables
-        names = set(str(n) for n in sess.run(report_uninitialized_variables(candidates)))
+        names = set(_dt.string_text(n) for n in sess.run(report_uninitialized_variables(candidates)))
         todo = [v for v in candidates if v.op.name in names]
         if todo:
             sess.run([v.initializer for v in todo])

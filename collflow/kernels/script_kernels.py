@@ -8,8 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import string_array, user_strings
 from ..errors import InvalidArgumentError, OutOfRangeError, UnimplementedError
 from .registry import register_kernel, KernelContext
+
+
+def _user_arg(a: Any) -> Any:
+    if isinstance(a, np.ndarray) and a.dtype == object:
+        return user_strings(a[()] if a.ndim == 0 else a)
+    return user_strings(a)
 
 
 def _py_func_kernel(op: Any, ctx: KernelContext) -> Any:
@@ -20,7 +27,7 @@ def _py_func_kernel(op: Any, ctx: KernelContext) -> Any:
     def convert(i: int, v: Any) -> Any:
         dt = touts[i]
         if dt.name == "string":
-            arr = np.asarray(v, dtype=object)
+            arr = string_array(v)  # str or bytes back; held as str
         else:
             arr = np.asarray(v, order="C")
             if arr.dtype != dt.np:
@@ -29,6 +36,8 @@ def _py_func_kernel(op: Any, ctx: KernelContext) -> Any:
         return arr
 
     def py_func(*args: Any) -> Any:
+        # string inputs as TF1 passes them: bytes (a scalar) or object arrays of bytes
+        args = tuple(_user_arg(a) for a in args)
         try:
             ret = fn(*args)
         except StopIteration as e:

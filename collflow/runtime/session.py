@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import CollflowError, InvalidArgumentError
+from ..errors import InvalidArgumentError
 from ..graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from ..graph.sparse_tensor import SparseTensor, SparseTensorValue
 from ..kernels.device import get_device, available_devices
@@ -152,6 +152,9 @@ class Session:
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None, config: Any = None):
         self.graph = graph if graph is not None else get_default_graph()
+        # fetched strings are bytes, as TF1 gives them; collflow's private sessions (a dataset
+        # function's) set it False to keep the str collflow holds inside
+        self._strings_as_bytes = True
         self._config: Dict[str, Any] = session_options(config)
         import os
         if os.environ.get("COLLFLOW_CHECK_OUTPUTS") == "1":
@@ -250,7 +253,8 @@ class Session:
             if trace:
                 records, tok.trace = tok.trace, None
                 tracing.fill(run_metadata, plan.ops, plan.placement, records)
-        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feeds, feed_values, order))
+        return fetch_map.rebuild(_host_values(fetch_map.elements, vals, feeds, feed_values, order,
+                                              self._strings_as_bytes))
 
     def _resolve_feeds(self, feed_dict: Optional[dict]) -> Tuple[List[Tensor], List[Any]]:
         if feed_dict is not None and not isinstance(feed_dict, collections.abc.Mapping):
@@ -443,11 +447,13 @@ _NOT_FED = object()
 
 
 def _host_values(elements: List[Any], vals: List[Any], feeds: Sequence[Tensor], feed_values: List[Any],
-                 order: Optional[List[int]]) -> List[Any]:
+                 order: Optional[List[int]], as_bytes: bool = True) -> List[Any]:
     """The fetched values as the user gets them.  A fetched tensor that was fed gives back the
-    fed value as converted (TF1: `np.asarray(value, dtype)` itself, a 0-d array staying one)."""
+    fed value as converted (TF1: `np.asarray(value, dtype)` itself, a 0-d array staying one;
+    strings as bytes).
+    as_bytes: strings as bytes (TF1's); False keeps collflow's str (its own private sessions)."""
     if len(vals) == 1 and not feeds:
-        return [_to_host(vals[0])]
+        return [_to_host(vals[0], as_bytes)]
     fed: Dict[Any, Any] = {}
     if feeds:
         fed = {t: feed_values[j] for j, t in enumerate(feeds)} if order is None else \
@@ -456,20 +462,28 @@ def _host_values(elements: List[Any], vals: List[Any], feeds: Sequence[Tensor], 
     seen: Dict[Any, Any] = {}  # a tensor fetched twice: one value, the same object (TF1's)
     for e, v in zip(elements, vals):
         if not isinstance(e, Tensor):
-            out.append(_to_host(v))
+            out.append(_to_host(v, as_bytes))
             continue
         h = seen.get(e, _NOT_FED)
         if h is _NOT_FED:
             f = fed.get(e, _NOT_FED)
-            h = seen[e] = f if isinstance(f, np.ndarray) else _to_host(v)
+            if isinstance(f, np.ndarray):
+                # a fed string tensor: its value as bytes (TF1 hands back the fed array itself,
+                # bytes when bytes were fed; collflow holds the converted str)
+                h = _dt.user_strings(f) if as_bytes and f.dtype == object else f
+            else:
+                h = _to_host(v, as_bytes)
+            seen[e] = h
         out.append(h)
     return out
 
 
-def _to_host(v: Any) -> Any:
+def _to_host(v: Any, as_bytes: bool = True) -> Any:
     """A fetched value as the user gets it: a private ndarray, or a NumPy scalar for a 0-d
-    value (as TensorFlow 1.x's Session.run returns, e.g. np.float32)."""
+    value (as TensorFlow 1.x's Session.run returns, e.g. np.float32); strings as bytes."""
     if isinstance(v, np.ndarray):
+        if v.dtype == object and as_bytes:  # strings: bytes, as TF1 gives them (collflow holds str)
+            return _dt.user_strings(v[()] if v.ndim == 0 else v)
         if v.ndim == 0:
             return v[()]
         # read-only arrays are constants' or variables' storage (or views of it): the user
@@ -480,6 +494,8 @@ def _to_host(v: Any) -> Any:
         return v if v.flags.writeable else v.copy()
     if v is None or isinstance(v, np.generic):
         return v
+    if isinstance(v, str) and as_bytes:
+        return _dt.user_strings(v)
     get = getattr(v, "get", None)
     if get is not None and type(v).__module__.startswith("cupy"):
         v = get()

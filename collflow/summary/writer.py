@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any, Dict, Iterator, Optional
 
+from ..dtypes import string_bytes
 from ..errors import InvalidArgumentError
 from ..platform import tf_logging
 from . import proto
@@ -146,10 +147,10 @@ class FileWriter:
 
     def add_summary(self, summary: Any, global_step: Optional[int] = None) -> None:
         """Adds a Summary: the bytes a summary op returns, or a cf.summary.Summary."""
-        if isinstance(summary, (bytes, bytearray)):
-            summary = proto.Summary.FromString(bytes(summary))
-        elif hasattr(summary, "item") and getattr(summary, "shape", None) == ():
-            summary = proto.Summary.FromString(bytes(summary.item()))  # a 0-d object array
+        if hasattr(summary, "item") and getattr(summary, "shape", None) == ():
+            summary = summary.item()  # a 0-d object array
+        if isinstance(summary, (bytes, bytearray, str)):  # str: collflow's form of the bytes
+            summary = proto.Summary.FromString(string_bytes(summary))
         if not isinstance(summary, proto.Summary):
             raise TypeError(f"add_summary takes the serialized Summary a summary op returns (bytes) or a "
                             f"cf.summary.Summary, got {type(summary).__name__}")

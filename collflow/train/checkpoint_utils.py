@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, NotFoundError
 from . import checkpoint_io as cio
 from . import checkpoint_policy as _policy
@@ -96,7 +97,10 @@ class NewCheckpointReader:
             raise NotFoundError(f"checkpoint {self.path} has no variable {name!r} (it has: "
                                 f"{', '.join(sorted(self._specs)[:20])}{', ...' if len(self._specs) > 20 else ''})")
         with cio.open_checkpoint(self.path) as r:
-            return r.read([name])[name]
+            value = r.read([name])[name]
+        if isinstance(value, np.ndarray) and value.dtype == object:  # strings: bytes, as TF gives them
+            return _dt.user_strings(value[()] if value.ndim == 0 else value)
+        return value
 
 
 def load_checkpoint(ckpt_dir_or_file: str) -> NewCheckpointReader:

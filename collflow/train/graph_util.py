@@ -131,7 +131,8 @@ def convert_variables_to_constants(sess: Any, input_graph_def: Any, output_node_
     if to_freeze:
         tensors = [_value_tensor(sess.graph, n.name) for n in to_freeze]
         for n, v in zip(to_freeze, sess.run(tensors)):
-            values[n.name] = np.asarray(v)
+            v = np.asarray(v)  # a string variable's value is bytes when fetched: collflow's str in a Const
+            values[n.name] = _dt.string_array(v) if v.dtype == object else v
     out = []
     for n in sub.node:
         if n.name in values:

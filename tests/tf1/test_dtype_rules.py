@@ -137,7 +137,7 @@ def test_kept_bool_arithmetic_and_string_add():
     # collflow keeps bool Add/Mul (docs/tf1_compat.md); string + string is TF's Add
     b = tf.constant([True, False])
     np.testing.assert_array_equal(run(b + b), [True, False])
-    assert run(tf.constant(["a"]) + "b").tolist() == ["ab"]
+    assert run(tf.constant(["a"]) + "b").tolist() == [b"ab"]
 
 
 def test_truediv_and_floordiv_dtypes():

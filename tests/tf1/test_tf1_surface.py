@@ -168,9 +168,9 @@ def test_uninitialized_reports_and_assertion():
         tables = tf.tables_initializer()
         assert tf.initialize_all_tables is tf.tables_initializer
         with tf.Session() as s:
-            assert list(s.run(report)) == ["a", "b"]
+            assert list(s.run(report)) == [b"a", b"b"]
             s.run(tf.initialize_variables([a]))
-            assert list(s.run(report)) == ["b"]
+            assert list(s.run(report)) == [b"b"]
             with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized variable 'b'"):
                 s.run(check)
             s.run(b.initializer)

@@ -151,7 +151,8 @@ def get_static_value(tensor: Any, partial: bool = False) -> Optional[np.ndarray]
         return np.asarray(tensor)
     op = tensor.op
     if op.type == "Const":
-        return np.asarray(op.attrs["value"])
+        v = np.asarray(op.attrs["value"])
+        return _dt.user_strings(v) if v.dtype == object else v  # strings as TF gives them: bytes
     if op.type in ("Shape", "Rank", "Size") and op.inputs:
         s = op.inputs[0].shape
         if op.type == "Rank":

@@ -96,7 +96,8 @@ def py_function(func: Callable[..., Any], inp: Sequence[Any], Tout: Any,  # noqa
     """tf.py_function: func runs on the inputs' values (arrays with `.numpy()`); otherwise
     tf.py_func (stateful)."""
     def call(*args: Any) -> Any:
-        return func(*[np.asarray(a).view(_EagerLike) for a in args])
+        return func(*[np.asarray(a, dtype=object if isinstance(a, bytes) else None).view(_EagerLike)
+                      for a in args])
     call.__name__ = getattr(func, "__name__", "py_function")
     return py_func(call, inp, Tout, stateful=True, name=name or "EagerPyFunc")
 
