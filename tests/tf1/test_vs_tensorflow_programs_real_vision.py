@@ -736,9 +736,12 @@ def dcgan(tf, seed, steps):
         fd0 = {inputs: images_np[:batch_size], z: rng.uniform(-1, 1, [batch_size, z_dim]).astype(np.float32)}
         # a bias that batch norm subtracts again has a gradient of rounding noise, which Adam
         # turns into steps of either sign: those (their slots, and the moving means that follow
-        # them) are left out
+        # them) are left out.  So are the discriminator's moving variances: d_optim runs D twice
+        # (real and fake), so each d_bn makes two in-place updates (updates_collections=None)
+        # with no order between them, and TF runs them in either order from run to run (the
+        # EMA is not commutative: 1 run in 3 differed by 0.7%)
         noise = ("g_h0_lin/bias", "g_h1/biases", "g_h2/biases", "d_h1_conv/biases", "d_h2_conv/biases",
-                 "moving_mean")
+                 "moving_mean", "d_bn1/moving_variance", "d_bn2/moving_variance")
         out["d_grads0"] = {v.name: g for v, g in zip(d_vars, sess.run(d_grads, fd0)) if not any(n in v.name for n in noise)}
         for idx in range(steps):
             batch_images = images_np[(idx % 3) * batch_size:(idx % 3 + 1) * batch_size]
