@@ -222,6 +222,14 @@ def string_array(value: Any) -> np.ndarray:
     return a
 
 
+def user_string_value(value: Any) -> Any:
+    """user_strings, with a 0-d string array given as its one bytes object (what a fetch, a
+    py_func argument or a checkpoint read hands over for a string scalar)."""
+    if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:
+        value = value[()]
+    return user_strings(value)
+
+
 def user_strings(value: Any) -> Any:
     """A string value as TensorFlow 1.x hands it to the user (Session.run, py_func, make_ndarray):
     bytes for collflow's str (`s.encode("utf-8", "surrogateescape")`, so undecodable bytes come

@@ -304,13 +304,6 @@ class _Range(Dataset):
         return f"range({','.join(_arg_repr(v) for v in self._args)})"
 
 
-def _generator_arg(v: Any) -> Any:
-    """A from_generator argument as TF passes it: string values as bytes."""
-    if isinstance(v, np.ndarray) and v.dtype == object:
-        return _dt.user_strings(v[()] if v.ndim == 0 else v)
-    return _dt.user_strings(v)
-
-
 class _Generator(Dataset):
     def __init__(self, generator: Callable[..., Any], output_types: Any, output_shapes: Any, args: Any):
         if not callable(generator):
@@ -335,7 +328,7 @@ class _Generator(Dataset):
 
     def _elements(self, ctx: IterationContext) -> Iterator[Element]:
         specs = self._flat_specs()
-        for item in self._fn(*[_generator_arg(ctx.value(a)) for a in self._args]):
+        for item in self._fn(*[_dt.user_string_value(ctx.value(a)) for a in self._args]):
             item = _normalize_structure(item)
             try:
                 flat = nest.flatten_up_to(self._structure, item)

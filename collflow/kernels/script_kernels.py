@@ -8,15 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import string_array, user_strings
+from ..dtypes import string_array, user_string_value
 from ..errors import InvalidArgumentError, OutOfRangeError, UnimplementedError
 from .registry import register_kernel, KernelContext
-
-
-def _user_arg(a: Any) -> Any:
-    if isinstance(a, np.ndarray) and a.dtype == object:
-        return user_strings(a[()] if a.ndim == 0 else a)
-    return user_strings(a)
 
 
 def _py_func_kernel(op: Any, ctx: KernelContext) -> Any:
@@ -37,7 +31,7 @@ def _py_func_kernel(op: Any, ctx: KernelContext) -> Any:
 
     def py_func(*args: Any) -> Any:
         # string inputs as TF1 passes them: bytes (a scalar) or object arrays of bytes
-        args = tuple(_user_arg(a) for a in args)
+        args = tuple(user_string_value(a) for a in args)
         try:
             ret = fn(*args)
         except StopIteration as e:

@@ -483,7 +483,7 @@ def _to_host(v: Any, as_bytes: bool = True) -> Any:
     value (as TensorFlow 1.x's Session.run returns, e.g. np.float32); strings as bytes."""
     if isinstance(v, np.ndarray):
         if v.dtype == object and as_bytes:  # strings: bytes, as TF1 gives them (collflow holds str)
-            return _dt.user_strings(v[()] if v.ndim == 0 else v)
+            return _dt.user_string_value(v)
         if v.ndim == 0:
             return v[()]
         # read-only arrays are constants' or variables' storage (or views of it): the user

@@ -99,7 +99,7 @@ class NewCheckpointReader:
         with cio.open_checkpoint(self.path) as r:
             value = r.read([name])[name]
         if isinstance(value, np.ndarray) and value.dtype == object:  # strings: bytes, as TF gives them
-            return _dt.user_strings(value[()] if value.ndim == 0 else value)
+            return _dt.user_string_value(value)
         return value
 
 

@@ -122,9 +122,10 @@ class Optimizer:
         before the step ends (SyncReplicasOptimizer averages the updated variables there).
         """
         pairs = _check_pairs(grads_and_vars)
-        replicated = _ds.has_strategy() and _ds.get_strategy().num_replicas_in_sync > 1
+        replicated = False
         if _ds.has_strategy():
             pairs = _sum_over_replicas(pairs)
+            replicated = _ds.get_strategy().num_replicas_in_sync > 1
         var_list = [v for gr, v in pairs if gr is not None]
         if not var_list:
             raise ValueError(
