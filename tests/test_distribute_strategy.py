@@ -1,6 +1,7 @@
 """tf.distribute in one process: TF 1.x's contexts, the one-replica strategies giving the answer
 of the same program without a strategy, the Estimator's train_distribute, and the errors.
 (N ranks against one process: tests/test_distribute_two_worlds.py, tests/mpi/test_distribute_mpi.py.)"""
+import os
 import tempfile
 
 import numpy as np
@@ -189,6 +190,27 @@ def test_estimator_train_distribute_one_replica_is_the_plain_estimator():
     w, step = _estimator(tf.distribute.MirroredStrategy(), 8)
     assert step == ref_step == 4
     np.testing.assert_allclose(w, ref_w, rtol=1e-6)
+
+
+def test_estimator_eval_distribute_one_replica_is_the_plain_evaluate():
+    def input_fn(input_context=None):
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(7)
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [4, 1], initializer=tf.constant_initializer(0.5))
+        pred = tf.matmul(features["x"], w)
+        loss = tf.losses.mean_squared_error(labels, pred)
+        ops = {"mae": tf.metrics.mean_absolute_error(labels, pred), "m": tf.metrics.mean(pred)}
+        return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=ops)
+    out = []
+    for strategy in (None, tf.distribute.MirroredStrategy()):
+        cfg = tf.estimator.RunConfig(eval_distribute=strategy)
+        est = tf.estimator.Estimator(model_fn, model_dir=tempfile.mkdtemp(), config=cfg)
+        out.append(est.evaluate(input_fn))
+        assert os.listdir(est.eval_dir())  # the one replica writes the events
+    assert set(out[0]) == set(out[1]) == {"mae", "m", "loss", "global_step"}
+    for k in out[0]:
+        np.testing.assert_allclose(out[1][k], out[0][k], rtol=1e-6, err_msg=k)
 
 
 def test_keras_compiled_in_scope_trains_as_without():

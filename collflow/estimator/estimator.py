@@ -223,6 +223,22 @@ class Estimator:
             spec = spec._replace(loss=strategy.reduce(op, spec.loss))
         return gs, spec, input_hooks
 
+    def _build_distributed_eval(self, input_fn: Callable, strategy: Any) -> tuple:
+        """TF 1.x's distributed evaluation graph, one replica per rank: input_fn (told its
+        InputContext) gives per-replica batches, dealt out round robin as in training; each
+        replica runs the model on its batches and updates its own metric state."""
+        random_ops.set_random_seed(self._config.tf_random_seed)
+        with strategy.scope():
+            gs = create_global_step(_g.get_default_graph())
+            ds = self._call_input_fn(input_fn, ModeKeys.EVAL, input_context=strategy._input_context())
+            if not (hasattr(ds, "make_one_shot_iterator") and hasattr(ds, "shard")):
+                raise ValueError("With eval_distribute the input_fn must return a tf.data.Dataset, got "
+                                 f"{type(ds).__name__}")
+            features, labels, input_hooks = _parse_input_fn_result(strategy._per_replica_dataset(ds))
+            spec = strategy.extended.call_for_each_replica(
+                self._call_model_fn, args=(features, labels, ModeKeys.EVAL, self._config))
+        return gs, spec, input_hooks
+
     def _scaffold(self, spec: EstimatorSpec) -> _ms.Scaffold:
         scaffold = spec.scaffold or _ms.Scaffold()
         if scaffold.saver is None and not _g.get_collection(_ms.SAVERS):
@@ -339,8 +355,13 @@ class Estimator:
         if checkpoint_path is None:
             logging.info("Could not find trained model in model_dir: %s, running initialization to evaluate.",
                          self._model_dir)
+        strategy = self._config.eval_distribute
+        replicas = strategy.num_replicas_in_sync if strategy is not None else 1
         with self._new_graph().as_default():
-            gs, spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
+            if strategy is not None:
+                gs, spec, input_hooks = self._build_distributed_eval(input_fn, strategy)
+            else:
+                gs, spec, input_hooks = self._build(input_fn, ModeKeys.EVAL)
             if "loss" in spec.eval_metric_ops:
                 raise ValueError('Metric with name "loss" is not allowed, because Estimator already defines a default '
                                  'metric with the same name.')
@@ -353,6 +374,8 @@ class Estimator:
             all_hooks = list(input_hooks) + list(hooks or []) + list(spec.evaluation_hooks)
             if steps is not None:
                 all_hooks.append(_StopAfterNEvalsHook(steps))
+            if replicas > 1:  # before the final values are read
+                all_hooks.append(_SumMetricStateHook(_g.get_collection(GraphKeys.METRIC_VARIABLES)))
             all_hooks.append(final_hook)
             scaffold = self._scaffold(spec)
             creator = _ms.ChiefSessionCreator(scaffold=scaffold, config=self._config.session_config,
@@ -365,7 +388,8 @@ class Estimator:
         out = {k: (np.int64(v) if k == GraphKeys.GLOBAL_STEP else v) for k, v in results.items()}
         logging.info("Saving dict for global step %d: %s", out[GraphKeys.GLOBAL_STEP],
                      ", ".join(f"{k} = {v}" for k, v in sorted(out.items())))
-        self._write_eval_summary(out, name)
+        if replicas <= 1 or strategy._replica_id() == 0:  # one evaluator's events, as TF's
+            self._write_eval_summary(out, name)
         return out
 
     def eval_dir(self, name: Optional[str] = None) -> str:
@@ -454,3 +478,23 @@ class _StopAfterNEvalsHook(_hooks.SessionRunHook):
         self._done += 1
         if self._done >= self._num_evals:
             run_context.request_stop()
+
+
+class _SumMetricStateHook(_hooks.SessionRunHook):
+    """Under eval_distribute, once every replica has run out of batches: each metric
+    variable becomes its sum over the replicas (TF's SyncOnRead SUM aggregation), so the
+    metric values read after it are those of all the replicas' batches together."""
+
+    def __init__(self, variables: Sequence[Any]):
+        from ..graph.ops.collective_ops import all_reduce
+        from ..graph.ops.state_ops import assign
+        for v in variables:
+            if not v.shape.is_fully_defined():
+                raise ValueError(
+                    f"eval_distribute: the metric variable {v.op.name} has the shape {v.shape}, not fixed when the "
+                    "graph is built (a metric that gathers values, like streaming_concat); its state cannot be "
+                    "summed over the replicas. Evaluate without eval_distribute.")
+        self._op = group(*[assign(v, all_reduce(v, op="sum", name="sum_over_replicas")) for v in variables])
+
+    def end(self, session: Any) -> None:
+        session.run(self._op)

@@ -115,8 +115,8 @@ class RunConfig:
         self._device_fn = device_fn
         self._protocol = protocol
         self._session_creation_timeout_secs = session_creation_timeout_secs
-        # train: the replicas are the MPI ranks (see Estimator.train); evaluation stays local
-        # on every rank (each computes the metrics over the whole evaluation input)
+        # the replicas are the MPI ranks (see Estimator.train and Estimator.evaluate); without
+        # eval_distribute each rank evaluates the whole evaluation input on its own
         self._train_distribute = train_distribute
         self._eval_distribute = eval_distribute
 

@@ -2,6 +2,7 @@
 on N ranks ends where one process without a strategy ends with N times the batch (TF's N
 replicas: per-replica batches dealt round robin, the mean loss divided by the replicas and
 the gradients summed), on every rank, with the loss it reports the mean over the replicas."""
+import os
 import tempfile
 
 import numpy as np
@@ -90,3 +91,72 @@ def test_keras_fit_under_mirrored_strategy_n_ranks_is_one_process():
     np.testing.assert_allclose(p, ref_p, rtol=1e-5, atol=1e-6)
     allw = MPI.COMM_WORLD.allgather(np.concatenate([a.ravel() for a in w]))
     assert all(np.array_equal(a, allw[0]) for a in allw)
+
+
+def _evaluate(strategy, model_dir, steps=None):
+    """Evaluate a fixed linear classifier (restored from the checkpoint written by the
+    first call) over 60 rows in 5-row batches: streaming metrics of several kinds."""
+    labels_all = (Y[:, 0] > 0).astype(np.int64)
+
+    def input_fn(input_context=None):
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, labels_all)).batch(5)
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [4, 1], initializer=tf.constant_initializer([[0.5], [-1.0], [0.3], [0.8]]))
+        logits = tf.matmul(features["x"], w)[:, 0]
+        prob = tf.sigmoid(logits)
+        loss = tf.losses.sigmoid_cross_entropy(labels, logits)
+        ops = {"acc": tf.metrics.accuracy(labels, tf.cast(prob > 0.5, tf.int64)),
+               "auc": tf.metrics.auc(labels, prob),
+               "mean_prob": tf.metrics.mean(prob),
+               "rmse": tf.metrics.root_mean_squared_error(tf.cast(labels, tf.float32), prob),
+               "rows": tf.metrics.mean(tf.cast(tf.shape(prob)[0], tf.float32), weights=5.0)}
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            train = tf.assign_add(tf.train.get_global_step(), 1)
+            return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train)
+        return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=ops)
+    cfg = tf.estimator.RunConfig(eval_distribute=strategy, save_checkpoints_steps=None, save_checkpoints_secs=None)
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir, config=cfg)
+    if est.latest_checkpoint() is None:
+        est.train(input_fn, steps=1)
+    return est.evaluate(input_fn, steps=steps)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_estimator_eval_distribute_n_ranks_is_one_process():
+    """Each rank evaluates its round-robin share of the batches; the metric state summed over
+    the ranks gives every rank the one-process values over all the batches."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    n = comm.Get_size()
+    d = comm.bcast(tempfile.mkdtemp() if comm.Get_rank() == 0 else None)
+    ref = _evaluate(None, os.path.join(d, f"ref{comm.Get_rank()}"))
+    got = _evaluate(tf.distribute.MirroredStrategy(), os.path.join(d, f"dist{comm.Get_rank()}"))
+    assert set(got) == set(ref)
+    for k in ref:
+        np.testing.assert_allclose(got[k], ref[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # steps counts global steps: each takes one batch per replica
+    part = _evaluate(tf.distribute.MirroredStrategy(), os.path.join(d, f"dist{comm.Get_rank()}"), steps=2)
+    first = _evaluate(None, os.path.join(d, f"ref{comm.Get_rank()}"), steps=2 * n)
+    for k in ref:
+        np.testing.assert_allclose(part[k], first[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # one evaluator writes events, as TF's: only rank 0's eval directory holds them
+    ev = os.path.join(d, f"dist{comm.Get_rank()}", "eval")
+    assert (os.path.isdir(ev) and bool(os.listdir(ev))) == (comm.Get_rank() == 0)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_estimator_eval_distribute_refuses_state_it_cannot_sum():
+    def input_fn(input_context=None):
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(5)
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [4, 1])
+        pred = tf.matmul(features["x"], w)
+        loss = tf.losses.mean_squared_error(labels, pred)
+        return tf.estimator.EstimatorSpec(mode, loss=loss,
+                                          eval_metric_ops={"all": tf.contrib.metrics.streaming_concat(pred)})
+    cfg = tf.estimator.RunConfig(eval_distribute=tf.distribute.MirroredStrategy())
+    est = tf.estimator.Estimator(model_fn, model_dir=tempfile.mkdtemp(), config=cfg)
+    with pytest.raises(ValueError, match="cannot be summed over the replicas"):
+        est.evaluate(input_fn, steps=1)
