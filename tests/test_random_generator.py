@@ -266,6 +266,15 @@ def test_global_generator():
             assert not np.array_equal(a, s.run(g2.state))   # OS entropy at each initialization
     with tf.Graph().as_default() as gr2:
         assert R.get_global_generator().state.graph is gr2  # made again for the new graph
+    with gr.as_default():
+        assert R.get_global_generator() is g2  # each graph keeps its own
+    # the implicit generator does not keep its graph alive
+    import gc
+    import weakref
+    ref = weakref.ref(gr2)
+    del gr2
+    gc.collect()
+    assert ref() is None
 
 
 def test_shapes_and_dtypes():

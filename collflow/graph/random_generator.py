@@ -346,24 +346,24 @@ class Generator:
         return [Generator(state=_a.stack(zeros + [k]), alg=self._alg) for k in _a.unstack(keys, num=count)]
 
 
-_global_generator: Optional[Generator] = None
-_global_is_implicit = False
+_global_generator: Optional[Generator] = None  # set by set_global_generator
 
 
 def get_global_generator() -> Generator:
-    """The global generator; made (from non-deterministic state) at the first call, and again
-    when the default graph is not the one it was made in, unless set_global_generator set it."""
-    global _global_generator, _global_is_implicit
+    """The global generator: the one set_global_generator set, else the default graph's own,
+    made (from non-deterministic state) at its first use in that graph.  The graph holds its
+    implicit generator, so neither keeps the other alive past the graph."""
+    if _global_generator is not None:
+        return _global_generator
     g = _g.get_default_graph()
-    if _global_generator is None or (_global_is_implicit and _global_generator.state.graph is not g):
+    gen = g.__dict__.get("_implicit_global_generator")
+    if gen is None:
         with g.control_dependencies(None):
-            _global_generator = Generator.from_non_deterministic_state()
-        _global_is_implicit = True
-    return _global_generator
+            gen = g.__dict__["_implicit_global_generator"] = Generator.from_non_deterministic_state()
+    return gen
 
 
 def set_global_generator(generator: Generator) -> None:
     """Makes `generator` the global generator."""
-    global _global_generator, _global_is_implicit
+    global _global_generator
     _global_generator = generator
-    _global_is_implicit = False
