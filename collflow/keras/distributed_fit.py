@@ -2,7 +2,7 @@
 (the MPI ranks, collflow/train/distribute_lib.py), as TF 1.x's Keras distributes them:
 
   * each global batch is split over the replicas, replica r taking rows [r*b, (r+1)*b),
-    b = ceil(batch / N) (predict is not split: every rank predicts every row);
+    b = ceil(batch / N), by distribute_lib.replica_rows (predict is not split: every rank predicts every row);
   * each replica's loss is divided by N and the update is built in its replica context, so
     the optimizer sums the replicas' gradients: the update of the whole batch;
   * what fit and evaluate report is the whole batch's: the loss and the per-batch metrics are
@@ -22,6 +22,7 @@ from ..graph.ops.math_more_ops import div_no_nan
 from ..graph.ops.collective_ops import all_reduce
 from ..graph.ops.constant_op import constant, identity
 from ..graph.variables import Variable
+from ..train.distribute_lib import replica_rows
 
 __all__ = ["replicas", "split_rows", "global_mean", "global_metric_result", "distribute_reporting"]
 
@@ -39,10 +40,8 @@ def split_rows(arrays: Sequence[Any], rank: int, n: int) -> List[Any]:
         if a is None:
             out.append(None)
             continue
-        rows = len(a)
-        per = -(-rows // n)
-        lo = min(rank * per, rows)
-        out.append(a[lo:min(lo + per, rows)])
+        begin, end = replica_rows(len(a), rank, n)
+        out.append(a[begin:end])
     return out
 
 

@@ -22,6 +22,8 @@ import contextlib
 import enum
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..graph import graph as _g
 from ..graph import nest
@@ -526,6 +528,16 @@ def _require_dataset(ds: Any, what: str) -> None:
                          f"{type(ds).__name__}")
 
 
+def replica_rows(rows: Any, rank: int, n: int) -> Tuple[Any, Any]:
+    """[begin, end) of the rows of a global batch of `rows` that replica `rank` of n takes, as
+    TF splits a batch: ceil(rows / n) each, the last replicas fewer or none.  `rows` is an int
+    (NumPy batches: Keras) or an integer tensor (dataset elements)."""
+    per = (rows + (n - 1)) // n
+    minimum = min if isinstance(rows, (int, np.integer)) else math_ops.minimum
+    begin = minimum(per * rank, rows)
+    return begin, minimum(begin + per, rows)
+
+
 def _split_batches(dataset: Any, rank: int, n: int) -> Any:
     _require_dataset(dataset, "experimental_distribute_dataset's argument")
     if n <= 1:
@@ -539,10 +551,7 @@ def _split_batches(dataset: Any, rank: int, n: int) -> Any:
             if not isinstance(t, _g.Tensor) or t.shape.rank == 0:
                 raise ValueError("experimental_distribute_dataset needs a batched dataset: every component must "
                                  f"have a batch dimension, got {t!r}")
-            rows = array_ops.shape(t)[0]
-            per = (rows + (n - 1)) // n
-            begin = math_ops.minimum(per * rank, rows)
-            end = math_ops.minimum(begin + per, rows)
+            begin, end = replica_rows(array_ops.shape(t)[0], rank, n)
             out.append(t[begin:end])
         return nest.pack_sequence_as(value, out)
     return dataset.map(part)
