@@ -35,9 +35,11 @@ rnn = _types.SimpleNamespace(
     GRUBlockCell=_rnn_block_cells.GRUBlockCell, GRUBlockCellV2=_rnn_block_cells.GRUBlockCellV2,
     DropoutWrapper=_rnn.DropoutWrapper, ResidualWrapper=_rnn.ResidualWrapper, DeviceWrapper=_rnn.DeviceWrapper,
     LSTMStateTuple=_rnn.LSTMStateTuple,
-    static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn)
+    static_rnn=_rnn.static_rnn, static_bidirectional_rnn=_rnn.static_bidirectional_rnn,
+    static_state_saving_rnn=_rnn.static_state_saving_rnn)
 rnn.__doc__ = ("tf.contrib.rnn: the core RNN cells, LSTMBlockCell, LSTMBlockFusedCell (a whole time-major "
-               "sequence as one op), GRUBlockCell, GRUBlockCellV2, static_rnn and static_bidirectional_rnn.")
+               "sequence as one op), GRUBlockCell, GRUBlockCellV2, static_rnn, static_bidirectional_rnn and "
+               "static_state_saving_rnn.")
 
 from . import opt  # noqa: E402  (tf.contrib.opt: LazyAdamOptimizer, AdamWOptimizer, MomentumWOptimizer, ...)
 from . import mixed_precision  # noqa: E402  (tf.contrib.mixed_precision: LossScaleOptimizer, the managers)

@@ -34,7 +34,7 @@ from ..graph.ops import array_ops as _a
 from ..graph.ops import math_ops as _m
 from ..graph.ops import misc_ops as _misc
 from ..graph.ops import nn_ops as _nn
-from ..graph.ops.constant_op import constant, placeholder
+from ..graph.ops.constant_op import constant, identity, placeholder
 from ..graph.ops.reverse_ops import reverse, reverse_sequence
 from ..graph.shape import TensorShape, as_shape
 from ..graph.tensor_array import TensorArray
@@ -47,6 +47,7 @@ from .rnn_cells import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMBlockCell, LST
 __all__ = [
     "TensorArray", "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
     "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple", "rnn_cell", "dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn",
+    "static_state_saving_rnn",
     "static_bidirectional_rnn", "LSTMBlockCell", "LSTMBlockFusedCell", "CharLM", "build_char_lm",
 ]
 
@@ -365,6 +366,41 @@ def static_rnn(cell: Any, inputs: Sequence[Any], initial_state: Any = None, dtyp
             state = new_state
             outputs.append(out)
         return outputs, state
+
+
+def static_state_saving_rnn(cell: Any, inputs: Sequence[Any], state_saver: Any, state_name: Any,
+                            sequence_length: Any = None, scope: Any = None) -> Tuple[List[_g.Tensor], Any]:
+    """static_rnn that starts from and saves its state through a state saver, for truncated
+    backpropagation over long sequences (tf.nn.static_state_saving_rnn).
+
+    state_saver: any object with `state(name)` (a tensor) and `save_state(name, value)` (an
+    op), e.g. a NextQueuedSequenceBatch.  state_name: a string, or a structure of strings
+    matching `cell.state_size` when the state is a tuple.  The last output and the final
+    state are returned through identities that run after every save, so fetching either
+    saves the state, as TF.
+    """
+    tuple_state, tuple_name = nest._is_seq(cell.state_size), nest._is_seq(state_name)
+    if tuple_state != tuple_name:
+        raise ValueError("Argument `state_name` should be the same type as `cell.state_size`. Received: "
+                         f"state_name={state_name!s}, cell.state_size={cell.state_size!s}.")
+    names = nest.flatten(state_name) if tuple_state else [state_name]
+    if tuple_state:
+        n_sizes = len(nest.flatten(cell.state_size))
+        if len(names) != n_sizes:
+            raise ValueError(f"Number of elements in argument `state_name` and `cell.state_size` are mismatched. "
+                             f"Received state_name={state_name} with {len(names)} elements and "
+                             f"cell.state_size={cell.state_size} with {n_sizes} elements.")
+        initial = nest.pack_sequence_as(cell.state_size, [state_saver.state(n) for n in names])
+    else:
+        initial = state_saver.state(state_name)
+    outputs, state = static_rnn(cell, inputs, initial_state=initial, sequence_length=sequence_length, scope=scope)
+    flat_state = nest.flatten(state)
+    saves = [state_saver.save_state(n, v) for n, v in zip(names, flat_state)]
+    with _g.get_default_graph().control_dependencies(saves):
+        last = outputs[-1]
+        outputs[-1] = nest.pack_sequence_as(last, [identity(o) for o in nest.flatten(last)])
+        state = nest.pack_sequence_as(state, [identity(v) for v in flat_state])
+    return outputs, state
 
 
 def _ids_state_dtype(initial_state: Any, dtype: Any) -> _dt.DType:
