@@ -21,7 +21,7 @@ LAYERS = [
     {"comm", "summary"},                # communicators and collective kernels; summary ops
     {"train", "profile", "saved_model"},  # optimizers, checkpoints, sync replicas, hooks; SavedModels
     {"data"},                           # input pipelines and datasets
-    {"nn", "layers", "image"},          # layers, cells, losses; tf.image
+    {"nn", "layers", "image", "autograph"},  # layers, cells, losses; tf.image; tf.function
     {"contrib", "models", "horovod", "estimator", "keras"},  # built from everything below
     {"compat", "examples"},             # TF1's namespace over all of collflow; tensorflow.examples
 ]

@@ -28,7 +28,8 @@ from .config import set_blas_threads
 __all__ = ["PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration", "list_physical_devices",
            "list_logical_devices", "get_visible_devices", "set_visible_devices", "get_logical_device_configuration",
            "set_logical_device_configuration", "get_soft_device_placement", "set_soft_device_placement",
-           "experimental_list_devices", "threading", "optimizer", "experimental"]
+           "experimental_list_devices", "threading", "optimizer", "experimental",
+           "experimental_run_functions_eagerly", "experimental_functions_run_eagerly"]
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
@@ -44,7 +45,7 @@ class LogicalDeviceConfiguration(collections.namedtuple(
 
 
 _settings: Dict[str, Any] = {"memory_growth": {}, "virtual": {}, "soft_placement": True, "inter_op": 0,
-                             "intra_op": 0, "jit": False, "optimizer_options": {}}
+                             "intra_op": 0, "jit": False, "optimizer_options": {}, "functions_eagerly": False}
 
 
 def _gpu_count() -> int:
@@ -221,3 +222,14 @@ experimental = types.SimpleNamespace(
     set_virtual_device_configuration=_set_virtual_device_configuration,
     VirtualDeviceConfiguration=LogicalDeviceConfiguration)
 experimental.__doc__ = "tf.config.experimental: TF 1.14/1.15's names of the device functions."
+
+
+def experimental_run_functions_eagerly(run_eagerly: bool) -> None:
+    """True: a tf.function calls its Python function directly (no tracing, caching or automatic
+    control dependencies); in graph mode its ops are then built where it is called, as TF's."""
+    _settings["functions_eagerly"] = bool(run_eagerly)
+
+
+def experimental_functions_run_eagerly() -> bool:
+    """Whether tf.functions call their Python functions directly (experimental_run_functions_eagerly)."""
+    return _settings["functions_eagerly"]
