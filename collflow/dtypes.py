@@ -13,22 +13,27 @@ import numpy as np
 __all__ = [
     "DType", "as_dtype", "float16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "string", "resource", "double", "half",
-    "complex64", "complex128",
+    "complex64", "complex128", "qint8", "quint8", "qint16", "quint16", "qint32", "QUANTIZED_DTYPES",
 ]
 
 
 class DType:
     """A tensor element type (a thin, hashable wrapper over a NumPy dtype)."""
 
-    __slots__ = ("name", "np", "_hash")
+    __slots__ = ("name", "np", "_hash", "_quantized")
 
-    def __init__(self, name: str, np_dtype: Any):
+    def __init__(self, name: str, np_dtype: Any, quantized: bool = False):
         self.name = name
-        self.np = np.dtype(np_dtype)
+        self.np = np.dtype(np_dtype)  # a quantized type's storage: the plain integer type
         self._hash = hash(name)
+        self._quantized = quantized
 
     @property
-    def as_numpy_dtype(self) -> type:
+    def as_numpy_dtype(self) -> Any:
+        # TF names a quantized type's NumPy type by a one-field structured dtype
+        # ([("qint8", "i1")]); its values are stored (and fetched) as the plain integers
+        if self._quantized:
+            return np.dtype([(self.name, self.np)])
         return self.np.type
 
     @property
@@ -37,7 +42,7 @@ class DType:
 
     @property
     def is_integer(self) -> bool:
-        return self.np.kind in "iu"
+        return self.np.kind in "iu" and not self._quantized
 
     @property
     def is_bool(self) -> bool:
@@ -69,11 +74,11 @@ class DType:
 
     @property
     def is_unsigned(self) -> bool:
-        return self.np.kind == "u"
+        return self.np.kind == "u" and not self._quantized
 
     @property
     def is_quantized(self) -> bool:
-        return False
+        return self._quantized
 
     @property
     def is_numpy_compatible(self) -> bool:
@@ -81,7 +86,9 @@ class DType:
 
     @property
     def min(self) -> Any:
-        """The smallest value of the type (TF1's DType.min)."""
+        """The smallest value of the type (TF1's DType.min; TypeError for a quantized type, as TF)."""
+        if self._quantized:
+            raise TypeError(f"Cannot find minimum value of {self.name} (a quantized type).")
         if self.np.kind == "f":
             return float(np.finfo(self.np).min)
         if self.np.kind in "iu":
@@ -90,7 +97,9 @@ class DType:
 
     @property
     def max(self) -> Any:
-        """The largest value of the type (TF1's DType.max)."""
+        """The largest value of the type (TF1's DType.max; TypeError for a quantized type, as TF)."""
+        if self._quantized:
+            raise TypeError(f"Cannot find maximum value of {self.name} (a quantized type).")
         if self.np.kind == "f":
             return float(np.finfo(self.np).max)
         if self.np.kind in "iu":
@@ -136,15 +145,27 @@ string = DType("string", np.object_)
 resource = DType("resource", np.object_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
+# TF's quantized types: integers that stand for floats of a range carried beside them (the
+# quantization ops' min/max); only those ops (and casts, reshapes, ...) take them
+qint8 = DType("qint8", np.int8, quantized=True)
+quint8 = DType("quint8", np.uint8, quantized=True)
+qint16 = DType("qint16", np.int16, quantized=True)
+quint16 = DType("quint16", np.uint16, quantized=True)
+qint32 = DType("qint32", np.int32, quantized=True)
+QUANTIZED_DTYPES = frozenset((qint8, quint8, qint16, quint16, qint32))
 double = float64  # TensorFlow's aliases (cf.bool is set in collflow/__init__.py)
 half = float16
 
 _BY_NAME = {d.name: d for d in (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                                  bool_, string, complex64, complex128)}
 _BY_NAME["resource"] = resource
+_BY_NAME.update({d.name: d for d in QUANTIZED_DTYPES})
 # TensorFlow 1.x's other names: tf.as_dtype("float") is float32, not NumPy's float64
 _BY_NAME.update({"float": float32, "double": float64, "half": float16})
-_BY_NP = {d.np: d for d in _BY_NAME.values() if d.name not in ("resource",)}
+# a plain NumPy integer type is the plain integer DType; TF's structured NumPy names of the
+# quantized types (qint8.as_numpy_dtype) map back to them
+_BY_NP = {d.np: d for d in _BY_NAME.values() if d.name not in ("resource",) and not d.is_quantized}
+_BY_NP.update({d.as_numpy_dtype: d for d in QUANTIZED_DTYPES})
 _BY_NP[np.dtype(np.object_)] = string
 
 

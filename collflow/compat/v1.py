@@ -128,6 +128,9 @@ from collflow.compat.core_ops_names import *  # noqa: E402,F401,F403  (tf.scatte
 from collflow.compat.tf115_more_names import *  # noqa: E402,F401,F403  (tf.get_session_handle, tf.sysconfig, tf.load_op_library, ...)
 from collflow.compat.distribute_names import distribute  # noqa: E402,F401  (tf.distribute)
 from collflow.train.loss_scale import mixed_precision  # noqa: E402,F401  (tf.mixed_precision: loss scaling)
+from collflow.compat.autograph_names import *  # noqa: E402,F401,F403  (tf.autograph)
+from collflow.compat.function_names import *  # noqa: E402,F401,F403  (tf.function, tf.wrap_function)
+from collflow.compat.quant_names import *  # noqa: E402,F401,F403  (the quantized dtypes and ops)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 logical_xor = math.logical_xor

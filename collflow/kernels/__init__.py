@@ -39,3 +39,4 @@ from .device import get_array_module  # noqa: F401
 from . import image_transform_kernels  # noqa: F401,E402  (ImageProjectiveTransformV2: contrib.image.transform/rotate)
 from . import image_label_kernels, image_sirds_kernels  # noqa: F401,E402  (contrib.image: ImageConnectedComponents, BipartiteMatch, SingleImageRandomDotStereograms)
 from . import stateful_random_kernels  # noqa: F401,E402  (tf.random.experimental.Generator's ops)
+from . import quantized_kernels  # noqa: F401,E402  (QuantizeV2, Dequantize, QuantizedConcat, QuantizedConv2D/AvgPool/MaxPool/ReluX)

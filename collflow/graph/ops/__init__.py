@@ -31,3 +31,4 @@ from . import scatter_more_ops, core_misc_ops, quant_ops, critical_section_ops  
 from . import matrix_band_diag_ops  # noqa: F401  (tf.linalg.diag/diag_part/set_diag with k, num_rows/num_cols, padding, align)
 from . import string_format_ops  # noqa: F401  (tf.strings.format, tf.strings.unsorted_segment_join)
 from . import stateful_random_ops  # noqa: F401  (the ops of tf.random.experimental.Generator)
+from . import quantized_ops  # noqa: F401  (tf.quantize/dequantize/quantized_concat, tf.nn.quantized_*: the quantized dtypes' ops)

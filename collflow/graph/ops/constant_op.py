@@ -100,7 +100,9 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     # a private C-ordered copy (ascontiguousarray would turn a 0-d value into shape (1,))
     arr = np.array(arr, order="C")
     arr.setflags(write=False)  # consumers must never write into a constant
-    return single("Const", [], {"value": arr, "dtype": _dt.as_dtype(arr.dtype)}, name=name)
+    # a quantized dtype keeps its name (its array holds the plain integers)
+    out_dt = dt if dt is not None and dt.is_quantized else _dt.as_dtype(arr.dtype)
+    return single("Const", [], {"value": arr, "dtype": out_dt}, name=name)
 
 
 def placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None) -> _g.Tensor:
