@@ -12,8 +12,8 @@ quantize_and_dequantize rounds to a signed or unsigned num_bits grid scaled so t
 range (given, or the input's min and max) fits; its gradient is the identity (V2's);
 quantize_and_dequantize_v2 (the V4 op) computes the same values and passes the gradient
 only where the input lies in [input_min, input_max].
-Kernels in kernels/quant_kernels.py.  collflow has no quantized dtypes (qint8, ...), so
-tf.quantize/dequantize/quantized_concat are not here.
+Kernels in kernels/quant_kernels.py.  The ops on the quantized dtypes (qint8, ...):
+tf.quantize/dequantize/quantized_concat and tf.nn.quantized_* are in quantized_ops.py.
 """
 from __future__ import annotations
 
