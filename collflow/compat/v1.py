@@ -131,6 +131,7 @@ from collflow.train.loss_scale import mixed_precision  # noqa: E402,F401  (tf.mi
 from collflow.compat.autograph_names import *  # noqa: E402,F401,F403  (tf.autograph)
 from collflow.compat.function_names import *  # noqa: E402,F401,F403  (tf.function, tf.wrap_function)
 from collflow.compat.quant_names import *  # noqa: E402,F401,F403  (the quantized dtypes and ops)
+from collflow.compat.misc115_names import *  # noqa: E402,F401,F403  (JPEG crop/quality, assert_equal_graph_def, ...)
 
 log_sigmoid = math.log_sigmoid   # TF1 has it at the top level too
 logical_xor = math.logical_xor

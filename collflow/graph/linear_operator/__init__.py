@@ -14,10 +14,14 @@ from .circulant import LinearOperatorCirculant
 from .toeplitz import LinearOperatorToeplitz
 from .householder import LinearOperatorHouseholder
 from .circulant_nd import LinearOperatorCirculant2D, LinearOperatorCirculant3D
+from .block_lower_triangular import LinearOperatorBlockLowerTriangular
+from .permutation import LinearOperatorPermutation
+from .tridiag import LinearOperatorTridiag
 
 __all__ = ["LinearOperator", "LinearOperatorFullMatrix", "LinearOperatorDiag", "LinearOperatorIdentity",
            "LinearOperatorScaledIdentity", "LinearOperatorZeros", "LinearOperatorLowerTriangular",
            "LinearOperatorComposition", "LinearOperatorBlockDiag", "LinearOperatorKronecker",
            "LinearOperatorLowRankUpdate", "LinearOperatorAdjoint", "LinearOperatorInversion",
            "LinearOperatorCirculant", "LinearOperatorToeplitz",
-           "LinearOperatorHouseholder", "LinearOperatorCirculant2D", "LinearOperatorCirculant3D"]
+           "LinearOperatorHouseholder", "LinearOperatorCirculant2D", "LinearOperatorCirculant3D",
+           "LinearOperatorBlockLowerTriangular", "LinearOperatorPermutation", "LinearOperatorTridiag"]
