@@ -317,3 +317,23 @@ def test_gradient_inside_a_loop_body():
         out = cf.while_loop(lambda i, a: i < 3, body, [0, cf.constant(0.0, cf.float64)])[1]
     with cf.Session(graph=g) as s:
         assert s.run(out, {x: 2.0}) == pytest.approx(2 * 2.0 * (1 + 2 + 3))
+
+
+def test_a_branch_using_the_predicate_itself_is_gated_like_any_other():
+    """A branch that returns the predicate, or computes from it alone, gives the taken
+    branch's value: the predicate is read through the branch's Switch, so its uses in the
+    branch not taken are dead and the Merge cannot take them (AutoGraph's lazy `and`/`or`
+    build exactly such conds)."""
+    with cf.Graph().as_default():
+        p = cf.placeholder(cf.bool_, [])
+        q = cf.placeholder(cf.bool_, [])
+        outs = [cf.cond(p, lambda: q, lambda: p),
+                cf.cond(p, lambda: q, lambda: cf.logical_not(p)),
+                cf.cond(p, lambda: cf.logical_and(p, q), lambda: cf.logical_or(p, q)),
+                cf.cond(p, lambda: cf.cond(q, lambda: p, lambda: q), lambda: p)]
+        with cf.Session() as s:
+            for pv in (True, False):
+                for qv in (True, False):
+                    want = [qv if pv else pv, qv if pv else not pv, pv and qv if pv else pv or qv,
+                            (pv if qv else qv) if pv else pv]
+                    assert [bool(v) for v in s.run(outs, {p: pv, q: qv})] == want, (pv, qv)

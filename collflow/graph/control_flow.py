@@ -105,17 +105,24 @@ def imported_control_flow(op: _g.Operation) -> bool:
 class CondContext(ControlFlowContext):
     """One branch of a cond: outside tensors come in through Switch(t, pred)[branch]."""
 
-    def __init__(self, graph: _g.Graph, pred: _g.Tensor, pivot: _g.Tensor, branch: int):
+    def __init__(self, graph: _g.Graph, pred: _g.Tensor, pivot: _g.Tensor, branch: int,
+                 pred_here: Optional[_g.Tensor] = None):
         super().__init__(graph)
         self.pred = pred
         self.pivot = pivot
         self.branch = branch
+        # the predicate as this branch sees it: switch_pred's output for this branch, dead
+        # when the other branch runs (the predicate read as is would stay live there, and
+        # the Merge could take a value from the branch not taken)
+        self.pred_here = pred_here
         self._switched: Dict[_g.Tensor, _g.Tensor] = {}
 
     def process_inputs(self, tensors: List[_g.Tensor]) -> List[_g.Tensor]:
         out = []
         for t in tensors:
-            if self.is_external(t) and t is not self.pred and t is not self.pivot:
+            if t is self.pred and self.pred_here is not None:
+                t = self.pred_here
+            elif self.is_external(t) and t is not self.pred and t is not self.pivot:
                 s = self._switched.get(t)
                 if s is None:
                     # the Switch belongs to the outer context: control dependencies opened
@@ -271,7 +278,7 @@ def _cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any], na
         results = []
         for branch, fn, p in ((1, true_fn, pt), (0, false_fn, pf)):
             pivot = identity(p, name="pivot_t" if branch else "pivot_f")
-            ctx = CondContext(g, pred, pivot, branch)
+            ctx = CondContext(g, pred, pivot, branch, pred_here=p)
             pivot.op._ctx = ctx
             with ctx.entered():
                 r = fn()
