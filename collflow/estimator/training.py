@@ -6,6 +6,8 @@ import os
 import time
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from ..platform import tf_logging as logging
 from ..train.hooks import CheckpointSaverListener
 
@@ -67,10 +69,23 @@ class _EvalAfterSaveListener(CheckpointSaverListener):
         self.result: Any = None
 
     def after_save(self, session: Any, global_step_value: int) -> None:
-        if time.monotonic() - self._last < self._spec.throttle_secs:
+        due = time.monotonic() - self._last >= self._spec.throttle_secs
+        strategy = _eval_strategy(self._est)
+        if strategy is not None:
+            # an evaluation over the ranks runs collectives: every rank must start it at the
+            # same save, so rank 0's clock decides for all (saves are step-based here, so
+            # every rank reaches this call at the same step)
+            due = bool(strategy._communicator().broadcast(np.array(int(due), np.int64), root=0, name="eval_due"))
+        if not due:
             return
         self._last = time.monotonic()
         self.result = _evaluate(self._est, self._spec)[0]
+
+
+def _eval_strategy(estimator: Any) -> Any:
+    """The eval_distribute strategy when it spans more than one rank, else None."""
+    strategy = estimator.config.eval_distribute
+    return strategy if strategy is not None and strategy.num_replicas_in_sync > 1 else None
 
 
 def _evaluate(estimator: Any, spec: EvalSpec, final: bool = False) -> Any:
@@ -94,6 +109,10 @@ def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpe
         raise TypeError(f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: {type(eval_spec)}")
     logging.info("Running training and evaluation locally (non-distributed).")
     cfg = estimator.config
+    if _eval_strategy(estimator) is not None and cfg.save_checkpoints_secs and not cfg.save_checkpoints_steps:
+        raise ValueError("train_and_evaluate with eval_distribute over several ranks evaluates after checkpoint "
+                         "saves, and every rank must evaluate at the same step: set RunConfig.save_checkpoints_steps "
+                         "instead of save_checkpoints_secs (each rank's clock would pick its own steps)")
     listeners = []
     listener = None
     if cfg.save_checkpoints_secs or cfg.save_checkpoints_steps:
@@ -103,8 +122,12 @@ def train_and_evaluate(estimator: Any, train_spec: TrainSpec, eval_spec: EvalSpe
                     saving_listeners=listeners)
     result = listener.result if listener is not None else None
     ckpt = estimator.latest_checkpoint()
-    if result is None or ckpt is None or not str(ckpt).endswith(f"-{int(result['global_step'])}") \
-            or eval_spec.exporters:
+    again = result is None or ckpt is None or not str(ckpt).endswith(f"-{int(result['global_step'])}") \
+        or bool(eval_spec.exporters)
+    strategy = _eval_strategy(estimator)
+    if strategy is not None:  # rank 0 wrote the checkpoints: its view decides for every rank
+        again = bool(strategy._communicator().broadcast(np.array(int(again), np.int64), root=0, name="final_eval"))
+    if again:
         # the final evaluation (and export; TF evaluates again when there are exporters)
         return _evaluate(estimator, eval_spec, final=True)
     return result, []

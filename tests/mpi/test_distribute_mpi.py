@@ -160,3 +160,67 @@ def test_estimator_eval_distribute_refuses_state_it_cannot_sum():
     est = tf.estimator.Estimator(model_fn, model_dir=tempfile.mkdtemp(), config=cfg)
     with pytest.raises(ValueError, match="cannot be summed over the replicas"):
         est.evaluate(input_fn, steps=1)
+
+
+@pytest.mark.mpi(min_size=2)
+def test_train_and_evaluate_distributed_evaluates_at_the_same_saves_on_every_rank():
+    """train_and_evaluate with train_distribute and eval_distribute in one shared model_dir:
+    the evaluations after step-based saves run on every rank at the same steps (rank 0's
+    throttle clock decides), so their collectives pair up; the final metrics equal one
+    process's evaluation of the final checkpoint."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    d = comm.bcast(tempfile.mkdtemp() if comm.Get_rank() == 0 else None)
+
+    def input_fn(input_context=None):
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(5)
+
+    def train_input_fn(input_context=None):
+        return input_fn().repeat()
+
+    class Count(tf.train.SessionRunHook):
+        evals = 0
+
+        def begin(self):
+            Count.evals += 1
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer())
+        pred = tf.matmul(features["x"], w)
+        loss = tf.losses.mean_squared_error(labels, pred)
+        train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train,
+                                          eval_metric_ops={"mae": tf.metrics.mean_absolute_error(labels, pred)})
+    s = tf.distribute.MirroredStrategy()
+    cfg = tf.estimator.RunConfig(train_distribute=s, eval_distribute=s, save_checkpoints_steps=2)
+    est = tf.estimator.Estimator(model_fn, model_dir=os.path.join(d, "shared"), config=cfg)
+    result, _ = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(train_input_fn, max_steps=5),
+        tf.estimator.EvalSpec(input_fn, steps=None, throttle_secs=0, hooks=[Count()]))
+    assert result["global_step"] == 5
+    assert len(set(comm.allgather(Count.evals))) == 1 and Count.evals >= 2
+    comm.Barrier()
+    ref = tf.estimator.Estimator(model_fn, model_dir=os.path.join(d, "shared"),
+                                 config=tf.estimator.RunConfig()).evaluate(input_fn, name=f"ref{comm.Get_rank()}")
+    for k in ("mae", "loss"):
+        np.testing.assert_allclose(result[k], ref[k], rtol=1e-5, err_msg=k)
+    # clocks that disagree: on the other ranks the throttle has long passed, on rank 0 it has
+    # not; rank 0 decides, so no rank starts an evaluation alone (it would wait forever)
+    import collflow.estimator.training as training
+    real = training.time.monotonic
+    if comm.Get_rank() != 0:
+        training.time = type("Clock", (), {"monotonic": staticmethod(lambda: real() + 1e7)})
+    try:
+        Count.evals = 0
+        est2 = tf.estimator.Estimator(model_fn, model_dir=os.path.join(d, "clocks"), config=cfg)
+        tf.estimator.train_and_evaluate(est2, tf.estimator.TrainSpec(train_input_fn, max_steps=5),
+                                        tf.estimator.EvalSpec(input_fn, throttle_secs=1000, hooks=[Count()]))
+    finally:
+        import time
+        training.time = time
+    assert Count.evals == 1  # the final evaluation only, on every rank
+    bad = tf.estimator.Estimator(model_fn, model_dir=os.path.join(d, "bad"), config=tf.estimator.RunConfig(
+        train_distribute=s, eval_distribute=s, save_checkpoints_secs=1))
+    with pytest.raises(ValueError, match="set RunConfig.save_checkpoints_steps"):
+        tf.estimator.train_and_evaluate(bad, tf.estimator.TrainSpec(input_fn, max_steps=2),
+                                        tf.estimator.EvalSpec(input_fn))
