@@ -211,3 +211,7 @@ experimental = _types.SimpleNamespace(SequenceFeatures=_SequenceFeatures, Cosine
                                       CosineDecayRestarts=_schedules.CosineDecayRestarts)
 experimental.__doc__ = "tf.keras.experimental: SequenceFeatures, CosineDecay, CosineDecayRestarts."
 __all__.append("experimental")
+
+# tf.keras.mixed_precision.experimental (TF 1.15): Policy, set_policy, LossScaleOptimizer (keras/mixed_precision.py)
+from . import mixed_precision  # noqa: E402,F401
+__all__ += ["mixed_precision"]

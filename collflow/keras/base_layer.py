@@ -16,6 +16,7 @@ from ..graph.graph import GraphKeys
 from ..graph.shape import TensorShape
 from ..graph.variable_scope import get_variable, variable_scope
 from . import backend as K
+from . import mixed_precision as _mp
 from .layers import _CallRecord, _input_shape_kwargs, _unique_name, mask_of, register_call, set_mask
 
 __all__ = ["Layer"]
@@ -35,7 +36,9 @@ class Layer(_CallRecord):
     def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None, dynamic: bool = False,
                  **kwargs: Any):
         self._batch_input_shape = _input_shape_kwargs(kwargs)
-        kwargs.pop("autocast", None)
+        # dtype=: the mixed-precision policy (keras/mixed_precision.py; None: the global one)
+        self._dtype_policy = _mp.policy_of(dtype)
+        self._autocast = bool(kwargs.pop("autocast", True))
         if kwargs:
             raise TypeError(f"Keyword argument not understood: {sorted(kwargs)}")
         self.trainable = bool(trainable)
@@ -46,6 +49,19 @@ class Layer(_CallRecord):
         self.built = False
         self.updates: List[Any] = []
         self.losses: List[Any] = []
+
+    @property
+    def dtype(self) -> Any:
+        """The dtype of the layer's variables (its policy's; None under 'infer')."""
+        return self._policy().variable_dtype
+
+    @property
+    def _compute_dtype(self) -> Any:
+        return self._policy().compute_dtype
+
+    def _policy(self) -> Any:
+        # a subclass that never called Layer.__init__ has the global policy
+        return self.__dict__.get("_dtype_policy") or _mp.global_policy()
 
     @property
     def name(self) -> str:
@@ -61,12 +77,19 @@ class Layer(_CallRecord):
         initializer or a callable; default glorot_uniform, zeros for non-float dtypes)."""
         from .initializers import get as _get_init
         init = _get_init(initializer) if initializer is not None else None
-        v = get_variable(name, list(shape or []), dtype or K.floatx(), init, regularizer,
+        dtype = dtype or self._policy().variable_dtype or K.floatx()
+        v = get_variable(name, list(shape or []), dtype, init, regularizer,
                          trainable=self.trainable if trainable is None else bool(trainable))
+        # under a mixed policy v reads as float16 in call() (TF's experimental_autocast, default
+        # True); the layer's weights are the float32 variables
+        stored = v._variable if isinstance(v, _mp.AutoCastVariable) else v
+        if self._policy().should_cast_variables and stored.dtype.is_floating and \
+                kwargs.get("experimental_autocast", True):
+            v = _mp.AutoCastVariable(stored)
         if constraint is not None:
             from .constraints import get as _get_constraint
-            v._constraint = _get_constraint(constraint)  # optimizers project v with it after each update
-        self._own_weights.append(v)
+            stored._constraint = _get_constraint(constraint)  # optimizers project v with it after each update
+        self._own_weights.append(stored)
         return v
 
     add_variable = add_weight
@@ -105,7 +128,7 @@ class Layer(_CallRecord):
 
     # what Layer itself keeps: not tracked in object checkpoints (a subclass's own attributes are)
     _UNTRACKED = frozenset(("_batch_input_shape", "trainable", "_name", "_scope", "_own_weights", "built", "updates",
-                            "losses", "_keras_nodes"))
+                            "losses", "_keras_nodes", "_dtype_policy", "_autocast"))
 
     _CHECKPOINT_LISTS: tuple = ()  # list attributes tf_keras tracks as empty nodes (LSTMCell's state_size)
 
@@ -147,13 +170,17 @@ class Layer(_CallRecord):
         self.updates += list(updates) if isinstance(updates, (list, tuple)) else [updates]
 
     def get_config(self) -> Dict[str, Any]:
-        return {"name": self.name, "trainable": self.trainable, "dtype": K.floatx()}
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": _mp.layer_policy_name(self._policy(), K.floatx())}
 
     @classmethod
     def from_config(cls, config: Dict[str, Any]) -> "Layer":
         return cls(**config)
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        given = inputs  # the call's record and masks are the given tensors'; call() gets them cast
+        policy = self._policy()
+        inputs = _mp.cast_inputs(policy, inputs) if getattr(self, "_autocast", True) else inputs
         flat = [_g.convert_to_tensor(t) for t in nest.flatten(inputs)]
         g = flat[0].graph if flat else _g.get_default_graph()
         params = inspect.signature(self.call).parameters
@@ -164,13 +191,13 @@ class Layer(_CallRecord):
             # the first call takes a graph-unique scope from the name (TF's Keras name scope)
             scope = variable_scope(self._scope, reuse=True if self.built else None) if self._scope is not None \
                 else variable_scope(None, default_name=self.name)
-            with scope as vs:
+            with scope as vs, _mp.autocast_scope(policy, g, inputs, first=not self.built):
                 self._scope = vs
                 if not self.built:
                     shapes = [TensorShape(t.shape) for t in flat]
                     self.build(shapes[0] if len(shapes) == 1 and not isinstance(inputs, (list, tuple)) else shapes)
                     self.built = True
-                in_mask = _input_mask(inputs)
+                in_mask = _input_mask(given)
                 if "mask" in params and "mask" not in kwargs:
                     kwargs["mask"] = in_mask
                 out = self.call(inputs, *args, **kwargs)
@@ -182,7 +209,7 @@ class Layer(_CallRecord):
             set_mask(t, m)
         self.updates += g.get_collection(GraphKeys.UPDATE_OPS)[before[GraphKeys.UPDATE_OPS]:]
         self.losses += g.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before[GraphKeys.REGULARIZATION_LOSSES]:]
-        register_call(self, inputs, nest.flatten(out))
+        register_call(self, given, nest.flatten(out))
         return out
 
     apply = __call__

@@ -499,7 +499,11 @@ class Model(TrainingLoop):
         if loss is None:
             raise ValueError("The model needs a loss: compile(loss=...)")
         self.optimizer = _optimizers.get(optimizer)
-        _optimizers.attach_lr_variable(self.optimizer, self.outputs[0].graph)
+        from .mixed_precision import global_policy
+        from .mixed_precision_optimizer import inner_optimizer, wrap_for_policy
+        _optimizers.attach_lr_variable(inner_optimizer(self.optimizer), self.outputs[0].graph)
+        with self.outputs[0].graph.as_default():  # the policy's loss scale: a LossScaleOptimizer (TF 1.15)
+            self.optimizer = wrap_for_policy(self.optimizer, global_policy())
         self.loss = loss
         self._metric_args = list(metrics or []) if not isinstance(metrics, dict) else metrics
         self._loss_weights_arg = loss_weights

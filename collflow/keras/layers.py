@@ -174,7 +174,23 @@ class _KerasMixin(_CallRecord):
         obj._keras_constraints = constraints_by_variable(
             {k: _get_constraint(v) for k, v in kwargs.items() if k.endswith("_constraint")})
         obj._keras_activity_regularizer = kwargs.get("activity_regularizer")
+        # dtype=: the layer's mixed-precision policy (keras/mixed_precision.py; None: the global one)
+        from .mixed_precision import policy_of
+        obj._dtype_policy = policy_of(kwargs.get("dtype"))
+        if kwargs.get("autocast") is not None:
+            obj._autocast = bool(kwargs["autocast"])
         return obj
+
+    _autocast = True  # cast floating inputs to the policy's compute dtype (not Embedding's ids)
+
+    @property
+    def dtype(self) -> Any:
+        """The dtype of the layer's variables (its policy's; None under 'infer')."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def _compute_dtype(self) -> Any:
+        return self._dtype_policy.compute_dtype
 
     _unique_scope = True
 
@@ -199,8 +215,13 @@ class _KerasMixin(_CallRecord):
         g = _g.get_default_graph()
         before = {k: len(g.get_collection(k)) for k in (GraphKeys.UPDATE_OPS, GraphKeys.REGULARIZATION_LOSSES)}
         # always this layer's constraints (even none): a wrapped layer does not take its wrapper's
-        with constraint_defaults(getattr(self, "_keras_constraints", {})):
-            out = super().__call__(inputs, *args, **kwargs)  # type: ignore[misc]
+        # the policy: floating inputs cast to its compute dtype, float32 variables read in it
+        from .mixed_precision import autocast_scope, cast_inputs
+        policy = getattr(self, "_dtype_policy", None)
+        cast = cast_inputs(policy, inputs) if self._autocast else inputs
+        with constraint_defaults(getattr(self, "_keras_constraints", {})), \
+                autocast_scope(policy, g, cast, first=not getattr(self, "built", False)):
+            out = super().__call__(cast, *args, **kwargs)  # type: ignore[misc]
         activity = getattr(self, "_keras_activity_regularizer", None)
         if activity is not None:
             first = out[0] if isinstance(out, (list, tuple)) else out  # a recurrent layer's states are not
@@ -449,8 +470,11 @@ class _Merge(_KerasMixin, _lc.Layer):
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
             raise ValueError(f"A merge layer should be called on a list of at least 2 inputs. Got {inputs!r}")
+        from .mixed_precision import cast_inputs
         with _g.name_scope(self._name or self._base):
-            out = self._merge([_g.convert_to_tensor(t) for t in inputs])
+            # the policy's compute dtype (a float16 and a float32 input under mixed_float16: float16)
+            xs = cast_inputs(getattr(self, "_dtype_policy", None), [_g.convert_to_tensor(t) for t in inputs])
+            out = self._merge(xs)
             set_mask(out, self._merged_mask(list(inputs)))  # Keras's merge layers support masking
         register_call(self, inputs, out)
         return out
@@ -496,6 +520,7 @@ def add(inputs: Sequence[Any], **kwargs: Any) -> Any:
 class Embedding(_KerasMixin, _lc.Layer):
     """Rows of an [input_dim, output_dim] matrix ("embeddings", uniform(-0.05, 0.05))."""
     _base = "embedding"
+    _autocast = False  # float ids are not cast to float16 (TF's Embedding: autocast=False)
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Optional[Callable] = None, mask_zero: bool = False, **kwargs: Any):
@@ -511,8 +536,11 @@ class Embedding(_KerasMixin, _lc.Layer):
     def _call(self, x: Any, name: Any, reuse: Any) -> Any:
         if not x.dtype.is_integer:
             x = _m.cast(x, _dt.int32)  # Keras feeds ids through a float32 Input and casts them, as here
+        # the table in the policy's variable dtype, read in its compute dtype (mixed: float16 rows)
+        p = self._dtype_policy
+        dt = p.compute_dtype if p.should_cast_variables else p.variable_dtype
         return _fl.embedding(x, self.input_dim, self.output_dim, trainable=self.trainable, name=name, reuse=reuse,
-                             **self._cfg)
+                             **self._cfg, **({"dtype": dt} if dt is not None else {}))
 
     def _output_mask(self, inputs: Any, mask: Any) -> Any:
         # mask_zero: id 0 is padding; the layers after it skip those steps

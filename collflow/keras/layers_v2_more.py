@@ -200,7 +200,9 @@ class MultiHeadAttention(ShapeProbe, _Weighted):
                  **kwargs: Any) -> Any:
         if value is None and isinstance(query, (list, tuple)):  # a functional model's replay
             query, value, key = (list(query) + [None])[:3]
-        self._call_args = (value, key, attention_mask, return_attention_scores, use_causal_mask)
+        from .mixed_precision import cast_inputs  # value and key in the policy's compute dtype, as the query
+        cast_value, cast_key = cast_inputs(getattr(self, "_dtype_policy", None), [value, key])
+        self._call_args = (cast_value, cast_key, attention_mask, return_attention_scores, use_causal_mask)
         try:
             out = super().__call__(query, training=training, **kwargs)
         finally:
