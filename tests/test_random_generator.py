@@ -329,3 +329,14 @@ def test_errors():
             np.testing.assert_array_equal(s.run(g.state), [1, 0, 0])   # failed draws do not advance
             with pytest.raises(NotImplementedError, match="ThreeFry"):
                 s.run(tx)
+
+
+def test_global_generator_first_used_in_a_loop_body():
+    with tf.Graph().as_default():
+        def body(i, acc):
+            return i + 1, acc + R.get_global_generator().uniform([])
+        _, total = tf.while_loop(lambda i, a: i < 3, body, [tf.constant(0), tf.constant(0.0)])
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            v = s.run(total)
+            assert 0.0 <= v < 3.0

@@ -358,7 +358,9 @@ def get_global_generator() -> Generator:
     g = _g.get_default_graph()
     gen = g.__dict__.get("_implicit_global_generator")
     if gen is None:
-        with g.control_dependencies(None):
+        # made outside any control-flow construct and control dependencies (a first use in a
+        # loop body must not put the state variable's initializer in the loop)
+        with g.init_scope():
             gen = g.__dict__["_implicit_global_generator"] = Generator.from_non_deterministic_state()
     return gen
 
