@@ -92,6 +92,9 @@ def _evaluate(estimator: Any, spec: EvalSpec, final: bool = False) -> Any:
     """Evaluates, then runs the exporters on the checkpoint evaluated; (result, export paths)."""
     result = estimator.evaluate(spec.input_fn, steps=spec.steps, hooks=spec.hooks, name=spec.name)
     exports = []
+    strategy = _eval_strategy(estimator)
+    if strategy is not None and strategy._replica_id() != 0:
+        return result, exports  # one evaluator exports, as it writes the events: rank 0
     ckpt = estimator.latest_checkpoint()
     for e in spec.exporters:
         path = e.export(estimator, os.path.join(estimator.model_dir, "export", e.name), ckpt, result, final)

@@ -187,6 +187,8 @@ def test_train_and_evaluate_distributed_evaluates_at_the_same_saves_on_every_ran
     def model_fn(features, labels, mode):
         w = tf.get_variable("w", [4, 1], initializer=tf.zeros_initializer())
         pred = tf.matmul(features["x"], w)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"y": pred})
         loss = tf.losses.mean_squared_error(labels, pred)
         train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=tf.train.get_global_step())
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train,
@@ -194,10 +196,15 @@ def test_train_and_evaluate_distributed_evaluates_at_the_same_saves_on_every_ran
     s = tf.distribute.MirroredStrategy()
     cfg = tf.estimator.RunConfig(train_distribute=s, eval_distribute=s, save_checkpoints_steps=2)
     est = tf.estimator.Estimator(model_fn, model_dir=os.path.join(d, "shared"), config=cfg)
-    result, _ = tf.estimator.train_and_evaluate(
+    def serving():
+        x = tf.placeholder(tf.float32, [None, 4])
+        return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
+    result, paths = tf.estimator.train_and_evaluate(
         est, tf.estimator.TrainSpec(train_input_fn, max_steps=5),
-        tf.estimator.EvalSpec(input_fn, steps=None, throttle_secs=0, hooks=[Count()]))
+        tf.estimator.EvalSpec(input_fn, steps=None, throttle_secs=0, hooks=[Count()],
+                              exporters=tf.estimator.FinalExporter("final", serving)))
     assert result["global_step"] == 5
+    assert len(paths) == (1 if comm.Get_rank() == 0 else 0)  # rank 0 alone exports
     assert len(set(comm.allgather(Count.evals))) == 1 and Count.evals >= 2
     comm.Barrier()
     ref = tf.estimator.Estimator(model_fn, model_dir=os.path.join(d, "shared"),
