@@ -53,6 +53,8 @@ CASES = [
          id="BroadcastToDynamic-rank-up"),
     Case("ReverseDynamic", lambda a: cf.reverse(a, _rt([1])), [(3, 4)], id="ReverseDynamic"),
     Case("ReverseDynamic", lambda a: cf.reverse(_dyn(a), _rt([0, -1])), [(3, 4)], id="ReverseDynamic-two-axes"),
+    Case("SplitVDynamic", lambda a: cf.split(a, _rt([2, 0, -1]), 0, num=3), [(5, 2)],
+         id="SplitVDynamic-empty-and-rest"),
     # not differentiable itself (TF's OneHot): the product's gradient flows to `a` only
     Case("OneHotDynamic", lambda a: cf.one_hot(cf.constant([0, 2, 5, -1]), _rt(4), dtype=cf.float64) * a,
          [(4, 4)], id="OneHotDynamic"),

@@ -62,4 +62,9 @@ CASES = [
     Case("TensorArrayReadV3", _map_fn_nested, [(3, 4), (4,)], low=-1.0, high=1.0, id="map_fn-nested"),
     Case("TensorArrayReadV3", _map_fn_in_scan, [(3, 2, 3), (3,)], low=-1.0, high=1.0, id="map_fn-in-scan"),
     Case("TensorArrayWriteV3", _ta_loop_variable, [(4, 3)], low=0.5, high=1.2, id="tensor-array-loop-variable"),
+    # gather with a repeated index (its gradient rows add) and scatter out of order
+    Case("TensorArrayGatherV3", lambda x: cf.TensorArray(cf.float64, size=4).unstack(x).gather([1, 1, 3]) * x[:3],
+         [(4, 3)], id="tensor-array-gather"),
+    Case("TensorArrayScatterV3", lambda x: cf.sin(cf.TensorArray(cf.float64, size=4).scatter([2, 0, 3, 1], x).stack()),
+         [(4, 3)], id="tensor-array-scatter"),
 ]

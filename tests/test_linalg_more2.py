@@ -224,4 +224,4 @@ def test_tridiagonal(rng):
 def test_missing_names_still_say_so():
     # (tf.linalg.logm and the LinearOperators exist now: test_complex_more.py, test_linear_operator.py)
     with pytest.raises(AttributeError, match="not implemented"):
-        tf.linalg.LinearOperatorBlockLowerTriangular  # TF 2.2's (Householder exists now)
+        tf.linalg.experimental  # TF 2.x's (Householder and BlockLowerTriangular exist now)

@@ -213,12 +213,16 @@ def test_gradients_by_finite_differences(case):
     check_case(case)
 
 
-def test_segment_gradient_is_indexed_slices():
+def test_segment_gradient_is_dense_as_tf_and_indexed_slices_when_asked():
     with tf.Graph().as_default():
         d = tf.constant(DATA)
         (g,) = tf.gradients(tf.sparse_segment_sum(d, [0, 2], [0, 0]), [d])
-        assert isinstance(g, tf.IndexedSlices)
-        np.testing.assert_array_equal(_run(tf.convert_to_tensor(g)), [[1] * 4, [0] * 4, [1] * 4, [0] * 4, [0] * 4])
+        assert not isinstance(g, tf.IndexedSlices)  # TF's gradient is dense (Momentum moves every row)
+        (gs,) = tf.gradients(tf.sparse_segment_sum(d, [0, 2], [0, 0], sparse_gradient=True), [d])
+        assert isinstance(gs, tf.IndexedSlices)
+        for grad in (g, gs):
+            np.testing.assert_array_equal(_run(tf.convert_to_tensor(grad)),
+                                          [[1] * 4, [0] * 4, [1] * 4, [0] * 4, [0] * 4])
 
 
 # -- against TensorFlow ------------------------------------------------------------------------------

@@ -72,10 +72,12 @@ class SparseTensor:
 
     @property
     def shape(self) -> TensorShape:
-        """The static dense shape: known where dense_shape is a constant, else its rank."""
-        op = self._dense_shape.op
-        if op.type == "Const":
-            return TensorShape([int(d) for d in np.asarray(op.attrs["value"]).reshape(-1)])
+        """The static dense shape: the entries of dense_shape the graph determines (a constant,
+        a cast of one, a stack of known sizes: TF's constant_value_as_shape), else its rank."""
+        from .ops.shape_eval import partial_vector
+        known = partial_vector(self._dense_shape)
+        if known is not None:
+            return TensorShape([d if d is not None and d >= 0 else None for d in known])
         n = self._dense_shape.shape.dims[0] if self._dense_shape.shape.rank == 1 else None
         if n is None and self._indices.shape.rank == 2:
             n = self._indices.shape.dims[1]

@@ -107,6 +107,32 @@ def _split_spec(op: _g.Operation) -> list:
     return [(_dt.float32, TensorShape(()))]
 
 
+def _indices_arg(op: _g.Operation) -> _g.Tensor:
+    i = op.inputs[1]
+    if not i.dtype.is_integer or i.shape.rank not in (None, 1):
+        raise ValueError(f"the indices must be a 1-D integer tensor, got {i.dtype.name} {i.shape}")
+    return i
+
+
+def _gather_spec(op: _g.Operation) -> list:
+    _check_handle(op, 2)
+    n = _indices_arg(op).shape
+    e = _elem(op)
+    if e.rank is None:
+        return [(op.attrs["dtype"], TensorShape(None))]
+    return [(op.attrs["dtype"], TensorShape([n.dims[0] if n.rank == 1 else None] + list(e.dims)))]
+
+
+def _scatter_spec(op: _g.Operation) -> list:
+    _check_handle(op, 3)
+    n = _indices_arg(op).shape
+    v, e = op.inputs[2], _elem(op)
+    lead = n.dims[0] if n.rank == 1 else None
+    _check_value(op, v, TensorShape(None) if e.rank is None else TensorShape([lead] + list(e.dims)),
+                 "the scattered value")
+    return [(_dt.float32, TensorShape(()))]
+
+
 def _grad_spec(op: _g.Operation) -> list:
     _check_handle(op, 1)
     return [(_dt.resource, TensorShape(())), (_dt.float32, TensorShape(()))]
@@ -131,6 +157,10 @@ register_op("TensorArrayStackV3", _stack_spec, stateful=True)
 register_op("TensorArrayUnstackV3", _unstack_spec, stateful=True)
 # (handle, value, flow) -> flow: value's axis 0 split evenly into `size` elements
 register_op("TensorArraySplitV3", _split_spec, stateful=True)
+# (handle, indices, flow) -> the elements at `indices` stacked along a new axis 0
+register_op("TensorArrayGatherV3", _gather_spec, stateful=True, host_inputs=(1,))
+# (handle, indices, value, flow) -> flow: element indices[k] := value[k]
+register_op("TensorArrayScatterV3", _scatter_spec, stateful=True, host_inputs=(1,))
 # (handle, flow) -> (gradient handle, flow): the gradient array of `handle` for one cf.gradients call
 register_op("TensorArrayGradV3", _grad_spec, stateful=True)
 # (handle, flow) -> the number of elements (grows with writes to a dynamic_size array)
@@ -210,6 +240,24 @@ def _split_grad(op: _g.Operation, gflow: Any) -> list:
     return [None, _a.reshape_like(stacked, value), gflow]
 
 
+@register_gradient("TensorArrayGatherV3")
+def _gather_grad(op: _g.Operation, g: Any) -> list:
+    handle, indices, flow = op.inputs
+    gh, gf = _grad_array(op, handle, flow)
+    sc = single("TensorArrayScatterV3", [gh, indices, _g.convert_to_tensor(g), gf], _attrs_of(op),
+                name="TensorArrayScatter")
+    return [None, None, sc]
+
+
+@register_gradient("TensorArrayScatterV3")
+def _scatter_grad(op: _g.Operation, gflow: Any) -> list:
+    handle, indices, _value, _flow = op.inputs
+    gflow = _g.convert_to_tensor(gflow)
+    gh, gf = _grad_array(op, handle, gflow)
+    return [None, None, single("TensorArrayGatherV3", [gh, indices, gf], _attrs_of(op), name="TensorArrayGather"),
+            gflow]
+
+
 # -- the Python object -------------------------------------------------------------------
 
 
@@ -219,7 +267,8 @@ class TensorArray:
     Made for while loops: `write` returns a new TensorArray whose `flow` follows the write.
     Pass the TensorArray itself among cf.while_loop's loop variables and return the written
     one from the body (TensorFlow's way), or carry `ta.flow` and rebuild with
-    `ta.with_flow(flow)`.  Gradients flow through reads, writes, stack, unstack and split.
+    `ta.with_flow(flow)`.  Gradients flow through reads, writes, stack, unstack, split, gather
+    and scatter.
 
     dynamic_size: writes past the end grow the array (size() then counts them).
     clear_after_read, colocate_with_first_write_call: accepted; collflow keeps read
@@ -340,6 +389,36 @@ class TensorArray:
         flow = single("TensorArraySplitV3", [self.handle, value, self.flow], attrs, name=name or "TensorArraySplit")
         return self._derive(flow, es)
 
+    def gather(self, indices: Any, name: Optional[str] = None) -> _g.Tensor:
+        """The elements at `indices` (a 1-D int tensor) stacked along a new axis 0."""
+        return single("TensorArrayGatherV3", [self.handle, _indices(indices), self.flow], self._attrs(),
+                      name=name or "TensorArrayGather")
+
+    def scatter(self, indices: Any, value: Any, name: Optional[str] = None) -> "TensorArray":
+        """Element indices[k] := value[k] for each k; returns the array after the writes."""
+        value = _g.convert_to_tensor(value, dtype=self.dtype)
+        es = self.element_shape
+        if value.shape.rank is not None:
+            if value.shape.rank == 0:
+                raise InvalidArgumentError("TensorArray.scatter: the value must have rank >= 1, got a scalar")
+            es = self._merge_shape(TensorShape(value.shape.dims[1:]), "the scattered value")
+        attrs = dict(self._attrs(), element_shape=es)
+        flow = single("TensorArrayScatterV3", [self.handle, _indices(indices), value, self.flow], attrs,
+                      name=name or "TensorArrayScatter")
+        return self._derive(flow, es)
+
+    def concat(self, name: Optional[str] = None) -> _g.Tensor:
+        """The elements joined along their axis 0 (collflow's elements share one shape, so
+        this is the stack with its first two axes merged)."""
+        s = self.stack(name=name or "TensorArrayConcat")
+        if s.shape.rank is not None and s.shape.rank < 2:
+            raise InvalidArgumentError(f"TensorArray.concat: elements must have rank >= 1, got shape "
+                                       f"{TensorShape(s.shape.dims[1:])}")
+        rest = s.shape.dims[2:] if s.shape.rank is not None else None
+        if rest is not None and None not in rest:
+            return _a.reshape(s, [-1] + list(rest))
+        return _a.reshape(s, _a.concat([[-1], _a.shape(s)[2:]], 0))
+
     def size(self, name: Optional[str] = None) -> _g.Tensor:
         """The number of elements (an int32 scalar)."""
         return single("TensorArraySizeV3", [self.handle, self.flow], self._attrs(), name=name or "TensorArraySize")
@@ -355,6 +434,11 @@ class TensorArray:
 def _index(i: Any) -> _g.Tensor:
     """An index as an int32 tensor (Python ints become constants; tensors pass as they are)."""
     return i if isinstance(i, _g.Tensor) else _g.convert_to_tensor(i, dtype=_dt.int32)
+
+
+def _indices(i: Any) -> _g.Tensor:
+    """Indices as a 1-D int32 tensor (lists become constants; tensors pass as they are)."""
+    return i if isinstance(i, _g.Tensor) else _g.convert_to_tensor(np.asarray(i, np.int32).reshape(-1))
 
 
 def _static_int(t: _g.Tensor) -> Optional[int]:

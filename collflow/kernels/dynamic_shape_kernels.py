@@ -1,6 +1,6 @@
 """Kernels of the ops whose size arguments are run-time tensors (collflow/graph/ops/dynamic_args_ops.py).
 
-The size arguments (multiples, paddings, depth, shape, axis) are HostMemory inputs
+The size arguments (multiples, paddings, depth, shape, axis, size_splits) are HostMemory inputs
 (their ops' `host_inputs`): they arrive as host arrays and are read as Python ints here; the
 results are built with `ctx.xp`, so on a GPU they stay device arrays.  Bad run-time values
 raise InvalidArgumentError with TF's messages.
@@ -11,7 +11,7 @@ from typing import Any, List, Tuple
 
 from ..errors import InvalidArgumentError
 from .array_kernels import constant_pad, fold_mirror_pad, one_hot_values
-from .registry import KernelContext, register_kernel
+from .registry import KernelContext, register_kernel, variadic_outputs
 
 
 
@@ -169,3 +169,31 @@ def _reverse(op: Any, ctx: KernelContext) -> Any:
             seen.add(a % x.ndim)
         return xp.flip(x, axis=tuple(sorted(seen))) if seen else x
     return reverse
+
+
+@register_kernel("SplitVDynamic")
+def _split_v(op: Any, ctx: KernelContext) -> Any:
+    n, axis = op.attrs["num_split"], op.attrs["axis"]
+
+    def split_v(x: Any, size_splits: Any) -> Any:
+        sizes = _ints(size_splits)
+        if len(sizes) != n:
+            raise InvalidArgumentError(f"Determined shape must either match input shape along split_dim exactly "
+                                       f"if fully specified, or be less than the size of the input along split_dim "
+                                       f"if not fully specified.  Got: {n} splits, {len(sizes)} sizes", op)
+        d = x.shape[axis]
+        rest = [i for i, s in enumerate(sizes) if s == -1]
+        known = sum(s for s in sizes if s != -1)
+        if len(rest) > 1 or any(s < -1 for s in sizes) or (rest and known > d) or (not rest and known != d):
+            raise InvalidArgumentError(f"Determined shape must either match input shape along split_dim exactly "
+                                       f"if fully specified, or be less than the size of the input along split_dim "
+                                       f"if not fully specified.  Got: {sum(sizes) if not rest else known} "
+                                       f"(sizes {sizes}, dimension {d})", op)
+        if rest:
+            sizes[rest[0]] = d - known
+        bounds, acc = [], 0
+        for s in sizes[:-1]:
+            acc += s
+            bounds.append(acc)
+        return tuple(ctx.xp.split(x, bounds, axis=axis))
+    return variadic_outputs(op, split_v)

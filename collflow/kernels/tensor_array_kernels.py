@@ -212,6 +212,37 @@ def _k_split(op: Any, ctx: KernelContext) -> Any:
     return split
 
 
+@register_kernel("TensorArrayGatherV3")
+def _k_gather(op: Any, ctx: KernelContext) -> Any:
+    xp = ctx.xp
+    es = as_shape(op.attrs["element_shape"])
+    static = tuple(es.dims) if es.is_fully_defined() else None
+
+    def gather(ta: TensorArrayState, indices: Any, flow: Any) -> Any:
+        idx = [int(i) for i in np.asarray(indices).reshape(-1).tolist()]
+        if idx:
+            return xp.stack([ta.read(i) for i in idx])
+        shape = ta.element_shape() or static
+        if shape is None:
+            raise InvalidArgumentError(f"TensorArray {ta.name}: cannot gather no elements of an unknown "
+                                       "element shape", op)
+        return xp.zeros((0,) + tuple(shape), dtype=ta.dtype)
+    return gather
+
+
+@register_kernel("TensorArrayScatterV3")
+def _k_scatter(op: Any, ctx: KernelContext) -> Any:
+    def scatter(ta: TensorArrayState, indices: Any, value: Any, flow: Any) -> Any:
+        idx = [int(i) for i in np.asarray(indices).reshape(-1).tolist()]
+        if len(idx) != value.shape[0]:
+            raise InvalidArgumentError(f"TensorArray {ta.name}: {len(idx)} indices for a value of shape "
+                                       f"{tuple(value.shape)}", op)
+        for k, i in enumerate(idx):
+            ta.write(i, value[k])
+        return flow
+    return scatter
+
+
 @register_kernel("TensorArrayGradV3")
 def _k_grad(op: Any, ctx: KernelContext) -> Any:
     source = op.attrs["source"]

@@ -759,6 +759,9 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Optional[int]
     axis = int(static_axis(axis, "split"))
     if isinstance(num_or_size_splits, (int, np.integer)):
         op = make_op("Split", [value], {"num_split": int(num_or_size_splits), "axis": axis}, name=name or "split")
+    elif _run_time(num_or_size_splits):  # sizes computed when the graph runs (MoE dispatch)
+        from .dynamic_args_ops import split_v_dynamic
+        return split_v_dynamic(value, _g.convert_to_tensor(num_or_size_splits), axis, num=num, name=name)
     else:
         sizes = tuple(_int_list(num_or_size_splits, "split size_splits"))
         if num is not None and num != len(sizes):

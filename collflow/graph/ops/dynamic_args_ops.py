@@ -1,5 +1,6 @@
 """Size arguments computed at run time: tf.tile(x, [tf.shape(y)[0], 1]), tf.pad(x, [[0, n], [1, 1]]),
-tf.one_hot(i, depth_tensor), tf.broadcast_to(t, [n, 3]), tf.reverse(x, axis_tensor).
+tf.one_hot(i, depth_tensor), tf.broadcast_to(t, [n, 3]), tf.reverse(x, axis_tensor),
+tf.split(x, sizes_tensor, num=k).
 
 The constructors in array_ops / slicing_ops / reverse_ops build their static op (the value as
 an attr) whenever the graph determines the value; only when it does not do they come here,
@@ -11,7 +12,8 @@ knows: the rank from the argument's length and every entry the graph can evaluat
 Ops: TileDynamic(x, multiples) and its gradient TileDynamicGrad(g, multiples, x_shape);
 PadDynamic(x, paddings, c) / MirrorPadDynamic(x, paddings; mode) and their gradients
 PadDynamicGrad(g, paddings) / MirrorPadDynamicGrad(g, paddings; mode); OneHotDynamic(indices,
-depth, on, off; axis); BroadcastToDynamic(x, shape); ReverseDynamic(x, axis).
+depth, on, off; axis); BroadcastToDynamic(x, shape); ReverseDynamic(x, axis);
+SplitVDynamic(x, size_splits; axis, num_split).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from ..shape import TensorShape
 from .op_util import single
 
 __all__ = ["tile_dynamic", "tile_dynamic_grad", "pad_dynamic", "one_hot_dynamic", "broadcast_to_dynamic",
-           "reverse_dynamic"]
+           "reverse_dynamic", "split_v_dynamic"]
 
 _INDEX_TYPES = (_dt.int32, _dt.int64)
 
@@ -345,3 +347,53 @@ def reverse_dynamic(x: Any, axis: Any, name: Optional[str] = None) -> _g.Tensor:
 @register_gradient("ReverseDynamic")
 def _reverse_grad(op: _g.Operation, g: Any) -> list:
     return [reverse_dynamic(g, op.inputs[1]), None]
+
+
+# -- split by run-time sizes -----------------------------------------------------------------
+
+
+def _split_v_spec(op: _g.Operation) -> list:
+    x, sizes = op.inputs
+    _vector_arg(sizes, "size_splits", "split")
+    n = op.attrs["num_split"]
+    if _length(sizes) not in (None, n):
+        raise ValueError(f"split: num={n} but size_splits has {_length(sizes)} entries")
+    if x.shape.rank is None:
+        return [(x.dtype, TensorShape(None))] * n
+    axis = op.attrs["axis"] % x.shape.rank
+    known = _entries(sizes) or [None] * n
+    out = []
+    for k in known:  # what the graph determines of each size (TF: constant_value(partial=True))
+        dims = list(x.shape.dims)
+        dims[axis] = k if k is not None and k >= 0 else None
+        out.append((x.dtype, TensorShape(dims)))
+    return out
+
+
+register_op("SplitVDynamic", _split_v_spec, host_inputs=(1,),
+            doc="x split along axis into pieces of the sizes in a run-time 1-D int tensor "
+                "(one may be -1: the rest)")
+
+
+def split_v_dynamic(x: Any, size_splits: Any, axis: int, num: Optional[int] = None,
+                    name: Optional[str] = None) -> List[_g.Tensor]:
+    """x split along `axis` into pieces sized by `size_splits`, a 1-D int tensor evaluated at
+    run time; `num` (the number of pieces) is needed when its length is not static, as TF."""
+    x = _g.convert_to_tensor(x)
+    sizes = _g.convert_to_tensor(size_splits)
+    _vector_arg(sizes, "size_splits", "split")  # TF's Tlen: a TypeError before the op exists
+    n = _length(sizes) if num is None else int(num)
+    if n is None:
+        raise ValueError(f"Cannot infer argument `num` from shape {sizes.shape}")
+    if x.shape.rank is not None and not -x.shape.rank <= axis < x.shape.rank:
+        raise ValueError(f"split: axis {axis} is out of range for a tensor of rank {x.shape.rank}")
+    op = _g.get_default_graph().create_op("SplitVDynamic", [x, sizes], {"axis": int(axis), "num_split": n},
+                                          name=name or "split")
+    return list(op.outputs)
+
+
+@register_gradient("SplitVDynamic")
+def _split_v_grad(op: _g.Operation, *gs: Any) -> list:
+    from .array_ops import concat, zeros_like
+    gs = [zeros_like(o) if g is None else g for g, o in zip(gs, op.outputs)]
+    return [concat(gs, op.attrs["axis"]), None]

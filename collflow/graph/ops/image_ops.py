@@ -106,6 +106,12 @@ def _size_tensor(size: Any, g: _g.Graph) -> _g.Tensor:
         if t.dtype != _dt.int32:
             raise InvalidArgumentError(f"size must be a 1-D int32 tensor, got {t.dtype.name}")
         return t
+    if isinstance(size, (list, tuple)) and _g._holds_tensor(size):  # [tf.shape(y)[1], 64]: stacked, as TF
+        with g.as_default():
+            t = _g.convert_to_tensor(list(size), dtype=_dt.int32, name="size")
+        if t.shape.as_list() != [2]:
+            raise InvalidArgumentError(f"size must have 2 elements (new_height, new_width), got {list(size)}")
+        return t
     vals = [int(d) for d in size]
     if len(vals) != 2:
         raise InvalidArgumentError(f"size must have 2 elements (new_height, new_width), got {list(size)}")

@@ -413,11 +413,16 @@ def softmax_cross_entropy_with_logits_v2(_sentinel: Any = None, labels: Any = No
                                          dim: Optional[int] = None) -> _g.Tensor:
     """Per-example -sum(labels * log softmax(logits)) over the last axis; gradients reach labels too.
 
-    labels: a probability distribution per example, same shape and dtype as logits.
+    labels: a probability distribution per example, shaped like logits (cast to logits'
+    dtype, as TF casts them).
     """
     _named_only("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
     ax = _axis(axis, dim)
     logits = _g.convert_to_tensor(logits)
+    if isinstance(labels, _g.Tensor) or hasattr(labels, "handle"):
+        labels = _g.convert_to_tensor(labels)
+        if labels.dtype != logits.dtype and logits.dtype.is_floating:
+            labels = _m.cast(labels, logits.dtype)  # as TF: int32 one-hot labels (PetarV-/GAT) are cast
     r = logits.shape.rank
     if ax != -1 and (r is None or ax % r != r - 1):
         if r is None:
@@ -647,15 +652,27 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: Option
         if float(keep_prob) == 1.0:
             return identity(x, name=name or "dropout")
     g = x.graph
-    ns = None
+    ns = run_time_ns = None
     if noise_shape is not None:
-        ns = tuple(None if d is None or int(d) < 0 else int(d) for d in noise_shape)
+        from .array_util import _int_list, _run_time
+        if _run_time(noise_shape):  # [tf.shape(x)[0], 1, d]: the mask's shape is read when it runs, as TF
+            run_time_ns = noise_shape
+        else:
+            if isinstance(noise_shape, _g.Tensor) or _g._holds_tensor(noise_shape):
+                noise_shape = _int_list(noise_shape, "dropout noise_shape")
+            ns = tuple(None if d is None or int(d) < 0 else int(d) for d in noise_shape)
     with g.as_default(), g.name_scope(name or "dropout"):
         kp = keep_prob if isinstance(keep_prob, _g.Tensor) else constant(keep_prob, dtype=x.dtype, name="keep_prob")
         if kp.dtype != x.dtype:
             kp = _m.cast(kp, x.dtype)
         s1, s2 = get_seed(seed, g)
-        mask = single("DropoutMask", [x, kp], {"seed": s1, "seed2": s2, "noise_shape": ns}, name="mask")
+        # a run-time noise_shape: the mask is drawn in the shape of a zeros tensor of that shape
+        src = x
+        if run_time_ns is not None:
+            if not isinstance(run_time_ns, _g.Tensor):
+                run_time_ns = _g.convert_to_tensor(run_time_ns, dtype=_dt.int32)
+            src = _a.zeros(run_time_ns, x.dtype)
+        mask = single("DropoutMask", [src, kp], {"seed": s1, "seed2": s2, "noise_shape": ns}, name="mask")
         return _m.multiply(x, mask, name="dropout")
 
 

@@ -91,7 +91,14 @@ def _stitch_spec(op: _g.Operation) -> list:
         if i.shape.rank is not None and d.shape.rank is not None:
             inner = d.shape.dims[i.shape.rank:]
             break
-    return [(data[0].dtype, TensorShape(None if inner is None else [None] + list(inner)))]
+    # TF's shape function: when every index tensor is a value the graph determines, the
+    # first dimension is the largest index + 1
+    from .shape_eval import static_value
+    consts = [static_value(i) for i in idx]
+    rows = None
+    if all(c is not None for c in consts):
+        rows = max([int(c.max()) + 1 for c in consts if c.size] + [0])
+    return [(data[0].dtype, TensorShape(None if inner is None else [rows] + list(inner)))]
 
 
 register_op("DynamicStitch", _stitch_spec)

@@ -289,7 +289,10 @@ def _slice_dynamic(x: _g.Tensor, begin: Any, size: Any, name: Optional[str]) -> 
         if y is not x and isinstance(size, (list, tuple)):
             # a size given as an int is the dimension whatever begin is (TF's shape inference:
             # tf.slice(t, [0, i, 0], [-1, 1, -1]) is [?, 1, ?])
-            y.set_shape([int(n) if isinstance(n, (int, np.integer)) and int(n) >= 0 else None for n in size])
+            # (and a size tensor the graph determines, tf.shape(x)[1] - 1 of a known dimension, as TF)
+            from .shape_eval import scalar_value
+            known = [scalar_value(n) if isinstance(n, _g.Tensor) else n for n in size]
+            y.set_shape([int(n) if isinstance(n, (int, np.integer)) and int(n) >= 0 else None for n in known])
         return y
 
 

@@ -28,6 +28,7 @@ from .constant_op import constant, identity, stop_gradient
 from .index_ops import gather_nd
 from .math_extra_ops import floormod
 from .misc_ops import range as _range
+from .op_util import single
 from .partition_ops import unique
 from .rearrange_ops import argsort
 from .scan_ops import cumsum
@@ -55,7 +56,7 @@ def _check_increasing(ids: _g.Tensor, num: _g.Tensor) -> Any:
 
 
 def _sparse_segment(kind: str, data: Any, indices: Any, segment_ids: Any, name: Optional[str],
-                    num_segments: Any, default_name: str) -> _g.Tensor:
+                    num_segments: Any, default_name: str, sparse_gradient: bool = False) -> _g.Tensor:
     """The rows data[indices] reduced per (sorted) segment id: "sum", "mean" or "sqrt_n"."""
     d = _g.convert_to_tensor(data)
     g = d.graph
@@ -68,7 +69,9 @@ def _sparse_segment(kind: str, data: Any, indices: Any, segment_ids: Any, name: 
                 raise ValueError(f"{default_name}: {what} must be 1-D, got shape {t.shape}")
         if kind != "sum" and not d.dtype.is_floating:
             raise TypeError(f"{default_name} needs floating-point data, got {d.dtype.name}")
-        rows = _a.gather(d, idx)  # data's gradient: IndexedSlices, as gather's
+        if not sparse_gradient:  # data's gradient dense, as TF's (a Momentum step then moves every row)
+            d = single("DenseGradIdentity", [d])
+        rows = _a.gather(d, idx)  # else IndexedSlices, as gather's
         if num_segments is None:
             total = _seg.segment_sum(rows, ids)  # its kernel checks the ids are sorted and >= 0
             counts = _seg.segment_sum(_a.ones_like(ids, dtype=d.dtype), ids) if kind != "sum" else None
@@ -93,20 +96,23 @@ def sparse_segment_sum(data: Any, indices: Any, segment_ids: Any, name: Optional
                        num_segments: Any = None, sparse_gradient: bool = False) -> _g.Tensor:
     """Sums of the rows data[indices] per segment (segment_ids sorted, one per index); the
     output has num_segments rows, else last id + 1; an empty segment gives 0.  data's
-    gradient is IndexedSlices whatever sparse_gradient says (TF's default: dense)."""
-    return _sparse_segment("sum", data, indices, segment_ids, name, num_segments, "SparseSegmentSum")
+    gradient is dense, as TF's; sparse_gradient=True (TF 2's argument) makes it IndexedSlices."""
+    return _sparse_segment("sum", data, indices, segment_ids, name, num_segments, "SparseSegmentSum",
+                           sparse_gradient)
 
 
 def sparse_segment_mean(data: Any, indices: Any, segment_ids: Any, name: Optional[str] = None,
                         num_segments: Any = None, sparse_gradient: bool = False) -> _g.Tensor:
     """Means of the rows data[indices] per segment, as sparse_segment_sum."""
-    return _sparse_segment("mean", data, indices, segment_ids, name, num_segments, "SparseSegmentMean")
+    return _sparse_segment("mean", data, indices, segment_ids, name, num_segments, "SparseSegmentMean",
+                           sparse_gradient)
 
 
 def sparse_segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, name: Optional[str] = None,
                           num_segments: Any = None, sparse_gradient: bool = False) -> _g.Tensor:
     """Sums of the rows data[indices] per segment over the square root of their count."""
-    return _sparse_segment("sqrt_n", data, indices, segment_ids, name, num_segments, "SparseSegmentSqrtN")
+    return _sparse_segment("sqrt_n", data, indices, segment_ids, name, num_segments, "SparseSegmentSqrtN",
+                           sparse_gradient)
 
 
 # -- softmax, reductions, maximum/minimum ------------------------------------------------------------

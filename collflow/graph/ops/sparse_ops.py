@@ -44,12 +44,16 @@ def _sparse(sp: Any, what: str) -> SparseTensor:
 
 def sparse_placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None) -> SparseTensor:
     """A SparseTensor to feed: placeholders for indices [N, rank] and values [N], and for
-    dense_shape unless `shape` is fully known (then a constant, as TF)."""
+    dense_shape unless `shape` is fully known (then a constant) or a tensor (then that
+    tensor, its static value the static shape), as TF 1.15."""
     from .constant_op import placeholder
     base = name or "Placeholder"
     rank: Optional[int] = None
     dense_shape: Any = None
-    if shape is not None:
+    if isinstance(shape, _g.Tensor):  # a shape tensor is the dense_shape itself, as TF 1.15
+        dense_shape = shape if shape.dtype == _dt.int64 else _m.cast(shape, _dt.int64)
+        rank = dense_shape.shape.as_list()[0] if dense_shape.shape.rank == 1 else None
+    elif shape is not None:
         dims = [None if d is None or (isinstance(d, int) and d < 0) else int(d) for d in
                 (shape.as_list() if hasattr(shape, "as_list") else shape)]
         rank = len(dims)
