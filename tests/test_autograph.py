@@ -603,3 +603,212 @@ def test_class_conversion_and_super():
     Conv = ag.to_graph(Net)
     assert issubclass(Conv, Net)
     assert run(lambda x: Conv(3).scale(x), [1.5], [F32]) == 12.0
+
+
+# -- composite names, TensorArrays, builtins, threads ---------------------------------------
+
+class _Box(object):
+    pass
+
+
+def _attr_if(x):
+    a = _Box()
+    a.v = x
+    if x > 0:
+        a.v = x * 2.0
+    return a.v
+
+
+def _subscript_if(x):
+    d = {"k": x, "j": x + 1.0}
+    if x > 0:
+        d["k"] = x * 2.0
+    else:
+        d["j"] = x - 1.0
+    return d["k"] * 10.0 + d["j"]
+
+
+def _attr_only_in_branches(x):
+    a = _Box()
+    if x > 0:
+        a.v = x * 2.0
+    else:
+        a.v = -x
+    return a.v
+
+
+@pytest.mark.parametrize("fn", [_attr_if, _subscript_if, _attr_only_in_branches], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [3.0, -2.0])
+def test_composite_names_in_staged_if(fn, x):
+    assert run(fn, [x], [F32]) == pytest.approx(fn(np.float32(x)))
+
+
+def test_composite_names_in_staged_loops():
+    class Acc(object):
+        def __init__(self):
+            self.total = cf.constant(0)
+
+        def add_up(self, n):
+            for i in cf.range(n):
+                self.total = self.total + i
+            return self.total
+
+    def f(n):
+        a = _Box()
+        a.b = _Box()
+        a.b.i = cf.constant(0)
+        d = {"s": cf.constant(1)}
+        while a.b.i < n:
+            a.b.i += 1
+            d["s"] = d["s"] * 2
+        return a.b.i, d["s"]
+
+    g = cf.Graph()
+    with g.as_default():
+        n = cf.placeholder(cf.int32, [])
+        acc = Acc()
+        total = ag.to_graph(acc.add_up)(n)
+        out = ag.to_graph(f)(n)
+        with cf.Session() as s:
+            assert s.run([total, acc.total], {n: 5}) == [10, 10]  # written back after the loop
+            assert s.run(out, {n: 5}) == (5, 32)
+            assert s.run(out, {n: 0}) == (0, 1)
+
+
+def test_composite_undefined_in_one_branch_is_an_error():
+    def f(x):
+        a = _Box()
+        if x > 0:
+            a.v = x
+        return a.v
+    with cf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"'a\.v' must also be initialized in the else branch"):
+            ag.to_graph(f)(cf.constant(1.0))
+
+
+def test_python_container_changed_in_staged_code_is_an_error():
+    def in_loop(n):
+        out = []
+        for i in cf.range(n):
+            out.append(i)
+        return cf.stack(out)
+
+    def in_cond(x):
+        d = {}
+        if x > 0:
+            d.setdefault("k", x * 2)
+        return x
+
+    class Acc(object):
+        def __init__(self):
+            self.total = cf.constant(0)
+
+        def add(self, i):
+            self.total = self.total + i
+
+    def through_method(n):
+        acc = Acc()
+        for i in cf.range(n):
+            acc.add(i)
+        return acc.total
+
+    def outer_values_only(x):
+        seen = []
+        if x > 0:
+            seen.append("positive")  # no tensor made inside goes in: allowed, as in TF
+            seen.append(x)
+            x = x * 2.0
+        return x, len(seen)
+
+    with cf.Graph().as_default():
+        for fn, line in ((in_loop, in_loop.__code__.co_firstlineno + 3),
+                         (in_cond, in_cond.__code__.co_firstlineno + 3),
+                         (through_method, through_method.__code__.co_firstlineno + 3)):
+            with pytest.raises(ValueError, match=rf"test_autograph\.py:{line}: \w+\.\w+\(\.\.\.\) puts a tensor"):
+                ag.to_graph(fn)(cf.constant(2))
+        y, k = ag.to_graph(outer_values_only)(cf.constant(2.0))
+        assert k == 2  # changed once, when the graph was built
+        with cf.Session() as s:
+            assert s.run(y) == 4.0
+
+
+def _ta_squares(x):
+    ta = cf.TensorArray(x.dtype, size=3)
+    for i in cf.range(3):
+        ta = ta.write(i, x[i] * x[i])
+    return ta.stack()
+
+
+def test_tensor_array_loop_variable():
+    def dynamic(x):
+        ta = cf.TensorArray(cf.float32, size=0, dynamic_size=True)
+        i = cf.constant(0)
+        while i < cf.shape(x)[0]:
+            ta = ta.write(i, x[i] + 1.0)
+            i += 1
+        return ta.stack(), len(ta)
+
+    v = np.array([1.0, -2.0, 3.0], np.float32)
+    np.testing.assert_allclose(run(_ta_squares, [v], [(cf.float32, [3])]), v * v)
+    stacked, n = run(dynamic, [v], [(cf.float32, [None])])
+    np.testing.assert_allclose(stacked, v + 1.0)
+    assert n == 3
+
+
+@pytest.mark.parametrize("case", [
+    Case("TensorArrayStackV3", lambda x: ag.to_graph(_ta_squares)(x) * [1.0, 2.0, 3.0], [(3,)], id="ta_loop"),
+], ids=str)
+def test_tensor_array_loop_gradients(case):
+    check_case(case)
+
+
+def test_int_with_base_and_len_of_tensor_array():
+    def f(x, n):
+        ta = cf.TensorArray(cf.float32, size=n)
+        return x + int("ff", 16) + int("101", base=2) + int(2.7), len(ta)
+    y, k = run(f, [1, 4], [I32, I32])
+    assert y == 1 + 255 + 5 + 2 and k == 4
+    with cf.Graph().as_default():
+        with pytest.raises(TypeError, match="explicit base"):
+            ag.to_graph(lambda t: int(t, 16))(cf.constant("ff"))
+
+
+def test_effects_are_per_thread():
+    import threading
+    errors = []
+
+    def work():
+        try:
+            for _ in range(15):
+                with cf.Graph().as_default():
+                    v = cf.Variable(0)
+
+                    def f(x):
+                        for i in cf.range(x):
+                            if i > 1:
+                                v.assign_add(1)
+                        return x
+                    r = ag.to_graph(f)(cf.constant(4))
+                    with cf.Session() as s:
+                        s.run(cf.global_variables_initializer())
+                        s.run(r)
+                        if s.run(v) != 2:
+                            errors.append(("wrong count", s.run(v)))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+
+
+def test_get_verbosity_documented():
+    assert ag.get_verbosity.__doc__ and "verbosity" in ag.get_verbosity.__doc__

@@ -421,3 +421,103 @@ def test_a_new_graph_is_a_new_trace():
     with tf.Graph().as_default():
         assert _run(f(tf.constant(1.))) == 2
     assert f.experimental_get_tracing_count() == 2
+
+
+def test_numpy_scalars_key_as_tensors():
+    @tf.function
+    def f(x):
+        return x * 2
+
+    a, b, c = f(np.float32(1.5)), f(np.float32(2.5)), f(np.int64(3))
+    assert f.experimental_get_tracing_count() == 2  # by dtype and shape, as TF 2.x's
+    assert a.dtype == tf.float32 and c.dtype == tf.int64
+    assert _run([a, b, c]) == [3.0, 5.0, 6]
+
+
+def test_traces_go_with_their_graph():
+    import gc
+    import weakref
+
+    class Arg:
+        __hash__ = None  # keyed by identity: the trace holds it
+
+    @tf.function
+    def f(x, arg):
+        return x + 1
+
+    g = tf.Graph()
+    arg = Arg()
+    with g.as_default():
+        f.get_concrete_function(tf.TensorSpec([], tf.float32), arg)
+        f(tf.constant(1.0), arg)
+    assert f.experimental_get_tracing_count() == 1
+    g_ref, arg_ref = weakref.ref(g), weakref.ref(arg)
+    del g, arg
+    gc.collect()
+    assert g_ref() is None and arg_ref() is None
+
+
+def test_converted_code_cache_does_not_keep_functions(tmp_path):
+    import gc
+    import importlib
+    import sys
+    import weakref
+    from collflow.autograph import converter
+
+    (tmp_path / "ag_cache_probe_mod.py").write_text("def h(x):\n    if x > 0:\n        x = x * 2\n    return x\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        mod = importlib.import_module("ag_cache_probe_mod")
+        converted = tf.autograph.to_graph(mod.h)
+        assert _run(converted(tf.constant(3))) == 6
+        code_ref = weakref.ref(mod.h.__code__)
+        assert mod.h.__code__ in converter._cache
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("ag_cache_probe_mod", None)
+    del mod, converted
+    gc.collect()
+    assert code_ref() is None
+
+
+def test_threads_share_a_function():
+    import sys
+    import threading
+    errors, outs = [], []
+    shared = tf.function(lambda x: x * 3)
+
+    def work():
+        try:
+            for _ in range(10):
+                with tf.Graph().as_default():
+                    v = tf.Variable(0)
+
+                    @tf.function
+                    def f(x):
+                        for i in tf.range(x):
+                            if i > 1:
+                                v.assign_add(1)
+                        return shared(x)
+                    r = f(tf.constant(4))
+                    with tf.Session() as s:
+                        s.run(tf.global_variables_initializer())
+                        outs.append((s.run(r), s.run(v)))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == [] and outs == [(12, 2)] * 30
+    assert shared.experimental_get_tracing_count() == 30  # one trace per graph
+
+
+def test_input_signature_documented():
+    assert Function.input_signature.__doc__

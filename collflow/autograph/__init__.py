@@ -96,6 +96,7 @@ def set_verbosity(level: int, alsologtostdout: bool = False) -> None:
 
 
 def get_verbosity() -> int:
+    """AutoGraph's logging verbosity: what set_verbosity set, else $AUTOGRAPH_VERBOSITY (default 0)."""
     if _verbosity is not None:
         return _verbosity
     return int(os.environ.get("AUTOGRAPH_VERBOSITY", "0"))

@@ -9,12 +9,17 @@ depends on them, so the stateful ops a block creates and nobody consumes (a prin
 assert, an assign) become control dependencies of the block's outputs, and the staged
 statement's output becomes an effect of the enclosing block (and, at the top, of the
 converted function's return values).
+
+Composite names (`self.total`, `d["k"]`) a staged statement assigns are read before it,
+carried as cond outputs / loop variables and written back after it, as TF's AutoGraph does;
+a tensor put into a Python list, dict or set in place by staged code is an error.
 """
 from __future__ import annotations
 
 import builtins
 import contextlib
 import sys
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import dtypes as _dt
@@ -58,6 +63,82 @@ def retval(v: Any) -> Any:
     return None if isinstance(v, UndefinedReturnValue) else v
 
 
+def is_undefined(v: Any) -> bool:
+    return isinstance(v, Undefined)
+
+
+def get_composite(read: Callable[[], Any]) -> Any:
+    """The value of a composite name (`a.v`, `d["k"]`) by `read()`, Undefined when it has none."""
+    try:
+        return read()
+    except (AttributeError, KeyError, IndexError, NameError):
+        return Undefined("<composite>")
+
+
+class _State:
+    """The composite names a staged statement passes on (TF's get_state/set_state): `get()`
+    reads their values, `set(values)` writes them back (Undefined ones deleted)."""
+
+    def __init__(self, state: Optional[tuple]):
+        self.get, self.set, self.names = state if state else (lambda: (), lambda vals: None, ())
+        self.names = tuple(self.names)
+
+    def read(self) -> tuple:
+        vals = tuple(self.get())
+        return tuple(Undefined(n) if isinstance(v, Undefined) else v for n, v in zip(self.names, vals))
+
+
+class _MutationGuard:
+    """What the objects a staged statement calls methods of hold before it (`l.append(t)`,
+    `self.add(t)`): such a call runs once, when the graph is built (in both branches, in one
+    iteration), not when the graph runs, so a tensor made inside the statement that ends up in
+    one of them afterwards would be a value of the wrong branch or iteration: an error (TF's
+    too: its InaccessibleTensorError where the tensor is used)."""
+
+    def __init__(self, mutations: Optional[tuple]):
+        import types
+        self.before = []
+        for obj, text, where in mutations or ():
+            v = get_composite(obj)
+            if isinstance(v, (list, dict, set)):
+                self.before.append((v, self._contents(v), text, where))
+            elif (not isinstance(v, (types.ModuleType, type, Undefined, _g.Tensor, _g.Operation))
+                  and isinstance(getattr(v, "__dict__", None), dict)):
+                self.before.append((v, dict(vars(v)), text, where))
+        self.g = _g.get_default_graph()
+        self.start = len(self.g._ops)
+        self.ctx = self.g._get_control_flow_context()
+
+    @staticmethod
+    def _contents(v: Any) -> Any:
+        return dict(v) if isinstance(v, dict) else list(v)
+
+    def check(self, kind: str) -> None:
+        if not self.before:
+            return
+        inside = None
+        for v, old, text, where in self.before:
+            if isinstance(v, (list, set)):
+                new = [x for x in v if not any(x is y for y in old)]
+                what = f"the Python {type(v).__name__}"
+            else:
+                cur = v if isinstance(v, dict) else getattr(v, "__dict__", {})
+                new = [x for k, x in list(cur.items()) if k not in old or old[k] is not x]
+                what = f"the Python {type(v).__name__}" if isinstance(v, dict) else "an attribute of the object"
+            tensors = [t for t in nest.flatten(new) if _is_tensor(t)]
+            if not tensors:
+                continue
+            if inside is None:
+                inside = {id(op) for op in self.g._ops[self.start:] if op._ctx is not self.ctx}
+            if any(id(t.op) in inside for t in tensors):
+                raise ValueError(
+                    f"{where}: {text} puts a tensor made inside a {kind} staged as TensorFlow control flow (its "
+                    f"condition is a tensor) into {what}; that change is made once when the graph is built, not "
+                    "when the graph runs, and the tensor cannot be used outside the staged code.  Assign the new "
+                    "value in the function itself (`self.total = self.total + i`, `d['k'] = v` are carried "
+                    "through), or use a tf.TensorArray (ta = ta.write(i, value)) in a loop.")
+
+
 def _err(cls: type, msg: str) -> Exception:
     """An error about the user's code, naming the line of the statement being converted."""
     from .converter import user_location
@@ -75,13 +156,23 @@ def _map(fn: Callable[[Any], Any], structure: Any) -> Any:
 
 # -- effects: ops a block must run --------------------------------------------------------
 
-_effects: List[list] = []
+_tls = threading.local()
+
+
+def effects_stack() -> List[list]:
+    """This thread's stack of the effect lists of the blocks being converted (per thread: each
+    thread builds its own graphs)."""
+    st = getattr(_tls, "effects", None)
+    if st is None:
+        st = _tls.effects = []
+    return st
 
 
 def _record(op: Any) -> None:
     """Marks `op` (an op or a tensor) as something the enclosing block must run."""
-    if _effects and op is not None:
-        _effects[-1].append(op.op if isinstance(op, _g.Tensor) else op)
+    effects = effects_stack()
+    if effects and op is not None:
+        effects[-1].append(op.op if isinstance(op, _g.Tensor) else op)
 
 
 def _dangling_stateful(g: _g.Graph, start: int, ctx: Any) -> list:
@@ -100,11 +191,12 @@ def collecting(generic: bool = True):
     start = len(g._ops)
     ctx = g._get_control_flow_context()
     found: list = []
-    _effects.append(found)
+    effects = effects_stack()
+    effects.append(found)
     try:
         yield found
     finally:
-        _effects.pop()
+        effects.pop()
         if generic:
             for op in _dangling_stateful(g, start, ctx):
                 if op not in found:
@@ -171,18 +263,24 @@ def _condition(c: Any, tag: str) -> _g.Tensor:
     return c
 
 
-def if_stmt(cond: Any, body: Callable, orelse: Callable, init: tuple, names: Sequence[str], nouts: int) -> tuple:
-    """`if cond: body else: orelse` over the variables `names` (the first `nouts` are outputs)."""
+def if_stmt(cond: Any, body: Callable, orelse: Callable, init: tuple, names: Sequence[str], nouts: int,
+            state: Optional[tuple] = None, mutations: Optional[tuple] = None) -> tuple:
+    """`if cond: body else: orelse` over the variables `names` (the first `nouts` are outputs);
+    state: the composite names the branches assign (outputs too); mutations: the objects they
+    change in place (refused when the conditional is staged)."""
     if not _is_tensor(cond):
         return body(*init) if cond else orelse(*init)
     cond = _condition(cond, "if statement")
-    out_names = tuple(names[:nouts])
+    st = _State(state)
+    out_names = tuple(names[:nouts]) + st.names
     results: Dict[str, tuple] = {}
+    state0 = st.read()
 
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
+            st.set(state0)  # each branch starts from the values before the statement
             with collecting() as eff:
-                vals = tuple(fn(*init))
+                vals = tuple(fn(*init)) + st.read()
             _verify_branch(vals, out_names, label)
             vals = _to_tensors(vals)
             other = results.get("else" if label == "main" else "main")
@@ -200,11 +298,20 @@ def if_stmt(cond: Any, body: Callable, orelse: Callable, init: tuple, names: Seq
             return vals
         return run
 
-    out = _cf._cond(cond, branch(body, "main"), branch(orelse, "else"), "if_stmt")
-    out = tuple(out)
+    guard = _MutationGuard(mutations)
+    try:
+        out = tuple(_cf._cond(cond, branch(body, "main"), branch(orelse, "else"), "if_stmt"))
+    except BaseException:
+        st.set(state0)
+        raise
     if any(o.op.control_inputs for o in nest.flatten(out[-1:])) or len(out) == 1:
         _record(out[-1])
-    return out[:-1]
+    out = out[:-1]
+    if st.names:
+        st.set(out[nouts:])
+        out = out[:nouts]
+    guard.check("conditional")
+    return out
 
 
 def if_exp(cond: Any, if_true: Callable, if_false: Callable, expr_repr: str = "") -> Any:
@@ -328,9 +435,41 @@ def _loop_kwargs(opts: dict) -> dict:
 
 
 def _staged_loop(test: Callable, body: Callable, init: tuple, names: Sequence[str], opts: dict,
-                 extra: tuple = (), extra_inv: tuple = ()) -> tuple:
-    """cf.while_loop over `extra` + the user's variables; test/body see all of them; returns
-    the user's variables after the loop."""
+                 extra: tuple = (), extra_inv: tuple = (), state: Optional[tuple] = None,
+                 mutations: Optional[tuple] = None) -> tuple:
+    """cf.while_loop over `extra` + the user's variables (+ the composite names of `state`);
+    test/body see the first two; returns the user's variables after the loop."""
+    st = _State(state)
+    nuser = len(init)
+    if st.names:
+        n_own = len(extra) + nuser
+        test1, body1 = test, body
+
+        def test(*vs: Any) -> Any:
+            st.set(vs[n_own:])
+            return test1(*vs[:n_own])
+
+        def body(*vs: Any) -> tuple:
+            st.set(vs[n_own:])
+            return tuple(body1(*vs[:n_own])) + st.read()
+
+        init = tuple(init) + st.read()
+        names = tuple(names) + st.names
+    state0 = st.read()
+    guard = _MutationGuard(mutations)
+    try:
+        res = _staged_loop_vars(test, body, init, names, opts, extra, extra_inv)
+    except BaseException:
+        st.set(state0)
+        raise
+    if st.names:
+        st.set(res[nuser:])
+    guard.check("loop")
+    return res[:nuser]
+
+
+def _staged_loop_vars(test: Callable, body: Callable, init: tuple, names: Sequence[str], opts: dict,
+                      extra: tuple, extra_inv: tuple) -> tuple:
     _check_init(init, names)
     init = _to_tensors(init)
     invs = _invariants(opts, init, names)
@@ -344,7 +483,9 @@ def _staged_loop(test: Callable, body: Callable, init: tuple, names: Sequence[st
     all_init = tuple(extra) + init
     flat_inv = list(extra_inv)
     for v, inv in zip(init, invs):
-        flat_inv.extend(inv if inv is not None else t.shape for t in nest.flatten(v))
+        # a TensorArray (no shape of its own) takes any shape, as cf.while_loop allows
+        flat_inv.extend(inv if inv is not None else t.shape if _is_tensor(t) else TensorShape(None)
+                        for t in nest.flatten(v))
     had_effects = []
 
     def aug_test(*vs: Any) -> Any:
@@ -372,12 +513,13 @@ def _staged_loop(test: Callable, body: Callable, init: tuple, names: Sequence[st
     return res[n_extra:]
 
 
-def while_stmt(test: Callable, body: Callable, init: tuple, names: Sequence[str], opts: Optional[dict] = None) -> tuple:
-    """`while test: body` over loop variables `names`."""
+def while_stmt(test: Callable, body: Callable, init: tuple, names: Sequence[str], opts: Optional[dict] = None,
+               state: Optional[tuple] = None, mutations: Optional[tuple] = None) -> tuple:
+    """`while test: body` over loop variables `names` (state, mutations: as for if_stmt)."""
     opts = opts or {}
     first = test(*init)
     if _is_tensor(first):
-        return _staged_loop(test, body, init, names, opts)
+        return _staged_loop(test, body, init, names, opts, state=state, mutations=mutations)
     vals = tuple(init)
     c = first
     while True:
@@ -392,11 +534,12 @@ def while_stmt(test: Callable, body: Callable, init: tuple, names: Sequence[str]
 
 
 def for_stmt(iter_: Any, extra_test: Optional[Callable], body: Callable, init: tuple, names: Sequence[str],
-             opts: Optional[dict] = None) -> tuple:
-    """`for x in iter_: body` (body takes the element first); extra_test: break's condition."""
+             opts: Optional[dict] = None, state: Optional[tuple] = None, mutations: Optional[tuple] = None) -> tuple:
+    """`for x in iter_: body` (body takes the element first); extra_test: break's condition;
+    state, mutations: as for if_stmt."""
     opts = opts or {}
     if _is_tensor(iter_):
-        return _tensor_for(iter_, extra_test, body, init, names, opts)
+        return _tensor_for(iter_, extra_test, body, init, names, opts, state, mutations)
     vals = tuple(init)
     for x in iter_:
         if extra_test is not None:
@@ -412,7 +555,8 @@ def for_stmt(iter_: Any, extra_test: Optional[Callable], body: Callable, init: t
 
 
 def _tensor_for(iter_: _g.Tensor, extra_test: Optional[Callable], body: Callable, init: tuple,
-                names: Sequence[str], opts: dict) -> tuple:
+                names: Sequence[str], opts: dict, state: Optional[tuple] = None,
+                mutations: Optional[tuple] = None) -> tuple:
     if iter_.shape.rank == 0:
         raise _err(ValueError, f"cannot iterate over a scalar tensor {iter_}")
     n0 = iter_.shape.dims[0] if iter_.shape.dims is not None else None
@@ -429,7 +573,8 @@ def _tensor_for(iter_: _g.Tensor, extra_test: Optional[Callable], body: Callable
         x = iter_[i]
         return (i + 1,) + tuple(body(x, *vs))
 
-    return _staged_loop(test, step, init, names, opts, extra=(i0,), extra_inv=(TensorShape(()),))
+    return _staged_loop(test, step, init, names, opts, extra=(i0,), extra_inv=(TensorShape(()),), state=state,
+                        mutations=mutations)
 
 
 # -- builtins ---------------------------------------------------------------------------------
@@ -468,7 +613,11 @@ def assert_stmt(expression: Any, msg: Callable[[], Any]) -> Any:
 
 
 def len_(s: Any) -> Any:
-    """len(): the first dimension of a tensor (a tensor when not known statically)."""
+    """len(): the first dimension of a tensor (a tensor when not known statically); a
+    TensorArray's size()."""
+    from ..graph.tensor_array import TensorArray
+    if isinstance(s, TensorArray):
+        return s.size()
     if not _is_tensor(s):
         return len(s)
     if s.shape.rank == 0:
@@ -489,11 +638,16 @@ def range_(start_or_stop: Any, stop: Any = _UNSET, step: Any = _UNSET) -> Any:
     return tf_range(args[0], args[1], args[2] if len(args) > 2 else 1)
 
 
-def _tf_int(x: Any) -> Any:
-    return math_ops.cast(x, _dt.int32) if _is_tensor(x) else int(x)
+def _tf_int(x: Any = 0, *args: Any, **kwargs: Any) -> Any:
+    """int(): a cast to int32 for a tensor, else Python's int (a base too)."""
+    if _is_tensor(x):
+        if args or kwargs:
+            raise TypeError("int() can't convert a tensor with an explicit base")
+        return math_ops.cast(x, _dt.int32)
+    return int(x, *args, **kwargs)
 
 
-def _tf_float(x: Any) -> Any:
+def _tf_float(x: Any = 0.0) -> Any:
     return math_ops.cast(x, _dt.float32) if _is_tensor(x) else float(x)
 
 
@@ -529,5 +683,6 @@ def converted_call(f: Any, args: Tuple, kwargs: Optional[dict], recursive: bool 
 
 __all__ = ["Undefined", "UndefinedReturnValue", "ld", "retval", "if_stmt", "if_exp", "while_stmt", "for_stmt",
            "and_", "or_", "not_", "print_", "assert_stmt", "len_", "range_", "converted_call",
-           "set_loop_options", "loop_options", "collecting", "function_outputs"]
+           "set_loop_options", "loop_options", "collecting", "function_outputs", "get_composite", "is_undefined",
+           "effects_stack"]
 

@@ -17,7 +17,7 @@ import sysconfig
 import textwrap
 import types
 import weakref
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from . import ag_operators as ops
 from . import converter_passes as cp
@@ -67,7 +67,8 @@ class _Conversion:
         self.freevars = freevars
 
 
-_cache: Dict[Tuple[Any, bool], _Conversion] = {}
+# by code object, held weakly: a function's conversion goes with the last function of that code
+_cache: "weakref.WeakKeyDictionary[types.CodeType, _Conversion]" = weakref.WeakKeyDictionary()
 
 
 def _parse(f: types.FunctionType) -> Tuple[ast.FunctionDef, str]:
@@ -114,7 +115,7 @@ def _convert_ast(fdef: ast.FunctionDef, filename: str) -> ast.FunctionDef:
                 setattr(n, field, cp.hoist_loop_prefixes(block))
     cp.lower_asserts(fdef)
     fdef = cp.ExpressionConverter().visit(fdef)
-    cp.ControlFlowConverter(namer).function(fdef)
+    cp.ControlFlowConverter(namer, filename).function(fdef)
     return fdef
 
 
@@ -126,7 +127,7 @@ def _collect_codes(code: types.CodeType) -> None:
 
 
 def _conversion(f: types.FunctionType) -> _Conversion:
-    key = (f.__code__, True)
+    key = f.__code__
     conv = _cache.get(key)
     if conv is not None:
         return conv
@@ -174,8 +175,9 @@ def _convert_function(f: types.FunctionType, recursive: bool) -> Callable:
         inner.__kwdefaults__ = f.__kwdefaults__
         with ops.collecting(generic=False) as effects:
             out = inner(*args, **kwargs)
-        if effects and ops._effects:
-            ops._effects[-1].extend(effects)  # the caller's block runs them too
+        outer = ops.effects_stack()
+        if effects and outer:
+            outer[-1].extend(effects)  # the caller's block runs them too
         return ops.function_outputs(out, effects)
 
     setattr(converted, _CONVERTED, True)

@@ -129,3 +129,66 @@ def stmt_live(s: ast.stmt, live: Set[str]) -> Set[str]:
         return reads(s)
     # try blocks and the rest: whatever they read, and what is live after them
     return live | reads(s)
+
+
+# -- composite names: attributes and constant subscripts of local names ----------------------
+
+def composite_root(node: ast.AST) -> str:
+    """The local name `a.b["k"].c` is rooted at ('' when it is not such a composite name)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            return ""
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _own_nodes(stmts: Iterable[ast.AST]):
+    """Nodes of a block, not descending into nested functions, lambdas or classes."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, _SCOPES):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def composite_targets(stmts: List[ast.stmt]) -> List[ast.expr]:
+    """Composite names a block assigns (`self.x = ...`, `d["k"] += ...`) whose root is bound
+    before it, one per name, in source-text order: what a staged statement passes on."""
+    local = assigned(stmts)
+    found = {}
+    for n in _own_nodes(stmts):
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+            root = composite_root(n)
+            if root and root not in local:
+                found.setdefault(ast.unparse(n), n)
+    return [found[k] for k in sorted(found)]
+
+
+def method_mutations(stmts: List[ast.stmt]) -> List[tuple]:
+    """(object expression, source text, line) of each method call `x.m(...)` in a block on a
+    name (or composite name) bound outside it, one per object: the call may change the object
+    in place (`l.append(v)`, `self.add(v)`), a change a staged statement cannot pass on."""
+    local = assigned(stmts)
+    out = []
+    for n in _own_nodes(stmts):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ag__"
+                and f.attr == "converted_call" and n.args):
+            f = n.args[0]  # the call as the expression pass rewrote it
+        if isinstance(f, ast.Attribute) and not f.attr.startswith("__"):
+            obj = f.value
+            root = obj.id if isinstance(obj, ast.Name) else composite_root(obj)
+            if root and root not in local and root != "ag__":
+                out.append((obj, f"{ast.unparse(obj)}.{f.attr}(...)", n.lineno))
+    out.sort(key=lambda m: (m[2], m[1]))
+    seen: Set[str] = set()
+    unique = []
+    for m in out:
+        key = ast.unparse(m[0])
+        if key not in seen:
+            seen.add(key)
+            unique.append(m)
+    return unique

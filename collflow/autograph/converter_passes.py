@@ -11,7 +11,10 @@
 5. `lower_asserts`, `ExpressionConverter`: assert, and/or/not, `a if c else b` and every call
    become calls into `ag__` (the runtime operators).
 6. `ControlFlowConverter`: if, while and for become functions of the variables they change,
-   passed to ag__.if_stmt / while_stmt / for_stmt.
+   passed to ag__.if_stmt / while_stmt / for_stmt; the composite names they assign (`self.x`,
+   `d["k"]`, rooted at a name bound before them) travel through a getter and a setter (TF's
+   get_state/set_state), and the Python containers they change in place (`l.append(v)`) are
+   named so that the runtime can refuse a tensor put there by staged code.
 """
 from __future__ import annotations
 
@@ -357,8 +360,9 @@ class Namer:
 class ControlFlowConverter:
     """Rewrites if/while/for of one function (and the functions nested in it)."""
 
-    def __init__(self, namer: Namer):
+    def __init__(self, namer: Namer, filename: str = "<unknown>"):
         self.namer = namer
+        self.filename = filename
 
     def function(self, fdef: ast.FunctionDef) -> None:
         fdef.body = self.block(fdef.body, set())
@@ -403,7 +407,39 @@ class ControlFlowConverter:
             return ast.Expr(value=value)
         return ast.Assign(targets=[_names_tuple(outs, True)], value=value)
 
+    def _state(self, stmts: List[ast.stmt], where: ast.stmt) -> tuple:
+        """(definitions, keywords) passing the composite names `stmts` assign (`self.x`,
+        `d["k"]`) and the in-place changes they make (`l.append(v)`) to a staged statement:
+        a getter and a setter of those names (TF's get_state/set_state), and the objects
+        changed, which the runtime refuses to change inside a staged statement."""
+        defs: List[ast.stmt] = []
+        kws: List[ast.keyword] = []
+        comps = an.composite_targets(stmts)
+        if comps:
+            texts = [ast.unparse(c) for c in comps]
+            gname, sname = self.namer.new("get_state"), self.namer.new("set_state")
+            getters = ", ".join(f"{AG}.get_composite(lambda: {t})" for t in texts)
+            src = [f"def {gname}():", f"    return ({getters},)", f"def {sname}({AG}vals):"]
+            for i, t in enumerate(texts):
+                src += [f"    if {AG}.is_undefined({AG}vals[{i}]):", "        try:", f"            del {t}",
+                        "        except (AttributeError, KeyError, IndexError, TypeError):", "            pass",
+                        "    else:", f"        {t} = {AG}vals[{i}]"]
+            defs = ast.parse("\n".join(src)).body
+            for n in ast.walk(ast.Module(body=defs, type_ignores=[])):
+                if "lineno" in n._attributes:  # the statement's line, not the template's
+                    n.lineno = n.end_lineno = where.lineno
+                    n.col_offset = n.end_col_offset = where.col_offset
+            state = ast.Tuple(elts=[_name(gname), _name(sname), _strs(texts)], ctx=ast.Load())
+            kws.append(ast.keyword(arg="state", value=state))
+        muts = an.method_mutations(stmts)
+        if muts:
+            elts = [ast.Tuple(elts=[_lambda(obj), ast.Constant(text), ast.Constant(f"{self.filename}:{line}")],
+                              ctx=ast.Load()) for obj, text, line in muts]
+            kws.append(ast.keyword(arg="mutations", value=ast.Tuple(elts=elts, ctx=ast.Load())))
+        return defs, kws
+
     def _if(self, s: ast.If, live: Set[str]) -> List[ast.stmt]:
+        sdefs, skws = self._state(s.body + s.orelse, s)
         mods = an.assigned(s.body) | an.assigned(s.orelse)
         outs = sorted(mods & live)
         params = outs + sorted(mods - set(outs))
@@ -412,24 +448,26 @@ class ControlFlowConverter:
         tdef = _fdef(tname, params, self.block(s.body, set(outs)) + [ret])
         fdef = _fdef(fname, params, self.block(s.orelse, set(outs)) + [ast.Return(value=_names_tuple(outs))])
         call = _call(_ag("if_stmt"), [s.test, _name(tname), _name(fname), self._ld(params), _strs(params),
-                                      ast.Constant(len(outs))])
-        return [tdef, fdef, self._bind(outs, call)]
+                                      ast.Constant(len(outs))], skws)
+        return sdefs + [tdef, fdef, self._bind(outs, call)]
 
     def _options(self, s: ast.AST) -> ast.expr:
         kws = getattr(s, "ag_options", None)
         return _call(_ag("loop_options"), [], kws) if kws else ast.Constant(None)
 
     def _while(self, s: ast.While, live: Set[str]) -> List[ast.stmt]:
+        sdefs, skws = self._state(s.body, s)
         head = an.while_header_live(s, live)
         lvars = sorted(an.assigned(s.body) & head)
         tname, bname = self.namer.new("while_test"), self.namer.new("while_body")
         tdef = _fdef(tname, lvars, [ast.Return(value=s.test)])
         bdef = _fdef(bname, lvars, self.block(s.body, set(lvars)) + [ast.Return(value=_names_tuple(lvars))])
         call = _call(_ag("while_stmt"), [_name(tname), _name(bname), self._ld(lvars), _strs(lvars),
-                                         self._options(s)])
-        return [tdef, bdef, self._bind(lvars, call)]
+                                         self._options(s)], skws)
+        return sdefs + [tdef, bdef, self._bind(lvars, call)]
 
     def _for(self, s: ast.For, live: Set[str]) -> List[ast.stmt]:
+        sdefs, skws = self._state(s.body, s)
         extra = getattr(s, "ag_extra_test", None)
         extra_reads = an.reads(extra) if extra is not None else set()
         it_live = an.for_iteration_live(s, live, extra_reads)
@@ -447,6 +485,6 @@ class ControlFlowConverter:
             out.insert(0, _fdef(tname, lvars, [ast.Return(value=extra)]))
             test_arg = _name(tname)
         call = _call(_ag("for_stmt"), [s.iter, test_arg, _name(bname), self._ld(lvars), _strs(lvars),
-                                       self._options(s)])
+                                       self._options(s)], skws)
         out.append(self._bind(lvars, call))
-        return out
+        return sdefs + out

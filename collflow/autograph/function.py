@@ -4,11 +4,12 @@ collflow has no function-call op, so a call builds the function's ops where it i
 the (AutoGraph-converted) Python function runs inside a name scope named after it, on the
 call's tensors.  What TF 1.15 / TF 2.x graph mode observably do is kept:
 
-- the trace cache: tensors (and NumPy arrays) key by dtype and static shape, other Python
-  values by value (unhashable ones by identity); a new key is a new trace
-  (experimental_get_tracing_count), experimental_relax_shapes generalizes a shape that
-  missed to the common shape with the last trace, and a call reuses any trace whose shapes
-  cover its own.  The body sees the trace's shapes (input_signature / relaxed ones), as TF's.
+- the trace cache: tensors (and NumPy arrays and scalars, as TF 2.x) key by dtype and static
+  shape, other Python values by value (unhashable ones by identity); a new key is a new trace
+  (experimental_get_tracing_count); the cache lives on the graph (dropped with it);
+  experimental_relax_shapes generalizes a shape that missed to the common shape with the last
+  trace, and a call reuses any trace whose shapes cover its own.  The body sees the trace's
+  shapes (input_signature / relaxed ones), as TF's.
 - input_signature: arguments are converted to its dtypes and checked against its shapes and
   structure (TypeError otherwise, as TF 2.x's binding errors).
 - variables: only the first trace may create them; like TF, a first trace that created some
@@ -33,7 +34,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import itertools
 import re
+import threading
 import types
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -97,8 +100,9 @@ def _encode(x: Any, specs: List[TensorSpec], refs: List[Any]) -> Any:
 
 
 def _arrays_to_tensors(x: Any) -> Any:
-    """NumPy arrays become constants: TF traces them as tensors (by dtype and shape)."""
-    return _walk(x, lambda v: _g.convert_to_tensor(v) if isinstance(v, np.ndarray) else v)
+    """NumPy arrays and NumPy scalars become constants: TF 2.x traces them as tensors (by dtype
+    and shape), so a new value of the same dtype reuses the trace."""
+    return _walk(x, lambda v: _g.convert_to_tensor(v) if isinstance(v, (np.ndarray, np.generic)) else v)
 
 
 def _generalizes(a: TensorShape, b: TensorShape) -> bool:
@@ -311,6 +315,19 @@ def _cast(value: Any, spec: Any, where: str) -> Any:
     return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
 
 
+_FUNCTION_IDS = itertools.count(1)
+_TRACES_ATTR = "_collflow_function_traces"
+
+
+def _graph_traces(g: _g.Graph, uid: int) -> Dict[Any, List[_Trace]]:
+    """The trace cache of Function number `uid` in graph `g`, kept on the graph itself so that a
+    dropped graph frees its traces (and the arguments and outputs they hold)."""
+    per_graph = g.__dict__.get(_TRACES_ATTR)
+    if per_graph is None:
+        per_graph = g.__dict__.setdefault(_TRACES_ATTR, {})
+    return per_graph.setdefault(uid, {})
+
+
 class Function:
     """A Python function traced into the graph where it is called (tf.function's result).
 
@@ -338,10 +355,14 @@ class Function:
         self._relax = bool(experimental_relax_shapes)
         self._compile = experimental_compile  # recorded: collflow has no XLA
         self._converted = _converted
-        self._traces: Dict[Any, List[_Trace]] = {}
+        # the traces live on the graph they were made in (see _graph_traces): dropped with it
+        self._uid = next(_FUNCTION_IDS)
         self._count = 0
         self._first_done = False
         self._bound: Dict[int, Tuple[Any, Function]] = {}
+        # the trace cache, the first call (which may create variables) and the bound methods are
+        # shared by the threads that call the function
+        self._lock = threading.RLock()
         functools.update_wrapper(self, python_function, updated=())
         target = self.python_function
         try:
@@ -366,6 +387,7 @@ class Function:
 
     @property
     def input_signature(self) -> Optional[tuple]:
+        """The TensorSpecs (a tuple, possibly nested) given to tf.function, or None."""
         return self._input_signature
 
     def experimental_get_tracing_count(self) -> int:
@@ -382,6 +404,10 @@ class Function:
         """A method: one Function per instance (its own traces and variables), as TF's."""
         if instance is None:
             return self
+        with self._lock:
+            return self._bound_method(instance)
+
+    def _bound_method(self, instance: Any) -> "Function":
         held = self._bound.get(id(instance))
         if held is not None:
             ref, f = held
@@ -460,7 +486,7 @@ class Function:
 
     def _lookup(self, key: Any, specs: Tuple[TensorSpec, ...], refs: List[Any]) -> _Trace:
         """The trace for these inputs, a new one (counted) when none covers them."""
-        entries = self._traces.setdefault(key, [])
+        entries = _graph_traces(_g.get_default_graph(), self._uid).setdefault(key, [])
         for e in entries:
             if e.specs == specs:
                 return e
@@ -499,7 +525,8 @@ class Function:
         args, kwargs = self._bind(args, kwargs)
         args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
         key, specs, refs = self._key(args, kwargs)
-        entry = self._lookup(key, specs, refs)
+        with self._lock:
+            entry = self._lookup(key, specs, refs)
         return self._run(entry, args, kwargs)
 
     def _run(self, entry: _Trace, args: tuple, kwargs: dict) -> Any:
@@ -507,6 +534,12 @@ class Function:
         g = _g.get_default_graph()
         if self._first_done:
             return self._inline(g, entry, args, kwargs, create=False)
+        with self._lock:  # one first call: the others wait for it, then are non-first calls
+            if self._first_done:
+                return self._inline(g, entry, args, kwargs, create=False)
+            return self._first_run(g, entry, args, kwargs)
+
+    def _first_run(self, g: _g.Graph, entry: _Trace, args: tuple, kwargs: dict) -> Any:
         created: List[Any] = []
         out = self._inline(g, entry, args, kwargs, create=True, created=created)
         if created:  # TF traces such a first call again, where a new variable is an error
@@ -580,12 +613,13 @@ class Function:
         else:
             cargs, ckwargs = tuple(fed.values()), {}
         key, specs, refs = self._key(cargs, ckwargs)
-        entry = self._lookup(key, specs, refs)
-        if entry.concrete is None:
-            out = self._run(entry, cargs, ckwargs)
-            in_sig = (_walk(cargs, _spec_of), _walk(ckwargs, _spec_of))
-            entry.concrete = ConcreteFunction(self, entry, g, inputs, out, in_sig)
-        return entry.concrete
+        with self._lock:
+            entry = self._lookup(key, specs, refs)
+            if entry.concrete is None:
+                out = self._run(entry, cargs, ckwargs)
+                in_sig = (_walk(cargs, _spec_of), _walk(ckwargs, _spec_of))
+                entry.concrete = ConcreteFunction(self, entry, g, inputs, out, in_sig)
+            return entry.concrete
 
 
 def _spec_of(v: Any) -> Any:

@@ -214,3 +214,183 @@ def test_namespace_matches():
     assert {m.name for m in tft.autograph.experimental.Feature} == {m.name for m in cft.autograph.experimental.Feature}
     for n in ("do_not_convert", "set_loop_options", "Feature"):
         assert hasattr(cft.autograph.experimental, n)
+
+
+# -- composite names, TensorArrays and builtins, as tf.function bodies -----------------------
+
+def _fetch(prog):
+    """prog(tf) -> fetches, in a fresh graph of each library; the values, TensorFlow's first."""
+    out = []
+    for lib in (tft, cft):
+        g = lib.Graph()
+        with g.as_default():
+            fetches = prog(lib)
+            with lib.Session(graph=g) as s:
+                out.append(s.run(fetches))
+    return out
+
+
+def _assert_same(prog):
+    want, got = _fetch(prog)
+    for w, o in zip(want, got):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(w), rtol=1e-6, atol=1e-6)
+
+
+class _Box(object):
+    pass
+
+
+def _attr_if(tf):
+    @tf.function
+    def f(x):
+        a = _Box()
+        a.v = x
+        if x > 0:
+            a.v = x * 2
+        return a.v
+    return [f(tf.constant(3)), f(tf.constant(-3))]
+
+
+def _subscript_if(tf):
+    @tf.function
+    def f(x):
+        d = {"k": x, "j": x + 1}
+        if x > 0:
+            d["k"] = x * 2
+        else:
+            d["j"] = x - 1
+        return d["k"], d["j"]
+    return [f(tf.constant(3)), f(tf.constant(-3))]
+
+
+def _attr_new_in_both_branches(tf):
+    @tf.function
+    def f(x):
+        a = _Box()
+        if x > 0:
+            a.v = x * 2
+        else:
+            a.v = x
+        return a.v
+    return [f(tf.constant(3)), f(tf.constant(-3))]
+
+
+def _self_attr_for(tf):
+    class Acc(object):
+        def __init__(self):
+            self.total = tf.constant(0)
+
+        @tf.function
+        def run(self, n):
+            for i in tf.range(n):
+                self.total = self.total + i
+            return self.total
+    acc = Acc()  # kept alive: TF's bound tf.function holds its instance weakly
+    return [acc.run(tf.constant(5))]
+
+
+def _nested_attr_and_subscript_loop(tf):
+    @tf.function
+    def f(n):
+        a = _Box()
+        a.b = _Box()
+        a.b.c = tf.constant(0)
+        d = {"s": tf.constant(1)}
+        lst = [tf.constant(0), tf.constant(1)]
+        for i in tf.range(n):
+            a.b.c += i
+            d["s"] = d["s"] * 2
+            lst[0] = lst[0] + i
+        return a.b.c, d["s"], lst[0]
+    return f(tf.constant(5))
+
+
+def _attr_while(tf):
+    @tf.function
+    def f(n):
+        a = _Box()
+        a.i = tf.constant(0)
+        a.s = tf.constant(0.0)
+        while a.i < n:
+            a.i += 1
+            a.s = a.s + tf.cast(a.i, tf.float32)
+        return a.i, a.s
+    return f(tf.constant(5))
+
+
+def _tensor_array_accumulate(tf):
+    x = tf.constant([1.0, 2.0, 3.0])
+
+    @tf.function
+    def f(x):
+        ta = tf.TensorArray(tf.float32, size=3)
+        for i in tf.range(3):
+            ta = ta.write(i, x[i] * x[i])
+        return ta.stack()
+    y = f(x)
+    return [y, tf.gradients(tf.reduce_sum(y * [1.0, 2.0, 3.0]), x)[0]]
+
+
+def _tensor_array_dynamic_while(tf):
+    @tf.function
+    def f(x):
+        n = tf.shape(x)[0]
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        i = tf.constant(0)
+        while i < n:
+            ta = ta.write(i, tf.reduce_sum(x[i]) * 2.0)
+            i += 1
+        return ta.stack(), len(ta)
+    return f(tf.ones([4, 3]))
+
+
+def _int_with_base(tf):
+    @tf.function
+    def f(x):
+        return x + int("ff", 16) + int("11", base=2)
+    return [f(tf.constant(1))]
+
+
+def _and_all_signs(tf):
+    @tf.function
+    def f(x, y):
+        return x > 0 and y > 0, x > 0 or y > 0
+    return [f(tf.constant(a), tf.constant(b)) for a in (2, -2) for b in (3, -3)]
+
+
+COMPOSITE = [_attr_if, _subscript_if, _attr_new_in_both_branches, _self_attr_for, _nested_attr_and_subscript_loop,
+             _attr_while, _tensor_array_accumulate, _tensor_array_dynamic_while, _int_with_base, _and_all_signs]
+
+
+@pytest.mark.parametrize("prog", COMPOSITE, ids=lambda p: p.__name__.strip("_"))
+def test_composites_tensor_arrays_builtins(prog):
+    _assert_same(prog)
+
+
+def test_list_append_in_staged_code_is_an_error_in_both():
+    def in_loop(tf):
+        @tf.function
+        def f(n):
+            lst = []
+            for i in tf.range(n):
+                lst.append(i)
+            return tf.stack(lst)
+        return f(tf.constant(3))
+
+    def in_cond(tf):
+        @tf.function
+        def f(x):
+            d = {"k": x}
+            if x > 0:
+                d.update(k=x * 2)
+            return d["k"]
+        return f(tf.constant(3))
+
+    for prog in (in_loop, in_cond):
+        for lib in (tft, cft):
+            with lib.Graph().as_default():
+                with pytest.raises(Exception) as e:
+                    prog(lib)
+            if lib is cft:  # TF: InaccessibleTensorError where the tensor is used; here at the statement
+                assert e.type is ValueError
+                assert "test_vs_tensorflow_autograph.py:" in str(e.value) and "Python" in str(e.value)

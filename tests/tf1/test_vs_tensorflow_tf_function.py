@@ -304,3 +304,17 @@ def test_run_functions_eagerly():
             tf.config.experimental_run_functions_eagerly(False)
         return out, (flags, len(runs), out[0].op.type in ("Add", "AddV2"))
     _compare(prog)
+
+
+def test_numpy_scalars_key_by_dtype():
+    def prog(tf):
+        @tf.function
+        def f(x):
+            return x * 2
+        outs, counts = [], []
+        for a in [np.float32(1.5), np.float32(2.5), np.int64(3), np.float32(1.5), np.bool_(True) and np.int32(4),
+                  np.float64(0.25), np.array(7, np.int64)]:
+            outs.append(f(a))
+            counts.append(f.experimental_get_tracing_count())
+        return outs, (counts, [o.dtype.name for o in outs])
+    _compare(prog)
