@@ -295,3 +295,14 @@ def test_kernel_helpers():
     assert qk.unclamped_offset(-1.0, 1.0, np.dtype(np.uint8)) == 128
     assert qk.unclamped_offset(0.5, 2.0, np.dtype(np.uint8)) < 0  # zero below the range
     assert qk.float_to_quantized(0.5, -1.0, 1.0, np.dtype(np.uint8)) == 192
+
+
+def test_zeros_and_ones_keep_a_quantized_dtype():
+    with tf.Graph().as_default():
+        z, o = tf.zeros([2], tf.qint8), tf.ones([2, 1], tf.quint8)
+        assert (z.dtype, o.dtype) == (tf.qint8, tf.quint8)
+        assert tf.zeros([2]).dtype == tf.float32 and tf.ones([3], tf.int64).dtype == tf.int64
+        with tf.Session() as s:
+            zv, ov = s.run([z, o])
+        np.testing.assert_array_equal(zv, [0, 0])
+        np.testing.assert_array_equal(ov, [[1], [1]])

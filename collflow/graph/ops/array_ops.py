@@ -450,13 +450,19 @@ def _static_shape_arg(shape: Any, what: str) -> Tuple[int, ...]:
     return tuple(dims.as_list())
 
 
+def _constant_filled(shape: Any, dtype: Any, value: int, what: str, name: Optional[str]) -> _g.Tensor:
+    dt = _dt.as_dtype(dtype)  # a quantized dtype is kept (its array holds the plain integers)
+    return constant(np.full(_static_shape_arg(shape, what), value, dt.np), dtype=dt if dt.is_quantized else None,
+                    name=name or what)
+
+
 def zeros(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g.Tensor:
     """A tensor of zeros of a static `shape` (a Tensor shape makes a Fill)."""
     if isinstance(shape, (list, tuple)) and _g._holds_tensor(shape):
         shape = _g.convert_to_tensor(shape)
     if isinstance(shape, _g.Tensor):
         return fill(shape, _scalar(0, dtype, shape.graph), name=name or "zeros")
-    return constant(np.zeros(_static_shape_arg(shape, "zeros"), dtype=_dt.as_dtype(dtype).np), name=name or "zeros")
+    return _constant_filled(shape, dtype, 0, "zeros", name)
 
 
 def ones(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g.Tensor:
@@ -465,7 +471,7 @@ def ones(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g
         shape = _g.convert_to_tensor(shape)
     if isinstance(shape, _g.Tensor):
         return fill(shape, _scalar(1, dtype, shape.graph), name=name or "ones")
-    return constant(np.ones(_static_shape_arg(shape, "ones"), dtype=_dt.as_dtype(dtype).np), name=name or "ones")
+    return _constant_filled(shape, dtype, 1, "ones", name)
 
 
 @tf_keywords(tensor="x", optimize="")
