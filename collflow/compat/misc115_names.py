@@ -43,23 +43,8 @@ _TABLE_SHARED_NAME_PATTERN = re.compile(rb"hash_table_[0-9a-z\-]+")
 
 
 def _c_escape(b: bytes) -> str:
-    """absl's CEscape, as TF's SummarizeAttrValue quotes a string."""
-    out = []
-    for c in b:
-        ch = chr(c)
-        if ch in "\"'\\":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif 32 <= c < 127:
-            out.append(ch)
-        else:
-            out.append(f"\\{c:03o}")
-    return "".join(out)
+    """absl's CEscape, as TF's SummarizeAttrValue quotes a string: protobuf text format's escaping."""
+    return _proto.text_escape(b)
 
 
 def _fmt_float(f: float) -> str:
