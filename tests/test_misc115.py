@@ -288,3 +288,29 @@ def test_graph_def_of_collflow_graphs():
         tf.placeholder(tf.float32, [None, 2], name="p")
     assert _msg(g.as_graph_def(), _gd()) == (
         "Found unexpected node '{{node p}} = Placeholder[dtype=DT_FLOAT, shape=[?,2]]()'")
+
+
+def test_a_run_time_quality_is_one_encoder_op():
+    """TF's EncodeJpegVariableQuality: one op reads the quality when it runs (not one encoder
+    per possible quality in the graph); the result equals the constant quality's."""
+    with tf.Graph().as_default() as g:
+        q = tf.placeholder(tf.int32, [])
+        n0 = len(g.get_operations())
+        out = tf.image.adjust_jpeg_quality(SMOOTH, q)
+        assert len(g.get_operations()) - n0 < 40
+        assert sum(op.type == "EncodeJpegVariableQuality" for op in g.get_operations()) == 1
+        want = tf.image.adjust_jpeg_quality(SMOOTH, 37)
+        rnd = tf.image.random_jpeg_quality(SMOOTH, 20, 30, seed=3)
+        with tf.Session() as s:
+            np.testing.assert_array_equal(s.run(out, {q: 37}), s.run(want))
+            assert s.run(rnd).shape == SMOOTH.shape
+            with pytest.raises(errors.InvalidArgumentError, match=r"quality must be in \[0,100\], got 101"):
+                s.run(out, {q: 101})
+
+
+def test_crop_static_shape_from_a_constant_window():
+    with tf.Graph().as_default():
+        assert tf.image.decode_and_crop_jpeg(DATA, [1, 2, 10, 5]).shape.as_list() == [10, 5, None]
+        assert tf.image.decode_and_crop_jpeg(DATA, [1, 2, 10, 5], channels=3).shape.as_list() == [10, 5, 3]
+        w = tf.placeholder(tf.int32, [4])
+        assert tf.image.decode_and_crop_jpeg(DATA, w).shape.as_list() == [None, None, None]

@@ -283,3 +283,9 @@ def test_sparse_segment_gradient_dense_so_momentum_moves_every_row(fn):
                     s.run(steps[k % 2])
                 results.append(s.run(w))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-6)
+
+
+def test_split_refuses_a_rank_0_size_tensor_as_tf():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="Rank-0 tensors are not supported"):
+            tf.split(tf.zeros([4, 2]), tf.constant(2))

@@ -423,15 +423,21 @@ def test_a_new_graph_is_a_new_trace():
     assert f.experimental_get_tracing_count() == 2
 
 
-def test_numpy_scalars_key_as_tensors():
+def test_numpy_scalars_key_by_value_arrays_by_dtype_and_shape():
+    """TF 1.15's rule: only np.ndarray arguments become tensors; a NumPy scalar is a Python
+    value of the trace key (TF 2.x traces scalars as tensors too: a deliberate difference)."""
     @tf.function
     def f(x):
+        assert not isinstance(x, tf.Tensor) or x.shape.rank == 1
         return x * 2
 
-    a, b, c = f(np.float32(1.5)), f(np.float32(2.5)), f(np.int64(3))
-    assert f.experimental_get_tracing_count() == 2  # by dtype and shape, as TF 2.x's
-    assert a.dtype == tf.float32 and c.dtype == tf.int64
-    assert _run([a, b, c]) == [3.0, 5.0, 6]
+    a, b, c, d = f(np.float32(1.5)), f(np.float32(2.5)), f(np.float32(1.5)), f(np.int64(3))
+    assert f.experimental_get_tracing_count() == 3
+    assert a.dtype == tf.float32 and d.dtype == tf.int64
+    e, g = f(np.array([1., 2.], np.float32)), f(np.array([3., 4.], np.float32))
+    assert f.experimental_get_tracing_count() == 4
+    assert _run([a, b, c, d]) == [3.0, 5.0, 3.0, 6]
+    np.testing.assert_array_equal(_run(g), [6., 8.])
 
 
 def test_traces_go_with_their_graph():

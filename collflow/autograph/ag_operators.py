@@ -64,6 +64,7 @@ def retval(v: Any) -> Any:
 
 
 def is_undefined(v: Any) -> bool:
+    """Whether v is the marker of a variable not yet defined where converted code reads it."""
     return isinstance(v, Undefined)
 
 

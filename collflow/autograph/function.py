@@ -100,9 +100,10 @@ def _encode(x: Any, specs: List[TensorSpec], refs: List[Any]) -> Any:
 
 
 def _arrays_to_tensors(x: Any) -> Any:
-    """NumPy arrays and NumPy scalars become constants: TF 2.x traces them as tensors (by dtype
-    and shape), so a new value of the same dtype reuses the trace."""
-    return _walk(x, lambda v: _g.convert_to_tensor(v) if isinstance(v, (np.ndarray, np.generic)) else v)
+    """NumPy arrays become constants (traced by dtype and shape); NumPy scalars stay Python
+    values keyed by value, as TF 1.15's function.py converts `type(v) == np.ndarray` only
+    (TF 2.x later traced scalars as tensors too)."""
+    return _walk(x, lambda v: _g.convert_to_tensor(v) if isinstance(v, np.ndarray) else v)
 
 
 def _generalizes(a: TensorShape, b: TensorShape) -> bool:

@@ -216,6 +216,20 @@ def _encode_jpeg_k(op: Any, ctx: KernelContext) -> Any:
     return _guard(op, lambda x: _encode_jpeg(x, a))
 
 
+_JPEG_DEFAULTS = {"format": "", "progressive": False, "optimize_size": False, "chroma_downsampling": True,
+                  "density_unit": "in", "x_density": 300, "y_density": 300, "xmp_metadata": ""}
+
+
+@register_kernel("EncodeJpegVariableQuality")
+def _encode_jpeg_variable_quality_k(op: Any, ctx: KernelContext) -> Any:
+    def run(x: Any, q: Any) -> Any:
+        quality = int(np.asarray(q))
+        if not 0 <= quality <= 100:
+            raise InvalidArgumentError(f"quality must be in [0,100], got {quality}")
+        return _encode_jpeg(x, dict(_JPEG_DEFAULTS, quality=quality))
+    return _guard(op, run)
+
+
 @register_kernel("EncodePng")
 def _encode_png_k(op: Any, ctx: KernelContext) -> Any:
     level = op.attrs["compression"]

@@ -306,14 +306,16 @@ def test_run_functions_eagerly():
     _compare(prog)
 
 
-def test_numpy_scalars_key_by_dtype():
+def test_numpy_arrays_key_by_dtype_and_shape():
+    # (NumPy scalars: collflow keeps TF 1.15's rule, Python values keyed by value, where TF 2.21
+    # traces them as tensors; tests/test_tf_function.py checks collflow's)
     def prog(tf):
         @tf.function
         def f(x):
             return x * 2
         outs, counts = [], []
-        for a in [np.float32(1.5), np.float32(2.5), np.int64(3), np.float32(1.5), np.bool_(True) and np.int32(4),
-                  np.float64(0.25), np.array(7, np.int64)]:
+        for a in [np.array(1.5, np.float32), np.array(2.5, np.float32), np.array(3, np.int64),
+                  np.array([1.5, 2.], np.float32), np.array([0.5, 1.], np.float32), np.array(7, np.int64)]:
             outs.append(f(a))
             counts.append(f.experimental_get_tracing_count())
         return outs, (counts, [o.dtype.name for o in outs])

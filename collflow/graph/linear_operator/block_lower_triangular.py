@@ -24,6 +24,9 @@ def _is_nested(x: Any) -> bool:
 
 
 class LinearOperatorBlockLowerTriangular(LinearOperator):
+    """A block lower-triangular operator (tf.linalg.LinearOperatorBlockLowerTriangular): row i
+    of `operators` holds the blocks (i, 0) .. (i, i), the last its diagonal block; solves go
+    by forward substitution over the blocks."""
     def __init__(self, operators: Sequence[Sequence[LinearOperator]], is_non_singular: Optional[bool] = None,
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: Optional[bool] = None, name: str = "LinearOperatorBlockLowerTriangular") -> None:
@@ -160,6 +163,7 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         return self._join(self._block_matmul(self._split(x), adjoint, False))
 
     def matvec(self, x: Any, adjoint: bool = False, name: str = "matvec") -> Any:
+        """The operator (or its adjoint) times vector x; a list x is taken block by block."""
         if self._blockwise(x, -1):
             with self._name_scope(name):
                 cols = [_a.expand_dims(b, -1) for b in self._blocks_in(x, -1)]
@@ -194,6 +198,7 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         return self._join(self._block_solve(self._split(rhs), adjoint))
 
     def solvevec(self, rhs: Any, adjoint: bool = False, name: str = "solve") -> Any:
+        """x with the operator (or its adjoint) times x = rhs; a list rhs is taken block by block."""
         if self._blockwise(rhs, -1):
             self._check_solvable()
             with self._name_scope(name):

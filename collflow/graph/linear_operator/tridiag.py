@@ -24,6 +24,9 @@ _FORMATS = ("compact", "matrix", "sequence")
 
 
 class LinearOperatorTridiag(LinearOperator):
+    """A square tridiagonal operator (tf.linalg.LinearOperatorTridiag) from its three
+    diagonals: `compact` [..., 3, n] (superdiagonal, diagonal, subdiagonal), `sequence` (three
+    tensors) or `matrix` [..., n, n] (its tridiagonal part); products and solves use the band."""
     def __init__(self, diagonals: Any, diagonals_format: str = "compact", is_non_singular: Optional[bool] = None,
                  is_self_adjoint: Optional[bool] = None, is_positive_definite: Optional[bool] = None,
                  is_square: Optional[bool] = None, name: str = "LinearOperatorTridiag") -> None:

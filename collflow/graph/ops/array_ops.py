@@ -763,6 +763,9 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Optional[int]
     """Splits `value` along `axis` into num_or_size_splits equal pieces, or pieces of the listed sizes
     (one size may be -1: the rest)."""
     axis = int(static_axis(axis, "split"))
+    if isinstance(num_or_size_splits, _g.Tensor) and num_or_size_splits.shape.rank == 0:
+        raise ValueError("Rank-0 tensors are not supported as the num_or_size_splits argument to split. "
+                         f"Argument provided: {num_or_size_splits}")
     if isinstance(num_or_size_splits, (int, np.integer)):
         op = make_op("Split", [value], {"num_split": int(num_or_size_splits), "axis": axis}, name=name or "split")
     elif _run_time(num_or_size_splits):  # sizes computed when the graph runs (MoE dispatch)

@@ -47,11 +47,14 @@ register_op("DecodeImage", lambda op: [(op.attrs["dtype"], TensorShape(None) if 
                                         else _hw(op, op.attrs["channels"]))], host_only=True,
             doc="a JPEG, PNG, GIF or BMP decoded by its signature")
 register_op("EncodeJpeg", lambda op: [(_dt.string, TensorShape([]))], host_only=True, doc="a JPEG of an image")
+register_op("EncodeJpegVariableQuality", lambda op: [(_dt.string, TensorShape([]))], host_only=True,
+            doc="a JPEG of an image at a quality read when the op runs")
 register_op("EncodePng", lambda op: [(_dt.string, TensorShape([]))], host_only=True, doc="a PNG of an image")
 register_op("IsJpeg", lambda op: [(_dt.bool_, TensorShape([]))], host_only=True, doc="whether the data is a JPEG")
 register_op("ExtractJpegShape", lambda op: [(op.attrs["output_type"], TensorShape([3]))], host_only=True,
             doc="a JPEG's [height, width, channels] from its header")
-not_differentiable("DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg", "EncodePng",
+not_differentiable("DecodeJpeg", "DecodePng", "DecodeGif", "DecodeBmp", "DecodeImage", "EncodeJpeg",
+                   "EncodeJpegVariableQuality", "EncodePng",
                    "IsJpeg", "ExtractJpegShape")
 
 
@@ -144,6 +147,18 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95, progressive: bo
                                       "chroma_downsampling": bool(chroma_downsampling), "density_unit": density_unit,
                                       "x_density": int(x_density), "y_density": int(y_density),
                                       "xmp_metadata": str(xmp_metadata)}, name=name or "EncodeJpeg")
+
+
+def encode_jpeg_variable_quality(images: Any, quality: Any, name: Optional[str] = None) -> _g.Tensor:
+    """encode_jpeg with its defaults at a quality given as an int32 scalar tensor (TF's
+    EncodeJpegVariableQuality): a quality outside [0, 100] is InvalidArgumentError at run time."""
+    x = _g.convert_to_tensor(images, dtype=_dt.uint8) if not isinstance(images, _g.Tensor) else images
+    if x.dtype != _dt.uint8:
+        raise TypeError(f"encode_jpeg: image must be uint8, got {x.dtype.name}")
+    if x.shape.rank not in (None, 3):
+        raise ValueError(f"encode_jpeg: image must be 3-dimensional, got shape {x.shape}")
+    q = _g.convert_to_tensor(quality, dtype=_dt.int32)
+    return single("EncodeJpegVariableQuality", [x, q], {}, name=name or "EncodeJpegVariableQuality")
 
 
 def encode_png(image: Any, compression: int = -1, name: Optional[str] = None) -> _g.Tensor:

@@ -19,12 +19,12 @@ from ...errors import InvalidArgumentError
 from .. import graph as _g
 from . import array_ops as _a
 from . import math_ops as _m
-from .case_ops import switch_case
 from .check_ops import Assert
 from .constant_op import identity
 from .image_adjust_ops import convert_image_dtype
-from .image_codec_ops import decode_jpeg, encode_jpeg
+from .image_codec_ops import decode_jpeg, encode_jpeg, encode_jpeg_variable_quality
 from .image_more_ops import transpose_image
+from .misc_more_ops import get_static_value
 from .random_ops import random_uniform
 from .slicing_ops import slice as _slice
 
@@ -48,6 +48,14 @@ def _crop_window(crop_window: Any) -> _g.Tensor:
         raise ValueError(f"Shape must be rank 1 but is rank {w.shape.rank} for 'DecodeAndCropJpeg' "
                          f"(crop_window {w.shape})")
     return w
+
+
+def _const_window(crop_window: Any) -> Any:
+    """The window's four values when the graph knows them (for the static shape), else None."""
+    v = get_static_value(crop_window) if isinstance(crop_window, _g.Tensor) else np.asarray(crop_window)
+    if v is None or np.shape(v) != (4,) or min(int(v[2]), int(v[3])) <= 0:
+        return None
+    return [int(d) for d in v]
 
 
 def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, ratio: int = 1,
@@ -79,7 +87,9 @@ def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, rat
             begin = _a.stack([y, x, zero])
             size = _a.stack([h, wd, _g.convert_to_tensor(-1, dtype=_dt.int32)])
             out = _slice(img, begin, size)
-        out.set_shape([None, None, channels or None])
+        static = _const_window(crop_window)
+        out.set_shape([static[2] if static is not None else None, static[3] if static is not None else None,
+                       channels or None])
         return identity(out, name="cropped")
 
 
@@ -97,40 +107,32 @@ def _quality(jpeg_quality: Any) -> Any:
     return int(jpeg_quality)
 
 
-def _encode_at(image: _g.Tensor, quality: Any, lo: int = 0, hi: int = 100) -> _g.Tensor:
-    """encode_jpeg at a quality known only at run time: a switch over the 101 qualities
-    (collflow's encoder takes its quality when the graph is built); only the taken branch runs."""
+def _encode_at(image: _g.Tensor, quality: Any) -> _g.Tensor:
+    """encode_jpeg at `quality`: a Python int (checked when the graph is built), or an int32
+    tensor read when the op runs (TF's EncodeJpegVariableQuality, one op whatever the quality)."""
     if not isinstance(quality, _g.Tensor):
         if not 0 <= quality <= 100:
             # TF's EncodeJpegVariableQuality fails at run time; the kernel of a constant
             # quality would too, so say it when the graph is built instead
             raise InvalidArgumentError(f"quality must be in [0,100], got {quality}")
         return encode_jpeg(image, quality=quality)
-    check = Assert(_m.logical_and(_m.greater_equal(quality, 0), _m.less_equal(quality, 100)),
-                   ["quality must be in [0,100], got", quality], name="check_quality")
-    with _g.control_dependencies([check]):
-        q = identity(quality)
-    # a quality drawn from [lo, hi] (random_jpeg_quality's range) needs only those branches
-    branches = {k - lo: (lambda k=k: encode_jpeg(image, quality=k)) for k in range(lo, hi + 1)}
-    if lo:
-        q = q - lo
-    return switch_case(q, branches, name="EncodeJpegVariableQuality")
+    return encode_jpeg_variable_quality(image, quality)
 
 
 def adjust_jpeg_quality(image: Any, jpeg_quality: Any, dct_method: str = "", name: Optional[str] = None) -> _g.Tensor:
     """The image encoded as a JPEG of quality jpeg_quality (0..100) and decoded again: as TF,
     converted to uint8 (saturating) first and back to its dtype after.  collflow's encoder
     writes other bytes than libjpeg's, so the pixels are close to TF's, not equal."""
-    return _adjust(image, _quality(jpeg_quality), dct_method, name or "adjust_jpeg_quality", 0, 100)
+    return _adjust(image, _quality(jpeg_quality), dct_method, name or "adjust_jpeg_quality")
 
 
-def _adjust(image: Any, q: Any, dct_method: str, name: str, lo: int, hi: int) -> _g.Tensor:
+def _adjust(image: Any, q: Any, dct_method: str, name: str) -> _g.Tensor:
     with _g.name_scope(name):
         image = _g.convert_to_tensor(image, name="image")
         channels = image.shape.as_list()[-1] if image.shape.rank else None
         orig = image.dtype
         u8 = convert_image_dtype(image, _dt.uint8, saturate=True)
-        data = _encode_at(u8, q, lo, hi)
+        data = _encode_at(u8, q)
         # a channel count decode_jpeg refuses is left to the encoder's run-time error, as TF
         dec = decode_jpeg(data, channels=channels if channels in (1, 3) else 0, dct_method=dct_method)
         return convert_image_dtype(dec, orig, saturate=True)
@@ -145,7 +147,7 @@ def random_jpeg_quality(image: Any, min_jpeg_quality: int, max_jpeg_quality: int
     if min_jpeg_quality >= max_jpeg_quality:
         raise ValueError("`min_jpeg_quality` must be less than `max_jpeg_quality`.")
     q = random_uniform([], min_jpeg_quality, max_jpeg_quality, seed=seed, dtype=_dt.int32)
-    return _adjust(image, q, "", "adjust_jpeg_quality", int(min_jpeg_quality), int(max_jpeg_quality) - 1)
+    return _adjust(image, q, "", "adjust_jpeg_quality")
 
 
 def transpose(image: Any, name: Optional[str] = None) -> _g.Tensor:
