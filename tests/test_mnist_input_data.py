@@ -144,8 +144,8 @@ def test_contrib_learn_names():
     assert tf.contrib.learn.datasets.base.Datasets is input_data.Datasets
     with pytest.raises(ValueError, match="Name of dataset is not found: iris"):
         tf.contrib.learn.datasets.load_dataset("iris")
-    with pytest.raises(AttributeError, match="tf.contrib.learn.DNNClassifier is not provided"):
-        tf.contrib.learn.DNNClassifier
+    with pytest.raises(AttributeError, match="tf.contrib.learn.TensorFlowEstimator is not provided"):
+        tf.contrib.learn.TensorFlowEstimator
 
 
 def test_softmax_tutorial_program_learns(tmp_path):

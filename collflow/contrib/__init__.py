@@ -184,24 +184,31 @@ from . import learn_text as _learn_text  # noqa: E402  (preprocessing: Vocabular
 _learn_datasets.base = _learn_base
 _learn_datasets.load_dataset = _mnist_input.load_dataset
 learn = _types.ModuleType(__name__ + ".learn", "tf.contrib.learn: `datasets` (MNIST, the CSV loaders of "
-                          "datasets.base), `preprocessing` (VocabularyProcessor) and ModeKeys; use tf.estimator "
-                          "for the rest")
+                          "datasets.base), `preprocessing` (VocabularyProcessor), ModeKeys and TF 1.x's "
+                          "Estimators (Estimator, DNN/Linear/DNNLinearCombined Classifier/Regressor, SKCompat, "
+                          "RunConfig, Experiment, learn_runner, monitors, io, MetricSpec, ModelFnOps)")
 learn.datasets = _learn_datasets
 learn.preprocessing = _learn_text
 learn.ModeKeys = _types.SimpleNamespace(TRAIN="train", EVAL="eval", INFER="infer")
 
 
 def _learn_missing(name: str):
-    raise AttributeError(f"tf.contrib.learn.{name} is not provided by collflow: only tf.contrib.learn.datasets "
-                         f"(the MNIST reader, the CSV loaders), preprocessing (VocabularyProcessor) and ModeKeys "
-                         f"are; tf.estimator has the Estimators that replaced contrib.learn's")
+    raise AttributeError(f"tf.contrib.learn.{name} is not provided by collflow: it has datasets, preprocessing, "
+                         f"ModeKeys and the Estimators (Estimator, the canned DNN/Linear/DNNLinearCombined "
+                         f"models, SKCompat, Experiment, learn_runner, monitors, io); see dir(tf.contrib.learn)")
 
 
 learn.__getattr__ = _learn_missing
+# tf.contrib.learn's Estimators, Experiment, learn_runner, ... (contrib/learn_estimators.py)
+from . import learn_estimators as _learn_estimators  # noqa: E402
+for _learn_name in _learn_estimators.__all__:
+    setattr(learn, _learn_name, getattr(_learn_estimators, _learn_name))
 learn.python = _types.ModuleType(__name__ + ".learn.python")
 learn.python.learn = _types.ModuleType(__name__ + ".learn.python.learn")
 learn.python.learn.datasets = _learn_datasets
 learn.python.learn.preprocessing = _learn_text
+learn.python.learn.estimators = _learn_estimators
+learn.python.learn.learn_io = learn.io
 
 for _m in (learn, _learn_datasets, learn.python, learn.python.learn):
     _sys.modules.setdefault(_m.__name__, _m)

@@ -515,3 +515,9 @@ for _gdn_name in _gdn.__all__:
     globals()[_gdn_name] = getattr(_gdn, _gdn_name)
 del _gdn_name
 __all__ += list(_gdn.__all__)
+
+# TF 1.x's contrib feature columns and the functions over them (contrib/layers_feature_columns.py)
+from . import layers_feature_columns as _fc  # noqa: E402
+for _fc_name in _fc.__all__:
+    globals()[_fc_name] = getattr(_fc, _fc_name)
+__all__ += list(_fc.__all__)
