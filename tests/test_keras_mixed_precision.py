@@ -328,3 +328,35 @@ def test_other_layers_compute_in_float16(name):
     if name == "lstm":  # the orthogonal recurrent kernel is drawn in float32 (float16 has no QR)
         rk = sess.run([v for v in variables if "recurrent_kernel" in v.name][0])
         np.testing.assert_allclose(rk @ rk.T, np.eye(4), atol=1e-5)
+
+
+def test_a_constraint_under_the_mixed_policy():
+    """get_variable(constraint=) sets the constraint on the AutoCastVariable the creator hands
+    back: it reaches the float32 variable, which the optimizer projects after each update."""
+    x = np.abs(np.random.RandomState(0).randn(8, 4)).astype("float32")
+    with tf.Graph().as_default():
+        # a fixed scale: no step is skipped, so every one projects the kernel
+        K.mixed_precision.experimental.set_policy(K.mixed_precision.experimental.Policy("mixed_float16", 128))
+        try:
+            m = K.Sequential([K.layers.Dense(3, kernel_constraint=K.constraints.NonNeg(), input_shape=(4,))])
+            m.compile(K.optimizers.SGD(0.5), "mse")
+            m.fit(x, -10 * np.ones((8, 3), "float32"), epochs=2, verbose=0)
+            assert m.get_weights()[0].min() >= 0
+        finally:
+            K.mixed_precision.experimental.set_policy(None)
+
+
+def test_infer_takes_the_first_floating_input_dtype():
+    """TF 1.x's 'infer': a custom layer called first on float64 makes float64 weights."""
+    class L(K.layers.Layer):
+        def build(self, s):
+            self.w = self.add_weight("w", [3, 2])
+
+        def call(self, x):
+            return tf.matmul(x, self.w)
+    with tf.Graph().as_default():
+        layer = L()
+        y = layer(K.layers.Input((3,), dtype="float64"))
+        assert layer.dtype == "float64" and y.dtype == tf.float64 and layer.w.dtype.base_dtype == tf.float64
+        ids = L()
+        assert ids.dtype is None  # not called yet

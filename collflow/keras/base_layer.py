@@ -179,6 +179,13 @@ class Layer(_CallRecord):
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         given = inputs  # the call's record and masks are the given tensors'; call() gets them cast
+        if not self.built and self._policy().compute_dtype is None and "_dtype_policy" in self.__dict__:
+            # 'infer' (TF 1.x's default): the layer takes its first floating input's dtype, so
+            # add_weight in build() makes float64 weights for a float64 input, as TF's
+            first = next(iter(nest.flatten(inputs)), None)
+            dt = getattr(first, "dtype", None)
+            if dt is not None and getattr(dt, "is_floating", False) and self._policy().name == "infer":
+                self._dtype_policy = _mp.Policy(dt.name)
         policy = self._policy()
         inputs = _mp.cast_inputs(policy, inputs) if getattr(self, "_autocast", True) else inputs
         flat = [_g.convert_to_tensor(t) for t in nest.flatten(inputs)]

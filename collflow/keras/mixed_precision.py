@@ -94,6 +94,7 @@ class Policy:
 
     @property
     def name(self) -> str:
+        """The policy's name ('mixed_float16', 'float32', 'infer', ...)."""
         return self._name
 
     @property
@@ -126,6 +127,7 @@ class Policy:
         return self._loss_scales[g]
 
     def get_config(self) -> Dict[str, Any]:
+        """{'name': ..., 'loss_scale': ...}: what from_config rebuilds the policy from."""
         arg = self._loss_scale_arg
         if isinstance(arg, _ls.LossScale):
             arg = {"class_name": type(arg).__name__, "config": arg.get_config()}
@@ -133,6 +135,7 @@ class Policy:
 
     @classmethod
     def from_config(cls, config: Dict[str, Any]) -> "Policy":
+        """The policy get_config described."""
         arg = config.get("loss_scale", USE_DEFAULT)
         if isinstance(arg, dict):
             arg = getattr(_ls, arg["class_name"]).from_config(arg["config"])
@@ -226,6 +229,11 @@ class AutoCastVariable(Variable):
     @property
     def _constraint(self) -> Any:  # type: ignore[override]
         return self._variable._constraint
+
+    @_constraint.setter
+    def _constraint(self, value: Any) -> None:
+        # get_variable(constraint=...) sets it on what the creator returned: the wrapped variable
+        self._variable._constraint = value
 
     def value(self) -> _g.Tensor:
         d = self._cast_to()

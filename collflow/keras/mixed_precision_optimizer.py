@@ -42,19 +42,23 @@ class LossScaleOptimizer(_ls.MixedPrecisionLossScaleOptimizer):
 
     @property
     def inner_optimizer(self) -> Any:
+        """The wrapped optimizer."""
         return self._optimizer
 
     @property
     def dynamic(self) -> bool:
+        """Whether the loss scale is dynamic."""
         return isinstance(self._loss_scale, _ls.DynamicLossScale)
 
     @property
     def initial_scale(self) -> float:
+        """The loss scale the training starts from."""
         ls = self._loss_scale
         return ls.initial_loss_scale if self.dynamic else ls.get_config()["loss_scale_value"]
 
     @property
     def dynamic_growth_steps(self) -> Any:
+        """Steps of finite gradients before a dynamic scale doubles (None for a fixed one)."""
         return self._loss_scale.increment_period if self.dynamic else None
 
     def __getattr__(self, name: str) -> Any:
