@@ -1,6 +1,8 @@
 """tf.contrib.learn's LinearClassifier/Regressor and DNNLinearCombined models (contrib and core
 feature columns, variable names, default Ftrl learning rate rule checked by one exact step),
 Experiment, learn_runner, ValidationMonitor and the io input functions."""
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -183,3 +185,21 @@ def test_dnn_with_core_columns(tmp_path):
     assert clf.predict_proba(x={"x": x}, as_iterable=False).shape == (20, 2)
     out = clf.predict(x={"x": x}, outputs=["logits", "logistic"], as_iterable=False)
     assert set(out) == {"logits", "logistic"} and out["logits"].shape == (20, 1)
+
+
+@pytest.mark.timeout(60)
+def test_predict_not_iterable_is_one_run_of_an_endless_input_fn():
+    """TF 1.15: predict(as_iterable=False) runs the predictions once; an input_fn of constants
+    (the boston and census tutorials' style) never ends, and gives its one batch."""
+    rng = np.random.RandomState(3)
+    x = rng.randn(12, 3).astype(np.float32)
+    y = (x @ np.array([1., -2., .5], np.float32)).astype(np.float32)
+
+    def input_fn():
+        return {k: tf.constant(x[:, i]) for i, k in enumerate("abc")}, tf.constant(y)
+    with tf.Graph().as_default():
+        reg = tf.contrib.learn.DNNRegressor(feature_columns=[tf.contrib.layers.real_valued_column(k) for k in "abc"],
+                                            hidden_units=[4], model_dir=tempfile.mkdtemp())
+        reg.fit(input_fn=input_fn, steps=3)
+        assert reg.predict(input_fn=input_fn, as_iterable=False).shape == (12,)
+        assert reg.predict_scores(input_fn=input_fn, as_iterable=False).shape == (12,)

@@ -745,6 +745,7 @@ def crossed_column(columns: Sequence[Any], hash_bucket_size: int, combiner: str 
 # -- parse specs --------------------------------------------------------------------------------
 
 def get_feature_config(column: Any) -> Dict[str, Any]:
+    """The parsing config (FixedLenFeature/VarLenFeature) of a column's raw input."""
     if not isinstance(column, _FeatureColumn):
         raise TypeError(f"feature_columns should only contain instances of _FeatureColumn. Given column is {column}")
     return column.config

@@ -31,6 +31,7 @@ class ModeKeys:
 
 
 class ProblemType:
+    """The problem kinds of contrib's heads (TF's ProblemType constants)."""
     UNSPECIFIED = 0
     CLASSIFICATION = 1
     LINEAR_REGRESSION = 2
@@ -67,6 +68,7 @@ class RunConfig(_CoreRunConfig):
     num_cores = property(lambda self: self._num_cores)
 
     def uid(self, whitelist: Any = None) -> str:
+        """A string identifying this configuration (TF's RunConfig.uid)."""
         return repr(sorted((k, repr(v)) for k, v in vars(self).items()))
 
 
@@ -306,6 +308,7 @@ class Estimator(_core_est.Estimator):
 
     def partial_fit(self, x: Any = None, y: Any = None, input_fn: Optional[Callable] = None, steps: int = 1,
                     batch_size: Optional[int] = None, monitors: Optional[Sequence[Any]] = None) -> "Estimator":
+        """fit for `steps` more steps (TF's partial_fit: one step by default)."""
         return self.fit(x=x, y=y, input_fn=input_fn, steps=steps, batch_size=batch_size, monitors=monitors)
 
     # -- evaluate ------------------------------------------------------------------------------------------
@@ -337,7 +340,9 @@ class Estimator(_core_est.Estimator):
                 outputs: Optional[Sequence[str]] = None, as_iterable: bool = True,
                 iterate_batches: bool = False) -> Any:
         """The predictions of x (read once) or input_fn's features: with as_iterable one dict
-        (or value) per example; otherwise all of them, concatenated (a dict of arrays)."""
+        (or value) per example; otherwise one run's, as TF 1.15's (a dict of arrays: all of
+        x without a batch_size, else its first batch; input_fn's first batch, so an input_fn
+        of constants, which never ends, gives its batch)."""
         _check_input(x, None, input_fn)
         if input_fn is None:
             input_fn = _input_fn_from_arrays(x, None, batch_size, train=False)
@@ -346,18 +351,19 @@ class Estimator(_core_est.Estimator):
             outputs = [outputs]
         if as_iterable:
             return super().predict(input_fn, predict_keys=outputs, yield_single_examples=not iterate_batches)
-        batches = list(super().predict(input_fn, predict_keys=outputs, yield_single_examples=False))
-        if not batches:
-            return {}
-        if isinstance(batches[0], dict):
-            return {k: np.concatenate([b[k] for b in batches]) for k in batches[0]}
-        return np.concatenate(batches)
+        gen = super().predict(input_fn, predict_keys=outputs, yield_single_examples=False)
+        try:
+            return next(gen, {})
+        finally:
+            gen.close()
 
     def get_variable_value(self, name: str) -> np.ndarray:
+        """The value of variable `name` in the newest checkpoint (NotFittedError before one)."""
         self._require_fitted()
         return super().get_variable_value(name)
 
     def get_variable_names(self) -> List[str]:
+        """The names of the variables in the newest checkpoint (NotFittedError before one)."""
         self._require_fitted()
         return super().get_variable_names()
 
@@ -380,6 +386,7 @@ class Estimator(_core_est.Estimator):
         return self.export_saved_model(export_dir_base, receiver_fn, checkpoint_path=checkpoint_path)
 
     def export(self, *args: Any, **kwargs: Any) -> Any:
+        """TF 1.x's old export: refused; use export_savedmodel."""
         raise NotImplementedError("contrib.learn's Estimator.export (session_bundle) is not provided by collflow: "
                                   "use export_savedmodel")
 
@@ -395,13 +402,22 @@ class SKCompat:
 
     def fit(self, x: Any, y: Any, batch_size: int = 128, steps: Optional[int] = None, max_steps: Optional[int] = None,
             monitors: Optional[Sequence[Any]] = None) -> "SKCompat":
+        """sklearn-style fit of the wrapped Estimator on arrays x and y."""
         self._estimator.fit(x=x, y=y, batch_size=batch_size, steps=steps, max_steps=max_steps, monitors=monitors)
         return self
 
     def score(self, x: Any, y: Any, batch_size: int = 128, steps: Optional[int] = None,
               metrics: Optional[dict] = None, name: Optional[str] = None) -> Dict[str, Any]:
+        """The wrapped Estimator's evaluate on arrays x and y (its metrics dict)."""
         return self._estimator.evaluate(x=x, y=y, batch_size=batch_size, steps=steps, metrics=metrics, name=name)
 
     def predict(self, x: Any, batch_size: int = 128, outputs: Optional[Sequence[str]] = None) -> Any:
-        return Estimator.predict(self._estimator, x=x, batch_size=batch_size, outputs=outputs, as_iterable=False)
+        """The predictions of all of x, batch by batch, concatenated (a dict of arrays), as TF's."""
+        batches = list(Estimator.predict(self._estimator, x=x, batch_size=batch_size, outputs=outputs,
+                                         as_iterable=True, iterate_batches=True))
+        if not batches:
+            return {}
+        if isinstance(batches[0], dict):
+            return {k: np.concatenate([b[k] for b in batches]) for k in batches[0]}
+        return np.concatenate(batches)
 

@@ -82,5 +82,6 @@ def infer_real_valued_columns_from_input_fn(input_fn: Callable) -> List[Any]:
 
 
 def read_batch_examples(*args: Any, **kwargs: Any) -> Any:
+    """TF 1.x's queue-based reader of batches from files: refused (NotImplementedError), use tf.data."""
     raise NotImplementedError("tf.contrib.learn.read_batch_examples (queue readers) is not provided by collflow: "
                               "use tf.data")

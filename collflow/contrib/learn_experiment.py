@@ -50,14 +50,17 @@ class ValidationMonitor(_hooks.SessionRunHook):
         self._estimator = estimator
 
     def begin(self) -> None:
+        """Finds the global step (the estimator must have been given by fit)."""
         if self._estimator is None:
             raise ValueError("ValidationMonitor has no estimator: pass it in fit(monitors=[...])")
         self._gs = get_global_step()
 
     def before_run(self, run_context: Any) -> Any:
+        """Asks for the global step."""
         return _hooks.SessionRunArgs(self._gs)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
+        """Evaluates every `every_n_steps` and requests a stop when early stopping says so."""
         step = int(run_values.results) + 1
         if self._next_step is None:
             self._next_step = step

@@ -23,6 +23,7 @@ __all__ = ["PredictionKey", "MetricKey", "regression_head", "multi_class_head"]
 
 
 class PredictionKey:
+    """The keys of contrib's prediction dicts."""
     CLASSES = "classes"
     PROBABILITIES = "probabilities"
     LOGITS = "logits"
@@ -33,6 +34,7 @@ class PredictionKey:
 
 
 class MetricKey:
+    """The keys of contrib's evaluation metrics."""
     LOSS = "loss"
     AUC = "auc"
     AUC_PR = "auc_precision_recall"
