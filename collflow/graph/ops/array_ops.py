@@ -11,7 +11,7 @@ be kept alive until the backward pass).
 from __future__ import annotations
 
 import builtins
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
 from ..registry import register_op
-from ..shape import TensorShape, as_shape, broadcast_static
+from ..shape import TensorShape, broadcast_static
 from .op_util import single, make_op, axis_list, static_axis, tf_keywords
 from . import dtype_rules as _rules
 from .constant_op import constant
@@ -37,8 +37,8 @@ _pyslice = builtins.slice
 newaxis = None
 
 
-from .array_util import (_const_value, _run_time, _int_list, _like_inputs, _like_shape, _norm_axis, _scalar,
-                         _shape_tensor_static)
+from .array_util import (_const_value, _constant_filled, _run_time, _int_list, _like_inputs, _like_shape,
+                         _norm_axis, _scalar, _shape_tensor_static)
 
 
 # -- creation ------------------------------------------------------------------------------
@@ -441,19 +441,6 @@ def _identity_n_spec(op: _g.Operation) -> list:
 register_op("IdentityN", _identity_n_spec)
 
 # -- constructors: creation ----------------------------------------------------------------
-
-
-def _static_shape_arg(shape: Any, what: str) -> Tuple[int, ...]:
-    dims = as_shape(shape)
-    if not dims.is_fully_defined():
-        raise InvalidArgumentError(f"{what} needs a fully known shape (or a shape tensor), got {dims}")
-    return tuple(dims.as_list())
-
-
-def _constant_filled(shape: Any, dtype: Any, value: int, what: str, name: Optional[str]) -> _g.Tensor:
-    dt = _dt.as_dtype(dtype)  # a quantized dtype is kept (its array holds the plain integers)
-    return constant(np.full(_static_shape_arg(shape, what), value, dt.np), dtype=dt if dt.is_quantized else None,
-                    name=name or what)
 
 
 def zeros(shape: Any, dtype: Any = _dt.float32, name: Optional[str] = None) -> _g.Tensor:

@@ -10,8 +10,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ...errors import InvalidArgumentError
 from .. import graph as _g
-from ..shape import TensorShape
-from .constant_op import _to_array
+from ..shape import TensorShape, as_shape
+from .constant_op import _to_array, constant
 
 __all__: list = []
 
@@ -134,3 +134,16 @@ def _int_list(v: Any, what: str) -> List[int]:
     if arr.dtype.kind not in "iu" and arr.size:
         raise TypeError(f"{what} must be integers, got {v!r}")
     return [int(d) for d in arr.reshape(-1)]
+
+
+def _static_shape_arg(shape: Any, what: str) -> Tuple[int, ...]:
+    dims = as_shape(shape)
+    if not dims.is_fully_defined():
+        raise InvalidArgumentError(f"{what} needs a fully known shape (or a shape tensor), got {dims}")
+    return tuple(dims.as_list())
+
+
+def _constant_filled(shape: Any, dtype: Any, value: int, what: str, name: Optional[str]) -> _g.Tensor:
+    dt = _dt.as_dtype(dtype)  # a quantized dtype is kept (its array holds the plain integers)
+    return constant(np.full(_static_shape_arg(shape, what), value, dt.np), dtype=dt if dt.is_quantized else None,
+                    name=name or what)
