@@ -35,6 +35,14 @@ def _tri(*batch, n=4):
     return c
 
 
+def _solve(a, b):
+    """np.linalg.solve of matrices b broadcast against a's batch (NumPy 1.x reads a b with one
+    dimension fewer than a as a stack of vectors; broadcasting both first means the same on 1.x
+    and 2.x)."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:]))
+
+
 def _check_against(make, dense, x, xv, solve=True):
     """Every method of the operator `make()` builds against the dense matrix (with x [..., N, R]
     and vectors xv [..., N])."""
@@ -47,8 +55,7 @@ def _check_against(make, dense, x, xv, solve=True):
                op.matmul(np.conj(np.swapaxes(x, -1, -2)), adjoint_arg=True), op.matvec(xv), op.trace(), op.diag_part()]
         if solve:
             got += [op.solve(x), op.solve(x, adjoint=True), op.solvevec(xv), op.determinant(), op.log_abs_determinant()]
-            want += [np.linalg.solve(dense, x), np.linalg.solve(dh, x),
-                     np.linalg.solve(dense, xv[..., None])[..., 0], np.linalg.det(dense),
+            want += [_solve(dense, x), _solve(dh, x), _solve(dense, xv[..., None])[..., 0], np.linalg.det(dense),
                      np.linalg.slogdet(dense)[1]]
         vals = s.run(got)
     for k, (g, w) in enumerate(zip(vals, want)):
